@@ -1,0 +1,42 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "Lockstep",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "Lockstep", targets: ["Lockstep"]),
+        .library(name: "LockstepFiles", targets: ["LockstepFiles"]),
+        .executable(name: "lockstep", targets: ["lockstep"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        // Pure Swift core: formats, buffers, queues, timeline, mixer, engine, offline device.
+        .target(name: "Lockstep", linkerSettings: [.linkedLibrary("m")]),
+        // Thin system-library shims.
+        .systemLibrary(name: "CSndfile", pkgConfig: "sndfile",
+                       providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(name: "CSoxr", pkgConfig: "soxr",
+                       providers: [.apt(["libsoxr-dev"])]),
+        // Audio files (libsndfile), the file player and rate conversion (libsoxr).
+        .target(name: "LockstepFiles", dependencies: ["Lockstep", "CSndfile", "CSoxr"]),
+        // The command-line tool.
+        .executableTarget(name: "lockstep", dependencies: [
+            "Lockstep", "LockstepFiles",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // Examples (compiled in CI).
+        .executableTarget(name: "LayeredRender", dependencies: ["Lockstep", "LockstepFiles"],
+                          path: "Examples/LayeredRender"),
+        // Shared test helpers: signal generators, offline driving, audio assertions.
+        .target(name: "LockstepTestSupport", dependencies: ["Lockstep"],
+                path: "Tests/LockstepTestSupport"),
+        .testTarget(name: "LockstepTests", dependencies: ["Lockstep", "LockstepTestSupport"]),
+        .testTarget(name: "LockstepFilesTests",
+                    dependencies: ["Lockstep", "LockstepFiles", "LockstepTestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
