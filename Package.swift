@@ -14,7 +14,9 @@ let package = Package(
     ],
     targets: [
         // Pure Swift core: formats, buffers, queues, timeline, mixer, engine, offline device.
-        .target(name: "Lockstep", linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "Lockstep",
+                swiftSettings: [.define("LOCKSTEP_REALTIME_CHECKS", .when(configuration: .release))],
+                linkerSettings: [.linkedLibrary("m")]),
         // Thin system-library shims.
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),

@@ -1,0 +1,77 @@
+/// A break in the timeline: something made the played audio deviate from the scheduled audio.
+///
+/// Every discontinuity is delivered as an event (``Engine/discontinuities``,
+/// ``Engine/addDiscontinuityHandler(_:)``, ``OutputQueue/events``) and sets the discontinuity flag
+/// that ``OutputQueue/currentTime(timeline:)`` reports through a ``Timeline``.
+public struct Discontinuity: Sendable, Hashable, CustomStringConvertible {
+    /// What kind of break happened.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// The device missed a deadline (JACK xrun).
+        case xrun
+        /// A running queue ran out of enqueued audio: it played silence for ``Discontinuity/length``
+        /// frames, then resumed at the sample it would have reached, staying aligned.
+        case underrun
+        /// The device's sample rate changed.
+        case sampleRateChange
+        /// The device's period (frames per render cycle) changed.
+        case bufferSizeChange
+        /// The device entered or left freewheel (faster than realtime) mode.
+        case freewheel
+        /// The device (for example the JACK server) went away.
+        case shutdown
+    }
+
+    /// The kind of break.
+    public var kind: Kind
+    /// The device sample time at which it began.
+    public var sampleTime: Int64
+    /// Its length in device frames, where known (underrun silence); 0 otherwise.
+    public var length: Int64
+    /// The names of the queues affected (every queue for device-level breaks).
+    public var queues: [String]
+    /// A kind-specific detail: the xrun delay in microseconds, the new rate or period size, or
+    /// 1/0 for freewheel on/off; 0 when unused.
+    public var detail: Double
+
+    /// Creates a discontinuity record.
+    public init(kind: Kind, sampleTime: Int64, length: Int64 = 0, queues: [String] = [], detail: Double = 0) {
+        self.kind = kind
+        self.sampleTime = sampleTime
+        self.length = length
+        self.queues = queues
+        self.detail = detail
+    }
+
+    /// For example `underrun at sample 48000 for 512 frames (drums)`.
+    public var description: String {
+        var text = "\(kind.rawValue) at sample \(sampleTime)"
+        if length > 0 { text += " for \(length) frames" }
+        if !queues.isEmpty { text += " (\(queues.joined(separator: ", ")))" }
+        return text
+    }
+}
+
+extension Discontinuity.Kind {
+    @inline(__always)
+    var code: Int64 {
+        switch self {
+        case .xrun: 0
+        case .underrun: 1
+        case .sampleRateChange: 2
+        case .bufferSizeChange: 3
+        case .freewheel: 4
+        case .shutdown: 5
+        }
+    }
+
+    init(code: Int64) {
+        switch code {
+        case 0: self = .xrun
+        case 1: self = .underrun
+        case 2: self = .sampleRateChange
+        case 3: self = .bufferSizeChange
+        case 4: self = .freewheel
+        default: self = .shutdown
+        }
+    }
+}

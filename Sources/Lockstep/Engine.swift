@@ -1,0 +1,357 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The heart of Lockstep: owns one device, the output queues that play through it, and the mixer
+/// that sums them on the device's timeline.
+///
+/// Every queue of an engine shares one timeline — the device's sample clock — so queues started at
+/// the same device sample time stay sample-aligned forever. The engine's render path (driven by
+/// the device) mixes every running queue with its gain (Volume × mixer gain), maps channels,
+/// meters, and reports underruns and device discontinuities.
+///
+/// ```swift
+/// let device = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 2))
+/// let engine = try Engine(device: device)
+/// let queue = try engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1)) { queue, buffer in
+///     // refill `buffer` and enqueue it again, or stop
+/// }
+/// ```
+///
+/// Thread safety: all methods may be called from any thread except the device's realtime thread.
+public final class Engine: @unchecked Sendable {
+    /// The device that drives the render path.
+    public let device: any AudioDevice
+    /// Creates converters for queues whose rate differs from the device's, or nil.
+    public let rateConverterFactory: SampleRateConverterFactory?
+    /// The most queues the engine can hold at once.
+    public let maximumQueues: Int
+    /// The most buffers one queue can allocate.
+    public let maximumBuffersPerQueue: Int
+    /// The length of every gain ramp (Volume and mixer-gain changes), in device frames (5 ms).
+    public let gainRampFrames: Int
+
+    let core: RenderCore
+    let pump: EventPump
+    private let state: Mutex<EngineState>
+    private var pumpThread: Thread?
+
+    struct EngineState: @unchecked Sendable {
+        var queues: [OutputQueue?]
+        var discontinuityLog: [Discontinuity] = []
+        var handlers: [Int: @Sendable (Discontinuity) -> Void] = [:]
+        var streams: [Int: AsyncStream<Discontinuity>.Continuation] = [:]
+        var nextToken = 0
+        var totalDiscontinuities = 0
+    }
+
+    /// The most discontinuities ``discontinuities`` keeps (the oldest are dropped first).
+    public static let discontinuityLogCapacity = 10_000
+
+    /// Creates an engine that renders through `device`.
+    ///
+    /// - Parameters:
+    ///   - device: the device; it must not belong to another engine.
+    ///   - rateConverter: makes converters for queues whose sample rate differs from the device's
+    ///     (`SoxrRateConverter.factory` from `LockstepFiles`); nil allows only the device's rate.
+    ///   - maximumQueues: capacity of the queue table (1…4096, default 256).
+    ///   - maximumBuffersPerQueue: buffers one queue may allocate (1…4096, default 256).
+    /// - Throws: ``AudioQueueError/Code/invalidDevice`` if the device is unusable or already
+    ///   attached; ``AudioQueueError/Code/invalidParameter`` for capacities out of range.
+    public init(device: any AudioDevice, rateConverter: SampleRateConverterFactory? = nil,
+                maximumQueues: Int = 256, maximumBuffersPerQueue: Int = 256) throws(AudioQueueError)
+    {
+        guard (1...4096).contains(maximumQueues) else {
+            throw AudioQueueError(.invalidParameter, "maximumQueues \(maximumQueues) is out of range; use 1…4096")
+        }
+        guard (1...4096).contains(maximumBuffersPerQueue) else {
+            throw AudioQueueError(.invalidParameter,
+                "maximumBuffersPerQueue \(maximumBuffersPerQueue) is out of range; use 1…4096")
+        }
+        let channels = device.channelCount
+        let frames = device.maximumFramesPerCycle
+        guard (1...StreamFormat.maximumChannelCount).contains(channels), frames > 0,
+              device.sampleRate.isFinite, device.sampleRate > 0 else {
+            throw AudioQueueError(.invalidDevice,
+                "device '\(device.name)' reports \(channels) channels, \(frames) frames per cycle at \(device.sampleRate) Hz; it cannot be used")
+        }
+        self.device = device
+        rateConverterFactory = rateConverter
+        self.maximumQueues = maximumQueues
+        self.maximumBuffersPerQueue = maximumBuffersPerQueue
+        gainRampFrames = max(1, Int((device.sampleRate * 0.005).rounded()))
+
+        let slots = UnsafeMutablePointer<UnsafeMutablePointer<QueueRenderState>?>.allocate(capacity: maximumQueues)
+        slots.initialize(repeating: nil, count: maximumQueues)
+        let engineCommands = UnsafeMutablePointer<SPSCRing>.allocate(capacity: 1)
+        engineCommands.initialize(to: SPSCRing(minimumCapacity: maximumQueues * 2))
+        let events = UnsafeMutablePointer<SPSCRing>.allocate(capacity: 1)
+        events.initialize(to: SPSCRing(minimumCapacity: max(65_536, maximumQueues * (maximumBuffersPerQueue + 8))))
+        let gainScratch = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+        gainScratch.initialize(repeating: 0, count: frames)
+        let shared = UnsafeMutablePointer<RenderShared>.allocate(capacity: 1)
+        shared.initialize(to: RenderShared(channelCount: channels, meterWindow: Self.meterWindow(device.sampleRate)))
+        core = RenderCore(channelCount: channels, maximumFrames: frames, maximumQueues: maximumQueues,
+                          rampFrames: gainRampFrames, slots: slots, engineCommands: engineCommands,
+                          events: events, gainScratch: gainScratch, shared: shared)
+        pump = EventPump()
+        state = Mutex(EngineState(queues: Array(repeating: nil, count: maximumQueues)))
+        pump.engine = self
+        try device.attach(DeviceRenderer(core: core, pump: pump))
+        if !device.isOffline { startPumpThread() }
+    }
+
+    deinit {
+        pump.isStopped.store(true, ordering: .releasing)
+        device.stop()
+        // Drain what is left so internal memory is returned, then free everything.
+        while core.events.pointee.pop() != nil {}
+        let queues = state.withLock { $0.queues }
+        for case let queue? in queues { queue.releaseAll() }
+        core.slots.deallocate()
+        core.engineCommands.pointee.deallocate()
+        core.engineCommands.deallocate()
+        core.events.pointee.deallocate()
+        core.events.deallocate()
+        core.gainScratch.deallocate()
+        core.shared.pointee.masterMeter.deallocate()
+        core.shared.deinitialize(count: 1)
+        core.shared.deallocate()
+    }
+
+    static func meterWindow(_ rate: Double) -> Int { max(256, Int(rate / 20)) }
+
+    private func startPumpThread() {
+        let pump = self.pump
+        let thread = Thread {
+            while !pump.isStopped.load(ordering: .acquiring) {
+                if !pump.drain() { usleep(1000) }
+            }
+        }
+        thread.name = "lockstep.callbacks"
+        thread.qualityOfService = .userInteractive
+        pumpThread = thread
+        thread.start()
+    }
+
+    // MARK: - Device facts
+
+    /// The device's sample rate.
+    public var sampleRate: Double { device.sampleRate }
+    /// The device's channel count: the mixer's output channels.
+    public var channelCount: Int { device.channelCount }
+
+    /// The device time now: Audio Queue's `AudioQueueDeviceGetCurrentTime`.
+    public func currentTime() -> DeviceTimeStamp { device.currentTime() }
+
+    /// The earliest device sample time at or after `sampleTime` at which a queue start can be
+    /// honoured on that exact frame: Audio Queue's `AudioQueueDeviceGetNearestStartTime`.
+    public func nearestStartTime(atOrAfter sampleTime: Int64) -> Int64 {
+        device.nearestStartTime(atOrAfter: sampleTime)
+    }
+
+    /// Translates a device sample time to host time (µs): part of `AudioQueueDeviceTranslateTime`.
+    public func hostTime(forSampleTime sampleTime: Int64) -> UInt64 { device.hostTime(forSampleTime: sampleTime) }
+
+    /// Translates a host time (µs) to a device sample time: part of `AudioQueueDeviceTranslateTime`.
+    public func sampleTime(forHostTime hostTime: UInt64) -> Int64 { device.sampleTime(forHostTime: hostTime) }
+
+    /// The level of the mixed output per device channel over the most recent metering window
+    /// (about 50 ms), linear.
+    public var masterLevels: [ChannelLevel] { core.shared.pointee.masterMeter.read() }
+
+    /// Render events that could not be reported because the event ring was full (should stay 0).
+    public var droppedEventCount: Int { core.shared.pointee.droppedEvents.load(ordering: .relaxed) }
+
+    // MARK: - Queues
+
+    /// Creates an output (playback) queue: Audio Queue's `AudioQueueNewOutput`.
+    ///
+    /// - Parameters:
+    ///   - format: the format of the buffers you will enqueue (any rate, 1…64 channels, 16/24/32-bit
+    ///     integer or 32/64-bit float, interleaved). A rate different from the device's needs the
+    ///     engine's rate converter.
+    ///   - name: a name used in discontinuity reports and port names (default `queue-N`).
+    ///   - callbackExecutor: where the output callback and listeners run (default: the engine's
+    ///     callback thread).
+    ///   - callback: called with each buffer the queue has finished with; refill and re-enqueue it
+    ///     there, or stop the queue.
+    /// - Throws: ``AudioQueueError/Code/unsupportedFormat`` for an invalid format or a rate the
+    ///   engine cannot convert; ``AudioQueueError/Code/invalidParameter`` when the engine is full.
+    public func makeOutputQueue(format: StreamFormat, name: String? = nil,
+                                callbackExecutor: CallbackExecutor = .engineThread,
+                                callback: @escaping @Sendable (OutputQueue, QueueBuffer) -> Void)
+        throws(AudioQueueError) -> OutputQueue
+    {
+        try format.validate()
+        var converter: (any SampleRateConverter)?
+        if format.sampleRate != device.sampleRate {
+            guard let factory = rateConverterFactory else {
+                throw AudioQueueError(.unsupportedFormat,
+                    "queue rate \(format.sampleRate) Hz differs from the device's \(device.sampleRate) Hz and the engine has no rate converter; create the Engine with rateConverter: SoxrRateConverter.factory (LockstepFiles) or use \(device.sampleRate) Hz")
+            }
+            do {
+                converter = try factory(format.sampleRate, device.sampleRate, format.channelCount)
+            } catch {
+                throw AudioQueueError(.unsupportedFormat,
+                    "cannot convert \(format.sampleRate) Hz to \(device.sampleRate) Hz: \(error)")
+            }
+        }
+        let sendableConverter = UncheckedBox(converter)
+        let result: Result<OutputQueue, AudioQueueError> = state.withLock { state in
+            guard let slot = state.queues.firstIndex(where: { $0 == nil }) else {
+                return .failure(AudioQueueError(.invalidParameter,
+                    "the engine already holds \(maximumQueues) queues; dispose of one or create the Engine with a larger maximumQueues"))
+            }
+            let queueName = name ?? "queue-\(slot + 1)"
+            let renderState = UnsafeMutablePointer<QueueRenderState>.allocate(capacity: 1)
+            renderState.initialize(to: QueueRenderState(slot: Int32(slot), channelCount: format.channelCount,
+                                                        maximumSegments: maximumBuffersPerQueue + 64,
+                                                        meterWindow: Self.meterWindow(device.sampleRate)))
+            let queue = OutputQueue(engine: self, name: queueName, format: format, slot: Int32(slot),
+                                    renderState: renderState, converter: sendableConverter.value,
+                                    callbackExecutor: callbackExecutor, callback: callback)
+            guard core.engineCommands.pointee.push(EngineCommand(kind: .addQueue, slot: Int32(slot), state: renderState).message) else {
+                queue.releaseAll()
+                return .failure(AudioQueueError(.invalidRunState,
+                    "too many queue changes are waiting for the device to render; start the device"))
+            }
+            state.queues[slot] = queue
+            return .success(queue)
+        }
+        return try result.get()
+    }
+
+    /// The queues the engine holds (not yet disposed of), in slot order.
+    public var queues: [OutputQueue] { state.withLock { $0.queues.compactMap { $0 } } }
+
+    /// Starts several queues so that each one's first frame lands on the same device sample time.
+    ///
+    /// - Parameter sampleTime: the device sample time; nil for the next rendered frame.
+    /// - Returns: the sample time the queues start at.
+    /// - Throws: ``AudioQueueError`` from the first queue that cannot start; no queue is started
+    ///   in that case.
+    @discardableResult
+    public func start(_ queues: [OutputQueue], at sampleTime: Int64? = nil) throws(AudioQueueError) -> Int64 {
+        for queue in queues { try queue.checkStartable() }
+        try startDevice()
+        let time = sampleTime ?? device.nearestStartTime(atOrAfter: device.currentTime().sampleTime)
+        for queue in queues { try queue.start(at: time) }
+        return time
+    }
+
+    func startDevice() throws(AudioQueueError) {
+        if !device.isRunning {
+            do { try device.start() } catch {
+                throw AudioQueueError(.cannotStart, "device '\(device.name)' cannot start: \(error.message)")
+            }
+        }
+    }
+
+    // MARK: - Discontinuities
+
+    /// Every discontinuity reported so far (the most recent ``discontinuityLogCapacity``).
+    public var discontinuities: [Discontinuity] { state.withLock { $0.discontinuityLog } }
+
+    /// How many discontinuities have been reported in total.
+    public var discontinuityCount: Int { state.withLock { $0.totalDiscontinuities } }
+
+    /// Calls `handler` (on the engine's callback thread) for every discontinuity from now on.
+    /// - Returns: a token for ``removeDiscontinuityHandler(_:)``.
+    @discardableResult
+    public func addDiscontinuityHandler(_ handler: @escaping @Sendable (Discontinuity) -> Void) -> Int {
+        state.withLock { state in
+            state.nextToken += 1
+            state.handlers[state.nextToken] = handler
+            return state.nextToken
+        }
+    }
+
+    /// Removes a handler added with ``addDiscontinuityHandler(_:)``.
+    public func removeDiscontinuityHandler(_ token: Int) {
+        _ = state.withLock { $0.handlers.removeValue(forKey: token) }
+    }
+
+    /// An asynchronous sequence of every discontinuity from now on.
+    public var discontinuityEvents: AsyncStream<Discontinuity> {
+        let (stream, continuation) = AsyncStream<Discontinuity>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        let token = state.withLock { state in
+            state.nextToken += 1
+            state.streams[state.nextToken] = continuation
+            return state.nextToken
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.streams.removeValue(forKey: token) }
+        }
+        return stream
+    }
+
+    func record(_ discontinuity: Discontinuity) {
+        let (handlers, streams) = state.withLock { state in
+            state.discontinuityLog.append(discontinuity)
+            if state.discontinuityLog.count > Self.discontinuityLogCapacity {
+                state.discontinuityLog.removeFirst(state.discontinuityLog.count - Self.discontinuityLogCapacity)
+            }
+            state.totalDiscontinuities += 1
+            return (Array(state.handlers.values), Array(state.streams.values))
+        }
+        for handler in handlers { handler(discontinuity) }
+        for stream in streams { stream.yield(discontinuity) }
+    }
+
+    // MARK: - Events from the render thread
+
+    func queue(atSlot slot: Int32) -> OutputQueue? {
+        guard slot >= 0, Int(slot) < maximumQueues else { return nil }
+        return state.withLock { $0.queues[Int(slot)] }
+    }
+
+    func handle(_ event: RenderEvent) {
+        switch event.kind {
+        case .deviceDiscontinuity:
+            let names = queues.map(\.name)
+            let discontinuity = Discontinuity(kind: Discontinuity.Kind(code: event.value),
+                                              sampleTime: event.sampleTime, queues: names,
+                                              detail: Double(event.detail))
+            record(discontinuity)
+            for queue in queues { queue.deliverDiscontinuity(discontinuity) }
+        case .queueRemoved:
+            guard let queue = queue(atSlot: event.slot) else { return }
+            queue.releaseAll()
+            state.withLock { $0.queues[Int(event.slot)] = nil }
+        default:
+            queue(atSlot: event.slot)?.handle(event)
+        }
+    }
+}
+
+/// Drains the render thread's event ring and dispatches events, on the engine's callback thread
+/// (live devices) or on the thread that renders (offline devices).
+final class EventPump: @unchecked Sendable {
+    weak var engine: Engine?
+    let isStopped = Atomic<Bool>(false)
+    private let draining = Atomic<Bool>(false)
+
+    /// Dispatches every pending event; returns whether there were any. Reentrant and concurrent
+    /// calls return at once (the running drain delivers everything).
+    @discardableResult
+    func drain() -> Bool {
+        guard let engine else { return false }
+        guard draining.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
+            return false
+        }
+        defer { draining.store(false, ordering: .releasing) }
+        var any = false
+        while let message = engine.core.events.pointee.pop() {
+            any = true
+            if let event = RenderEvent(message) { engine.handle(event) }
+        }
+        return any
+    }
+}
+
+/// Carries a non-Sendable value across an isolation boundary the caller knows is safe.
+struct UncheckedBox<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}

@@ -1,0 +1,786 @@
+import Dispatch
+import Synchronization
+
+/// A playback queue: Audio Queue's output `AudioQueueRef`, in Swift.
+///
+/// Allocate a few buffers, fill and enqueue them, then ``start(at:)``. The queue plays its buffers
+/// in order on the engine's shared timeline and hands each one back through the output callback
+/// when it is done, so you can refill and re-enqueue it. Buffers may carry a start time (in queue
+/// sample time), trims and parameter events; a buffer without a start time follows the previous
+/// one gaplessly.
+///
+/// Format, channel and rate conversion happen when a buffer is enqueued, on the enqueuing thread,
+/// so the render thread mixes ready floats only.
+///
+/// **Underruns.** If a running queue runs out of buffers, it plays silence and reports a
+/// ``Discontinuity`` of kind `underrun` with the device sample time it began and its exact length.
+/// The queue's clock keeps running meanwhile, so audio enqueued late plays at the time it was
+/// scheduled for — the late part is skipped — and the queue stays aligned with the others.
+///
+/// Thread safety: every method may be called from any thread (not the realtime thread), including
+/// from the queue's own callbacks.
+public final class OutputQueue: @unchecked Sendable {
+    /// The queue's name, used in discontinuity reports and port names.
+    public let name: String
+    /// The format of the buffers the queue plays (`kAudioQueueProperty_StreamDescription`).
+    public let format: StreamFormat
+    /// Where the output callback and property listeners run.
+    public let callbackExecutor: CallbackExecutor
+
+    weak var engine: Engine?
+    let slot: Int32
+    let renderState: UnsafeMutablePointer<QueueRenderState>
+    /// Device frames per queue frame.
+    let ratio: Double
+    let deviceSampleRate: Double
+    let deviceChannelCount: Int
+    let deviceName: String
+    let isOfflineDevice: Bool
+    private let callback: @Sendable (OutputQueue, QueueBuffer) -> Void
+    private let state: Mutex<UserState>
+
+    enum Disposal { case none, pending, immediate, done }
+
+    struct UserState: @unchecked Sendable {
+        var buffers: [ObjectIdentifier: QueueBuffer] = [:]
+        var internalSegments: Set<UnsafeMutablePointer<Segment>> = []
+        var nextStart: Int64 = 0
+        var pendingFrames = 0
+        var disposal = Disposal.none
+        var isRunning = false
+        var converter: (any SampleRateConverter)?
+        var converterHasInput = false
+        var scratch: [Float] = []
+        var listeners: [Int: (QueueProperty, @Sendable (OutputQueue, QueueProperty) -> Void)] = [:]
+        var streams: [Int: AsyncStream<QueueEvent>.Continuation] = [:]
+        var nextToken = 0
+        var volume: Float = 1
+        var mixerGainDB: Double = 0
+        var timelines: Set<ObjectIdentifier> = []
+        var released = false
+    }
+
+    init(engine: Engine, name: String, format: StreamFormat, slot: Int32,
+         renderState: UnsafeMutablePointer<QueueRenderState>, converter: (any SampleRateConverter)?,
+         callbackExecutor: CallbackExecutor, callback: @escaping @Sendable (OutputQueue, QueueBuffer) -> Void) {
+        self.engine = engine
+        self.name = name
+        self.format = format
+        self.slot = slot
+        self.renderState = renderState
+        self.callbackExecutor = callbackExecutor
+        self.callback = callback
+        deviceSampleRate = engine.sampleRate
+        deviceChannelCount = engine.channelCount
+        deviceName = engine.device.name
+        isOfflineDevice = engine.device.isOffline
+        ratio = engine.sampleRate / format.sampleRate
+        var initial = UserState()
+        initial.converter = converter
+        state = Mutex(initial)
+    }
+
+    // MARK: - Buffers
+
+    /// Allocates a buffer of `byteCapacity` bytes: Audio Queue's `AudioQueueAllocateBuffer`.
+    ///
+    /// - Throws: ``AudioQueueError/Code/invalidParameter`` if the capacity holds no whole frame or
+    ///   the queue already has ``Engine/maximumBuffersPerQueue`` buffers;
+    ///   ``AudioQueueError/Code/disposalPending`` after ``dispose(immediately:)``.
+    public func allocateBuffer(byteCapacity: Int) throws(AudioQueueError) -> QueueBuffer {
+        guard byteCapacity >= format.bytesPerFrame, byteCapacity <= 1 << 30 else {
+            throw AudioQueueError(.invalidParameter,
+                "buffer capacity \(byteCapacity) bytes is out of range; allocate at least one frame (\(format.bytesPerFrame) bytes) and at most 1 GiB")
+        }
+        let frames = byteCapacity / format.bytesPerFrame
+        let converted: Int
+        let latency = state.withLock { $0.converter?.maximumLatencyFrames ?? 0 }
+        if ratio == 1 { converted = frames } else {
+            converted = Int((Double(frames) * ratio).rounded(.up)) + latency + 8
+        }
+        let result: Result<QueueBuffer, AudioQueueError> = state.withLock { state in
+            if state.disposal != .none { return .failure(disposalError()) }
+            let limit = engine?.maximumBuffersPerQueue ?? 0
+            guard state.buffers.count < limit else {
+                return .failure(AudioQueueError(.invalidParameter,
+                    "queue '\(name)' already has \(limit) buffers; free one, or create the Engine with a larger maximumBuffersPerQueue"))
+            }
+            let buffer = QueueBuffer(queue: self, format: format, byteCapacity: byteCapacity, convertedFrames: converted)
+            state.buffers[ObjectIdentifier(buffer)] = buffer
+            return .success(buffer)
+        }
+        return try result.get()
+    }
+
+    /// Allocates a buffer holding `frameCapacity` frames.
+    public func allocateBuffer(frameCapacity: Int) throws(AudioQueueError) -> QueueBuffer {
+        guard frameCapacity > 0, frameCapacity <= (1 << 30) / format.bytesPerFrame else {
+            throw AudioQueueError(.invalidParameter, "buffer capacity \(frameCapacity) frames is out of range; use 1…\((1 << 30) / format.bytesPerFrame)")
+        }
+        return try allocateBuffer(byteCapacity: frameCapacity * format.bytesPerFrame)
+    }
+
+    /// Frees a buffer: Audio Queue's `AudioQueueFreeBuffer`.
+    ///
+    /// - Throws: ``AudioQueueError/Code/invalidBuffer`` if the buffer isn't this queue's (or was
+    ///   freed); ``AudioQueueError/Code/bufferInQueue`` while it is enqueued.
+    public func freeBuffer(_ buffer: QueueBuffer) throws(AudioQueueError) {
+        let error: AudioQueueError? = state.withLock { state in
+            guard buffer.queue === self, !buffer.isFreed, state.buffers[ObjectIdentifier(buffer)] != nil else {
+                return foreignBufferError(buffer)
+            }
+            if buffer.isEnqueued {
+                return AudioQueueError(.bufferInQueue,
+                    "buffer is still enqueued on queue '\(name)'; free it after the queue hands it back (its callback), or after reset()/stop()")
+            }
+            buffer.isFreed = true
+            state.buffers.removeValue(forKey: ObjectIdentifier(buffer))
+            buffer.release()
+            return nil
+        }
+        if let error { throw error }
+    }
+
+    private func foreignBufferError(_ buffer: QueueBuffer) -> AudioQueueError {
+        if buffer.isFreed {
+            return AudioQueueError(.invalidBuffer, "buffer was freed; allocate a new one with allocateBuffer")
+        }
+        return AudioQueueError(.invalidBuffer,
+            "buffer belongs to queue '\(buffer.queue.name)', not '\(name)'; enqueue it on the queue that allocated it")
+    }
+
+    private func disposalError() -> AudioQueueError {
+        AudioQueueError(.disposalPending, "queue '\(name)' is disposed of (or being disposed of); create a new queue")
+    }
+
+    // MARK: - Enqueue
+
+    /// Enqueues a filled buffer: Audio Queue's `AudioQueueEnqueueBuffer` and
+    /// `AudioQueueEnqueueBufferWithParameters`.
+    ///
+    /// - Parameters:
+    ///   - buffer: a buffer of this queue holding ``QueueBuffer/byteSize`` bytes of audio.
+    ///   - startTime: when the buffer's first (untrimmed) frame plays, in queue sample time (frames
+    ///     at the queue's rate since the queue started); nil to follow the previous buffer
+    ///     gaplessly. Start times must ascend: a buffer may not start before the previous one ends.
+    ///   - trimFramesAtStart: frames to skip at the start of the buffer.
+    ///   - trimFramesAtEnd: frames to skip at the end.
+    ///   - parameters: parameter values applied when the buffer starts playing (Volume).
+    /// - Returns: the queue sample time at which the buffer will start playing.
+    /// - Throws: ``AudioQueueError/Code/invalidBuffer`` (not this queue's buffer),
+    ///   ``AudioQueueError/Code/bufferEnqueuedTwice``, ``AudioQueueError/Code/bufferEmpty``,
+    ///   ``AudioQueueError/Code/invalidParameter`` (bad trims, start time before the previous
+    ///   buffer's end, bad parameter value), ``AudioQueueError/Code/disposalPending``.
+    @discardableResult
+    public func enqueue(_ buffer: QueueBuffer, startTime: Int64? = nil, trimFramesAtStart: Int = 0,
+                        trimFramesAtEnd: Int = 0, parameters: [ParameterEvent] = []) throws(AudioQueueError) -> Int64
+    {
+        var volume = Float.nan
+        for event in parameters {
+            switch event.parameter {
+            case .volume:
+                guard event.value.isFinite, (0...1).contains(event.value) else {
+                    throw AudioQueueError(.invalidParameter, "volume \(event.value) is out of range; use 0…1")
+                }
+                volume = event.value
+            }
+        }
+        let result: Result<Int64, AudioQueueError> = state.withLock { state in
+            guard buffer.queue === self, !buffer.isFreed, state.buffers[ObjectIdentifier(buffer)] != nil else {
+                return .failure(foreignBufferError(buffer))
+            }
+            if state.disposal != .none { return .failure(disposalError()) }
+            if buffer.isEnqueued {
+                return .failure(AudioQueueError(.bufferEnqueuedTwice,
+                    "buffer is already enqueued on queue '\(name)'; wait for the callback to hand it back"))
+            }
+            guard buffer.byteSize > 0 else {
+                return .failure(AudioQueueError(.bufferEmpty,
+                    "buffer holds no audio (byteSize 0); fill it and set byteSize or frameCount before enqueueing"))
+            }
+            guard buffer.byteSize <= buffer.byteCapacity, buffer.byteSize % format.bytesPerFrame == 0 else {
+                return .failure(AudioQueueError(.invalidParameter,
+                    "buffer byteSize \(buffer.byteSize) is not a whole number of \(format.bytesPerFrame)-byte frames within its \(buffer.byteCapacity)-byte capacity"))
+            }
+            let frames = buffer.frameCount
+            guard trimFramesAtStart >= 0, trimFramesAtEnd >= 0, trimFramesAtStart + trimFramesAtEnd < frames else {
+                return .failure(AudioQueueError(.invalidParameter,
+                    "trims (\(trimFramesAtStart) at start, \(trimFramesAtEnd) at end) must be non-negative and leave at least one of the buffer's \(frames) frames"))
+            }
+            var deviceStart: Int64? = nil
+            if let startTime {
+                guard startTime >= 0 else {
+                    return .failure(AudioQueueError(.invalidParameter,
+                        "start time \(startTime) is negative; queue sample time starts at 0"))
+                }
+                let start = toDevice(startTime)
+                guard start >= state.nextStart else {
+                    return .failure(AudioQueueError(.invalidParameter,
+                        "start time \(startTime) is before the end of the previously enqueued audio (\(fromDevice(state.nextStart))); start times must ascend — use a later time or nil to follow gaplessly"))
+                }
+                deviceStart = start
+            }
+            let usable = frames - trimFramesAtStart - trimFramesAtEnd
+            let source = UnsafeRawPointer(buffer.data) + trimFramesAtStart * format.bytesPerFrame
+            let samples = usable * format.channelCount
+
+            // A rate-converted stream that jumps in time: release the converter's tail first.
+            if let start = deviceStart, start != state.nextStart, state.converterHasInput {
+                if let error = enqueueConverterTail(&state) { return .failure(error) }
+            }
+            let segment = buffer.segment
+            var produced: Int
+            if let converter = state.converter {
+                if state.scratch.count < samples { state.scratch = [Float](repeating: 0, count: samples) }
+                produced = state.scratch.withUnsafeMutableBufferPointer { scratch in
+                    PCMCodec.decode(source, format: format.sampleFormat, sampleCount: samples, into: scratch.baseAddress!)
+                    return converter.process(scratch.baseAddress!, frames: usable, into: segment.pointee.samples,
+                                             capacity: segment.pointee.capacityFrames)
+                }
+                state.converterHasInput = true
+            } else {
+                PCMCodec.decode(source, format: format.sampleFormat, sampleCount: samples, into: segment.pointee.samples)
+                produced = usable
+            }
+            let actualStart = deviceStart ?? state.nextStart
+            segment.pointee.frameCount = produced
+            segment.pointee.start = deviceStart ?? Segment.follow
+            segment.pointee.volume = volume
+            segment.pointee.started = false
+            guard renderState.pointee.commands.push(QueueCommand(kind: .enqueue, segment: segment, time: 0).message) else {
+                return .failure(AudioQueueError(.invalidRunState,
+                    "queue '\(name)' has too many pending commands; the device is not rendering"))
+            }
+            buffer.isEnqueued = true
+            state.pendingFrames += produced
+            state.nextStart = actualStart + Int64(produced)
+            return .success(fromDevice(actualStart))
+        }
+        return try result.get()
+    }
+
+    /// Flushes the converter's held frames into an internal segment that follows gaplessly.
+    private func enqueueConverterTail(_ state: inout UserState) -> AudioQueueError? {
+        guard let converter = state.converter, state.converterHasInput else { return nil }
+        state.converterHasInput = false
+        let capacity = converter.maximumLatencyFrames + 16
+        let segment = Segment.allocate(capacityFrames: capacity, channelCount: format.channelCount, owner: nil)
+        let produced = converter.flush(into: segment.pointee.samples, capacity: capacity)
+        converter.reset()
+        guard produced > 0 else { Segment.free(segment); return nil }
+        segment.pointee.frameCount = produced
+        segment.pointee.start = Segment.follow
+        guard renderState.pointee.commands.push(QueueCommand(kind: .enqueue, segment: segment, time: 0).message) else {
+            Segment.free(segment)
+            return AudioQueueError(.invalidRunState, "queue '\(name)' has too many pending commands; the device is not rendering")
+        }
+        state.internalSegments.insert(segment)
+        state.pendingFrames += produced
+        state.nextStart += Int64(produced)
+        return nil
+    }
+
+    func toDevice(_ queueTime: Int64) -> Int64 {
+        ratio == 1 ? queueTime : Int64((Double(queueTime) * ratio).rounded())
+    }
+
+    func fromDevice(_ deviceFrames: Int64) -> Int64 {
+        ratio == 1 ? deviceFrames : Int64((Double(deviceFrames) / ratio).rounded())
+    }
+
+    // MARK: - Run state
+
+    func checkStartable() throws(AudioQueueError) {
+        let disposal = state.withLock { $0.disposal }
+        if disposal != .none { throw disposalError() }
+        if engine == nil {
+            throw AudioQueueError(.invalidDevice, "queue '\(name)' has lost its engine; keep the Engine alive while its queues play")
+        }
+    }
+
+    private func send(_ kind: QueueCommand.Kind, time: Int64 = 0) throws(AudioQueueError) {
+        guard renderState.pointee.commands.push(QueueCommand(kind: kind, segment: nil, time: time).message) else {
+            throw AudioQueueError(.invalidRunState, "queue '\(name)' has too many pending commands; the device is not rendering")
+        }
+    }
+
+    /// Starts (or resumes) playback: Audio Queue's `AudioQueueStart`.
+    ///
+    /// Starts the device if it isn't running.
+    /// - Parameter sampleTime: the device sample time at which queue time 0 plays — on that exact
+    ///   frame, even inside a render cycle; nil to start with the next rendered frame. A time that
+    ///   has already passed starts at once (late).
+    /// - Throws: ``AudioQueueError/Code/disposalPending``, ``AudioQueueError/Code/cannotStart`` if
+    ///   the device cannot start, ``AudioQueueError/Code/invalidParameter`` for a negative time.
+    public func start(at sampleTime: Int64? = nil) throws(AudioQueueError) {
+        try checkStartable()
+        if let sampleTime, sampleTime < 0 {
+            throw AudioQueueError(.invalidParameter, "start time \(sampleTime) is negative; device sample time starts at 0")
+        }
+        try engine?.startDevice()
+        try send(.start, time: sampleTime ?? -1)
+    }
+
+    /// Resumes a paused queue at the next rendered frame (the same as ``start(at:)`` with nil).
+    public func resume() throws(AudioQueueError) { try start() }
+
+    /// Pauses playback without touching the buffers: Audio Queue's `AudioQueuePause`. Queue time
+    /// stops advancing until ``resume()``.
+    public func pause() throws(AudioQueueError) {
+        try checkStartable()
+        try send(.pause)
+    }
+
+    /// Stops playback: Audio Queue's `AudioQueueStop`.
+    ///
+    /// - Parameter immediately: true stops at the next rendered frame and hands every enqueued
+    ///   buffer back through the callback (a reset); false lets the enqueued buffers play out, then
+    ///   stops (the is-running listener fires when it really stops).
+    public func stop(immediately: Bool = true) throws(AudioQueueError) {
+        let error: AudioQueueError? = state.withLock { state in
+            if state.disposal != .none { return disposalError() }
+            if immediately {
+                state.converter?.reset()
+                state.converterHasInput = false
+                state.nextStart = 0
+                return pushOrError(.stopNow)
+            }
+            if let error = enqueueConverterTail(&state) { return error }
+            state.nextStart = 0
+            return pushOrError(.stopWhenDrained)
+        }
+        if let error { throw error }
+    }
+
+    private func pushOrError(_ kind: QueueCommand.Kind) -> AudioQueueError? {
+        renderState.pointee.commands.push(QueueCommand(kind: kind, segment: nil, time: 0).message) ? nil :
+            AudioQueueError(.invalidRunState, "queue '\(name)' has too many pending commands; the device is not rendering")
+    }
+
+    /// Hands every enqueued buffer back through the callback and clears the converter state,
+    /// without stopping: Audio Queue's `AudioQueueReset`. Buffers enqueued afterwards without a
+    /// start time play as soon as they can.
+    public func reset() throws(AudioQueueError) {
+        let current = currentQueueDeviceFrames()
+        let error: AudioQueueError? = state.withLock { state in
+            if state.disposal != .none { return disposalError() }
+            state.converter?.reset()
+            state.converterHasInput = false
+            state.nextStart = current
+            return pushOrError(.reset)
+        }
+        if let error { throw error }
+    }
+
+    /// Makes sure everything enqueued so far will be played, including the frames a rate converter
+    /// holds back: Audio Queue's `AudioQueueFlush`. Call it after the last buffer of a stream.
+    public func flush() throws(AudioQueueError) {
+        let error: AudioQueueError? = state.withLock { state in
+            if state.disposal != .none { return disposalError() }
+            return enqueueConverterTail(&state)
+        }
+        if let error { throw error }
+    }
+
+    /// Prepares enqueued buffers for playback: Audio Queue's `AudioQueuePrime`.
+    ///
+    /// Lockstep converts buffers when they are enqueued, so everything enqueued is already
+    /// prepared and a start is instant.
+    /// - Parameter frames: the frames you need prepared (0: all); informational.
+    /// - Returns: the number of frames (at the queue's rate) enqueued and ready to play.
+    @discardableResult
+    public func prime(frames: Int = 0) throws(AudioQueueError) -> Int {
+        let result: Result<Int, AudioQueueError> = state.withLock { state in
+            if state.disposal != .none { return .failure(disposalError()) }
+            return .success(Int(fromDevice(Int64(state.pendingFrames))))
+        }
+        return try result.get()
+    }
+
+    /// Disposes of the queue and its buffers: Audio Queue's `AudioQueueDispose`.
+    ///
+    /// - Parameter immediately: true stops at once, invokes no more callbacks and frees everything
+    ///   as soon as the render thread lets go; false lets the enqueued buffers play out (with their
+    ///   callbacks), then disposes.
+    public func dispose(immediately: Bool = true) throws(AudioQueueError) {
+        let error: AudioQueueError? = state.withLock { state in
+            if state.disposal != .none { return disposalError() }
+            if immediately {
+                state.disposal = .immediate
+                return pushOrError(.disposeNow)
+            }
+            if let error = enqueueConverterTail(&state) { return error }
+            state.disposal = .pending
+            return pushOrError(.disposeWhenDrained)
+        }
+        if let error { throw error }
+    }
+
+    /// Whether the queue is playing (`kAudioQueueProperty_IsRunning`): true from the frame it
+    /// really starts until it really stops; paused queues count as running.
+    public var isRunning: Bool { state.withLock { $0.isRunning } }
+
+    /// Whether ``dispose(immediately:)`` has been called.
+    public var isDisposed: Bool { state.withLock { $0.disposal != .none } }
+
+    // MARK: - Parameters
+
+    /// The Volume parameter (`kAudioQueueParam_Volume`), 0…1, linear: the value in effect (set
+    /// directly or by the last started buffer's parameter event).
+    public var volume: Float { Float(bitPattern: renderState.pointee.effectiveVolumeBits.load(ordering: .relaxed)) }
+
+    /// Sets the Volume parameter, 0…1; the change is ramped over 5 ms so it never clicks.
+    /// - Throws: ``AudioQueueError/Code/invalidParameter`` outside 0…1.
+    public func setVolume(_ volume: Float) throws(AudioQueueError) {
+        try setParameter(.volume, to: volume)
+    }
+
+    /// Reads a parameter: Audio Queue's `AudioQueueGetParameter`.
+    public func parameter(_ parameter: QueueParameter) -> Float {
+        switch parameter {
+        case .volume: volume
+        }
+    }
+
+    /// Sets a parameter, effective immediately (ramped): Audio Queue's `AudioQueueSetParameter`.
+    /// - Throws: ``AudioQueueError/Code/invalidParameter`` for a value out of range.
+    public func setParameter(_ parameter: QueueParameter, to value: Float) throws(AudioQueueError) {
+        switch parameter {
+        case .volume:
+            guard value.isFinite, (0...1).contains(value) else {
+                throw AudioQueueError(.invalidParameter, "volume \(value) is out of range; use 0…1")
+            }
+            try checkStartable()
+            state.withLock { state in
+                state.volume = value
+                renderState.pointee.userVolumeBits.store(value.bitPattern, ordering: .relaxed)
+                renderState.pointee.volumeGeneration.wrappingAdd(1, ordering: .releasing)
+                if !isRunning { renderState.pointee.effectiveVolumeBits.store(value.bitPattern, ordering: .relaxed) }
+            }
+        }
+    }
+
+    /// The queue's gain in the mixer, in dB (−∞…+12), applied on top of Volume.
+    public var mixerGainDB: Double { state.withLock { $0.mixerGainDB } }
+
+    /// Sets the queue's mixer gain in dB (−∞ for silence … +12); ramped over 5 ms.
+    /// - Throws: ``AudioQueueError/Code/invalidParameter`` above +12 dB or for NaN.
+    public func setMixerGain(decibels: Double) throws(AudioQueueError) {
+        guard !decibels.isNaN, decibels <= 12 else {
+            throw AudioQueueError(.invalidParameter, "mixer gain \(decibels) dB is out of range; use -inf…+12 dB")
+        }
+        state.withLock { state in
+            state.mixerGainDB = decibels
+            renderState.pointee.mixerGainBits.store(Float(Decibels.toLinear(decibels)).bitPattern, ordering: .relaxed)
+        }
+    }
+
+    // MARK: - Metering
+
+    /// Whether level metering is on (`kAudioQueueProperty_EnableLevelMetering`). Off by default.
+    public var isLevelMeteringEnabled: Bool {
+        get { renderState.pointee.meteringEnabled.load(ordering: .relaxed) }
+        set {
+            let old = renderState.pointee.meteringEnabled.exchange(newValue, ordering: .relaxed)
+            if old != newValue { notifyListeners(.isLevelMeteringEnabled) }
+        }
+    }
+
+    /// The level per queue channel over the most recent window (≈50 ms), linear
+    /// (`kAudioQueueProperty_CurrentLevelMeter`); post-gain.
+    /// - Throws: ``AudioQueueError/Code/invalidProperty`` when metering is off.
+    public func currentLevelMeter() throws(AudioQueueError) -> [ChannelLevel] {
+        guard isLevelMeteringEnabled else {
+            throw AudioQueueError(.invalidProperty, "level metering is off on queue '\(name)'; set isLevelMeteringEnabled = true first")
+        }
+        return renderState.pointee.meter.read()
+    }
+
+    /// The same levels in dBFS (`kAudioQueueProperty_CurrentLevelMeterDB`).
+    public func currentLevelMeterDB() throws(AudioQueueError) -> [ChannelLevel] {
+        try currentLevelMeter().map(\.decibels)
+    }
+
+    // MARK: - Device properties
+
+    /// The device's sample rate (`kAudioQueueDeviceProperty_SampleRate`).
+    public var deviceSampleRateValue: Double { deviceSampleRate }
+    /// The device's channel count (`kAudioQueueDeviceProperty_NumberChannels`).
+    public var deviceChannels: Int { deviceChannelCount }
+    /// The device's name (`kAudioQueueProperty_CurrentDevice`).
+    public var currentDevice: String { deviceName }
+
+    // MARK: - Listeners and events
+
+    /// Calls `listener` (on the queue's callback executor) whenever `property` changes: Audio
+    /// Queue's `AudioQueueAddPropertyListener`.
+    /// - Returns: a token for ``removePropertyListener(_:)``.
+    /// - Throws: ``AudioQueueError/Code/invalidProperty`` for the meter properties, which change
+    ///   continuously and cannot be listened to; ``AudioQueueError/Code/disposalPending``.
+    @discardableResult
+    public func addPropertyListener(_ property: QueueProperty,
+                                    _ listener: @escaping @Sendable (OutputQueue, QueueProperty) -> Void)
+        throws(AudioQueueError) -> PropertyListenerToken
+    {
+        guard property.isListenable else {
+            throw AudioQueueError(.invalidProperty, "\(property.rawValue) changes continuously and cannot be listened to; read it when you need it")
+        }
+        let result: Result<PropertyListenerToken, AudioQueueError> = state.withLock { state in
+            if state.disposal != .none { return .failure(disposalError()) }
+            state.nextToken += 1
+            state.listeners[state.nextToken] = (property, listener)
+            return .success(PropertyListenerToken(id: state.nextToken, property: property))
+        }
+        return try result.get()
+    }
+
+    /// Removes a listener: Audio Queue's `AudioQueueRemovePropertyListener`.
+    /// - Throws: ``AudioQueueError/Code/invalidParameter`` for a token not registered here.
+    public func removePropertyListener(_ token: PropertyListenerToken) throws(AudioQueueError) {
+        let removed = state.withLock { $0.listeners.removeValue(forKey: token.id) != nil }
+        if !removed {
+            throw AudioQueueError(.invalidParameter, "no \(token.property.rawValue) listener with this token on queue '\(name)'")
+        }
+    }
+
+    /// An asynchronous sequence of the queue's events from now on (starts, stops, completed
+    /// buffers, discontinuities). Each access creates a new sequence; it finishes when the queue is
+    /// disposed of.
+    public var events: AsyncStream<QueueEvent> {
+        let (stream, continuation) = AsyncStream<QueueEvent>.makeStream(bufferingPolicy: .bufferingNewest(4096))
+        let token: Int? = state.withLock { state in
+            if state.disposal == .done { return nil }
+            state.nextToken += 1
+            state.streams[state.nextToken] = continuation
+            return state.nextToken
+        }
+        if let token {
+            continuation.onTermination = { [weak self] _ in
+                _ = self?.state.withLock { $0.streams.removeValue(forKey: token) }
+            }
+        } else {
+            continuation.yield(.disposed)
+            continuation.finish()
+        }
+        return stream
+    }
+
+    // MARK: - Time
+
+    /// Creates a timeline that reports discontinuities: Audio Queue's `AudioQueueCreateTimeline`.
+    public func makeTimeline() throws(AudioQueueError) -> Timeline {
+        try checkStartable()
+        let timeline = Timeline(queue: self, seen: renderState.pointee.discontinuityCount.load(ordering: .acquiring))
+        state.withLock { _ = $0.timelines.insert(ObjectIdentifier(timeline)) }
+        return timeline
+    }
+
+    /// Disposes of a timeline: Audio Queue's `AudioQueueDisposeTimeline`.
+    /// - Throws: ``AudioQueueError/Code/invalidParameter`` for a timeline of another queue.
+    public func disposeTimeline(_ timeline: Timeline) throws(AudioQueueError) {
+        let removed = state.withLock { $0.timelines.remove(ObjectIdentifier(timeline)) != nil }
+        if !removed {
+            throw AudioQueueError(.invalidParameter, "timeline does not belong to queue '\(name)' (or was disposed of)")
+        }
+    }
+
+    /// The current queue time: Audio Queue's `AudioQueueGetCurrentTime`.
+    ///
+    /// - Parameter timeline: a timeline of this queue; its discontinuity flag is reported and
+    ///   cleared. Nil reports no discontinuity.
+    /// - Returns: the queue sample time (frames at the queue's rate since it started, pauses
+    ///   excluded), the device sample time and host time it corresponds to, and whether a
+    ///   discontinuity happened since the timeline was last read.
+    public func currentTime(timeline: Timeline? = nil) throws(AudioQueueError) -> QueueTimeStamp {
+        if let timeline {
+            let known = state.withLock { $0.timelines.contains(ObjectIdentifier(timeline)) }
+            guard known, timeline.queue === self else {
+                throw AudioQueueError(.invalidParameter, "timeline does not belong to queue '\(name)' (or was disposed of)")
+            }
+        }
+        guard let engine else {
+            throw AudioQueueError(.invalidDevice, "queue '\(name)' has lost its engine")
+        }
+        let snapshot = clockSnapshot()
+        var queueFrames = snapshot.queueTime
+        let now = engine.device.currentTime()
+        if snapshot.runState == .running, now.sampleTime > snapshot.deviceTime {
+            queueFrames += now.sampleTime - snapshot.deviceTime
+        }
+        var discontinuity = false
+        if let timeline {
+            let count = renderState.pointee.discontinuityCount.load(ordering: .acquiring)
+            discontinuity = timeline.exchangeSeen(count) != count
+        }
+        return QueueTimeStamp(sampleTime: fromDevice(queueFrames), deviceSampleTime: now.sampleTime,
+                              hostTime: now.hostTime, discontinuity: discontinuity)
+    }
+
+    struct ClockSnapshot { var queueTime: Int64; var deviceTime: Int64; var runState: RenderRunState }
+
+    func clockSnapshot() -> ClockSnapshot {
+        let r = renderState
+        while true {
+            let before = r.pointee.clockSequence.load(ordering: .acquiring)
+            if before & 1 == 1 { continue }
+            let q = r.pointee.publishedQueueTime.load(ordering: .relaxed)
+            let d = r.pointee.publishedDeviceTime.load(ordering: .relaxed)
+            let s = r.pointee.publishedRunState.load(ordering: .relaxed)
+            atomicMemoryFence(ordering: .acquiring)
+            if r.pointee.clockSequence.load(ordering: .relaxed) == before {
+                return ClockSnapshot(queueTime: q, deviceTime: d, runState: RenderRunState(rawValue: s) ?? .stopped)
+            }
+        }
+    }
+
+    private func currentQueueDeviceFrames() -> Int64 {
+        let snapshot = clockSnapshot()
+        var frames = snapshot.queueTime
+        if snapshot.runState == .running, let now = engine?.device.currentTime().sampleTime, now > snapshot.deviceTime {
+            frames += now - snapshot.deviceTime
+        }
+        return frames
+    }
+
+    /// The device sample time at which queue sample time `queueTime` plays (or played), given the
+    /// queue keeps running without pause: part of Audio Queue's `AudioQueueDeviceTranslateTime`.
+    /// - Throws: ``AudioQueueError/Code/invalidRunState`` unless the queue is running.
+    public func deviceSampleTime(forQueueTime queueTime: Int64) throws(AudioQueueError) -> Int64 {
+        let snapshot = clockSnapshot()
+        guard snapshot.runState == .running else {
+            throw AudioQueueError(.invalidRunState, "queue '\(name)' is not running; queue time maps to device time only while it runs")
+        }
+        return snapshot.deviceTime - snapshot.queueTime + toDevice(queueTime)
+    }
+
+    /// The queue sample time that plays at device sample time `sampleTime` (inverse of
+    /// ``deviceSampleTime(forQueueTime:)``).
+    public func queueTime(forDeviceSampleTime sampleTime: Int64) throws(AudioQueueError) -> Int64 {
+        let snapshot = clockSnapshot()
+        guard snapshot.runState == .running else {
+            throw AudioQueueError(.invalidRunState, "queue '\(name)' is not running; device time maps to queue time only while it runs")
+        }
+        return fromDevice(sampleTime - snapshot.deviceTime + snapshot.queueTime)
+    }
+
+    // MARK: - Render events (callback thread)
+
+    func handle(_ event: RenderEvent) {
+        switch event.kind {
+        case .bufferDone:
+            guard let segment = event.segment else { return }
+            let delivery: (QueueBuffer?, Bool) = state.withLock { state in
+                state.pendingFrames -= segment.pointee.frameCount
+                guard let owner = segment.pointee.owner else {
+                    state.internalSegments.remove(segment)
+                    Segment.free(segment)
+                    return (nil, false)
+                }
+                let buffer = Unmanaged<QueueBuffer>.fromOpaque(owner).takeUnretainedValue()
+                buffer.isEnqueued = false
+                return (buffer, state.disposal != .immediate && state.disposal != .done)
+            }
+            if let buffer = delivery.0, delivery.1 {
+                yield(.bufferCompleted(buffer))
+                let callback = self.callback
+                deliver { callback(self, buffer) }
+            }
+        case .started:
+            let changed = state.withLock { state in
+                defer { state.isRunning = true }
+                return !state.isRunning
+            }
+            yield(.started(sampleTime: event.sampleTime))
+            if changed { notifyListeners(.isRunning) }
+        case .paused:
+            yield(.paused(sampleTime: event.sampleTime))
+        case .stopped:
+            let changed = state.withLock { state in
+                defer { state.isRunning = false }
+                return state.isRunning
+            }
+            yield(.stopped(sampleTime: event.sampleTime))
+            if changed { notifyListeners(.isRunning) }
+        case .underrun:
+            let discontinuity = Discontinuity(kind: .underrun, sampleTime: event.sampleTime,
+                                              length: event.value, queues: [name])
+            engine?.record(discontinuity)
+            deliverDiscontinuity(discontinuity)
+        case .queueRemoved, .deviceDiscontinuity:
+            break
+        }
+    }
+
+    func deliverDiscontinuity(_ discontinuity: Discontinuity) {
+        yield(.discontinuity(discontinuity))
+    }
+
+    private func yield(_ event: QueueEvent) {
+        let streams = state.withLock { Array($0.streams.values) }
+        for stream in streams { stream.yield(event) }
+    }
+
+    private func notifyListeners(_ property: QueueProperty) {
+        let listeners = state.withLock { state in
+            state.listeners.values.filter { $0.0 == property }.map(\.1)
+        }
+        for listener in listeners { deliver { listener(self, property) } }
+    }
+
+    private func deliver(_ work: @escaping @Sendable () -> Void) {
+        switch callbackExecutor {
+        case .engineThread:
+            work()
+        case .dispatchQueue(let box):
+            if isOfflineDevice { box.queue.sync(execute: work) } else { box.queue.async(execute: work) }
+        }
+    }
+
+    /// Frees every buffer and the render state; called once the render thread has let go.
+    func releaseAll() {
+        let (buffers, segments, streams, alreadyReleased) = state.withLock { state in
+            let result = (Array(state.buffers.values), state.internalSegments, Array(state.streams.values), state.released)
+            state.buffers.removeAll()
+            state.internalSegments.removeAll()
+            state.streams.removeAll()
+            state.listeners.removeAll()
+            state.disposal = .done
+            state.isRunning = false
+            state.released = true
+            return result
+        }
+        if alreadyReleased { return }
+        for buffer in buffers {
+            buffer.isFreed = true
+            buffer.release()
+        }
+        for segment in segments { Segment.free(segment) }
+        renderState.pointee.deallocateStorage()
+        renderState.deinitialize(count: 1)
+        renderState.deallocate()
+        for stream in streams {
+            stream.yield(.disposed)
+            stream.finish()
+        }
+    }
+}
+
+/// Identifies a property listener added with ``OutputQueue/addPropertyListener(_:_:)``.
+public struct PropertyListenerToken: Sendable, Hashable {
+    let id: Int
+    /// The property listened to.
+    public let property: QueueProperty
+}
+
+/// A queue time reading: Audio Queue's `AudioTimeStamp` from `AudioQueueGetCurrentTime`, with
+/// the timeline discontinuity flag.
+public struct QueueTimeStamp: Sendable, Hashable {
+    /// Queue sample time: frames at the queue's rate since it started, pauses excluded.
+    public var sampleTime: Int64
+    /// The device sample time of the reading.
+    public var deviceSampleTime: Int64
+    /// The host time (µs) of the reading.
+    public var hostTime: UInt64
+    /// Whether a discontinuity happened since the timeline was last read.
+    public var discontinuity: Bool
+}

@@ -1,0 +1,84 @@
+/// An audio buffer owned by an ``OutputQueue``: Audio Queue's `AudioQueueBuffer`.
+///
+/// Allocate buffers with ``OutputQueue/allocateBuffer(byteCapacity:)`` (or `frameCapacity:`),
+/// fill ``data`` with frames in the queue's ``StreamFormat``, set ``byteSize`` (or
+/// ``frameCount``), and enqueue. The queue hands the buffer back through its output callback when
+/// it has played it; only then may you refill it. The buffer's memory stays valid until the buffer
+/// is freed or its queue is disposed of.
+///
+/// Thread safety: a buffer belongs to whoever holds it — the queue while it is enqueued, your code
+/// otherwise. Don't touch its contents while it is enqueued.
+public final class QueueBuffer: @unchecked Sendable {
+    /// The size of ``data`` in bytes (`mAudioDataBytesCapacity`).
+    public let byteCapacity: Int
+    /// The audio data (`mAudioData`): interleaved frames in ``format``.
+    public let data: UnsafeMutableRawPointer
+    /// The number of valid bytes in ``data`` (`mAudioDataByteSize`); a whole number of frames.
+    public var byteSize: Int
+    /// Your own pointer, carried with the buffer (`mUserData`).
+    public var userData: UnsafeMutableRawPointer?
+    /// The format of ``data``: the owning queue's stream format.
+    public let format: StreamFormat
+
+    /// The queue that owns the buffer (unowned: the queue keeps its buffers alive).
+    unowned let queue: OutputQueue
+    /// Converted audio for the render thread.
+    let segment: UnsafeMutablePointer<Segment>
+    /// Guarded by the owning queue's lock.
+    var isEnqueued = false
+    var isFreed = false
+
+    init(queue: OutputQueue, format: StreamFormat, byteCapacity: Int, convertedFrames: Int) {
+        self.queue = queue
+        self.format = format
+        self.byteCapacity = byteCapacity
+        byteSize = 0
+        data = .allocate(byteCount: max(byteCapacity, 1), alignment: 16)
+        data.initializeMemory(as: UInt8.self, repeating: 0, count: max(byteCapacity, 1))
+        segment = Segment.allocate(capacityFrames: convertedFrames, channelCount: format.channelCount, owner: nil)
+        segment.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// Frees the memory; called by the queue once the render thread no longer references it.
+    func release() {
+        data.deallocate()
+        Segment.free(segment)
+    }
+
+    /// How many whole frames fit in the buffer.
+    public var frameCapacity: Int { byteCapacity / format.bytesPerFrame }
+
+    /// The number of valid frames: ``byteSize`` divided by the bytes per frame.
+    public var frameCount: Int {
+        get { byteSize / format.bytesPerFrame }
+        set { byteSize = max(0, min(newValue, frameCapacity)) * format.bytesPerFrame }
+    }
+
+    /// Calls `body` with the buffer's frames as interleaved float samples (only valid for
+    /// ``SampleFormat/float32`` queues), sized to the whole capacity.
+    ///
+    /// - Precondition: the queue's sample format is `float32`.
+    public func withFloatSamples<R>(_ body: (UnsafeMutableBufferPointer<Float>) throws -> R) rethrows -> R {
+        precondition(format.sampleFormat == .float32, "withFloatSamples needs a float32 queue; this one is \(format)")
+        let pointer = data.bindMemory(to: Float.self, capacity: frameCapacity * format.channelCount)
+        return try body(UnsafeMutableBufferPointer(start: pointer, count: frameCapacity * format.channelCount))
+    }
+
+    /// Copies interleaved float samples into the buffer, encoding them in the queue's sample
+    /// format, and sets ``frameCount``. Returns the number of frames copied (at most the capacity).
+    @discardableResult
+    public func fill(from samples: UnsafeBufferPointer<Float>) -> Int {
+        let frames = min(samples.count / format.channelCount, frameCapacity)
+        if let base = samples.baseAddress {
+            PCMCodec.encode(base, sampleCount: frames * format.channelCount, format: format.sampleFormat, into: data)
+        }
+        frameCount = frames
+        return frames
+    }
+
+    /// Copies interleaved float samples into the buffer (see ``fill(from:)-(UnsafeBufferPointer<Float>)``).
+    @discardableResult
+    public func fill(from samples: [Float]) -> Int {
+        samples.withUnsafeBufferPointer { fill(from: $0) }
+    }
+}

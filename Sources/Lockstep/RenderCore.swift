@@ -1,0 +1,428 @@
+import Synchronization
+
+/// Engine-level commands to the render thread.
+struct EngineCommand {
+    enum Kind: UInt8 { case addQueue }
+    var kind: Kind
+    var slot: Int32
+    var state: UnsafeMutablePointer<QueueRenderState>?
+
+    var message: RingMessage { RingMessage(kind: kind.rawValue, slot: slot, state: state) }
+}
+
+/// Everything the render thread touches, as plain pointers into memory allocated when the engine
+/// was created. A `RenderCore` is a trivial value: copying it copies pointers, never retains.
+struct RenderCore {
+    let channelCount: Int
+    let maximumFrames: Int
+    let maximumQueues: Int
+    let rampFrames: Int
+
+    /// Slot table of queue states (render-owned).
+    let slots: UnsafeMutablePointer<UnsafeMutablePointer<QueueRenderState>?>
+    let engineCommands: UnsafeMutablePointer<SPSCRing>
+    let events: UnsafeMutablePointer<SPSCRing>
+    /// Per-frame gain scratch, `maximumFrames` long.
+    let gainScratch: UnsafeMutablePointer<Float>
+    /// Render-published counters and the master meter.
+    let shared: UnsafeMutablePointer<RenderShared>
+
+    /// Renders `frames` frames starting at device sample time `sampleTime` into `output`, one
+    /// pointer per device channel (each at least `frames` long). Realtime-safe: no allocation,
+    /// no locks, no waiting; reads only memory preallocated by the engine.
+    ///
+    /// Release builds check this with `@_noAllocation @_noLocks` (the checks need optimisation:
+    /// unspecialised atomics in debug builds would fail them).
+    #if LOCKSTEP_REALTIME_CHECKS
+    @_noAllocation @_noLocks
+    func render(frames requested: Int, sampleTime: Int64,
+                output: UnsafePointer<UnsafeMutablePointer<Float>>) {
+        renderCycle(frames: requested, sampleTime: sampleTime, output: output)
+    }
+    #else
+    func render(frames requested: Int, sampleTime: Int64,
+                output: UnsafePointer<UnsafeMutablePointer<Float>>) {
+        renderCycle(frames: requested, sampleTime: sampleTime, output: output)
+    }
+    #endif
+
+    @inline(__always)
+    func renderCycle(frames requested: Int, sampleTime: Int64,
+                     output: UnsafePointer<UnsafeMutablePointer<Float>>) {
+        let frames = min(requested, maximumFrames)
+        for c in 0..<channelCount { output[c].update(repeating: 0, count: requested) }
+
+        while let message = engineCommands.pointee.pop() {
+            if message.kind == EngineCommand.Kind.addQueue.rawValue {
+                slots[Int(message.slot)] = message.state
+            }
+        }
+
+        for s in 0..<maximumQueues {
+            guard let queue = slots[s] else { continue }
+            renderQueue(queue, frames: frames, t0: sampleTime, output: output)
+            if queue.pointee.removed {
+                slots[s] = nil
+                emit(RenderEvent(kind: .queueRemoved, slot: queue.pointee.slot, segment: nil,
+                                 sampleTime: sampleTime, value: 0, detail: 0))
+            }
+        }
+
+        shared.pointee.masterMeter.accumulateMaster(output, channels: channelCount, frames: frames)
+        shared.pointee.renderedCycles.wrappingAdd(1, ordering: .relaxed)
+        shared.pointee.nextSampleTime.store(sampleTime &+ Int64(requested), ordering: .releasing)
+    }
+
+    /// Reports a device-level discontinuity (xrun, rate change, …) from the render thread.
+    #if LOCKSTEP_REALTIME_CHECKS
+    @_noAllocation @_noLocks
+    func reportDeviceDiscontinuity(kind: Int64, sampleTime: Int64, detail: Int64) {
+        reportDiscontinuityBody(kind: kind, sampleTime: sampleTime, detail: detail)
+    }
+    #else
+    func reportDeviceDiscontinuity(kind: Int64, sampleTime: Int64, detail: Int64) {
+        reportDiscontinuityBody(kind: kind, sampleTime: sampleTime, detail: detail)
+    }
+    #endif
+
+    @inline(__always)
+    func reportDiscontinuityBody(kind: Int64, sampleTime: Int64, detail: Int64) {
+        for s in 0..<maximumQueues {
+            if let queue = slots[s] { queue.pointee.discontinuityCount.wrappingAdd(1, ordering: .relaxed) }
+        }
+        emit(RenderEvent(kind: .deviceDiscontinuity, slot: -1, segment: nil,
+                         sampleTime: sampleTime, value: kind, detail: detail))
+    }
+
+    @inline(__always)
+    func emit(_ event: RenderEvent) {
+        if !events.pointee.push(event.message) {
+            shared.pointee.droppedEvents.wrappingAdd(1, ordering: .relaxed)
+        }
+    }
+
+    // MARK: - One queue
+
+    @inline(__always)
+    func renderQueue(_ q: UnsafeMutablePointer<QueueRenderState>, frames n: Int, t0: Int64,
+                     output: UnsafePointer<UnsafeMutablePointer<Float>>) {
+        applyCommands(q, t0: t0)
+        if q.pointee.removed { return }
+        updateGainTarget(q)
+
+        var f = 0
+        if q.pointee.runState == .scheduled {
+            let startAt = q.pointee.startAt
+            if startAt >= t0 + Int64(n) { publishClock(q, deviceTime: t0 + Int64(n)); return }
+            f = Int(max(0, startAt - t0))
+            q.pointee.runState = .running
+            q.pointee.startDeviceTime = t0 + Int64(f)
+            emit(RenderEvent(kind: .started, slot: q.pointee.slot, segment: nil,
+                             sampleTime: t0 + Int64(f), value: 0, detail: 0))
+        }
+
+        while f < n && q.pointee.runState == .running {
+            if q.pointee.current == nil { q.pointee.current = popSegment(q) }
+            guard let seg = q.pointee.current else {
+                if q.pointee.drainThenStop {
+                    stop(q, at: t0 + Int64(f))
+                    break
+                }
+                if q.pointee.starvedSince < 0 {
+                    q.pointee.starvedSince = q.pointee.queueTime
+                    q.pointee.starvedDeviceTime = t0 + Int64(f)
+                    q.pointee.discontinuityCount.wrappingAdd(1, ordering: .relaxed)
+                }
+                q.pointee.queueTime += Int64(n - f)
+                f = n
+                break
+            }
+            if !seg.pointee.started && seg.pointee.start == Segment.follow {
+                seg.pointee.start = q.pointee.lastEnd
+            }
+            let segStart = seg.pointee.start
+            if q.pointee.starvedSince >= 0 {
+                let resumed = min(q.pointee.queueTime, max(segStart, q.pointee.starvedSince))
+                let length = resumed - q.pointee.starvedSince
+                if length > 0 {
+                    emit(RenderEvent(kind: .underrun, slot: q.pointee.slot, segment: nil,
+                                     sampleTime: q.pointee.starvedDeviceTime, value: length, detail: 0))
+                }
+                q.pointee.starvedSince = -1
+            }
+            let queueTime = q.pointee.queueTime
+            if queueTime < segStart {
+                let k = Int(min(Int64(n - f), segStart - queueTime))
+                q.pointee.queueTime += Int64(k)
+                f += k
+                continue
+            }
+            let position = Int(queueTime - segStart)
+            let count = seg.pointee.frameCount
+            if position >= count {
+                finishSegment(q, seg, t0: t0 + Int64(f))
+                continue
+            }
+            if !seg.pointee.started {
+                seg.pointee.started = true
+                seg.pointee.resolvedStart = segStart
+                let v = seg.pointee.volume
+                if !v.isNaN {
+                    q.pointee.volume = v
+                    q.pointee.effectiveVolumeBits.store(v.bitPattern, ordering: .relaxed)
+                    let target = v * Float(bitPattern: q.pointee.mixerGainBits.load(ordering: .relaxed))
+                    beginRamp(q, to: target)
+                }
+            }
+            let k = min(n - f, count - position)
+            mix(q, seg, from: position, frames: k, into: output, at: f)
+            q.pointee.queueTime += Int64(k)
+            f += k
+            if position + k == count { finishSegment(q, seg, t0: t0 + Int64(f)) }
+        }
+        publishClock(q, deviceTime: t0 + Int64(n))
+    }
+
+    @inline(__always)
+    func popSegment(_ q: UnsafeMutablePointer<QueueRenderState>) -> UnsafeMutablePointer<Segment>? {
+        if q.pointee.fifoCount == 0 { return nil }
+        let index = q.pointee.fifoHead
+        let seg = q.pointee.fifo[index]
+        q.pointee.fifo[index] = nil
+        q.pointee.fifoHead = (index + 1) & q.pointee.fifoMask
+        q.pointee.fifoCount -= 1
+        return seg
+    }
+
+    @inline(__always)
+    func finishSegment(_ q: UnsafeMutablePointer<QueueRenderState>, _ seg: UnsafeMutablePointer<Segment>,
+                       t0: Int64) {
+        q.pointee.lastEnd = seg.pointee.start + Int64(seg.pointee.frameCount)
+        q.pointee.current = nil
+        emit(RenderEvent(kind: .bufferDone, slot: q.pointee.slot, segment: seg,
+                         sampleTime: t0, value: 0, detail: 0))
+    }
+
+    /// Returns every pending segment through `bufferDone` events, oldest first.
+    @inline(__always)
+    func returnAllSegments(_ q: UnsafeMutablePointer<QueueRenderState>, sampleTime: Int64, notify: Bool) {
+        if let seg = q.pointee.current {
+            q.pointee.current = nil
+            if notify { emit(RenderEvent(kind: .bufferDone, slot: q.pointee.slot, segment: seg,
+                                         sampleTime: sampleTime, value: 0, detail: 0)) }
+        }
+        while let seg = popSegment(q) {
+            if notify { emit(RenderEvent(kind: .bufferDone, slot: q.pointee.slot, segment: seg,
+                                         sampleTime: sampleTime, value: 0, detail: 0)) }
+        }
+    }
+
+    @inline(__always)
+    func endStarvation(_ q: UnsafeMutablePointer<QueueRenderState>) {
+        if q.pointee.starvedSince >= 0 {
+            let length = q.pointee.queueTime - q.pointee.starvedSince
+            if length > 0 {
+                emit(RenderEvent(kind: .underrun, slot: q.pointee.slot, segment: nil,
+                                 sampleTime: q.pointee.starvedDeviceTime, value: length, detail: 0))
+            }
+            q.pointee.starvedSince = -1
+        }
+    }
+
+    @inline(__always)
+    func stop(_ q: UnsafeMutablePointer<QueueRenderState>, at sampleTime: Int64) {
+        let wasActive = q.pointee.runState != .stopped
+        endStarvation(q)
+        returnAllSegments(q, sampleTime: sampleTime, notify: !q.pointee.disposeAfterStop)
+        q.pointee.runState = .stopped
+        q.pointee.queueTime = 0
+        q.pointee.lastEnd = 0
+        q.pointee.drainThenStop = false
+        q.pointee.rampRemaining = 0
+        q.pointee.gain = q.pointee.gainTarget
+        if wasActive {
+            emit(RenderEvent(kind: .stopped, slot: q.pointee.slot, segment: nil,
+                             sampleTime: sampleTime, value: 0, detail: 0))
+        }
+        if q.pointee.disposeAfterStop { q.pointee.removed = true }
+    }
+
+    @inline(__always)
+    func applyCommands(_ q: UnsafeMutablePointer<QueueRenderState>, t0: Int64) {
+        while let message = q.pointee.commands.pop() {
+            guard let command = QueueCommand(message) else { continue }
+            switch command.kind {
+            case .enqueue:
+                guard let seg = command.segment else { continue }
+                let index = (q.pointee.fifoHead + q.pointee.fifoCount) & q.pointee.fifoMask
+                q.pointee.fifo[index] = seg
+                q.pointee.fifoCount += 1
+            case .start:
+                switch q.pointee.runState {
+                case .stopped:
+                    q.pointee.runState = .scheduled
+                    q.pointee.startAt = command.time < 0 ? t0 : command.time
+                    q.pointee.queueTime = 0
+                    q.pointee.lastEnd = 0
+                    q.pointee.drainThenStop = false
+                case .paused:
+                    q.pointee.runState = .running
+                    emit(RenderEvent(kind: .started, slot: q.pointee.slot, segment: nil,
+                                     sampleTime: t0, value: 1, detail: 0))
+                case .scheduled, .running:
+                    break
+                }
+            case .pause:
+                if q.pointee.runState == .running {
+                    q.pointee.runState = .paused
+                    emit(RenderEvent(kind: .paused, slot: q.pointee.slot, segment: nil,
+                                     sampleTime: t0, value: 0, detail: 0))
+                }
+            case .stopNow:
+                stop(q, at: t0)
+            case .stopWhenDrained:
+                if q.pointee.runState == .stopped { continue }
+                q.pointee.drainThenStop = true
+            case .reset:
+                endStarvation(q)
+                returnAllSegments(q, sampleTime: t0, notify: true)
+                q.pointee.lastEnd = q.pointee.queueTime
+                q.pointee.drainThenStop = false
+            case .disposeNow:
+                returnAllSegments(q, sampleTime: t0, notify: false)
+                q.pointee.runState = .stopped
+                q.pointee.removed = true
+                return
+            case .disposeWhenDrained:
+                q.pointee.disposeAfterStop = true
+                if q.pointee.runState == .stopped {
+                    q.pointee.removed = true
+                    return
+                }
+                q.pointee.drainThenStop = true
+            }
+        }
+    }
+
+    @inline(__always)
+    func updateGainTarget(_ q: UnsafeMutablePointer<QueueRenderState>) {
+        let generation = q.pointee.volumeGeneration.load(ordering: .acquiring)
+        if generation != q.pointee.seenVolumeGeneration {
+            q.pointee.seenVolumeGeneration = generation
+            let v = Float(bitPattern: q.pointee.userVolumeBits.load(ordering: .relaxed))
+            q.pointee.volume = v
+            q.pointee.effectiveVolumeBits.store(v.bitPattern, ordering: .relaxed)
+        }
+        let target = q.pointee.volume * Float(bitPattern: q.pointee.mixerGainBits.load(ordering: .relaxed))
+        if target != q.pointee.gainTarget {
+            if q.pointee.runState == .running { beginRamp(q, to: target) } else {
+                q.pointee.gainTarget = target
+                q.pointee.gain = target
+                q.pointee.rampRemaining = 0
+            }
+        }
+    }
+
+    @inline(__always)
+    func beginRamp(_ q: UnsafeMutablePointer<QueueRenderState>, to target: Float) {
+        q.pointee.gainTarget = target
+        let steps = max(1, rampFrames)
+        q.pointee.rampStep = (target - q.pointee.gain) / Float(steps)
+        q.pointee.rampRemaining = steps
+    }
+
+    /// Mixes `frames` frames of `seg` starting at `position` into the output at offset `at`,
+    /// applying the gain ramp and channel map, and meters the queue.
+    @inline(__always)
+    func mix(_ q: UnsafeMutablePointer<QueueRenderState>, _ seg: UnsafeMutablePointer<Segment>,
+             from position: Int, frames: Int, into output: UnsafePointer<UnsafeMutablePointer<Float>>,
+             at offset: Int) {
+        // Per-frame gains for this chunk.
+        var gain = q.pointee.gain
+        var remaining = q.pointee.rampRemaining
+        let step = q.pointee.rampStep
+        for i in 0..<frames {
+            if remaining > 0 {
+                remaining -= 1
+                gain = remaining == 0 ? q.pointee.gainTarget : gain + step
+            }
+            gainScratch[i] = gain
+        }
+        q.pointee.gain = gain
+        q.pointee.rampRemaining = remaining
+
+        let qc = seg.pointee.channelCount
+        let source = seg.pointee.samples + position * qc
+        // Scale the chunk in place into the segment's memory? No: the segment must stay intact
+        // for re-reads; scale on the fly.
+        if qc == 1 {
+            let targets = min(2, channelCount)
+            for c in 0..<targets {
+                let out = output[c] + offset
+                for i in 0..<frames { out[i] += source[i] * gainScratch[i] }
+            }
+        } else {
+            let channels = min(qc, channelCount)
+            for c in 0..<channels {
+                let out = output[c] + offset
+                var p = source + c
+                for i in 0..<frames {
+                    out[i] += p.pointee * gainScratch[i]
+                    p += qc
+                }
+            }
+        }
+        if q.pointee.meteringEnabled.load(ordering: .relaxed) {
+            for c in 0..<qc {
+                var sum: Float = 0
+                var peak = q.pointee.meter.peaks[c]
+                var p = source + c
+                for i in 0..<frames {
+                    let v = p.pointee * gainScratch[i]
+                    sum += v * v
+                    let a = abs(v)
+                    if a > peak { peak = a }
+                    p += qc
+                }
+                q.pointee.meter.sumSquares[c] += sum
+                q.pointee.meter.peaks[c] = peak
+            }
+            q.pointee.meter.finishPlanar(frames: frames)
+        }
+    }
+
+    @inline(__always)
+    func publishClock(_ q: UnsafeMutablePointer<QueueRenderState>, deviceTime: Int64) {
+        let sequence = q.pointee.clockSequence.load(ordering: .relaxed)
+        q.pointee.clockSequence.store(sequence &+ 1, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
+        q.pointee.publishedQueueTime.store(q.pointee.queueTime, ordering: .relaxed)
+        q.pointee.publishedDeviceTime.store(deviceTime, ordering: .relaxed)
+        q.pointee.publishedRunState.store(q.pointee.runState.rawValue, ordering: .relaxed)
+        q.pointee.clockSequence.store(sequence &+ 2, ordering: .releasing)
+    }
+}
+
+/// Counters and meters the render thread publishes for the engine as a whole.
+struct RenderShared: ~Copyable {
+    let nextSampleTime = Atomic<Int64>(0)
+    let renderedCycles = Atomic<Int>(0)
+    let droppedEvents = Atomic<Int>(0)
+    var masterMeter: LevelAccumulator
+
+    init(channelCount: Int, meterWindow: Int) {
+        masterMeter = LevelAccumulator(channelCount: channelCount, window: meterWindow)
+    }
+}
+
+extension LevelAccumulator {
+    /// Meters planar device output.
+    @inline(__always)
+    mutating func accumulateMaster(_ output: UnsafePointer<UnsafeMutablePointer<Float>>, channels: Int,
+                                   frames: Int) {
+        for c in 0..<min(channels, channelCount) {
+            accumulatePlanar(channel: c, output[c], frames: frames)
+        }
+        finishPlanar(frames: frames)
+    }
+}

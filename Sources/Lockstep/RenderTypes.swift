@@ -1,0 +1,281 @@
+import Synchronization
+
+/// Converted audio ready for the render thread: interleaved float at the device rate, in the
+/// queue's channel count. One per ``QueueBuffer`` (allocated with it), plus internal segments that
+/// carry a rate converter's tail. Written by the user side before it is enqueued, then owned by
+/// the render thread until it comes back in a `bufferDone` event.
+struct Segment {
+    /// Marks a segment that follows the previous one gaplessly.
+    static let follow: Int64 = .min
+
+    var samples: UnsafeMutablePointer<Float>
+    var capacityFrames: Int
+    var frameCount: Int
+    var channelCount: Int
+    /// Start in queue time (device-rate frames since the queue started), or ``follow``.
+    var start: Int64
+    /// Volume to apply when the segment starts, or NaN for none.
+    var volume: Float
+    /// `Unmanaged<QueueBuffer>` of the owning buffer, or nil for an internal segment.
+    var owner: UnsafeMutableRawPointer?
+    /// Set by the render thread once it has applied the segment's start parameters.
+    var started: Bool
+    /// Rendered start (queue time) once resolved by the render thread.
+    var resolvedStart: Int64
+
+    static func allocate(capacityFrames: Int, channelCount: Int, owner: UnsafeMutableRawPointer?)
+        -> UnsafeMutablePointer<Segment>
+    {
+        let samples = UnsafeMutablePointer<Float>.allocate(capacity: max(1, capacityFrames * channelCount))
+        samples.initialize(repeating: 0, count: max(1, capacityFrames * channelCount))
+        let segment = UnsafeMutablePointer<Segment>.allocate(capacity: 1)
+        segment.initialize(to: Segment(samples: samples, capacityFrames: capacityFrames, frameCount: 0,
+                                       channelCount: channelCount, start: follow, volume: .nan,
+                                       owner: owner, started: false, resolvedStart: 0))
+        return segment
+    }
+
+    static func free(_ segment: UnsafeMutablePointer<Segment>) {
+        segment.pointee.samples.deallocate()
+        segment.deinitialize(count: 1)
+        segment.deallocate()
+    }
+}
+
+/// A command from the user side to one queue's render state, applied in order at the start of a
+/// render cycle.
+struct QueueCommand {
+    enum Kind: UInt8 {
+        case enqueue, start, pause, stopNow, stopWhenDrained, reset, disposeNow, disposeWhenDrained
+    }
+    var kind: Kind
+    var segment: UnsafeMutablePointer<Segment>?
+    /// For `start`: the device sample time to start at, or -1 for the next rendered frame.
+    var time: Int64
+
+    init(kind: Kind, segment: UnsafeMutablePointer<Segment>?, time: Int64) {
+        self.kind = kind
+        self.segment = segment
+        self.time = time
+    }
+
+    @inline(__always)
+    init?(_ message: RingMessage) {
+        guard let kind = Kind(rawValue: message.kind) else { return nil }
+        self.init(kind: kind, segment: message.segment, time: message.time)
+    }
+
+    var message: RingMessage { RingMessage(kind: kind.rawValue, segment: segment, time: time) }
+}
+
+/// Something the render thread reports to the user side.
+struct RenderEvent {
+    enum Kind: UInt8 {
+        case bufferDone, started, stopped, paused, underrun, queueRemoved, deviceDiscontinuity
+    }
+    var kind: Kind
+    var slot: Int32
+    var segment: UnsafeMutablePointer<Segment>?
+    /// Device sample time the event happened at.
+    var sampleTime: Int64
+    /// Kind-specific: underrun length in frames; discontinuity kind and detail.
+    var value: Int64
+    var detail: Int64
+
+    init(kind: Kind, slot: Int32, segment: UnsafeMutablePointer<Segment>?, sampleTime: Int64, value: Int64, detail: Int64) {
+        self.kind = kind
+        self.slot = slot
+        self.segment = segment
+        self.sampleTime = sampleTime
+        self.value = value
+        self.detail = detail
+    }
+
+    init?(_ message: RingMessage) {
+        guard let kind = Kind(rawValue: message.kind) else { return nil }
+        self.init(kind: kind, slot: message.slot, segment: message.segment, sampleTime: message.time,
+                  value: message.value, detail: message.detail)
+    }
+
+    var message: RingMessage {
+        RingMessage(kind: kind.rawValue, slot: slot, segment: segment, time: sampleTime, value: value, detail: detail)
+    }
+}
+
+/// The run states of a queue as the render thread sees them.
+enum RenderRunState: UInt8 {
+    case stopped = 0, scheduled, running, paused
+}
+
+/// The render-thread state of one output queue. Lives in manually allocated memory that the
+/// render thread reaches through a pointer; fields without atomics belong to the render thread.
+struct QueueRenderState: ~Copyable {
+    let slot: Int32
+    let channelCount: Int
+    let commands: SPSCRing
+
+    // Render-local FIFO of pending segments.
+    let fifo: UnsafeMutablePointer<UnsafeMutablePointer<Segment>?>
+    let fifoMask: Int
+    var fifoHead = 0
+    var fifoCount = 0
+    var current: UnsafeMutablePointer<Segment>? = nil
+
+    var runState: RenderRunState = .stopped
+    var startAt: Int64 = 0
+    var startDeviceTime: Int64 = 0
+    var queueTime: Int64 = 0
+    var lastEnd: Int64 = 0
+    var drainThenStop = false
+    var disposeAfterStop = false
+    var removed = false
+    var starvedSince: Int64 = -1
+    var starvedDeviceTime: Int64 = 0
+
+    // Gain: current applied linear gain, the target it ramps to, and the ramp.
+    var gain: Float = 1
+    var gainTarget: Float = 1
+    var rampStep: Float = 0
+    var rampRemaining = 0
+    var volume: Float = 1
+    var seenVolumeGeneration = 0
+    let volumeGeneration = Atomic<Int>(0)
+    let userVolumeBits = Atomic<UInt32>(Float(1).bitPattern)
+    let mixerGainBits = Atomic<UInt32>(Float(1).bitPattern)
+    let effectiveVolumeBits = Atomic<UInt32>(Float(1).bitPattern)
+
+    // Metering.
+    let meteringEnabled = Atomic<Bool>(false)
+    var meter: LevelAccumulator
+
+    // Published clock (a sequence lock over atomics: odd while the render thread writes).
+    let clockSequence = Atomic<Int>(0)
+    let publishedQueueTime = Atomic<Int64>(0)
+    let publishedDeviceTime = Atomic<Int64>(0)
+    let publishedRunState = Atomic<UInt8>(0)
+    let discontinuityCount = Atomic<Int>(0)
+
+    init(slot: Int32, channelCount: Int, maximumSegments: Int, meterWindow: Int) {
+        self.slot = slot
+        self.channelCount = channelCount
+        commands = SPSCRing(minimumCapacity: maximumSegments * 2 + 64)
+        var capacity = 2
+        while capacity < maximumSegments + 16 { capacity <<= 1 }
+        fifo = .allocate(capacity: capacity)
+        fifo.initialize(repeating: nil, count: capacity)
+        fifoMask = capacity - 1
+        meter = LevelAccumulator(channelCount: channelCount, window: meterWindow)
+    }
+
+    /// Frees the state's own storage (not the segments, which belong to buffers).
+    func deallocateStorage() {
+        commands.deallocate()
+        fifo.deallocate()
+        meter.deallocate()
+    }
+}
+
+/// Accumulates peak and mean-square levels per channel on the render thread and publishes them
+/// through atomics once per window, so any thread can read a consistent recent level.
+struct LevelAccumulator: ~Copyable {
+    let channelCount: Int
+    let window: Int
+    let sumSquares: UnsafeMutablePointer<Float>
+    let peaks: UnsafeMutablePointer<Float>
+    /// Published values: for channel c, [2c] = mean-square bits, [2c+1] = peak bits.
+    let published: UnsafeMutablePointer<Atomic<UInt32>>
+    var frames = 0
+
+    init(channelCount: Int, window: Int) {
+        self.channelCount = channelCount
+        self.window = max(1, window)
+        sumSquares = .allocate(capacity: channelCount)
+        sumSquares.initialize(repeating: 0, count: channelCount)
+        peaks = .allocate(capacity: channelCount)
+        peaks.initialize(repeating: 0, count: channelCount)
+        published = .allocate(capacity: channelCount * 2)
+        for i in 0..<(channelCount * 2) { (published + i).initialize(to: Atomic<UInt32>(0)) }
+    }
+
+    /// Adds `frames` interleaved frames (stride `stride` samples, first channel at `samples`).
+    @inline(__always)
+    mutating func accumulate(_ samples: UnsafePointer<Float>, frames count: Int, stride: Int) {
+        for c in 0..<channelCount {
+            var sum: Float = 0
+            var peak = peaks[c]
+            var p = samples + c
+            for _ in 0..<count {
+                let v = p.pointee
+                sum += v * v
+                let a = abs(v)
+                if a > peak { peak = a }
+                p += stride
+            }
+            sumSquares[c] += sum
+            peaks[c] = peak
+        }
+        frames += count
+        if frames >= window { publish() }
+    }
+
+    /// Adds planar frames of one channel; call ``finishPlanar(frames:)`` after all channels.
+    @inline(__always)
+    func accumulatePlanar(channel c: Int, _ samples: UnsafePointer<Float>, frames count: Int) {
+        var sum: Float = 0
+        var peak = peaks[c]
+        for i in 0..<count {
+            let v = samples[i]
+            sum += v * v
+            let a = abs(v)
+            if a > peak { peak = a }
+        }
+        sumSquares[c] += sum
+        peaks[c] = peak
+    }
+
+    @inline(__always)
+    mutating func finishPlanar(frames count: Int) {
+        frames += count
+        if frames >= window { publish() }
+    }
+
+    /// Publishes the accumulated window (silence counts as a zero level) and starts a new one.
+    @inline(__always)
+    mutating func publish() {
+        let n = Float(max(frames, 1))
+        for c in 0..<channelCount {
+            let meanSquare = sumSquares[c] / n
+            published[2 * c].store(meanSquare.bitPattern, ordering: .relaxed)
+            published[2 * c + 1].store(peaks[c].bitPattern, ordering: .relaxed)
+            sumSquares[c] = 0
+            peaks[c] = 0
+        }
+        frames = 0
+    }
+
+    /// Reads the last published levels (any thread).
+    func read() -> [ChannelLevel] {
+        (0..<channelCount).map { c in
+            ChannelLevel(averagePower: Float(bitPattern: published[2 * c].load(ordering: .relaxed)).squareRoot(),
+                         peakPower: Float(bitPattern: published[2 * c + 1].load(ordering: .relaxed)))
+        }
+    }
+
+    /// Clears accumulated and published levels (render thread, or while not rendering).
+    mutating func clear() {
+        for c in 0..<channelCount {
+            sumSquares[c] = 0
+            peaks[c] = 0
+            published[2 * c].store(0, ordering: .relaxed)
+            published[2 * c + 1].store(0, ordering: .relaxed)
+        }
+        frames = 0
+    }
+
+    func deallocate() {
+        sumSquares.deallocate()
+        peaks.deallocate()
+        for i in 0..<(channelCount * 2) { (published + i).deinitialize(count: 1) }
+        published.deallocate()
+    }
+}

@@ -1,0 +1,227 @@
+import CSndfile
+import Lockstep
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writes interleaved 32-bit float audio to a WAV, AIFF, FLAC, CAF, W64 or RF64 file.
+///
+/// Samples are converted to the file's encoding by libsndfile. Integer encodings clip values
+/// outside −1…1 (instead of wrapping around); float encodings store them unchanged.
+///
+/// By default the writer is *atomic*: it writes a hidden temporary file in the destination's
+/// folder (see ``AtomicFileOutput``) and ``close()`` renames it into place only after the header
+/// is finalized. ``abort()``, a failed ``close()``, or deinitializing an open atomic writer deletes
+/// the temporary file, so a failed render never leaves a file that looks whole.
+///
+/// **Threads.** Not thread-safe: use a writer from one thread at a time; it may move between
+/// threads.
+public final class AudioFileWriter: @unchecked Sendable {
+    /// The destination path, as the caller gave it.
+    public let path: String
+    /// The container written.
+    public let type: AudioFileType
+    /// Sample rate, channel count and the sample encoding stored in the file.
+    public let format: StreamFormat
+    /// Whether the file is written to a temporary file and renamed into place by ``close()``.
+    public let isAtomic: Bool
+    /// Frames written so far.
+    public private(set) var framesWritten: Int64 = 0
+
+    private var handle: OpaquePointer?
+    private let output: AtomicFileOutput?
+    private var phase = Phase.writing
+
+    private enum Phase { case writing, closed, aborted }
+
+    /// Creates the output file and prepares it for writing.
+    ///
+    /// - Parameters:
+    ///   - path: the destination file.
+    ///   - type: the container; must be writable (see ``AudioFileType/isWritable``).
+    ///   - format: the sample rate (a whole number of Hz), channel count and the sample encoding
+    ///     to store (see ``AudioFileType/writableSampleFormats``).
+    ///   - atomic: write through a temporary file that ``close()`` renames into place (the
+    ///     default), or write `path` directly.
+    /// - Throws: ``FileError`` of kind ``FileError/Kind/unwritableOutput`` or
+    ///   ``FileError/Kind/permissionDenied`` when the folder is missing or not writable,
+    ///   ``FileError/Kind/unsupportedOutputFormat`` when the container cannot store the format
+    ///   (FLAC with s32/f32/f64 or more than 8 channels, a fractional sample rate, …), or
+    ///   ``FileError/Kind/ioError`` when the file cannot be created.
+    public init(path: String, type: AudioFileType, format: StreamFormat, atomic: Bool = true) throws(FileError) {
+        self.path = path
+        self.type = type
+        self.format = format
+        self.isAtomic = atomic
+
+        let sfFormat = try type.libsndfileFormat(for: format.sampleFormat, path: path)
+        var info = try Self.makeInfo(path: path, type: type, format: format, sfFormat: sfFormat)
+
+        if atomic {
+            let output = try AtomicFileOutput(destinationPath: path)
+            guard let handle = sf_open_fd(output.descriptor, Int32(SFM_WRITE), &info, Int32(SF_FALSE)) else {
+                let error = Sndfile.openError(path: path, forWriting: true)
+                output.abort()
+                throw error
+            }
+            self.output = output
+            self.handle = handle
+        } else {
+            try FileSystem.checkWritableDestination(path)
+            guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
+                throw Sndfile.openError(path: path, forWriting: true)
+            }
+            self.output = nil
+            self.handle = handle
+        }
+        if !format.sampleFormat.isFloat {
+            sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+        }
+    }
+
+    /// Creates the output file, choosing the container from the path's extension.
+    ///
+    /// - Throws: ``FileError`` as ``init(path:type:format:atomic:)`` does, and of kind
+    ///   ``FileError/Kind/unsupportedOutputFormat`` when the extension is unknown or read-only
+    ///   (see ``AudioFileType/forOutput(path:)``).
+    public convenience init(path: String, format: StreamFormat, atomic: Bool = true) throws(FileError) {
+        try self.init(path: path, type: AudioFileType.forOutput(path: path), format: format, atomic: atomic)
+    }
+
+    deinit {
+        guard phase == .writing else { return }
+        if isAtomic {
+            abort()
+        } else if let handle {
+            sf_close(handle)
+        }
+    }
+
+    /// Whether ``close()`` or ``abort()`` has been called.
+    public var isClosed: Bool { phase != .writing }
+
+    /// Appends `frames` interleaved float frames (`frames × format.channelCount` samples).
+    ///
+    /// - Throws: ``FileError`` of kind ``FileError/Kind/unsupportedOutputFormat`` when the audio
+    ///   would exceed the container's size limit (WAV 4 GiB, AIFF 2 GiB; nothing is written),
+    ///   or ``FileError/Kind/ioError`` when writing fails (disk full, …) or the writer is closed.
+    public func write(_ samples: UnsafePointer<Float>, frames: Int) throws(FileError) {
+        guard let handle, phase == .writing else {
+            throw FileError(.ioError, path: path, problem: "the writer has been closed; create a new one")
+        }
+        guard frames > 0 else { return }
+        if let limit = type.maximumDataBytes {
+            let bytes = (framesWritten + Int64(frames)) * Int64(format.bytesPerFrame)
+            if bytes > limit {
+                throw FileError(.unsupportedOutputFormat, path: path,
+                    problem: "\(type) files cannot hold more than \(limit / (1 << 20)) MiB of audio (\(Self.limitDuration(limit, format))); write .w64, .rf64 or .caf instead")
+            }
+        }
+        let written = sf_writef_float(handle, samples, Int64(frames))
+        framesWritten += max(0, written)
+        guard written == Int64(frames) else {
+            throw FileError(.ioError, path: path,
+                problem: "writing audio failed after \(framesWritten) frames (\(Sndfile.errorText(handle))); check free disk space")
+        }
+    }
+
+    /// Finalizes the header and closes the file; an atomic writer then renames it into place.
+    ///
+    /// Calling it again after it succeeded does nothing. If it fails, the unfinished file is
+    /// deleted (the temporary file of an atomic writer, the file at ``path`` of a direct one).
+    /// - Throws: ``FileError`` of kind ``FileError/Kind/ioError`` when finalizing or renaming
+    ///   fails, or when the writer was aborted.
+    public func close() throws(FileError) {
+        switch phase {
+        case .closed:
+            return
+        case .aborted:
+            throw FileError(.ioError, path: path,
+                problem: "the output was abandoned before it was finished; render it again")
+        case .writing:
+            break
+        }
+        let status = handle.map { sf_close($0) } ?? 0
+        handle = nil
+        guard status == 0 else {
+            let text = Sndfile.errorText(nil)
+            discardFile()
+            throw FileError(.ioError, path: path,
+                problem: "finishing the file failed (\(text)); check free disk space and write it again")
+        }
+        if let output {
+            do {
+                try output.commit()
+            } catch {
+                phase = .aborted
+                throw error
+            }
+        }
+        phase = .closed
+    }
+
+    /// Abandons the file: closes it without keeping it. An atomic writer deletes its temporary
+    /// file (the destination is untouched); a direct writer deletes the partial file at ``path``.
+    ///
+    /// Does nothing after ``close()`` or a previous ``abort()``.
+    public func abort() {
+        guard phase == .writing else { return }
+        if let handle { sf_close(handle) }
+        handle = nil
+        discardFile()
+    }
+
+    private func discardFile() {
+        phase = .aborted
+        if let output {
+            output.abort()
+        } else {
+            unlink(path)
+        }
+    }
+
+    // MARK: - Internals
+
+    private static func makeInfo(path: String, type: AudioFileType, format: StreamFormat,
+                                 sfFormat: Int32) throws(FileError) -> SF_INFO {
+        do {
+            try format.validate()
+        } catch {
+            throw FileError(.unsupportedOutputFormat, path: path, problem: error.message)
+        }
+        guard format.sampleRate == format.sampleRate.rounded(), format.sampleRate <= Double(Int32.max) else {
+            throw FileError(.unsupportedOutputFormat, path: path,
+                problem: "audio files store whole-number sample rates, not \(format.sampleRate) Hz; render at a whole-number rate")
+        }
+        if type == .flac {
+            guard format.channelCount <= 8 else {
+                throw FileError(.unsupportedOutputFormat, path: path,
+                    problem: "FLAC stores at most 8 channels, not \(format.channelCount); write .wav, .w64 or .caf instead")
+            }
+            guard format.sampleRate <= 655_350 else {
+                throw FileError(.unsupportedOutputFormat, path: path,
+                    problem: "FLAC stores sample rates up to 655350 Hz, not \(Int(format.sampleRate)); write .wav or .caf instead")
+            }
+        }
+        var info = SF_INFO()
+        info.samplerate = Int32(format.sampleRate)
+        info.channels = Int32(format.channelCount)
+        info.format = sfFormat
+        guard sf_format_check(&info) != 0 else {
+            throw FileError(.unsupportedOutputFormat, path: path,
+                problem: "libsndfile cannot write \(type) with \(format); choose another file type or sample format")
+        }
+        return info
+    }
+
+    private static func limitDuration(_ limit: Int64, _ format: StreamFormat) -> String {
+        let seconds = Double(limit) / Double(format.bytesPerFrame) / format.sampleRate
+        let minutes = Int(seconds / 60)
+        return "about \(minutes / 60) h \(minutes % 60) min at \(format)"
+    }
+}

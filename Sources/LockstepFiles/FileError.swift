@@ -1,0 +1,66 @@
+/// The error every audio-file operation in `LockstepFiles` throws.
+///
+/// A `FileError` names the file it is about and says, in one sentence, what is wrong with it and
+/// what to do, for example
+/// `song.wav: not an audio file libsndfile can read (Format not recognised.); convert it to WAV or FLAC`.
+/// ``kind`` lets code react to the category of failure without parsing ``message``.
+public struct FileError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The category of a file failure.
+    public enum Kind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+        /// The file (or a folder on its path) does not exist.
+        case notFound
+        /// The file or a folder on its path cannot be read (or written) by this user.
+        case permissionDenied
+        /// The path names a directory (or another non-file object) where an audio file was expected.
+        case notAFile
+        /// The file exists but holds zero bytes.
+        case emptyFile
+        /// The file is not in a format libsndfile can decode.
+        case unsupportedFormat
+        /// The file is in a known format but its structure is damaged.
+        case corrupt
+        /// The file holds less audio than its header declares, or its audio data stops early.
+        case truncated
+        /// The output file cannot be created: its folder is missing or not writable, or the path
+        /// names a directory or a read-only file.
+        case unwritableOutput
+        /// The output container cannot store the requested sample format, or the file type
+        /// cannot be written at all.
+        case unsupportedOutputFormat
+        /// Reading, writing, seeking, renaming or closing failed at the operating-system or
+        /// codec level.
+        case ioError
+
+        /// The case name, such as `notFound`.
+        public var description: String { rawValue }
+    }
+
+    /// The category of the failure.
+    public var kind: Kind
+    /// The path of the file concerned, as the caller gave it (empty when no file is involved).
+    public var path: String
+    /// A sentence naming the file, what is wrong and what to do.
+    public var message: String
+
+    /// Creates an error from a kind, the path concerned and a complete message.
+    ///
+    /// The message is used as is; it should already name the file (see ``describe(_:)``).
+    public init(_ kind: Kind, path: String, message: String) {
+        self.kind = kind
+        self.path = path
+        self.message = message
+    }
+
+    /// Creates an error whose message is `"<path>: <problem>"`, or just `problem` when `path` is empty.
+    public init(_ kind: Kind, path: String, problem: String) {
+        self.init(kind, path: path, message: Self.describe(path) + problem)
+    }
+
+    /// The message, which names the file and says what to do.
+    public var description: String { message }
+
+    /// The prefix used to name a file in messages: `"<path>: "`, or nothing for an empty path.
+    public static func describe(_ path: String) -> String {
+        path.isEmpty ? "" : "\(path): "
+    }
+}
