@@ -455,7 +455,7 @@ public final class OutputQueue: @unchecked Sendable {
                 state.volume = value
                 renderState.pointee.userVolumeBits.store(value.bitPattern, ordering: .relaxed)
                 renderState.pointee.volumeGeneration.wrappingAdd(1, ordering: .releasing)
-                if !isRunning { renderState.pointee.effectiveVolumeBits.store(value.bitPattern, ordering: .relaxed) }
+                if !state.isRunning { renderState.pointee.effectiveVolumeBits.store(value.bitPattern, ordering: .relaxed) }
             }
         }
     }

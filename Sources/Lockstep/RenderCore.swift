@@ -128,7 +128,7 @@ struct RenderCore {
                     stop(q, at: t0 + Int64(f))
                     break
                 }
-                if q.pointee.starvedSince < 0 {
+                if q.pointee.starvedSince < 0 && !q.pointee.awaitingAfterReset {
                     q.pointee.starvedSince = q.pointee.queueTime
                     q.pointee.starvedDeviceTime = t0 + Int64(f)
                     q.pointee.discontinuityCount.wrappingAdd(1, ordering: .relaxed)
@@ -138,15 +138,20 @@ struct RenderCore {
                 break
             }
             if !seg.pointee.started && seg.pointee.start == Segment.follow {
-                seg.pointee.start = q.pointee.lastEnd
+                seg.pointee.start = q.pointee.awaitingAfterReset
+                    ? max(q.pointee.lastEnd, q.pointee.queueTime) : q.pointee.lastEnd
             }
+            q.pointee.awaitingAfterReset = false
             let segStart = seg.pointee.start
             if q.pointee.starvedSince >= 0 {
-                let resumed = min(q.pointee.queueTime, max(segStart, q.pointee.starvedSince))
-                let length = resumed - q.pointee.starvedSince
+                // Silence ran from `starvedSince` to now; the part from when this segment was due
+                // (its start, if later) to now was missing audio: that is the underrun.
+                let due = max(segStart, q.pointee.starvedSince)
+                let length = q.pointee.queueTime - due
                 if length > 0 {
                     emit(RenderEvent(kind: .underrun, slot: q.pointee.slot, segment: nil,
-                                     sampleTime: q.pointee.starvedDeviceTime, value: length, detail: 0))
+                                     sampleTime: q.pointee.starvedDeviceTime + (due - q.pointee.starvedSince),
+                                     value: length, detail: 0))
                 }
                 q.pointee.starvedSince = -1
             }
@@ -265,6 +270,7 @@ struct RenderCore {
                     q.pointee.queueTime = 0
                     q.pointee.lastEnd = 0
                     q.pointee.drainThenStop = false
+                    q.pointee.awaitingAfterReset = false
                 case .paused:
                     q.pointee.runState = .running
                     emit(RenderEvent(kind: .started, slot: q.pointee.slot, segment: nil,
@@ -288,6 +294,7 @@ struct RenderCore {
                 returnAllSegments(q, sampleTime: t0, notify: true)
                 q.pointee.lastEnd = q.pointee.queueTime
                 q.pointee.drainThenStop = false
+                q.pointee.awaitingAfterReset = true
             case .disposeNow:
                 returnAllSegments(q, sampleTime: t0, notify: false)
                 q.pointee.runState = .stopped

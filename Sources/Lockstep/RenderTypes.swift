@@ -129,6 +129,9 @@ struct QueueRenderState: ~Copyable {
     var drainThenStop = false
     var disposeAfterStop = false
     var removed = false
+    /// After a reset: the next gapless segment starts whenever it arrives, and running dry
+    /// until then is not an underrun.
+    var awaitingAfterReset = false
     var starvedSince: Int64 = -1
     var starvedDeviceTime: Int64 = 0
 

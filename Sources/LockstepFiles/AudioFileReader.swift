@@ -174,10 +174,22 @@ public final class AudioFileReader: @unchecked Sendable {
             throw FileError(.ioError, path: path,
                 problem: "cannot seek to frame \(frame); the file has \(frameCount) frames")
         }
-        let result = sf_seek(handle, frame, SEEK_SET)
-        guard result >= 0 else {
-            throw FileError(.ioError, path: path,
-                problem: "cannot seek to frame \(frame) (\(Sndfile.errorText(handle))); convert the file to WAV or FLAC")
+        var result = sf_seek(handle, frame, SEEK_SET)
+        if result < 0 {
+            // A decoder that hit damaged data (a truncated FLAC, say) may refuse to seek at all;
+            // a fresh handle can still seek within the intact part.
+            let reason = Sndfile.errorText(handle)
+            var info = SF_INFO()
+            if let fresh = sf_open(path, Int32(SFM_READ), &info), info.format == libsndfileFormat,
+               info.channels == Int32(format.channelCount) {
+                sf_close(handle)
+                self.handle = fresh
+                result = sf_seek(fresh, frame, SEEK_SET)
+            }
+            guard result >= 0 else {
+                throw FileError(.ioError, path: path,
+                    problem: "cannot seek to frame \(frame) (\(reason)); convert the file to WAV or FLAC")
+            }
         }
         position = result
     }
@@ -314,7 +326,7 @@ public final class AudioFileReader: @unchecked Sendable {
     /// present and records the header's figure in its log: `data : 384000 (should be 191978)`
     /// (WAV), `Frame count read from 'COMM' chunk (48000) not equal to …` (AIFF),
     /// `… does not match value from 'ds64' chunk of 48000.` (RF64), or `data : 288024` whose
-    /// size includes the 24-byte chunk header (W64).
+    /// size includes the 24-byte chunk header and padding to a multiple of 8 bytes (W64).
     static func declaredFrameCount(log: String, format: Int32, channels: Int, frames: Int64) -> Int64? {
         let major = Sndfile.major(format)
         let bytesPerFrame = Sndfile.uncompressedBytesPerSample(subtype: Sndfile.subtype(format))
@@ -330,9 +342,11 @@ public final class AudioFileReader: @unchecked Sendable {
                       bytes != 0, bytes < 0xFFFF_FFFF else { continue }
                 declared = bytes / bytesPerFrame
             case Int32(SF_FORMAT_W64):
+                // The size includes the 24-byte chunk header and padding to 8 bytes.
                 guard line.hasPrefix("data :"), let bytes = firstInteger(in: line.dropFirst(6)),
                       let bytesPerFrame, bytes > 24 else { continue }
-                declared = (bytes - 24) / bytesPerFrame
+                let payload = bytes - 24
+                declared = payload - frames * bytesPerFrame < 8 ? frames : payload / bytesPerFrame
             case Int32(SF_FORMAT_AIFF):
                 guard line.contains("Frame count read from 'COMM' chunk (") else { continue }
                 declared = firstInteger(in: line)

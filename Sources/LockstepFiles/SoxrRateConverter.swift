@@ -2,6 +2,14 @@ import CSoxr
 import Lockstep
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A streaming sample-rate converter for interleaved 32-bit float audio, built on libsoxr.
 ///
 /// libsoxr's constant-rate engine is already latency-compensated: it discards its filter's
@@ -190,7 +198,8 @@ public final class SoxrRateConverter: SampleRateConverter, @unchecked Sendable {
     /// Ensures room for `frames` more deferred frames after the ones held.
     private func reservePending(_ frames: Int) {
         if pendingStart > 0 {
-            pending.update(from: pending + pendingStart * channelCount, count: pendingCount * channelCount)
+            memmove(pending, pending + pendingStart * channelCount,
+                    pendingCount * channelCount * MemoryLayout<Float>.stride)
             pendingStart = 0
         }
         let needed = pendingCount + frames

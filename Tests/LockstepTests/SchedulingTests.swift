@@ -1,0 +1,127 @@
+import Lockstep
+import LockstepTestSupport
+import Testing
+
+@Suite("Scheduling on the shared timeline")
+struct SchedulingTests {
+    let noop: @Sendable (OutputQueue, QueueBuffer) -> Void = { _, _ in }
+
+    @Test("layers started at one device time land on the same sample, inside a period")
+    func layersLandTogether() throws {
+        let h = try OfflineHarness(channels: 2, period: 256)
+        let mono = try h.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1, sampleFormat: .int16),
+                                                 name: "a", callback: noop)
+        let stereo = try h.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 2, sampleFormat: .float32),
+                                                   name: "b", callback: noop)
+        // Different buffer sizes and formats; impulses at frame 0 of each layer.
+        try mono.enqueueSamples(Signals.impulse(at: 0, frames: 300, value: 0.5))
+        try stereo.enqueueSamples(Signals.impulse(at: 0, frames: 1000, value: 0.25, channels: 2))
+        let start: Int64 = 1000  // inside the fourth 256-frame period
+        try h.engine.start([mono, stereo], at: start)
+        let out = try h.render(frames: 4096)
+        let left = Signals.channel(0, of: out, channels: 2)
+        let right = Signals.channel(1, of: out, channels: 2)
+        #expect(Signals.firstNonSilent(left) == 1000)
+        #expect(left[1000] == 0.75)
+        #expect(right[1000] == 0.75)  // mono feeds both sides
+        #expect(left.enumerated().allSatisfy { $0.offset == 1000 || $0.element == 0 })
+    }
+
+    @Test("explicit start times place buffers on exact samples; nil follows gaplessly")
+    func startTimes() throws {
+        let h = try OfflineHarness(channels: 1, period: 100)
+        let q = try h.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1), callback: noop)
+        let (_, s1) = try q.enqueueSamples(Signals.constant(0.1, frames: 50), startTime: 10)
+        let (_, s2) = try q.enqueueSamples(Signals.constant(0.2, frames: 30))
+        let (_, s3) = try q.enqueueSamples(Signals.constant(0.3, frames: 20), startTime: 200)
+        #expect(s1 == 10)
+        #expect(s2 == 60)
+        #expect(s3 == 200)
+        try q.start(at: 5)
+        let out = try h.render(frames: 400)
+        for i in 0..<400 {
+            let t = i - 5
+            let expected: Float = (10..<60).contains(t) ? 0.1 : (60..<90).contains(t) ? 0.2 : (200..<220).contains(t) ? 0.3 : 0
+            #expect(out[i] == expected, "frame \(i)")
+        }
+    }
+
+    @Test("start times must ascend")
+    func ascendingStartTimes() throws {
+        let h = try OfflineHarness(channels: 1)
+        let q = try h.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1), callback: noop)
+        try q.enqueueSamples(Signals.constant(0.1, frames: 100), startTime: 1000)
+        let error = #expect(throws: AudioQueueError.self) {
+            try q.enqueueSamples(Signals.constant(0.1, frames: 100), startTime: 1050)
+        }
+        #expect(error?.code == .invalidParameter)
+        #expect(error?.message.contains("ascend") == true)
+        #expect(throws: AudioQueueError.self) { try q.enqueueSamples(Signals.constant(0.1, frames: 10), startTime: -1) }
+        // Exactly at the end is fine.
+        try q.enqueueSamples(Signals.constant(0.1, frames: 100), startTime: 1100)
+    }
+
+    @Test("trims skip frames at both ends; the start time refers to the first kept frame")
+    func trims() throws {
+        let h = try OfflineHarness(channels: 1, period: 64)
+        let q = try h.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1), callback: noop)
+        let ramp = Signals.ramp(frames: 100, start: 1, step: 1.0 / 1024)
+        try q.enqueueSamples(ramp, startTime: 50, trimFramesAtStart: 10, trimFramesAtEnd: 20)
+        try q.start(at: 0)
+        let out = try h.render(frames: 256)
+        #expect(Array(out[0..<50]).allSatisfy { $0 == 0 })
+        for i in 0..<70 { #expect(out[50 + i] == ramp[10 + i]) }
+        #expect(Array(out[120...]).allSatisfy { $0 == 0 })
+        let error = #expect(throws: AudioQueueError.self) {
+            try q.enqueueSamples(Signals.constant(0.1, frames: 10), trimFramesAtStart: 5, trimFramesAtEnd: 5)
+        }
+        #expect(error?.code == .invalidParameter)
+    }
+
+    @Test("integer formats decode exactly; 24-bit packed")
+    func integerFormats() throws {
+        let h = try OfflineHarness(channels: 1, period: 64)
+        for format in [SampleFormat.int16, .int24, .int32, .float64] {
+            let q = try h.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1, sampleFormat: format), callback: noop)
+            try q.enqueueSamples([0.5, -0.5, 0.25, -1.0], startTime: 0)
+            try q.start()
+            let out = try h.render(frames: 4)
+            #expect(out == [0.5, -0.5, 0.25, -1.0], "\(format)")
+            try q.dispose()
+            _ = try h.render(frames: 4)
+        }
+    }
+
+    @Test("offline render output equals the expected sum of the layers, with mixer gains")
+    func offlineSum() throws {
+        let h = try OfflineHarness(channels: 2, period: 128)
+        let a = try h.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 2), callback: noop)
+        let b = try h.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 2), callback: noop)
+        let sa = Signals.sine(frequency: 440, sampleRate: 48000, frames: 2000, amplitude: 0.5, channels: 2)
+        let sb = Signals.sine(frequency: 1000, sampleRate: 48000, frames: 1500, amplitude: 0.25, channels: 2)
+        try a.enqueueSamples(sa)
+        try b.enqueueSamples(sb)
+        try b.setMixerGain(decibels: -6)
+        let g = Float(Decibels.toLinear(-6))
+        try h.engine.start([a, b], at: 0)
+        let out = try h.render(frames: 2048)
+        for i in 0..<(2048 * 2) {
+            let expected = (i < sa.count ? sa[i] : 0) + (i < sb.count ? sb[i] * g : 0)
+            #expect(abs(out[i] - expected) <= 1e-6, "sample \(i)")
+        }
+    }
+
+    @Test("channel map: N to M by index, extra channels dropped, missing ones silent")
+    func channelMap() throws {
+        let h = try OfflineHarness(channels: 2, period: 64)
+        let four = try h.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 4), callback: noop)
+        try four.enqueueSamples([0.1, 0.2, 0.3, 0.4])
+        try four.start()
+        #expect(try h.render(frames: 1) == [0.1, 0.2])
+        let h3 = try OfflineHarness(channels: 3, period: 64)
+        let stereo = try h3.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 2), callback: noop)
+        try stereo.enqueueSamples([0.1, 0.2])
+        try stereo.start()
+        #expect(try h3.render(frames: 1) == [0.1, 0.2, 0])
+    }
+}
