@@ -53,6 +53,7 @@ public final class OutputQueue: @unchecked Sendable {
         var scratch: [Float] = []
         var listeners: [Int: (QueueProperty, @Sendable (OutputQueue, QueueProperty) -> Void)] = [:]
         var streams: [Int: AsyncStream<QueueEvent>.Continuation] = [:]
+        var eventHandlers: [Int: @Sendable (OutputQueue, QueueEvent) -> Void] = [:]
         var nextToken = 0
         var volume: Float = 1
         var mixerGainDB: Double = 0
@@ -565,6 +566,24 @@ public final class OutputQueue: @unchecked Sendable {
         return stream
     }
 
+    /// Calls `handler` on the queue's callback executor for every event from now on (the same
+    /// events as ``events``, delivered synchronously: with an offline device, before `render`
+    /// returns).
+    /// - Returns: a token for ``removeEventHandler(_:)``.
+    @discardableResult
+    public func addEventHandler(_ handler: @escaping @Sendable (OutputQueue, QueueEvent) -> Void) -> Int {
+        state.withLock { state in
+            state.nextToken += 1
+            state.eventHandlers[state.nextToken] = handler
+            return state.nextToken
+        }
+    }
+
+    /// Removes a handler added with ``addEventHandler(_:)``.
+    public func removeEventHandler(_ token: Int) {
+        _ = state.withLock { $0.eventHandlers.removeValue(forKey: token) }
+    }
+
     // MARK: - Time
 
     /// Creates a timeline that reports discontinuities: Audio Queue's `AudioQueueCreateTimeline`.
@@ -716,8 +735,9 @@ public final class OutputQueue: @unchecked Sendable {
     }
 
     private func yield(_ event: QueueEvent) {
-        let streams = state.withLock { Array($0.streams.values) }
+        let (streams, handlers) = state.withLock { (Array($0.streams.values), Array($0.eventHandlers.values)) }
         for stream in streams { stream.yield(event) }
+        for handler in handlers { deliver { handler(self, event) } }
     }
 
     private func notifyListeners(_ property: QueueProperty) {
@@ -744,6 +764,7 @@ public final class OutputQueue: @unchecked Sendable {
             state.internalSegments.removeAll()
             state.streams.removeAll()
             state.listeners.removeAll()
+            state.eventHandlers.removeAll()
             state.disposal = .done
             state.isRunning = false
             state.released = true

@@ -269,7 +269,6 @@ struct RenderCore {
                     q.pointee.startAt = command.time < 0 ? t0 : command.time
                     q.pointee.queueTime = 0
                     q.pointee.lastEnd = 0
-                    q.pointee.drainThenStop = false
                     q.pointee.awaitingAfterReset = false
                 case .paused:
                     q.pointee.runState = .running
@@ -287,7 +286,7 @@ struct RenderCore {
             case .stopNow:
                 stop(q, at: t0)
             case .stopWhenDrained:
-                if q.pointee.runState == .stopped { continue }
+                // On a queue that hasn't started yet this takes effect once it runs.
                 q.pointee.drainThenStop = true
             case .reset:
                 endStarvation(q)

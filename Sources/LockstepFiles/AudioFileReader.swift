@@ -180,11 +180,14 @@ public final class AudioFileReader: @unchecked Sendable {
             // a fresh handle can still seek within the intact part.
             let reason = Sndfile.errorText(handle)
             var info = SF_INFO()
-            if let fresh = sf_open(path, Int32(SFM_READ), &info), info.format == libsndfileFormat,
-               info.channels == Int32(format.channelCount) {
-                sf_close(handle)
-                self.handle = fresh
-                result = sf_seek(fresh, frame, SEEK_SET)
+            if let fresh = sf_open(path, Int32(SFM_READ), &info) {
+                if info.format == libsndfileFormat, info.channels == Int32(format.channelCount) {
+                    sf_close(handle)
+                    self.handle = fresh
+                    result = sf_seek(fresh, frame, SEEK_SET)
+                } else {
+                    sf_close(fresh)
+                }
             }
             guard result >= 0 else {
                 throw FileError(.ioError, path: path,

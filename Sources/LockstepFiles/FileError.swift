@@ -30,6 +30,9 @@ public struct FileError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Reading, writing, seeking, renaming or closing failed at the operating-system or
         /// codec level.
         case ioError
+        /// A value given with the file is out of range (a region outside the file, a play count
+        /// below 1, …) or an operation was used in the wrong state.
+        case invalidArgument
 
         /// The case name, such as `notFound`.
         public var description: String { rawValue }

@@ -62,7 +62,7 @@ struct ReaderTests {
         #expect(reader.frameCount == 48000)
         let scan = try reader.scanPeak()
         #expect(scan.frames == 48000)
-        #expect(abs(scan.peak - 0.5) < 0.05)
+        #expect(abs(scan.peak - 0.5) < 0.1)  // lossy coding moves peaks a little
         #expect(!reader.isTruncated)
     }
 
@@ -266,19 +266,36 @@ struct ReaderTests {
         #expect(error?.kind == .truncated)
     }
 
-    @Test("lossy files chopped in half are flagged",
-          arguments: [("opus", Helpers.oggOpus), ("mp3", Helpers.mp3)])
-    func truncatedLossy(ext: String, sfFormat: Int32) throws {
+    @Test("an MP3 chopped in half is flagged when decoding stops early")
+    func truncatedMP3() throws {
         let dir = try TemporaryTestDirectory()
-        let path = dir.file("half.\(ext)")
+        let path = dir.file("half.mp3")
         let signal = FileFixtures.sine(frames: 96000, channels: 2, sampleRate: 48000, frequency: 440, amplitude: 0.5)
-        try Helpers.encodeWithLibsndfile(signal, path: path, format: sfFormat, channels: 2, sampleRate: 48000)
+        try Helpers.encodeWithLibsndfile(signal, path: path, format: Helpers.mp3, channels: 2, sampleRate: 48000)
         try FileFixtures.truncate(path: path, toByteCount: try FileFixtures.byteCount(path: path) / 2)
         let reader = try AudioFileReader(path: path)
+        #expect(reader.frameCount == 96000)  // from the Xing header
         let scan = try reader.scanPeak()
         #expect(scan.frames < 60000)
         #expect(reader.isTruncated)
         #expect(reader.truncationError?.kind == .truncated)
+    }
+
+    @Test("an Opus file missing its end is flagged at open and its real length counted")
+    func truncatedOpus() throws {
+        let dir = try TemporaryTestDirectory()
+        let path = dir.file("cut.opus")
+        let signal = FileFixtures.sine(frames: 96000, channels: 2, sampleRate: 48000, frequency: 440, amplitude: 0.5)
+        try Helpers.encodeWithLibsndfile(signal, path: path, format: Helpers.oggOpus, channels: 2, sampleRate: 48000)
+        try FileFixtures.truncate(path: path, toByteCount: try FileFixtures.byteCount(path: path) * 3 / 4)
+        let reader = try AudioFileReader(path: path)
+        #expect(reader.isTruncated)
+        #expect(reader.declaredFrameCount == nil)
+        #expect(reader.frameCount > 40000 && reader.frameCount < 96000)
+        #expect(reader.truncationError?.message.contains("end of the audio stream is missing") == true)
+        #expect(reader.position == 0)
+        #expect(try Helpers.readAll(reader).count == Int(reader.frameCount) * 2)
+        #expect(throws: FileError.self) { try AudioFileReader(path: path, truncation: .reject) }
     }
 
     @Test("an Ogg Vorbis file chopped in half is rejected as damaged")

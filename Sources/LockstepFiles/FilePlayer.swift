@@ -1,0 +1,225 @@
+import Lockstep
+import Synchronization
+
+/// Streams an audio file through an ``OutputQueue`` the way Audio Queue's playback callback does:
+/// a few buffers circulate; each one the queue hands back is refilled with the next frames of the
+/// file and enqueued again; after the last frame the queue is told to stop once it has played
+/// everything.
+///
+/// The queue has the file's own rate and channel count, so a file whose rate differs from the
+/// device's is converted (libsoxr, latency-compensated) by the queue: its first frame lands on
+/// the queue's start sample exactly, whatever its rate. Looping (``playCount``) is gapless: the
+/// next pass continues in the same buffer. Memory stays bounded — ``bufferCount`` buffers of
+/// ``bufferDuration`` seconds — however long the file.
+///
+/// ```swift
+/// let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory)
+/// let player = try FilePlayer(path: "drums.wav", engine: engine)
+/// try player.prepare()
+/// try player.queue.start(at: startTime)
+/// ```
+///
+/// Thread safety: create and control the player from any thread; the refills run on the engine's
+/// callback thread.
+public final class FilePlayer: @unchecked Sendable {
+    /// How many times the file (or its ``startFrame``..<``endFrame`` region) plays.
+    public enum PlayCount: Sendable, Hashable {
+        /// This many passes (at least 1).
+        case times(Int)
+        /// Until stopped.
+        case forever
+    }
+
+    /// The file's path.
+    public let path: String
+    /// The queue that plays the file; start it, set its gain and volume, meter it.
+    public let queue: OutputQueue
+    /// The first frame of the file that plays (each pass).
+    public let startFrame: Int64
+    /// The frame after the last one that plays (each pass).
+    public let endFrame: Int64
+    /// How many passes play.
+    public let playCount: PlayCount
+    /// Seconds of audio per buffer.
+    public let bufferDuration: Double
+    /// Buffers in circulation.
+    public let bufferCount: Int
+    /// The file's format (the queue's format is its rate and channels as 32-bit float).
+    public let fileFormat: StreamFormat
+
+    private let reader: AudioFileReader
+    private let state = Mutex(PlaybackState())
+
+    struct PlaybackState {
+        var position: Int64 = 0
+        var passesLeft = 1
+        var forever = false
+        var endOfData = false
+        var stopRequested = false
+        var error: FileError?
+        var framesEnqueued: Int64 = 0
+        var buffers: [QueueBuffer] = []
+    }
+
+    /// Opens `path` and creates its queue on `engine`.
+    ///
+    /// - Parameters:
+    ///   - path: an audio file libsndfile reads.
+    ///   - engine: the engine to play on; for files whose rate differs from the device's, it needs
+    ///     a rate converter (``SoxrRateConverter/factory``).
+    ///   - name: the queue's name (default: the file name).
+    ///   - startFrame: the first frame to play (default 0).
+    ///   - endFrame: the frame to stop before (default: the end of the file).
+    ///   - playCount: passes to play (default once).
+    ///   - bufferDuration: seconds per buffer (default 0.25).
+    ///   - bufferCount: buffers in circulation (default 4; at least 2).
+    /// - Throws: ``FileError`` if the file cannot be opened or the region is empty or out of
+    ///   range; ``Lockstep/AudioQueueError`` wrapped in a ``FileError`` if the queue cannot be
+    ///   created (for example a rate the engine cannot convert).
+    public init(path: String, engine: Engine, name: String? = nil, startFrame: Int64 = 0, endFrame: Int64? = nil,
+                playCount: PlayCount = .times(1), bufferDuration: Double = 0.25, bufferCount: Int = 4) throws(FileError)
+    {
+        let reader = try AudioFileReader(path: path)
+        let end = endFrame ?? reader.frameCount
+        guard startFrame >= 0, startFrame < end, end <= reader.frameCount else {
+            throw FileError(.invalidArgument, path: path,
+                problem: "the region \(startFrame)..<\(end) is empty or outside the file's \(reader.frameCount) frames; choose a start and end inside the file")
+        }
+        if case .times(let n) = playCount, n < 1 {
+            throw FileError(.invalidArgument, path: path, problem: "play count \(n) must be at least 1")
+        }
+        guard bufferDuration > 0, bufferDuration <= 10, bufferCount >= 2, bufferCount <= 64 else {
+            throw FileError(.invalidArgument, path: path,
+                problem: "buffering of \(bufferCount) × \(bufferDuration) s is out of range; use 2…64 buffers of up to 10 s")
+        }
+        let queueFormat = StreamFormat(sampleRate: reader.format.sampleRate, channelCount: reader.format.channelCount,
+                                       sampleFormat: .float32)
+        let fileName = path.split(separator: "/").last.map(String.init) ?? path
+        let box = PlayerBox()
+        do {
+            queue = try engine.makeOutputQueue(format: queueFormat, name: name ?? fileName) { queue, buffer in
+                box.player?.refill(buffer)
+            }
+        } catch {
+            throw FileError(.unsupportedFormat, path: path, problem: error.message)
+        }
+        self.path = path
+        self.reader = reader
+        self.startFrame = startFrame
+        self.endFrame = end
+        self.playCount = playCount
+        self.bufferDuration = bufferDuration
+        self.bufferCount = bufferCount
+        fileFormat = reader.format
+        try? reader.seek(toFrame: startFrame)
+        state.withLock { state in
+            state.position = startFrame
+            switch playCount {
+            case .times(let n): state.passesLeft = n
+            case .forever: state.forever = true
+            }
+        }
+        box.player = self
+    }
+
+    /// The frames of the file (at its own rate) this player will play in total, or nil when it
+    /// loops forever.
+    public var totalFrames: Int64? {
+        if case .times(let n) = playCount { return (endFrame - startFrame) * Int64(n) }
+        return nil
+    }
+
+    /// The first read or queue error that ended playback early, if any.
+    public var error: FileError? { state.withLock { $0.error } }
+
+    /// Whether every frame has been handed to the queue (playback then ends once the queue drains).
+    public var hasEnqueuedEverything: Bool { state.withLock { $0.endOfData } }
+
+    /// Allocates the buffers, fills them from the file and enqueues them, so a start is instant.
+    /// Call once, before starting the queue.
+    /// - Throws: ``FileError`` for a read error or when called twice.
+    public func prepare() throws(FileError) {
+        let frames = max(64, Int((bufferDuration * fileFormat.sampleRate).rounded()))
+        let buffers: [QueueBuffer]
+        do {
+            let already = state.withLock { !$0.buffers.isEmpty }
+            if already { throw FileError(.invalidArgument, path: path, problem: "the player is already prepared") }
+            var list: [QueueBuffer] = []
+            for _ in 0..<bufferCount { list.append(try queue.allocateBuffer(frameCapacity: frames)) }
+            buffers = list
+        } catch let error as FileError {
+            throw error
+        } catch {
+            throw FileError(.invalidArgument, path: path, problem: "\(error)")
+        }
+        state.withLock { $0.buffers = buffers }
+        for buffer in buffers { refill(buffer) }
+        if let error = self.error { throw error }
+    }
+
+    /// Stops feeding the queue and stops it at once.
+    public func stop() {
+        state.withLock { $0.stopRequested = true }
+        try? queue.stop(immediately: true)
+    }
+
+    /// Fills `buffer` with the next frames (looping as asked) and enqueues it; at the end, asks the
+    /// queue to stop after playing what it holds.
+    func refill(_ buffer: QueueBuffer) {
+        let result: (enqueue: Bool, finish: Bool) = state.withLock { state in
+            if state.endOfData || state.stopRequested || state.error != nil { return (false, false) }
+            let channels = fileFormat.channelCount
+            var filled = 0
+            let capacity = buffer.frameCapacity
+            let base = buffer.data.bindMemory(to: Float.self, capacity: capacity * channels)
+            while filled < capacity {
+                if state.position >= endFrame {
+                    if state.forever || state.passesLeft > 1 {
+                        if !state.forever { state.passesLeft -= 1 }
+                        do throws(FileError) { try reader.seek(toFrame: startFrame) } catch {
+                            state.error = error
+                            break
+                        }
+                        state.position = startFrame
+                        continue
+                    }
+                    state.endOfData = true
+                    break
+                }
+                let want = Int(min(Int64(capacity - filled), endFrame - state.position))
+                let got: Int
+                do throws(FileError) { got = try reader.read(into: base + filled * channels, frames: want) } catch {
+                    state.error = error
+                    break
+                }
+                if got == 0 {
+                    // The file ended before its declared length: play what there was.
+                    state.error = reader.truncationError ?? FileError(.truncated, path: path,
+                        problem: "the audio ended at frame \(state.position), before the expected \(endFrame)")
+                    state.endOfData = true
+                    break
+                }
+                filled += got
+                state.position += Int64(got)
+            }
+            if filled > 0 {
+                buffer.frameCount = filled
+                state.framesEnqueued += Int64(filled)
+            }
+            return (filled > 0, state.endOfData || state.error != nil)
+        }
+        if result.enqueue {
+            do { try queue.enqueue(buffer) } catch {
+                state.withLock { $0.error = FileError(.invalidArgument, path: path, problem: error.message) }
+                try? queue.stop(immediately: false)
+                return
+            }
+        }
+        if result.finish { try? queue.stop(immediately: false) }
+    }
+}
+
+/// Lets the queue's callback reach the player without a retain cycle.
+private final class PlayerBox: @unchecked Sendable {
+    weak var player: FilePlayer?
+}

@@ -1,0 +1,211 @@
+import Lockstep
+import Synchronization
+
+/// One input of a ``LayerMixdown``: a file, its gain, and where its first frame lands.
+public struct MixdownLayer: Sendable, Hashable {
+    /// The audio file.
+    public var path: String
+    /// Gain in dB (−∞…+12), applied by the mixer.
+    public var gainDB: Double
+    /// Seconds from the start of the output to the layer's first frame (≥ 0).
+    public var offset: Double
+
+    /// Creates a layer.
+    public init(path: String, gainDB: Double = 0, offset: Double = 0) {
+        self.path = path
+        self.gainDB = gainDB
+        self.offset = offset
+    }
+}
+
+/// What a finished ``LayerMixdown`` produced.
+public struct MixdownSummary: Sendable, Hashable {
+    /// The output file.
+    public var outputPath: String
+    /// Frames written.
+    public var frames: Int64
+    /// The output's sample rate.
+    public var sampleRate: Double
+    /// The output's channel count.
+    public var channelCount: Int
+    /// The output's sample format.
+    public var sampleFormat: SampleFormat
+    /// The output's container.
+    public var fileType: AudioFileType
+    /// The largest absolute sample value of the mix (before encoding; above 1.0 means clipping).
+    public var peak: Float
+    /// Discontinuities during the render (an offline render should have none).
+    public var discontinuities: [Discontinuity]
+
+    /// Duration in seconds.
+    public var duration: Double { Double(frames) / sampleRate }
+    /// Peak in dBFS.
+    public var peakDB: Float { Decibels.fromLinear(peak) }
+}
+
+/// Mixes audio files as layers into one file, offline, as fast as the CPU allows — through the
+/// same engine and render path as live playback.
+///
+/// Every layer's first frame lands on output sample `round(offset × rate)`; each layer plays
+/// through its own ``FilePlayer`` (streamed, so memory stays bounded) with its mixer gain; files
+/// at other rates are converted. The output is as long as the longest layer. It is written to a
+/// temporary file that is renamed into place only when the render succeeds.
+public final class LayerMixdown: @unchecked Sendable {
+    /// The layers, in order.
+    public let layers: [MixdownLayer]
+    /// The output path; its extension picks the container.
+    public let outputPath: String
+    /// The output format.
+    public let format: StreamFormat
+    /// Frames rendered per cycle.
+    public let period: Int
+
+    /// Creates a mixdown; nothing is opened until ``run(progress:)``.
+    ///
+    /// - Parameters:
+    ///   - layers: at least one layer.
+    ///   - outputPath: WAV, AIFF, FLAC, CAF, W64 or RF64 by extension.
+    ///   - sampleRate: output rate (default 48000).
+    ///   - channelCount: output channels (default 2).
+    ///   - sampleFormat: output encoding (default: f32, or s24 for FLAC).
+    ///   - period: frames per render cycle (default 4096).
+    /// - Throws: ``FileError`` for an unknown output type or an encoding it cannot hold.
+    public init(layers: [MixdownLayer], outputPath: String, sampleRate: Double = 48000, channelCount: Int = 2,
+                sampleFormat: SampleFormat? = nil, period: Int = 4096) throws(FileError) {
+        let type = try AudioFileType.forOutput(path: outputPath)
+        let encoding = sampleFormat ?? type.defaultSampleFormat
+        _ = try type.libsndfileFormat(for: encoding, path: outputPath)
+        guard !layers.isEmpty else {
+            throw FileError(.invalidArgument, path: outputPath, problem: "no input files; give at least one layer to render")
+        }
+        self.layers = layers
+        self.outputPath = outputPath
+        format = StreamFormat(sampleRate: sampleRate, channelCount: channelCount, sampleFormat: encoding)
+        self.period = period
+    }
+
+    /// Renders the mix to the output file.
+    ///
+    /// - Parameter progress: called now and then with the fraction done (0…1).
+    /// - Returns: a summary of what was written.
+    /// - Throws: ``FileError`` naming the file at fault (unreadable input, bad gain or offset,
+    ///   unwritable output); the output is then left untouched.
+    public func run(progress: ((Double) -> Void)? = nil) throws(FileError) -> MixdownSummary {
+        do {
+            try format.validate()
+        } catch {
+            throw FileError(.invalidArgument, path: outputPath, problem: error.message)
+        }
+        let device: OfflineDevice
+        let engine: Engine
+        do {
+            device = try OfflineDevice(format: StreamFormat(sampleRate: format.sampleRate, channelCount: format.channelCount,
+                                                            sampleFormat: .float32),
+                                       maximumFramesPerRender: period, name: "mixdown")
+            engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory, maximumQueues: max(16, layers.count))
+        } catch {
+            throw FileError(.invalidArgument, path: outputPath, problem: error.message)
+        }
+
+        // Open every layer and schedule its start.
+        var players: [FilePlayer] = []
+        var starts: [Int64] = []
+        var expectedEnd: Int64 = 0
+        for layer in layers {
+            guard layer.offset.isFinite, layer.offset >= 0 else {
+                throw FileError(.invalidArgument, path: layer.path,
+                    problem: "offset \(layer.offset) s is invalid; use a time of 0 or more seconds")
+            }
+            let player = try FilePlayer(path: layer.path, engine: engine)
+            do { try player.queue.setMixerGain(decibels: layer.gainDB) } catch {
+                throw FileError(.invalidArgument, path: layer.path, problem: error.message)
+            }
+            try player.prepare()
+            let start = Int64((layer.offset * format.sampleRate).rounded())
+            let length = Int64((Double(player.totalFrames ?? 0) * format.sampleRate / player.fileFormat.sampleRate).rounded())
+            expectedEnd = max(expectedEnd, start + length)
+            players.append(player)
+            starts.append(start)
+        }
+
+        // Each layer reports the device time at which it really stopped.
+        let stopTimes = StopTimes(count: players.count)
+        for (index, player) in players.enumerated() {
+            player.queue.addEventHandler { _, event in
+                if case .stopped(let sampleTime) = event { stopTimes.record(index, sampleTime) }
+            }
+        }
+        for (player, start) in zip(players, starts) {
+            do { try player.queue.start(at: start) } catch {
+                throw FileError(.invalidArgument, path: player.path, problem: error.message)
+            }
+        }
+
+        let output = try AudioFileWriter(path: outputPath, format: format)
+        var written: Int64 = 0
+        var peak: Float = 0
+        let channels = format.channelCount
+        var samples = [Float](repeating: 0, count: period * channels)
+        var lastReported = -1.0
+        do throws(FileError) {
+            while true {
+                let chunk = try renderChunk(device, into: &samples)
+                let end = stopTimes.endIfAllStopped()
+                var frames = chunk
+                if let end { frames = Int(max(0, min(Int64(chunk), end - written))) }
+                if frames > 0 {
+                    for i in 0..<(frames * channels) { peak = max(peak, abs(samples[i])) }
+                    try samples.withUnsafeBufferPointer { (pointer) throws(FileError) in try output.write(pointer.baseAddress!, frames: frames) }
+                    written += Int64(frames)
+                }
+                if let error = players.compactMap(\.error).first {
+                    throw error
+                }
+                if let progress, expectedEnd > 0 {
+                    let fraction = min(1, Double(written) / Double(expectedEnd))
+                    if fraction - lastReported >= 0.01 { progress(fraction); lastReported = fraction }
+                }
+                if end != nil && written >= end! { break }
+            }
+            try output.close()
+        } catch {
+            output.abort()
+            throw error
+        }
+        progress?(1)
+        return MixdownSummary(outputPath: outputPath, frames: written, sampleRate: format.sampleRate,
+                              channelCount: channels, sampleFormat: format.sampleFormat, fileType: output.type,
+                              peak: peak, discontinuities: engine.discontinuities)
+    }
+
+    private func renderChunk(_ device: OfflineDevice, into samples: inout [Float]) throws(FileError) -> Int {
+        do {
+            try samples.withUnsafeMutableBytes { raw in
+                _ = try device.render(frames: period, into: raw)
+            }
+        } catch let error as AudioQueueError {
+            throw FileError(.ioError, path: outputPath, problem: error.message)
+        } catch {
+            throw FileError(.ioError, path: outputPath, problem: "\(error)")
+        }
+        return period
+    }
+}
+
+/// Records the device sample time at which each layer's queue stopped.
+final class StopTimes: Sendable {
+    private let times: Mutex<[Int64?]>
+
+    init(count: Int) { times = Mutex(Array(repeating: nil, count: count)) }
+
+    func record(_ index: Int, _ sampleTime: Int64) {
+        times.withLock { if $0[index] == nil { $0[index] = sampleTime } }
+    }
+
+    /// The latest stop time once every layer has stopped, else nil.
+    func endIfAllStopped() -> Int64? {
+        times.withLock { times in
+            times.contains(where: { $0 == nil }) ? nil : times.compactMap { $0 }.max()
+        }
+    }
+}

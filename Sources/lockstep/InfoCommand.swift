@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import Lockstep
+import LockstepFiles
+
+/// `lockstep info`: describes audio files.
+struct InfoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "info",
+        abstract: "Show the format, rate, channels, length and peak of audio files.",
+        discussion: "With --json, prints one JSON object per file, one per line."
+    )
+
+    @Argument(help: "The audio files to describe.")
+    var files: [String] = []
+
+    @Flag(help: "Print JSON (one object per file, one per line) instead of text.")
+    var json = false
+
+    struct Report: Encodable {
+        var file: String
+        var container: String
+        var encoding: String
+        var sampleFormat: String
+        var sampleRate: Int
+        var channels: Int
+        var frames: Int64
+        var duration: Double
+        var peak: Double
+        var peakDB: Double?
+    }
+
+    func run() throws {
+        guard !files.isEmpty else {
+            throw CLIError(message: "info: no input files; give one or more audio files", exitCode: 64)
+        }
+        var failures: [String] = []
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        for path in files {
+            do {
+                let reader = try AudioFileReader(path: path, truncation: .reject)
+                let scan = try reader.scanPeak()
+                if let error = reader.truncationError { throw error }
+                let peakDB = Decibels.fromLinear(scan.peak)
+                let report = Report(file: path, container: reader.containerName, encoding: reader.encodingName,
+                                    sampleFormat: reader.format.sampleFormat.rawValue,
+                                    sampleRate: Int(reader.format.sampleRate), channels: reader.format.channelCount,
+                                    frames: scan.frames, duration: Double(scan.frames) / reader.format.sampleRate,
+                                    peak: Double(scan.peak), peakDB: peakDB.isFinite ? Double(peakDB) : nil)
+                if json {
+                    let data = try encoder.encode(report)
+                    print(String(decoding: data, as: UTF8.self))
+                } else {
+                    print("\(path): \(report.container), \(report.encoding), \(report.sampleRate) Hz, "
+                          + "\(report.channels) ch, \(report.frames) frames, \(Terminal.time(report.duration)), "
+                          + "peak \(Terminal.decibels(peakDB))")
+                }
+            } catch let error as FileError {
+                failures.append(error.description)
+            } catch {
+                failures.append("\(path): \(error)")
+            }
+        }
+        for failure in failures {
+            FileHandle.standardError.write(Data("lockstep: info: \(failure)\n".utf8))
+        }
+        if !failures.isEmpty { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+
+/// The `lockstep` command: plays, renders and inspects layered audio in sample-accurate sync.
+@main
+struct LockstepCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lockstep",
+        abstract: "Plays many audio streams in sample-accurate sync (Audio Queue Services for Linux, over JACK).",
+        version: "0.1.0",
+        subcommands: [RenderCommand.self, InfoCommand.self]
+    )
+
+    /// Runs the command; every failure becomes one line on standard error and a non-zero exit.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error as CLIError {
+            FileHandle.standardError.write(Data("lockstep: \(error.message)\n".utf8))
+            Foundation.exit(error.exitCode)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success {
+                print(fullMessage(for: error))
+                Foundation.exit(0)
+            }
+            let message = self.message(for: error)
+                .split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }.joined(separator: "; ")
+            if !message.isEmpty {
+                FileHandle.standardError.write(Data("lockstep: \(message) (see 'lockstep --help')\n".utf8))
+            }
+            Foundation.exit(code.rawValue == 0 ? 64 : code.rawValue)
+        }
+    }
+}
+
+/// A failure the CLI reports as one line.
+struct CLIError: Error {
+    var message: String
+    var exitCode: Int32 = 1
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Foundation
+import Lockstep
+import LockstepFiles
+
+/// `lockstep render`: mixes files as sample-aligned layers into one file, offline.
+struct RenderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Mix audio files as layers into one file, offline, sample-aligned.",
+        discussion: """
+            Every layer's first frame lands on output sample 0 (plus its --offset). Gains and offsets
+            apply to the files in order: the first --gain to the first file, and so on. The output is
+            as long as the longest layer; its container follows OUT's extension (wav, aiff, flac,
+            caf, w64, rf64). Files at other sample rates are converted (libsoxr).
+
+            Example: lockstep render drums.wav bass.flac -o mix.wav --gain -3 --gain -6dB --offset 0 --offset 1.5
+            """
+    )
+
+    @Argument(help: "The audio files to mix (any format libsndfile reads).")
+    var files: [String] = []
+
+    @Option(name: .shortAndLong, help: "The output file (.wav, .aiff, .flac, .caf, .w64, .rf64).")
+    var output: String?
+
+    @Option(help: "Output sample rate in Hz (1…768000).")
+    var rate: Int = 48000
+
+    @Option(help: "Output channels (1…64).")
+    var channels: Int = 2
+
+    @Option(name: .customLong("gain"), parsing: .unconditionalSingleValue, help: "Gain of the next file in dB (-inf…+12), e.g. -6 or -6dB; repeat per file.")
+    var gains: [String] = []
+
+    @Option(name: .customLong("offset"), parsing: .unconditionalSingleValue, help: "Seconds from the start to the next file's first frame (≥ 0); repeat per file.")
+    var offsets: [Double] = []
+
+    @Option(name: .customLong("sample-format"), help: "Output encoding: s16, s24, s32 or f32 (default f32; s24 for FLAC).")
+    var sampleFormat: String?
+
+    func run() throws {
+        guard !files.isEmpty else {
+            throw CLIError(message: "render: no input files; give one or more audio files, e.g. lockstep render a.wav b.wav -o mix.wav", exitCode: 64)
+        }
+        guard let output, !output.isEmpty else {
+            throw CLIError(message: "render: missing --output/-o; name the file to write, e.g. -o mix.wav", exitCode: 64)
+        }
+        guard (1...768_000).contains(rate) else {
+            throw CLIError(message: "render: --rate \(rate) is out of range; use 1…768000 Hz", exitCode: 64)
+        }
+        guard (1...64).contains(channels) else {
+            throw CLIError(message: "render: --channels \(channels) is out of range; use 1…64", exitCode: 64)
+        }
+        guard gains.count <= files.count else {
+            throw CLIError(message: "render: \(gains.count) --gain values for \(files.count) files; give at most one --gain per file", exitCode: 64)
+        }
+        guard offsets.count <= files.count else {
+            throw CLIError(message: "render: \(offsets.count) --offset values for \(files.count) files; give at most one --offset per file", exitCode: 64)
+        }
+        var gainValues: [Double] = []
+        for text in gains {
+            guard let value = parseGain(text), value <= 12 else {
+                throw CLIError(message: "render: --gain '\(text)' is not a gain from -inf to +12 dB; write e.g. -6 or -6dB", exitCode: 64)
+            }
+            gainValues.append(value)
+        }
+        for value in offsets where !(value.isFinite && value >= 0) {
+            throw CLIError(message: "render: --offset \(value) is invalid; use 0 or more seconds", exitCode: 64)
+        }
+        var encoding: SampleFormat?
+        if let sampleFormat {
+            guard let parsed = SampleFormat(rawValue: sampleFormat.lowercased()), parsed != .float64 else {
+                throw CLIError(message: "render: --sample-format '\(sampleFormat)' is unknown; use s16, s24, s32 or f32", exitCode: 64)
+            }
+            encoding = parsed
+        }
+        let layers = files.enumerated().map { index, path in
+            MixdownLayer(path: path, gainDB: index < gainValues.count ? gainValues[index] : 0,
+                         offset: index < offsets.count ? offsets[index] : 0)
+        }
+        let summary: MixdownSummary
+        do {
+            let mixdown = try LayerMixdown(layers: layers, outputPath: output, sampleRate: Double(rate),
+                                           channelCount: channels, sampleFormat: encoding)
+            summary = try mixdown.run { fraction in Terminal.progress(fraction, label: "rendering") }
+        } catch {
+            throw CLIError(message: "render: \(error.description)")
+        }
+        let layerWord = files.count == 1 ? "layer" : "layers"
+        print("rendered \(files.count) \(layerWord) to \(summary.outputPath): \(summary.frames) frames, "
+              + "\(Terminal.time(summary.duration)) (\(String(format: "%.3f", summary.duration)) s), "
+              + "\(Int(summary.sampleRate)) Hz, \(summary.channelCount) ch, \(summary.fileType) \(summary.sampleFormat), "
+              + "peak \(Terminal.decibels(summary.peakDB))"
+              + (summary.peak > 1 ? " (clipped: lower the gains)" : ""))
+    }
+}

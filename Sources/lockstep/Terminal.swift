@@ -1,0 +1,42 @@
+import Foundation
+
+/// Terminal helpers: progress bars on standard error when it is a terminal.
+enum Terminal {
+    /// Whether standard error is an interactive terminal.
+    static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
+
+    /// Draws a progress bar on standard error (terminals only).
+    static func progress(_ fraction: Double, label: String) {
+        guard stderrIsTerminal else { return }
+        let width = 30
+        let filled = Int((fraction * Double(width)).rounded(.down))
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        let text = String(format: "\r%@ [%@] %3d%%", label, bar, Int((fraction * 100).rounded(.down)))
+        FileHandle.standardError.write(Data(text.utf8))
+        if fraction >= 1 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    /// Formats seconds as `m:ss.fff` (or `h:mm:ss.fff`).
+    static func time(_ seconds: Double) -> String {
+        let totalMillis = Int((seconds * 1000).rounded())
+        let ms = totalMillis % 1000
+        let s = (totalMillis / 1000) % 60
+        let m = (totalMillis / 60_000) % 60
+        let h = totalMillis / 3_600_000
+        return h > 0 ? String(format: "%d:%02d:%02d.%03d", h, m, s, ms) : String(format: "%d:%02d.%03d", m, s, ms)
+    }
+
+    /// Formats a dBFS value, `-inf` for silence.
+    static func decibels(_ value: Float) -> String {
+        value == -.infinity ? "-inf dBFS" : String(format: "%.2f dBFS", value)
+    }
+}
+
+/// Parses a gain such as `-6`, `-6dB`, `+3 dB` or `-inf`.
+func parseGain(_ text: String) -> Double? {
+    var t = text.trimmingCharacters(in: .whitespaces).lowercased()
+    if t.hasSuffix("db") { t = String(t.dropLast(2)).trimmingCharacters(in: .whitespaces) }
+    if t == "-inf" || t == "-infinity" { return -.infinity }
+    guard let value = Double(t), value.isFinite else { return nil }
+    return value
+}
