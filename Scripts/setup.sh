@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian machine lacks to build, test and run Lockstep.
+# Idempotent and non-interactive; run as root (or with sudo available).
+set -euo pipefail
+
+packages=(pkg-config libsndfile1-dev libsoxr-dev libjack-jackd2-dev jackd2)
+if [[ "${LOCKSTEP_BENCH:-0}" == 1 ]]; then
+    packages+=(sox ecasound libjemalloc-dev)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}" >&2
+    SUDO=""
+    if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+    # jackd2 asks whether to enable realtime scheduling: answer for it.
+    echo "jackd2 jackd/tweak_rt_limits boolean true" | $SUDO debconf-set-selections 2>/dev/null || true
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+    if [[ -x /opt/swift/usr/bin/swift ]]; then
+        echo "setup: swift is at /opt/swift/usr/bin; add it to PATH" >&2
+    else
+        echo "setup: Swift 6.1 or later is required (https://www.swift.org/install/linux/)" >&2
+        exit 1
+    fi
+fi
+echo "setup: ok" >&2
