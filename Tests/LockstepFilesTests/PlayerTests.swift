@@ -1,0 +1,116 @@
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepTestSupport
+import Testing
+
+@Suite("File player and mixdown")
+struct PlayerTests {
+    let dir: String
+
+    init() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-player-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    func write(_ name: String, _ samples: [Float], rate: Double, channels: Int = 1, type: AudioFileType = .wav,
+               sampleFormat: SampleFormat = .float32) throws -> String {
+        let path = "\(dir)/\(name)"
+        try Helpers.write(samples, to: path, type: type,
+                          format: StreamFormat(sampleRate: rate, channelCount: channels, sampleFormat: sampleFormat))
+        return path
+    }
+
+    @Test("a rate-converted impulse lands on the right device sample, with a start inside a period")
+    func rateConvertedImpulse() throws {
+        // 0.1 s into each file: frame 4410 at 44.1 kHz, 9600 at 96 kHz, 4800 at 48 kHz.
+        let slow = try write("slow.wav", Signals.impulse(at: 4410, frames: 44100), rate: 44100)
+        let fast = try write("fast.wav", Signals.impulse(at: 9600, frames: 96000), rate: 96000)
+        let same = try write("same.wav", Signals.impulse(at: 4800, frames: 48000), rate: 48000)
+        for path in [slow, fast, same] {
+            let h = try OfflineHarness(channels: 1, period: 256, rateConverter: SoxrRateConverter.factory)
+            let player = try FilePlayer(path: path, engine: h.engine)
+            try player.prepare()
+            try player.queue.start(at: 1000)
+            let out = try h.render(frames: 48000 + 2000)
+            #expect(Signals.peakIndex(out) == 1000 + 4800, "\(path)")
+            #expect(out[5800] > 0.45, "\(path)")   // a 96 kHz impulse band-limited to 24 kHz peaks near 0.5
+        }
+    }
+
+    @Test("looping is gapless and sample-exact; regions play start..<end")
+    func looping() throws {
+        let ramp = Signals.ramp(frames: 1000, start: 1)
+        let path = try write("ramp.wav", ramp, rate: 48000)
+        let h = try OfflineHarness(channels: 1, period: 300)
+        let player = try FilePlayer(path: path, engine: h.engine, startFrame: 100, endFrame: 700, playCount: .times(3),
+                                    bufferDuration: 0.005, bufferCount: 3)
+        try player.prepare()
+        try player.queue.start(at: 0)
+        let out = try h.render(frames: 2100)
+        let expected = Array(ramp[100..<700]) + Array(ramp[100..<700]) + Array(ramp[100..<700])
+        #expect(Array(out[0..<1800]) == expected)
+        #expect(Array(out[1800...]).allSatisfy { $0 == 0 })
+        #expect(!player.queue.isRunning)
+        #expect(h.engine.discontinuities.isEmpty)
+        #expect(throws: FileError.self) { try FilePlayer(path: path, engine: h.engine, startFrame: 900, endFrame: 800) }
+        #expect(throws: FileError.self) { try FilePlayer(path: path, engine: h.engine, playCount: .times(0)) }
+    }
+
+    @Test("memory stays bounded: at most bufferCount buffers are ever enqueued")
+    func boundedBuffering() throws {
+        let path = try write("long.wav", Signals.constant(0.25, frames: 48000 * 20), rate: 48000, sampleFormat: .int16)
+        let h = try OfflineHarness(channels: 1, period: 4096)
+        let player = try FilePlayer(path: path, engine: h.engine, bufferDuration: 0.1, bufferCount: 3)
+        try player.prepare()
+        try player.queue.start()
+        var maxPending = 0
+        for _ in 0..<(48000 * 20 / 4096 + 2) {
+            let out = try h.device.renderFloat(frames: 4096)
+            #expect(out.allSatisfy { $0 == 0.25 || $0 == 0 })
+            maxPending = max(maxPending, try player.queue.prime())
+        }
+        #expect(maxPending <= 3 * 4800)
+        #expect(h.engine.discontinuities.isEmpty)
+        #expect(!player.queue.isRunning)
+    }
+
+    @Test("mixdown: layers with offsets and gains sum exactly; length is the longest layer")
+    func mixdown() throws {
+        let a = Signals.sine(frequency: 100, sampleRate: 48000, frames: 4800, amplitude: 0.5, channels: 2)
+        let b = Signals.constant(0.25, frames: 2400)
+        let pa = try write("a.wav", a, rate: 48000, channels: 2)
+        let pb = try write("b.flac", b, rate: 48000, type: .flac, sampleFormat: .int16)
+        let out = "\(dir)/mix.wav"
+        let mixdown = try LayerMixdown(layers: [MixdownLayer(path: pa, gainDB: -6), MixdownLayer(path: pb, offset: 0.1)],
+                                       outputPath: out, sampleRate: 48000, channelCount: 2, period: 1000)
+        let summary = try mixdown.run()
+        #expect(summary.frames == 7200)   // b starts at 0.1 s = 4800 and lasts 2400 frames
+        #expect(abs(summary.peak - (0.5 * Float(Decibels.toLinear(-6)))) < 1e-3)
+        let reader = try AudioFileReader(path: out)
+        let mixed = try Helpers.readAll(reader)
+        let g = Float(Decibels.toLinear(-6))
+        let frames = max(4800, 4800 + 2400)
+        #expect(mixed.count == frames * 2)
+        for i in 0..<frames {
+            for c in 0..<2 {
+                let expectedA = i < 4800 ? a[i * 2 + c] * g : 0
+                let expectedB: Float = (4800..<7200).contains(i) ? 0.25 : 0
+                #expect(abs(mixed[i * 2 + c] - (expectedA + expectedB)) < 1e-6, "frame \(i)")
+            }
+        }
+    }
+
+    @Test("a failed mixdown leaves no output file behind")
+    func failedMixdown() throws {
+        let good = try write("good.wav", Signals.constant(0.1, frames: 4800), rate: 48000)
+        let out = "\(dir)/never.wav"
+        let mixdown = try LayerMixdown(layers: [MixdownLayer(path: good), MixdownLayer(path: "\(dir)/missing.wav")],
+                                       outputPath: out)
+        let error = #expect(throws: FileError.self) { try mixdown.run() }
+        #expect(error?.description.contains("missing.wav") == true)
+        let left = try FileManager.default.contentsOfDirectory(atPath: dir)
+        #expect(!left.contains("never.wav"))
+        #expect(!left.contains { $0.contains("tmp") })
+    }
+}
