@@ -73,13 +73,16 @@ public final class FilePlayer: @unchecked Sendable {
     ///   - playCount: passes to play (default once).
     ///   - bufferDuration: seconds per buffer (default 0.25).
     ///   - bufferCount: buffers in circulation (default 4; at least 2).
+    ///   - truncation: whether a file holding less audio than its header declares is played
+    ///     (`.tolerate`, the default: what is there plays and ``error`` reports it) or refused.
     /// - Throws: ``FileError`` if the file cannot be opened or the region is empty or out of
     ///   range; ``Lockstep/AudioQueueError`` wrapped in a ``FileError`` if the queue cannot be
     ///   created (for example a rate the engine cannot convert).
     public init(path: String, engine: Engine, name: String? = nil, startFrame: Int64 = 0, endFrame: Int64? = nil,
-                playCount: PlayCount = .times(1), bufferDuration: Double = 0.25, bufferCount: Int = 4) throws(FileError)
+                playCount: PlayCount = .times(1), bufferDuration: Double = 0.25, bufferCount: Int = 4,
+                truncation: AudioFileReader.TruncationPolicy = .tolerate) throws(FileError)
     {
-        let reader = try AudioFileReader(path: path)
+        let reader = try AudioFileReader(path: path, truncation: truncation)
         let end = endFrame ?? reader.frameCount
         guard startFrame >= 0, startFrame < end, end <= reader.frameCount else {
             throw FileError(.invalidArgument, path: path,

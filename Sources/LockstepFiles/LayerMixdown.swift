@@ -116,7 +116,7 @@ public final class LayerMixdown: @unchecked Sendable {
                 throw FileError(.invalidArgument, path: layer.path,
                     problem: "offset \(layer.offset) s is invalid; use a time of 0 or more seconds")
             }
-            let player = try FilePlayer(path: layer.path, engine: engine)
+            let player = try FilePlayer(path: layer.path, engine: engine, truncation: .reject)
             do { try player.queue.setMixerGain(decibels: layer.gainDB) } catch {
                 throw FileError(.invalidArgument, path: layer.path, problem: error.message)
             }

@@ -1,0 +1,158 @@
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepTestSupport
+import Testing
+
+/// Runs the built `lockstep` binary.
+struct CLI {
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static var binary: String {
+        // The test bundle lives next to the products in the build folder.
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        if dir.lastPathComponent.hasSuffix(".xctest") || dir.path.contains(".xctest/") {
+            while dir.path.contains(".xctest") { dir.deleteLastPathComponent() }
+        }
+        return dir.appendingPathComponent("lockstep").path
+    }
+
+    static func run(_ arguments: [String], in directory: String? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                      stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+@Suite("lockstep CLI (the built binary)")
+struct CLITests {
+    let dir: String
+
+    init() throws {
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-cli-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        #expect(FileManager.default.isExecutableFile(atPath: CLI.binary), "build the lockstep product first: \(CLI.binary)")
+    }
+
+    func write(_ name: String, _ samples: [Float], rate: Double, channels: Int = 1, sampleFormat: SampleFormat = .float32) throws -> String {
+        let path = "\(dir)/\(name)"
+        let type = AudioFileType(path: path) ?? .wav
+        let writer = try AudioFileWriter(path: path, type: type,
+                                         format: StreamFormat(sampleRate: rate, channelCount: channels, sampleFormat: sampleFormat))
+        try samples.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: samples.count / channels) }
+        try writer.close()
+        return path
+    }
+
+    func read(_ path: String) throws -> (StreamFormat, [Float]) {
+        let reader = try AudioFileReader(path: path)
+        var out = [Float](repeating: 0, count: Int(reader.frameCount) * reader.format.channelCount)
+        let got = try out.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
+        #expect(got == Int(reader.frameCount))
+        return (reader.format, out)
+    }
+
+    @Test("render mixes layers on sample 0 plus offsets, with gains in file order")
+    func render() throws {
+        let a = try write("a.wav", Signals.impulse(at: 0, frames: 4800, value: 0.5), rate: 48000)
+        let b = try write("b.flac", Signals.impulse(at: 0, frames: 4410, value: 0.5), rate: 44100, sampleFormat: .int16)
+        let c = try write("c.wav", Signals.constant(0.125, frames: 100, channels: 2), rate: 48000, channels: 2)
+        let r = try CLI.run(["render", a, b, c, "-o", "\(dir)/mix.wav", "--gain", "-6", "--gain", "0dB",
+                             "--offset", "0", "--offset", "0.05", "--offset", "0.2"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("rendered 3 layers"))
+        #expect(r.stdout.contains("frames"))
+        #expect(r.stdout.contains("peak"))
+        let (format, mix) = try read("\(dir)/mix.wav")
+        #expect(format.sampleRate == 48000 && format.channelCount == 2 && format.sampleFormat == .float32)
+        #expect(mix.count / 2 == 9600 + 100)       // c ends last: 0.2 s + 100 frames
+        let left = Signals.channel(0, of: mix, channels: 2)
+        #expect(abs(left[0] - 0.5 * Float(Decibels.toLinear(-6))) < 1e-6)
+        #expect(Signals.peakIndex(Array(left[1000..<9000])) + 1000 == 2400)   // b's impulse at 0.05 s
+        #expect(left[9600] == 0.125 && left[9699] == 0.125)
+    }
+
+    @Test("render honours --rate, --channels and --sample-format, and the output extension")
+    func renderFormats() throws {
+        let a = try write("a.wav", Signals.constant(0.5, frames: 4800), rate: 48000)
+        var r = try CLI.run(["render", a, "-o", "\(dir)/out.flac", "--rate", "96000", "--channels", "1"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let reader = try AudioFileReader(path: "\(dir)/out.flac")
+        #expect(reader.format.sampleRate == 96000 && reader.format.channelCount == 1 && reader.format.sampleFormat == .int24)
+        #expect(reader.frameCount == 9600)
+        r = try CLI.run(["render", a, "-o", "\(dir)/out.aiff", "--sample-format", "s16"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try AudioFileReader(path: "\(dir)/out.aiff").format.sampleFormat == .int16)
+    }
+
+    @Test("info prints format, rate, channels, frames, duration and peak; --json one object per file")
+    func info() throws {
+        let a = try write("tone.wav", Signals.constant(0.5, frames: 24000, channels: 2), rate: 48000, channels: 2, sampleFormat: .int16)
+        var r = try CLI.run(["info", a])
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("48000 Hz") && r.stdout.contains("2 ch") && r.stdout.contains("24000 frames"))
+        #expect(r.stdout.contains("0:00.500") && r.stdout.contains("-6.02 dBFS"))
+        r = try CLI.run(["info", "--json", a, a])
+        let lines = r.stdout.split(separator: "\n")
+        #expect(lines.count == 2)
+        let object = try JSONSerialization.jsonObject(with: Data(lines[0].utf8)) as? [String: Any]
+        #expect(object?["frames"] as? Int == 24000)
+        #expect(object?["sampleRate"] as? Int == 48000)
+        #expect(object?["channels"] as? Int == 2)
+        #expect(object?["duration"] as? Double == 0.5)
+        #expect(abs((object?["peak"] as? Double ?? 0) - 0.5) < 1e-4)
+    }
+
+    @Test("bad input exits non-zero with one line naming the file or option", arguments: [
+        (["render", "-o", "x.wav"], "no input files"),
+        (["render", "MISSING.wav", "-o", "x.wav"], "MISSING.wav"),
+        (["render", "EMPTY.wav", "-o", "x.wav"], "EMPTY.wav"),
+        (["render", "TEXT.wav", "-o", "x.wav"], "TEXT.wav"),
+        (["render", "TRUNC.wav", "-o", "x.wav"], "TRUNC.wav"),
+        (["render", "GOOD.wav", "-o", "/nonexistent-dir/x.wav"], "nonexistent-dir"),
+        (["render", "GOOD.wav", "-o", "x.mp4"], "x.mp4"),
+        (["render", "GOOD.wav", "-o", "x.wav", "--rate", "abc"], "--rate"),
+        (["render", "GOOD.wav", "-o", "x.wav", "--rate", "0"], "--rate"),
+        (["render", "GOOD.wav", "-o", "x.wav", "--channels", "0"], "--channels"),
+        (["render", "GOOD.wav", "-o", "x.wav", "--gain", "loud"], "--gain"),
+        (["render", "GOOD.wav", "-o", "x.wav", "--gain", "13"], "--gain"),
+        (["render", "GOOD.wav", "-o", "x.wav", "--gain", "0", "--gain", "0"], "--gain"),
+        (["render", "GOOD.wav", "-o", "x.wav", "--offset", "-1"], "--offset"),
+        (["render", "GOOD.wav", "-o", "x.flac", "--sample-format", "f32"], "x.flac"),
+        (["render", "GOOD.wav", "-o", "x.wav", "--sample-format", "u8"], "--sample-format"),
+        (["render", "GOOD.wav"], "--output"),
+        (["info"], "no input files"),
+        (["info", "MISSING.wav"], "MISSING.wav"),
+        (["info", "TRUNC.wav"], "TRUNC.wav"),
+    ])
+    func badInput(arguments: [String], mention: String) throws {
+        _ = try write("GOOD.wav", Signals.constant(0.1, frames: 480), rate: 48000)
+        FileManager.default.createFile(atPath: "\(dir)/EMPTY.wav", contents: Data())
+        FileManager.default.createFile(atPath: "\(dir)/TEXT.wav", contents: Data("hello, this is not audio\n".utf8))
+        let full = try write("FULL.wav", Signals.constant(0.1, frames: 48000), rate: 48000, sampleFormat: .int16)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: full))
+        try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: "\(dir)/TRUNC.wav"))
+        let r = try CLI.run(arguments, in: dir)
+        #expect(r.status != 0)
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(r.stderr)")
+        #expect(r.stderr.contains(mention), "\(r.stderr)")
+        #expect(!r.stderr.contains("Fatal error"))
+        // Nothing that looks like a finished output is left behind.
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/x.wav"))
+    }
+}
