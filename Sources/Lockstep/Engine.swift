@@ -124,6 +124,7 @@ public final class Engine: @unchecked Sendable {
     private func startPumpThread() {
         let pump = self.pump
         let thread = Thread {
+            Thread.current.name = "lockstep.callbacks"
             while !pump.isStopped.load(ordering: .acquiring) {
                 if !pump.drain() { usleep(1000) }
             }

@@ -32,8 +32,10 @@ public final class OutputQueue: @unchecked Sendable {
     let renderState: UnsafeMutablePointer<QueueRenderState>
     /// Device frames per queue frame.
     let ratio: Double
-    let deviceSampleRate: Double
-    let deviceChannelCount: Int
+    /// The device's sample rate (`kAudioQueueDeviceProperty_SampleRate`).
+    public let deviceSampleRate: Double
+    /// The device's channel count (`kAudioQueueDeviceProperty_NumberChannels`).
+    public let deviceChannelCount: Int
     let deviceName: String
     let isOfflineDevice: Bool
     private let callback: @Sendable (OutputQueue, QueueBuffer) -> Void
@@ -504,10 +506,6 @@ public final class OutputQueue: @unchecked Sendable {
 
     // MARK: - Device properties
 
-    /// The device's sample rate (`kAudioQueueDeviceProperty_SampleRate`).
-    public var deviceSampleRateValue: Double { deviceSampleRate }
-    /// The device's channel count (`kAudioQueueDeviceProperty_NumberChannels`).
-    public var deviceChannels: Int { deviceChannelCount }
     /// The device's name (`kAudioQueueProperty_CurrentDevice`).
     public var currentDevice: String { deviceName }
 

@@ -1,0 +1,96 @@
+// The render path's cost per cycle and its allocations (which must be 0), measured with
+// ordo-one/benchmark's malloc interposer.
+//
+// `Scripts/bench.sh` runs these and fails if the "64 queues" benchmark allocates. The "control"
+// benchmark allocates on purpose (it reads the master meter, which returns an array) and must
+// report > 0: proof that the malloc counter counts.
+
+import Benchmark
+import Lockstep
+import Synchronization
+
+/// The rig of the benchmark that is running (set in setup, cleared in teardown).
+final class RigSlot: @unchecked Sendable {
+    private let lock = Mutex<RenderRig?>(nil)
+    func set(_ rig: RenderRig?) { lock.withLock { $0 = rig } }
+    func get() -> RenderRig {
+        guard let rig = lock.withLock({ $0 }) else { fatalError("benchmark ran without its setup") }
+        return rig
+    }
+}
+
+let slot = RigSlot()
+
+/// Cycles per measured run: 10 000 × 256 frames = 53.3 s at 48 kHz, inside the 60 s buffers.
+let measuredCycles = 10_000
+let bufferSeconds = 60.0
+
+let metrics: [BenchmarkMetric] = [
+    .wallClock,
+    .cpuTotal,
+    .mallocCountTotal,
+    .mallocBytesCount,
+]
+
+let benchmarks: @Sendable () -> Void = {
+    Benchmark.defaultConfiguration = .init(
+        metrics: metrics,
+        timeUnits: .microseconds,
+        warmupIterations: 16,
+        scalingFactor: .one,
+        maxDuration: .seconds(10),
+        maxIterations: measuredCycles
+    )
+
+    // The realtime path: one 256-frame cycle of 64 running queues per iteration. Every 64th
+    // iteration, before the measured region, Volume changes on 8 queues, so the measured cycles
+    // include gain ramps.
+    Benchmark(
+        "render cycle, 64 queues, 256 frames",
+        closure: { benchmark in
+            let rig = slot.get()
+            if rig.remainingCycles <= 0 {
+                benchmark.error("ran past the queues' buffers; lower maxIterations or lengthen the buffers")
+                return
+            }
+            if rig.cycles % 64 == 0 {
+                do { try rig.toggleVolumes(rig.cycles / 64) } catch {
+                    benchmark.error("setVolume failed: \(error)")
+                }
+            }
+            benchmark.startMeasurement()
+            rig.cycle()
+            benchmark.stopMeasurement()
+            blackHole(rig.firstSample)
+        },
+        setup: {
+            slot.set(try RenderRig(queueCount: 64, bufferSeconds: bufferSeconds))
+        },
+        teardown: {
+            let rig = slot.get()
+            slot.set(nil)
+            if let problem = rig.verifySteadyState() { fatalError(problem) }
+        }
+    )
+
+    // Control: the same kind of cycle (8 queues) plus reading the master meter, which returns a
+    // fresh array — at least one allocation per iteration. If this reports 0 mallocs, the malloc
+    // counter does not count and the 0 above proves nothing.
+    Benchmark(
+        "control: cycle + masterLevels (allocates)",
+        configuration: .init(maxIterations: 1_000),
+        closure: { benchmark in
+            let rig = slot.get()
+            rig.cycle()
+            blackHole(rig.engine.masterLevels)
+        },
+        setup: {
+            slot.set(try RenderRig(queueCount: 8, bufferSeconds: 10))
+        },
+        teardown: {
+            let rig = slot.get()
+            slot.set(nil)
+            if let problem = rig.verifySteadyState() { fatalError(problem) }
+        }
+    )
+}

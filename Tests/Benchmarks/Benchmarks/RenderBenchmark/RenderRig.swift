@@ -1,0 +1,181 @@
+import Foundation
+import Lockstep
+import Synchronization
+
+/// A device that never renders by itself: it only hands the benchmark the engine's
+/// `DeviceRenderer`, so the benchmark can call the realtime entry point directly — no interleaving,
+/// no encoding, no event delivery (which `OfflineDevice.render` adds).
+final class BenchDevice: AudioDevice, @unchecked Sendable {
+    let name = "bench"
+    let sampleRate: Double
+    let channelCount: Int
+    let maximumFramesPerCycle: Int
+    private(set) var renderer: DeviceRenderer?
+    /// The next sample time the benchmark will render (read by `currentTime`).
+    let nextSampleTime = Atomic<Int64>(0)
+
+    init(sampleRate: Double, channelCount: Int, framesPerCycle: Int) {
+        self.sampleRate = sampleRate
+        self.channelCount = channelCount
+        maximumFramesPerCycle = framesPerCycle
+    }
+
+    /// Offline: the engine starts no callback thread; the rig delivers events itself, outside
+    /// the measured region.
+    var isOffline: Bool { true }
+    var isRunning: Bool { renderer != nil }
+
+    func attach(_ renderer: DeviceRenderer) throws(AudioQueueError) {
+        guard self.renderer == nil else {
+            throw AudioQueueError(.invalidDevice, "bench device already belongs to an engine")
+        }
+        self.renderer = renderer
+    }
+
+    func start() throws(AudioQueueError) {}
+    func stop() {}
+
+    func currentTime() -> DeviceTimeStamp {
+        let t = nextSampleTime.load(ordering: .acquiring)
+        return DeviceTimeStamp(sampleTime: t, hostTime: hostTime(forSampleTime: t))
+    }
+
+    func nearestStartTime(atOrAfter sampleTime: Int64) -> Int64 {
+        max(sampleTime, nextSampleTime.load(ordering: .acquiring))
+    }
+
+    func hostTime(forSampleTime sampleTime: Int64) -> UInt64 {
+        UInt64(max(0, (Double(sampleTime) * 1_000_000 / sampleRate).rounded()))
+    }
+
+    func sampleTime(forHostTime hostTime: UInt64) -> Int64 {
+        Int64((Double(hostTime) * sampleRate / 1_000_000).rounded())
+    }
+}
+
+/// Counts what the queues hand back (buffers, underruns): both must stay 0 while measuring, or the
+/// benchmark would measure something other than steady-state mixing.
+final class RigCounters: Sendable {
+    let completedBuffers = Atomic<Int>(0)
+}
+
+/// An engine at 48 kHz stereo, 256 frames per cycle, with `queueCount` running queues — a mix of
+/// mono/stereo and float32/int16, one or two long buffers each, some with Volume set (directly or
+/// by a buffer parameter event), a mixer gain, or level metering — ready to render cycle after
+/// cycle through `DeviceRenderer.render`.
+final class RenderRig: @unchecked Sendable {
+    static let sampleRate = 48_000.0
+    static let channels = 2
+    static let framesPerCycle = 256
+
+    let device: BenchDevice
+    let engine: Engine
+    let renderer: DeviceRenderer
+    let queues: [OutputQueue]
+    let counters = RigCounters()
+    /// Frames every queue has enqueued in its first buffer: rendering past it would complete a
+    /// buffer, which the measurement must not include.
+    let firstBufferFrames: Int64
+    private let planar: UnsafeMutablePointer<Float>
+    private let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private(set) var sampleTime: Int64 = 0
+    private(set) var cycles = 0
+
+    init(queueCount: Int, bufferSeconds: Double, warmupCycles: Int = 64) throws {
+        let rate = Self.sampleRate
+        device = BenchDevice(sampleRate: rate, channelCount: Self.channels, framesPerCycle: Self.framesPerCycle)
+        engine = try Engine(device: device)
+        guard let renderer = device.renderer else { fatalError("the engine did not attach to the bench device") }
+        self.renderer = renderer
+
+        planar = .allocate(capacity: Self.channels * Self.framesPerCycle)
+        planar.initialize(repeating: 0, count: Self.channels * Self.framesPerCycle)
+        output = .allocate(capacity: Self.channels)
+        for c in 0..<Self.channels {
+            (output + c).initialize(to: planar + c * Self.framesPerCycle)
+        }
+
+        let frames = Int(bufferSeconds * rate)
+        firstBufferFrames = Int64(frames)
+        // One sine per channel layout, reused for every queue (each queue's buffer encodes it in
+        // its own sample format).
+        let mono = (0..<frames).map { Float(0.05 * sin(2 * Double.pi * 220 * Double($0) / rate)) }
+        var stereo = [Float](repeating: 0, count: frames * 2)
+        for i in 0..<frames {
+            stereo[2 * i] = mono[i]
+            stereo[2 * i + 1] = -mono[i]
+        }
+
+        let counters = self.counters
+        var made: [OutputQueue] = []
+        made.reserveCapacity(queueCount)
+        for i in 0..<queueCount {
+            let channels = i % 2 == 0 ? 1 : 2
+            let sampleFormat: SampleFormat = (i / 2) % 2 == 0 ? .float32 : .int16
+            let format = StreamFormat(sampleRate: rate, channelCount: channels, sampleFormat: sampleFormat)
+            let queue = try engine.makeOutputQueue(format: format, name: "bench-\(i)") { _, _ in
+                counters.completedBuffers.add(1, ordering: .relaxed)
+            }
+            let bufferCount = i % 3 == 0 ? 2 : 1
+            for b in 0..<bufferCount {
+                let buffer = try queue.allocateBuffer(frameCapacity: frames)
+                buffer.fill(from: channels == 1 ? mono : stereo)
+                // Some buffers carry a Volume parameter event (applied when they start).
+                let parameters = (i % 5 == 1 && b == 0) ? [ParameterEvent(.volume, 0.8)] : []
+                try queue.enqueue(buffer, parameters: parameters)
+            }
+            if i % 4 == 0 { try queue.setVolume(0.5) }
+            if i % 6 == 2 { try queue.setMixerGain(decibels: -3) }
+            if i % 2 == 1 { queue.isLevelMeteringEnabled = true }
+            made.append(queue)
+        }
+        queues = made
+        try engine.start(queues, at: 0)
+
+        // Warm up: starts, gain ramps, caches. Then deliver the events (starts) the warm-up
+        // caused, so the measured cycles find an empty event ring.
+        for _ in 0..<warmupCycles { cycle() }
+        renderer.deliverPendingEvents()
+    }
+
+    deinit {
+        output.deinitialize(count: Self.channels)
+        output.deallocate()
+        planar.deallocate()
+    }
+
+    /// Cycles that can still be rendered before the first buffer of some queue completes.
+    var remainingCycles: Int {
+        Int((firstBufferFrames - sampleTime) / Int64(Self.framesPerCycle)) - 1
+    }
+
+    /// Renders one cycle through the engine's realtime entry point.
+    @inline(__always)
+    func cycle() {
+        renderer.render(frames: Self.framesPerCycle, sampleTime: sampleTime, output: output)
+        sampleTime &+= Int64(Self.framesPerCycle)
+        cycles &+= 1
+        device.nextSampleTime.store(sampleTime, ordering: .releasing)
+    }
+
+    /// The first output sample of the last cycle (to keep the optimiser honest).
+    var firstSample: Float { planar[0] }
+
+    /// Toggles Volume on a few queues (outside the measured region), so the measured cycles
+    /// include gain ramps.
+    func toggleVolumes(_ round: Int) throws {
+        let value: Float = round % 2 == 0 ? 0.25 : 0.75
+        for i in stride(from: 3, to: queues.count, by: 8) { try queues[i].setVolume(value) }
+    }
+
+    /// Delivers pending events and checks the steady state held: no buffer completed, no underrun.
+    func verifySteadyState() -> String? {
+        renderer.deliverPendingEvents()
+        let completed = counters.completedBuffers.load(ordering: .relaxed)
+        let discontinuities = engine.discontinuityCount
+        if completed != 0 || discontinuities != 0 {
+            return "the measured cycles were not steady state: \(completed) buffers completed, \(discontinuities) discontinuities (render more frames per buffer or fewer iterations)"
+        }
+        return nil
+    }
+}

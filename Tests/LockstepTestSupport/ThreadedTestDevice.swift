@@ -1,0 +1,105 @@
+import Foundation
+import Lockstep
+import Synchronization
+
+/// A "live" device for tests: renders from a thread of its own, period after period, at a chosen
+/// speed, and records what it rendered. It exercises the engine's callback thread and the
+/// cross-thread rings the way a JACK client does, without a server.
+public final class ThreadedTestDevice: AudioDevice, @unchecked Sendable {
+    public let name = "threaded-test"
+    public let sampleRate: Double
+    public let channelCount: Int
+    public let maximumFramesPerCycle: Int
+    public var isOffline: Bool { false }
+    public var isRunning: Bool { running.load(ordering: .acquiring) }
+
+    /// Seconds slept between periods.
+    public let periodSleep: Double
+    private var renderer: DeviceRenderer?
+    private let running = Atomic<Bool>(false)
+    private let stopRequested = Atomic<Bool>(false)
+    private let nextSampleTime = Atomic<Int64>(0)
+    private let capture = NSLock()
+    private var captured: [Float] = []
+    private var thread: Thread?
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Creates the device; `speed` is how many times faster than real time it renders.
+    public init(sampleRate: Double = 48000, channels: Int = 2, period: Int = 256, speed: Double = 1) {
+        self.sampleRate = sampleRate
+        channelCount = channels
+        maximumFramesPerCycle = period
+        periodSleep = Double(period) / sampleRate / speed
+    }
+
+    public func attach(_ renderer: DeviceRenderer) throws(AudioQueueError) { self.renderer = renderer }
+
+    public func start() throws(AudioQueueError) {
+        guard let renderer, !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let period = maximumFramesPerCycle
+        let channels = channelCount
+        let thread = Thread { [self] in
+            let planar = UnsafeMutablePointer<Float>.allocate(capacity: period * channels)
+            let pointers = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: channels)
+            for c in 0..<channels { pointers[c] = planar + c * period }
+            var interleaved = [Float](repeating: 0, count: period * channels)
+            while !stopRequested.load(ordering: .acquiring) {
+                let t = nextSampleTime.load(ordering: .relaxed)
+                renderer.render(frames: period, sampleTime: t, output: pointers)
+                nextSampleTime.store(t + Int64(period), ordering: .releasing)
+                for c in 0..<channels { for i in 0..<period { interleaved[i * channels + c] = pointers[c][i] } }
+                capture.lock()
+                captured += interleaved
+                capture.unlock()
+                Thread.sleep(forTimeInterval: periodSleep)
+            }
+            planar.deallocate()
+            pointers.deallocate()
+            finished.signal()
+        }
+        thread.name = "threaded-test-device"
+        self.thread = thread
+        thread.start()
+    }
+
+    public func stop() {
+        if running.load(ordering: .acquiring) && !stopRequested.exchange(true, ordering: .acquiringAndReleasing) {
+            finished.wait()
+            running.store(false, ordering: .releasing)
+        }
+    }
+
+    public func currentTime() -> DeviceTimeStamp {
+        let t = nextSampleTime.load(ordering: .acquiring)
+        return DeviceTimeStamp(sampleTime: t, hostTime: hostTime(forSampleTime: t))
+    }
+
+    public func nearestStartTime(atOrAfter sampleTime: Int64) -> Int64 {
+        max(sampleTime, nextSampleTime.load(ordering: .acquiring) + Int64(maximumFramesPerCycle))
+    }
+
+    public func hostTime(forSampleTime sampleTime: Int64) -> UInt64 {
+        UInt64(max(0, Double(sampleTime) * 1_000_000 / sampleRate))
+    }
+
+    public func sampleTime(forHostTime hostTime: UInt64) -> Int64 {
+        Int64(Double(hostTime) * sampleRate / 1_000_000)
+    }
+
+    /// Everything rendered so far, interleaved.
+    public var output: [Float] {
+        capture.lock()
+        defer { capture.unlock() }
+        return captured
+    }
+
+    /// Waits (polling) until `condition` holds or `timeout` seconds pass; returns whether it held.
+    public static func wait(timeout: Double = 10, until condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.002)
+        }
+        return condition()
+    }
+}
