@@ -34,6 +34,9 @@ public protocol AudioDevice: AnyObject, Sendable {
 
     /// Connects the device to an engine's render path. Called once, by the engine.
     func attach(_ renderer: DeviceRenderer) throws(AudioQueueError)
+    /// Stops rendering for good and forgets the engine's render path; called by the engine when it
+    /// goes away. After it returns the device must never call the renderer again.
+    func detach()
     /// Starts the device if it isn't running. Idempotent.
     func start() throws(AudioQueueError)
     /// Stops the device. Idempotent.

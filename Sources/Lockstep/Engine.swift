@@ -103,7 +103,7 @@ public final class Engine: @unchecked Sendable {
 
     deinit {
         pump.isStopped.store(true, ordering: .releasing)
-        device.stop()
+        device.detach()
         // Drain what is left so internal memory is returned, then free everything.
         while core.events.pointee.pop() != nil {}
         let queues = state.withLock { $0.queues }

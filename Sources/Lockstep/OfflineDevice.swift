@@ -76,6 +76,11 @@ public final class OfflineDevice: AudioDevice, @unchecked Sendable {
         self.renderer = renderer
     }
 
+    /// Forgets the engine; later renders throw ``AudioQueueError/Code/invalidDevice``.
+    public func detach() {
+        renderer = nil
+    }
+
     /// Does nothing: an offline device is always ready.
     public func start() throws(AudioQueueError) {}
     /// Does nothing.
@@ -114,7 +119,7 @@ public final class OfflineDevice: AudioDevice, @unchecked Sendable {
         -> DeviceTimeStamp
     {
         guard let renderer else {
-            throw AudioQueueError(.invalidDevice, "offline device '\(name)' has no engine; create an Engine with it first")
+            throw AudioQueueError(.invalidDevice, "offline device '\(name)' has no engine (none was created, or it was released); create an Engine with it and keep it alive")
         }
         guard frames > 0, frames <= maximumFramesPerCycle else {
             throw AudioQueueError(.invalidParameter,
@@ -143,7 +148,7 @@ public final class OfflineDevice: AudioDevice, @unchecked Sendable {
     /// ``format``'s sample format), delivering callbacks before returning.
     public func renderFloat(frames: Int) throws(AudioQueueError) -> [Float] {
         guard let renderer else {
-            throw AudioQueueError(.invalidDevice, "offline device '\(name)' has no engine; create an Engine with it first")
+            throw AudioQueueError(.invalidDevice, "offline device '\(name)' has no engine (none was created, or it was released); create an Engine with it and keep it alive")
         }
         guard frames > 0, frames <= maximumFramesPerCycle else {
             throw AudioQueueError(.invalidParameter,

@@ -138,7 +138,6 @@ public final class OutputQueue: @unchecked Sendable {
             }
             buffer.isFreed = true
             state.buffers.removeValue(forKey: ObjectIdentifier(buffer))
-            buffer.release()
             return nil
         }
         if let error { throw error }
@@ -148,8 +147,11 @@ public final class OutputQueue: @unchecked Sendable {
         if buffer.isFreed {
             return AudioQueueError(.invalidBuffer, "buffer was freed; allocate a new one with allocateBuffer")
         }
+        guard let owner = buffer.queue else {
+            return AudioQueueError(.invalidBuffer, "buffer's queue was disposed of; allocate buffers from '\(name)' with allocateBuffer")
+        }
         return AudioQueueError(.invalidBuffer,
-            "buffer belongs to queue '\(buffer.queue.name)', not '\(name)'; enqueue it on the queue that allocated it")
+            "buffer belongs to queue '\(owner.name)', not '\(name)'; enqueue it on the queue that allocated it")
     }
 
     private func disposalError() -> AudioQueueError {
@@ -754,7 +756,16 @@ public final class OutputQueue: @unchecked Sendable {
         }
     }
 
-    /// Frees every buffer and the render state; called once the render thread has let go.
+    /// The render state outlives every reference the render thread had: the engine holds the queue
+    /// while it is in a render slot, and stops the device before letting go.
+    deinit {
+        renderState.pointee.deallocateStorage()
+        renderState.deinitialize(count: 1)
+        renderState.deallocate()
+    }
+
+    /// Lets go of every buffer and internal segment and ends the event streams; called once the
+    /// render thread has let go of the queue.
     func releaseAll() {
         let (buffers, segments, streams, alreadyReleased) = state.withLock { state in
             let result = (Array(state.buffers.values), state.internalSegments, Array(state.streams.values), state.released)
@@ -769,14 +780,8 @@ public final class OutputQueue: @unchecked Sendable {
             return result
         }
         if alreadyReleased { return }
-        for buffer in buffers {
-            buffer.isFreed = true
-            buffer.release()
-        }
+        for buffer in buffers { buffer.isFreed = true }
         for segment in segments { Segment.free(segment) }
-        renderState.pointee.deallocateStorage()
-        renderState.deinitialize(count: 1)
-        renderState.deallocate()
         for stream in streams {
             stream.yield(.disposed)
             stream.finish()

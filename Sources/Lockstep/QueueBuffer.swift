@@ -20,8 +20,8 @@ public final class QueueBuffer: @unchecked Sendable {
     /// The format of ``data``: the owning queue's stream format.
     public let format: StreamFormat
 
-    /// The queue that owns the buffer (unowned: the queue keeps its buffers alive).
-    unowned let queue: OutputQueue
+    /// The queue that allocated the buffer (weak: the queue keeps its buffers, not the reverse).
+    weak var queue: OutputQueue?
     /// Converted audio for the render thread.
     let segment: UnsafeMutablePointer<Segment>
     /// Guarded by the owning queue's lock.
@@ -39,8 +39,10 @@ public final class QueueBuffer: @unchecked Sendable {
         segment.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
     }
 
-    /// Frees the memory; called by the queue once the render thread no longer references it.
-    func release() {
+    /// The buffer's memory lives as long as the buffer object. The queue holds every buffer it
+    /// allocated until it is freed or the queue is disposed of, and never lets go of one the
+    /// render thread still references, so the memory is never freed under the render thread.
+    deinit {
         data.deallocate()
         Segment.free(segment)
     }

@@ -62,6 +62,11 @@ public final class ThreadedTestDevice: AudioDevice, @unchecked Sendable {
         thread.start()
     }
 
+    public func detach() {
+        stop()
+        renderer = nil
+    }
+
     public func stop() {
         if running.load(ordering: .acquiring) && !stopRequested.exchange(true, ordering: .acquiringAndReleasing) {
             finished.wait()

@@ -231,3 +231,38 @@ struct RunStateTests {
         #expect(kinds == ["started", "buffer", "stopped", "disposed"])
     }
 }
+
+@Suite("Lifetimes")
+struct LifetimeTests {
+    @Test("queues and buffers outlive their engine safely; the device refuses to render without it")
+    func engineReleasedFirst() throws {
+        let device = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 2))
+        var engine: Engine? = try Engine(device: device)
+        let queue = try engine!.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1)) { _, _ in }
+        let (buffer, _) = try queue.enqueueSamples(Signals.constant(0.5, frames: 100))
+        try queue.start()
+        _ = try device.renderFloat(frames: 64)
+        engine = nil
+        let error = #expect(throws: AudioQueueError.self) { try device.renderFloat(frames: 64) }
+        #expect(error?.code == .invalidDevice)
+        #expect(throws: AudioQueueError.self) { try queue.start() }
+        #expect(throws: AudioQueueError.self) { try queue.enqueue(buffer) }
+        queue.isLevelMeteringEnabled = true
+        _ = queue.volume
+        #expect(buffer.frameCount == 100)
+    }
+
+    @Test("a buffer whose queue is gone is refused by other queues, not a crash")
+    func bufferOfDisposedQueue() throws {
+        let h = try OfflineHarness(channels: 1)
+        var first: OutputQueue? = try h.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1)) { _, _ in }
+        let buffer = try first!.allocateBuffer(frameCapacity: 10)
+        buffer.frameCount = 10
+        try first!.dispose()
+        _ = try h.render(frames: 10)
+        first = nil
+        let second = try h.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1)) { _, _ in }
+        let error = #expect(throws: AudioQueueError.self) { try second.enqueue(buffer) }
+        #expect(error?.code == .invalidBuffer)
+    }
+}
