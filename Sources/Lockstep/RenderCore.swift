@@ -133,6 +133,7 @@ struct RenderCore {
                     q.pointee.starvedDeviceTime = t0 + Int64(f)
                     q.pointee.discontinuityCount.wrappingAdd(1, ordering: .relaxed)
                 }
+                meterSilence(q, frames: n - f)
                 q.pointee.queueTime += Int64(n - f)
                 f = n
                 break
@@ -158,6 +159,7 @@ struct RenderCore {
             let queueTime = q.pointee.queueTime
             if queueTime < segStart {
                 let k = Int(min(Int64(n - f), segStart - queueTime))
+                meterSilence(q, frames: k)
                 q.pointee.queueTime += Int64(k)
                 f += k
                 continue
@@ -236,7 +238,7 @@ struct RenderCore {
 
     @inline(__always)
     func stop(_ q: UnsafeMutablePointer<QueueRenderState>, at sampleTime: Int64) {
-        let wasActive = q.pointee.runState != .stopped
+        let wasActive = q.pointee.runState == .running || q.pointee.runState == .paused
         endStarvation(q)
         returnAllSegments(q, sampleTime: sampleTime, notify: !q.pointee.disposeAfterStop)
         q.pointee.runState = .stopped
@@ -245,6 +247,7 @@ struct RenderCore {
         q.pointee.drainThenStop = false
         q.pointee.rampRemaining = 0
         q.pointee.gain = q.pointee.gainTarget
+        q.pointee.meter.clear()
         if wasActive {
             emit(RenderEvent(kind: .stopped, slot: q.pointee.slot, segment: nil,
                              sampleTime: sampleTime, value: 0, detail: 0))
@@ -393,6 +396,14 @@ struct RenderCore {
                 q.pointee.meter.sumSquares[c] += sum
                 q.pointee.meter.peaks[c] = peak
             }
+            q.pointee.meter.finishPlanar(frames: frames)
+        }
+    }
+
+    /// Counts silent frames into the meter window so levels fall to zero in gaps.
+    @inline(__always)
+    func meterSilence(_ q: UnsafeMutablePointer<QueueRenderState>, frames: Int) {
+        if q.pointee.meteringEnabled.load(ordering: .relaxed) {
             q.pointee.meter.finishPlanar(frames: frames)
         }
     }

@@ -65,6 +65,18 @@ struct MixerTests {
         let master = h.engine.masterLevels
         #expect(master.count == 2)
         #expect(abs(master[0].peakPower - 1.0) < 1e-6)
+
+        // A scheduled gap of silence brings the queue's levels down to zero.
+        let gapped = try h.engine.makeOutputQueue(format: mono) { _, _ in }
+        gapped.isLevelMeteringEnabled = true
+        try gapped.enqueueSamples(Signals.constant(1, frames: 2400))
+        try gapped.enqueueSamples(Signals.constant(1, frames: 2400), startTime: 48000)
+        try gapped.start()
+        _ = try h.render(frames: 2400)
+        #expect(try gapped.currentLevelMeter().first?.peakPower == 1)
+        _ = try h.render(frames: 4800)
+        #expect(try gapped.currentLevelMeter().first == ChannelLevel(averagePower: 0, peakPower: 0))
+        #expect(try gapped.currentLevelMeterDB().first?.peakPower == -.infinity)
     }
 
     @Test("an underrun plays silence of exactly the missing length, is reported once, and keeps alignment")

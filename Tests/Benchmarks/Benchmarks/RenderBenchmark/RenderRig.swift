@@ -32,6 +32,8 @@ final class BenchDevice: AudioDevice, @unchecked Sendable {
         self.renderer = renderer
     }
 
+    func detach() { renderer = nil }
+
     func start() throws(AudioQueueError) {}
     func stop() {}
 
