@@ -157,8 +157,14 @@ public final class Engine: @unchecked Sendable {
     /// Translates a host time (µs) to a device sample time: part of `AudioQueueDeviceTranslateTime`.
     public func sampleTime(forHostTime hostTime: UInt64) -> Int64 { device.sampleTime(forHostTime: hostTime) }
 
+    /// Whether the mixed output is metered (``masterLevels``). Off by default.
+    public var isMasterMeteringEnabled: Bool {
+        get { core.shared.pointee.masterMeteringEnabled.load(ordering: .relaxed) }
+        set { core.shared.pointee.masterMeteringEnabled.store(newValue, ordering: .relaxed) }
+    }
+
     /// The level of the mixed output per device channel over the most recent metering window
-    /// (about 50 ms), linear.
+    /// (about 50 ms), linear; zeros while ``isMasterMeteringEnabled`` is off.
     public var masterLevels: [ChannelLevel] { core.shared.pointee.masterMeter.read() }
 
     /// Render events that could not be reported because the event ring was full (should stay 0).

@@ -131,15 +131,20 @@ public final class OfflineDevice: AudioDevice, @unchecked Sendable {
         }
         let start = renderPlanar(renderer, frames: frames)
         let channels = format.channelCount
+        // Float output is interleaved straight into the destination; other formats via a scratch.
+        let direct = format.sampleFormat == .float32 && Int(bitPattern: base) % MemoryLayout<Float>.alignment == 0
+        let target = direct ? base.bindMemory(to: Float.self, capacity: frames * channels) : interleaved
         for c in 0..<channels {
             let source = planar + c * maximumFramesPerCycle
-            var p = interleaved + c
+            var p = target + c
             for i in 0..<frames {
                 p.pointee = source[i]
                 p += channels
             }
         }
-        PCMCodec.encode(interleaved, sampleCount: frames * channels, format: format.sampleFormat, into: base)
+        if !direct {
+            PCMCodec.encode(interleaved, sampleCount: frames * channels, format: format.sampleFormat, into: base)
+        }
         renderer.deliverPendingEvents()
         return start
     }

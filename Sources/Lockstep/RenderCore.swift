@@ -68,7 +68,9 @@ struct RenderCore {
             }
         }
 
-        shared.pointee.masterMeter.accumulateMaster(output, channels: channelCount, frames: frames)
+        if shared.pointee.masterMeteringEnabled.load(ordering: .relaxed) {
+            shared.pointee.masterMeter.accumulateMaster(output, channels: channelCount, frames: frames)
+        }
         shared.pointee.renderedCycles.wrappingAdd(1, ordering: .relaxed)
         shared.pointee.nextSampleTime.store(sampleTime &+ Int64(requested), ordering: .releasing)
     }
@@ -425,6 +427,7 @@ struct RenderShared: ~Copyable {
     let nextSampleTime = Atomic<Int64>(0)
     let renderedCycles = Atomic<Int>(0)
     let droppedEvents = Atomic<Int>(0)
+    let masterMeteringEnabled = Atomic<Bool>(false)
     var masterMeter: LevelAccumulator
 
     init(channelCount: Int, meterWindow: Int) {

@@ -52,6 +52,7 @@ struct MixerTests {
         let q = try h.engine.makeOutputQueue(format: mono) { _, _ in }
         #expect(throws: AudioQueueError.self) { try q.currentLevelMeter() }
         q.isLevelMeteringEnabled = true
+        h.engine.isMasterMeteringEnabled = true
         // 1 kHz at 48 kHz: 48 frames a cycle; amplitude 1, phase so that peaks hit ±1 exactly.
         try q.enqueueSamples(Signals.sine(frequency: 1000, sampleRate: 48000, frames: 48000, phase: .pi / 2))
         try q.start()

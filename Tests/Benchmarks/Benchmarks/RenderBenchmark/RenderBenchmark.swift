@@ -6,6 +6,7 @@
 // report > 0: proof that the malloc counter counts.
 
 import Benchmark
+import Foundation
 import Lockstep
 import Synchronization
 
@@ -25,9 +26,14 @@ let slot = RigSlot()
 let measuredCycles = 10_000
 let bufferSeconds = 60.0
 
+/// `LOCKSTEP_BENCH_FORCE_ALLOCATION=1` makes every measured cycle allocate once: a check that a
+/// render path that allocates fails `Scripts/bench.sh`.
+let forceAllocation = ProcessInfo.processInfo.environment["LOCKSTEP_BENCH_FORCE_ALLOCATION"] == "1"
+
+// Not `.cpuTotal`: reading the CPU time allocates (16 mallocs per iteration on Linux) and would be
+// counted as the render path's.
 let metrics: [BenchmarkMetric] = [
     .wallClock,
-    .cpuTotal,
     .mallocCountTotal,
     .mallocBytesCount,
 ]
@@ -35,7 +41,7 @@ let metrics: [BenchmarkMetric] = [
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: metrics,
-        timeUnits: .microseconds,
+        timeUnits: .nanoseconds,
         warmupIterations: 16,
         scalingFactor: .one,
         maxDuration: .seconds(10),
@@ -60,6 +66,7 @@ let benchmarks: @Sendable () -> Void = {
             }
             benchmark.startMeasurement()
             rig.cycle()
+            if forceAllocation { blackHole([rig.firstSample]) }
             benchmark.stopMeasurement()
             blackHole(rig.firstSample)
         },
