@@ -74,3 +74,48 @@ struct LiveThreadTests {
         #expect(discontinuities.isEmpty)
     }
 }
+
+@Suite("Live engine lifetime")
+struct LiveLifetimeTests {
+    @Test("an engine with a callback thread is freed when its owner lets go, and its device stops")
+    func engineFreed() throws {
+        weak var weakEngine: Engine?
+        let device = ThreadedTestDevice(channels: 2, period: 256, speed: 8)
+        do {
+            let engine = try Engine(device: device)
+            weakEngine = engine
+            let queue = try engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 2)) { _, _ in }
+            try queue.addPropertyListener(.isRunning) { _, _ in }
+            _ = queue.events
+            try queue.enqueueSamples(Signals.constant(0.1, frames: 512, channels: 2))
+            try queue.start()
+            #expect(ThreadedTestDevice.wait { queue.isRunning })
+        }
+        #expect(ThreadedTestDevice.wait { weakEngine == nil })
+        #expect(!device.isRunning)
+    }
+}
+
+extension LiveLifetimeTests {
+    @Test("an engine whose queue events were awaited is freed too")
+    func engineFreedAfterEvents() async throws {
+        weak var weakEngine: Engine?
+        do {
+            let device = ThreadedTestDevice(channels: 2, period: 256, speed: 8)
+            let engine = try Engine(device: device)
+            weakEngine = engine
+            let dq = DispatchQueue(label: "live.callbacks.2")
+            let queue = try engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 2),
+                                                   callbackExecutor: .queue(dq)) { _, _ in }
+            let events = queue.events
+            try queue.enqueueSamples(Signals.constant(0.25, frames: 1000, channels: 2))
+            try queue.start()
+            try queue.stop(immediately: false)
+            for await event in events {
+                if case .stopped = event { break }
+            }
+            device.stop()
+        }
+        #expect(ThreadedTestDevice.wait { weakEngine == nil })
+    }
+}
