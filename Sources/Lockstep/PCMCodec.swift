@@ -28,9 +28,7 @@ public enum PCMCodec {
                 destination[i] = Float(Double(Int32(littleEndian: source.loadUnaligned(fromByteOffset: i * 4, as: Int32.self))) * scale)
             }
         case .float32:
-            for i in 0..<sampleCount {
-                destination[i] = source.loadUnaligned(fromByteOffset: i * 4, as: Float.self)
-            }
+            UnsafeMutableRawPointer(destination).copyMemory(from: source, byteCount: sampleCount * 4)
         case .float64:
             for i in 0..<sampleCount {
                 destination[i] = Float(source.loadUnaligned(fromByteOffset: i * 8, as: Double.self))
@@ -63,9 +61,7 @@ public enum PCMCodec {
                 destination.storeBytes(of: v.littleEndian, toByteOffset: i * 4, as: Int32.self)
             }
         case .float32:
-            for i in 0..<sampleCount {
-                destination.storeBytes(of: source[i], toByteOffset: i * 4, as: Float.self)
-            }
+            destination.copyMemory(from: source, byteCount: sampleCount * 4)
         case .float64:
             for i in 0..<sampleCount {
                 destination.storeBytes(of: Double(source[i]), toByteOffset: i * 8, as: Double.self)

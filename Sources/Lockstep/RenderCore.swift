@@ -348,7 +348,19 @@ struct RenderCore {
     func mix(_ q: UnsafeMutablePointer<QueueRenderState>, _ seg: UnsafeMutablePointer<Segment>,
              from position: Int, frames: Int, into output: UnsafePointer<UnsafeMutablePointer<Float>>,
              at offset: Int) {
-        // Per-frame gains for this chunk.
+        let qc = seg.pointee.channelCount
+        let source = UnsafePointer(seg.pointee.samples + position * qc)
+        let metering = q.pointee.meteringEnabled.load(ordering: .relaxed)
+
+        if q.pointee.rampRemaining == 0 {
+            // Steady gain: one scalar for the whole chunk.
+            let g = q.pointee.gain
+            if g != 0 { mixSteady(source, channels: qc, frames: frames, gain: g, into: output, at: offset) }
+            if metering { meterSteady(q, source, channels: qc, frames: frames, gain: g) }
+            return
+        }
+
+        // Ramping: per-frame gains for this chunk.
         var gain = q.pointee.gain
         var remaining = q.pointee.rampRemaining
         let step = q.pointee.rampStep
@@ -362,28 +374,16 @@ struct RenderCore {
         q.pointee.gain = gain
         q.pointee.rampRemaining = remaining
 
-        let qc = seg.pointee.channelCount
-        let source = seg.pointee.samples + position * qc
-        // Scale the chunk in place into the segment's memory? No: the segment must stay intact
-        // for re-reads; scale on the fly.
-        if qc == 1 {
-            let targets = min(2, channelCount)
-            for c in 0..<targets {
-                let out = output[c] + offset
-                for i in 0..<frames { out[i] += source[i] * gainScratch[i] }
-            }
-        } else {
-            let channels = min(qc, channelCount)
-            for c in 0..<channels {
-                let out = output[c] + offset
-                var p = source + c
-                for i in 0..<frames {
-                    out[i] += p.pointee * gainScratch[i]
-                    p += qc
-                }
+        let targets = qc == 1 ? min(2, channelCount) : min(qc, channelCount)
+        for c in 0..<targets {
+            let out = output[c] + offset
+            var p = source + (qc == 1 ? 0 : c)
+            for i in 0..<frames {
+                out[i] += p.pointee * gainScratch[i]
+                p += qc
             }
         }
-        if q.pointee.meteringEnabled.load(ordering: .relaxed) {
+        if metering {
             for c in 0..<qc {
                 var sum: Float = 0
                 var peak = q.pointee.meter.peaks[c]
@@ -400,6 +400,63 @@ struct RenderCore {
             }
             q.pointee.meter.finishPlanar(frames: frames)
         }
+    }
+
+    /// Adds `frames` frames of interleaved `source` × `gain` into the planar output, mapping
+    /// channels (mono to the first two, otherwise by index).
+    @inline(__always)
+    func mixSteady(_ source: UnsafePointer<Float>, channels qc: Int, frames: Int, gain g: Float,
+                   into output: UnsafePointer<UnsafeMutablePointer<Float>>, at offset: Int) {
+        if qc == 1 {
+            let out0 = output[0] + offset
+            if channelCount >= 2 {
+                let out1 = output[1] + offset
+                for i in 0..<frames {
+                    let v = source[i] * g
+                    out0[i] += v
+                    out1[i] += v
+                }
+            } else {
+                for i in 0..<frames { out0[i] += source[i] * g }
+            }
+        } else if qc == 2 && channelCount >= 2 {
+            let out0 = output[0] + offset
+            let out1 = output[1] + offset
+            for i in 0..<frames {
+                out0[i] += source[2 * i] * g
+                out1[i] += source[2 * i + 1] * g
+            }
+        } else {
+            for c in 0..<min(qc, channelCount) {
+                let out = output[c] + offset
+                var p = source + c
+                for i in 0..<frames {
+                    out[i] += p.pointee * g
+                    p += qc
+                }
+            }
+        }
+    }
+
+    /// Meters a steady-gain chunk.
+    @inline(__always)
+    func meterSteady(_ q: UnsafeMutablePointer<QueueRenderState>, _ source: UnsafePointer<Float>, channels qc: Int,
+                     frames: Int, gain g: Float) {
+        for c in 0..<qc {
+            var sum: Float = 0
+            var peak: Float = 0
+            var p = source + c
+            for _ in 0..<frames {
+                let v = p.pointee
+                sum += v * v
+                let a = abs(v)
+                if a > peak { peak = a }
+                p += qc
+            }
+            q.pointee.meter.sumSquares[c] += sum * g * g
+            q.pointee.meter.peaks[c] = max(q.pointee.meter.peaks[c], peak * abs(g))
+        }
+        q.pointee.meter.finishPlanar(frames: frames)
     }
 
     /// Counts silent frames into the meter window so levels fall to zero in gaps.

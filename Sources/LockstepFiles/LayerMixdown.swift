@@ -154,7 +154,7 @@ public final class LayerMixdown: @unchecked Sendable {
                 var frames = chunk
                 if let end { frames = Int(max(0, min(Int64(chunk), end - written))) }
                 if frames > 0 {
-                    for i in 0..<(frames * channels) { peak = max(peak, abs(samples[i])) }
+                    peak = max(peak, samples.withUnsafeBufferPointer { Self.peak($0.baseAddress!, count: frames * channels) })
                     try samples.withUnsafeBufferPointer { (pointer) throws(FileError) in try output.write(pointer.baseAddress!, frames: frames) }
                     written += Int64(frames)
                 }
@@ -176,6 +176,17 @@ public final class LayerMixdown: @unchecked Sendable {
         return MixdownSummary(outputPath: outputPath, frames: written, sampleRate: format.sampleRate,
                               channelCount: channels, sampleFormat: format.sampleFormat, fileType: output.type,
                               peak: peak, discontinuities: engine.discontinuities)
+    }
+
+    /// The largest absolute value of `count` samples.
+    static func peak(_ samples: UnsafePointer<Float>, count: Int) -> Float {
+        var high: Float = 0
+        var low: Float = 0
+        for i in 0..<count {
+            high = max(high, samples[i])
+            low = min(low, samples[i])
+        }
+        return max(high, -low)
     }
 
     private func renderChunk(_ device: OfflineDevice, into samples: inout [Float]) throws(FileError) -> Int {

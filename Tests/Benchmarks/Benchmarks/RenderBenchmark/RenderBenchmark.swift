@@ -1,7 +1,7 @@
 // The render path's cost per cycle and its allocations (which must be 0), measured with
 // ordo-one/benchmark's malloc interposer.
 //
-// `Scripts/bench.sh` runs these and fails if the "64 queues" benchmark allocates. The "control"
+// `Scripts/bench.sh` runs these and fails if a "render cycle" benchmark allocates. The "control"
 // benchmark allocates on purpose (it reads the master meter, which returns an array) and must
 // report > 0: proof that the malloc counter counts.
 
@@ -38,6 +38,18 @@ let metrics: [BenchmarkMetric] = [
     .mallocBytesCount,
 ]
 
+/// Setup and teardown for a benchmark on a fresh rig.
+func rigHooks(_ make: @escaping @Sendable () throws -> RenderRig)
+    -> (setup: Benchmark.BenchmarkSetupHook, teardown: Benchmark.BenchmarkTeardownHook)
+{
+    (setup: { slot.set(try make()) },
+     teardown: {
+         let rig = slot.get()
+         slot.set(nil)
+         if let problem = rig.verify() { fatalError(problem) }
+     })
+}
+
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
         metrics: metrics,
@@ -48,9 +60,10 @@ let benchmarks: @Sendable () -> Void = {
         maxIterations: measuredCycles
     )
 
-    // The realtime path: one 256-frame cycle of 64 running queues per iteration. Every 64th
-    // iteration, before the measured region, Volume changes on 8 queues, so the measured cycles
-    // include gain ramps.
+    // The realtime path in steady state: one 256-frame cycle of 64 running queues per iteration.
+    // Every 64th iteration, before the measured region, Volume changes on 8 queues, so the
+    // measured cycles include gain ramps.
+    let steady = rigHooks { try RenderRig(queueCount: 64, buffers: .long(seconds: bufferSeconds)) }
     Benchmark(
         "render cycle, 64 queues, 256 frames",
         closure: { benchmark in
@@ -70,19 +83,33 @@ let benchmarks: @Sendable () -> Void = {
             benchmark.stopMeasurement()
             blackHole(rig.firstSample)
         },
-        setup: {
-            slot.set(try RenderRig(queueCount: 64, bufferSeconds: bufferSeconds))
-        },
-        teardown: {
+        setup: steady.setup,
+        teardown: steady.teardown
+    )
+
+    // The same with short buffers (1024 frames, three per queue) re-enqueued from the output
+    // callback between cycles (not measured): every 4th cycle each queue finishes a buffer,
+    // reports it and moves to the next.
+    let recycling = rigHooks { try RenderRig(queueCount: 64, buffers: .recycled(frames: 1024, count: 3)) }
+    Benchmark(
+        "render cycle, 64 queues, 256 frames, recycled 1024-frame buffers",
+        closure: { benchmark in
             let rig = slot.get()
-            slot.set(nil)
-            if let problem = rig.verifySteadyState() { fatalError(problem) }
-        }
+            benchmark.startMeasurement()
+            rig.cycle()
+            if forceAllocation { blackHole([rig.firstSample]) }
+            benchmark.stopMeasurement()
+            rig.deliverEvents()
+            blackHole(rig.firstSample)
+        },
+        setup: recycling.setup,
+        teardown: recycling.teardown
     )
 
     // Control: the same kind of cycle (8 queues) plus reading the master meter, which returns a
     // fresh array — at least one allocation per iteration. If this reports 0 mallocs, the malloc
-    // counter does not count and the 0 above proves nothing.
+    // counter does not count and the 0s above prove nothing.
+    let control = rigHooks { try RenderRig(queueCount: 8, buffers: .long(seconds: 10)) }
     Benchmark(
         "control: cycle + masterLevels (allocates)",
         configuration: .init(maxIterations: 1_000),
@@ -91,13 +118,7 @@ let benchmarks: @Sendable () -> Void = {
             rig.cycle()
             blackHole(rig.engine.masterLevels)
         },
-        setup: {
-            slot.set(try RenderRig(queueCount: 8, bufferSeconds: 10))
-        },
-        teardown: {
-            let rig = slot.get()
-            slot.set(nil)
-            if let problem = rig.verifySteadyState() { fatalError(problem) }
-        }
+        setup: control.setup,
+        teardown: control.teardown
     )
 }

@@ -61,34 +61,48 @@ final class RigCounters: Sendable {
     let completedBuffers = Atomic<Int>(0)
 }
 
-/// An engine at 48 kHz stereo, 256 frames per cycle, with `queueCount` running queues — a mix of
-/// mono/stereo and float32/int16, one or two long buffers each, some with Volume set (directly or
-/// by a buffer parameter event), a mixer gain, or level metering — ready to render cycle after
-/// cycle through `DeviceRenderer.render`.
+/// An engine at 48 kHz stereo, 256 frames per cycle, master meter on, with `queueCount` running
+/// queues — a mix of mono/stereo and float32/int16, some with Volume set (directly or by a buffer
+/// parameter event), a mixer gain, or level metering — ready to render cycle after cycle through
+/// `DeviceRenderer.render`.
 final class RenderRig: @unchecked Sendable {
     static let sampleRate = 48_000.0
     static let channels = 2
     static let framesPerCycle = 256
+
+    enum Buffers {
+        /// One or two buffers of `seconds` each per queue, never completing while measured: the
+        /// steady state of mixing.
+        case long(seconds: Double)
+        /// `count` buffers of `frames` each per queue, re-enqueued from the output callback (run by
+        /// `deliverEvents()`, outside the measured region): the render path also pops, finishes
+        /// and reports buffers.
+        case recycled(frames: Int, count: Int)
+    }
 
     let device: BenchDevice
     let engine: Engine
     let renderer: DeviceRenderer
     let queues: [OutputQueue]
     let counters = RigCounters()
-    /// Frames every queue has enqueued in its first buffer: rendering past it would complete a
-    /// buffer, which the measurement must not include.
+    let buffers: Buffers
+    /// Frames every queue has enqueued in its first buffer: in `.long` mode, rendering past it
+    /// would complete a buffer, which the measurement must not include.
     let firstBufferFrames: Int64
     private let planar: UnsafeMutablePointer<Float>
     private let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private(set) var sampleTime: Int64 = 0
     private(set) var cycles = 0
 
-    init(queueCount: Int, bufferSeconds: Double, warmupCycles: Int = 64) throws {
+    init(queueCount: Int, buffers: Buffers, warmupCycles: Int = 64) throws {
         let rate = Self.sampleRate
+        self.buffers = buffers
         device = BenchDevice(sampleRate: rate, channelCount: Self.channels, framesPerCycle: Self.framesPerCycle)
         engine = try Engine(device: device)
         guard let renderer = device.renderer else { fatalError("the engine did not attach to the bench device") }
         self.renderer = renderer
+        // Meter the mix too (off by default): the whole render path, as a mixer UI would use it.
+        engine.isMasterMeteringEnabled = true
 
         planar = .allocate(capacity: Self.channels * Self.framesPerCycle)
         planar.initialize(repeating: 0, count: Self.channels * Self.framesPerCycle)
@@ -97,7 +111,11 @@ final class RenderRig: @unchecked Sendable {
             (output + c).initialize(to: planar + c * Self.framesPerCycle)
         }
 
-        let frames = Int(bufferSeconds * rate)
+        let frames: Int
+        switch buffers {
+        case .long(let seconds): frames = Int(seconds * rate)
+        case .recycled(let recycledFrames, _): frames = recycledFrames
+        }
         firstBufferFrames = Int64(frames)
         // One sine per channel layout, reused for every queue (each queue's buffer encodes it in
         // its own sample format).
@@ -109,16 +127,25 @@ final class RenderRig: @unchecked Sendable {
         }
 
         let counters = self.counters
+        let recycle: Bool
+        if case .recycled = buffers { recycle = true } else { recycle = false }
         var made: [OutputQueue] = []
         made.reserveCapacity(queueCount)
         for i in 0..<queueCount {
             let channels = i % 2 == 0 ? 1 : 2
             let sampleFormat: SampleFormat = (i / 2) % 2 == 0 ? .float32 : .int16
             let format = StreamFormat(sampleRate: rate, channelCount: channels, sampleFormat: sampleFormat)
-            let queue = try engine.makeOutputQueue(format: format, name: "bench-\(i)") { _, _ in
+            let queue = try engine.makeOutputQueue(format: format, name: "bench-\(i)") { queue, buffer in
                 counters.completedBuffers.add(1, ordering: .relaxed)
+                if recycle {
+                    do { try queue.enqueue(buffer) } catch { fatalError("re-enqueue failed: \(error)") }
+                }
             }
-            let bufferCount = i % 3 == 0 ? 2 : 1
+            let bufferCount: Int
+            switch buffers {
+            case .long: bufferCount = i % 3 == 0 ? 2 : 1
+            case .recycled(_, let count): bufferCount = count
+            }
             for b in 0..<bufferCount {
                 let buffer = try queue.allocateBuffer(frameCapacity: frames)
                 buffer.fill(from: channels == 1 ? mono : stereo)
@@ -136,8 +163,11 @@ final class RenderRig: @unchecked Sendable {
 
         // Warm up: starts, gain ramps, caches. Then deliver the events (starts) the warm-up
         // caused, so the measured cycles find an empty event ring.
-        for _ in 0..<warmupCycles { cycle() }
-        renderer.deliverPendingEvents()
+        for _ in 0..<warmupCycles {
+            cycle()
+            if recycle { deliverEvents() }
+        }
+        deliverEvents()
     }
 
     deinit {
@@ -146,10 +176,15 @@ final class RenderRig: @unchecked Sendable {
         planar.deallocate()
     }
 
-    /// Cycles that can still be rendered before the first buffer of some queue completes.
+    /// Cycles that can still be rendered before the first buffer of some queue completes
+    /// (unbounded with recycled buffers).
     var remainingCycles: Int {
-        Int((firstBufferFrames - sampleTime) / Int64(Self.framesPerCycle)) - 1
+        if case .recycled = buffers { return .max }
+        return Int((firstBufferFrames - sampleTime) / Int64(Self.framesPerCycle)) - 1
     }
+
+    /// Delivers the callbacks and events the render caused (the offline device's job).
+    func deliverEvents() { renderer.deliverPendingEvents() }
 
     /// Renders one cycle through the engine's realtime entry point.
     @inline(__always)
@@ -170,13 +205,22 @@ final class RenderRig: @unchecked Sendable {
         for i in stride(from: 3, to: queues.count, by: 8) { try queues[i].setVolume(value) }
     }
 
-    /// Delivers pending events and checks the steady state held: no buffer completed, no underrun.
-    func verifySteadyState() -> String? {
-        renderer.deliverPendingEvents()
+    /// Delivers pending events and checks the measured cycles did what they should: no underrun,
+    /// and no completed buffer (long buffers) or some (recycled ones).
+    func verify() -> String? {
+        deliverEvents()
         let completed = counters.completedBuffers.load(ordering: .relaxed)
         let discontinuities = engine.discontinuityCount
-        if completed != 0 || discontinuities != 0 {
-            return "the measured cycles were not steady state: \(completed) buffers completed, \(discontinuities) discontinuities (render more frames per buffer or fewer iterations)"
+        let dropped = engine.droppedEventCount
+        switch buffers {
+        case .long:
+            if completed != 0 || discontinuities != 0 || dropped != 0 {
+                return "the measured cycles were not steady state: \(completed) buffers completed, \(discontinuities) discontinuities, \(dropped) dropped events (render fewer cycles or longer buffers)"
+            }
+        case .recycled:
+            if completed == 0 || discontinuities != 0 || dropped != 0 {
+                return "recycling went wrong: \(completed) buffers completed, \(discontinuities) discontinuities, \(dropped) dropped events"
+            }
         }
         return nil
     }
