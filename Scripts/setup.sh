@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(pkg-config libsndfile1-dev libsoxr-dev libjack-jackd2-dev jackd2)
 if [[ "${LOCKSTEP_BENCH:-0}" == 1 ]]; then
-    packages+=(sox ecasound libjemalloc-dev)
+    packages+=(sox ecasound)
 fi
 
 missing=()

@@ -40,11 +40,11 @@ struct CLI {
 
 @Suite("lockstep CLI (the built binary)")
 struct CLITests {
-    let dir: String
+    let temp: TemporaryTestDirectory
+    var dir: String { temp.path }
 
     init() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-cli-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        temp = try TemporaryTestDirectory(prefix: "lockstep-cli")
         #expect(FileManager.default.isExecutableFile(atPath: CLI.binary), "build the lockstep product first: \(CLI.binary)")
     }
 

@@ -6,11 +6,11 @@ import Testing
 
 @Suite("File player and mixdown")
 struct PlayerTests {
-    let dir: String
+    let temp: TemporaryTestDirectory
+    var dir: String { temp.path }
 
     init() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-player-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        temp = try TemporaryTestDirectory(prefix: "lockstep-player")
     }
 
     func write(_ name: String, _ samples: [Float], rate: Double, channels: Int = 1, type: AudioFileType = .wav,
