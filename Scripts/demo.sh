@@ -7,7 +7,7 @@ export PATH="/opt/swift/usr/bin:$PATH"
 Scripts/setup.sh
 swift build -c release --product lockstep >&2
 out="${1:-Examples/Layers/mix.wav}"
-echo "demo: rendering the layered example (drums 44.1 kHz WAV, bass 48 kHz FLAC, pad 96 kHz AIFF) to $out" >&2
+echo "demo: rendering the layered example (drums 44.1 kHz WAV, bass 48 kHz FLAC, pad 22.05 kHz AIFF) to $out" >&2
 .build/release/lockstep render \
     Examples/Layers/drums.wav Examples/Layers/bass.flac Examples/Layers/pad.aiff \
     --gain -3 --gain -2 --gain -9 --offset 0 --offset 0 --offset 1.0 \
