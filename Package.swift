@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Lockstep", targets: ["Lockstep"]),
         .library(name: "LockstepFiles", targets: ["LockstepFiles"]),
+        .library(name: "LockstepJACK", targets: ["LockstepJACK"]),
         .executable(name: "lockstep", targets: ["lockstep"]),
     ],
     dependencies: [
@@ -22,22 +23,28 @@ let package = Package(
                        providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr",
                        providers: [.apt(["libsoxr-dev"])]),
+        // libjack, through a tiny C shim (jack_client_open is variadic).
+        .target(name: "CJack", linkerSettings: [.linkedLibrary("jack")]),
+        // The live device: one JACK client, its ports and callbacks.
+        .target(name: "LockstepJACK", dependencies: ["Lockstep", "CJack"]),
         // Audio files (libsndfile), the file player and rate conversion (libsoxr).
         .target(name: "LockstepFiles", dependencies: ["Lockstep", "CSndfile", "CSoxr"]),
         // The command-line tool.
         .executableTarget(name: "lockstep", dependencies: [
-            "Lockstep", "LockstepFiles",
+            "Lockstep", "LockstepFiles", "LockstepJACK",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Examples (compiled in CI).
         .executableTarget(name: "LayeredRender", dependencies: ["Lockstep", "LockstepFiles"],
                           path: "Examples/LayeredRender"),
         // Shared test helpers: signal generators, offline driving, audio assertions.
-        .target(name: "LockstepTestSupport", dependencies: ["Lockstep"],
+        .target(name: "LockstepTestSupport", dependencies: ["Lockstep", "CJack"],
                 path: "Tests/LockstepTestSupport"),
         .testTarget(name: "LockstepTests", dependencies: ["Lockstep", "LockstepTestSupport"]),
         .testTarget(name: "LockstepFilesTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepTestSupport"]),
+        .testTarget(name: "LockstepJACKTests",
+                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepTestSupport", "CJack"]),
         .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
