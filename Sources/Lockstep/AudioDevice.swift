@@ -50,6 +50,52 @@ public protocol AudioDevice: AnyObject, Sendable {
     func hostTime(forSampleTime sampleTime: Int64) -> UInt64
     /// The sample time rendered at `hostTime` (µs).
     func sampleTime(forHostTime hostTime: UInt64) -> Int64
+
+    /// Creates outputs of the device's own for one queue (JACK: ports `<name>_1…<name>_N`), whose
+    /// buffers the device refreshes before every render. Devices without such outputs throw
+    /// ``AudioQueueError/Code/invalidDevice`` (the default).
+    func makeDirectOutputs(name: String, channelCount: Int) throws(AudioQueueError) -> DirectOutputs
+    /// Releases outputs made by ``makeDirectOutputs(name:channelCount:)``, once the render path no
+    /// longer uses them.
+    func releaseDirectOutputs(_ outputs: DirectOutputs)
+}
+
+extension AudioDevice {
+    /// By default a device has no outputs of its own per queue.
+    public func makeDirectOutputs(name: String, channelCount: Int) throws(AudioQueueError) -> DirectOutputs {
+        throw AudioQueueError(.invalidDevice, "device '\(self.name)' has no per-queue outputs; use a JACK device for per-queue ports")
+    }
+
+    /// By default there is nothing to release.
+    public func releaseDirectOutputs(_ outputs: DirectOutputs) {}
+}
+
+/// Outputs a device provides for one queue alone (for JACK, one port per queue channel), so the
+/// queue can be routed on its own besides being mixed into the master outputs.
+///
+/// The device owns the object and, before each render, points ``buffers`` at this cycle's memory
+/// (each at least the cycle's frames long, zeroed) or at nil; the render path adds the queue's
+/// post-gain audio there.
+public final class DirectOutputs: @unchecked Sendable {
+    /// Outputs, one per queue channel.
+    public let channelCount: Int
+    /// The device's names for the outputs (JACK: full port names).
+    public let names: [String]
+    /// This cycle's buffers, one per channel; written by the device on its render thread.
+    public let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
+    /// Anything the device needs to keep with the outputs (its port handles, say).
+    public let context: (any Sendable)?
+
+    /// Creates outputs with `channelCount` buffer pointers, all nil.
+    public init(channelCount: Int, names: [String], context: (any Sendable)? = nil) {
+        self.channelCount = channelCount
+        self.names = names
+        self.context = context
+        buffers = .allocate(capacity: max(1, channelCount))
+        buffers.initialize(repeating: nil, count: max(1, channelCount))
+    }
+
+    deinit { buffers.deallocate() }
 }
 
 /// The engine's render entry point as handed to a device.
@@ -94,5 +140,24 @@ public struct DeviceRenderer: @unchecked Sendable {
     /// after each render; never call it from a realtime thread.
     public func deliverPendingEvents() {
         pump.drain()
+    }
+
+    /// Reports a device-level discontinuity from a thread that is *not* the render thread (JACK's
+    /// notification thread, say). Not realtime-safe (it takes a lock), but never waits for the
+    /// render thread.
+    public func reportDiscontinuityFromNotificationThread(_ kind: Discontinuity.Kind, sampleTime: Int64,
+                                                         detail: Double) {
+        pump.engine?.deviceDiscontinuity(kind, sampleTime: sampleTime, detail: detail)
+    }
+
+    /// Tells the engine that the device has stopped rendering for good (its server went away, say):
+    /// every queue stops at `sampleTime` and hands its buffers back, is-running listeners fire,
+    /// and `error` becomes the engine's ``Engine/deviceError``.
+    ///
+    /// Call it from any thread except the render thread, and only once the device guarantees
+    /// that its render thread will not call ``render(frames:sampleTime:output:)`` again.
+    public func deviceStopped(at sampleTime: Int64, error: AudioQueueError) {
+        guard let engine = pump.engine else { return }
+        engine.deviceDidStop(at: sampleTime, error: error)
     }
 }

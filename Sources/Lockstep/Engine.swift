@@ -43,6 +43,7 @@ public final class Engine: @unchecked Sendable {
         var streams: [Int: AsyncStream<Discontinuity>.Continuation] = [:]
         var nextToken = 0
         var totalDiscontinuities = 0
+        var deviceError: AudioQueueError?
     }
 
     /// The most discontinuities ``discontinuities`` keeps (the oldest are dropped first).
@@ -91,9 +92,11 @@ public final class Engine: @unchecked Sendable {
         gainScratch.initialize(repeating: 0, count: frames)
         let shared = UnsafeMutablePointer<RenderShared>.allocate(capacity: 1)
         shared.initialize(to: RenderShared(channelCount: channels, meterWindow: Self.meterWindow(device.sampleRate)))
+        let direct = UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?>.allocate(capacity: maximumQueues)
+        direct.initialize(repeating: nil, count: maximumQueues)
         core = RenderCore(channelCount: channels, maximumFrames: frames, maximumQueues: maximumQueues,
                           rampFrames: gainRampFrames, slots: slots, engineCommands: engineCommands,
-                          events: events, gainScratch: gainScratch, shared: shared)
+                          events: events, gainScratch: gainScratch, shared: shared, directOutputs: direct)
         pump = EventPump()
         state = Mutex(EngineState(queues: Array(repeating: nil, count: maximumQueues)))
         pump.engine = self
@@ -109,6 +112,7 @@ public final class Engine: @unchecked Sendable {
         let queues = state.withLock { $0.queues }
         for case let queue? in queues { queue.releaseAll() }
         core.slots.deallocate()
+        core.directOutputs?.deallocate()
         core.engineCommands.pointee.deallocate()
         core.engineCommands.deallocate()
         core.events.pointee.deallocate()
@@ -229,25 +233,115 @@ public final class Engine: @unchecked Sendable {
         return try result.get()
     }
 
+    func installDirectOutputs(_ outputs: DirectOutputs?, slot: Int32) -> Bool {
+        state.withLock { _ in
+            core.engineCommands.pointee.push(EngineCommand(kind: .setDirectOutputs, slot: slot, state: nil,
+                                                           direct: outputs?.buffers).message)
+        }
+    }
+
     /// The queues the engine holds (not yet disposed of), in slot order.
     public var queues: [OutputQueue] { state.withLock { $0.queues.compactMap { $0 } } }
 
-    /// Starts several queues so that each one's first frame lands on the same device sample time.
+    /// What a group start does when its requested time has already passed.
+    public enum LateStartPolicy: String, Sendable, Hashable, CaseIterable {
+        /// Start at the earliest possible time instead; the queues play from their beginning.
+        case startLate
+        /// Start at the earliest possible time, skipping the frames already missed, so the queues
+        /// play as if they had started on time (they stay on the requested timeline).
+        case skipAhead
+        /// Start nothing and throw ``AudioQueueError/Code/cannotStart``.
+        case fail
+    }
+
+    /// The outcome of ``start(_:at:ifLate:)``.
+    public struct GroupStart: Sendable, Hashable {
+        /// The device sample time at which every queue's first rendered frame plays.
+        public var sampleTime: Int64
+        /// The queue time (device frames) every queue has at ``sampleTime``: 0, or the frames
+        /// skipped under ``LateStartPolicy/skipAhead``.
+        public var queueTimeAtStart: Int64
+        /// How many frames after the requested time the group really starts (0 when on time).
+        public var framesLate: Int64
+    }
+
+    /// Starts several queues so that every one's first frame lands on the same device sample time,
+    /// or fails as a whole.
     ///
-    /// - Parameter sampleTime: the device sample time; nil for the next rendered frame.
-    /// - Returns: the sample time the queues start at.
-    /// - Throws: ``AudioQueueError`` from the first queue that cannot start; no queue is started
-    ///   in that case.
+    /// - Parameters:
+    ///   - queues: the queues; none may be disposed of.
+    ///   - sampleTime: the device sample time; nil for the earliest time a start can be honoured
+    ///     exactly (``nearestStartTime(atOrAfter:)`` of now).
+    ///   - ifLate: what to do if `sampleTime` is earlier than that (default: start late).
+    /// - Returns: when the group starts and how late.
+    /// - Throws: ``AudioQueueError`` from the first queue that cannot start, or
+    ///   ``AudioQueueError/Code/cannotStart`` for a late start under ``LateStartPolicy/fail``; no
+    ///   queue is started in either case.
     @discardableResult
-    public func start(_ queues: [OutputQueue], at sampleTime: Int64? = nil) throws(AudioQueueError) -> Int64 {
-        for queue in queues { try queue.checkStartable() }
+    public func start(_ queues: [OutputQueue], at sampleTime: Int64? = nil,
+                      ifLate policy: LateStartPolicy = .startLate) throws(AudioQueueError) -> GroupStart {
+        for queue in queues {
+            try queue.checkStartable()
+            guard queue.engine === self else {
+                throw AudioQueueError(.invalidQueueType, "queue '\(queue.name)' belongs to another engine")
+            }
+        }
+        if let sampleTime, sampleTime < 0 {
+            throw AudioQueueError(.invalidParameter, "start time \(sampleTime) is negative; device sample time starts at 0")
+        }
         try startDevice()
-        let time = sampleTime ?? device.nearestStartTime(atOrAfter: device.currentTime().sampleTime)
-        for queue in queues { try queue.start(at: time) }
-        return time
+        let earliest = device.nearestStartTime(atOrAfter: device.currentTime().sampleTime)
+        let requested = sampleTime ?? earliest
+        var start = GroupStart(sampleTime: requested, queueTimeAtStart: 0, framesLate: 0)
+        if requested < earliest {
+            start.framesLate = earliest - requested
+            switch policy {
+            case .fail:
+                throw AudioQueueError(.cannotStart,
+                    "start time \(requested) has passed (the earliest possible is \(earliest), \(earliest - requested) frames later); choose a later time or another late-start policy")
+            case .startLate:
+                start.sampleTime = earliest
+            case .skipAhead:
+                start.sampleTime = earliest
+                start.queueTimeAtStart = earliest - requested
+            }
+        }
+        for queue in queues {
+            try queue.start(at: start.sampleTime, queueTimeAtStart: start.queueTimeAtStart, stayAligned: true)
+        }
+        return start
+    }
+
+    /// The error that stopped the device for good (its server went away, say), or nil.
+    public var deviceError: AudioQueueError? { state.withLock { $0.deviceError } }
+
+    func deviceDidStop(at sampleTime: Int64, error: AudioQueueError) {
+        let first = state.withLock { state -> Bool in
+            defer { state.deviceError = state.deviceError ?? error }
+            return state.deviceError == nil
+        }
+        guard first else { return }
+        core.stopEverything(at: sampleTime)
+        deviceDiscontinuity(.shutdown, sampleTime: sampleTime, detail: 0)
+        if device.isOffline { pump.drain() }
+    }
+
+    /// Records a device-level discontinuity reported outside the render thread.
+    func deviceDiscontinuity(_ kind: Discontinuity.Kind, sampleTime: Int64, detail: Double) {
+        let queues = self.queues
+        for queue in queues { queue.renderState.pointee.discontinuityCount.wrappingAdd(1, ordering: .relaxed) }
+        let discontinuity = Discontinuity(kind: kind, sampleTime: sampleTime, queues: queues.map(\.name), detail: detail)
+        record(discontinuity)
+        for queue in queues {
+            queue.deliverDiscontinuity(discontinuity)
+            if kind == .sampleRateChange { queue.notifyListeners(.deviceSampleRate) }
+        }
     }
 
     func startDevice() throws(AudioQueueError) {
+        if let error = deviceError {
+            throw AudioQueueError(.cannotStart, "device '\(device.name)' has stopped for good: \(error.message)")
+        }
         if !device.isRunning {
             do { try device.start() } catch {
                 throw AudioQueueError(.cannotStart, "device '\(device.name)' cannot start: \(error.message)")
@@ -317,13 +411,17 @@ public final class Engine: @unchecked Sendable {
         switch event.kind {
         case .deviceDiscontinuity:
             let names = queues.map(\.name)
-            let discontinuity = Discontinuity(kind: Discontinuity.Kind(code: event.value),
-                                              sampleTime: event.sampleTime, queues: names,
+            let kind = Discontinuity.Kind(code: event.value)
+            let discontinuity = Discontinuity(kind: kind, sampleTime: event.sampleTime, queues: names,
                                               detail: Double(event.detail))
             record(discontinuity)
-            for queue in queues { queue.deliverDiscontinuity(discontinuity) }
+            for queue in queues {
+                queue.deliverDiscontinuity(discontinuity)
+                if kind == .sampleRateChange { queue.notifyListeners(.deviceSampleRate) }
+            }
         case .queueRemoved:
             guard let queue = queue(atSlot: event.slot) else { return }
+            if let outputs = queue.takeDirectOutputs() { device.releaseDirectOutputs(outputs) }
             queue.releaseAll()
             state.withLock { $0.queues[Int(event.slot)] = nil }
         default:

@@ -32,10 +32,8 @@ public final class OutputQueue: @unchecked Sendable {
     let renderState: UnsafeMutablePointer<QueueRenderState>
     /// Device frames per queue frame.
     let ratio: Double
-    /// The device's sample rate (`kAudioQueueDeviceProperty_SampleRate`).
-    public let deviceSampleRate: Double
-    /// The device's channel count (`kAudioQueueDeviceProperty_NumberChannels`).
-    public let deviceChannelCount: Int
+    let initialDeviceSampleRate: Double
+    let initialDeviceChannelCount: Int
     let deviceName: String
     let isOfflineDevice: Bool
     private let callback: @Sendable (OutputQueue, QueueBuffer) -> Void
@@ -60,6 +58,7 @@ public final class OutputQueue: @unchecked Sendable {
         var volume: Float = 1
         var mixerGainDB: Double = 0
         var timelines: Set<ObjectIdentifier> = []
+        var directOutputs: DirectOutputs?
         var released = false
     }
 
@@ -73,8 +72,8 @@ public final class OutputQueue: @unchecked Sendable {
         self.renderState = renderState
         self.callbackExecutor = callbackExecutor
         self.callback = callback
-        deviceSampleRate = engine.sampleRate
-        deviceChannelCount = engine.channelCount
+        initialDeviceSampleRate = engine.sampleRate
+        initialDeviceChannelCount = engine.channelCount
         deviceName = engine.device.name
         isOfflineDevice = engine.device.isOffline
         ratio = engine.sampleRate / format.sampleRate
@@ -318,12 +317,23 @@ public final class OutputQueue: @unchecked Sendable {
     /// - Throws: ``AudioQueueError/Code/disposalPending``, ``AudioQueueError/Code/cannotStart`` if
     ///   the device cannot start, ``AudioQueueError/Code/invalidParameter`` for a negative time.
     public func start(at sampleTime: Int64? = nil) throws(AudioQueueError) {
+        try start(at: sampleTime, queueTimeAtStart: 0, stayAligned: false)
+    }
+
+    /// Starts with queue time `queueTimeAtStart` (device frames) at `sampleTime`; a late start
+    /// either stays aligned to the requested timeline or plays from `queueTimeAtStart`.
+    func start(at sampleTime: Int64?, queueTimeAtStart: Int64, stayAligned: Bool) throws(AudioQueueError) {
         try checkStartable()
         if let sampleTime, sampleTime < 0 {
             throw AudioQueueError(.invalidParameter, "start time \(sampleTime) is negative; device sample time starts at 0")
         }
         try engine?.startDevice()
-        try send(.start, time: sampleTime ?? -1)
+        var message = QueueCommand(kind: .start, segment: nil, time: sampleTime ?? -1).message
+        message.value = queueTimeAtStart
+        message.detail = stayAligned ? 1 : 0
+        guard renderState.pointee.commands.push(message) else {
+            throw AudioQueueError(.invalidRunState, "queue '\(name)' has too many pending commands; the device is not rendering")
+        }
     }
 
     /// Resumes a paused queue at the next rendered frame (the same as ``start(at:)`` with nil).
@@ -507,6 +517,41 @@ public final class OutputQueue: @unchecked Sendable {
     }
 
     // MARK: - Device properties
+
+    /// The device's sample rate (`kAudioQueueDeviceProperty_SampleRate`); listeners of
+    /// ``QueueProperty/deviceSampleRate`` hear when it changes.
+    public var deviceSampleRate: Double { engine?.sampleRate ?? initialDeviceSampleRate }
+    /// The device's channel count (`kAudioQueueDeviceProperty_NumberChannels`).
+    public var deviceChannelCount: Int { engine?.channelCount ?? initialDeviceChannelCount }
+
+    /// Gives the queue outputs of its own on the device besides the master mix — for JACK, ports
+    /// `<name>_1…<name>_N`, one per queue channel — carrying its post-gain audio.
+    ///
+    /// - Returns: the outputs' names (JACK: full port names), to connect in the graph.
+    /// - Throws: ``AudioQueueError/Code/invalidDevice`` if the device has no per-queue outputs
+    ///   (the offline device) or cannot create them; ``AudioQueueError/Code/disposalPending``.
+    @discardableResult
+    public func enableDirectOutputs() throws(AudioQueueError) -> [String] {
+        try checkStartable()
+        if let existing = state.withLock({ $0.directOutputs }) { return existing.names }
+        guard let engine else { throw AudioQueueError(.invalidDevice, "queue '\(name)' has lost its engine") }
+        let outputs = try engine.device.makeDirectOutputs(name: name, channelCount: format.channelCount)
+        state.withLock { $0.directOutputs = outputs }
+        guard engine.installDirectOutputs(outputs, slot: slot) else {
+            throw AudioQueueError(.invalidRunState, "too many engine changes are waiting for the device to render")
+        }
+        return outputs.names
+    }
+
+    /// The names of the queue's own outputs (empty unless ``enableDirectOutputs()`` was called).
+    public var directOutputNames: [String] { state.withLock { $0.directOutputs?.names ?? [] } }
+
+    func takeDirectOutputs() -> DirectOutputs? {
+        state.withLock { state in
+            defer { state.directOutputs = nil }
+            return state.directOutputs
+        }
+    }
 
     /// The device's name (`kAudioQueueProperty_CurrentDevice`).
     public var currentDevice: String { deviceName }
@@ -740,7 +785,7 @@ public final class OutputQueue: @unchecked Sendable {
         for handler in handlers { deliver { handler(self, event) } }
     }
 
-    private func notifyListeners(_ property: QueueProperty) {
+    func notifyListeners(_ property: QueueProperty) {
         let listeners = state.withLock { state in
             state.listeners.values.filter { $0.0 == property }.map(\.1)
         }

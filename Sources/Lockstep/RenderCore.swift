@@ -2,12 +2,17 @@ import Synchronization
 
 /// Engine-level commands to the render thread.
 struct EngineCommand {
-    enum Kind: UInt8 { case addQueue }
+    enum Kind: UInt8 { case addQueue, setDirectOutputs }
     var kind: Kind
     var slot: Int32
     var state: UnsafeMutablePointer<QueueRenderState>?
+    /// For `setDirectOutputs`: the device-owned channel pointer array, or nil to remove.
+    var direct: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>? = nil
 
-    var message: RingMessage { RingMessage(kind: kind.rawValue, slot: slot, state: state) }
+    var message: RingMessage {
+        RingMessage(kind: kind.rawValue, slot: slot, segment: nil, state: state,
+                    time: Int64(Int(bitPattern: direct)), value: 0, detail: 0)
+    }
 }
 
 /// Everything the render thread touches, as plain pointers into memory allocated when the engine
@@ -26,6 +31,9 @@ struct RenderCore {
     let gainScratch: UnsafeMutablePointer<Float>
     /// Render-published counters and the master meter.
     let shared: UnsafeMutablePointer<RenderShared>
+    /// Per queue slot, the queue's own output buffers for this cycle (one pointer per queue
+    /// channel), or nil; filled by the device before each render.
+    let directOutputs: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?>?
 
     /// Renders `frames` frames starting at device sample time `sampleTime` into `output`, one
     /// pointer per device channel (each at least `frames` long). Realtime-safe: no allocation,
@@ -52,17 +60,14 @@ struct RenderCore {
         let frames = min(requested, maximumFrames)
         for c in 0..<channelCount { output[c].update(repeating: 0, count: requested) }
 
-        while let message = engineCommands.pointee.pop() {
-            if message.kind == EngineCommand.Kind.addQueue.rawValue {
-                slots[Int(message.slot)] = message.state
-            }
-        }
+        applyEngineCommands()
 
         for s in 0..<maximumQueues {
             guard let queue = slots[s] else { continue }
             renderQueue(queue, frames: frames, t0: sampleTime, output: output)
             if queue.pointee.removed {
                 slots[s] = nil
+                directOutputs?[s] = nil
                 emit(RenderEvent(kind: .queueRemoved, slot: queue.pointee.slot, segment: nil,
                                  sampleTime: sampleTime, value: 0, detail: 0))
             }
@@ -73,6 +78,39 @@ struct RenderCore {
         }
         shared.pointee.renderedCycles.wrappingAdd(1, ordering: .relaxed)
         shared.pointee.nextSampleTime.store(sampleTime &+ Int64(requested), ordering: .releasing)
+    }
+
+    /// Applies every queue's pending commands and stops every queue at `sampleTime`, handing
+    /// their buffers back. Only for a device that will never render again: the caller becomes
+    /// the render side (the sole producer of events and consumer of commands).
+    func stopEverything(at sampleTime: Int64) {
+        applyEngineCommands()
+        for s in 0..<maximumQueues {
+            guard let queue = slots[s] else { continue }
+            applyCommands(queue, t0: sampleTime)
+            if !queue.pointee.removed { stop(queue, at: sampleTime) }
+            publishClock(queue, deviceTime: sampleTime)
+            if queue.pointee.removed {
+                slots[s] = nil
+                directOutputs?[s] = nil
+                emit(RenderEvent(kind: .queueRemoved, slot: queue.pointee.slot, segment: nil,
+                                 sampleTime: sampleTime, value: 0, detail: 0))
+            }
+        }
+    }
+
+    @inline(__always)
+    func applyEngineCommands() {
+        while let message = engineCommands.pointee.pop() {
+            guard let kind = EngineCommand.Kind(rawValue: message.kind) else { continue }
+            switch kind {
+            case .addQueue:
+                slots[Int(message.slot)] = message.state
+            case .setDirectOutputs:
+                directOutputs?[Int(message.slot)] =
+                    UnsafeMutablePointer<UnsafeMutablePointer<Float>?>(bitPattern: Int(message.time))
+            }
+        }
     }
 
     /// Reports a device-level discontinuity (xrun, rate change, …) from the render thread.
@@ -119,6 +157,10 @@ struct RenderCore {
             f = Int(max(0, startAt - t0))
             q.pointee.runState = .running
             q.pointee.startDeviceTime = t0 + Int64(f)
+            // Queue time at the first rendered frame: the requested offset, plus — for a start
+            // that must stay on the timeline (group starts) but arrived late — the frames missed.
+            q.pointee.queueTime = q.pointee.startQueueTime
+                + (q.pointee.alignLateStart && startAt < t0 ? t0 - startAt : 0)
             emit(RenderEvent(kind: .started, slot: q.pointee.slot, segment: nil,
                              sampleTime: t0 + Int64(f), value: 0, detail: 0))
         }
@@ -184,7 +226,13 @@ struct RenderCore {
                 }
             }
             let k = min(n - f, count - position)
+            let rampBefore = q.pointee.rampRemaining
+            let gainBefore = q.pointee.gain
             mix(q, seg, from: position, frames: k, into: output, at: f)
+            if let direct = directOutputs?[Int(q.pointee.slot)] {
+                mixDirect(q, seg, from: position, frames: k, into: direct, at: f,
+                          ramped: rampBefore > 0, gain: gainBefore)
+            }
             q.pointee.queueTime += Int64(k)
             f += k
             if position + k == count { finishSegment(q, seg, t0: t0 + Int64(f)) }
@@ -272,6 +320,8 @@ struct RenderCore {
                 case .stopped:
                     q.pointee.runState = .scheduled
                     q.pointee.startAt = command.time < 0 ? t0 : command.time
+                    q.pointee.startQueueTime = message.value
+                    q.pointee.alignLateStart = message.detail & 1 != 0
                     q.pointee.queueTime = 0
                     q.pointee.lastEnd = 0
                     q.pointee.awaitingAfterReset = false
@@ -399,6 +449,31 @@ struct RenderCore {
                 q.pointee.meter.peaks[c] = peak
             }
             q.pointee.meter.finishPlanar(frames: frames)
+        }
+    }
+
+    /// Adds a chunk to the queue's own (direct) outputs: channel i to output i, with the same
+    /// gains the master mix used (`gainScratch` still holds a ramp's per-frame gains).
+    @inline(__always)
+    func mixDirect(_ q: UnsafeMutablePointer<QueueRenderState>, _ seg: UnsafeMutablePointer<Segment>,
+                   from position: Int, frames: Int, into direct: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>,
+                   at offset: Int, ramped: Bool, gain: Float) {
+        let qc = seg.pointee.channelCount
+        let source = seg.pointee.samples + position * qc
+        for c in 0..<qc {
+            guard let out = direct[c] else { continue }
+            var p = source + c
+            if ramped {
+                for i in 0..<frames {
+                    out[offset + i] += p.pointee * gainScratch[i]
+                    p += qc
+                }
+            } else {
+                for i in 0..<frames {
+                    out[offset + i] += p.pointee * gain
+                    p += qc
+                }
+            }
         }
     }
 

@@ -123,6 +123,8 @@ struct QueueRenderState: ~Copyable {
 
     var runState: RenderRunState = .stopped
     var startAt: Int64 = 0
+    var startQueueTime: Int64 = 0
+    var alignLateStart = false
     var startDeviceTime: Int64 = 0
     var queueTime: Int64 = 0
     var lastEnd: Int64 = 0

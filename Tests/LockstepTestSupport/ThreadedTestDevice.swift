@@ -34,6 +34,65 @@ public final class ThreadedTestDevice: AudioDevice, @unchecked Sendable {
 
     public func attach(_ renderer: DeviceRenderer) throws(AudioQueueError) { self.renderer = renderer }
 
+    private let directLock = NSLock()
+    private var directSets: [DirectOutputs] = []
+    private var directCaptured: [String: [Float]] = [:]
+
+    /// Per-queue outputs: captured per output name (see ``directOutput(_:)``).
+    public func makeDirectOutputs(name: String, channelCount: Int) throws(AudioQueueError) -> DirectOutputs {
+        let names = (1...channelCount).map { "\(name)_\($0)" }
+        let outputs = DirectOutputs(channelCount: channelCount, names: names,
+                                    context: UncheckedBuffers(count: channelCount * maximumFramesPerCycle))
+        directLock.lock()
+        directSets.append(outputs)
+        directLock.unlock()
+        return outputs
+    }
+
+    public func releaseDirectOutputs(_ outputs: DirectOutputs) {
+        directLock.lock()
+        directSets.removeAll { $0 === outputs }
+        directLock.unlock()
+    }
+
+    /// Everything a per-queue output rendered so far.
+    public func directOutput(_ name: String) -> [Float] {
+        directLock.lock()
+        defer { directLock.unlock() }
+        return directCaptured[name] ?? []
+    }
+
+    /// Simulates the device dying: rendering stops, then the engine is told.
+    public func simulateShutdown() {
+        stop()
+        renderer?.deviceStopped(at: nextSampleTime.load(ordering: .acquiring),
+                                error: AudioQueueError(.invalidDevice, "the test device was shut down"))
+    }
+
+    private func prepareDirectBuffers(frames: Int) {
+        directLock.lock()
+        for set in directSets {
+            guard let memory = set.context as? UncheckedBuffers else { continue }
+            for c in 0..<set.channelCount {
+                let buffer = memory.pointer + c * maximumFramesPerCycle
+                buffer.update(repeating: 0, count: frames)
+                set.buffers[c] = buffer
+            }
+        }
+        directLock.unlock()
+    }
+
+    private func collectDirectBuffers(frames: Int) {
+        directLock.lock()
+        for set in directSets {
+            for c in 0..<set.channelCount {
+                guard let buffer = set.buffers[c] else { continue }
+                directCaptured[set.names[c], default: []] += UnsafeBufferPointer(start: buffer, count: frames)
+            }
+        }
+        directLock.unlock()
+    }
+
     public func start() throws(AudioQueueError) {
         guard let renderer, !running.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let period = maximumFramesPerCycle
@@ -45,7 +104,9 @@ public final class ThreadedTestDevice: AudioDevice, @unchecked Sendable {
             var interleaved = [Float](repeating: 0, count: period * channels)
             while !stopRequested.load(ordering: .acquiring) {
                 let t = nextSampleTime.load(ordering: .relaxed)
+                prepareDirectBuffers(frames: period)
                 renderer.render(frames: period, sampleTime: t, output: pointers)
+                collectDirectBuffers(frames: period)
                 nextSampleTime.store(t + Int64(period), ordering: .releasing)
                 for c in 0..<channels { for i in 0..<period { interleaved[i * channels + c] = pointers[c][i] } }
                 capture.lock()
@@ -107,4 +168,14 @@ public final class ThreadedTestDevice: AudioDevice, @unchecked Sendable {
         }
         return condition()
     }
+}
+
+/// Memory for a test device's per-queue outputs.
+final class UncheckedBuffers: @unchecked Sendable {
+    let pointer: UnsafeMutablePointer<Float>
+    init(count: Int) {
+        pointer = .allocate(capacity: count)
+        pointer.initialize(repeating: 0, count: count)
+    }
+    deinit { pointer.deallocate() }
 }

@@ -40,7 +40,7 @@ struct LiveThreadTests {
         #expect(listenerThreads.values == ["true", "false"])
         device.stop()
         let out = device.output
-        let from = Int(start)
+        let from = Int(start.sampleTime)
         #expect(out.count >= from + total)
         #expect(Array(out[from..<(from + total)]) == ramp)
         #expect(engine.discontinuities.isEmpty)
@@ -117,5 +117,82 @@ extension LiveLifetimeTests {
             device.stop()
         }
         #expect(ThreadedTestDevice.wait { weakEngine == nil })
+    }
+}
+
+@Suite("Group starts, per-queue outputs and device loss")
+struct LiveFeatureTests {
+    let stereo = StreamFormat(sampleRate: 48000, channelCount: 2)
+
+    @Test("a group start at a passed time: start late, skip ahead (stays on the timeline), or fail")
+    func latePolicies() throws {
+        let h = try OfflineHarness(channels: 1, period: 100)
+        let ramp = Signals.ramp(frames: 1000, start: 1)
+        _ = try h.render(frames: 500)                       // the device is now at 500
+        let a = try h.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1)) { _, _ in }
+        try a.enqueueSamples(ramp)
+        let error = #expect(throws: AudioQueueError.self) { try h.engine.start([a], at: 300, ifLate: .fail) }
+        #expect(error?.code == .cannotStart)
+        let skipped = try h.engine.start([a], at: 300, ifLate: .skipAhead)
+        #expect(skipped.sampleTime == 500 && skipped.framesLate == 200 && skipped.queueTimeAtStart == 200)
+        var out = try h.render(frames: 100)
+        #expect(out == Array(ramp[200..<300]))               // as if it had started at 300
+        #expect(h.engine.discontinuities.isEmpty)
+        try a.stop()
+        _ = try h.render(frames: 100)
+        try a.enqueueSamples(ramp)
+        let late = try h.engine.start([a], at: 0, ifLate: .startLate)
+        #expect(late.sampleTime == 700 && late.framesLate == 700 && late.queueTimeAtStart == 0)
+        out = try h.render(frames: 100)
+        #expect(out == Array(ramp[0..<100]))
+    }
+
+    @Test("per-queue outputs carry each queue's own post-gain audio besides the master mix")
+    func directOutputs() throws {
+        let device = ThreadedTestDevice(channels: 2, period: 256, speed: 8)
+        let engine = try Engine(device: device)
+        let a = try engine.makeOutputQueue(format: stereo, name: "drums") { _, _ in }
+        let b = try engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1), name: "bass") { _, _ in }
+        #expect(try a.enableDirectOutputs() == ["drums_1", "drums_2"])
+        #expect(try b.enableDirectOutputs() == ["bass_1"])
+        try a.enqueueSamples(Signals.constant(0.25, frames: 2048, channels: 2))
+        try b.enqueueSamples(Signals.constant(0.5, frames: 2048))
+        try b.setMixerGain(decibels: -6.0206)
+        try a.stop(immediately: false)
+        try b.stop(immediately: false)
+        let start = try engine.start([a, b])
+        #expect(ThreadedTestDevice.wait { !a.isRunning && !b.isRunning && device.output.count > Int(start.sampleTime + 2048) * 2 })
+        device.stop()
+        let from = Int(start.sampleTime)
+        let drums = device.directOutput("drums_1")
+        let bass = device.directOutput("bass_1")
+        #expect(Array(drums[from..<(from + 2048)]).allSatisfy { $0 == 0.25 })
+        #expect(Array(bass[from..<(from + 2048)]).allSatisfy { abs($0 - 0.25) < 1e-4 })
+        #expect(drums[from - 1] == 0 && drums[from + 2048] == 0)
+        let master = Signals.channel(0, of: device.output, channels: 2)
+        #expect(abs(master[from + 100] - 0.5) < 1e-4)
+        let h = try OfflineHarness()
+        let offline = try h.engine.makeOutputQueue(format: stereo) { _, _ in }
+        #expect(throws: AudioQueueError.self) { try offline.enableDirectOutputs() }
+    }
+
+    @Test("when the device dies, queues stop, listeners fire, buffers come back, and starts fail with its error")
+    func deviceLoss() throws {
+        let device = ThreadedTestDevice(channels: 2, period: 256, speed: 4)
+        let engine = try Engine(device: device)
+        let running = Recorder<Bool>()
+        let returned = Recorder<Int>()
+        let q = try engine.makeOutputQueue(format: stereo) { _, buffer in returned.append(buffer.frameCount) }
+        try q.addPropertyListener(.isRunning) { queue, _ in running.append(queue.isRunning) }
+        try q.enqueueSamples(Signals.constant(0.1, frames: 48000, channels: 2))
+        try engine.start([q])
+        #expect(ThreadedTestDevice.wait { running.values == [true] })
+        device.simulateShutdown()
+        #expect(ThreadedTestDevice.wait { running.values == [true, false] })
+        #expect(ThreadedTestDevice.wait { returned.values == [48000] })
+        #expect(engine.deviceError?.message.contains("shut down") == true)
+        #expect(engine.discontinuities.last?.kind == .shutdown)
+        let error = #expect(throws: AudioQueueError.self) { try q.start() }
+        #expect(error?.code == .cannotStart)
     }
 }
