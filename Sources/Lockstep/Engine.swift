@@ -171,6 +171,9 @@ public final class Engine: @unchecked Sendable {
     /// (about 50 ms), linear; zeros while ``isMasterMeteringEnabled`` is off.
     public var masterLevels: [ChannelLevel] { core.shared.pointee.masterMeter.read() }
 
+    /// The largest master peak per device channel since master metering was enabled (linear).
+    public var masterPeakHold: [Float] { core.shared.pointee.masterMeter.readHold() }
+
     /// Render events that could not be reported because the event ring was full (should stay 0).
     public var droppedEventCount: Int { core.shared.pointee.droppedEvents.load(ordering: .relaxed) }
 

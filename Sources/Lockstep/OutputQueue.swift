@@ -511,6 +511,13 @@ public final class OutputQueue: @unchecked Sendable {
         return renderState.pointee.meter.read()
     }
 
+    /// The largest peak per queue channel (linear, post-gain) since metering was enabled or
+    /// ``resetPeakHold()`` was called; metered windows only.
+    public var peakHold: [Float] { renderState.pointee.meter.readHold() }
+
+    /// Starts a new ``peakHold``.
+    public func resetPeakHold() { renderState.pointee.meter.resetHold() }
+
     /// The same levels in dBFS (`kAudioQueueProperty_CurrentLevelMeterDB`).
     public func currentLevelMeterDB() throws(AudioQueueError) -> [ChannelLevel] {
         try currentLevelMeter().map(\.decibels)

@@ -189,6 +189,8 @@ struct LevelAccumulator: ~Copyable {
     let peaks: UnsafeMutablePointer<Float>
     /// Published values: for channel c, [2c] = mean-square bits, [2c+1] = peak bits.
     let published: UnsafeMutablePointer<Atomic<UInt32>>
+    /// Per channel, the largest peak published since the hold was last reset.
+    let hold: UnsafeMutablePointer<Atomic<UInt32>>
     var frames = 0
 
     init(channelCount: Int, window: Int) {
@@ -200,6 +202,8 @@ struct LevelAccumulator: ~Copyable {
         peaks.initialize(repeating: 0, count: channelCount)
         published = .allocate(capacity: channelCount * 2)
         for i in 0..<(channelCount * 2) { (published + i).initialize(to: Atomic<UInt32>(0)) }
+        hold = .allocate(capacity: channelCount)
+        for i in 0..<channelCount { (hold + i).initialize(to: Atomic<UInt32>(0)) }
     }
 
     /// Adds `frames` interleaved frames (stride `stride` samples, first channel at `samples`).
@@ -252,6 +256,9 @@ struct LevelAccumulator: ~Copyable {
             let meanSquare = sumSquares[c] / n
             published[2 * c].store(meanSquare.bitPattern, ordering: .relaxed)
             published[2 * c + 1].store(peaks[c].bitPattern, ordering: .relaxed)
+            if peaks[c] > Float(bitPattern: hold[c].load(ordering: .relaxed)) {
+                hold[c].store(peaks[c].bitPattern, ordering: .relaxed)
+            }
             sumSquares[c] = 0
             peaks[c] = 0
         }
@@ -266,8 +273,20 @@ struct LevelAccumulator: ~Copyable {
         }
     }
 
-    /// Clears accumulated and published levels (render thread, or while not rendering).
+    /// The largest peak per channel since ``resetHold()`` (any thread).
+    func readHold() -> [Float] {
+        (0..<channelCount).map { Float(bitPattern: hold[$0].load(ordering: .relaxed)) }
+    }
+
+    /// Starts a new peak hold (any thread).
+    func resetHold() {
+        for c in 0..<channelCount { hold[c].store(0, ordering: .relaxed) }
+    }
+
+    /// Clears accumulated and published levels, keeping the peak hold (render thread, or while
+    /// not rendering); a partial window is published first so the hold sees it.
     mutating func clear() {
+        if frames > 0 { publish() }
         for c in 0..<channelCount {
             sumSquares[c] = 0
             peaks[c] = 0
@@ -282,5 +301,7 @@ struct LevelAccumulator: ~Copyable {
         peaks.deallocate()
         for i in 0..<(channelCount * 2) { (published + i).deinitialize(count: 1) }
         published.deallocate()
+        for i in 0..<channelCount { (hold + i).deinitialize(count: 1) }
+        hold.deallocate()
     }
 }

@@ -1,1 +1,415 @@
+import CJack
+import Foundation
 import Lockstep
+import Synchronization
+
+/// The live device: one JACK client whose process callback drives the engine's render path.
+///
+/// All of an engine's queues play through this one client: its master outputs `out_1…out_N` carry
+/// the mix, and queues that ask for it get ports of their own (`<queue name>_1…`, see
+/// ``Lockstep/OutputQueue/enableDirectOutputs()``). The device sample time is JACK's frame time
+/// extended to 64 bits, so it never wraps and reads the same as `jack_frame_time` in its low
+/// 32 bits; host time is JACK's microsecond clock (`jack_get_time`).
+///
+/// Works with jackd2 and with PipeWire's JACK, through libjack only.
+///
+/// ```swift
+/// let device = try JACKDevice(options: .init(clientName: "lockstep"))
+/// let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory)
+/// ```
+///
+/// Discontinuities (xruns with JACK's delay, buffer-size and sample-rate changes, freewheel,
+/// server shutdown) are reported to the engine by a monitor thread of the device, never from
+/// JACK's callbacks. When the server goes away every queue stops, is-running listeners fire and
+/// ``Lockstep/Engine/deviceError`` says why.
+public final class JACKDevice: AudioDevice, @unchecked Sendable {
+    /// How to open the client.
+    public struct Options: Sendable, Hashable {
+        /// The client name to ask for (JACK may add a suffix if it is taken).
+        public var clientName: String
+        /// The server to connect to; nil uses `JACK_DEFAULT_SERVER` or JACK's default.
+        public var serverName: String?
+        /// Master output channels (`out_1…out_N`).
+        public var channelCount: Int
+        /// Whether ``start()`` connects the master outputs to the physical playback ports.
+        public var connectToPhysicalOutputs: Bool
+        /// The most frames one engine render may cover; longer JACK periods render in chunks.
+        public var maximumFramesPerRender: Int
+
+        /// Creates options; the defaults open client `lockstep` with 2 outputs on the default server.
+        public init(clientName: String = "lockstep", serverName: String? = nil, channelCount: Int = 2,
+                    connectToPhysicalOutputs: Bool = true, maximumFramesPerRender: Int = 8192) {
+            self.clientName = clientName
+            self.serverName = serverName
+            self.channelCount = channelCount
+            self.connectToPhysicalOutputs = connectToPhysicalOutputs
+            self.maximumFramesPerRender = maximumFramesPerRender
+        }
+    }
+
+    /// The options the device was opened with.
+    public let options: Options
+    /// The client's actual name (JACK may have changed the requested one).
+    public let name: String
+    /// Master output channels.
+    public let channelCount: Int
+    /// The most frames one engine render covers.
+    public let maximumFramesPerCycle: Int
+    /// The master output ports' full names (`client:out_1`, …).
+    public let outputPortNames: [String]
+
+    let client: OpaquePointer
+    let realtime: UnsafeMutablePointer<JACKRealtimeState>
+    private let control = Mutex(Control())
+    private let monitorStop = Atomic<Bool>(false)
+    private var monitor: Thread?
+
+    struct Control: @unchecked Sendable {
+        var active = false
+        var closed = false
+        var attached = false
+        var directRecords: [ObjectIdentifier: (index: Int, record: UnsafeMutablePointer<JACKDirectRecord>, ports: [OpaquePointer])] = [:]
+        var xrunRead = 0
+        var reportedBufferSize = 0
+        var reportedSampleRate = 0
+        var shutdownHandled = false
+    }
+
+    /// Opens a client on a running JACK server (it never starts a server itself).
+    ///
+    /// - Throws: ``Lockstep/AudioQueueError/Code/invalidDevice`` when no server runs (naming the
+    ///   server and what to do) or the client cannot be set up;
+    ///   ``Lockstep/AudioQueueError/Code/invalidParameter`` for bad options.
+    public init(options: Options = Options()) throws(AudioQueueError) {
+        guard (1...StreamFormat.maximumChannelCount).contains(options.channelCount) else {
+            throw AudioQueueError(.invalidParameter, "channel count \(options.channelCount) is out of range; use 1…\(StreamFormat.maximumChannelCount)")
+        }
+        guard !options.clientName.isEmpty, options.clientName.utf8.count < Int(jack_client_name_size()) else {
+            throw AudioQueueError(.invalidParameter, "client name '\(options.clientName)' is empty or longer than JACK allows (\(jack_client_name_size() - 1) bytes)")
+        }
+        self.options = options
+        var status = jack_status_t(rawValue: 0)
+        let serverName = options.serverName ?? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"]
+        JACKGraph.quietLibjack()
+        guard let client = lockstep_jack_client_open(options.clientName, serverName, 1, &status) else {
+            throw AudioQueueError(.invalidDevice, Self.describeOpenFailure(status: status, server: serverName))
+        }
+        self.client = client
+        name = String(cString: jack_get_client_name(client))
+        channelCount = options.channelCount
+        let period = Int(jack_get_buffer_size(client))
+        maximumFramesPerCycle = max(options.maximumFramesPerRender, 64)
+        realtime = .allocate(capacity: 1)
+        realtime.initialize(to: JACKRealtimeState(client: client, channelCount: options.channelCount,
+                                                  maximumFrames: maximumFramesPerCycle))
+        realtime.pointee.periodFrames.store(period, ordering: .relaxed)
+        realtime.pointee.bufferSize.store(period, ordering: .relaxed)
+        realtime.pointee.sampleRate.store(Int(jack_get_sample_rate(client)), ordering: .relaxed)
+
+        var names: [String] = []
+        for c in 0..<options.channelCount {
+            let short = "out_\(c + 1)"
+            guard let port = jack_port_register(client, short, JACK_DEFAULT_AUDIO_TYPE,
+                                                UInt(JackPortIsOutput.rawValue), 0) else {
+                jack_client_close(client)
+                realtime.pointee.deallocate()
+                realtime.deallocate()
+                throw AudioQueueError(.invalidDevice, "cannot register JACK port '\(short)' on client '\(name)'")
+            }
+            realtime.pointee.ports[c] = port
+            names.append(String(cString: jack_port_name(port)))
+        }
+        outputPortNames = names
+        let argument = UnsafeMutableRawPointer(realtime)
+        jack_set_process_callback(client, jackProcessCallback, argument)
+        jack_set_xrun_callback(client, jackXrunCallback, argument)
+        jack_set_buffer_size_callback(client, jackBufferSizeCallback, argument)
+        jack_set_sample_rate_callback(client, jackSampleRateCallback, argument)
+        jack_set_freewheel_callback(client, jackFreewheelCallback, argument)
+        jack_on_info_shutdown(client, jackShutdownCallback, argument)
+        control.withLock {
+            $0.reportedBufferSize = period
+            $0.reportedSampleRate = Int(jack_get_sample_rate(client))
+        }
+    }
+
+    deinit {
+        detach()
+        realtime.pointee.deallocate()
+        realtime.deinitialize(count: 1)
+        realtime.deallocate()
+    }
+
+    static func describeOpenFailure(status: jack_status_t, server: String?) -> String {
+        let serverText = server.map { "'\($0)'" } ?? "the default JACK server"
+        if status.rawValue & JackServerFailed.rawValue != 0 || status.rawValue & JackServerError.rawValue != 0 {
+            return "cannot connect to \(serverText): no server is running; start one (jackd -d alsa, or jackd -d dummy on a machine without a sound card) or let lockstep start one"
+        }
+        if status.rawValue & JackVersionError.rawValue != 0 {
+            return "the JACK server \(serverText) speaks another protocol version than this libjack; use matching jackd and libjack"
+        }
+        if status.rawValue & JackNameNotUnique.rawValue != 0 {
+            return "the client name is taken on \(serverText); choose another client name"
+        }
+        return "cannot open a JACK client on \(serverText) (status 0x\(String(status.rawValue, radix: 16))); check that the server runs and accepts clients"
+    }
+
+    // MARK: - AudioDevice
+
+    /// The server's sample rate.
+    public var sampleRate: Double { Double(realtime.pointee.sampleRate.load(ordering: .acquiring)) }
+    /// The server's current period (frames per process cycle).
+    public var periodFrames: Int { realtime.pointee.bufferSize.load(ordering: .acquiring) }
+    /// Always false: JACK renders from its own realtime thread.
+    public var isOffline: Bool { false }
+    /// Whether the client is active and the server is there.
+    public var isRunning: Bool {
+        control.withLock { $0.active } && !realtime.pointee.isShutDown.load(ordering: .acquiring)
+    }
+    /// Whether the server went away.
+    public var serverWentAway: Bool { realtime.pointee.isShutDown.load(ordering: .acquiring) }
+
+    /// Called by the engine.
+    public func attach(_ renderer: DeviceRenderer) throws(AudioQueueError) {
+        let already = control.withLock { state -> Bool in
+            defer { state.attached = true }
+            return state.attached
+        }
+        if already { throw AudioQueueError(.invalidDevice, "JACK device '\(name)' already belongs to an engine") }
+        realtime.pointee.renderer = renderer
+    }
+
+    /// Activates the client (JACK starts calling the process callback), connects the master
+    /// outputs to the physical playback ports if the options say so, and starts the monitor.
+    public func start() throws(AudioQueueError) {
+        let error: AudioQueueError? = control.withLock { state in
+            if state.closed { return AudioQueueError(.invalidDevice, "JACK client '\(name)' is closed") }
+            if state.active { return nil }
+            if realtime.pointee.isShutDown.load(ordering: .acquiring) {
+                return AudioQueueError(.cannotStart, "the JACK server went away; restart it and create a new device")
+            }
+            guard jack_activate(client) == 0 else {
+                return AudioQueueError(.cannotStart, "cannot activate JACK client '\(name)'; check the server")
+            }
+            state.active = true
+            return nil
+        }
+        if let error { throw error }
+        startMonitor()
+        if options.connectToPhysicalOutputs { connectToPhysicalOutputs() }
+    }
+
+    /// Deactivates the client (the process callback stops). Idempotent.
+    public func stop() {
+        control.withLock { state in
+            guard state.active, !state.closed else { return }
+            if !realtime.pointee.isShutDown.load(ordering: .acquiring) { jack_deactivate(client) }
+            state.active = false
+        }
+    }
+
+    /// Deactivates and closes the client; the device cannot be used afterwards.
+    public func detach() {
+        monitorStop.store(true, ordering: .releasing)
+        stop()
+        control.withLock { state in
+            guard !state.closed else { return }
+            state.closed = true
+            realtime.pointee.renderer = nil
+            jack_client_close(client)
+        }
+    }
+
+    /// The device time now: JACK's current frame time (extended) and `jack_get_time`.
+    public func currentTime() -> DeviceTimeStamp {
+        if realtime.pointee.isShutDown.load(ordering: .acquiring) {
+            let last = max(0, realtime.pointee.cycleStart.load(ordering: .acquiring))
+            return DeviceTimeStamp(sampleTime: last, hostTime: 0)
+        }
+        let frame = realtime.pointee.extend(jack_frame_time(client))
+        return DeviceTimeStamp(sampleTime: frame, hostTime: jack_get_time())
+    }
+
+    /// At least two periods after the current cycle: a start there lands on its exact frame.
+    public func nearestStartTime(atOrAfter sampleTime: Int64) -> Int64 {
+        let period = Int64(max(1, periodFrames))
+        let cycle = realtime.pointee.cycleStart.load(ordering: .acquiring)
+        let base = cycle >= 0 ? cycle : currentTime().sampleTime
+        return max(sampleTime, base + 2 * period)
+    }
+
+    /// JACK's estimate of when `sampleTime` is (or was) at the start of its cycle.
+    public func hostTime(forSampleTime sampleTime: Int64) -> UInt64 {
+        jack_frames_to_time(client, jack_nframes_t(truncatingIfNeeded: sampleTime))
+    }
+
+    /// JACK's estimate of the frame time at `hostTime`, extended to 64 bits.
+    public func sampleTime(forHostTime hostTime: UInt64) -> Int64 {
+        realtime.pointee.extend(jack_time_to_frames(client, hostTime))
+    }
+
+    // MARK: - Per-queue ports
+
+    /// Registers ports `<name>_1…<name>_N` and has the process callback refresh their buffers.
+    public func makeDirectOutputs(name queueName: String, channelCount: Int) throws(AudioQueueError) -> DirectOutputs {
+        let base = Self.portSafe(queueName)
+        var ports: [OpaquePointer] = []
+        var names: [String] = []
+        for c in 0..<channelCount {
+            let short = "\(base)_\(c + 1)"
+            guard let port = jack_port_register(client, short, JACK_DEFAULT_AUDIO_TYPE, UInt(JackPortIsOutput.rawValue), 0) else {
+                for p in ports { jack_port_unregister(client, p) }
+                throw AudioQueueError(.invalidDevice, "cannot register JACK port '\(short)' (is the name taken or too long?); rename the queue")
+            }
+            ports.append(port)
+            names.append(String(cString: jack_port_name(port)))
+        }
+        let outputs = DirectOutputs(channelCount: channelCount, names: names)
+        let portArray = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: max(1, channelCount))
+        for (c, port) in ports.enumerated() { portArray[c] = port }
+        let record = UnsafeMutablePointer<JACKDirectRecord>.allocate(capacity: 1)
+        record.initialize(to: JACKDirectRecord(ports: portArray, buffers: outputs.buffers, channelCount: channelCount))
+        let error: AudioQueueError? = control.withLock { state in
+            let used = Set(state.directRecords.values.map(\.index))
+            guard let index = (0..<JACKRealtimeState.maximumDirectSets).first(where: { !used.contains($0) }) else {
+                return AudioQueueError(.invalidDevice, "too many queues with their own ports (\(JACKRealtimeState.maximumDirectSets))")
+            }
+            state.directRecords[ObjectIdentifier(outputs)] = (index, record, ports)
+            realtime.pointee.directSets[index].store(UInt(bitPattern: record), ordering: .releasing)
+            return nil
+        }
+        if let error {
+            for p in ports { jack_port_unregister(client, p) }
+            portArray.deallocate()
+            record.deallocate()
+            throw error
+        }
+        return outputs
+    }
+
+    /// Unregisters a queue's ports once the process callback has let go of them.
+    public func releaseDirectOutputs(_ outputs: DirectOutputs) {
+        guard let entry = control.withLock({ $0.directRecords.removeValue(forKey: ObjectIdentifier(outputs)) }) else { return }
+        realtime.pointee.directSets[entry.index].store(0, ordering: .releasing)
+        waitForCycle()
+        let closed = control.withLock { $0.closed }
+        if !closed && !serverWentAway {
+            for port in entry.ports { jack_port_unregister(client, port) }
+        }
+        entry.record.pointee.ports.deallocate()
+        entry.record.deallocate()
+    }
+
+    /// Waits until the process callback has finished any cycle that may have started before now.
+    private func waitForCycle() {
+        guard isRunning else {
+            while realtime.pointee.inRender.load(ordering: .sequentiallyConsistent) { usleep(200) }
+            return
+        }
+        let start = realtime.pointee.cycles.load(ordering: .acquiring)
+        let deadline = Date().addingTimeInterval(1)
+        while realtime.pointee.cycles.load(ordering: .acquiring) - start < 2 && Date() < deadline && isRunning {
+            usleep(500)
+        }
+    }
+
+    static func portSafe(_ name: String) -> String {
+        let cleaned = name.map { $0 == ":" || $0 == "/" ? "-" : $0 }
+        return String(String(cleaned).prefix(200))
+    }
+
+    // MARK: - Connections
+
+    /// Connects the master outputs, in order, to the physical playback ports (`system:playback_1`, …).
+    /// - Returns: the connections made.
+    @discardableResult
+    public func connectToPhysicalOutputs() -> [(String, String)] {
+        let physical = JACKGraph.ports(client: client, pattern: nil, flags: UInt(JackPortIsPhysical.rawValue | JackPortIsInput.rawValue))
+        var made: [(String, String)] = []
+        for (source, destination) in zip(outputPortNames, physical) {
+            if jack_connect(client, source, destination) == 0 { made.append((source, destination)) }
+        }
+        return made
+    }
+
+    /// Connects two ports by full name (`client:port`).
+    /// - Throws: ``Lockstep/AudioQueueError/Code/invalidParameter`` naming the ports when JACK refuses.
+    public func connect(_ source: String, to destination: String) throws(AudioQueueError) {
+        let result = jack_connect(client, source, destination)
+        if result != 0 && result != EEXIST {
+            throw AudioQueueError(.invalidParameter, "cannot connect '\(source)' to '\(destination)'; check both port names with `lockstep ports`")
+        }
+    }
+
+    /// Disconnects two ports by full name.
+    public func disconnect(_ source: String, from destination: String) throws(AudioQueueError) {
+        if jack_disconnect(client, source, destination) != 0 {
+            throw AudioQueueError(.invalidParameter, "cannot disconnect '\(source)' from '\(destination)'; are they connected?")
+        }
+    }
+
+    /// The ports on the server and their connections.
+    public func graph() -> [JACKGraph.Port] { JACKGraph.describe(client: client) }
+
+    // MARK: - Monitor
+
+    private func startMonitor() {
+        guard monitor == nil else { return }
+        let thread = Thread { [weak self] in
+            while let self, !self.monitorStop.load(ordering: .acquiring) {
+                self.poll()
+                usleep(2000)
+            }
+        }
+        thread.name = "lockstep.jack-monitor"
+        monitor = thread
+        thread.start()
+    }
+
+    /// Reports what JACK's callbacks recorded; handles a server shutdown.
+    func poll() {
+        guard let renderer = realtime.pointee.renderer else { return }
+        let rt = realtime
+        // Xruns, oldest first.
+        let written = rt.pointee.xrunWrite.load(ordering: .acquiring)
+        var read = control.withLock { $0.xrunRead }
+        if written - read > JACKRealtimeState.xrunRingSize { read = written - JACKRealtimeState.xrunRingSize }
+        while read < written {
+            let slot = read % JACKRealtimeState.xrunRingSize
+            guard rt.pointee.xrunReady[slot].load(ordering: .acquiring) == read else { break }
+            let frame = rt.pointee.extend(rt.pointee.xrunFrames[slot].load(ordering: .relaxed))
+            let delay = Double(rt.pointee.xrunDelays[slot].load(ordering: .relaxed))
+            renderer.reportDiscontinuityFromNotificationThread(.xrun, sampleTime: frame, detail: delay)
+            read += 1
+        }
+        control.withLock { $0.xrunRead = read }
+
+        let now = max(0, rt.pointee.cycleStart.load(ordering: .acquiring))
+        let size = rt.pointee.bufferSize.load(ordering: .acquiring)
+        let rate = rt.pointee.sampleRate.load(ordering: .acquiring)
+        let (sizeChanged, rateChanged) = control.withLock { state -> (Bool, Bool) in
+            defer { state.reportedBufferSize = size; state.reportedSampleRate = rate }
+            return (size != state.reportedBufferSize, rate != state.reportedSampleRate)
+        }
+        if sizeChanged { renderer.reportDiscontinuityFromNotificationThread(.bufferSizeChange, sampleTime: now, detail: Double(size)) }
+        if rateChanged { renderer.reportDiscontinuityFromNotificationThread(.sampleRateChange, sampleTime: now, detail: Double(rate)) }
+        let wheel = rt.pointee.freewheel.exchange(0, ordering: .acquiringAndReleasing)
+        if wheel != 0 {
+            renderer.reportDiscontinuityFromNotificationThread(.freewheel, sampleTime: now, detail: wheel == 1 ? 1 : 0)
+        }
+
+        if rt.pointee.isShutDown.load(ordering: .sequentiallyConsistent) {
+            let first = control.withLock { state -> Bool in
+                defer { state.shutdownHandled = true }
+                return !state.shutdownHandled
+            }
+            guard first else { return }
+            while rt.pointee.inRender.load(ordering: .sequentiallyConsistent) { usleep(100) }
+            let reason = String(cString: rt.pointee.shutdownReason)
+            let period = Int64(max(1, rt.pointee.periodFrames.load(ordering: .acquiring)))
+            let last = max(0, rt.pointee.cycleStart.load(ordering: .acquiring)) + period
+            renderer.deviceStopped(at: last, error: AudioQueueError(.invalidDevice,
+                "the JACK server went away" + (reason.isEmpty ? "" : " (\(reason))") + "; restart it and play again"))
+        }
+    }
+}

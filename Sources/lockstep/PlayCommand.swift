@@ -1,0 +1,333 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepJACK
+import Synchronization
+
+/// `lockstep play`: plays files as layers through one JACK client, first frames on one sample.
+struct PlayCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "play",
+        abstract: "Play audio files as sample-aligned layers through one JACK client.",
+        discussion: """
+            Every layer's first frame lands on the same device sample time (plus its --offset). Gains
+            and offsets apply to the files in order. Exits when every layer has finished (or after
+            --duration); Ctrl-C fades out and exits cleanly. If no JACK server runs, one is started
+            (the ALSA driver when there is a sound card, else the dummy driver) and stopped at exit.
+
+            Example: lockstep play drums.wav bass.flac --gain -3 --offset 0 --offset 1.5
+            """
+    )
+
+    @Argument(help: "The audio files to play (any format libsndfile reads).")
+    var files: [String] = []
+
+    @Option(name: .customLong("gain"), parsing: .unconditionalSingleValue,
+            help: "Gain of the next file in dB (-inf…+12), e.g. -6 or -6dB; repeat per file.")
+    var gains: [String] = []
+
+    @Option(name: .customLong("offset"), parsing: .unconditionalSingleValue,
+            help: "Seconds from the common start to the next file's first frame (≥ 0); repeat per file.")
+    var offsets: [Double] = []
+
+    @Option(help: "The JACK server to use (default: $JACK_DEFAULT_SERVER or JACK's default).")
+    var server: String?
+
+    @Option(name: .customLong("client-name"), help: "The JACK client name.")
+    var clientName: String = "lockstep"
+
+    @Option(name: .customLong("connect"), help: "Connect the master outputs to this port (repeat: out_1 to the first, out_2 to the second…).")
+    var connections: [String] = []
+
+    @Flag(name: .customLong("no-connect"), help: "Don't connect the outputs anywhere.")
+    var noConnect = false
+
+    @Flag(name: .customLong("ports-per-file"), help: "Give every layer its own ports (<file>_1…) besides the master mix.")
+    var portsPerFile = false
+
+    @Flag(help: "Follow JACK transport: rolling starts, stopping pauses, relocating seeks.")
+    var transport = false
+
+    @Flag(name: .customLong("loop"), help: "Loop every layer until interrupted (or --duration).")
+    var loop = false
+
+    @Option(help: "Stop after this many seconds.")
+    var duration: Double?
+
+    @Option(name: .customLong("start-server"), help: "Start a private jackd when none runs: auto, dummy, alsa or never.")
+    var startServer: String = "auto"
+
+    @Flag(help: "Print one JSON object with the results on standard output.")
+    var json = false
+
+    func validate() throws {
+        guard ServerLauncher.Mode(rawValue: startServer) != nil else {
+            throw ValidationError("--start-server '\(startServer)' is unknown; use auto, dummy, alsa or never")
+        }
+        if let duration, !(duration.isFinite && duration > 0) {
+            throw ValidationError("--duration \(duration) is invalid; use a number of seconds above 0")
+        }
+    }
+
+    func run() throws {
+        guard !files.isEmpty else {
+            throw CLIError(message: "play: no input files; give one or more audio files, e.g. lockstep play a.wav b.wav", exitCode: 64)
+        }
+        let layers = try LayerArguments(command: "play", files: files, gains: gains, offsets: offsets)
+        let session = PlaySession(command: self, layers: layers)
+        try session.run()
+    }
+}
+
+/// Files, gains and offsets as given on the command line, validated.
+struct LayerArguments {
+    var files: [String]
+    var gains: [Double]
+    var offsets: [Double]
+
+    init(command: String, files: [String], gains: [String], offsets: [Double]) throws {
+        guard gains.count <= files.count else {
+            throw CLIError(message: "\(command): \(gains.count) --gain values for \(files.count) files; give at most one --gain per file", exitCode: 64)
+        }
+        guard offsets.count <= files.count else {
+            throw CLIError(message: "\(command): \(offsets.count) --offset values for \(files.count) files; give at most one --offset per file", exitCode: 64)
+        }
+        var values: [Double] = []
+        for text in gains {
+            guard let value = parseGain(text), value <= 12 else {
+                throw CLIError(message: "\(command): --gain '\(text)' is not a gain from -inf to +12 dB; write e.g. -6 or -6dB", exitCode: 64)
+            }
+            values.append(value)
+        }
+        for value in offsets where !(value.isFinite && value >= 0) {
+            throw CLIError(message: "\(command): --offset \(value) is invalid; use 0 or more seconds", exitCode: 64)
+        }
+        self.files = files
+        self.gains = files.indices.map { $0 < values.count ? values[$0] : 0 }
+        self.offsets = files.indices.map { $0 < offsets.count ? offsets[$0] : 0 }
+    }
+}
+
+/// Signals (SIGINT, SIGTERM) turned into a flag the main loop polls.
+final class InterruptFlag: @unchecked Sendable {
+    private let raised = Atomic<Int32>(0)
+    private var sources: [DispatchSourceSignal] = []
+
+    init() {
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { [weak self] in self?.raised.store(sig, ordering: .releasing) }
+            source.resume()
+            sources.append(source)
+        }
+    }
+
+    /// The signal received, or 0.
+    var received: Int32 { raised.load(ordering: .acquiring) }
+}
+
+/// One run of `lockstep play`.
+final class PlaySession {
+    let command: PlayCommand
+    let layers: LayerArguments
+    let launcher = ServerLauncher()
+
+    init(command: PlayCommand, layers: LayerArguments) {
+        self.command = command
+        self.layers = layers
+    }
+
+    struct Summary: Encodable {
+        struct Layer: Encodable {
+            var file: String
+            var peakDB: Double?
+            var ports: [String]?
+        }
+        struct Gap: Encodable {
+            var kind: String
+            var sampleTime: Int64
+            var queues: [String]
+            var length: Int64?
+            var detail: Double?
+        }
+        var startSampleTime: Int64
+        var framesPlayed: Int64
+        var sampleRate: Int
+        var discontinuities: [Gap]
+        var layers: [Layer]
+        var interrupted: Bool
+        var server: String?
+        var error: String?
+    }
+
+    func run() throws {
+        let interrupt = InterruptFlag()
+        defer { launcher.stop() }
+        let mode = ServerLauncher.Mode(rawValue: command.startServer) ?? .auto
+        if let message = try launcher.ensureServer(named: command.server, mode: mode) {
+            FileHandle.standardError.write(Data("lockstep: \(message)\n".utf8))
+        }
+
+        let device: JACKDevice
+        do {
+            device = try JACKDevice(options: .init(clientName: command.clientName, serverName: command.server,
+                                                   channelCount: 2,
+                                                   connectToPhysicalOutputs: !command.noConnect && command.connections.isEmpty))
+        } catch {
+            throw CLIError(message: "play: \(error.message)")
+        }
+        let engine: Engine
+        do {
+            engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory, maximumQueues: max(16, layers.files.count))
+        } catch {
+            throw CLIError(message: "play: \(error.message)")
+        }
+        engine.isMasterMeteringEnabled = true
+
+        var players: [FilePlayer] = []
+        for (index, path) in layers.files.enumerated() {
+            do {
+                let player = try FilePlayer(path: path, engine: engine, playCount: command.loop ? .forever : .times(1),
+                                            bufferDuration: 0.25, bufferCount: 6, truncation: .reject)
+                try player.queue.setMixerGain(decibels: layers.gains[index])
+                player.queue.isLevelMeteringEnabled = true
+                if command.portsPerFile { try player.queue.enableDirectOutputs() }
+                try player.prepare()
+                players.append(player)
+            } catch let error as FileError {
+                throw CLIError(message: "play: \(error.description)")
+            } catch let error as AudioQueueError {
+                throw CLIError(message: "play: \(path): \(error.message)")
+            }
+        }
+
+        do {
+            try device.start()
+            if !command.connections.isEmpty {
+                let outputs = device.outputPortNames
+                if command.connections.count == 1 {
+                    for output in outputs { try device.connect(output, to: command.connections[0]) }
+                } else {
+                    for (output, destination) in zip(outputs, command.connections) { try device.connect(output, to: destination) }
+                }
+            }
+        } catch {
+            throw CLIError(message: "play: \(error.message)")
+        }
+
+        // Every layer's first frame on one sample (plus its offset).
+        let rate = engine.sampleRate
+        let base = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64(rate * 0.05)
+        do {
+            for (index, player) in players.enumerated() {
+                let start = base + Int64((layers.offsets[index] * rate).rounded())
+                try engine.start([player.queue], at: start, ifLate: .skipAhead)
+            }
+        } catch {
+            throw CLIError(message: "play: \(error.message)")
+        }
+
+        let end: Int64? = command.duration.map { base + Int64(($0 * rate).rounded()) }
+        let display = LiveDisplay(enabled: Terminal.stderrIsTerminal && !command.json, players: players, engine: engine)
+        var interrupted = false
+        while true {
+            if interrupt.received != 0 { interrupted = true; break }
+            if engine.deviceError != nil { break }
+            let now = engine.currentTime().sampleTime
+            if let end, now >= end { break }
+            if players.allSatisfy({ $0.hasEnqueuedEverything && !$0.queue.isRunning }) && now > base { break }
+            display.update(now: now, start: base)
+            usleep(20_000)
+        }
+        display.finish()
+
+        // Fade out over a few ms, then stop.
+        for player in players { try? player.queue.setVolume(0) }
+        usleep(30_000)
+        let stoppedAt = engine.currentTime().sampleTime
+        for player in players { player.stop() }
+        usleep(20_000)
+
+        let gaps = engine.discontinuities.map { d in
+            Summary.Gap(kind: d.kind.rawValue, sampleTime: d.sampleTime, queues: d.queues,
+                        length: d.length > 0 ? d.length : nil, detail: d.detail != 0 ? d.detail : nil)
+        }
+        let summary = Summary(
+            startSampleTime: base, framesPlayed: max(0, stoppedAt - base), sampleRate: Int(rate), discontinuities: gaps,
+            layers: players.map { player in
+                let peak = player.queue.peakHold.max() ?? 0
+                let db = Decibels.fromLinear(peak)
+                return Summary.Layer(file: player.path, peakDB: db.isFinite ? Double(db) : nil,
+                                     ports: command.portsPerFile ? player.queue.directOutputNames : nil)
+            },
+            interrupted: interrupted, server: launcher.description.isEmpty ? nil : launcher.description,
+            error: engine.deviceError?.message)
+        if command.json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(summary), as: UTF8.self))
+        } else {
+            let seconds = Double(summary.framesPlayed) / rate
+            let peaks = summary.layers.map { layer in
+                "\(URL(fileURLWithPath: layer.file).lastPathComponent) \(layer.peakDB.map { String(format: "%.1f dB", $0) } ?? "-inf dB")"
+            }.joined(separator: ", ")
+            print("played \(players.count) \(players.count == 1 ? "layer" : "layers") from sample \(base) for "
+                  + "\(summary.framesPlayed) frames (\(Terminal.time(seconds))) at \(Int(rate)) Hz through '\(device.name)'"
+                  + "; peaks: \(peaks); discontinuities: \(gaps.count)"
+                  + (interrupted ? " (interrupted)" : ""))
+        }
+        engine.device.stop()
+        if let error = engine.deviceError {
+            throw CLIError(message: "play: \(error.message)")
+        }
+    }
+}
+
+/// The live display on a terminal: time, per-layer meters, discontinuities so far.
+final class LiveDisplay {
+    let enabled: Bool
+    let players: [FilePlayer]
+    let engine: Engine
+    private var lastDraw = Date.distantPast
+    private var lines = 0
+
+    init(enabled: Bool, players: [FilePlayer], engine: Engine) {
+        self.enabled = enabled
+        self.players = players
+        self.engine = engine
+    }
+
+    func update(now: Int64, start: Int64) {
+        guard enabled, Date().timeIntervalSince(lastDraw) >= 0.1 else { return }
+        lastDraw = Date()
+        var text = lines > 0 ? "\u{1B}[\(lines)A" : ""
+        let seconds = Double(max(0, now - start)) / engine.sampleRate
+        var rows = ["\u{1B}[K  \(Terminal.time(seconds))   discontinuities: \(engine.discontinuityCount)"]
+        for player in players {
+            let levels = (try? player.queue.currentLevelMeterDB()) ?? []
+            let peak = levels.map(\.peakPower).max() ?? -.infinity
+            let rms = levels.map(\.averagePower).max() ?? -.infinity
+            let bar = Self.bar(peak)
+            let name = URL(fileURLWithPath: player.path).lastPathComponent
+            rows.append("\u{1B}[K  \(name.padding(toLength: 20, withPad: " ", startingAt: 0)) \(bar) "
+                        + String(format: "peak %6.1f  rms %6.1f dB", max(peak, -99), max(rms, -99)))
+        }
+        text += rows.joined(separator: "\n") + "\n"
+        lines = rows.count
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+
+    func finish() {
+        guard enabled, lines > 0 else { return }
+        FileHandle.standardError.write(Data("\u{1B}[\(lines)A\u{1B}[J".utf8))
+    }
+
+    static func bar(_ db: Float) -> String {
+        let width = 24
+        let filled = db.isFinite ? max(0, min(width, Int(((db + 60) / 60) * Float(width)))) : 0
+        return "[" + String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled) + "]"
+    }
+}

@@ -1,0 +1,36 @@
+import ArgumentParser
+import Foundation
+import LockstepJACK
+
+/// `lockstep ports`: the JACK server's ports and connections.
+struct PortsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ports",
+        abstract: "List the JACK server's ports and their connections."
+    )
+
+    @Option(help: "The JACK server (default: $JACK_DEFAULT_SERVER or JACK's default).")
+    var server: String?
+
+    @Flag(help: "Print JSON: an array of ports with name, client, type, direction, isPhysical, connections.")
+    var json = false
+
+    func run() throws {
+        let ports: [JACKGraph.Port]
+        do { ports = try JACKGraph.listPorts(server: server) } catch {
+            throw CLIError(message: "ports: \(error.message)")
+        }
+        let visible = ports.filter { $0.client != "lockstep-ports" }
+        if json {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            print(String(decoding: try encoder.encode(visible), as: UTF8.self))
+            return
+        }
+        for port in visible {
+            let arrow = port.direction == "output" ? "->" : "<-"
+            let links = port.connections.isEmpty ? "" : " \(arrow) " + port.connections.joined(separator: ", ")
+            print("\(port.name) (\(port.direction)\(port.isPhysical ? ", physical" : ""), \(port.type))\(links)")
+        }
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import LockstepJACK
+
+/// Starts a private `jackd` when none runs, and stops it at exit.
+final class ServerLauncher {
+    enum Mode: String, CaseIterable {
+        case auto, dummy, alsa, never
+    }
+
+    private(set) var process: Process?
+    private(set) var description = ""
+    private var logPath: String?
+
+    /// Whether the machine has an ALSA sound card.
+    static var hasSoundCard: Bool {
+        guard let cards = try? String(contentsOfFile: "/proc/asound/cards", encoding: .utf8) else { return false }
+        return !cards.contains("no soundcards") && cards.contains("]:")
+    }
+
+    /// Makes sure a server named `server` (nil: the default) runs, starting one if `mode` allows.
+    /// - Returns: a sentence for the user when a server was started, else nil.
+    func ensureServer(named server: String?, mode: Mode, sampleRate: Int = 48000, period: Int = 1024) throws -> String? {
+        if JACKGraph.serverIsRunning(server) { return nil }
+        let shownName = server ?? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] ?? "default"
+        let driver: String
+        switch mode {
+        case .never:
+            throw CLIError(message: "play: no JACK server '\(shownName)' is running and --start-server never forbids starting one; start jackd (or PipeWire's JACK) first")
+        case .dummy: driver = "dummy"
+        case .alsa: driver = "alsa"
+        case .auto: driver = Self.hasSoundCard ? "alsa" : "dummy"
+        }
+        guard let jackd = Self.findJackd() else {
+            throw CLIError(message: "play: no JACK server is running and jackd is not installed; install jackd2 (Scripts/setup.sh) or start a server")
+        }
+        var lastError = ""
+        for realtime in [true, false] {
+            var arguments: [String] = []
+            if server != nil || ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] != nil {
+                arguments += ["-n", shownName]
+            }
+            arguments += [realtime ? "-R" : "-r", "-d", driver, "-r", String(sampleRate), "-p", String(period)]
+            let log = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-jackd-\(getpid()).log").path
+            FileManager.default.createFile(atPath: log, contents: nil)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: jackd)
+            process.arguments = arguments
+            var environment = ProcessInfo.processInfo.environment
+            environment["JACK_NO_AUDIO_RESERVATION"] = "1"
+            process.environment = environment
+            let handle = FileHandle(forWritingAtPath: log)
+            process.standardOutput = handle
+            process.standardError = handle
+            process.standardInput = FileHandle.nullDevice
+            do { try process.run() } catch {
+                throw CLIError(message: "play: cannot run \(jackd): \(error.localizedDescription)")
+            }
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline && process.isRunning {
+                if JACKGraph.serverIsRunning(server) {
+                    self.process = process
+                    logPath = log
+                    description = "jackd (\(driver) driver, \(sampleRate) Hz, period \(period)\(realtime ? ", realtime" : ""))"
+                    return "no JACK server '\(shownName)' was running; started \(description) — it stops when lockstep exits"
+                }
+                usleep(20_000)
+            }
+            if process.isRunning { process.terminate(); process.waitUntilExit() }
+            lastError = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+                .split(separator: "\n").suffix(2).joined(separator: " / ")
+        }
+        throw CLIError(message: "play: could not start jackd with the \(driver) driver (\(lastError)); start a JACK server yourself")
+    }
+
+    /// Stops the server this launcher started.
+    func stop() {
+        guard let process, process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(3)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        if let logPath { try? FileManager.default.removeItem(atPath: logPath) }
+        self.process = nil
+    }
+
+    static func findJackd() -> String? {
+        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
+        for dir in paths + ["/usr/bin", "/usr/local/bin"] where FileManager.default.isExecutableFile(atPath: dir + "/jackd") {
+            return dir + "/jackd"
+        }
+        return nil
+    }
+}
