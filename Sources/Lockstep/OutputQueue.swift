@@ -157,6 +157,10 @@ public final class OutputQueue: @unchecked Sendable {
         AudioQueueError(.disposalPending, "queue '\(name)' is disposed of (or being disposed of); create a new queue")
     }
 
+    func isEnqueued(_ buffer: QueueBuffer) -> Bool {
+        state.withLock { _ in buffer.isEnqueued }
+    }
+
     // MARK: - Enqueue
 
     /// Enqueues a filled buffer: Audio Queue's `AudioQueueEnqueueBuffer` and

@@ -47,6 +47,12 @@ public final class QueueBuffer: @unchecked Sendable {
         Segment.free(segment)
     }
 
+    /// Whether the buffer is enqueued (in the queue's hands) right now.
+    public var isInFlight: Bool {
+        guard let queue else { return false }
+        return queue.isEnqueued(self)
+    }
+
     /// How many whole frames fit in the buffer.
     public var frameCapacity: Int { byteCapacity / format.bytesPerFrame }
 

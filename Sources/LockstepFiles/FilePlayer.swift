@@ -1,3 +1,4 @@
+import Foundation
 import Lockstep
 import Synchronization
 
@@ -156,6 +157,52 @@ public final class FilePlayer: @unchecked Sendable {
             throw FileError(.invalidArgument, path: path, problem: "\(error)")
         }
         state.withLock { $0.buffers = buffers }
+        for buffer in buffers { refill(buffer) }
+        if let error = self.error { throw error }
+    }
+
+    /// Moves playback to `frame` of the file (a frame of the whole play, so with looping it may
+    /// lie in a later pass): stops the queue at once, waits for its buffers to come back, then
+    /// refills them from the new position. Start the queue again afterwards (at the sample time
+    /// where `frame` should play).
+    ///
+    /// - Parameter frame: frames (at the file's rate) from the start of the play; past the end,
+    ///   nothing is left to play.
+    /// - Throws: ``FileError`` for a read error, or if the buffers don't come back within 2 s
+    ///   (the engine's callback thread is blocked).
+    public func reposition(toFrame frame: Int64) throws(FileError) {
+        state.withLock { $0.stopRequested = true }
+        try? queue.stop(immediately: true)
+        let deadline = ContinuousClock.now + .seconds(2)
+        while state.withLock({ state in state.buffers.contains { $0.isInFlight } }) {
+            if ContinuousClock.now > deadline {
+                throw FileError(.invalidArgument, path: path,
+                    problem: "the queue did not hand its buffers back within 2 s; is the engine's callback thread blocked?")
+            }
+            usleep(500)
+        }
+        let region = endFrame - startFrame
+        let target = max(0, frame)
+        let buffers: [QueueBuffer] = state.withLock { state in
+            let pass = region > 0 ? Int(target / region) : 0
+            let within = region > 0 ? target % region : 0
+            switch playCount {
+            case .forever:
+                state.forever = true
+                state.passesLeft = 1
+                state.endOfData = false
+            case .times(let n):
+                state.passesLeft = n - pass
+                state.endOfData = pass >= n
+            }
+            state.position = startFrame + within
+            state.stopRequested = false
+            state.error = nil
+            return state.buffers
+        }
+        let endOfData = state.withLock { $0.endOfData }
+        if endOfData { return }
+        try reader.seek(toFrame: startFrame + target % max(1, region))
         for buffer in buffers { refill(buffer) }
         if let error = self.error { throw error }
     }

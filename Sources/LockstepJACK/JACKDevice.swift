@@ -248,6 +248,49 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         realtime.pointee.extend(jack_time_to_frames(client, hostTime))
     }
 
+    // MARK: - Transport
+
+    /// JACK transport as seen at the start of a process cycle.
+    public struct TransportSnapshot: Sendable, Hashable {
+        /// Whether transport is rolling (or starting), as opposed to stopped.
+        public var isRolling: Bool
+        /// The transport frame at the start of the cycle.
+        public var frame: Int64
+        /// The device sample time of the start of that cycle.
+        public var sampleTime: Int64
+        /// The period of that cycle.
+        public var period: Int
+    }
+
+    /// The transport state and position at the start of the latest process cycle, with that
+    /// cycle's device sample time, read consistently; nil before the first cycle.
+    public func transportSnapshot() -> TransportSnapshot? {
+        let rt = realtime
+        while true {
+            let before = rt.pointee.clockSequence.load(ordering: .acquiring)
+            if before & 1 == 1 { continue }
+            let start = rt.pointee.cycleStart.load(ordering: .relaxed)
+            let state = rt.pointee.transportState.load(ordering: .relaxed)
+            let frame = rt.pointee.transportFrame.load(ordering: .relaxed)
+            let period = rt.pointee.periodFrames.load(ordering: .relaxed)
+            atomicMemoryFence(ordering: .acquiring)
+            if rt.pointee.clockSequence.load(ordering: .relaxed) == before {
+                if start < 0 { return nil }
+                let rolling = state == JackTransportRolling.rawValue || state == JackTransportStarting.rawValue
+                return TransportSnapshot(isRolling: rolling, frame: Int64(frame), sampleTime: start, period: period)
+            }
+        }
+    }
+
+    /// Starts JACK transport rolling (`jack_transport_start`).
+    public func startTransport() { jack_transport_start(client) }
+    /// Stops JACK transport (`jack_transport_stop`).
+    public func stopTransport() { jack_transport_stop(client) }
+    /// Moves JACK transport to `frame` (`jack_transport_locate`).
+    public func locateTransport(to frame: Int64) {
+        _ = jack_transport_locate(client, jack_nframes_t(clamping: max(0, frame)))
+    }
+
     // MARK: - Per-queue ports
 
     /// Registers ports `<name>_1…<name>_N` and has the process callback refresh their buffers.

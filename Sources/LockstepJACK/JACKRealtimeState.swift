@@ -24,6 +24,9 @@ struct JACKRealtimeState: ~Copyable {
     let cycleHostTime = Atomic<UInt64>(0)
     let periodFrames = Atomic<Int>(0)
     let cycles = Atomic<Int>(0)
+    /// JACK transport at the cycle start (published under the clock's sequence lock).
+    let transportState = Atomic<UInt32>(0)
+    let transportFrame = Atomic<UInt32>(0)
 
     // Shutdown hand-shake: the process callback marks itself busy; after a shutdown, whoever
     // takes over waits until it is not.
@@ -136,12 +139,16 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     }
     state.pointee.lastFrame32 = frame32
     let sampleTime = state.pointee.high | Int64(frame32)
+    var position = jack_position_t()
+    let transport = jack_transport_query(client, &position)
     let sequence = state.pointee.clockSequence.load(ordering: .relaxed)
     state.pointee.clockSequence.store(sequence &+ 1, ordering: .relaxed)
     atomicMemoryFence(ordering: .releasing)
     state.pointee.cycleStart.store(sampleTime, ordering: .relaxed)
     state.pointee.cycleHostTime.store(currentUsecs, ordering: .relaxed)
     state.pointee.periodFrames.store(frames, ordering: .relaxed)
+    state.pointee.transportState.store(transport.rawValue, ordering: .relaxed)
+    state.pointee.transportFrame.store(position.frame, ordering: .relaxed)
     state.pointee.clockSequence.store(sequence &+ 2, ordering: .releasing)
 
     // Master output buffers.

@@ -220,27 +220,44 @@ final class PlaySession {
 
         // Every layer's first frame on one sample (plus its offset).
         let rate = engine.sampleRate
-        let base = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64(rate * 0.05)
-        do {
-            for (index, player) in players.enumerated() {
-                let start = base + Int64((layers.offsets[index] * rate).rounded())
-                try engine.start([player.queue], at: start, ifLate: .skipAhead)
+        let offsetFrames = layers.offsets.map { Int64(($0 * rate).rounded()) }
+        var base = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64(rate * 0.05)
+        var follower: TransportFollower?
+        if command.transport {
+            follower = TransportFollower(device: device, engine: engine, players: players, offsets: offsetFrames)
+            FileHandle.standardError.write(Data("lockstep: following JACK transport; waiting for it to roll\n".utf8))
+        } else {
+            do {
+                for (index, player) in players.enumerated() {
+                    try engine.start([player.queue], at: base + offsetFrames[index], ifLate: .skipAhead)
+                }
+            } catch {
+                throw CLIError(message: "play: \(error.message)")
             }
-        } catch {
-            throw CLIError(message: "play: \(error.message)")
         }
 
-        let end: Int64? = command.duration.map { base + Int64(($0 * rate).rounded()) }
+        var end: Int64? = command.duration.map { base + Int64(($0 * rate).rounded()) }
         let display = LiveDisplay(enabled: Terminal.stderrIsTerminal && !command.json, players: players, engine: engine)
         var interrupted = false
         while true {
             if interrupt.received != 0 { interrupted = true; break }
             if engine.deviceError != nil { break }
             let now = engine.currentTime().sampleTime
+            if let follower {
+                do { try follower.poll() } catch {
+                    throw CLIError(message: "play: \(error)")
+                }
+                if let first = follower.firstStart, end == nil || base != first {
+                    base = first
+                    end = command.duration.map { first + Int64(($0 * rate).rounded()) }
+                }
+                if follower.firstStart == nil { usleep(5_000); continue }
+            }
             if let end, now >= end { break }
-            if players.allSatisfy({ $0.hasEnqueuedEverything && !$0.queue.isRunning }) && now > base { break }
+            if players.allSatisfy({ $0.hasEnqueuedEverything && !$0.queue.isRunning }) && now > base
+                && (follower?.isRolling ?? true) { break }
             display.update(now: now, start: base)
-            usleep(20_000)
+            usleep(follower == nil ? 20_000 : 5_000)
         }
         display.finish()
 
@@ -329,5 +346,57 @@ final class LiveDisplay {
         let width = 24
         let filled = db.isFinite ? max(0, min(width, Int(((db + 60) / 60) * Float(width)))) : 0
         return "[" + String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled) + "]"
+    }
+}
+
+/// Follows JACK transport: rolling starts the layers at the transport position, stopping stops
+/// them, relocating repositions every layer so they stay aligned with the transport frame.
+final class TransportFollower {
+    let device: JACKDevice
+    let engine: Engine
+    let players: [FilePlayer]
+    let offsets: [Int64]
+    private(set) var firstStart: Int64?
+    private(set) var isRolling = false
+    /// The transport frame that plays at device time `anchorSampleTime` while rolling.
+    private var anchorFrame: Int64 = 0
+    private var anchorSampleTime: Int64 = 0
+
+    init(device: JACKDevice, engine: Engine, players: [FilePlayer], offsets: [Int64]) {
+        self.device = device
+        self.engine = engine
+        self.players = players
+        self.offsets = offsets
+    }
+
+    func poll() throws {
+        guard let snapshot = device.transportSnapshot() else { return }
+        if snapshot.isRolling {
+            let expected = anchorFrame + (snapshot.sampleTime - anchorSampleTime)
+            if !isRolling || snapshot.frame != expected {
+                try startAll(from: snapshot)
+            }
+        } else if isRolling {
+            for player in players { try? player.queue.stop(immediately: true) }
+            isRolling = false
+        }
+    }
+
+    /// Starts every layer so that transport frame F plays file frame F − offset.
+    private func startAll(from snapshot: JACKDevice.TransportSnapshot) throws {
+        let start = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
+        let frameAtStart = snapshot.frame + (start - snapshot.sampleTime)
+        for (index, player) in players.enumerated() {
+            let position = frameAtStart - offsets[index]        // device frames into the layer
+            let ratio = player.fileFormat.sampleRate / engine.sampleRate
+            try player.reposition(toFrame: Int64((Double(max(0, position)) * ratio).rounded()))
+            if ((try? player.queue.prime()) ?? 0) > 0 {
+                try engine.start([player.queue], at: start + max(0, -position), ifLate: .skipAhead)
+            }
+        }
+        anchorFrame = frameAtStart
+        anchorSampleTime = start
+        isRolling = true
+        if firstStart == nil { firstStart = start }
     }
 }
