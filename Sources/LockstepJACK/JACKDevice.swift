@@ -282,6 +282,14 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         }
     }
 
+    /// Whether the engine renders only while JACK transport rolls: while it is stopped the outputs
+    /// are silent and no queue time passes (every queue holds where it is, as if paused). Off by
+    /// default. `lockstep play --transport` turns it on.
+    public var rendersOnlyWhileTransportRolls: Bool {
+        get { realtime.pointee.transportGate.load(ordering: .relaxed) }
+        set { realtime.pointee.transportGate.store(newValue, ordering: .relaxed) }
+    }
+
     /// Starts JACK transport rolling (`jack_transport_start`).
     public func startTransport() { jack_transport_start(client) }
     /// Stops JACK transport (`jack_transport_stop`).

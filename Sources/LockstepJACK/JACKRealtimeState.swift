@@ -27,6 +27,9 @@ struct JACKRealtimeState: ~Copyable {
     /// JACK transport at the cycle start (published under the clock's sequence lock).
     let transportState = Atomic<UInt32>(0)
     let transportFrame = Atomic<UInt32>(0)
+    /// When set, the engine renders only while transport rolls (silence, and no queue time
+    /// passing, while it is stopped).
+    let transportGate = Atomic<Bool>(false)
 
     // Shutdown hand-shake: the process callback marks itself busy; after a shutdown, whoever
     // takes over waits until it is not.
@@ -175,7 +178,9 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
         }
     }
 
-    guard let renderer = state.pointee.renderer else {
+    let gated = state.pointee.transportGate.load(ordering: .relaxed)
+        && transport != JackTransportRolling
+    guard let renderer = state.pointee.renderer, !gated else {
         for c in 0..<channels { state.pointee.channelPointers[c].update(repeating: 0, count: frames) }
         return 0
     }

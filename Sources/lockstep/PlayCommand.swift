@@ -224,6 +224,7 @@ final class PlaySession {
         var base = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64(rate * 0.05)
         var follower: TransportFollower?
         if command.transport {
+            device.rendersOnlyWhileTransportRolls = true
             follower = TransportFollower(device: device, engine: engine, players: players, offsets: offsetFrames)
             FileHandle.standardError.write(Data("lockstep: following JACK transport; waiting for it to roll\n".utf8))
         } else {

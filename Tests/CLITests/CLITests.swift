@@ -4,40 +4,6 @@ import LockstepFiles
 import LockstepTestSupport
 import Testing
 
-/// Runs the built `lockstep` binary.
-struct CLI {
-    struct Result {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
-
-    static var binary: String {
-        // The test bundle lives next to the products in the build folder.
-        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        if dir.lastPathComponent.hasSuffix(".xctest") || dir.path.contains(".xctest/") {
-            while dir.path.contains(".xctest") { dir.deleteLastPathComponent() }
-        }
-        return dir.appendingPathComponent("lockstep").path
-    }
-
-    static func run(_ arguments: [String], in directory: String? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
-    }
-}
-
 @Suite("lockstep CLI (the built binary)")
 struct CLITests {
     let temp: TemporaryTestDirectory

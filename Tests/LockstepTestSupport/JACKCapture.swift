@@ -15,6 +15,10 @@ public struct JACKCaptureCycle: Sendable, Hashable {
     /// The cycle's length in frames (what was recorded of it; less than the period only when the
     /// buffer filled up).
     public var frames: Int
+    /// JACK transport at the start of the cycle: whether it was rolling, and its frame.
+    public var transportRolling: Bool = false
+    /// The transport frame at the start of the cycle.
+    public var transportFrame: UInt32 = 0
 }
 
 /// A JACK client that records its input ports into preallocated memory, for end-to-end tests:
@@ -198,7 +202,8 @@ public final class JACKCapture: @unchecked Sendable {
         let count = cycleCount
         return (0..<count).map {
             JACKCaptureCycle(firstRecordedFrame: core.cycleStarts[$0], frameTime: core.cycleFrameTimes[$0],
-                             frames: core.cycleLengths[$0])
+                             frames: core.cycleLengths[$0], transportRolling: core.cycleTransportRolling[$0],
+                             transportFrame: core.cycleTransportFrames[$0])
         }
     }
 
@@ -288,6 +293,8 @@ final class CaptureCore: @unchecked Sendable {
     let cycleStarts: UnsafeMutablePointer<Int>
     let cycleFrameTimes: UnsafeMutablePointer<UInt32>
     let cycleLengths: UnsafeMutablePointer<Int>
+    let cycleTransportFrames: UnsafeMutablePointer<UInt32>
+    let cycleTransportRolling: UnsafeMutablePointer<Bool>
     let shutdownReason: UnsafeMutablePointer<CChar>
     let shutdownReasonCapacity = 256
     /// Set once before activation; read by the process callback.
@@ -314,6 +321,8 @@ final class CaptureCore: @unchecked Sendable {
         cycleStarts = JACKFixtureSupport.allocateZeroed(Int.self, count: cycleCapacity, zero: 0)
         cycleFrameTimes = JACKFixtureSupport.allocateZeroed(UInt32.self, count: cycleCapacity, zero: 0)
         cycleLengths = JACKFixtureSupport.allocateZeroed(Int.self, count: cycleCapacity, zero: 0)
+        cycleTransportFrames = JACKFixtureSupport.allocateZeroed(UInt32.self, count: cycleCapacity, zero: 0)
+        cycleTransportRolling = JACKFixtureSupport.allocateZeroed(Bool.self, count: cycleCapacity, zero: false)
         shutdownReason = JACKFixtureSupport.allocateZeroed(CChar.self, count: shutdownReasonCapacity, zero: 0)
     }
 
@@ -324,6 +333,8 @@ final class CaptureCore: @unchecked Sendable {
         cycleStarts.deallocate()
         cycleFrameTimes.deallocate()
         cycleLengths.deallocate()
+        cycleTransportFrames.deallocate()
+        cycleTransportRolling.deallocate()
         shutdownReason.deallocate()
     }
 
@@ -347,6 +358,10 @@ final class CaptureCore: @unchecked Sendable {
         cycleStarts[cycle] = start
         cycleFrameTimes[cycle] = jack_last_frame_time(client)
         cycleLengths[cycle] = count
+        var position = jack_position_t()
+        let transport = jack_transport_query(client, &position)
+        cycleTransportFrames[cycle] = position.frame
+        cycleTransportRolling[cycle] = transport == JackTransportRolling
         cycleCount.store(cycle + 1, ordering: .releasing)
         writeIndex.store(start + count, ordering: .releasing)
     }

@@ -1,0 +1,193 @@
+import CJack
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepJACK
+import LockstepTestSupport
+import Testing
+
+extension JACKTests {
+    /// `lockstep play` and `lockstep ports` as real processes against a private dummy-driver jackd.
+    @Suite("lockstep play (the built binary, live)", .serialized)
+    struct PlayCLITests {
+        let temp: TemporaryTestDirectory
+        static let step: Float = 1.0 / 65536
+
+        init() throws {
+            temp = try TemporaryTestDirectory(prefix: "lockstep-play")
+        }
+
+        /// A mono 48 kHz float file whose frame i holds (i + 1) × step.
+        func rampFile(_ name: String = "ramp.wav", frames: Int) throws -> String {
+            let path = temp.file(name)
+            let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: 48000, channelCount: 1))
+            let ramp = Signals.ramp(frames: frames, start: 1, step: Self.step)
+            try ramp.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: frames) }
+            try writer.close()
+            return path
+        }
+
+        func constantFile(_ name: String, value: Float, seconds: Double) throws -> String {
+            let path = temp.file(name)
+            let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: 48000, channelCount: 2))
+            let samples = Signals.constant(value, frames: Int(seconds * 48000), channels: 2)
+            try samples.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: samples.count / 2) }
+            try writer.close()
+            return path
+        }
+
+        func json(_ text: String) throws -> [String: Any] {
+            let line = try #require(text.split(separator: "\n").last)
+            return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+
+        @Test("play: the first frame lands on startSampleTime; every frame arrives; the JSON summary is complete")
+        func playsToCapture() throws {
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 6)
+            try capture.start()
+            let path = try rampFile(frames: 48000)
+            let result = try CLI.run(["play", path, "--server", server.name, "--client-name", "lockstep-cli",
+                                      "--connect", capture.portNames[0], "--connect", capture.portNames[1], "--json"],
+                                     timeout: 20)
+            #expect(result.status == 0, "\(result.stderr)")
+            let summary = try json(result.stdout)
+            let start = try #require(summary["startSampleTime"] as? Int)
+            #expect(summary["sampleRate"] as? Int == 48000)
+            #expect((summary["framesPlayed"] as? Int ?? 0) >= 48000)
+            #expect((summary["layers"] as? [[String: Any]])?.first?["file"] as? String == path)
+            #expect(summary["discontinuities"] is [Any])
+            let first = try #require(capture.firstNonSilentRecordedFrame(channel: 0))
+            #expect(Int64(capture.frameTime(ofRecordedFrame: first)) == Int64(start) & 0xFFFF_FFFF)
+            let played = Array(capture.channel(0)[first..<(first + 48000)])
+            #expect(played == Signals.ramp(frames: 48000, start: 1, step: Self.step))
+            #expect(capture.channel(1)[first + 100] == played[100])     // mono feeds both sides
+        }
+
+        @Test("play: Ctrl-C fades out over a few ms and exits cleanly with the summary")
+        func interruptFadesOut() throws {
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 8)
+            try capture.start()
+            let path = try constantFile("tone.wav", value: 0.5, seconds: 10)
+            let running = try CLI.spawn(["play", path, "--server", server.name, "--connect", capture.portNames[0],
+                                         "--connect", capture.portNames[1], "--json"])
+            #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
+            usleep(300_000)
+            running.send(SIGINT)
+            let result = running.wait(timeout: 10)
+            #expect(result.status == 0, "\(result.stderr)")
+            let summary = try json(result.stdout)
+            #expect(summary["interrupted"] as? Bool == true)
+            usleep(100_000)
+            let left = capture.channel(0)
+            let last = try #require(left.lastIndex { $0 != 0 })
+            let first = try #require(capture.firstNonSilentRecordedFrame(channel: 0))
+            #expect(last - first < 48000 * 3)                          // it stopped early
+            // The end is a ramp down, not a cut: no step anywhere larger than 0.5 / 200.
+            let tail = Array(left[(last - 600)...last])
+            let steps = zip(tail, tail.dropFirst()).map { abs($0 - $1) }
+            #expect((steps.max() ?? 1) <= 0.5 / 200, "largest step \(steps.max() ?? 1)")
+            #expect(tail.first == 0.5)
+        }
+
+        @Test("play --ports-per-file gives each layer its own ports; ports --json lists them with connections")
+        func portsPerFile() throws {
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 6)
+            try capture.start()
+            let path = try constantFile("layer.wav", value: 0.25, seconds: 3)
+            let running = try CLI.spawn(["play", path, "--server", server.name, "--client-name", "lockstep-ports-test",
+                                         "--ports-per-file", "--connect", capture.portNames[0], "--json", "--duration", "2"])
+            try server.waitForPort("lockstep-ports-test:layer.wav_1", timeout: 10)
+            let listed = try CLI.run(["ports", "--server", server.name, "--json"])
+            #expect(listed.status == 0, "\(listed.stderr)")
+            let ports = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
+            let names = ports.compactMap { $0["name"] as? String }
+            #expect(names.contains("lockstep-ports-test:layer.wav_1"))
+            #expect(names.contains("lockstep-ports-test:layer.wav_2"))
+            let out1 = ports.first { $0["name"] as? String == "lockstep-ports-test:out_1" }
+            #expect((out1?["connections"] as? [String]) == [capture.portNames[0]])
+            let text = try CLI.run(["ports", "--server", server.name])
+            #expect(text.stdout.contains("lockstep-ports-test:out_1 (output"))
+            let result = running.wait(timeout: 15)
+            #expect(result.status == 0, "\(result.stderr)")
+            let layers = try json(result.stdout)["layers"] as? [[String: Any]]
+            #expect((layers?.first?["ports"] as? [String])?.count == 2)
+        }
+
+        @Test("play follows JACK transport: rolling starts at the transport frame, stop silences, relocating seeks")
+        func followsTransport() throws {
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 8)
+            try capture.start()
+            let path = try rampFile("long.wav", frames: 48000 * 6)
+            let running = try CLI.spawn(["play", path, "--server", server.name, "--client-name", "lockstep-transport",
+                                         "--transport", "--connect", capture.portNames[0], "--connect", capture.portNames[1],
+                                         "--json", "--duration", "3"])
+            try server.waitForPort("lockstep-transport:out_1", timeout: 10)
+            usleep(300_000)
+            try server.withClient(named: "transport-driver") { client in
+                _ = jack_transport_locate(client, 0)
+                _ = jack_transport_start(client)
+            }
+            usleep(700_000)
+            try server.withClient(named: "transport-driver") { client in jack_transport_stop(client) }
+            usleep(400_000)
+            try server.withClient(named: "transport-driver") { client in
+                _ = jack_transport_locate(client, 96000)
+                _ = jack_transport_start(client)
+            }
+            usleep(700_000)
+            running.send(SIGINT)
+            let result = running.wait(timeout: 10)
+            #expect(result.status == 0, "\(result.stderr)")
+            // Every non-silent frame plays the file frame equal to the transport frame at that time
+            // (but for the Ctrl-C fade at the very end, which scales the ramp down).
+            let left = capture.channel(0)
+            let fadeStart = (left.lastIndex { $0 != 0 } ?? left.count) - 400
+            var checked = 0
+            var mismatches = 0
+            var sawSecondSegment = false
+            for cycle in capture.cycles where cycle.transportRolling {
+                for i in 0..<cycle.frames {
+                    let value = left[cycle.firstRecordedFrame + i]
+                    if value == 0 || cycle.firstRecordedFrame + i >= fadeStart { continue }
+                    let fileFrame = Int(value / Self.step) - 1
+                    let transportFrame = Int(cycle.transportFrame) + i
+                    if fileFrame != transportFrame {
+                        if mismatches < 5 { print("mismatch: file \(fileFrame) transport \(transportFrame) cycle \(cycle)") }
+                        mismatches += 1
+                    }
+                    if transportFrame >= 96000 { sawSecondSegment = true }
+                    checked += 1
+                }
+            }
+            #expect(checked > 24000)
+            #expect(mismatches == 0)
+            #expect(sawSecondSegment)
+            // While stopped, silence.
+            let stoppedCycles = capture.cycles.filter { !$0.transportRolling }
+            let loud = stoppedCycles.dropFirst(2).filter { cycle in
+                (0..<cycle.frames).contains { left[cycle.firstRecordedFrame + $0] != 0 }
+            }
+            if let sample = loud.first { print("loud while stopped: \(loud.count) cycles, first \(sample)") }
+            let loudWhileStopped = !loud.isEmpty
+            #expect(!loudWhileStopped)
+        }
+
+        @Test("play: no server and --start-server never is one clear error; a missing file names it")
+        func errors() throws {
+            var result = try CLI.run(["play", try rampFile(frames: 480), "--server", "lockstep-no-such-server",
+                                      "--start-server", "never"])
+            #expect(result.status != 0)
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            #expect(result.stderr.contains("lockstep-no-such-server") && result.stderr.contains("never"))
+            let server = try JACKServer()
+            result = try CLI.run(["play", temp.file("missing.wav"), "--server", server.name, "--no-connect"])
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("missing.wav"))
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+
+/// Runs the built `lockstep` binary as a real process.
+public enum CLI {
+    /// What a finished run printed and returned.
+    public struct Result: Sendable {
+        /// The exit status.
+        public var status: Int32
+        /// Everything written to standard output.
+        public var stdout: String
+        /// Everything written to standard error.
+        public var stderr: String
+    }
+
+    /// The `lockstep` executable next to the test bundle in the build folder.
+    public static var binary: String {
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        while dir.path.contains(".xctest") { dir.deleteLastPathComponent() }
+        return dir.appendingPathComponent("lockstep").path
+    }
+
+    /// Starts `lockstep` with `arguments`; `environment` entries are added to the test's own.
+    public static func spawn(_ arguments: [String], environment: [String: String] = [:],
+                             in directory: String? = nil) throws -> RunningCLI {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "JACK_DEFAULT_SERVER")
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        return RunningCLI(process: process, out: out, err: err)
+    }
+
+    /// Runs `lockstep` to completion (killed after `timeout` seconds).
+    public static func run(_ arguments: [String], environment: [String: String] = [:], in directory: String? = nil,
+                           timeout: Double = 60) throws -> Result {
+        try spawn(arguments, environment: environment, in: directory).wait(timeout: timeout)
+    }
+}
+
+/// A `lockstep` process that is running.
+public final class RunningCLI: @unchecked Sendable {
+    let process: Process
+    private var outData = Data()
+    private var errData = Data()
+    private let lock = NSLock()
+    private let readers = DispatchGroup()
+
+    init(process: Process, out: Pipe, err: Pipe) {
+        self.process = process
+        for (pipe, isOut) in [(out, true), (err, false)] {
+            readers.enter()
+            DispatchQueue.global().async { [self] in
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                lock.lock()
+                if isOut { outData = data } else { errData = data }
+                lock.unlock()
+                readers.leave()
+            }
+        }
+    }
+
+    /// The process id.
+    public var pid: Int32 { process.processIdentifier }
+    /// Whether it is still running.
+    public var isRunning: Bool { process.isRunning }
+
+    /// Sends a signal (SIGINT, SIGTERM, …).
+    public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
+
+    /// Waits for the process to exit (SIGKILL after `timeout` seconds) and returns what it printed.
+    public func wait(timeout: Double = 60) -> CLI.Result {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        readers.wait()
+        lock.lock()
+        defer { lock.unlock() }
+        return CLI.Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                          stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
