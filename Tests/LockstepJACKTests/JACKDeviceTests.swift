@@ -141,6 +141,22 @@ extension JACKTests {
             #expect(!device.isRunning)
         }
 
+        @Test("freewheel on and off is reported as two discontinuities")
+        func freewheel() throws {
+            let server = try JACKServer()
+            let rig = try Rig(server: server)
+            let q = try rig.engine.makeOutputQueue(format: stereo) { _, _ in }
+            try q.enqueueSamples(Signals.constant(0.1, frames: 48000, channels: 2))
+            try rig.engine.start([q])
+            try server.withClient(named: "freewheeler") { client in
+                _ = jack_set_freewheel(client, 1)
+                usleep(200_000)
+                _ = jack_set_freewheel(client, 0)
+            }
+            #expect(rig.capture.wait(timeout: 5) { rig.engine.discontinuities.filter { $0.kind == .freewheel }.count == 2 })
+            #expect(rig.engine.discontinuities.filter { $0.kind == .freewheel }.map(\.detail) == [1, 0])
+        }
+
         @Test("a period change mid-play keeps every frame and the alignment, and is reported")
         func bufferSizeChange() throws {
             let server = try JACKServer()

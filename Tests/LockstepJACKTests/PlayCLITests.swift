@@ -176,6 +176,27 @@ extension JACKTests {
             #expect(!loudWhileStopped)
         }
 
+        @Test("play --loop repeats a layer gaplessly until --duration")
+        func loops() throws {
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 5)
+            try capture.start()
+            let path = try rampFile("short.wav", frames: 4800)
+            let result = try CLI.run(["play", path, "--server", server.name, "--loop", "--duration", "1",
+                                      "--connect", capture.portNames[0], "--connect", capture.portNames[1], "--json"],
+                                     timeout: 20)
+            #expect(result.status == 0, "\(result.stderr)")
+            let summary = try json(result.stdout)
+            let played = summary["framesPlayed"] as? Int ?? 0
+            #expect(played >= 48000 && played < 48000 + 9600)
+            let left = capture.channel(0)
+            let first = try #require(capture.firstNonSilentRecordedFrame(channel: 0))
+            let ramp = Signals.ramp(frames: 4800, start: 1, step: Self.step)
+            for pass in 0..<9 {
+                #expect(Array(left[(first + pass * 4800)..<(first + (pass + 1) * 4800)]) == ramp, "pass \(pass)")
+            }
+        }
+
         @Test("play: no server and --start-server never is one clear error; a missing file names it")
         func errors() throws {
             var result = try CLI.run(["play", try rampFile(frames: 480), "--server", "lockstep-no-such-server",
