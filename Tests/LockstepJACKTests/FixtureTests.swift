@@ -134,6 +134,12 @@ extension JACKTests {
             #expect(elapsed > 1.6 && elapsed < 2.6, "2 s of audio took \(elapsed) s")
             let sourceStart = try #require(source.firstFrameTime)
             let frames = capture.frames
+            // An xrun (a loaded machine) lets a client miss a cycle; then frame times and the
+            // source's frame count legitimately part ways, and exactness can't be asked for.
+            guard capture.xrunCount == 0 && source.xrunCount == 0 else {
+                print("note: \(capture.xrunCount) xruns during the take; sample-exact checks skipped")
+                return
+            }
             for channel in 0..<2 {
                 let samples = capture.channel(channel)
                 // Silence until the connection took effect, a few periods after the source's first cycle.
