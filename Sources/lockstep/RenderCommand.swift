@@ -52,22 +52,7 @@ struct RenderCommand: ParsableCommand {
         guard (1...64).contains(channels) else {
             throw CLIError(message: "render: --channels \(channels) is out of range; use 1…64", exitCode: 64)
         }
-        guard gains.count <= files.count else {
-            throw CLIError(message: "render: \(gains.count) --gain values for \(files.count) files; give at most one --gain per file", exitCode: 64)
-        }
-        guard offsets.count <= files.count else {
-            throw CLIError(message: "render: \(offsets.count) --offset values for \(files.count) files; give at most one --offset per file", exitCode: 64)
-        }
-        var gainValues: [Double] = []
-        for text in gains {
-            guard let value = parseGain(text), value <= 12 else {
-                throw CLIError(message: "render: --gain '\(text)' is not a gain from -inf to +12 dB; write e.g. -6 or -6dB", exitCode: 64)
-            }
-            gainValues.append(value)
-        }
-        for value in offsets where !(value.isFinite && value >= 0) {
-            throw CLIError(message: "render: --offset \(value) is invalid; use 0 or more seconds", exitCode: 64)
-        }
+        let arguments = try LayerArguments(command: "render", files: files, gains: gains, offsets: offsets)
         var encoding: SampleFormat?
         if let sampleFormat {
             guard let parsed = SampleFormat(rawValue: sampleFormat.lowercased()), parsed != .float64 else {
@@ -75,9 +60,8 @@ struct RenderCommand: ParsableCommand {
             }
             encoding = parsed
         }
-        let layers = files.enumerated().map { index, path in
-            MixdownLayer(path: path, gainDB: index < gainValues.count ? gainValues[index] : 0,
-                         offset: index < offsets.count ? offsets[index] : 0)
+        let layers = files.indices.map { index in
+            MixdownLayer(path: files[index], gainDB: arguments.gains[index], offset: arguments.offsets[index])
         }
         let summary: MixdownSummary
         do {
