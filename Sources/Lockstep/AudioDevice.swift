@@ -24,6 +24,8 @@ public protocol AudioDevice: AnyObject, Sendable {
     var sampleRate: Double { get }
     /// Output channels.
     var channelCount: Int { get }
+    /// Input channels (0 for a device without inputs).
+    var inputChannelCount: Int { get }
     /// The most frames one render cycle may ask for.
     var maximumFramesPerCycle: Int { get }
     /// Whether the device renders on demand on the caller's thread (callbacks are then delivered
@@ -61,6 +63,9 @@ public protocol AudioDevice: AnyObject, Sendable {
 }
 
 extension AudioDevice {
+    /// By default a device has no inputs.
+    public var inputChannelCount: Int { 0 }
+
     /// By default a device has no outputs of its own per queue.
     public func makeDirectOutputs(name: String, channelCount: Int) throws(AudioQueueError) -> DirectOutputs {
         throw AudioQueueError(.invalidDevice, "device '\(self.name)' has no per-queue outputs; use a JACK device for per-queue ports")
@@ -119,13 +124,34 @@ public struct DeviceRenderer: @unchecked Sendable {
     #if LOCKSTEP_REALTIME_CHECKS
     @_noAllocation @_noLocks
     public func render(frames: Int, sampleTime: Int64, output: UnsafePointer<UnsafeMutablePointer<Float>>) {
-        core.render(frames: frames, sampleTime: sampleTime, output: output)
+        core.render(frames: frames, sampleTime: sampleTime, input: nil, output: output)
     }
     #else
     public func render(frames: Int, sampleTime: Int64, output: UnsafePointer<UnsafeMutablePointer<Float>>) {
-        core.render(frames: frames, sampleTime: sampleTime, output: output)
+        core.render(frames: frames, sampleTime: sampleTime, input: nil, output: output)
     }
     #endif
+
+    /// Captures `frames` frames of device input (`input`: one pointer per device input channel,
+    /// ``inputChannelCount`` of them; nil records silence) into the running input queues, then
+    /// renders the mix into `output` — one device cycle, both directions on one sample time.
+    ///
+    /// Realtime-safe: never allocates, locks, logs or waits.
+    #if LOCKSTEP_REALTIME_CHECKS
+    @_noAllocation @_noLocks
+    public func render(frames: Int, sampleTime: Int64, input: UnsafePointer<UnsafeMutablePointer<Float>>?,
+                       output: UnsafePointer<UnsafeMutablePointer<Float>>) {
+        core.render(frames: frames, sampleTime: sampleTime, input: input, output: output)
+    }
+    #else
+    public func render(frames: Int, sampleTime: Int64, input: UnsafePointer<UnsafeMutablePointer<Float>>?,
+                       output: UnsafePointer<UnsafeMutablePointer<Float>>) {
+        core.render(frames: frames, sampleTime: sampleTime, input: input, output: output)
+    }
+    #endif
+
+    /// Device input channels the engine captures from.
+    public var inputChannelCount: Int { core.inputChannelCount }
 
     /// Reports a device-level discontinuity from any thread, including the realtime thread.
     ///

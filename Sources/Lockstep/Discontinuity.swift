@@ -19,6 +19,9 @@ public struct Discontinuity: Sendable, Hashable, CustomStringConvertible {
         case freewheel
         /// The device (for example the JACK server) went away.
         case shutdown
+        /// An input queue's ring overflowed (its callback was too late for too long):
+        /// ``Discontinuity/length`` frames were lost and replaced by exactly that much silence.
+        case overflow
     }
 
     /// The kind of break.
@@ -61,6 +64,7 @@ extension Discontinuity.Kind {
         case .bufferSizeChange: 3
         case .freewheel: 4
         case .shutdown: 5
+        case .overflow: 6
         }
     }
 
@@ -71,6 +75,7 @@ extension Discontinuity.Kind {
         case 2: self = .sampleRateChange
         case 3: self = .bufferSizeChange
         case 4: self = .freewheel
+        case 6: self = .overflow
         default: self = .shutdown
         }
     }

@@ -19,7 +19,21 @@ public final class OfflineDevice: AudioDevice, @unchecked Sendable {
     /// The most frames one ``render(frames:into:)`` call renders.
     public let maximumFramesPerCycle: Int
 
+    /// Input channels (recorded by input queues); their audio comes from ``inputProvider``.
+    public let inputChannelCount: Int
+
+    /// Fills the input for each render: called with the device sample time of the first frame,
+    /// the frame count and one pointer per input channel (each that many frames, zeroed). Nil
+    /// leaves the input silent.
+    public typealias InputProvider = @Sendable (_ sampleTime: Int64, _ frames: Int,
+                                                _ channels: UnsafePointer<UnsafeMutablePointer<Float>>) -> Void
+
+    /// Where the device's input comes from; see ``InputProvider``.
+    public var inputProvider: InputProvider?
+
     private var renderer: DeviceRenderer?
+    private let inputPlanar: UnsafeMutablePointer<Float>
+    private let inputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private let planar: UnsafeMutablePointer<Float>
     private let channelPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     private let interleaved: UnsafeMutablePointer<Float>
@@ -33,9 +47,20 @@ public final class OfflineDevice: AudioDevice, @unchecked Sendable {
     ///   - name: the device's name.
     /// - Throws: ``AudioQueueError/Code/unsupportedFormat`` for an invalid format,
     ///   ``AudioQueueError/Code/invalidParameter`` for a non-positive maximum.
-    public init(format: StreamFormat, maximumFramesPerRender: Int = 4096, name: String = "offline")
+    public init(format: StreamFormat, maximumFramesPerRender: Int = 4096, name: String = "offline",
+                inputChannelCount: Int = 0, inputProvider: InputProvider? = nil)
         throws(AudioQueueError)
     {
+        guard (0...StreamFormat.maximumChannelCount).contains(inputChannelCount) else {
+            throw AudioQueueError(.invalidParameter, "input channel count \(inputChannelCount) is out of range; use 0…\(StreamFormat.maximumChannelCount)")
+        }
+        self.inputChannelCount = inputChannelCount
+        self.inputProvider = inputProvider
+        let inputs = max(1, inputChannelCount)
+        inputPlanar = .allocate(capacity: inputs * maximumFramesPerRender)
+        inputPlanar.initialize(repeating: 0, count: inputs * max(1, maximumFramesPerRender))
+        inputPointers = .allocate(capacity: inputs)
+        for c in 0..<inputs { (inputPointers + c).initialize(to: inputPlanar + c * maximumFramesPerRender) }
         try format.validate()
         guard maximumFramesPerRender > 0, maximumFramesPerRender <= 1 << 20 else {
             throw AudioQueueError(.invalidParameter,
@@ -54,6 +79,8 @@ public final class OfflineDevice: AudioDevice, @unchecked Sendable {
     }
 
     deinit {
+        inputPlanar.deallocate()
+        inputPointers.deallocate()
         planar.deallocate()
         channelPointers.deallocate()
         interleaved.deallocate()
@@ -172,7 +199,13 @@ public final class OfflineDevice: AudioDevice, @unchecked Sendable {
 
     private func renderPlanar(_ renderer: DeviceRenderer, frames: Int) -> DeviceTimeStamp {
         let t = nextSampleTime.load(ordering: .relaxed)
-        renderer.render(frames: frames, sampleTime: t, output: channelPointers)
+        if inputChannelCount > 0 {
+            for c in 0..<inputChannelCount { inputPointers[c].update(repeating: 0, count: frames) }
+            inputProvider?(t, frames, inputPointers)
+            renderer.render(frames: frames, sampleTime: t, input: inputPointers, output: channelPointers)
+        } else {
+            renderer.render(frames: frames, sampleTime: t, output: channelPointers)
+        }
         nextSampleTime.store(t + Int64(frames), ordering: .releasing)
         return DeviceTimeStamp(sampleTime: t, hostTime: hostTime(forSampleTime: t))
     }

@@ -781,7 +781,7 @@ public final class OutputQueue: @unchecked Sendable {
                                               length: event.value, queues: [name])
             engine?.record(discontinuity)
             deliverDiscontinuity(discontinuity)
-        case .queueRemoved, .deviceDiscontinuity:
+        case .queueRemoved, .deviceDiscontinuity, .inputStarted, .inputPaused, .inputStopped, .inputOverflow, .inputRemoved:
             break
         }
     }

@@ -22,13 +22,15 @@ public final class QueueBuffer: @unchecked Sendable {
 
     /// The queue that allocated the buffer (weak: the queue keeps its buffers, not the reverse).
     weak var queue: OutputQueue?
+    /// The input queue that allocated the buffer, for recording buffers.
+    weak var inputQueue: InputQueue?
     /// Converted audio for the render thread.
     let segment: UnsafeMutablePointer<Segment>
     /// Guarded by the owning queue's lock.
     var isEnqueued = false
     var isFreed = false
 
-    init(queue: OutputQueue, format: StreamFormat, byteCapacity: Int, convertedFrames: Int) {
+    init(queue: OutputQueue?, format: StreamFormat, byteCapacity: Int, convertedFrames: Int) {
         self.queue = queue
         self.format = format
         self.byteCapacity = byteCapacity
@@ -49,8 +51,9 @@ public final class QueueBuffer: @unchecked Sendable {
 
     /// Whether the buffer is enqueued (in the queue's hands) right now.
     public var isInFlight: Bool {
-        guard let queue else { return false }
-        return queue.isEnqueued(self)
+        if let queue { return queue.isEnqueued(self) }
+        if let inputQueue { return inputQueue.isEnqueued(self) }
+        return false
     }
 
     /// How many whole frames fit in the buffer.

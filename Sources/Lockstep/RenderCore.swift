@@ -2,16 +2,18 @@ import Synchronization
 
 /// Engine-level commands to the render thread.
 struct EngineCommand {
-    enum Kind: UInt8 { case addQueue, setDirectOutputs }
+    enum Kind: UInt8 { case addQueue, setDirectOutputs, addInputQueue }
     var kind: Kind
     var slot: Int32
     var state: UnsafeMutablePointer<QueueRenderState>?
     /// For `setDirectOutputs`: the device-owned channel pointer array, or nil to remove.
     var direct: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>? = nil
+    /// For `addInputQueue`: the input queue's render state.
+    var input: UnsafeMutablePointer<InputRenderState>? = nil
 
     var message: RingMessage {
         RingMessage(kind: kind.rawValue, slot: slot, segment: nil, state: state,
-                    time: Int64(Int(bitPattern: direct)), value: 0, detail: 0)
+                    time: Int64(Int(bitPattern: direct)), value: Int64(Int(bitPattern: input)), detail: 0)
     }
 }
 
@@ -34,6 +36,12 @@ struct RenderCore {
     /// Per queue slot, the queue's own output buffers for this cycle (one pointer per queue
     /// channel), or nil; filled by the device before each render.
     let directOutputs: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?>?
+    /// Device input channels.
+    let inputChannelCount: Int
+    /// The most input queues.
+    let maximumInputQueues: Int
+    /// Slot table of input queue states (render-owned).
+    let inputSlots: UnsafeMutablePointer<UnsafeMutablePointer<InputRenderState>?>
 
     /// Renders `frames` frames starting at device sample time `sampleTime` into `output`, one
     /// pointer per device channel (each at least `frames` long). Realtime-safe: no allocation,
@@ -43,24 +51,25 @@ struct RenderCore {
     /// unspecialised atomics in debug builds would fail them).
     #if LOCKSTEP_REALTIME_CHECKS
     @_noAllocation @_noLocks
-    func render(frames requested: Int, sampleTime: Int64,
+    func render(frames requested: Int, sampleTime: Int64, input: UnsafePointer<UnsafeMutablePointer<Float>>?,
                 output: UnsafePointer<UnsafeMutablePointer<Float>>) {
-        renderCycle(frames: requested, sampleTime: sampleTime, output: output)
+        renderCycle(frames: requested, sampleTime: sampleTime, input: input, output: output)
     }
     #else
-    func render(frames requested: Int, sampleTime: Int64,
+    func render(frames requested: Int, sampleTime: Int64, input: UnsafePointer<UnsafeMutablePointer<Float>>?,
                 output: UnsafePointer<UnsafeMutablePointer<Float>>) {
-        renderCycle(frames: requested, sampleTime: sampleTime, output: output)
+        renderCycle(frames: requested, sampleTime: sampleTime, input: input, output: output)
     }
     #endif
 
     @inline(__always)
-    func renderCycle(frames requested: Int, sampleTime: Int64,
+    func renderCycle(frames requested: Int, sampleTime: Int64, input: UnsafePointer<UnsafeMutablePointer<Float>>?,
                      output: UnsafePointer<UnsafeMutablePointer<Float>>) {
         let frames = min(requested, maximumFrames)
         for c in 0..<channelCount { output[c].update(repeating: 0, count: requested) }
 
         applyEngineCommands()
+        captureInputs(input, frames: frames, t0: sampleTime)
 
         for s in 0..<maximumQueues {
             guard let queue = slots[s] else { continue }
@@ -85,6 +94,18 @@ struct RenderCore {
     /// the render side (the sole producer of events and consumer of commands).
     func stopEverything(at sampleTime: Int64) {
         applyEngineCommands()
+        for s in 0..<maximumInputQueues {
+            guard let q = inputSlots[s] else { continue }
+            captureInput(q, input: nil, frames: 0, t0: sampleTime)
+            if q.pointee.runState != .stopped {
+                q.pointee.stopAt = sampleTime
+                finishCapture(q, at: sampleTime)
+            }
+            if q.pointee.removed {
+                inputSlots[s] = nil
+                emit(RenderEvent(kind: .inputRemoved, slot: q.pointee.slot, segment: nil, sampleTime: sampleTime, value: 0, detail: 0))
+            }
+        }
         for s in 0..<maximumQueues {
             guard let queue = slots[s] else { continue }
             applyCommands(queue, t0: sampleTime)
@@ -109,6 +130,8 @@ struct RenderCore {
             case .setDirectOutputs:
                 directOutputs?[Int(message.slot)] =
                     UnsafeMutablePointer<UnsafeMutablePointer<Float>?>(bitPattern: Int(message.time))
+            case .addInputQueue:
+                inputSlots[Int(message.slot)] = UnsafeMutablePointer<InputRenderState>(bitPattern: Int(message.value))
             }
         }
     }

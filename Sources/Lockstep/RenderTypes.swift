@@ -72,6 +72,7 @@ struct QueueCommand {
 struct RenderEvent {
     enum Kind: UInt8 {
         case bufferDone, started, stopped, paused, underrun, queueRemoved, deviceDiscontinuity
+        case inputStarted, inputPaused, inputStopped, inputOverflow, inputRemoved
     }
     var kind: Kind
     var slot: Int32
