@@ -75,7 +75,7 @@ public final class Engine: @unchecked Sendable {
         }
         let channels = device.channelCount
         let frames = device.maximumFramesPerCycle
-        guard (1...StreamFormat.maximumChannelCount).contains(channels), frames > 0,
+        guard (0...StreamFormat.maximumChannelCount).contains(channels), frames > 0,
               device.sampleRate.isFinite, device.sampleRate > 0 else {
             throw AudioQueueError(.invalidDevice,
                 "device '\(device.name)' reports \(channels) channels, \(frames) frames per cycle at \(device.sampleRate) Hz; it cannot be used")
@@ -430,7 +430,8 @@ public final class Engine: @unchecked Sendable {
     ///   - format: the format of the buffers the queue fills: the device's sample rate, 1…64
     ///     channels, any sample format.
     ///   - name: a name for reports.
-    ///   - channelMap: the device input channel (0-based) for each queue channel; default
+    ///   - source: what to record: the device's input (default) or the engine's own mix.
+    ///   - channelMap: the device input (or mix) channel (0-based) for each queue channel; default
     ///     `0..<channels`.
     ///   - ringSeconds: how much captured audio the queue holds while your callback is late
     ///     (default 10 s); beyond that frames are lost — and reported.
@@ -440,7 +441,8 @@ public final class Engine: @unchecked Sendable {
     /// - Throws: ``AudioQueueError/Code/unsupportedFormat`` for a format the queue can't fill
     ///   (another rate than the device's); ``AudioQueueError/Code/invalidParameter`` for a bad
     ///   channel map or when the engine holds ``maximumInputQueues`` already.
-    public func makeInputQueue(format: StreamFormat, name: String? = nil, channelMap: [Int]? = nil,
+    public func makeInputQueue(format: StreamFormat, name: String? = nil, source: InputSource = .deviceInput,
+                               channelMap: [Int]? = nil,
                                ringSeconds: Double = 10, callbackExecutor: CallbackExecutor = .engineThread,
                                callback: @escaping @Sendable (InputQueue, QueueBuffer, _ startTime: Int64, _ frameCount: Int) -> Void)
         throws(AudioQueueError) -> InputQueue
@@ -465,7 +467,8 @@ public final class Engine: @unchecked Sendable {
             let renderState = UnsafeMutablePointer<InputRenderState>.allocate(capacity: 1)
             renderState.initialize(to: InputRenderState(slot: Int32(slot), channelCount: format.channelCount, channelMap: map,
                                                         ringFrames: Int(ringSeconds * device.sampleRate),
-                                                        meterWindow: Self.meterWindow(device.sampleRate)))
+                                                        meterWindow: Self.meterWindow(device.sampleRate),
+                                                        capturesOutput: source == .mix))
             let queue = InputQueue(engine: self, name: name ?? "input-\(slot + 1)", format: format, slot: Int32(slot),
                                    renderState: renderState, callbackExecutor: callbackExecutor, callback: callback)
             guard core.engineCommands.pointee.push(EngineCommand(kind: .addInputQueue, slot: Int32(slot), state: nil,
@@ -510,6 +513,14 @@ public final class Engine: @unchecked Sendable {
             queue(atSlot: event.slot)?.handle(event)
         }
     }
+}
+
+/// What an input queue records.
+public enum InputSource: Sendable, Hashable {
+    /// The device's inputs (JACK: the client's input ports).
+    case deviceInput
+    /// The engine's own mix, exactly as it goes to the device's outputs, on the same sample.
+    case mix
 }
 
 /// Drains the render thread's event ring and dispatches events, on the engine's callback thread

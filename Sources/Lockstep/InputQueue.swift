@@ -212,6 +212,15 @@ public final class InputQueue: @unchecked Sendable {
         try send(.stopNow, time: end)
     }
 
+    /// Stops recording before device sample time `sampleTime`: the last recorded frame is the one
+    /// at `sampleTime − 1`. May be called right after ``start(at:)`` to record an exact span.
+    public func stop(atSampleTime sampleTime: Int64) throws(AudioQueueError) {
+        guard sampleTime >= 0 else {
+            throw AudioQueueError(.invalidParameter, "stop time \(sampleTime) is negative")
+        }
+        try send(.stopNow, time: sampleTime)
+    }
+
     /// Hands every enqueued buffer back through the callback (the one being filled with what it
     /// holds, the others empty) and discards captured frames not yet delivered: Audio Queue's
     /// `AudioQueueReset`. Keeps recording.
@@ -247,6 +256,9 @@ public final class InputQueue: @unchecked Sendable {
         }
         if let error { throw error }
     }
+
+    /// Whether ``dispose(immediately:)`` has been called.
+    public var isDisposed: Bool { state.withLock { $0.disposal != .none } }
 
     /// Whether the queue is recording (`kAudioQueueProperty_IsRunning`): true from its first
     /// recorded frame until its last buffer has been delivered after a stop.

@@ -15,6 +15,8 @@ struct CaptureMark {
 struct InputRenderState: ~Copyable {
     let slot: Int32
     let channelCount: Int
+    /// Whether the queue records the engine's mix (its output) instead of the device's input.
+    let capturesOutput: Bool
     /// Device input channel feeding each queue channel.
     let channelMap: UnsafeMutablePointer<Int>
     let commands: SPSCRing
@@ -47,9 +49,10 @@ struct InputRenderState: ~Copyable {
     let lostFrames = Atomic<Int64>(0)
     let publishedRunState = Atomic<UInt8>(0)
 
-    init(slot: Int32, channelCount: Int, channelMap: [Int], ringFrames: Int, meterWindow: Int) {
+    init(slot: Int32, channelCount: Int, channelMap: [Int], ringFrames: Int, meterWindow: Int, capturesOutput: Bool) {
         self.slot = slot
         self.channelCount = channelCount
+        self.capturesOutput = capturesOutput
         self.channelMap = .allocate(capacity: channelCount)
         for c in 0..<channelCount { self.channelMap[c] = channelMap[c] }
         commands = SPSCRing(minimumCapacity: 256)
@@ -84,9 +87,10 @@ struct InputRenderState: ~Copyable {
 extension RenderCore {
     /// Captures this cycle's device input into every running input queue's ring. Realtime-safe.
     @inline(__always)
-    func captureInputs(_ input: UnsafePointer<UnsafeMutablePointer<Float>>?, frames n: Int, t0: Int64) {
+    func captureInputs(_ input: UnsafePointer<UnsafeMutablePointer<Float>>?, frames n: Int, t0: Int64,
+                       mix: Bool) {
         for s in 0..<maximumInputQueues {
-            guard let q = inputSlots[s] else { continue }
+            guard let q = inputSlots[s], q.pointee.capturesOutput == mix else { continue }
             captureInput(q, input: input, frames: n, t0: t0)
             if q.pointee.removed {
                 inputSlots[s] = nil
@@ -121,10 +125,12 @@ extension RenderCore {
                 }
             case .stopNow:
                 // `time` ≥ 0: stop before that device frame; else at once.
-                if q.pointee.runState == .scheduled {
+                if command.time >= 0 {
+                    if q.pointee.runState != .stopped { q.pointee.stopAt = command.time }
+                } else if q.pointee.runState == .scheduled {
                     q.pointee.runState = .stopped
                 } else if q.pointee.runState != .stopped {
-                    q.pointee.stopAt = command.time >= 0 ? command.time : t0
+                    q.pointee.stopAt = t0
                 }
             case .disposeNow:
                 q.pointee.removed = true
@@ -162,6 +168,7 @@ extension RenderCore {
     func writeFrames(_ q: UnsafeMutablePointer<InputRenderState>, input: UnsafePointer<UnsafeMutablePointer<Float>>,
                      from: Int, count: Int, sampleTime: Int64) {
         let channels = q.pointee.channelCount
+        let sourceChannels = q.pointee.capturesOutput ? channelCount : inputChannelCount
         let capacity = q.pointee.capacityFrames
         let write = q.pointee.writeIndex.load(ordering: .relaxed)
         let free = capacity - (write - q.pointee.readIndex.load(ordering: .acquiring))
@@ -175,13 +182,13 @@ extension RenderCore {
                 let frame = ((write + i) % capacity) * channels
                 for c in 0..<channels {
                     let source = q.pointee.channelMap[c]
-                    q.pointee.ring[frame + c] = source < inputChannelCount ? input[source][from + i] : 0
+                    q.pointee.ring[frame + c] = source < sourceChannels ? input[source][from + i] : 0
                 }
             }
             if q.pointee.meteringEnabled.load(ordering: .relaxed) {
                 for c in 0..<channels {
                     let source = q.pointee.channelMap[c]
-                    if source < inputChannelCount {
+                    if source < sourceChannels {
                         q.pointee.meter.accumulatePlanar(channel: c, UnsafePointer(input[source] + from), frames: fit)
                     }
                 }

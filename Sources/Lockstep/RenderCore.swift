@@ -69,7 +69,7 @@ struct RenderCore {
         for c in 0..<channelCount { output[c].update(repeating: 0, count: requested) }
 
         applyEngineCommands()
-        captureInputs(input, frames: frames, t0: sampleTime)
+        captureInputs(input, frames: frames, t0: sampleTime, mix: false)
 
         for s in 0..<maximumQueues {
             guard let queue = slots[s] else { continue }
@@ -82,6 +82,7 @@ struct RenderCore {
             }
         }
 
+        captureInputs(output, frames: frames, t0: sampleTime, mix: true)
         if shared.pointee.masterMeteringEnabled.load(ordering: .relaxed) {
             shared.pointee.masterMeter.accumulateMaster(output, channels: channelCount, frames: frames)
         }

@@ -180,9 +180,25 @@ public final class AudioFileWriter: @unchecked Sendable {
         phase = .aborted
         if let output {
             output.abort()
-        } else {
+        } else if !keepsFileOnFailure {
             unlink(path)
         }
+    }
+
+    /// For a direct (non-atomic) writer: keep the file at ``path`` even when closing fails or the
+    /// writer is aborted — what a recorder wants, since every frame written is worth keeping.
+    /// Off by default.
+    public var keepsFileOnFailure = false
+
+    /// Rewrites the header for the audio written so far (`SFC_UPDATE_HEADER_NOW`), so the file
+    /// is complete and readable as it stands should the process die. For WAV, AIFF, CAF, W64 and
+    /// RF64; a no-op for FLAC.
+    /// - Throws: ``FileError`` of kind ``FileError/Kind/ioError`` when the writer is closed.
+    public func updateHeader() throws(FileError) {
+        guard let handle, phase == .writing else {
+            throw FileError(.ioError, path: path, problem: "the writer has been closed")
+        }
+        sf_command(handle, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
     }
 
     // MARK: - Internals

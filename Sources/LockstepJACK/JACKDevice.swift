@@ -31,6 +31,8 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         public var serverName: String?
         /// Master output channels (`out_1…out_N`).
         public var channelCount: Int
+        /// Input ports (`in_1…in_N`) that input queues record from; 0 for none.
+        public var inputChannelCount: Int
         /// Whether ``start()`` connects the master outputs to the physical playback ports.
         public var connectToPhysicalOutputs: Bool
         /// The most frames one engine render may cover; longer JACK periods render in chunks.
@@ -38,10 +40,11 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
 
         /// Creates options; the defaults open client `lockstep` with 2 outputs on the default server.
         public init(clientName: String = "lockstep", serverName: String? = nil, channelCount: Int = 2,
-                    connectToPhysicalOutputs: Bool = true, maximumFramesPerRender: Int = 8192) {
+                    inputChannelCount: Int = 0, connectToPhysicalOutputs: Bool = true, maximumFramesPerRender: Int = 8192) {
             self.clientName = clientName
             self.serverName = serverName
             self.channelCount = channelCount
+            self.inputChannelCount = inputChannelCount
             self.connectToPhysicalOutputs = connectToPhysicalOutputs
             self.maximumFramesPerRender = maximumFramesPerRender
         }
@@ -57,6 +60,10 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     public let maximumFramesPerCycle: Int
     /// The master output ports' full names (`client:out_1`, …).
     public let outputPortNames: [String]
+    /// The input ports' full names (`client:in_1`, …).
+    public let inputPortNames: [String]
+    /// Input channels (`in_1…in_N`).
+    public let inputChannelCount: Int
 
     let client: OpaquePointer
     let realtime: UnsafeMutablePointer<JACKRealtimeState>
@@ -81,8 +88,11 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     ///   server and what to do) or the client cannot be set up;
     ///   ``Lockstep/AudioQueueError/Code/invalidParameter`` for bad options.
     public init(options: Options = Options()) throws(AudioQueueError) {
-        guard (1...StreamFormat.maximumChannelCount).contains(options.channelCount) else {
-            throw AudioQueueError(.invalidParameter, "channel count \(options.channelCount) is out of range; use 1…\(StreamFormat.maximumChannelCount)")
+        guard (0...StreamFormat.maximumChannelCount).contains(options.inputChannelCount) else {
+            throw AudioQueueError(.invalidParameter, "input channel count \(options.inputChannelCount) is out of range; use 0…\(StreamFormat.maximumChannelCount)")
+        }
+        guard (0...StreamFormat.maximumChannelCount).contains(options.channelCount) else {
+            throw AudioQueueError(.invalidParameter, "channel count \(options.channelCount) is out of range; use 0…\(StreamFormat.maximumChannelCount)")
         }
         guard !options.clientName.isEmpty, options.clientName.utf8.count < Int(jack_client_name_size()) else {
             throw AudioQueueError(.invalidParameter, "client name '\(options.clientName)' is empty or longer than JACK allows (\(jack_client_name_size() - 1) bytes)")
@@ -101,7 +111,9 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         maximumFramesPerCycle = max(options.maximumFramesPerRender, 64)
         realtime = .allocate(capacity: 1)
         realtime.initialize(to: JACKRealtimeState(client: client, channelCount: options.channelCount,
+                                                  inputCount: options.inputChannelCount,
                                                   maximumFrames: maximumFramesPerCycle))
+        inputChannelCount = options.inputChannelCount
         realtime.pointee.periodFrames.store(period, ordering: .relaxed)
         realtime.pointee.bufferSize.store(period, ordering: .relaxed)
         realtime.pointee.sampleRate.store(Int(jack_get_sample_rate(client)), ordering: .relaxed)
@@ -120,6 +132,20 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             names.append(String(cString: jack_port_name(port)))
         }
         outputPortNames = names
+        var inputs: [String] = []
+        for c in 0..<options.inputChannelCount {
+            let short = "in_\(c + 1)"
+            guard let port = jack_port_register(client, short, JACK_DEFAULT_AUDIO_TYPE,
+                                                UInt(JackPortIsInput.rawValue), 0) else {
+                jack_client_close(client)
+                realtime.pointee.deallocate()
+                realtime.deallocate()
+                throw AudioQueueError(.invalidDevice, "cannot register JACK port '\(short)' on client '\(name)'")
+            }
+            realtime.pointee.inputPorts[c] = port
+            inputs.append(String(cString: jack_port_name(port)))
+        }
+        inputPortNames = inputs
         let argument = UnsafeMutableRawPointer(realtime)
         jack_set_process_callback(client, jackProcessCallback, argument)
         jack_set_xrun_callback(client, jackXrunCallback, argument)
@@ -381,6 +407,28 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             if jack_connect(client, source, destination) == 0 { made.append((source, destination)) }
         }
         return made
+    }
+
+    /// Connects the input ports, in order, to the physical capture ports (`system:capture_1`, …).
+    @discardableResult
+    public func connectToPhysicalInputs() -> [(String, String)] {
+        let physical = JACKGraph.ports(client: client, pattern: nil, flags: UInt(JackPortIsPhysical.rawValue | JackPortIsOutput.rawValue))
+        var made: [(String, String)] = []
+        for (source, destination) in zip(physical, inputPortNames) {
+            if jack_connect(client, source, destination) == 0 { made.append((source, destination)) }
+        }
+        return made
+    }
+
+    /// Port latency of `portName` from JACK's latency API, in frames: for an input port the
+    /// capture latency (how long ago what arrives now entered the graph), for an output port the
+    /// playback latency. Use it to compensate recordings made while playing.
+    public func latency(ofPort portName: String) -> ClosedRange<Int>? {
+        guard let port = jack_port_by_name(client, portName) else { return nil }
+        var range = jack_latency_range_t()
+        let isInput = jack_port_flags(port) & Int32(JackPortIsInput.rawValue) != 0
+        jack_port_get_latency_range(port, isInput ? JackCaptureLatency : JackPlaybackLatency, &range)
+        return Int(range.min)...Int(max(range.min, range.max))
     }
 
     /// Connects two ports by full name (`client:port`).

@@ -10,9 +10,12 @@ struct JACKRealtimeState: ~Copyable {
 
     let client: OpaquePointer
     let channelCount: Int
+    let inputCount: Int
     let maximumFrames: Int
     let ports: UnsafeMutablePointer<OpaquePointer?>
     let channelPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let inputPorts: UnsafeMutablePointer<OpaquePointer?>
+    let inputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     var renderer: DeviceRenderer?
 
     // Clock: JACK's 32-bit frame time extended to 64 bits (sequence lock over atomics).
@@ -50,15 +53,20 @@ struct JACKRealtimeState: ~Copyable {
     // Per-queue outputs: a fixed table of records the process thread refreshes.
     let directSets: UnsafeMutablePointer<Atomic<UInt>>
 
-    init(client: OpaquePointer, channelCount: Int, maximumFrames: Int) {
+    init(client: OpaquePointer, channelCount: Int, inputCount: Int, maximumFrames: Int) {
         self.client = client
         self.channelCount = channelCount
+        self.inputCount = inputCount
         self.maximumFrames = maximumFrames
         ports = .allocate(capacity: channelCount)
         ports.initialize(repeating: nil, count: channelCount)
         channelPointers = .allocate(capacity: channelCount)
         let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 1)
         channelPointers.initialize(repeating: scratch, count: channelCount)
+        inputPorts = .allocate(capacity: max(1, inputCount))
+        inputPorts.initialize(repeating: nil, count: max(1, inputCount))
+        inputPointers = .allocate(capacity: max(1, inputCount))
+        inputPointers.initialize(repeating: scratch, count: max(1, inputCount))
         scratch.deallocate()
         xrunFrames = .allocate(capacity: Self.xrunRingSize)
         xrunDelays = .allocate(capacity: Self.xrunRingSize)
@@ -77,6 +85,8 @@ struct JACKRealtimeState: ~Copyable {
     func deallocate() {
         ports.deallocate()
         channelPointers.deallocate()
+        inputPorts.deallocate()
+        inputPointers.deallocate()
         for i in 0..<Self.xrunRingSize {
             (xrunFrames + i).deinitialize(count: 1)
             (xrunDelays + i).deinitialize(count: 1)
@@ -161,6 +171,14 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
               let raw = jack_port_get_buffer(port, jack_nframes_t(frames)) else { return 0 }
         state.pointee.channelPointers[c] = raw.assumingMemoryBound(to: Float.self)
     }
+    // Input buffers.
+    let inputs = state.pointee.inputCount
+    for c in 0..<inputs {
+        guard let port = state.pointee.inputPorts[c],
+              let raw = jack_port_get_buffer(port, jack_nframes_t(frames)) else { return 0 }
+        state.pointee.inputPointers[c] = raw.assumingMemoryBound(to: Float.self)
+    }
+    let input: UnsafePointer<UnsafeMutablePointer<Float>>? = inputs > 0 ? UnsafePointer(state.pointee.inputPointers) : nil
     // Per-queue output buffers.
     let sets = state.pointee.directSets
     for i in 0..<JACKRealtimeState.maximumDirectSets {
@@ -187,13 +205,14 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     // Render in chunks no longer than the engine's maximum.
     let maximum = state.pointee.maximumFrames
     if frames <= maximum {
-        renderer.render(frames: frames, sampleTime: sampleTime, output: state.pointee.channelPointers)
+        renderer.render(frames: frames, sampleTime: sampleTime, input: input, output: state.pointee.channelPointers)
     } else {
         var done = 0
         while done < frames {
             let n = min(maximum, frames - done)
             if done > 0 {
                 for c in 0..<channels { state.pointee.channelPointers[c] += maximum }
+                for c in 0..<inputs { state.pointee.inputPointers[c] += maximum }
                 for i in 0..<JACKRealtimeState.maximumDirectSets {
                     let bits = sets[i].load(ordering: .acquiring)
                     guard bits != 0, let record = UnsafeMutablePointer<JACKDirectRecord>(bitPattern: bits) else { continue }
@@ -202,7 +221,7 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
                     }
                 }
             }
-            renderer.render(frames: n, sampleTime: sampleTime + Int64(done), output: state.pointee.channelPointers)
+            renderer.render(frames: n, sampleTime: sampleTime + Int64(done), input: input, output: state.pointee.channelPointers)
             done += n
         }
     }
