@@ -62,7 +62,16 @@ struct PlayCommand: ParsableCommand {
     @Flag(help: "Print one JSON object with the results on standard output.")
     var json = false
 
+    @Option(name: .customLong("record"), help: "Record the master mix (or the --record-port ports) into this file, on the same timeline.")
+    var recordPath: String?
+
+    @Option(name: .customLong("record-port"), help: "With --record: record this port instead of the mix (repeat: one channel per port).")
+    var recordPorts: [String] = []
+
     func validate() throws {
+        if !recordPorts.isEmpty && recordPath == nil {
+            throw ValidationError("--record-port needs --record FILE to say where to record")
+        }
         guard ServerLauncher.Mode(rawValue: startServer) != nil else {
             throw ValidationError("--start-server '\(startServer)' is unknown; use auto, dummy, alsa or never")
         }
@@ -161,6 +170,13 @@ final class PlaySession {
         var interrupted: Bool
         var server: String?
         var error: String?
+        var recording: Recording?
+        struct Recording: Encodable {
+            var file: String
+            var framesWritten: Int64
+            var startSampleTime: Int64?
+            var lostFrames: Int64
+        }
     }
 
     func run() throws {
@@ -174,7 +190,7 @@ final class PlaySession {
         let device: JACKDevice
         do {
             device = try JACKDevice(options: .init(clientName: command.clientName, serverName: command.server,
-                                                   channelCount: 2,
+                                                   channelCount: 2, inputChannelCount: command.recordPorts.count,
                                                    connectToPhysicalOutputs: !command.noConnect && command.connections.isEmpty))
         } catch {
             throw CLIError(message: "play: \(error.message)")
@@ -204,8 +220,21 @@ final class PlaySession {
             }
         }
 
+        var recorder: FileRecorder?
+        if let path = command.recordPath {
+            do {
+                recorder = try FileRecorder(engine: engine, path: path,
+                                            channels: command.recordPorts.isEmpty ? 2 : command.recordPorts.count,
+                                            source: command.recordPorts.isEmpty ? .mix : .deviceInput)
+            } catch {
+                throw CLIError(message: "play: \(error.description)")
+            }
+        }
         do {
             try device.start()
+            for (source, destination) in zip(command.recordPorts, device.inputPortNames) {
+                try device.connect(source, to: destination)
+            }
             if !command.connections.isEmpty {
                 let outputs = device.outputPortNames
                 if command.connections.count == 1 {
@@ -232,8 +261,11 @@ final class PlaySession {
                 for (index, player) in players.enumerated() {
                     try engine.start([player.queue], at: base + offsetFrames[index], ifLate: .skipAhead)
                 }
-            } catch {
+                try recorder?.start(at: base)
+            } catch let error as AudioQueueError {
                 throw CLIError(message: "play: \(error.message)")
+            } catch let error as FileError {
+                throw CLIError(message: "play: \(error.description)")
             }
         }
 
@@ -268,6 +300,11 @@ final class PlaySession {
         let stoppedAt = engine.currentTime().sampleTime
         for player in players { player.stop() }
         usleep(20_000)
+        var recording: FileRecorder.Summary?
+        var recordError: String?
+        if let recorder {
+            do { recording = try recorder.stop() } catch { recordError = error.description }
+        }
 
         let gaps = engine.discontinuities.map { d in
             Summary.Gap(kind: d.kind.rawValue, sampleTime: d.sampleTime, queues: d.queues,
@@ -282,7 +319,9 @@ final class PlaySession {
                                      ports: command.portsPerFile ? player.queue.directOutputNames : nil)
             },
             interrupted: interrupted, server: launcher.description.isEmpty ? nil : launcher.description,
-            error: engine.deviceError?.message)
+            error: engine.deviceError?.message ?? recordError,
+            recording: recording.map { Summary.Recording(file: $0.path, framesWritten: $0.framesWritten,
+                                                         startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) })
         if command.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -301,6 +340,7 @@ final class PlaySession {
         if let error = engine.deviceError {
             throw CLIError(message: "play: \(error.message)")
         }
+        if let recordError { throw CLIError(message: "play: \(recordError)") }
     }
 }
 
