@@ -94,7 +94,8 @@ struct RecordCommand: ParsableCommand {
             throw CLIError(message: "record: \(error.message)")
         }
         let rate = engine.sampleRate
-        let start = startAt ?? engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
+        // A little ahead, so the start is honoured exactly even on a busy machine.
+        let start = startAt ?? engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime + Int64(rate * 0.2))
         do { try recorder.start(at: start) } catch {
             throw CLIError(message: "record: \(error.description)")
         }

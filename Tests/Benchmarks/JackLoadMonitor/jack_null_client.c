@@ -1,0 +1,60 @@
+// jack-null-client: the cheapest possible playback client, for Scripts/bench.sh's reference row.
+//
+// Registers out_1 and out_2, connects them to the physical playback ports (as lockstep play and
+// sndfile-jackplay do), and writes silence every cycle until SIGINT/SIGTERM or --seconds. Its DSP
+// load is JACK's fixed cost of one more client in the graph (waking its thread, the context
+// switches, the port mixing), whatever the client computes.
+//
+// Build: cc -O2 -o jack-null-client jack_null_client.c -ljack
+#include <jack/jack.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static jack_port_t *ports[2];
+static volatile sig_atomic_t stop;
+
+static int process(jack_nframes_t frames, void *arg) {
+    (void)arg;
+    for (int c = 0; c < 2; c++) {
+        float *buffer = jack_port_get_buffer(ports[c], frames);
+        memset(buffer, 0, frames * sizeof(float));
+    }
+    return 0;
+}
+
+static void on_signal(int sig) {
+    (void)sig;
+    stop = 1;
+}
+
+int main(int argc, char **argv) {
+    const char *name = "null-client";
+    double seconds = 1e9;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--name")) name = argv[i + 1];
+        else if (!strcmp(argv[i], "--seconds")) seconds = atof(argv[i + 1]);
+        else { fprintf(stderr, "usage: jack-null-client [--name CLIENT] [--seconds S]\n"); return 64; }
+    }
+    jack_status_t status;
+    jack_client_t *client = jack_client_open(name, JackNoStartServer, &status);
+    if (!client) {
+        fprintf(stderr, "jack-null-client: cannot open a client (status 0x%x)\n", status);
+        return 1;
+    }
+    ports[0] = jack_port_register(client, "out_1", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
+    ports[1] = jack_port_register(client, "out_2", JACK_DEFAULT_AUDIO_TYPE, JackPortIsOutput, 0);
+    if (!ports[0] || !ports[1]) return 1;
+    jack_set_process_callback(client, process, NULL);
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    if (jack_activate(client) != 0) return 1;
+    const char **physical = jack_get_ports(client, NULL, NULL, JackPortIsPhysical | JackPortIsInput);
+    for (int c = 0; physical && c < 2 && physical[c]; c++) jack_connect(client, jack_port_name(ports[c]), physical[c]);
+    if (physical) jack_free(physical);
+    for (double t = 0; !stop && t < seconds; t += 0.05) usleep(50000);
+    jack_client_close(client);
+    return 0;
+}

@@ -1,0 +1,214 @@
+import CJack
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepJACK
+import LockstepTestSupport
+import Synchronization
+import Testing
+
+extension JACKTests {
+    /// Recording from the JACK graph: `lockstep record`, the file recorder and input queues.
+    @Suite("Recording through JACK", .serialized)
+    struct RecordTests {
+        let temp: TemporaryTestDirectory
+
+        init() throws {
+            temp = try TemporaryTestDirectory(prefix: "lockstep-record")
+        }
+
+        /// Reads a whole file as interleaved floats.
+        func read(_ path: String) throws -> (StreamFormat, [Float]) {
+            let reader = try AudioFileReader(path: path)
+            let frames = Int(reader.frameCount)
+            var samples = [Float](repeating: 0, count: frames * reader.format.channelCount)
+            let got = try samples.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: frames) }
+            #expect(got == frames)
+            return (reader.format, samples)
+        }
+
+        /// Keeps both cores busy while it lives.
+        final class CPULoad: @unchecked Sendable {
+            final class Flag: Sendable { let stop = Atomic<Bool>(false) }
+            let flag = Flag()
+            init(threads: Int = 2) {
+                for _ in 0..<threads {
+                    let flag = self.flag
+                    let thread = Thread {
+                        var x = 0.0
+                        while !flag.stop.load(ordering: .relaxed) { for i in 0..<10_000 { x += sin(Double(i)) } }
+                        _ = x
+                    }
+                    thread.start()
+                }
+            }
+            deinit { flag.stop.store(true, ordering: .relaxed) }
+        }
+
+        @Test("record: every frame of a ramp, each one count after the previous, with the CPU kept busy")
+        func recordsEveryFrame() throws {
+            let server = try JACKServer()
+            let source = try JACKRampSource(server: server, channels: 2)
+            try source.start()
+            let path = temp.file("take.wav")
+            let load = CPULoad()
+            let result = try CLI.run(["record", "-o", path, "--server", server.name, "--port", source.portNames[0],
+                                      "--port", source.portNames[1], "--duration", "3", "--json"], timeout: 30)
+            _ = load
+            #expect(result.status == 0, "\(result.stderr)")
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            #expect(summary["framesWritten"] as? Int == 144_000)
+            let start = try #require(summary["startSampleTime"] as? Int)
+            let (format, samples) = try read(path)
+            #expect(format.channelCount == 2 && format.sampleRate == 48000)
+            #expect(samples.count == 144_000 * 2)
+            let sourceStart = Int64(try #require(source.firstFrameTime))
+            let xruns = source.xrunCount
+            let frames = samples.count / 2
+            for i in 0..<frames {
+                let expected = source.value(atFrame: Int((Int64(start) + Int64(i) - sourceStart) & 0xFFFF_FFFF))
+                if samples[2 * i] != expected || samples[2 * i + 1] != expected {
+                    // A source that missed cycles (xruns under load) shifts its own counter.
+                    #expect(xruns > 0, "frame \(i): \(samples[2 * i]) instead of \(expected)")
+                    break
+                }
+            }
+            let breaks = (1..<max(1, frames)).filter { samples[2 * $0] - samples[2 * ($0 - 1)] != 1.0 / 65536 }
+            #expect(breaks.isEmpty || xruns > 0, "the ramp breaks at \(breaks.prefix(3))")
+            #expect((summary["discontinuities"] as? [Any])?.isEmpty == true || xruns > 0)
+        }
+
+        @Test("a recorder killed with SIGKILL leaves a readable file holding all but the last moment")
+        func killedRecorder() throws {
+            let server = try JACKServer()
+            let source = try JACKRampSource(server: server, channels: 1)
+            try source.start()
+            let path = temp.file("killed.wav")
+            let running = try CLI.spawn(["record", "-o", path, "--server", server.name, "--port", source.portNames[0]])
+            let started = Date()
+            usleep(2_500_000)
+            running.send(SIGKILL)
+            _ = running.wait(timeout: 5)
+            let elapsed = Date().timeIntervalSince(started)
+            let (format, samples) = try read(path)
+            #expect(format.channelCount == 1)
+            // At most about a second short of what was recorded before the kill.
+            #expect(Double(samples.count) >= (elapsed - 1.5) * 48000, "\(samples.count) frames after \(elapsed) s")
+            #expect(samples.count > 0)
+            let breaks = (1..<samples.count).filter { samples[$0] - samples[$0 - 1] != 1.0 / 65536 }
+            #expect(breaks.isEmpty || source.xrunCount > 0, "the ramp breaks at \(breaks.prefix(3))")
+        }
+
+        @Test("a full disk stops the recording with one clear error and keeps what was written readable")
+        func fullDisk() throws {
+            let mountPoint = temp.file("small")
+            try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+            let mount = Process()
+            mount.executableURL = URL(fileURLWithPath: "/bin/mount")
+            mount.arguments = ["-t", "tmpfs", "-o", "size=1m", "tmpfs", mountPoint]
+            try mount.run()
+            mount.waitUntilExit()
+            guard mount.terminationStatus == 0 else {
+                print("note: cannot mount a small tmpfs here (not root?); full-disk test skipped")
+                return
+            }
+            defer {
+                let umount = Process()
+                umount.executableURL = URL(fileURLWithPath: "/bin/umount")
+                umount.arguments = [mountPoint]
+                try? umount.run()
+                umount.waitUntilExit()
+            }
+            let server = try JACKServer()
+            let source = try JACKRampSource(server: server, channels: 2)
+            try source.start()
+            let path = mountPoint + "/take.wav"
+            let result = try CLI.run(["record", "-o", path, "--server", server.name, "--port", source.portNames[0],
+                                      "--port", source.portNames[1], "--duration", "20"], timeout: 40)
+            #expect(result.status != 0)
+            let lines = result.stderr.split(separator: "\n")
+            #expect(lines.count == 1, "\(result.stderr)")
+            #expect(result.stderr.contains("take.wav") && result.stderr.contains("disk"), "\(result.stderr)")
+            let (_, samples) = try read(path)
+            #expect(samples.count / 2 > 48000, "only \(samples.count / 2) frames kept")
+            let breaks = (1..<(samples.count / 2)).filter { samples[2 * $0] - samples[2 * ($0 - 1)] != 1.0 / 65536 }
+            #expect(breaks.isEmpty || source.xrunCount > 0)
+        }
+
+        @Test("an input queue whose callback stalls reports exactly the frames it lost, as silence in place")
+        func stalledCallback() throws {
+            let server = try JACKServer()
+            let source = try JACKRampSource(server: server, channels: 1)
+            let device = try JACKDevice(options: .init(clientName: "lockstep-stall", serverName: server.name, channelCount: 0,
+                                                       inputChannelCount: 1, connectToPhysicalOutputs: false))
+            let engine = try Engine(device: device)
+            let collected = Mutex<[(Int64, [Float])]>([])
+            let stalled = Atomic<Bool>(false)
+            let queue = try engine.makeInputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1), ringSeconds: 0.5) { queue, buffer, start, frames in
+                let samples = buffer.withFloatSamples { Array($0.prefix(frames)) }
+                collected.withLock { $0.append((start, samples)) }
+                if !stalled.exchange(true, ordering: .relaxed) { usleep(1_500_000) }    // one long stall
+                try? queue.enqueue(buffer)
+            }
+            for _ in 0..<4 { try queue.enqueue(try queue.allocateBuffer(frameCapacity: 4800)) }
+            try device.start()
+            try source.start(connectingTo: device.inputPortNames)
+            usleep(200_000)
+            let start = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
+            try queue.start(at: start)
+            try queue.stop(atSampleTime: start + 48000 * 3)
+            #expect(ThreadedTestDevice.wait(timeout: 10) { !queue.isRunning && queue.capturedFrames > 0 })
+            let lost = queue.lostFrames
+            #expect(lost > 0)
+            let overflow = engine.discontinuities.filter { $0.kind == .overflow }
+            #expect(overflow.map(\.length).reduce(0, +) == lost)
+            // Reassemble: every delivered frame sits at its device time; the recording covers every
+            // frame from start to start + 3 s exactly once, with silence exactly where frames were lost.
+            let pieces = collected.withLock { $0 }.sorted { $0.0 < $1.0 }
+            var timeline: [Float] = []
+            var expectedStart = start
+            for (pieceStart, samples) in pieces {
+                #expect(pieceStart == expectedStart, "a delivery starts at \(pieceStart), not \(expectedStart)")
+                timeline += samples
+                expectedStart = pieceStart + Int64(samples.count)
+            }
+            #expect(timeline.count == 48000 * 3)
+            let sourceStart = Int64(try #require(source.firstFrameTime))
+            var silent = 0
+            for (i, value) in timeline.enumerated() {
+                if value == 0 { silent += 1; continue }
+                let expected = source.value(atFrame: Int((start + Int64(i) - sourceStart) & 0xFFFF_FFFF))
+                if value != expected && source.xrunCount == 0 {
+                    Issue.record("frame \(i): \(value) instead of \(expected)")
+                    break
+                }
+            }
+            #expect(Int64(silent) == lost)
+        }
+
+        @Test("play --record records the mix on the same sample as the playback")
+        func recordWhilePlaying() throws {
+            let server = try JACKServer()
+            let path = temp.file("ramp.wav")
+            let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: 48000, channelCount: 1))
+            let ramp = Signals.ramp(frames: 24000, start: 1)
+            try ramp.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: 24000) }
+            try writer.close()
+            let recording = temp.file("mix.wav")
+            let result = try CLI.run(["play", path, "--server", server.name, "--no-connect", "--record", recording, "--json"],
+                                     timeout: 20)
+            #expect(result.status == 0, "\(result.stderr)")
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            let rec = try #require(summary["recording"] as? [String: Any])
+            #expect(rec["startSampleTime"] as? Int == summary["startSampleTime"] as? Int)
+            let (_, mix) = try read(recording)
+            #expect(mix.count >= 24000 * 2)
+            for i in 0..<24000 {
+                if mix[2 * i] != ramp[i] || mix[2 * i + 1] != ramp[i] {
+                    Issue.record("frame \(i): \(mix[2 * i]) instead of \(ramp[i])")
+                    break
+                }
+            }
+        }
+    }
+}
