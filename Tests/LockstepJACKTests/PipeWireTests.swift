@@ -1,0 +1,86 @@
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepTestSupport
+import Testing
+
+/// A private PipeWire daemon (no session manager, its dummy driver) for one test.
+final class PipeWireDaemon {
+    let runtimeDirectory: TemporaryTestDirectory
+    let process: Process
+
+    static var isAvailable: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/pipewire") && FileManager.default.isExecutableFile(atPath: "/usr/bin/pw-jack")
+    }
+
+    init() throws {
+        runtimeDirectory = try TemporaryTestDirectory(prefix: "lockstep-pipewire")
+        try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: runtimeDirectory.path)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/pipewire")
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_RUNTIME_DIR"] = runtimeDirectory.path
+        environment["DBUS_SESSION_BUS_ADDRESS"] = ""
+        environment.removeValue(forKey: "JACK_DEFAULT_SERVER")
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(5)
+        while !FileManager.default.fileExists(atPath: runtimeDirectory.file("pipewire-0")) && Date() < deadline {
+            usleep(20_000)
+        }
+    }
+
+    var environment: [String: String] { ["XDG_RUNTIME_DIR": runtimeDirectory.path] }
+
+    deinit {
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+extension JACKTests {
+    @Suite("PipeWire's JACK", .serialized, .enabled(if: PipeWireDaemon.isAvailable, "pipewire and pw-jack are not installed"))
+    struct PipeWireTests {
+        @Test("lockstep plays and records its mix under PipeWire's JACK, sample-exact")
+        func playsUnderPipeWire() throws {
+            let daemon = try PipeWireDaemon()
+            let temp = try TemporaryTestDirectory(prefix: "lockstep-pw")
+            let path = temp.file("ramp.wav")
+            let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: 48000, channelCount: 1))
+            let ramp = Signals.ramp(frames: 24000, start: 1)
+            try ramp.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: 24000) }
+            try writer.close()
+            let recording = temp.file("mix.wav")
+            // pw-jack runs lockstep with PipeWire's libjack.
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/pw-jack")
+            process.arguments = [CLI.binary, "play", path, "--start-server", "never", "--no-connect",
+                                 "--record", recording, "--json"]
+            var environment = ProcessInfo.processInfo.environment
+            for (key, value) in daemon.environment { environment[key] = value }
+            environment.removeValue(forKey: "JACK_DEFAULT_SERVER")
+            process.environment = environment
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            let deadline = Date().addingTimeInterval(30)
+            while process.isRunning && Date() < deadline { usleep(20_000) }
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.terminationStatus == 0, "\(stderr)")
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data((stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
+            #expect((summary["framesPlayed"] as? Int ?? 0) >= 24000)
+            let reader = try AudioFileReader(path: recording)
+            var mix = [Float](repeating: 0, count: Int(reader.frameCount) * 2)
+            _ = try mix.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
+            #expect(mix.count >= 48000)
+            let mismatch = (0..<min(24000, mix.count / 2)).first { mix[2 * $0] != ramp[$0] }
+            #expect(mismatch == nil, "frame \(mismatch ?? -1)")
+        }
+    }
+}
