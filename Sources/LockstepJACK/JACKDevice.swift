@@ -222,6 +222,13 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         }
         if let error { throw error }
         startMonitor()
+        // Wait for the first process cycle, so the clock (and every start time computed from it)
+        // comes from JACK's cycles, not from an estimate made before the graph ran.
+        let deadline = Date().addingTimeInterval(2)
+        while realtime.pointee.cycleStart.load(ordering: .acquiring) < 0 && Date() < deadline
+                && !realtime.pointee.isShutDown.load(ordering: .acquiring) {
+            usleep(1000)
+        }
         if options.connectToPhysicalOutputs { connectToPhysicalOutputs() }
     }
 
@@ -252,8 +259,20 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             let last = max(0, realtime.pointee.cycleStart.load(ordering: .acquiring))
             return DeviceTimeStamp(sampleTime: last, hostTime: 0)
         }
+        let now = jack_get_time()
         let frame = realtime.pointee.extend(jack_frame_time(client))
-        return DeviceTimeStamp(sampleTime: frame, hostTime: jack_get_time())
+        // Trust JACK's estimate only near the last cycle (some servers answer oddly between
+        // cycles); otherwise extrapolate from the last cycle with the host clock.
+        let cycle = realtime.pointee.cycleStart.load(ordering: .acquiring)
+        if cycle >= 0 {
+            let period = Int64(max(1, periodFrames))
+            if frame < cycle || frame > cycle + 8 * period + Int64(sampleRate / 10) {
+                let cycleHost = realtime.pointee.cycleHostTime.load(ordering: .acquiring)
+                let elapsed = now > cycleHost ? Double(now - cycleHost) * sampleRate / 1_000_000 : 0
+                return DeviceTimeStamp(sampleTime: cycle + min(Int64(elapsed), 8 * period), hostTime: now)
+            }
+        }
+        return DeviceTimeStamp(sampleTime: frame, hostTime: now)
     }
 
     /// At least two periods after the current cycle: a start there lands on its exact frame.

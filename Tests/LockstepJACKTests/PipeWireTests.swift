@@ -30,6 +30,8 @@ final class PipeWireDaemon {
         while !FileManager.default.fileExists(atPath: runtimeDirectory.file("pipewire-0")) && Date() < deadline {
             usleep(20_000)
         }
+        // The socket exists before the daemon has loaded its drivers; give it a moment.
+        usleep(500_000)
     }
 
     var environment: [String: String] { ["XDG_RUNTIME_DIR": runtimeDirectory.path] }

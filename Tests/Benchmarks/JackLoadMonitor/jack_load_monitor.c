@@ -7,12 +7,13 @@
 // samples jack_cpu_load() every --interval-ms for --seconds and prints one line of key=value
 // pairs on standard output:
 //
-//   samples=200 mean=3.41 p50=3.30 p95=4.02 max=5.10 min=2.90 xruns=0 xruns_warmup=0 cpu=4.1 rt_cpu=3.2
+//   samples=200 mean=3.41 p50=3.30 p95=4.02 max=5.10 min=2.90 xruns=0 xruns_warmup=0 cpu=4.1 rt_cpu=3.2 rt_faults=0
 //
 // mean/p50/p95/max/min: jack_cpu_load() (percent of the period) over the window; xruns: xrun
 // notifications during the window; xruns_warmup: during the warm-up; cpu / rt_cpu: the CPU time
 // (user + system) the processes given with --pid used during the window, all their threads /
-// only their realtime (SCHED_FIFO/RR) threads, in percent of one core (-1 without --pid).
+// only their realtime (SCHED_FIFO/RR) threads, in percent of one core; rt_faults: page faults
+// (minor + major) their realtime threads took during the window (-1 without --pid).
 //
 // With --probe it only checks that the server answers (exit status 0) and exits.
 //
@@ -65,8 +66,9 @@ static int compare(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-// Reads a /proc stat line: state, utime + stime (ticks) and scheduling policy. Returns 0 on success.
-static int read_stat(const char *path, char *state, long long *ticks, int *policy) {
+// Reads a /proc stat line: state, utime + stime (ticks), page faults (minor + major) and
+// scheduling policy. Returns 0 on success.
+static int read_stat(const char *path, char *state, long long *ticks, long long *faults, int *policy) {
     FILE *f = fopen(path, "r");
     if (!f) return -1;
     char line[4096];
@@ -75,33 +77,38 @@ static int read_stat(const char *path, char *state, long long *ticks, int *polic
     line[n] = 0;
     char *p = strrchr(line, ')');
     if (!p) return -1;
-    // Fields after the command: 3 state, 14 utime, 15 stime, 41 policy.
+    // Fields after the command: 3 state, 10 minflt, 12 majflt, 14 utime, 15 stime, 41 policy.
     int field = 2;
-    long long utime = 0, stime = 0;
+    long long utime = 0, stime = 0, minflt = 0, majflt = 0;
     *policy = 0;
     for (char *tok = strtok(p + 1, " "); tok; tok = strtok(NULL, " ")) {
         field++;
         if (field == 3) *state = tok[0];
+        else if (field == 10) minflt = atoll(tok);
+        else if (field == 12) majflt = atoll(tok);
         else if (field == 14) utime = atoll(tok);
         else if (field == 15) stime = atoll(tok);
         else if (field == 41) { *policy = atoi(tok); break; }
     }
     *ticks = utime + stime;
+    *faults = minflt + majflt;
     return 0;
 }
 
 static int alive(pid_t pid) {
     char path[64], state = 0;
-    long long ticks;
+    long long ticks, faults;
     int policy;
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    return read_stat(path, &state, &ticks, &policy) == 0 && state != 'Z' && state != 'X';
+    return read_stat(path, &state, &ticks, &faults, &policy) == 0 && state != 'Z' && state != 'X';
 }
 
-// CPU ticks of every thread of the processes: all threads, and the realtime ones.
-static void cpu_ticks(const pid_t *pids, int count, long long *all, long long *rt) {
+// CPU ticks of every thread of the processes: all threads, and the realtime ones; and the page
+// faults of the realtime threads.
+static void cpu_ticks(const pid_t *pids, int count, long long *all, long long *rt, long long *rt_faults) {
     *all = 0;
     *rt = 0;
+    *rt_faults = 0;
     for (int i = 0; i < count; i++) {
         char dir[64];
         snprintf(dir, sizeof dir, "/proc/%d/task", (int)pids[i]);
@@ -111,12 +118,15 @@ static void cpu_ticks(const pid_t *pids, int count, long long *all, long long *r
         while ((e = readdir(d))) {
             if (e->d_name[0] == '.') continue;
             char path[400], state;
-            long long ticks;
+            long long ticks, faults;
             int policy;
             snprintf(path, sizeof path, "%s/%s/stat", dir, e->d_name);
-            if (read_stat(path, &state, &ticks, &policy) != 0) continue;
+            if (read_stat(path, &state, &ticks, &faults, &policy) != 0) continue;
             *all += ticks;
-            if (policy == 1 || policy == 2) *rt += ticks;   // SCHED_FIFO, SCHED_RR
+            if (policy == 1 || policy == 2) {   // SCHED_FIFO, SCHED_RR
+                *rt += ticks;
+                *rt_faults += faults;
+            }
         }
         closedir(d);
     }
@@ -223,8 +233,8 @@ int main(int argc, char **argv) {
     size_t capacity = (size_t)(seconds * 1000 / interval_ms) + 2, count = 0;
     float *samples = calloc(capacity, sizeof(float));
     FILE *trace = trace_path ? fopen(trace_path, "w") : NULL;
-    long long all0, rt0, all1, rt1;
-    cpu_ticks(pids, npids, &all0, &rt0);
+    long long all0, rt0, all1, rt1, faults0, faults1;
+    cpu_ticks(pids, npids, &all0, &rt0, &faults0);
     double t0 = now_s(), next = t0;
     while (count < capacity) {
         next += interval_ms / 1000;
@@ -238,7 +248,7 @@ int main(int argc, char **argv) {
         if (trace) fprintf(trace, "%.3f %.3f %d\n", now_s() - t0, samples[count], atomic_load(&xruns));
         count++;
     }
-    cpu_ticks(pids, npids, &all1, &rt1);
+    cpu_ticks(pids, npids, &all1, &rt1, &faults1);
     double elapsed = now_s() - t0;
     int window_xruns = atomic_load(&xruns);
     for (int i = 0; i < npids; i++) {
@@ -257,9 +267,10 @@ int main(int argc, char **argv) {
     size_t p50 = (count - 1) / 2, p95 = (size_t)((count - 1) * 0.95 + 0.5);
     double cpu = npids ? (all1 - all0) / hz / elapsed * 100 : -1;
     double rt_cpu = npids ? (rt1 - rt0) / hz / elapsed * 100 : -1;
-    printf("samples=%zu mean=%.2f p50=%.2f p95=%.2f max=%.2f min=%.2f xruns=%d xruns_warmup=%d cpu=%.1f rt_cpu=%.1f\n",
+    printf("samples=%zu mean=%.2f p50=%.2f p95=%.2f max=%.2f min=%.2f xruns=%d xruns_warmup=%d cpu=%.1f rt_cpu=%.1f "
+           "rt_faults=%lld\n",
            count, sum / count, samples[p50], samples[p95], samples[count - 1], samples[0], window_xruns,
-           warmup_xruns, cpu, rt_cpu);
+           warmup_xruns, cpu, rt_cpu, npids ? faults1 - faults0 : -1LL);
     free(samples);
     return result;
 }
