@@ -140,8 +140,16 @@ public final class Engine: @unchecked Sendable {
         let pump = self.pump
         let thread = Thread {
             Thread.current.name = "lockstep.callbacks"
+            // Poll: every 0.5 ms while events flow, backing off to 4 ms when idle (the render
+            // thread must not make system calls to wake us).
+            var pause: UInt32 = 500
             while !pump.isStopped.load(ordering: .acquiring) {
-                if !pump.drain() { usleep(1000) }
+                if pump.drain() {
+                    pause = 500
+                } else {
+                    usleep(pause)
+                    pause = min(pause * 2, 4000)
+                }
             }
         }
         thread.name = "lockstep.callbacks"

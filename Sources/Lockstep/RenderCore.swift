@@ -537,23 +537,54 @@ struct RenderCore {
         }
     }
 
-    /// Meters a steady-gain chunk.
+    /// Meters a steady-gain chunk. Independent accumulators per channel (and two per channel for
+    /// mono and stereo) keep the additions from waiting on each other.
     @inline(__always)
     func meterSteady(_ q: UnsafeMutablePointer<QueueRenderState>, _ source: UnsafePointer<Float>, channels qc: Int,
                      frames: Int, gain g: Float) {
-        for c in 0..<qc {
-            var sum: Float = 0
-            var peak: Float = 0
-            var p = source + c
-            for _ in 0..<frames {
-                let v = p.pointee
-                sum += v * v
-                let a = abs(v)
-                if a > peak { peak = a }
-                p += qc
+        if qc == 2 {
+            var s0: Float = 0, s1: Float = 0, t0: Float = 0, t1: Float = 0
+            var hi0: Float = 0, lo0: Float = 0, hi1: Float = 0, lo1: Float = 0
+            var i = 0
+            while i + 1 < frames {
+                let a = source[4 * (i / 2)], b = source[4 * (i / 2) + 1]
+                let c = source[4 * (i / 2) + 2], d = source[4 * (i / 2) + 3]
+                s0 += a * a; s1 += b * b; t0 += c * c; t1 += d * d
+                hi0 = max(hi0, max(a, c)); lo0 = min(lo0, min(a, c))
+                hi1 = max(hi1, max(b, d)); lo1 = min(lo1, min(b, d))
+                i += 2
             }
-            q.pointee.meter.sumSquares[c] += sum * g * g
-            q.pointee.meter.peaks[c] = max(q.pointee.meter.peaks[c], peak * abs(g))
+            if i < frames {
+                let a = source[2 * i], b = source[2 * i + 1]
+                s0 += a * a; s1 += b * b
+                hi0 = max(hi0, a); lo0 = min(lo0, a); hi1 = max(hi1, b); lo1 = min(lo1, b)
+            }
+            let gg = g * g, ag = abs(g)
+            q.pointee.meter.sumSquares[0] += (s0 + t0) * gg
+            q.pointee.meter.sumSquares[1] += (s1 + t1) * gg
+            q.pointee.meter.peaks[0] = max(q.pointee.meter.peaks[0], max(hi0, -lo0) * ag)
+            q.pointee.meter.peaks[1] = max(q.pointee.meter.peaks[1], max(hi1, -lo1) * ag)
+        } else {
+            for c in 0..<qc {
+                var sumA: Float = 0, sumB: Float = 0
+                var high: Float = 0, low: Float = 0
+                var p = source + c
+                var i = 0
+                while i + 1 < frames {
+                    let a = p.pointee, b = (p + qc).pointee
+                    sumA += a * a; sumB += b * b
+                    high = max(high, max(a, b)); low = min(low, min(a, b))
+                    p += 2 * qc
+                    i += 2
+                }
+                if i < frames {
+                    let a = p.pointee
+                    sumA += a * a
+                    high = max(high, a); low = min(low, a)
+                }
+                q.pointee.meter.sumSquares[c] += (sumA + sumB) * g * g
+                q.pointee.meter.peaks[c] = max(q.pointee.meter.peaks[c], max(high, -low) * abs(g))
+            }
         }
         q.pointee.meter.finishPlanar(frames: frames)
     }

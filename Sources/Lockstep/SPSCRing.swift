@@ -30,6 +30,8 @@ struct SPSCRing: ~Copyable {
         var capacity = 2
         while capacity < minimumCapacity { capacity <<= 1 }
         storage = .allocate(capacity: capacity)
+        // Touch every page now, so the render thread never takes a first-touch page fault.
+        storage.initialize(repeating: Element(), count: capacity)
         mask = capacity - 1
     }
 

@@ -476,7 +476,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         let thread = Thread { [weak self] in
             while let self, !self.monitorStop.load(ordering: .acquiring) {
                 self.poll()
-                usleep(2000)
+                usleep(5000)
             }
         }
         thread.name = "lockstep.jack-monitor"
