@@ -9,6 +9,8 @@ final class BenchDevice: AudioDevice, @unchecked Sendable {
     let name = "bench"
     let sampleRate: Double
     let channelCount: Int
+    /// Two input channels, recorded by the rig's input queues.
+    let inputChannelCount = 2
     let maximumFramesPerCycle: Int
     private(set) var renderer: DeviceRenderer?
     /// The next sample time the benchmark will render (read by `currentTime`).
@@ -91,6 +93,10 @@ final class RenderRig: @unchecked Sendable {
     let firstBufferFrames: Int64
     private let planar: UnsafeMutablePointer<Float>
     private let output: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    private let inputPlanar: UnsafeMutablePointer<Float>
+    private let input: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    /// Input queues recording the device input and the mix while the outputs play.
+    private(set) var inputQueues: [InputQueue] = []
     private(set) var sampleTime: Int64 = 0
     private(set) var cycles = 0
 
@@ -110,6 +116,10 @@ final class RenderRig: @unchecked Sendable {
         for c in 0..<Self.channels {
             (output + c).initialize(to: planar + c * Self.framesPerCycle)
         }
+        inputPlanar = .allocate(capacity: 2 * Self.framesPerCycle)
+        for i in 0..<(2 * Self.framesPerCycle) { (inputPlanar + i).initialize(to: Float(0.01 * sin(Double(i)))) }
+        input = .allocate(capacity: 2)
+        for c in 0..<2 { (input + c).initialize(to: inputPlanar + c * Self.framesPerCycle) }
 
         let frames: Int
         switch buffers {
@@ -159,7 +169,22 @@ final class RenderRig: @unchecked Sendable {
             made.append(queue)
         }
         queues = made
+        // Four recording queues: stereo and mono from the device input (one metered), and the mix;
+        // rings long enough that the measured cycles never overflow them (nothing drains them
+        // inside the measured region).
+        let stereoIn = StreamFormat(sampleRate: rate, channelCount: 2)
+        let monoIn = StreamFormat(sampleRate: rate, channelCount: 1)
+        for (format, source, map) in [(stereoIn, InputSource.deviceInput, [0, 1]), (monoIn, .deviceInput, [1]),
+                                      (stereoIn, .mix, [0, 1]), (monoIn, .deviceInput, [0])] {
+            let queue = try engine.makeInputQueue(format: format, source: source, channelMap: map, ringSeconds: 90) { queue, buffer, _, _ in
+                try? queue.enqueue(buffer)
+            }
+            for _ in 0..<3 { try queue.enqueue(try queue.allocateBuffer(frameCapacity: 4096)) }
+            queue.isLevelMeteringEnabled = inputQueues.count % 2 == 0
+            inputQueues.append(queue)
+        }
         try engine.start(queues, at: 0)
+        for queue in inputQueues { try queue.start(at: 0) }
 
         // Warm up: starts, gain ramps, caches. Then deliver the events (starts) the warm-up
         // caused, so the measured cycles find an empty event ring.
@@ -174,6 +199,9 @@ final class RenderRig: @unchecked Sendable {
         output.deinitialize(count: Self.channels)
         output.deallocate()
         planar.deallocate()
+        input.deinitialize(count: 2)
+        input.deallocate()
+        inputPlanar.deallocate()
     }
 
     /// Cycles that can still be rendered before the first buffer of some queue completes
@@ -189,7 +217,7 @@ final class RenderRig: @unchecked Sendable {
     /// Renders one cycle through the engine's realtime entry point.
     @inline(__always)
     func cycle() {
-        renderer.render(frames: Self.framesPerCycle, sampleTime: sampleTime, output: output)
+        renderer.render(frames: Self.framesPerCycle, sampleTime: sampleTime, input: input, output: output)
         sampleTime &+= Int64(Self.framesPerCycle)
         cycles &+= 1
         device.nextSampleTime.store(sampleTime, ordering: .releasing)
