@@ -99,6 +99,47 @@ extension JACKTests {
             #expect(breaks.isEmpty || source.xrunCount > 0, "the ramp breaks at \(breaks.prefix(3))")
         }
 
+        @Test("record: Ctrl-C flushes and closes the file; the summary says it was interrupted")
+        func interruptedRecording() throws {
+            let server = try JACKServer()
+            let source = try JACKRampSource(server: server, channels: 1)
+            try source.start()
+            let path = temp.file("interrupted.wav")
+            let running = try CLI.spawn(["record", "-o", path, "--server", server.name, "--port", source.portNames[0],
+                                         "--sample-format", "s24", "--json"])
+            usleep(1_500_000)
+            running.send(SIGINT)
+            let result = running.wait(timeout: 10)
+            #expect(result.status == 0, "\(result.stderr)")
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            #expect(summary["interrupted"] as? Bool == true)
+            let written = try #require(summary["framesWritten"] as? Int)
+            #expect(written > 24000)
+            let reader = try AudioFileReader(path: path)
+            #expect(Int(reader.frameCount) == written)          // every captured frame is in the file
+            #expect(reader.format.sampleFormat == .int24)
+            #expect(!reader.isTruncated)
+        }
+
+        @Test("ports report their latency from JACK's latency API")
+        func latency() throws {
+            let server = try JACKServer()
+            let device = try JACKDevice(options: .init(clientName: "lockstep-latency", serverName: server.name,
+                                                       channelCount: 2, inputChannelCount: 1))
+            try device.start()
+            let capture = try #require(device.latency(ofPort: "system:capture_1"))
+            let playback = try #require(device.latency(ofPort: "system:playback_1"))
+            #expect(capture.lowerBound >= 0 && playback.lowerBound >= 0)
+            // The same numbers JACK itself reports.
+            try server.withClient(named: "latency-probe") { client in
+                var range = jack_latency_range_t()
+                jack_port_get_latency_range(jack_port_by_name(client, "system:playback_1"), JackPlaybackLatency, &range)
+                #expect(Int(range.min) == playback.lowerBound && Int(range.max) == playback.upperBound)
+            }
+            #expect(device.latency(ofPort: "no-such:port") == nil)
+            device.stop()
+        }
+
         @Test("a full disk stops the recording with one clear error and keeps what was written readable")
         func fullDisk() throws {
             let mountPoint = temp.file("small")
