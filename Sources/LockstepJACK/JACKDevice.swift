@@ -439,15 +439,25 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         return made
     }
 
-    /// Port latency of `portName` from JACK's latency API, in frames: for an input port the
-    /// capture latency (how long ago what arrives now entered the graph), for an output port the
-    /// playback latency. Use it to compensate recordings made while playing.
-    public func latency(ofPort portName: String) -> ClosedRange<Int>? {
+    /// A port's latency from JACK's latency API, in frames.
+    public struct PortLatency: Sendable, Hashable {
+        /// How long ago the audio arriving at the port entered the graph (from a capture device).
+        public var capture: ClosedRange<Int>
+        /// How long until audio leaving the port reaches a playback device.
+        public var playback: ClosedRange<Int>
+    }
+
+    /// The capture and playback latency of `portName` (`jack_port_get_latency_range`), or nil for
+    /// an unknown port. To align a recording made while playing, shift it by the playback latency
+    /// of what you played plus the capture latency of what you recorded.
+    public func latency(ofPort portName: String) -> PortLatency? {
         guard let port = jack_port_by_name(client, portName) else { return nil }
-        var range = jack_latency_range_t()
-        let isInput = jack_port_flags(port) & Int32(JackPortIsInput.rawValue) != 0
-        jack_port_get_latency_range(port, isInput ? JackCaptureLatency : JackPlaybackLatency, &range)
-        return Int(range.min)...Int(max(range.min, range.max))
+        var capture = jack_latency_range_t()
+        var playback = jack_latency_range_t()
+        jack_port_get_latency_range(port, JackCaptureLatency, &capture)
+        jack_port_get_latency_range(port, JackPlaybackLatency, &playback)
+        return PortLatency(capture: Int(capture.min)...Int(max(capture.min, capture.max)),
+                           playback: Int(playback.min)...Int(max(playback.min, playback.max)))
     }
 
     /// Connects two ports by full name (`client:port`).

@@ -129,12 +129,13 @@ extension JACKTests {
             try device.start()
             let capture = try #require(device.latency(ofPort: "system:capture_1"))
             let playback = try #require(device.latency(ofPort: "system:playback_1"))
-            #expect(capture.lowerBound >= 0 && playback.lowerBound >= 0)
             // The same numbers JACK itself reports.
             try server.withClient(named: "latency-probe") { client in
                 var range = jack_latency_range_t()
                 jack_port_get_latency_range(jack_port_by_name(client, "system:playback_1"), JackPlaybackLatency, &range)
-                #expect(Int(range.min) == playback.lowerBound && Int(range.max) == playback.upperBound)
+                #expect(Int(range.min) == playback.playback.lowerBound && Int(range.max) == playback.playback.upperBound)
+                jack_port_get_latency_range(jack_port_by_name(client, "system:capture_1"), JackCaptureLatency, &range)
+                #expect(Int(range.min) == capture.capture.lowerBound && Int(range.max) == capture.capture.upperBound)
             }
             #expect(device.latency(ofPort: "no-such:port") == nil)
             device.stop()
