@@ -33,6 +33,7 @@ public final class Engine: @unchecked Sendable {
 
     let core: RenderCore
     let pump: EventPump
+    private let discontinuityStreams = StreamRegistry<Discontinuity>()
     private let state: Mutex<EngineState>
     private var pumpThread: Thread?
 
@@ -41,7 +42,6 @@ public final class Engine: @unchecked Sendable {
         var inputQueues: [InputQueue?] = Array(repeating: nil, count: Engine.maximumInputQueues)
         var discontinuityLog: [Discontinuity] = []
         var handlers: [Int: @Sendable (Discontinuity) -> Void] = [:]
-        var streams: [Int: AsyncStream<Discontinuity>.Continuation] = [:]
         var nextToken = 0
         var totalDiscontinuities = 0
         var deviceError: AudioQueueError?
@@ -396,30 +396,19 @@ public final class Engine: @unchecked Sendable {
     }
 
     /// An asynchronous sequence of every discontinuity from now on.
-    public var discontinuityEvents: AsyncStream<Discontinuity> {
-        let (stream, continuation) = AsyncStream<Discontinuity>.makeStream(bufferingPolicy: .bufferingNewest(4096))
-        let token = state.withLock { state in
-            state.nextToken += 1
-            state.streams[state.nextToken] = continuation
-            return state.nextToken
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.streams.removeValue(forKey: token) }
-        }
-        return stream
-    }
+    public var discontinuityEvents: AsyncStream<Discontinuity> { discontinuityStreams.makeStream() }
 
     func record(_ discontinuity: Discontinuity) {
-        let (handlers, streams) = state.withLock { state in
+        let handlers = state.withLock { state in
             state.discontinuityLog.append(discontinuity)
             if state.discontinuityLog.count > Self.discontinuityLogCapacity {
                 state.discontinuityLog.removeFirst(state.discontinuityLog.count - Self.discontinuityLogCapacity)
             }
             state.totalDiscontinuities += 1
-            return (Array(state.handlers.values), Array(state.streams.values))
+            return Array(state.handlers.values)
         }
         for handler in handlers { handler(discontinuity) }
-        for stream in streams { stream.yield(discontinuity) }
+        discontinuityStreams.yield(discontinuity)
     }
 
     // MARK: - Events from the render thread

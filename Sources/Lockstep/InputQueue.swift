@@ -32,6 +32,7 @@ public final class InputQueue: @unchecked Sendable {
     private let callback: @Sendable (InputQueue, QueueBuffer, Int64, Int) -> Void
     private let isOfflineDevice: Bool
     private let state: Mutex<UserState>
+    private let eventStreams = StreamRegistry<QueueEvent>()
 
     struct UserState: @unchecked Sendable {
         var buffers: [ObjectIdentifier: QueueBuffer] = [:]
@@ -44,7 +45,6 @@ public final class InputQueue: @unchecked Sendable {
         var disposal = OutputQueue.Disposal.none
         var released = false
         var listeners: [Int: (QueueProperty, @Sendable (InputQueue, QueueProperty) -> Void)] = [:]
-        var streams: [Int: AsyncStream<QueueEvent>.Continuation] = [:]
         var eventHandlers: [Int: @Sendable (InputQueue, QueueEvent) -> Void] = [:]
         var nextToken = 0
         var scratch: [Float] = []
@@ -331,18 +331,7 @@ public final class InputQueue: @unchecked Sendable {
     }
 
     /// The queue's events as an asynchronous sequence (finishes when the queue is disposed of).
-    public var events: AsyncStream<QueueEvent> {
-        let (stream, continuation) = AsyncStream<QueueEvent>.makeStream(bufferingPolicy: .bufferingNewest(4096))
-        let token = state.withLock { state in
-            state.nextToken += 1
-            state.streams[state.nextToken] = continuation
-            return state.nextToken
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.streams.removeValue(forKey: token) }
-        }
-        return stream
-    }
+    public var events: AsyncStream<QueueEvent> { eventStreams.makeStream(finishedWith: .disposed) }
 
     // MARK: - Render events and delivery (callback thread)
 
@@ -460,8 +449,8 @@ public final class InputQueue: @unchecked Sendable {
     }
 
     private func yield(_ event: QueueEvent) {
-        let (streams, handlers) = state.withLock { (Array($0.streams.values), Array($0.eventHandlers.values)) }
-        for stream in streams { stream.yield(event) }
+        let handlers = state.withLock { Array($0.eventHandlers.values) }
+        eventStreams.yield(event)
         for handler in handlers { deliver { handler(self, event) } }
     }
 
@@ -480,11 +469,10 @@ public final class InputQueue: @unchecked Sendable {
 
     /// Lets go of the buffers and ends the streams once the render thread has let go.
     func releaseAll() {
-        let (buffers, streams, already) = state.withLock { state in
-            let result = (Array(state.buffers.values), Array(state.streams.values), state.released)
+        let (buffers, already) = state.withLock { state in
+            let result = (Array(state.buffers.values), state.released)
             state.buffers.removeAll()
             state.fifo.removeAll()
-            state.streams.removeAll()
             state.listeners.removeAll()
             state.eventHandlers.removeAll()
             state.disposal = .done
@@ -494,9 +482,6 @@ public final class InputQueue: @unchecked Sendable {
         }
         if already { return }
         for buffer in buffers { buffer.isFreed = true }
-        for stream in streams {
-            stream.yield(.disposed)
-            stream.finish()
-        }
+        eventStreams.finish(with: .disposed)
     }
 }

@@ -38,6 +38,7 @@ public final class OutputQueue: @unchecked Sendable {
     let isOfflineDevice: Bool
     private let callback: @Sendable (OutputQueue, QueueBuffer) -> Void
     private let state: Mutex<UserState>
+    private let eventStreams = StreamRegistry<QueueEvent>()
 
     enum Disposal { case none, pending, immediate, done }
 
@@ -52,7 +53,6 @@ public final class OutputQueue: @unchecked Sendable {
         var converterHasInput = false
         var scratch: [Float] = []
         var listeners: [Int: (QueueProperty, @Sendable (OutputQueue, QueueProperty) -> Void)] = [:]
-        var streams: [Int: AsyncStream<QueueEvent>.Continuation] = [:]
         var eventHandlers: [Int: @Sendable (OutputQueue, QueueEvent) -> Void] = [:]
         var nextToken = 0
         var volume: Float = 1
@@ -603,24 +603,7 @@ public final class OutputQueue: @unchecked Sendable {
     /// An asynchronous sequence of the queue's events from now on (starts, stops, completed
     /// buffers, discontinuities). Each access creates a new sequence; it finishes when the queue is
     /// disposed of.
-    public var events: AsyncStream<QueueEvent> {
-        let (stream, continuation) = AsyncStream<QueueEvent>.makeStream(bufferingPolicy: .bufferingNewest(4096))
-        let token: Int? = state.withLock { state in
-            if state.disposal == .done { return nil }
-            state.nextToken += 1
-            state.streams[state.nextToken] = continuation
-            return state.nextToken
-        }
-        if let token {
-            continuation.onTermination = { [weak self] _ in
-                _ = self?.state.withLock { $0.streams.removeValue(forKey: token) }
-            }
-        } else {
-            continuation.yield(.disposed)
-            continuation.finish()
-        }
-        return stream
-    }
+    public var events: AsyncStream<QueueEvent> { eventStreams.makeStream(finishedWith: .disposed) }
 
     /// Calls `handler` on the queue's callback executor for every event from now on (the same
     /// events as ``events``, delivered synchronously: with an offline device, before `render`
@@ -791,8 +774,8 @@ public final class OutputQueue: @unchecked Sendable {
     }
 
     private func yield(_ event: QueueEvent) {
-        let (streams, handlers) = state.withLock { (Array($0.streams.values), Array($0.eventHandlers.values)) }
-        for stream in streams { stream.yield(event) }
+        let handlers = state.withLock { Array($0.eventHandlers.values) }
+        eventStreams.yield(event)
         for handler in handlers { deliver { handler(self, event) } }
     }
 
@@ -823,11 +806,10 @@ public final class OutputQueue: @unchecked Sendable {
     /// Lets go of every buffer and internal segment and ends the event streams; called once the
     /// render thread has let go of the queue.
     func releaseAll() {
-        let (buffers, segments, streams, alreadyReleased) = state.withLock { state in
-            let result = (Array(state.buffers.values), state.internalSegments, Array(state.streams.values), state.released)
+        let (buffers, segments, alreadyReleased) = state.withLock { state in
+            let result = (Array(state.buffers.values), state.internalSegments, state.released)
             state.buffers.removeAll()
             state.internalSegments.removeAll()
-            state.streams.removeAll()
             state.listeners.removeAll()
             state.eventHandlers.removeAll()
             state.disposal = .done
@@ -838,10 +820,7 @@ public final class OutputQueue: @unchecked Sendable {
         if alreadyReleased { return }
         for buffer in buffers { buffer.isFreed = true }
         for segment in segments { Segment.free(segment) }
-        for stream in streams {
-            stream.yield(.disposed)
-            stream.finish()
-        }
+        eventStreams.finish(with: .disposed)
     }
 }
 

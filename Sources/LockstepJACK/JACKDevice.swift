@@ -118,34 +118,27 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         realtime.pointee.bufferSize.store(period, ordering: .relaxed)
         realtime.pointee.sampleRate.store(Int(jack_get_sample_rate(client)), ordering: .relaxed)
 
-        var names: [String] = []
-        for c in 0..<options.channelCount {
-            let short = "out_\(c + 1)"
-            guard let port = jack_port_register(client, short, JACK_DEFAULT_AUDIO_TYPE,
-                                                UInt(JackPortIsOutput.rawValue), 0) else {
-                jack_client_close(client)
-                realtime.pointee.deallocate()
-                realtime.deallocate()
-                throw AudioQueueError(.invalidDevice, "cannot register JACK port '\(short)' on client '\(name)'")
+        let clientName = name
+        let realtime = self.realtime
+        func register(_ prefix: String, count: Int, flags: JackPortFlags,
+                      into table: UnsafeMutablePointer<OpaquePointer?>) throws(AudioQueueError) -> [String] {
+            var names: [String] = []
+            for c in 0..<count {
+                let short = "\(prefix)_\(c + 1)"
+                guard let port = jack_port_register(client, short, JACK_DEFAULT_AUDIO_TYPE, UInt(flags.rawValue), 0) else {
+                    jack_client_close(client)
+                    realtime.pointee.deallocate()
+                    realtime.deallocate()
+                    throw AudioQueueError(.invalidDevice, "cannot register JACK port '\(short)' on client '\(clientName)'")
+                }
+                table[c] = port
+                names.append(String(cString: jack_port_name(port)))
             }
-            realtime.pointee.ports[c] = port
-            names.append(String(cString: jack_port_name(port)))
+            return names
         }
-        outputPortNames = names
-        var inputs: [String] = []
-        for c in 0..<options.inputChannelCount {
-            let short = "in_\(c + 1)"
-            guard let port = jack_port_register(client, short, JACK_DEFAULT_AUDIO_TYPE,
-                                                UInt(JackPortIsInput.rawValue), 0) else {
-                jack_client_close(client)
-                realtime.pointee.deallocate()
-                realtime.deallocate()
-                throw AudioQueueError(.invalidDevice, "cannot register JACK port '\(short)' on client '\(name)'")
-            }
-            realtime.pointee.inputPorts[c] = port
-            inputs.append(String(cString: jack_port_name(port)))
-        }
-        inputPortNames = inputs
+        outputPortNames = try register("out", count: options.channelCount, flags: JackPortIsOutput, into: realtime.pointee.ports)
+        inputPortNames = try register("in", count: options.inputChannelCount, flags: JackPortIsInput,
+                                      into: realtime.pointee.inputPorts)
         let argument = UnsafeMutableRawPointer(realtime)
         jack_set_process_callback(client, jackProcessCallback, argument)
         jack_set_xrun_callback(client, jackXrunCallback, argument)
