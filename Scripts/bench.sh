@@ -13,10 +13,15 @@
 #      `sndfile-jackplay` clients playing them (target: lockstep's load above the idle server's at
 #      most half of the eight clients'), with an idle server and a do-nothing client as references;
 #   5. live playback, capacity: the most stereo layers one `lockstep play` sustains for 60 s
-#      (JACK DSP load under 50 %, no more xruns than the idle server, no underruns; target 256).
+#      (JACK DSP load under 50 %, no more xruns than the idle server, no underruns; target 256);
+#   6. recording: (a) the JACK DSP load `lockstep record` of the two capture ports adds to an idle
+#      server against `jack_capture` recording the same ports (target: lockstep's at most
+#      jack_capture's); (b) a 10-minute `lockstep record` of the capture ports while two busy loops
+#      keep both cores busy: lost frames (must be 0) and the file's length (exactly 600 x 48000).
 #
-# Parts 4 and 5 run on one private realtime server, `jackd -n lockstep-bench-PID -R -d dummy
-# -r 48000 -p 256`, every client connected to its (dummy) playback ports as each does by default;
+# Parts 4 and 5 (part 6: a server of its own, with -C 2 -P 2) run on one private realtime server,
+# `jackd -n lockstep-bench-PID -R -d dummy -r 48000 -p 256`, every client connected to its (dummy)
+# playback ports as each does by default;
 # Tests/Benchmarks/JackLoadMonitor/jack_load_monitor.c samples jack_cpu_load() every 100 ms after
 # a 2 s warm-up and counts xrun notifications. Period 256 (5.33 ms): on these 2-core machines an
 # idle dummy server at period 64 already xruns (part 5 reports what it does here).
@@ -28,10 +33,12 @@
 # Environment: LOCKSTEP_BENCH_RUNS (runs per tool in part 2, default 7),
 # LOCKSTEP_BENCH_CACHE (generated audio and tools, default ${TMPDIR:-/tmp}/lockstep-bench),
 # LOCKSTEP_BENCH_FORCE_ALLOCATION=1 (make the measured render cycle allocate: the script must fail),
-# LOCKSTEP_BENCH_PARTS (which parts to run, default "1 2 3 4 5"),
-# LOCKSTEP_BENCH_QUICK=1 (parts 4-5: 15 s per capacity trial instead of 60 s, one load round
-# instead of 3; the full mode takes about 20 minutes for parts 4-5),
-# LOCKSTEP_BENCH_LIVE_ROUNDS (part 4 rounds), LOCKSTEP_BENCH_LOAD_SECONDS (part 4 window, default 20),
+# LOCKSTEP_BENCH_PARTS (which parts to run, default "1 2 3 4 5 6"),
+# LOCKSTEP_BENCH_QUICK=1 (parts 4-6: 15 s per capacity trial instead of 60 s, one load round
+# instead of 3 (part 6a: 1 instead of 2), a 60 s recording instead of 600 s; the full mode takes
+# about 20 minutes for parts 4-5 and 13 for part 6), LOCKSTEP_BENCH_RECORD_SECONDS (part 6b's take),
+# LOCKSTEP_BENCH_LIVE_ROUNDS (part 4 and 6a rounds), LOCKSTEP_BENCH_LOAD_SECONDS (part 4 and 6a window,
+# default 20),
 # LOCKSTEP_BENCH_CAPACITY_SECONDS (part 5 window per trial; default 60, quick 15).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,7 +59,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 # Succeeds when a >= b (floating point).
 at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 # Whether part $1 runs (LOCKSTEP_BENCH_PARTS, default all).
-PARTS=" ${LOCKSTEP_BENCH_PARTS:-1 2 3 4 5} "
+PARTS=" ${LOCKSTEP_BENCH_PARTS:-1 2 3 4 5 6} "
 PARTS=${PARTS//,/ }
 want() { [[ $PARTS == *" $1 "* ]]; }
 
@@ -70,6 +77,15 @@ if want 4 && ! command -v sndfile-jackplay >/dev/null 2>&1; then
     if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends sndfile-tools >/dev/null; then
         $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
         $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends sndfile-tools >/dev/null
+    fi
+fi
+
+if want 6 && ! command -v jack_capture >/dev/null 2>&1; then
+    say "installing jack-capture (part 6's reference recorder)"
+    SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+    if ! $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jack-capture >/dev/null; then
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+        $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends jack-capture >/dev/null
     fi
 fi
 
@@ -257,8 +273,9 @@ fi
 
 # --- 4 and 5. Live playback through JACK ---------------------------------------------------------
 # One private realtime dummy server for both parts; every client connects its outputs to the
-# server's (dummy) playback ports, as lockstep play and sndfile-jackplay do by default.
-if want 4 || want 5; then
+# server's (dummy) playback ports, as lockstep play and sndfile-jackplay do by default. (The
+# helpers below serve part 6 too.)
+if want 4 || want 5 || want 6; then
     live_started=$(date +%s)
     QUICK=${LOCKSTEP_BENCH_QUICK:-0}
     LIVE_RATE=48000
@@ -335,7 +352,7 @@ if want 4 || want 5; then
     }
     stop_server() { stop_pid "$JACKD_PID"; forget_pid "$JACKD_PID"; }
 
-    # Runs the monitor on server $1 (other arguments as jack-load-monitor's); sets LINE.
+    # Runs the monitor on server $1 (other arguments as jack-load-monitor's); prints its line.
     monitor_on() {
         local server=$1
         shift
@@ -349,7 +366,15 @@ if want 4 || want 5; then
     median_key() { local key=$1 l; shift; for l in "$@"; do get "$key" "$l"; done | median; }
     sum_key() { local key=$1 l; shift; for l in "$@"; do get "$key" "$l"; done | awk '{ s += $1 } END { print s + 0 }'; }
     below() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a < b) }'; }
-
+    # "load % (xruns N, CPU all/realtime threads %, RT faults F)" for a set of monitor lines.
+    load_cell() {
+        local extra=""
+        [[ $(get cpu "$1") != "" && $(get cpu "$1") != -1.0 ]] &&
+            extra=", CPU $(median_key cpu "$@")/$(median_key rt_cpu "$@") %, RT faults $(sum_key rt_faults "$@")"
+        echo "$(median_key mean "$@") % (xruns $(sum_key xruns "$@")$extra)"
+    }
+fi
+if want 4 || want 5; then
     say "4-5 live: starting jackd -n $SERVER ${SERVER_ARGS[*]}"
     start_server "$SERVER" "${SERVER_ARGS[@]}"
     MAIN_JACKD_PID=$JACKD_PID
@@ -406,19 +431,11 @@ if want 4; then
         say "  round $r, DSP load % (xruns): idle $(get mean "${L_IDLE[-1]}") ($(get xruns "${L_IDLE[-1]}")), null client $(get mean "${L_NULL[-1]}") ($(get xruns "${L_NULL[-1]}")), lockstep $(get mean "${L_LS[-1]}") ($(get xruns "${L_LS[-1]}")), 8 x sndfile-jackplay $(get mean "${L_JP[-1]}") ($(get xruns "${L_JP[-1]}"))"
     done
     load_idle_med=$(median_key mean "${L_IDLE[@]}")
-    load_null_med=$(median_key mean "${L_NULL[@]}")
     load_ls_med=$(median_key mean "${L_LS[@]}")
     load_jp_med=$(median_key mean "${L_JP[@]}")
     load_ratio=$(awk -v l="$load_ls_med" -v j="$load_jp_med" -v i="$load_idle_med" \
         'BEGIN { d = j - i; if (d <= 0) print "inf"; else printf "%.2f", (l - i) / d }')
     load_result=$(awk -v r="$load_ratio" 'BEGIN { print (r != "inf" && r <= 0.5) ? "PASS" : "FAIL" }')
-    # "load (xruns N, CPU c % / realtime threads r % of a core)" for a set of monitor lines.
-    load_cell() {
-        local extra=""
-        [[ $(get cpu "$1") != "" && $(get cpu "$1") != -1.0 ]] &&
-            extra=", CPU $(median_key cpu "$@")/$(median_key rt_cpu "$@") %"
-        echo "$(median_key mean "$@") % (xruns $(sum_key xruns "$@")$extra)"
-    }
 fi
 
 if want 5; then
@@ -457,7 +474,7 @@ if want 5; then
         T_WHY[$n]=${why%; }
         T_OK[$n]=$([[ -z $why ]] && echo 1 || echo 0)
         T_SECONDS[$n]=$(($(date +%s) - t0))
-        say "  $n layers: load $(get mean "$LINE") % (p95 $(get p95 "$LINE"), max $(get max "$LINE")), xruns $xruns (idle $cap_idle_xruns), underruns $under, CPU $(get cpu "$LINE") % (realtime thread $(get rt_cpu "$LINE") %): $([[ -z $why ]] && echo ok || echo "FAIL (${T_WHY[$n]})") [${T_SECONDS[$n]} s]"
+        say "  $n layers: load $(get mean "$LINE") % (p95 $(get p95 "$LINE"), max $(get max "$LINE")), xruns $xruns (idle $cap_idle_xruns), underruns $under, CPU $(get cpu "$LINE") % (realtime thread $(get rt_cpu "$LINE") %, $(get rt_faults "$LINE") page faults): $([[ -z $why ]] && echo ok || echo "FAIL (${T_WHY[$n]})") [${T_SECONDS[$n]} s]"
     }
     # A trial that fails on xruns alone (the VM's scheduling hiccups hit an idle server too) runs
     # once more; the second result stands.
@@ -500,8 +517,122 @@ if want 5; then
     p64_line=$(monitor_on "$SERVER-p64" --seconds "$CAP_WINDOW") || die "the load monitor failed on the period-64 server"
     stop_server
 fi
-if want 4 || want 5; then
+# --- 6. Recording ----------------------------------------------------------------------------------
+# A private realtime dummy server of its own (two capture ports giving silence: enough for load and
+# for counting frames). (a) DSP load: idle, `lockstep record` of system:capture_1/2, `jack_capture`
+# of the same ports, each for LOAD_WINDOW s after the warm-up. (b) A REC_SECONDS `lockstep record`
+# of the same ports while two busy loops (normal priority) keep both cores busy: the writer thread
+# competes with them, the realtime thread doesn't.
+if want 6; then
+    rec_started=$(date +%s)
+    if [[ $QUICK == 1 ]]; then REC_SECONDS=60 REC_ROUNDS=1; else REC_SECONDS=600 REC_ROUNDS=2; fi
+    REC_SECONDS=${LOCKSTEP_BENCH_RECORD_SECONDS:-$REC_SECONDS}
+    REC_ROUNDS=${LOCKSTEP_BENCH_LIVE_ROUNDS:-$REC_ROUNDS}
+    REC_SERVER_ARGS=(-R -d dummy -r "$LIVE_RATE" -p "$LIVE_PERIOD" -C 2 -P 2)
+    REC_PORTS=(system:capture_1 system:capture_2)
+    REC_DIR="$CACHE/record"
+    rm -rf "$REC_DIR"
+    mkdir -p "$REC_DIR"
+    # Value of the number field $1 (its first occurrence) in the JSON file $2.
+    json_num() { grep -o "\"$1\":-\\{0,1\\}[0-9.e+]*" "$2" | head -n 1 | cut -d: -f2; }
+
+    [[ -n ${JACKD_PID:-} ]] && stop_server    # part 4's server, if it still runs (same name)
+    say "6/6 recording: starting jackd -n $SERVER ${REC_SERVER_ARGS[*]}"
+    start_server "$SERVER" "${REC_SERVER_ARGS[@]}"
+    REC_JACKD_PID=$JACKD_PID
+
+    rec_lockstep() {
+        local pid status=0 out="$REC_DIR/lockstep-load.wav" json="$REC_DIR/lockstep-load.json" err="$REC_DIR/lockstep-load.err"
+        rm -f "$out"
+        "$LOCKSTEP" record -o "$out" --server "$SERVER" --port "${REC_PORTS[0]}" --port "${REC_PORTS[1]}" \
+            --duration $((LIVE_WARMUP + LOAD_WINDOW + 3)) --json >"$json" 2>"$err" &
+        pid=$!
+        LIVE_PIDS+=("$pid")
+        LINE=$(monitor_on "$SERVER" --seconds "$LOAD_WINDOW" --wait-ports '^lockstep-record:in_' --wait-count 2 \
+            --wait-connected --pid "$pid") || { cat "$err" >&2; die "the load monitor failed with lockstep record"; }
+        wait "$pid" || status=$?
+        forget_pid "$pid"
+        ((status == 0)) || { cat "$err" >&2; die "lockstep record failed (status $status)"; }
+        LINE+=" lost=$(json_num lostFrames "$json") overflows=$(json_count overflow "$json")"
+        rm -f "$out"
+    }
+    rec_jack_capture() {
+        local pid status=0 out="$REC_DIR/jack_capture-load.wav" err="$REC_DIR/jack_capture-load.err"
+        rm -f "$out"
+        # Float WAV like lockstep's default; no console (lockstep shows no meter off a terminal).
+        jack_capture -dc -ns -s -f wav -b FLOAT -c 2 -p "${REC_PORTS[0]}" -p "${REC_PORTS[1]}" \
+            -d $((LIVE_WARMUP + LOAD_WINDOW + 3)) "$out" >"$err" 2>&1 </dev/null &
+        pid=$!
+        LIVE_PIDS+=("$pid")
+        LINE=$(monitor_on "$SERVER" --seconds "$LOAD_WINDOW" --wait-ports '^jack_capture[^:]*:' --wait-count 2 \
+            --wait-connected --pid "$pid") || { cat "$err" >&2; die "the load monitor failed with jack_capture"; }
+        wait "$pid" || status=$?
+        forget_pid "$pid"
+        ((status == 0)) || { cat "$err" >&2; die "jack_capture failed (status $status)"; }
+        [[ -s "$out" ]] || { cat "$err" >&2; die "jack_capture wrote no $out"; }
+        rm -f "$out"
+    }
+
+    say "6/6 recorder load: $REC_ROUNDS round(s) of idle, lockstep record, jack_capture (2 capture ports); $LOAD_WINDOW s each after ${LIVE_WARMUP} s"
+    R_IDLE=() R_LS=() R_JC=()
+    for ((r = 1; r <= REC_ROUNDS; r++)); do
+        LINE=$(monitor_on "$SERVER" --seconds "$LOAD_WINDOW") || die "the load monitor failed on the idle server"
+        R_IDLE+=("$LINE")
+        rec_lockstep; R_LS+=("$LINE")
+        rec_jack_capture; R_JC+=("$LINE")
+        say "  round $r, DSP load % (xruns): idle $(get mean "${R_IDLE[-1]}") ($(get xruns "${R_IDLE[-1]}")), lockstep record $(get mean "${R_LS[-1]}") ($(get xruns "${R_LS[-1]}"), CPU $(get cpu "${R_LS[-1]}") %), jack_capture $(get mean "${R_JC[-1]}") ($(get xruns "${R_JC[-1]}"), CPU $(get cpu "${R_JC[-1]}") %)"
+    done
+    rec_idle_med=$(median_key mean "${R_IDLE[@]}")
+    rec_ls_med=$(median_key mean "${R_LS[@]}")
+    rec_jc_med=$(median_key mean "${R_JC[@]}")
+    rec_ls_above=$(awk -v l="$rec_ls_med" -v i="$rec_idle_med" 'BEGIN { printf "%.2f", l - i }')
+    rec_jc_above=$(awk -v l="$rec_jc_med" -v i="$rec_idle_med" 'BEGIN { printf "%.2f", l - i }')
+    rec_ratio=$(awk -v l="$rec_ls_above" -v j="$rec_jc_above" 'BEGIN { if (j <= 0) print "n/a"; else printf "%.2f", l / j }')
+    rec_load_result=$(awk -v l="$rec_ls_med" -v j="$rec_jc_med" 'BEGIN { print (l <= j) ? "PASS" : "FAIL" }')
+
+    # (b) The long take under CPU load.
+    say "6/6 long take: lockstep record of ${REC_PORTS[*]} for $REC_SECONDS s with 2 busy loops"
+    BUSY_PIDS=()
+    for i in 1 2; do
+        sh -c 'while :; do :; done' &
+        BUSY_PIDS+=("$!")
+        LIVE_PIDS+=("$!")
+    done
+    TAKE="$REC_DIR/take.wav" TAKE_JSON="$REC_DIR/take.json" TAKE_ERR="$REC_DIR/take.err"
+    take_t0=$(date +%s)
+    "$LOCKSTEP" record -o "$TAKE" --server "$SERVER" --port "${REC_PORTS[0]}" --port "${REC_PORTS[1]}" \
+        --duration "$REC_SECONDS" --json >"$TAKE_JSON" 2>"$TAKE_ERR" &
+    take_pid=$!
+    LIVE_PIDS+=("$take_pid")
+    # The server's xruns and load over (nearly) the whole take, and the recorder's CPU time.
+    take_status=0 take_mstatus=0
+    take_line=$(monitor_on "$SERVER" --seconds $((REC_SECONDS > 10 ? REC_SECONDS - 5 : 1)) \
+        --wait-ports '^lockstep-record:in_' --wait-count 2 --wait-connected --pid "$take_pid") || take_mstatus=$?
+    wait "$take_pid" || take_status=$?
+    forget_pid "$take_pid"
+    take_seconds=$(($(date +%s) - take_t0))
+    for pid in "${BUSY_PIDS[@]}"; do stop_pid "$pid"; forget_pid "$pid"; done
+    ((take_status == 0)) || { cat "$TAKE_ERR" >&2; die "lockstep record (the $REC_SECONDS s take) failed (status $take_status)"; }
+    ((take_mstatus == 0)) || say "  warning: the load monitor ended with status $take_mstatus during the take"
+    take_expected=$((REC_SECONDS * LIVE_RATE))
+    take_written=$(json_num framesWritten "$TAKE_JSON")
+    take_lost=$(json_num lostFrames "$TAKE_JSON")
+    take_overflows=$(json_count overflow "$TAKE_JSON")
+    take_ls_xruns=$(json_count xrun "$TAKE_JSON")
+    take_file_frames=$("$LOCKSTEP" info "$TAKE" --json | grep -o '"frames":[0-9]*' | head -n 1 | cut -d: -f2) ||
+        die "lockstep info $TAKE failed"
+    [[ -n $take_written && -n $take_lost && -n $take_file_frames ]] ||
+        { cat "$TAKE_JSON" >&2; die "could not read the take's summary ($TAKE_JSON) or length"; }
+    take_result=$( ((take_lost == 0 && take_file_frames == take_expected)) && echo PASS || echo FAIL)
+    say "  take: $take_file_frames frames in the file (expected $take_expected), written $take_written, lostFrames $take_lost, overflows $take_overflows, xruns $take_ls_xruns (lockstep) / $(get xruns "$take_line") (server), load $(get mean "$take_line") %, recorder CPU $(get cpu "$take_line") % [$take_seconds s]"
+    rm -f "$TAKE"
+    stop_server
+    rec_seconds=$(($(date +%s) - rec_started))
+fi
+if want 4 || want 5 || want 6; then
     stop_live
+fi
+if want 4 || want 5; then
     live_seconds=$(($(date +%s) - live_started))
 fi
 
@@ -553,11 +684,19 @@ if want 5; then
         max_cell="none of 8…256 layers"
     fi
     row 5 "most layers sustained $CAP_WINDOW s: load < ${CAP_MAX_LOAD}%, xruns <= idle" "$max_cell" ">= $CAP_TARGET layers" "$cap_result"
-    row 5 "$CAP_TARGET layers, $CAP_WINDOW s: DSP load mean (p95), xruns" "$(get mean "${T_LINE[$CAP_TARGET]}") % ($(get p95 "${T_LINE[$CAP_TARGET]}")), xruns $(get xruns "${T_LINE[$CAP_TARGET]}"), underruns $(get underruns "${T_LINE[$CAP_TARGET]}")" "< ${CAP_MAX_LOAD}%, xruns <= $cap_idle_xruns" "$([[ ${T_OK[$CAP_TARGET]} == 1 ]] && echo PASS || echo FAIL)"
+    row 5 "$CAP_TARGET layers, $CAP_WINDOW s: DSP load mean (p95), xruns" "$(get mean "${T_LINE[$CAP_TARGET]}") % ($(get p95 "${T_LINE[$CAP_TARGET]}")), xruns $(get xruns "${T_LINE[$CAP_TARGET]}"), underruns $(get underruns "${T_LINE[$CAP_TARGET]}"), RT faults $(get rt_faults "${T_LINE[$CAP_TARGET]}")" "< ${CAP_MAX_LOAD}%, xruns <= $cap_idle_xruns" "$([[ ${T_OK[$CAP_TARGET]} == 1 ]] && echo PASS || echo FAIL)"
     if ((cap_hi > 0)); then
         row 5 "fewest layers that failed" "$cap_hi: ${T_WHY[$cap_hi]}" "" ""
     fi
     row 5 "idle server at period 64, $CAP_WINDOW s: DSP load, xruns" "$(get mean "$p64_line") % (xruns $(get xruns "$p64_line"))" "" ""
+fi
+if want 6; then
+    row 6 "idle server (-C 2 -P 2): DSP load, median of $REC_ROUNDS x $LOAD_WINDOW s" "$(load_cell "${R_IDLE[@]}")" "" ""
+    row 6 "lockstep record, system:capture_1/2 (f32 WAV)" "$(load_cell "${R_LS[@]}"), lost $(sum_key lost "${R_LS[@]}")" "" ""
+    row 6 "jack_capture, the same ports (float WAV)" "$(load_cell "${R_JC[@]}")" "" ""
+    row 6 "load above idle: lockstep record / jack_capture" "$rec_ls_above / $rec_jc_above % = $rec_ratio" "lockstep <= jack_capture" "$rec_load_result"
+    row 6 "$REC_SECONDS s take, 2 busy loops: frames in file" "$take_file_frames (written $take_written)" "= $take_expected" "$( ((take_file_frames == take_expected)) && echo PASS || echo FAIL)"
+    row 6 "$REC_SECONDS s take: lostFrames, overflows, xruns" "lost $take_lost, overflows $take_overflows, xruns $take_ls_xruns (lockstep) / $(get xruns "$take_line") (server), load $(get mean "$take_line") %" "lost 0" "$take_result"
 fi
 want 3 && echo "(30-min input: $long_input_mib MiB on disk.)"
 want 1 && echo "(Benchmark tables: $ALLOC_LOG.)"
@@ -565,7 +704,13 @@ if want 4 || want 5; then
     echo "(Parts 4-5: private jackd -n $SERVER ${SERVER_ARGS[*]}; every client connected to the dummy playback ports."
     echo " On these 2-core machines an idle dummy server at period 64 already xruns; measured at period $LIVE_PERIOD ($(awk -v p=$LIVE_PERIOD -v r=$LIVE_RATE 'BEGIN { printf "%.2f", p / r * 1000 }') ms)$(want 5 && echo " (the last row 5 shows this run's idle period-64 server)")."
     echo " DSP load: jack_cpu_load(), mean of 100 ms samples after ${LIVE_WARMUP} s of playback; CPU: user+sys of the client processes,"
-    echo " all threads / realtime threads, % of one core; xruns: xrun notifications in the window. Live parts took $live_seconds s.)"
+    echo " all threads / realtime threads, % of one core; RT faults: page faults the clients' realtime threads took (should be 0);"
+    echo " xruns: xrun notifications in the window. Live parts took $live_seconds s.)"
+fi
+if want 6; then
+    echo "(Part 6: private jackd -n $SERVER ${REC_SERVER_ARGS[*]}; the dummy capture ports give silence. Load as in part 4,"
+    echo " $(((REC_ROUNDS)))-round median (full mode 2, LOCKSTEP_BENCH_QUICK=1 1); CPU: the recorder process. The take: $REC_SECONDS s (full mode 600,"
+    echo " quick 60) while 2 busy loops ran; PASS iff lostFrames = 0 and the file holds exactly ${REC_SECONDS} x $LIVE_RATE frames. Part 6 took $rec_seconds s.)"
 fi
 if want 5; then
     trials=""

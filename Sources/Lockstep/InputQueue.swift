@@ -79,6 +79,10 @@ public final class InputQueue: @unchecked Sendable {
     /// an `overflow` discontinuity and replaced by silence).
     public var lostFrames: Int64 { renderState.pointee.lostFrames.load(ordering: .relaxed) }
 
+    /// Frames the device skipped while the queue ran (its clock jumped over them in an xrun),
+    /// recorded as silence so the timeline stays true. The xrun itself is reported by the device.
+    public var skippedFrames: Int64 { renderState.pointee.skippedFrames.load(ordering: .relaxed) }
+
     /// The buffer size for `seconds` of audio in `format`, capped at `maximumBytes`: the
     /// `DeriveBufferSize` helper of Audio Queue's recording guide. Always a whole number of frames.
     public static func bufferByteSize(seconds: Double, format: StreamFormat, maximumBytes: Int = 0x50000) -> Int {

@@ -42,11 +42,15 @@ struct InputRenderState: ~Copyable {
     var lost = 0
     var lostSince: Int64 = 0
     var needsTimeMark = true
+    /// The device time the next captured frame should have while running, or -1: a later frame
+    /// means the device skipped frames (an xrun), which are recorded as silence.
+    var nextExpected: Int64 = -1
 
     let meteringEnabled = Atomic<Bool>(false)
     var meter: LevelAccumulator
     let capturedFrames = Atomic<Int64>(0)
     let lostFrames = Atomic<Int64>(0)
+    let skippedFrames = Atomic<Int64>(0)
     let publishedRunState = Atomic<UInt8>(0)
 
     init(slot: Int32, channelCount: Int, channelMap: [Int], ringFrames: Int, meterWindow: Int, capturesOutput: Bool) {
@@ -147,9 +151,14 @@ extension RenderCore {
             emit(RenderEvent(kind: .inputStarted, slot: q.pointee.slot, segment: nil,
                              sampleTime: q.pointee.startAt, value: 0, detail: 0))
         }
-        guard q.pointee.runState == .running || q.pointee.runState == .paused else { return }
+        guard q.pointee.runState == .running || q.pointee.runState == .paused else { q.pointee.nextExpected = -1; return }
         let first = q.pointee.runState == .running ? max(t0, q.pointee.startAt) : end
         let last = min(end, q.pointee.stopAt)
+        if q.pointee.runState != .running || q.pointee.needsTimeMark {
+            q.pointee.nextExpected = -1
+        } else if q.pointee.nextExpected >= 0 && first > q.pointee.nextExpected && first < last {
+            fillSkippedFrames(q, from: q.pointee.nextExpected, to: first)
+        }
         if first < last, let input {
             let from = Int(first - t0)
             let count = Int(last - first)
@@ -157,8 +166,34 @@ extension RenderCore {
         } else if first < last {
             writeSilence(q, count: Int(last - first), sampleTime: first)
         }
+        if first < last { q.pointee.nextExpected = last }
         if q.pointee.stopAt <= end {
             finishCapture(q, at: max(q.pointee.stopAt, t0))
+        }
+    }
+
+    /// The device skipped frames `from..<to` (its clock jumped, an xrun): put exactly that much
+    /// silence in the stream so the recording's timeline stays true.
+    @inline(__always)
+    func fillSkippedFrames(_ q: UnsafeMutablePointer<InputRenderState>, from: Int64, to: Int64) {
+        let write = q.pointee.writeIndex.load(ordering: .relaxed)
+        if q.pointee.lost > 0 {
+            // An overflow in progress ends here; its mark comes first.
+            let lost = q.pointee.lost
+            guard q.pointee.pushMark(CaptureMark(index: write, silence: lost, sampleTime: q.pointee.lostSince + Int64(lost))) else {
+                loseFrames(q, count: Int(to - from), sampleTime: from, at: write)
+                return
+            }
+            emit(RenderEvent(kind: .inputOverflow, slot: q.pointee.slot, segment: nil,
+                             sampleTime: q.pointee.lostSince, value: Int64(lost), detail: 0))
+            q.pointee.lost = 0
+        }
+        let gap = Int(to - from)
+        if q.pointee.pushMark(CaptureMark(index: write, silence: gap, sampleTime: to)) {
+            q.pointee.skippedFrames.wrappingAdd(Int64(gap), ordering: .relaxed)
+            q.pointee.needsTimeMark = false
+        } else {
+            loseFrames(q, count: gap, sampleTime: from, at: write)
         }
     }
 

@@ -141,6 +141,7 @@ struct RecordCommand: ParsableCommand {
                 var duration: Double
                 var peakDB: [Double?]
                 var lostFrames: Int64
+                var skippedFrames: Int64
                 var discontinuities: [PlaySession.Summary.Gap]
                 var interrupted: Bool
                 var error: String?
@@ -148,7 +149,8 @@ struct RecordCommand: ParsableCommand {
             let out = Output(file: output, framesWritten: summary.framesWritten, startSampleTime: summary.startSampleTime,
                              sampleRate: Int(rate), duration: summary.duration,
                              peakDB: summary.peaks.map { let d = Decibels.fromLinear($0); return d.isFinite ? Double(d) : nil },
-                             lostFrames: summary.lostFrames, discontinuities: gaps, interrupted: interrupted, error: failure)
+                             lostFrames: summary.lostFrames, skippedFrames: recorder.queue.skippedFrames,
+                             discontinuities: gaps, interrupted: interrupted, error: failure)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
             print(String(decoding: try encoder.encode(out), as: UTF8.self))
@@ -156,7 +158,8 @@ struct RecordCommand: ParsableCommand {
             let peaks = summary.peaks.map { Terminal.decibels(Decibels.fromLinear($0)) }.joined(separator: ", ")
             print("recorded \(summary.framesWritten) frames (\(Terminal.time(summary.duration))) from sample "
                   + "\(summary.startSampleTime.map(String.init) ?? "-") into \(output); peaks: \(peaks); "
-                  + "discontinuities: \(gaps.count)" + (summary.lostFrames > 0 ? "; \(summary.lostFrames) frames lost (recorded as silence)" : ""))
+                  + "discontinuities: \(gaps.count)" + (summary.lostFrames > 0 ? "; \(summary.lostFrames) frames lost (recorded as silence)" : "")
+                  + (recorder.queue.skippedFrames > 0 ? "; \(recorder.queue.skippedFrames) frames skipped by the server in xruns (recorded as silence)" : ""))
         }
         if let failure { throw CLIError(message: "record: \(failure)") }
     }

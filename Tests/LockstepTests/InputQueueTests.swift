@@ -216,3 +216,73 @@ struct InputQueueTests {
         #expect(take.samples[0] == Self.value(777, channel: 0))
     }
 }
+
+/// A device whose cycles the test drives by hand, sample times included (to simulate a device
+/// clock that jumps, as JACK's does in an xrun).
+final class SteppingDevice: AudioDevice, @unchecked Sendable {
+    let name = "stepping"
+    let sampleRate = 48000.0
+    let channelCount = 2
+    let inputChannelCount = 1
+    let maximumFramesPerCycle = 256
+    var isOffline: Bool { true }
+    var isRunning: Bool { renderer != nil }
+    private(set) var renderer: DeviceRenderer?
+    var now: Int64 = 0
+    func attach(_ renderer: DeviceRenderer) throws(AudioQueueError) { self.renderer = renderer }
+    func detach() { renderer = nil }
+    func start() throws(AudioQueueError) {}
+    func stop() {}
+    func currentTime() -> DeviceTimeStamp { DeviceTimeStamp(sampleTime: now, hostTime: 0) }
+    func nearestStartTime(atOrAfter sampleTime: Int64) -> Int64 { max(sampleTime, now) }
+    func hostTime(forSampleTime sampleTime: Int64) -> UInt64 { 0 }
+    func sampleTime(forHostTime hostTime: UInt64) -> Int64 { 0 }
+
+    /// Renders one 256-frame cycle at `sampleTime` with input frame t holding `value(t)`.
+    func cycle(at sampleTime: Int64, value: (Int64) -> Float) {
+        let input = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        let out = UnsafeMutablePointer<Float>.allocate(capacity: 512)
+        defer { input.deallocate(); out.deallocate() }
+        for i in 0..<256 { input[i] = value(sampleTime + Int64(i)) }
+        var inputs = [input]
+        var outputs = [out, out + 256]
+        inputs.withUnsafeMutableBufferPointer { ins in
+            outputs.withUnsafeMutableBufferPointer { outs in
+                renderer?.render(frames: 256, sampleTime: sampleTime, input: UnsafePointer(ins.baseAddress!),
+                                 output: UnsafePointer(outs.baseAddress!))
+            }
+        }
+        now = sampleTime + 256
+        renderer?.deliverPendingEvents()
+    }
+}
+
+extension InputQueueTests {
+    @Test("frames the device skips (its clock jumps in an xrun) are recorded as silence: the timeline stays true")
+    func skippedDeviceFrames() throws {
+        let device = SteppingDevice()
+        let engine = try Engine(device: device)
+        let take = Take(channels: 1)
+        let queue = try engine.makeInputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1)) { queue, buffer, start, frames in
+            take.add(buffer, start: start, frames: frames)
+            try? queue.enqueue(buffer)
+        }
+        for _ in 0..<3 { try queue.enqueue(try queue.allocateBuffer(frameCapacity: 1000)) }
+        try queue.start(at: 0)
+        let value: (Int64) -> Float = { Float($0 + 1) / 65536 }
+        for t in stride(from: Int64(0), to: 1024, by: 256) { device.cycle(at: t, value: value) }
+        // The clock jumps: 512 frames (two periods) never reach the input.
+        for t in stride(from: Int64(1536), to: 3072, by: 256) { device.cycle(at: t, value: value) }
+        try queue.stop()
+        device.cycle(at: 3072, value: value)
+        #expect(queue.skippedFrames == 512)
+        #expect(queue.lostFrames == 0)
+        let samples = take.samples
+        #expect(samples.count == 3072)
+        for i in 0..<3072 {
+            let expected: Float = (1024..<1536).contains(i) ? 0 : value(Int64(i))
+            if samples[i] != expected { Issue.record("frame \(i): \(samples[i]) instead of \(expected)"); break }
+        }
+        #expect(take.deliveries.first?.start == 0)
+    }
+}
