@@ -429,10 +429,11 @@ public final class InputQueue: @unchecked Sendable {
                 state.nextTime += Int64(n)
                 if state.filled == buffer.frameCapacity { complete(buffer, &state, &deliveries) }
             }
-            if stopped != nil { state.isRunning = false }
         }
         for (buffer, start, frames) in deliveries { deliverBuffer(buffer, start: start, frames: frames) }
         if let stopped {
+            // Not running only once the last buffers are in the callback's hands.
+            state.withLock { $0.isRunning = false }
             yield(.stopped(sampleTime: stopped))
             notify(.isRunning)
         }

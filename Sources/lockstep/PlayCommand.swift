@@ -269,6 +269,14 @@ final class PlaySession {
             }
         }
 
+        // A layer has finished once its queue really stopped after playing (not merely "not
+        // running yet" because its start event has not been delivered).
+        let finished = FinishedLayers()
+        for player in players {
+            player.queue.addEventHandler { queue, event in
+                if case .stopped = event { finished.insert(ObjectIdentifier(queue)) }
+            }
+        }
         var end: Int64? = command.duration.map { base + Int64(($0 * rate).rounded()) }
         let display = LiveDisplay(enabled: Terminal.stderrIsTerminal && !command.json, players: players, engine: engine)
         var interrupted = false
@@ -287,7 +295,7 @@ final class PlaySession {
                 if follower.firstStart == nil { usleep(5_000); continue }
             }
             if let end, now >= end { break }
-            if players.allSatisfy({ $0.hasEnqueuedEverything && !$0.queue.isRunning }) && now > base
+            if players.allSatisfy({ $0.hasEnqueuedEverything && !$0.queue.isRunning }) && finished.count == players.count
                 && (follower?.isRolling ?? true) { break }
             display.update(now: now, start: base)
             usleep(follower == nil ? 20_000 : 5_000)
@@ -440,4 +448,11 @@ final class TransportFollower {
         isRolling = true
         if firstStart == nil { firstStart = start }
     }
+}
+
+/// The queues that have stopped after playing, filled from the engine's callback thread.
+final class FinishedLayers: Sendable {
+    private let stopped = Mutex<Set<ObjectIdentifier>>([])
+    func insert(_ id: ObjectIdentifier) { stopped.withLock { _ = $0.insert(id) } }
+    var count: Int { stopped.withLock { $0.count } }
 }

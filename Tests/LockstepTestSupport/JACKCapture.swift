@@ -284,7 +284,7 @@ public final class JACKCapture: @unchecked Sendable {
 
 /// The state ``JACKCapture``'s callbacks use; retained for the client's lifetime through the
 /// callback context pointer.
-final class CaptureCore: @unchecked Sendable {
+final class CaptureCore: JACKClientCore, @unchecked Sendable {
     let channelCount: Int
     let capacity: Int
     let cycleCapacity: Int
@@ -303,8 +303,6 @@ final class CaptureCore: @unchecked Sendable {
     let writeIndex = Atomic<Int>(0)
     let cycleCount = Atomic<Int>(0)
     let droppedFrames = Atomic<Int>(0)
-    let xruns = Atomic<Int>(0)
-    let shutdown = Atomic<Bool>(false)
     let recording = Atomic<Bool>(true)
 
     init(channelCount: Int, capacity: Int) {
@@ -373,21 +371,8 @@ final class CaptureCore: @unchecked Sendable {
         return 0
     }
 
-    /// `JackXRunCallback`: counts xruns.
-    static let xrunCallback: JackXRunCallback = { context in
-        guard let context else { return 0 }
-        Unmanaged<CaptureCore>.fromOpaque(context)._withUnsafeGuaranteedRef {
-            _ = $0.xruns.wrappingAdd(1, ordering: .relaxed)
-        }
-        return 0
-    }
-
-    /// `JackInfoShutdownCallback`: keeps the reason and sets the shutdown flag.
-    static let shutdownCallback: JackInfoShutdownCallback = { _, reason, context in
-        guard let context else { return }
-        Unmanaged<CaptureCore>.fromOpaque(context)._withUnsafeGuaranteedRef { core in
-            if let reason { strncpy(core.shutdownReason, reason, core.shutdownReasonCapacity - 1) }
-            core.shutdown.store(true, ordering: .releasing)
-        }
+    override func serverWentAway(reason: UnsafePointer<CChar>?) {
+        if let reason { strncpy(shutdownReason, reason, shutdownReasonCapacity - 1) }
+        super.serverWentAway(reason: reason)
     }
 }

@@ -160,7 +160,7 @@ public final class JACKRampSource: @unchecked Sendable {
 
 /// The state ``JACKRampSource``'s callbacks use; retained for the client's lifetime through the
 /// callback context pointer.
-final class RampCore: @unchecked Sendable {
+final class RampCore: JACKClientCore, @unchecked Sendable {
     static let counterMask = (1 << 24) - 1
 
     let channelCount: Int
@@ -177,8 +177,6 @@ final class RampCore: @unchecked Sendable {
     let framesPlayed = Atomic<Int>(0)
     let firstFrameTime = Atomic<UInt32>(0)
     let started = Atomic<Bool>(false)
-    let xruns = Atomic<Int>(0)
-    let shutdown = Atomic<Bool>(false)
 
     init(channelCount: Int, signal: JACKRampSource.Signal) {
         self.channelCount = channelCount
@@ -230,20 +228,4 @@ final class RampCore: @unchecked Sendable {
         return 0
     }
 
-    /// `JackXRunCallback`: counts xruns.
-    static let xrunCallback: JackXRunCallback = { context in
-        guard let context else { return 0 }
-        Unmanaged<RampCore>.fromOpaque(context)._withUnsafeGuaranteedRef {
-            _ = $0.xruns.wrappingAdd(1, ordering: .relaxed)
-        }
-        return 0
-    }
-
-    /// `JackInfoShutdownCallback`: sets the shutdown flag.
-    static let shutdownCallback: JackInfoShutdownCallback = { _, _, context in
-        guard let context else { return }
-        Unmanaged<RampCore>.fromOpaque(context)._withUnsafeGuaranteedRef {
-            $0.shutdown.store(true, ordering: .releasing)
-        }
-    }
 }

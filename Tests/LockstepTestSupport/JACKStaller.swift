@@ -103,12 +103,10 @@ public final class JACKStaller: @unchecked Sendable {
 
 /// The state ``JACKStaller``'s callbacks use; retained for the client's lifetime through the
 /// callback context pointer.
-final class StallerCore: @unchecked Sendable {
+final class StallerCore: JACKClientCore, @unchecked Sendable {
     let armedMicroseconds = Atomic<Int>(0)
     let stalls = Atomic<Int>(0)
     let cycles = Atomic<Int>(0)
-    let xruns = Atomic<Int>(0)
-    let shutdown = Atomic<Bool>(false)
 
     /// The process callback body: spins if a stall is armed. No allocation, locks or syscalls
     /// beyond the vDSO clock.
@@ -129,20 +127,4 @@ final class StallerCore: @unchecked Sendable {
         return 0
     }
 
-    /// `JackXRunCallback`: counts xruns.
-    static let xrunCallback: JackXRunCallback = { context in
-        guard let context else { return 0 }
-        Unmanaged<StallerCore>.fromOpaque(context)._withUnsafeGuaranteedRef {
-            _ = $0.xruns.wrappingAdd(1, ordering: .relaxed)
-        }
-        return 0
-    }
-
-    /// `JackInfoShutdownCallback`: sets the shutdown flag.
-    static let shutdownCallback: JackInfoShutdownCallback = { _, _, context in
-        guard let context else { return }
-        Unmanaged<StallerCore>.fromOpaque(context)._withUnsafeGuaranteedRef {
-            $0.shutdown.store(true, ordering: .releasing)
-        }
-    }
 }
