@@ -8,10 +8,12 @@ let package = Package(
         .library(name: "Lockstep", targets: ["Lockstep"]),
         .library(name: "LockstepFiles", targets: ["LockstepFiles"]),
         .library(name: "LockstepJACK", targets: ["LockstepJACK"]),
+        .library(name: "LockstepSession", targets: ["LockstepSession"]),
         .executable(name: "lockstep", targets: ["lockstep"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
     ],
     targets: [
         // Pure Swift core: formats, buffers, queues, timeline, mixer, engine, offline device.
@@ -29,9 +31,13 @@ let package = Package(
         .target(name: "LockstepJACK", dependencies: ["Lockstep", "CJack"]),
         // Audio files (libsndfile), the file player and rate conversion (libsoxr).
         .target(name: "LockstepFiles", dependencies: ["Lockstep", "CSndfile", "CSoxr"]),
+        // Scripted playlist sessions: the YAML session file, its timeline, the session player.
+        .target(name: "LockstepSession", dependencies: [
+            "Lockstep", "LockstepFiles", .product(name: "Yams", package: "Yams"),
+        ]),
         // The command-line tool.
         .executableTarget(name: "lockstep", dependencies: [
-            "Lockstep", "LockstepFiles", "LockstepJACK",
+            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Examples (compiled in CI).
@@ -45,6 +51,8 @@ let package = Package(
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepTestSupport"]),
         .testTarget(name: "LockstepJACKTests",
                     dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepTestSupport", "CJack"]),
+        .testTarget(name: "LockstepSessionTests",
+                    dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepTestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -554,6 +554,14 @@ public final class OutputQueue: @unchecked Sendable {
         return outputs.names
     }
 
+    /// Whether the queue is summed into the master mix (default true). Set it to false for a
+    /// queue that should sound only on its own outputs (``enableDirectOutputs()``); it is still
+    /// metered. Takes effect from the next render cycle; safe from any thread.
+    public var mixesIntoMaster: Bool {
+        get { !renderState.pointee.excludedFromMaster.load(ordering: .relaxed) }
+        set { renderState.pointee.excludedFromMaster.store(!newValue, ordering: .relaxed) }
+    }
+
     /// The names of the queue's own outputs (empty unless ``enableDirectOutputs()`` was called).
     public var directOutputNames: [String] { state.withLock { $0.directOutputs?.names ?? [] } }
 

@@ -425,11 +425,12 @@ struct RenderCore {
         let qc = seg.pointee.channelCount
         let source = UnsafePointer(seg.pointee.samples + position * qc)
         let metering = q.pointee.meteringEnabled.load(ordering: .relaxed)
+        let toMaster = !q.pointee.excludedFromMaster.load(ordering: .relaxed)
 
         if q.pointee.rampRemaining == 0 {
             // Steady gain: one scalar for the whole chunk.
             let g = q.pointee.gain
-            if g != 0 { mixSteady(source, channels: qc, frames: frames, gain: g, into: output, at: offset) }
+            if g != 0 && toMaster { mixSteady(source, channels: qc, frames: frames, gain: g, into: output, at: offset) }
             if metering { meterSteady(q, source, channels: qc, frames: frames, gain: g) }
             return
         }
@@ -448,7 +449,7 @@ struct RenderCore {
         q.pointee.gain = gain
         q.pointee.rampRemaining = remaining
 
-        let targets = qc == 1 ? min(2, channelCount) : min(qc, channelCount)
+        let targets = toMaster ? (qc == 1 ? min(2, channelCount) : min(qc, channelCount)) : 0
         for c in 0..<targets {
             let out = output[c] + offset
             var p = source + (qc == 1 ? 0 : c)

@@ -138,6 +138,9 @@ struct QueueRenderState: ~Copyable {
     var starvedSince: Int64 = -1
     var starvedDeviceTime: Int64 = 0
 
+    /// Whether the queue stays out of the master mix (it plays on its direct outputs only).
+    let excludedFromMaster = Atomic<Bool>(false)
+
     // Gain: current applied linear gain, the target it ramps to, and the ramp.
     var gain: Float = 1
     var gainTarget: Float = 1

@@ -8,7 +8,7 @@ struct LockstepCommand: ParsableCommand {
         commandName: "lockstep",
         abstract: "Plays many audio streams in sample-accurate sync (Audio Queue Services for Linux, over JACK).",
         version: "0.1.0",
-        subcommands: [PlayCommand.self, RecordCommand.self, RenderCommand.self, InfoCommand.self, PortsCommand.self]
+        subcommands: [PlayCommand.self, RecordCommand.self, RenderCommand.self, SessionCommand.self, InfoCommand.self, PortsCommand.self]
     )
 
     /// Runs the command; every failure becomes one line on standard error and a non-zero exit.

@@ -1,0 +1,109 @@
+/// A session file as written, after parsing and checking each value on its own (references,
+/// files and timing are checked by ``Session``).
+///
+/// Every element keeps its ``SourceLocation`` so later checks can point at the line.
+public struct SessionDocument: Sendable, Hashable {
+    /// The session file's path.
+    public var path: String
+    /// The folder relative audio paths resolve against.
+    public var baseDirectory: String
+    /// The render rate (`rate`, default 48000); live sessions use the server's rate.
+    public var rate: Double
+    /// Master channels (`channels`, default 2).
+    public var channelCount: Int
+    /// The layers, in file order.
+    public var layers: [Layer]
+    /// The cues, in file order.
+    public var cues: [Cue]
+    /// The layer gain changes, in file order.
+    public var automation: [Automation]
+    /// Whether the file declared `layers:` (if not, layers are made from the cues' `layer` names).
+    public var declaresLayers: Bool
+
+    /// A named output queue with its gain and optional JACK ports.
+    public struct Layer: Sendable, Hashable {
+        /// The layer's name (its key under `layers:`).
+        public var name: String
+        /// Gain in dB (default 0).
+        public var gainDB: Double
+        /// JACK ports the layer's own outputs connect to (its channel i to port i); empty for none.
+        public var ports: [String]
+        /// Where the layer is declared.
+        public var location: SourceLocation
+    }
+
+    /// When a cue starts.
+    public enum Start: Sendable, Hashable {
+        /// At a time from the start of the session.
+        case at(SessionTime)
+        /// When a `go` command (or `--go` at render) says.
+        case manual
+        /// The sample the named cue ends, minus ``Cue/crossfade``.
+        case after(String)
+        /// On the same sample as the named cue.
+        case with(String)
+        /// Not given: after the previous cue in the list (the first cue starts at 0).
+        case afterPrevious
+    }
+
+    /// How often a cue's region plays.
+    public enum Loop: Sendable, Hashable {
+        /// This many times (at least 1).
+        case times(Int)
+        /// Until the session stops.
+        case forever
+    }
+
+    /// One entry of the cue list.
+    public struct Cue: Sendable, Hashable {
+        /// The cue's name (`name`, default: the file name without extension).
+        public var name: String
+        /// The layer it plays on.
+        public var layer: String
+        /// The audio file as written.
+        public var file: String
+        /// The audio file's absolute path.
+        public var resolvedFile: String
+        /// When it starts.
+        public var start: Start
+        /// Added to the start (`offset`, ≥ 0).
+        public var offset: SessionTime?
+        /// Gain in dB, added to the layer's (default 0).
+        public var gainDB: Double
+        /// Fade-in length (`fade_in`).
+        public var fadeIn: SessionTime?
+        /// Fade-out length (`fade_out`).
+        public var fadeOut: SessionTime?
+        /// Start position in the file (`from`; samples are the file's).
+        public var from: SessionTime?
+        /// End position in the file (`to`; default: the end).
+        public var to: SessionTime?
+        /// Play count (`loop`).
+        public var loop: Loop
+        /// Overlap with the cue it follows (`crossfade`, only with `after`).
+        public var crossfade: SessionTime?
+        /// Where the cue's entry starts.
+        public var location: SourceLocation
+        /// Where each key's value is, for later errors (`file`, `after`, `to`…).
+        public var keyLocations: [String: SourceLocation]
+
+        /// Where `key`'s value is, or the cue's own location.
+        public func location(of key: String) -> SourceLocation { keyLocations[key] ?? location }
+    }
+
+    /// A ramped gain change on a layer.
+    public struct Automation: Sendable, Hashable {
+        /// The layer.
+        public var layer: String
+        /// When the ramp starts.
+        public var at: SessionTime
+        /// The gain reached at the end of the ramp, in dB.
+        public var gainDB: Double
+        /// The ramp's length (0: a step on the exact sample).
+        public var ramp: SessionTime
+        /// Where the entry is.
+        public var location: SourceLocation
+        /// Where each key's value is.
+        public var keyLocations: [String: SourceLocation]
+    }
+}

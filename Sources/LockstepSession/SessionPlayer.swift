@@ -1,0 +1,353 @@
+import Foundation
+import Lockstep
+import LockstepFiles
+import Synchronization
+
+/// Plays a session on an ``Engine``: one output queue per layer, each fed by a renderer that
+/// computes the layer's audio from the session timeline, all started on one sample.
+///
+/// Works the same on a live device (JACK) and on an ``OfflineDevice``: the audio is a function of
+/// session time only, so a live run and an offline render match sample for sample.
+///
+/// Control (``go(_:)``, ``setGain(layer:decibels:ramp:)``, ``pause()``, ``resume()``,
+/// ``seek(to:)``) may come from any thread. A `go` or gain change lands on the first session
+/// sample no layer has computed yet: at most ``bufferFrames`` × ``bufferCount`` samples ahead
+/// (85 ms at 48 kHz with the defaults).
+public final class SessionPlayer: @unchecked Sendable {
+    /// The session being played.
+    public let session: Session
+    /// The engine it plays on.
+    public let engine: Engine
+    /// One output queue per layer, in the session's layer order, named after the layer.
+    public let queues: [OutputQueue]
+    /// Frames per layer buffer.
+    public let bufferFrames: Int
+    /// Buffers per layer in circulation.
+    public let bufferCount: Int
+
+    private let renderers: [LayerRenderer]
+    private let state: Mutex<State>
+    private let buffers: Mutex<[[QueueBuffer]]>
+
+    struct State {
+        var timeline: SessionTimeline
+        /// Per layer: the next session sample it computes.
+        var filled: [Int64]
+        /// Per layer: whether refills are suspended (during a seek).
+        var halted: Bool = true
+        /// The device sample at which session sample `originPosition` plays, while running.
+        var originDevice: Int64 = 0
+        var originPosition: Int64 = 0
+        var running = false
+        var paused = false
+        var pausedPosition: Int64 = 0
+        var error: FileError?
+    }
+
+    /// What a `go` did.
+    public struct GoResult: Sendable, Hashable {
+        /// The manual cue fired.
+        public var cue: String
+        /// The cues it placed (itself and those chained to it).
+        public var placed: [String]
+        /// The session sample it starts.
+        public var start: Int64
+    }
+
+    /// Creates the layer queues on `engine` and builds the timeline at the engine's rate.
+    ///
+    /// - Parameters:
+    ///   - session: a loaded session.
+    ///   - engine: the engine; its device's rate is the session's rate for this run.
+    ///   - directOutputs: give each layer that names `ports` its own device outputs (JACK ports
+    ///     `<layer>_1…`); those layers then stay out of the master mix.
+    ///   - bufferFrames: frames per layer buffer (default 1024).
+    ///   - bufferCount: buffers per layer (default 4).
+    /// - Throws: ``SessionError`` if the timeline cannot be built at this rate;
+    ///   ``AudioQueueError`` if the queues cannot be created.
+    public init(session: Session, engine: Engine, directOutputs: Bool = false, bufferFrames: Int = 1024,
+                bufferCount: Int = 4) throws {
+        self.session = session
+        self.engine = engine
+        self.bufferFrames = bufferFrames
+        self.bufferCount = bufferCount
+        let timeline = try session.timeline(rate: engine.sampleRate)
+        let format = StreamFormat(sampleRate: engine.sampleRate, channelCount: timeline.channelCount, sampleFormat: .float32)
+        var queues: [OutputQueue] = []
+        var renderers: [LayerRenderer] = []
+        let box = PlayerReference()
+        for (index, layer) in timeline.layers.enumerated() {
+            let renderer = LayerRenderer(layer: index, channelCount: timeline.channelCount, rate: engine.sampleRate)
+            let queue = try engine.makeOutputQueue(format: format, name: layer.name) { _, buffer in
+                box.player?.refill(layer: index, buffer: buffer)
+            }
+            queue.isLevelMeteringEnabled = true
+            if directOutputs && !layer.ports.isEmpty {
+                try queue.enableDirectOutputs()
+                queue.mixesIntoMaster = false
+            }
+            queues.append(queue)
+            renderers.append(renderer)
+        }
+        self.queues = queues
+        self.renderers = renderers
+        state = Mutex(State(timeline: timeline, filled: Array(repeating: 0, count: queues.count)))
+        var all: [[QueueBuffer]] = []
+        for queue in queues {
+            var list: [QueueBuffer] = []
+            for _ in 0..<bufferCount { list.append(try queue.allocateBuffer(frameCapacity: bufferFrames)) }
+            all.append(list)
+        }
+        buffers = Mutex(all)
+        box.player = self
+    }
+
+    /// The timeline as it stands (manual cues fired so far, gain changes added).
+    public var timeline: SessionTimeline { state.withLock { $0.timeline } }
+
+    /// The session's rate for this run (the engine's).
+    public var rate: Double { engine.sampleRate }
+
+    /// The first file error met while playing (that cue plays on as silence), if any.
+    public var error: FileError? { state.withLock { $0.error } }
+
+    /// Whether the session is playing (started and not paused).
+    public var isRunning: Bool { state.withLock { $0.running } }
+
+    /// Whether the session is paused.
+    public var isPaused: Bool { state.withLock { $0.paused } }
+
+    /// The session sample playing now (the paused position while paused; the start position
+    /// before the start).
+    public var position: Int64 {
+        let now = engine.currentTime().sampleTime
+        return state.withLock { state in
+            if state.paused || !state.running { return state.pausedPosition }
+            return max(state.originPosition, state.originPosition + now - state.originDevice)
+        }
+    }
+
+    /// The device sample at which session sample `position` plays (while running).
+    public func deviceTime(forPosition position: Int64) -> Int64 {
+        state.withLock { $0.originDevice + position - $0.originPosition }
+    }
+
+    /// Starts the session at session sample `position` (0: the start; later, everything already
+    /// under way plays from the right place), with that sample playing at device sample
+    /// `deviceTime` (nil: as soon as possible).
+    ///
+    /// - Returns: the device sample at which `position` plays.
+    /// - Throws: ``AudioQueueError`` if the queues cannot start.
+    @discardableResult
+    public func start(from position: Int64 = 0, at deviceTime: Int64? = nil) throws(AudioQueueError) -> Int64 {
+        try prepare(from: position)
+        let group = try engine.start(queues, at: deviceTime, ifLate: .skipAhead)
+        let origin = group.sampleTime - group.queueTimeAtStart
+        state.withLock { state in
+            state.originDevice = origin
+            state.originPosition = position
+            state.running = true
+            state.paused = false
+        }
+        return origin
+    }
+
+    /// Moves playback to session sample `position`: stops every layer, recomputes from there and
+    /// starts them together again, at device sample `deviceTime` (nil: as soon as possible).
+    /// - Throws: ``AudioQueueError`` if the queues cannot restart.
+    /// While paused (or before the start), only the position moves: ``resume()`` plays from there.
+    /// - Returns: the device sample at which `position` plays (nil while paused).
+    @discardableResult
+    public func seek(to position: Int64, at deviceTime: Int64? = nil) throws(AudioQueueError) -> Int64? {
+        let playing = state.withLock { $0.running && !$0.paused }
+        if !playing {
+            state.withLock { $0.pausedPosition = max(0, position) }
+            return nil
+        }
+        try halt()
+        return try start(from: max(0, position), at: deviceTime)
+    }
+
+    /// Stops at once (transport stopped, say) and remembers `position` as the paused position.
+    public func halt(at position: Int64) {
+        try? halt()
+        state.withLock { state in
+            state.running = false
+            state.paused = true
+            state.pausedPosition = position
+        }
+    }
+
+    /// Pauses: fades out over 5 ms and stops every layer, keeping the position.
+    public func pause() {
+        let wasRunning = state.withLock { $0.running && !$0.paused }
+        guard wasRunning else { return }
+        let at = position
+        for queue in queues { try? queue.setVolume(0) }
+        usleep(15_000)
+        try? halt()
+        for queue in queues { try? queue.setVolume(1) }
+        state.withLock { state in
+            state.paused = true
+            state.running = false
+            state.pausedPosition = at
+        }
+    }
+
+    /// Resumes after ``pause()`` from the paused position.
+    /// - Throws: ``AudioQueueError`` if the queues cannot restart.
+    public func resume() throws(AudioQueueError) {
+        let (paused, at) = state.withLock { ($0.paused, $0.pausedPosition) }
+        guard paused else { return }
+        try start(from: at)
+    }
+
+    /// Stops every layer at once and frees the queues' buffers from refills.
+    public func stop() {
+        try? halt()
+        state.withLock { $0.running = false }
+    }
+
+    /// Fires a manual cue: `name`, or the next one waiting (in file order) when nil.
+    ///
+    /// - Returns: what was placed and where.
+    /// - Throws: ``SessionError``-free ``PlayerError`` when the cue is unknown, not manual, or
+    ///   already fired, or when no manual cue is left.
+    @discardableResult
+    public func go(_ name: String? = nil) throws(PlayerError) -> GoResult {
+        try state.withLock { state throws(PlayerError) -> GoResult in
+            let waiting = state.timeline.waitingCues
+            let cue: SessionTimeline.Cue
+            if let name {
+                guard let found = state.timeline.cues.first(where: { $0.name == name }) else {
+                    throw PlayerError("go: unknown cue '\(name)'\(Suggest.hint(for: name, in: state.timeline.cues.map(\.name)))")
+                }
+                guard found.trigger == found.index else {
+                    throw PlayerError("go: cue '\(name)' is not manual (it has a fixed place in the timeline); only cues with 'at: manual' take go")
+                }
+                guard found.start == nil else {
+                    throw PlayerError("go: cue '\(name)' has already been fired")
+                }
+                cue = found
+            } else {
+                guard let first = waiting.first else { throw PlayerError("go: no manual cue is waiting") }
+                cue = first
+            }
+            let sample: Int64
+            if state.running && !state.paused {
+                sample = state.filled.max() ?? 0
+            } else {
+                sample = state.pausedPosition
+            }
+            let placed = state.timeline.fire(cue.index, at: sample)
+            return GoResult(cue: cue.name, placed: placed.map { state.timeline.cues[$0].name },
+                            start: sample + cue.offsetFromTrigger)
+        }
+    }
+
+    /// Fires manual cue `name` at session sample `sample` exactly (offline renders, tests).
+    /// - Throws: ``PlayerError`` if the cue is unknown, not manual or already fired.
+    public func go(_ name: String, atPosition sample: Int64) throws(PlayerError) {
+        try state.withLock { state throws(PlayerError) in
+            guard let cue = state.timeline.cues.first(where: { $0.name == name }) else {
+                throw PlayerError("unknown cue '\(name)'\(Suggest.hint(for: name, in: state.timeline.cues.map(\.name)))")
+            }
+            guard cue.trigger == cue.index, cue.start == nil else {
+                throw PlayerError("cue '\(name)' is not a manual cue waiting for go; only cues with 'at: manual' can be placed")
+            }
+            state.timeline.fire(cue.index, at: sample)
+        }
+    }
+
+    /// Ramps a layer's gain to `decibels` over `ramp` seconds, starting at the first sample not
+    /// yet computed.
+    /// - Returns: the session sample the ramp starts.
+    /// - Throws: ``PlayerError`` for an unknown layer or a bad gain or ramp.
+    @discardableResult
+    public func setGain(layer name: String, decibels: Double, ramp: Double = 0) throws(PlayerError) -> Int64 {
+        guard decibels <= SessionGain.maximum, !decibels.isNaN else {
+            throw PlayerError("gain: \(decibels) dB is out of range; use -inf to +\(Int(SessionGain.maximum)) dB")
+        }
+        guard ramp.isFinite, ramp >= 0 else { throw PlayerError("gain: ramp \(ramp) s must be 0 or more seconds") }
+        let rate = self.rate
+        return try state.withLock { state throws(PlayerError) -> Int64 in
+            guard let layer = state.timeline.layers.firstIndex(where: { $0.name == name }) else {
+                throw PlayerError("gain: unknown layer '\(name)'\(Suggest.hint(for: name, in: state.timeline.layers.map(\.name))); the layers are \(state.timeline.layers.map(\.name).joined(separator: ", "))")
+            }
+            let sample = state.running && !state.paused ? (state.filled.max() ?? 0) : state.pausedPosition
+            state.timeline.addAutomation(layer: layer, .init(start: sample, ramp: Int64((ramp * rate).rounded()), gainDB: decibels))
+            return sample
+        }
+    }
+
+    /// Stops refilling without waiting for the buffers (an offline render that is done: its
+    /// device renders no more, so the buffers would never come back).
+    func finishRendering() {
+        state.withLock { state in
+            state.halted = true
+            state.running = false
+        }
+    }
+
+    // MARK: - Refills
+
+    private func prepare(from position: Int64) throws(AudioQueueError) {
+        state.withLock { state in
+            state.filled = Array(repeating: position, count: queues.count)
+            state.halted = false
+            state.pausedPosition = position
+        }
+        for renderer in renderers { renderer.reset() }
+        let all = buffers.withLock { $0 }
+        for (layer, list) in all.enumerated() {
+            for buffer in list { refill(layer: layer, buffer: buffer) }
+        }
+    }
+
+    /// Stops every queue at once and waits until all buffers are back.
+    private func halt() throws(AudioQueueError) {
+        state.withLock { $0.halted = true }
+        for queue in queues { try? queue.stop(immediately: true) }
+        let deadline = ContinuousClock.now + .seconds(2)
+        while buffers.withLock({ $0.joined().contains { $0.isInFlight } }) {
+            if ContinuousClock.now > deadline {
+                throw AudioQueueError(.invalidRunState, "the layer queues did not hand their buffers back within 2 s; is the engine's callback thread blocked?")
+            }
+            usleep(500)
+        }
+    }
+
+    func refill(layer: Int, buffer: QueueBuffer) {
+        guard let (timeline, position) = state.withLock({ state -> (SessionTimeline, Int64)? in
+            if state.halted { return nil }
+            let position = state.filled[layer]
+            state.filled[layer] += Int64(buffer.frameCapacity)
+            return (state.timeline, position)
+        }) else { return }
+        let renderer = renderers[layer]
+        let frames = buffer.frameCapacity
+        buffer.withFloatSamples { samples in
+            renderer.render(timeline, position: position, frames: frames, into: samples.baseAddress!)
+        }
+        buffer.frameCount = frames
+        if let problem = renderer.error {
+            state.withLock { if $0.error == nil { $0.error = problem } }
+        }
+        _ = try? queues[layer].enqueue(buffer)
+    }
+}
+
+/// A control command that cannot be carried out (unknown cue, a cue already fired…).
+public struct PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong and what to do.
+    public var message: String
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
+}
+
+/// Lets the queues' callbacks reach the player without a retain cycle.
+private final class PlayerReference: @unchecked Sendable {
+    weak var player: SessionPlayer?
+}

@@ -1,0 +1,112 @@
+import Lockstep
+import LockstepFiles
+
+/// Renders a session offline to an audio file, through the same ``SessionPlayer`` and engine
+/// as a live run, as fast as the CPU allows.
+///
+/// Output sample N is session sample N. Manual cues play only where ``manualCues`` places them.
+public struct SessionRenderer: Sendable {
+    /// The session.
+    public var session: Session
+    /// The output file; its extension picks the container (WAV, AIFF, FLAC, CAF, W64, RF64).
+    public var outputPath: String
+    /// The render rate (default: the session's `rate`).
+    public var rate: Double
+    /// The output encoding (default: the container's, f32 for WAV).
+    public var sampleFormat: SampleFormat?
+    /// Manual cues to fire, by name, at these session times.
+    public var manualCues: [(cue: String, at: SessionTime)]
+    /// Length to render; nil: until every placed cue has ended (required if one loops forever).
+    public var duration: SessionTime?
+
+    /// What a render produced.
+    public struct Summary: Sendable, Hashable {
+        /// The output file.
+        public var outputPath: String
+        /// Frames written.
+        public var frames: Int64
+        /// The rate.
+        public var rate: Double
+        /// The channels.
+        public var channelCount: Int
+        /// The encoding.
+        public var sampleFormat: SampleFormat
+        /// The largest absolute sample of the mix (above 1.0 clips).
+        public var peak: Float
+        /// The resolved timeline (manual cues placed).
+        public var timeline: SessionTimeline
+    }
+
+    /// Creates a renderer.
+    public init(session: Session, outputPath: String, rate: Double? = nil, sampleFormat: SampleFormat? = nil,
+                manualCues: [(cue: String, at: SessionTime)] = [], duration: SessionTime? = nil) {
+        self.session = session
+        self.outputPath = outputPath
+        self.rate = rate ?? session.document.rate
+        self.sampleFormat = sampleFormat
+        self.manualCues = manualCues
+        self.duration = duration
+    }
+
+    /// Renders the session.
+    /// - Parameter progress: called now and then with the fraction done (0…1).
+    /// - Returns: what was written.
+    /// - Throws: ``SessionError`` for a timeline that cannot be built at ``rate``;
+    ///   ``PlayerError`` for a bad manual cue or a session with no end; ``FileError`` for the
+    ///   output or an input that fails while reading (the output is then not created).
+    public func run(progress: ((Double) -> Void)? = nil) throws -> Summary {
+        let type = try AudioFileType.forOutput(path: outputPath)
+        let encoding = sampleFormat ?? type.defaultSampleFormat
+        let channels = session.document.channelCount
+        let period = 4096
+        let device = try OfflineDevice(format: StreamFormat(sampleRate: rate, channelCount: channels, sampleFormat: .float32),
+                                       maximumFramesPerRender: period, name: "session-render")
+        let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory,
+                                maximumQueues: max(16, session.document.layers.count))
+        let player = try SessionPlayer(session: session, engine: engine)
+        for (cue, time) in manualCues { try player.go(cue, atPosition: time.samples(at: rate)) }
+        let timeline = player.timeline
+        let end: Int64
+        if let duration {
+            end = duration.samples(at: rate)
+        } else if let natural = timeline.end {
+            end = natural
+        } else {
+            let forever = timeline.cues.first { $0.start != nil && $0.length == nil }?.name ?? "?"
+            throw PlayerError("cue '\(forever)' loops forever, so the render has no end; give --duration or a loop count")
+        }
+        guard end > 0 else { throw PlayerError("the session is empty: nothing is placed on its timeline (are all cues manual? place them with --go CUE@TIME)") }
+        try player.start(from: 0, at: 0)
+        let writer = try AudioFileWriter(path: outputPath, format: StreamFormat(sampleRate: rate, channelCount: channels, sampleFormat: encoding))
+        var written: Int64 = 0
+        var peak: Float = 0
+        var samples = [Float](repeating: 0, count: period * channels)
+        var reported = -1.0
+        do {
+            while written < end {
+                try samples.withUnsafeMutableBytes { raw in _ = try device.render(frames: period, into: raw) }
+                let frames = Int(min(Int64(period), end - written))
+                try samples.withUnsafeBufferPointer { (pointer) throws(FileError) in
+                    let base = pointer.baseAddress!
+                    for i in 0..<(frames * channels) { peak = max(peak, abs(base[i])) }
+                    try writer.write(base, frames: frames)
+                }
+                written += Int64(frames)
+                if let error = player.error { throw error }
+                if let progress {
+                    let fraction = Double(written) / Double(end)
+                    if fraction - reported >= 0.01 { progress(fraction); reported = fraction }
+                }
+            }
+            try writer.close()
+        } catch {
+            writer.abort()
+            player.finishRendering()
+            throw error
+        }
+        player.finishRendering()
+        progress?(1)
+        return Summary(outputPath: outputPath, frames: written, rate: rate, channelCount: channels,
+                       sampleFormat: encoding, peak: peak, timeline: timeline)
+    }
+}

@@ -1,0 +1,265 @@
+import ArgumentParser
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepSession
+
+/// `lockstep session`: checks, renders and runs session (playlist) files.
+struct SessionCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "session",
+        abstract: "Check, render or run a session file: what plays on which layer, when, and how loud.",
+        discussion: "The format is described in Docs/SessionFormat.md.",
+        subcommands: [SessionCheckCommand.self, SessionRenderCommand.self, SessionRunCommand.self]
+    )
+}
+
+/// Loads a session, turning its problems into one CLI error listing every diagnostic.
+func loadSession(_ path: String, command: String, json: Bool = false) throws -> Session {
+    do {
+        return try Session.load(path: path)
+    } catch {
+        if json {
+            struct Problem: Encodable { var file: String; var line: Int; var column: Int; var kind: String; var message: String }
+            struct Report: Encodable { var valid: Bool; var errors: [Problem] }
+            let report = Report(valid: false, errors: error.diagnostics.map {
+                Problem(file: $0.location.path, line: $0.location.line, column: $0.location.column,
+                        kind: $0.kind.rawValue, message: $0.message)
+            })
+            print(jsonString(report))
+        }
+        let count = error.diagnostics.count
+        throw CLIError(message: "session \(command): \(count) \(count == 1 ? "problem" : "problems") in \(path):\n" + error.description)
+    }
+}
+
+/// One JSON object on one line, keys sorted.
+func jsonString<T: Encodable>(_ value: T) -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "{}"
+}
+
+/// A resolved timeline as JSON.
+struct TimelineReport: Encodable {
+    struct Layer: Encodable { var name: String; var gainDB: Double?; var ports: [String] }
+    struct Cue: Encodable {
+        var name: String
+        var layer: String
+        var file: String
+        var manual: Bool
+        var start: Int64?
+        var startSeconds: Double?
+        var end: Int64?
+        var endSeconds: Double?
+        var length: Int64?
+        var gainDB: Double?
+        var loop: Int?
+        var afterGo: Int64?
+    }
+    struct Point: Encodable { var layer: String; var start: Int64; var startSeconds: Double; var ramp: Int64; var gainDB: Double? }
+    var valid = true
+    var file: String
+    var rate: Double
+    var channels: Int
+    var layers: [Layer]
+    var cues: [Cue]
+    var automation: [Point]
+    var end: Int64?
+    var endSeconds: Double?
+
+    init(path: String, timeline: SessionTimeline) {
+        let rate = timeline.rate
+        func db(_ value: Double) -> Double? { value.isFinite ? value : nil }
+        file = path
+        self.rate = rate
+        channels = timeline.channelCount
+        layers = timeline.layers.map { Layer(name: $0.name, gainDB: db($0.gainDB), ports: $0.ports) }
+        cues = timeline.cues.map { cue in
+            Cue(name: cue.name, layer: timeline.layers[cue.layer].name, file: cue.path, manual: cue.isManual,
+                start: cue.start, startSeconds: cue.start.map { Double($0) / rate }, end: cue.end,
+                endSeconds: cue.end.map { Double($0) / rate }, length: cue.length,
+                gainDB: db(timeline.layers[cue.layer].gainDB + cue.gainDB), loop: cue.playCount,
+                afterGo: cue.isManual ? cue.offsetFromTrigger : nil)
+        }
+        automation = timeline.automation.enumerated().flatMap { layer, points in
+            points.map { Point(layer: timeline.layers[layer].name, start: $0.start, startSeconds: Double($0.start) / rate,
+                               ramp: $0.ramp, gainDB: db($0.gainDB)) }
+        }
+        end = timeline.end
+        endSeconds = timeline.end.map { Double($0) / rate }
+    }
+}
+
+/// `lockstep session check FILE`: validates a session and prints its resolved timeline.
+struct SessionCheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Validate a session file and print its resolved timeline.",
+        discussion: """
+            Reports every problem as FILE:LINE:COLUMN: error: what is wrong; what would fix it.
+            Exits 0 when the session is valid, 1 otherwise.
+            """
+    )
+
+    @Argument(help: "The session file (YAML).")
+    var file: String
+
+    @Option(help: "Resolve sample times at this rate (default: the session's rate).")
+    var rate: Int?
+
+    @Flag(help: "Print the timeline (or the errors) as one JSON object.")
+    var json = false
+
+    func run() throws {
+        let session = try loadSession(file, command: "check", json: json)
+        let rate = Double(self.rate ?? Int(session.document.rate))
+        let timeline: SessionTimeline
+        do { timeline = try session.timeline(rate: rate) } catch {
+            throw CLIError(message: "session check: \(file) at \(Int(rate)) Hz:\n\(error.description)")
+        }
+        if json {
+            print(jsonString(TimelineReport(path: file, timeline: timeline)))
+            return
+        }
+        print(SessionTable.render(timeline))
+    }
+}
+
+/// The timeline as a text table.
+enum SessionTable {
+    static func render(_ timeline: SessionTimeline) -> String {
+        let rate = timeline.rate
+        func time(_ sample: Int64?) -> String { sample.map { Terminal.time(Double($0) / rate) } ?? "-" }
+        var rows: [[String]] = [["cue", "layer", "start", "start (samples)", "end", "end (samples)", "gain"]]
+        for cue in timeline.cues {
+            let gain = SessionGain.format(timeline.layers[cue.layer].gainDB + cue.gainDB)
+            if cue.start == nil {
+                let after = cue.offsetFromTrigger == 0 ? "" : " +\(Terminal.time(Double(cue.offsetFromTrigger) / rate))"
+                let trigger = timeline.cues[cue.trigger!].name
+                let label = cue.trigger == cue.index ? "manual" + after : "go \(trigger)" + after
+                let length = cue.length.map { "+" + Terminal.time(Double($0) / rate) } ?? "loops"
+                rows.append([cue.name, timeline.layers[cue.layer].name, label, "-", length, cue.length.map { "+\($0)" } ?? "-", gain])
+            } else {
+                rows.append([cue.name, timeline.layers[cue.layer].name, time(cue.start), "\(cue.start!)",
+                             cue.length == nil ? "loops" : time(cue.end), cue.end.map(String.init) ?? "-", gain])
+            }
+        }
+        var widths = Array(repeating: 0, count: rows[0].count)
+        for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
+        var lines = rows.map { row in
+            row.enumerated().map { i, cell in
+                i >= 2 && i <= 5 ? String(repeating: " ", count: widths[i] - cell.count) + cell
+                    : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+        lines.insert(String(repeating: "-", count: lines[0].count), at: 1)
+        for (layer, points) in timeline.automation.enumerated() {
+            for point in points {
+                lines.append("automation: \(timeline.layers[layer].name) to \(SessionGain.format(point.gainDB)) at \(time(point.start)) (\(point.start)) over \(Terminal.time(Double(point.ramp) / rate))")
+            }
+        }
+        let end = timeline.end.map { "\(time($0)) (\($0) samples)" } ?? "never (a cue loops forever)"
+        let waiting = timeline.waitingCues.count
+        lines.append("\(timeline.cues.count) cues on \(timeline.layers.count) layers at \(Int(rate)) Hz, \(timeline.channelCount) ch; ends \(end)"
+                     + (waiting > 0 ? "; \(waiting) manual \(waiting == 1 ? "cue waits" : "cues wait") for go" : ""))
+        return lines.joined(separator: "\n")
+    }
+}
+
+/// `lockstep session render FILE -o OUT`: renders a session offline.
+struct SessionRenderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Render a session offline to an audio file.",
+        discussion: """
+            Output sample N is session sample N. Manual cues are left out unless --go places them.
+
+            Example: lockstep session render show.yaml -o show.wav --go bell@1:30
+            """
+    )
+
+    @Argument(help: "The session file (YAML).")
+    var file: String
+
+    @Option(name: .shortAndLong, help: "The output file (.wav, .aiff, .flac, .caf, .w64, .rf64).")
+    var output: String?
+
+    @Option(help: "Render rate in Hz (default: the session's rate).")
+    var rate: Int?
+
+    @Option(name: .customLong("sample-format"), help: "Output encoding: s16, s24, s32 or f32 (default f32; s24 for FLAC).")
+    var sampleFormat: String?
+
+    @Option(name: .customLong("go"), help: "Place a manual cue: CUE@TIME (a session time, e.g. bell@1:30 or bell@90). Repeat per cue.")
+    var goes: [String] = []
+
+    @Option(help: "Render this long (a session time); needed when a cue loops forever.")
+    var duration: String?
+
+    @Flag(help: "Print one JSON object with the results.")
+    var json = false
+
+    func run() throws {
+        guard let output, !output.isEmpty else {
+            throw CLIError(message: "session render: missing --output/-o; name the file to write, e.g. -o show.wav", exitCode: 64)
+        }
+        if let rate, !(1000...768_000).contains(rate) {
+            throw CLIError(message: "session render: --rate \(rate) is out of range; use 1000…768000 Hz", exitCode: 64)
+        }
+        var encoding: SampleFormat?
+        if let sampleFormat {
+            guard let parsed = SampleFormat(rawValue: sampleFormat.lowercased()), parsed != .float64 else {
+                throw CLIError(message: "session render: --sample-format '\(sampleFormat)' is unknown; use s16, s24, s32 or f32", exitCode: 64)
+            }
+            encoding = parsed
+        }
+        var manual: [(cue: String, at: SessionTime)] = []
+        for go in goes {
+            guard let at = go.lastIndex(of: "@"), let time = SessionTime.parse(String(go[go.index(after: at)...])),
+                  at != go.startIndex else {
+                throw CLIError(message: "session render: --go '\(go)' is not CUE@TIME; write e.g. --go bell@1:30 or --go bell@90", exitCode: 64)
+            }
+            manual.append((String(go[..<at]), time))
+        }
+        var length: SessionTime?
+        if let duration {
+            guard let parsed = SessionTime.parse(duration) else {
+                throw CLIError(message: "session render: --duration '\(duration)' is not a time; \(SessionTime.formsHint)", exitCode: 64)
+            }
+            length = parsed
+        }
+        let session = try loadSession(file, command: "render")
+        let renderer = SessionRenderer(session: session, outputPath: output, rate: rate.map(Double.init),
+                                       sampleFormat: encoding, manualCues: manual, duration: length)
+        let summary: SessionRenderer.Summary
+        do {
+            summary = try renderer.run { fraction in Terminal.progress(fraction, label: "rendering") }
+        } catch let error as SessionError {
+            throw CLIError(message: "session render: \(error.description)")
+        } catch let error as PlayerError {
+            throw CLIError(message: "session render: \(file): \(error.message)")
+        } catch let error as FileError {
+            throw CLIError(message: "session render: \(error.description)")
+        } catch let error as AudioQueueError {
+            throw CLIError(message: "session render: \(error.message)")
+        }
+        let seconds = Double(summary.frames) / summary.rate
+        let peakDB = Decibels.fromLinear(summary.peak)
+        if json {
+            struct Report: Encodable {
+                var output: String; var frames: Int64; var seconds: Double; var rate: Double; var channels: Int
+                var sampleFormat: String; var peakDB: Double?; var timeline: TimelineReport
+            }
+            print(jsonString(Report(output: summary.outputPath, frames: summary.frames, seconds: seconds, rate: summary.rate,
+                                    channels: summary.channelCount, sampleFormat: summary.sampleFormat.rawValue,
+                                    peakDB: peakDB.isFinite ? Double(peakDB) : nil,
+                                    timeline: TimelineReport(path: file, timeline: summary.timeline))))
+        } else {
+            let placed = summary.timeline.cues.filter { $0.start != nil }.count
+            print("rendered \(placed) of \(summary.timeline.cues.count) cues to \(summary.outputPath): \(summary.frames) frames, "
+                  + "\(Terminal.time(seconds)), \(Int(summary.rate)) Hz, \(summary.channelCount) ch, \(summary.sampleFormat), "
+                  + "peak \(Terminal.decibels(peakDB))" + (summary.peak > 1 ? " (clipped: lower the gains)" : ""))
+        }
+    }
+}

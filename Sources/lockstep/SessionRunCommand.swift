@@ -1,0 +1,405 @@
+import ArgumentParser
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepJACK
+import LockstepSession
+import Synchronization
+
+/// `lockstep session run FILE`: plays a session live through one JACK client.
+struct SessionRunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Play a session live through one JACK client.",
+        discussion: """
+            Each layer is an output queue; all start on one sample and mix to out_1…out_N. A layer
+            with 'ports' gets its own ports (<layer>_1…) connected there instead. Exits when every
+            placed cue has ended and no manual cue can still be fired; Ctrl-C fades out and exits.
+
+            --control reads commands, one a line, from standard input (-) or a file/FIFO:
+              go [CUE]            fire the next manual cue (or CUE)
+              pause | resume      pause (fading out) and resume where it paused
+              stop                fade out and exit
+              seek TIME           jump to a session time (e.g. 1:30, 90, "4800 samples")
+              gain LAYER DB [RAMP] ramp a layer to DB over RAMP seconds
+              status              print one JSON line describing the state
+
+            Example: lockstep session run show.yaml --control -
+            """
+    )
+
+    @Argument(help: "The session file (YAML).")
+    var file: String
+
+    @Option(help: "The JACK server to use (default: $JACK_DEFAULT_SERVER or JACK's default).")
+    var server: String?
+
+    @Option(name: .customLong("client-name"), help: "The JACK client name.")
+    var clientName: String = "lockstep"
+
+    @Flag(help: "Follow JACK transport: rolling plays from the transport position, stopping pauses, relocating seeks.")
+    var transport = false
+
+    @Option(help: "Start at this session time (every cue under way plays from the right place).")
+    var from: String?
+
+    @Option(help: "Stop after this many seconds of playing.")
+    var duration: Double?
+
+    @Option(help: "Read control commands from this file or FIFO ('-': standard input).")
+    var control: String?
+
+    @Option(name: .customLong("connect"), help: "Connect the master outputs to this port (repeat: out_1 to the first, out_2 to the second…).")
+    var connections: [String] = []
+
+    @Flag(name: .customLong("no-connect"), help: "Don't connect the master outputs anywhere.")
+    var noConnect = false
+
+    @Option(name: .customLong("start-server"), help: "Start a private jackd when none runs: auto, dummy, alsa or never.")
+    var startServer: String = "auto"
+
+    @Flag(help: "Print one JSON object with the results (and status lines) on standard output.")
+    var json = false
+
+    func validate() throws {
+        guard ServerLauncher.Mode(rawValue: startServer) != nil else {
+            throw ValidationError("--start-server '\(startServer)' is unknown; use auto, dummy, alsa or never")
+        }
+        if let duration, !(duration.isFinite && duration > 0) {
+            throw ValidationError("--duration \(duration) is invalid; use a number of seconds above 0")
+        }
+        if let from, SessionTime.parse(from) == nil {
+            throw ValidationError("--from '\(from)' is not a time; \(SessionTime.formsHint)")
+        }
+    }
+
+    func run() throws {
+        let session = try loadSession(file, command: "run")
+        try SessionRun(command: self, session: session).run()
+    }
+}
+
+/// One live run of a session.
+final class SessionRun {
+    let command: SessionRunCommand
+    let session: Session
+    let launcher = ServerLauncher()
+
+    init(command: SessionRunCommand, session: Session) {
+        self.command = command
+        self.session = session
+    }
+
+    func run() throws {
+        let interrupt = InterruptFlag()
+        defer { launcher.stop() }
+        let mode = ServerLauncher.Mode(rawValue: command.startServer) ?? .auto
+        if let message = try launcher.ensureServer(named: command.server, mode: mode) {
+            FileHandle.standardError.write(Data("lockstep: \(message)\n".utf8))
+        }
+        let device: JACKDevice
+        let engine: Engine
+        let player: SessionPlayer
+        do {
+            device = try JACKDevice(options: .init(clientName: command.clientName, serverName: command.server,
+                                                   channelCount: session.document.channelCount,
+                                                   connectToPhysicalOutputs: !command.noConnect && command.connections.isEmpty))
+            engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory,
+                                maximumQueues: max(16, session.document.layers.count))
+            engine.isMasterMeteringEnabled = true
+            player = try SessionPlayer(session: session, engine: engine, directOutputs: true)
+            try device.start()
+        } catch let error as AudioQueueError {
+            throw CLIError(message: "session run: \(error.message)")
+        } catch let error as SessionError {
+            throw CLIError(message: "session run: at the server's rate:\n\(error.description)")
+        }
+        let rate = engine.sampleRate
+        do throws(AudioQueueError) {
+            if !command.connections.isEmpty {
+                let outputs = device.outputPortNames
+                if command.connections.count == 1 {
+                    for output in outputs { try device.connect(output, to: command.connections[0]) }
+                } else {
+                    for (output, destination) in zip(outputs, command.connections) { try device.connect(output, to: destination) }
+                }
+            }
+            for (layer, queue) in zip(player.timeline.layers, player.queues) where !layer.ports.isEmpty {
+                for (output, destination) in zip(queue.directOutputNames, layer.ports) {
+                    do { try device.connect(output, to: destination) } catch {
+                        throw AudioQueueError(error.code, "layer '\(layer.name)': cannot connect \(output) to '\(destination)': \(error.message); check the port name with 'lockstep ports'")
+                    }
+                }
+            }
+        } catch {
+            throw CLIError(message: "session run: \(command.file): \(error.message)")
+        }
+
+        let controls = command.control.map { ControlReader(path: $0) }
+        let fromPosition = command.from.flatMap(SessionTime.parse)?.samples(at: rate) ?? 0
+        var follower: SessionTransportFollower?
+        var startedAt: Int64?
+        if command.transport {
+            device.rendersOnlyWhileTransportRolls = true
+            follower = SessionTransportFollower(device: device, engine: engine, player: player)
+            player.halt(at: fromPosition)
+            FileHandle.standardError.write(Data("lockstep: following JACK transport; waiting for it to roll\n".utf8))
+        } else {
+            do {
+                let at = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64(rate * 0.05)
+                startedAt = try player.start(from: fromPosition, at: at)
+            } catch {
+                throw CLIError(message: "session run: \(error.message)")
+            }
+        }
+        let stopAfter = command.duration.map { Int64(($0 * rate).rounded()) }
+        var playedFrames: Int64 = 0
+        var lastPosition = fromPosition
+        let display = SessionDisplay(enabled: Terminal.stderrIsTerminal && !command.json, player: player)
+        var interrupted = false
+        var stopRequested = false
+        while true {
+            if interrupt.received != 0 { interrupted = true; break }
+            if engine.deviceError != nil { break }
+            if let follower {
+                do { try follower.poll() } catch {
+                    throw CLIError(message: "session run: \(error)")
+                }
+            }
+            for line in controls?.take() ?? [] {
+                if handle(line, player: player, engine: engine) { stopRequested = true }
+            }
+            if stopRequested { break }
+            let position = player.position
+            if player.isRunning { playedFrames += max(0, position - lastPosition) }
+            lastPosition = position
+            if let stopAfter, playedFrames >= stopAfter { break }
+            let timeline = player.timeline
+            let canStillGo = controls.map { !$0.isFinished } ?? false
+            if let end = timeline.end, position >= end, player.isRunning || follower == nil,
+               timeline.waitingCues.isEmpty || !canStillGo, follower == nil {
+                break
+            }
+            display.update()
+            usleep(5_000)
+        }
+        display.finish()
+
+        // Fade out over a few ms, then stop.
+        let endPosition = player.position
+        for queue in player.queues { try? queue.setVolume(0) }
+        usleep(30_000)
+        player.stop()
+        controls?.close()
+        let timeline = player.timeline
+        let gaps = engine.discontinuities
+        struct Summary: Encodable {
+            var file: String
+            var startSampleTime: Int64?
+            var from: Int64
+            var endPosition: Int64
+            var rate: Int
+            var interrupted: Bool
+            var discontinuities: [String]
+            var cues: [TimelineReport.Cue]
+            var error: String?
+            var server: String?
+        }
+        let error = engine.deviceError?.message ?? player.error?.description
+        if command.json {
+            print(jsonString(Summary(file: command.file, startSampleTime: startedAt, from: fromPosition, endPosition: endPosition,
+                                     rate: Int(rate), interrupted: interrupted,
+                                     discontinuities: gaps.map { "\($0.kind.rawValue)@\($0.sampleTime)" },
+                                     cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
+                                     server: launcher.description.isEmpty ? nil : launcher.description)))
+        } else {
+            let placed = timeline.cues.filter { $0.start != nil }.count
+            print("ran \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
+                  + "(\(endPosition) samples) at \(Int(rate)) Hz through '\(device.name)'; discontinuities: \(gaps.count)"
+                  + (interrupted ? " (interrupted)" : ""))
+        }
+        engine.device.stop()
+        if let error { throw CLIError(message: "session run: \(error)") }
+    }
+
+    /// Carries out one control command; returns true for `stop`.
+    func handle(_ line: String, player: SessionPlayer, engine: Engine) -> Bool {
+        let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard let verb = words.first?.lowercased() else { return false }
+        let rate = engine.sampleRate
+        func fail(_ message: String) {
+            FileHandle.standardError.write(Data("lockstep: control: \(message)\n".utf8))
+        }
+        switch verb {
+        case "go":
+            do {
+                let result = try player.go(words.count > 1 ? words.dropFirst().joined(separator: " ") : nil)
+                FileHandle.standardError.write(Data("lockstep: go \(result.cue) at \(Terminal.time(Double(result.start) / rate)) (sample \(result.start))\n".utf8))
+            } catch { fail(error.message) }
+        case "pause": player.pause()
+        case "resume":
+            do { try player.resume() } catch { fail("resume: \(error.message)") }
+        case "stop": return true
+        case "seek":
+            let text = words.dropFirst().joined(separator: " ")
+            guard let time = SessionTime.parse(text) else {
+                fail("seek '\(text)' is not a time; \(SessionTime.formsHint)")
+                return false
+            }
+            do { try player.seek(to: time.samples(at: rate)) } catch { fail("seek: \(error.message)") }
+        case "gain":
+            guard words.count == 3 || words.count == 4, let db = SessionGain.parse(words[2]) else {
+                fail("'\(line)' is not 'gain LAYER DB [RAMP]'; write e.g. gain drums -12dB 2")
+                return false
+            }
+            var ramp = 0.0
+            if words.count == 4 {
+                guard case .seconds(let seconds)? = SessionTime.parse(words[3]) else {
+                    fail("gain: ramp '\(words[3])' is not a number of seconds")
+                    return false
+                }
+                ramp = seconds
+            }
+            do { try player.setGain(layer: words[1], decibels: db, ramp: ramp) } catch { fail(error.message) }
+        case "status":
+            FileHandle.standardOutput.write(Data((SessionStatus(player: player, engine: engine).json + "\n").utf8))
+        default:
+            fail("unknown command '\(verb)'\(suggestion(verb)); the commands are go, pause, resume, stop, seek, gain, status")
+        }
+        return false
+    }
+
+    private func suggestion(_ verb: String) -> String {
+        Suggest.hint(for: verb, in: ["go", "pause", "resume", "stop", "seek", "gain", "status"])
+    }
+}
+
+/// A snapshot of a running session as one JSON line (the `status` command).
+struct SessionStatus {
+    let player: SessionPlayer
+    let engine: Engine
+
+    var json: String {
+        struct Cue: Encodable { var name: String; var layer: String; var state: String; var start: Int64?; var end: Int64? }
+        struct Layer: Encodable { var name: String; var gainDB: Double?; var peakDB: Double? }
+        struct Next: Encodable { var name: String; var inSeconds: Double?; var manual: Bool }
+        struct Status: Encodable {
+            var event = "status"
+            var state: String
+            var position: Int64
+            var seconds: Double
+            var rate: Double
+            var cues: [Cue]
+            var next: Next?
+            var layers: [Layer]
+            var discontinuities: Int
+        }
+        let timeline = player.timeline
+        let position = player.position
+        let rate = timeline.rate
+        var cues: [Cue] = []
+        for cue in timeline.cues {
+            cues.append(Cue(name: cue.name, layer: timeline.layers[cue.layer].name,
+                            state: SessionDisplay.state(of: cue, at: position), start: cue.start, end: cue.end))
+        }
+        let next = SessionDisplay.next(in: timeline, at: position).map { cue in
+            Next(name: cue.name, inSeconds: cue.start.map { Double($0 - position) / rate }, manual: cue.start == nil)
+        }
+        let layers = zip(timeline.layers.indices, player.queues).map { index, queue in
+            let db = timeline.layerGainDB(index, at: position)
+            let peak = ((try? queue.currentLevelMeterDB()) ?? []).map(\.peakPower).max() ?? -.infinity
+            return Layer(name: timeline.layers[index].name, gainDB: db.isFinite ? db : nil,
+                         peakDB: peak.isFinite ? Double(peak) : nil)
+        }
+        let state = player.isRunning ? "playing" : (player.isPaused ? "paused" : "stopped")
+        return jsonString(Status(state: state, position: position, seconds: Double(position) / rate, rate: rate,
+                                 cues: cues, next: next, layers: layers, discontinuities: engine.discontinuityCount))
+    }
+}
+
+/// Reads control commands, one a line, on a thread of its own: from standard input, a file, or
+/// a FIFO (reopened after each writer closes it).
+final class ControlReader: @unchecked Sendable {
+    private let lines = Mutex<[String]>([])
+    private let finished = Atomic<Bool>(false)
+    private let closed = Atomic<Bool>(false)
+    let path: String
+
+    init(path: String) {
+        self.path = path
+        let thread = Thread { [self] in self.read() }
+        thread.name = "lockstep-control"
+        thread.start()
+    }
+
+    /// Whether no more commands can come (standard input or a plain file reached its end).
+    var isFinished: Bool { finished.load(ordering: .acquiring) }
+
+    /// The commands received since the last call.
+    func take() -> [String] { lines.withLock { list in defer { list.removeAll() }; return list } }
+
+    func close() { closed.store(true, ordering: .releasing) }
+
+    private func read() {
+        var isFIFO = false
+        if path != "-" {
+            var info = stat()
+            if stat(path, &info) == 0 { isFIFO = (info.st_mode & S_IFMT) == S_IFIFO }
+        }
+        repeat {
+            let handle: UnsafeMutablePointer<FILE>? = path == "-" ? fdopen(dup(STDIN_FILENO), "r") : fopen(path, "r")
+            guard let handle else {
+                FileHandle.standardError.write(Data("lockstep: control: cannot open '\(path)': \(String(cString: strerror(errno))); no commands will be read\n".utf8))
+                break
+            }
+            var buffer: UnsafeMutablePointer<CChar>?
+            var capacity = 0
+            while getline(&buffer, &capacity, handle) >= 0 {
+                let line = String(cString: buffer!).trimmingCharacters(in: .whitespacesAndNewlines)
+                if !line.isEmpty && !line.hasPrefix("#") { lines.withLock { $0.append(line) } }
+                if closed.load(ordering: .acquiring) { break }
+            }
+            free(buffer)
+            fclose(handle)
+        } while isFIFO && !closed.load(ordering: .acquiring)
+        finished.store(true, ordering: .releasing)
+    }
+}
+
+/// Follows JACK transport: session sample = transport frame. Rolling plays from the transport
+/// position, stopping halts, relocating while rolling seeks.
+final class SessionTransportFollower {
+    let device: JACKDevice
+    let engine: Engine
+    let player: SessionPlayer
+    private(set) var isRolling = false
+    private var anchorFrame: Int64 = 0
+    private var anchorSampleTime: Int64 = 0
+
+    init(device: JACKDevice, engine: Engine, player: SessionPlayer) {
+        self.device = device
+        self.engine = engine
+        self.player = player
+    }
+
+    func poll() throws {
+        guard let snapshot = device.transportSnapshot() else { return }
+        if snapshot.isRolling {
+            let expected = anchorFrame + (snapshot.sampleTime - anchorSampleTime)
+            if !isRolling || snapshot.frame != expected {
+                let start = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
+                let frame = snapshot.frame + (start - snapshot.sampleTime)
+                player.halt(at: frame)
+                try player.start(from: frame, at: start)
+                anchorFrame = frame
+                anchorSampleTime = start
+                isRolling = true
+            }
+        } else if isRolling {
+            player.halt(at: snapshot.frame)
+            isRolling = false
+        } else if player.position != snapshot.frame {
+            _ = try? player.seek(to: snapshot.frame)
+        }
+    }
+}
