@@ -51,8 +51,8 @@ public struct Session: Sendable {
     /// - Throws: ``SessionError`` listing every problem found.
     public static func parse(text: String, path: String) throws(SessionError) -> Session {
         var parser = SessionParser(path: path, text: text)
-        let document = try parser.parse()
-        var diagnostics: [SessionDiagnostic] = []
+        let (document, parsed) = try parser.parseCollecting()
+        var diagnostics = parsed
         var files: [AudioFileInfo] = []
         for cue in document.cues {
             var info = AudioFileInfo(path: cue.resolvedFile, sampleRate: document.rate, channelCount: 1, frameCount: 0)
@@ -86,7 +86,7 @@ public struct Session: Sendable {
         let session = Session(document: document, files: files)
         // Reference and timing checks (at the session's own rate).
         do throws(SessionError) {
-            _ = try session.timeline(rate: document.rate, checkFiles: diagnostics.isEmpty)
+            _ = try session.timeline(rate: document.rate, checkFiles: true)
         } catch {
             diagnostics += error.diagnostics
         }

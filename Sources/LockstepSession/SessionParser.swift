@@ -31,6 +31,14 @@ public struct SessionParser {
     /// Parses the file.
     /// - Throws: ``SessionError`` listing every problem found.
     public mutating func parse() throws(SessionError) -> SessionDocument {
+        let (document, problems) = try parseCollecting()
+        if !problems.isEmpty { throw SessionError(problems) }
+        return document
+    }
+
+    /// Parses the file, returning the document (with defaults where values were bad) and the
+    /// problems found; throws only when there is no document at all (a YAML syntax error, say).
+    mutating func parseCollecting() throws(SessionError) -> (SessionDocument, [SessionDiagnostic]) {
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
@@ -83,8 +91,7 @@ public struct SessionParser {
                 document.layers.append(.init(name: cue.layer, gainDB: 0, ports: [], location: cue.location(of: "layer")))
             }
         }
-        if !diagnostics.isEmpty { throw SessionError(diagnostics) }
-        return document
+        return (document, diagnostics)
     }
 
     // MARK: - Sections
@@ -310,8 +317,8 @@ public struct SessionParser {
         let text = string(node) ?? ""
         if let value = SessionTime.parse(text) { return value }
         let negative = text.trimmingCharacters(in: .whitespaces).hasPrefix("-")
-        report(.invalidTime, node, "\(what) '\(text)' is \(negative ? "negative" : "not a time"); "
-               + SessionTime.formsHint + (allowManual ? ", or manual" : "") + (negative ? " of 0 or more" : ""))
+        report(.invalidTime, node, negative ? "\(what) '\(text)' is negative; times count from the session's start (or the file's), so use 0 or more"
+               : "\(what) '\(text)' is not a time; " + SessionTime.formsHint + (allowManual ? ", or manual" : ""))
         return nil
     }
 

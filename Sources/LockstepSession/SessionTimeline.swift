@@ -203,7 +203,7 @@ struct SessionTimelineBuilder {
             }
             let regionStart = cue.from.map { $0.samples(at: info.sampleRate) } ?? 0
             let regionEnd = cue.to.map { $0.samples(at: info.sampleRate) } ?? info.frameCount
-            if checkFiles {
+            if checkFiles && info.frameCount > 0 {
                 if regionEnd > info.frameCount {
                     diagnostics.append(.init(.invalidTime, at: cue.location(of: "to"),
                         "cue '\(cue.name)': 'to' \(cue.to!) is past the end of '\(cue.file)' (\(info.frameCount) frames, \(Self.seconds(Double(info.frameCount) / info.sampleRate))); use a position inside the file or leave 'to' out"))
