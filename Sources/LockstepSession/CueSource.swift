@@ -19,6 +19,12 @@ final class CueSource {
     private var flushed = false
     private var input: [Float]
     private let chunk = 1024
+    /// The converter's last output (held frames and filter tail), served after the input ends.
+    private var tail: [Float] = []
+    private var tailCount = 0
+    private var tailRead = 0
+    /// Converted output frames still to drop after a seek (the warm-up before the target).
+    private var discard = 0
     /// The first error met while reading (the rest of the cue plays as silence).
     private(set) var error: FileError?
 
@@ -45,14 +51,30 @@ final class CueSource {
     deinit { reader.close() }
 
     /// Moves to sample `k` of the cue (at the session's rate).
+    ///
+    /// Same-rate cues land exactly. A converted cue restarts the converter a little earlier, on
+    /// an input frame whose output falls on a whole session sample, and discards the output
+    /// before `k`: the filter is warmed up on the same input as an uninterrupted play, so the
+    /// samples match it to within rounding (no warm-up transient, no fractional shift).
     func seek(to k: Int64) {
         let region = cue.regionEnd - cue.regionStart
-        let fileFrame = converter == nil ? k : Int64((Double(k) * cue.fileRate / rate).rounded())
-        let pass = fileFrame / region
+        var streamFrame = k
+        discard = 0
+        if let converter {
+            let g = Self.gcd(Int64(rate.rounded()), Int64(cue.fileRate.rounded()))
+            let inStep = max(1, Int64(cue.fileRate.rounded()) / g)
+            let outStep = max(1, Int64(rate.rounded()) / g)
+            let target = Int64((Double(k) * cue.fileRate / rate).rounded(.down))
+            let preroll = Int64(converter.maximumLatencyFrames * 2 + 512)
+            let first = max(0, target - preroll) / inStep * inStep
+            streamFrame = first
+            discard = Int(k - first / inStep * outStep)
+        }
+        let pass = streamFrame / region
         if let count = cue.playCount {
             passesAfterThis = count - 1 - Int(pass)
         }
-        filePosition = cue.regionStart + fileFrame % region
+        filePosition = cue.regionStart + streamFrame % region
         inputDone = cue.playCount.map { Int(pass) >= $0 } ?? false
         flushed = false
         converter?.reset()
@@ -60,35 +82,63 @@ final class CueSource {
         do throws(FileError) { try reader.seek(toFrame: filePosition) } catch { self.error = self.error ?? error }
     }
 
+    private static func gcd(_ a: Int64, _ b: Int64) -> Int64 { b == 0 ? max(1, a) : gcd(b, a % b) }
+
     /// Writes the next `frames` cue samples (interleaved, the file's channels) to `out`; past the
     /// cue's end, or after an error, it writes silence.
     func read(into out: UnsafeMutablePointer<Float>, frames: Int) {
+        while discard > 0 {
+            let n = min(discard, frames)
+            produce(into: out, frames: n)
+            discard -= n
+        }
+        produce(into: out, frames: frames)
+        position += Int64(frames)
+    }
+
+    /// Writes the next `frames` frames of the (converted) stream, silence past its end.
+    private func produce(into out: UnsafeMutablePointer<Float>, frames: Int) {
         let channels = cue.fileChannels
         var done = 0
         if let converter {
             while done < frames {
                 if !inputDone {
-                    let got = readInput(maximum: chunk)
-                    let produced = input.withUnsafeBufferPointer { buffer in
+                    // Output held from earlier calls first, so the converter never hoards.
+                    done += input.withUnsafeBufferPointer { buffer in
+                        converter.process(buffer.baseAddress!, frames: 0, into: out + done * channels, capacity: frames - done)
+                    }
+                    if done >= frames { break }
+                    let want = min(chunk, Int((Double(frames - done) / converter.ratio).rounded(.up)) + 16)
+                    let got = readInput(maximum: want)
+                    done += input.withUnsafeBufferPointer { buffer in
                         converter.process(buffer.baseAddress!, frames: got, into: out + done * channels,
                                           capacity: frames - done)
                     }
-                    done += produced
                 } else if !flushed {
-                    done += converter.flush(into: out + done * channels, capacity: frames - done)
+                    // The converter's held output and its filter tail, into a buffer big
+                    // enough for all of it (a short capacity would drop the rest).
+                    let capacity = converter.maximumLatencyFrames + 2 * Int((Double(chunk) * converter.ratio).rounded(.up)) + 1024
+                    tail = Array(repeating: 0, count: capacity * channels)
+                    tailCount = tail.withUnsafeMutableBufferPointer { converter.flush(into: $0.baseAddress!, capacity: capacity) }
+                    tailRead = 0
                     flushed = true
+                } else if tailRead < tailCount {
+                    let n = min(frames - done, tailCount - tailRead)
+                    tail.withUnsafeBufferPointer { buffer in
+                        (out + done * channels).update(from: buffer.baseAddress! + tailRead * channels, count: n * channels)
+                    }
+                    tailRead += n
+                    done += n
                 } else {
                     break
                 }
             }
         } else {
             while done < frames && !inputDone {
-                let got = readFile(into: out + done * channels, maximum: frames - done)
-                done += got
+                done += readFile(into: out + done * channels, maximum: frames - done)
             }
         }
         if done < frames { (out + done * channels).update(repeating: 0, count: (frames - done) * channels) }
-        position += Int64(frames)
     }
 
     /// Reads up to `maximum` frames of the region into `input`, looping; returns the count.

@@ -190,3 +190,39 @@ struct SessionRenderTests {
         #expect(throws: PlayerError.self) { try player.setGain(layer: "bedd", decibels: -6) }
     }
 }
+
+@Suite("Session seek into converted cues")
+struct SessionConvertedSeekTests {
+    @Test("starting inside a rate-converted, looping cue matches the full render to within rounding")
+    func startInsideConvertedCue() throws {
+        let fixture = try SessionFixture()
+        try fixture.audio("slow.wav", Signals.sine(frequency: 220, sampleRate: 44100, frames: 44100, amplitude: 0.3), rate: 44100)
+        let text = """
+            channels: 1
+            cues:
+              - { name: bed, file: slow.wav, at: 0.25, to: 0.5, loop: 3 }
+            """
+        let full = try fixture.render(text).samples
+        #expect(full.count == 84000)
+        #expect((full.lastIndex { $0 != 0 } ?? 0) > 83990)             // the converted loop plays to its end
+        let session = try Session.load(path: try fixture.session(text, name: "conv.yaml"))
+        for from in [12000 + 100, 20000, 12000 + 24000 + 17] {
+            let device = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 1), maximumFramesPerRender: 256)
+            let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory)
+            let player = try SessionPlayer(session: session, engine: engine)
+            try player.start(from: Int64(from), at: 0)
+            let count = full.count - from
+            let rendered = try render(device, frames: count)
+            var largest: Float = 0
+            var at = 0
+            for i in 0..<count where abs(rendered[i] - full[from + i]) > largest {
+                largest = abs(rendered[i] - full[from + i])
+                at = i
+            }
+            let firstBad = (0..<count).first { abs(rendered[$0] - full[from + $0]) > 1e-5 }
+            let nonzeroFull = full.lastIndex { $0 != 0 } ?? -1
+            let nonzeroMine = rendered.lastIndex { $0 != 0 }.map { $0 + from } ?? -1
+            #expect(largest < 1e-5, "from \(from): largest difference \(largest) at \(at); first bad \(String(describing: firstBad)); last sound full \(nonzeroFull) mine \(nonzeroMine)")
+        }
+    }
+}

@@ -20,8 +20,9 @@ public enum CLI {
     }
 
     /// Starts `lockstep` with `arguments`; `environment` entries are added to the test's own.
+    /// With `withInput`, its standard input is a pipe fed by ``RunningCLI/send(line:)``.
     public static func spawn(_ arguments: [String], environment: [String: String] = [:],
-                             in directory: String? = nil) throws -> RunningCLI {
+                             in directory: String? = nil, withInput: Bool = false) throws -> RunningCLI {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
@@ -33,9 +34,10 @@ public enum CLI {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        let input = withInput ? Pipe() : nil
+        process.standardInput = input ?? FileHandle.nullDevice
         try process.run()
-        return RunningCLI(process: process, out: out, err: err)
+        return RunningCLI(process: process, out: out, err: err, input: input)
     }
 
     /// Runs `lockstep` to completion (killed after `timeout` seconds).
@@ -53,15 +55,21 @@ public final class RunningCLI: @unchecked Sendable {
     private let lock = NSLock()
     private let readers = DispatchGroup()
 
-    init(process: Process, out: Pipe, err: Pipe) {
+    private let input: Pipe?
+
+    init(process: Process, out: Pipe, err: Pipe, input: Pipe? = nil) {
         self.process = process
+        self.input = input
         for (pipe, isOut) in [(out, true), (err, false)] {
             readers.enter()
             DispatchQueue.global().async { [self] in
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                lock.lock()
-                if isOut { outData = data } else { errData = data }
-                lock.unlock()
+                while true {
+                    let data = pipe.fileHandleForReading.availableData
+                    if data.isEmpty { break }
+                    lock.lock()
+                    if isOut { outData += data } else { errData += data }
+                    lock.unlock()
+                }
                 readers.leave()
             }
         }
@@ -71,6 +79,28 @@ public final class RunningCLI: @unchecked Sendable {
     public var pid: Int32 { process.processIdentifier }
     /// Whether it is still running.
     public var isRunning: Bool { process.isRunning }
+
+    /// Writes `line` and a newline to the process's standard input (spawned `withInput`).
+    public func send(line: String) {
+        input?.fileHandleForWriting.write(Data((line + "\n").utf8))
+    }
+
+    /// Closes the process's standard input (end of file).
+    public func closeInput() { try? input?.fileHandleForWriting.close() }
+
+    /// Everything written to standard error so far.
+    public var errorOutputSoFar: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: errData, as: UTF8.self)
+    }
+
+    /// Everything written to standard output so far.
+    public var outputSoFar: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return String(decoding: outData, as: UTF8.self)
+    }
 
     /// Sends a signal (SIGINT, SIGTERM, …).
     public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }

@@ -1,0 +1,299 @@
+import CJack
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepTestSupport
+import Testing
+
+extension JACKTests {
+    /// `lockstep session run` as a real process against a private dummy-driver jackd, captured
+    /// from the graph and compared with `lockstep session render` of the same session.
+    @Suite("lockstep session run (the built binary, live)", .serialized)
+    struct SessionRunTests {
+        let temp: TemporaryTestDirectory
+        static let step: Float = 1.0 / 65536
+
+        init() throws { temp = try TemporaryTestDirectory(prefix: "lockstep-session-run") }
+
+        func write(_ name: String, _ samples: [Float], rate: Double = 48000, channels: Int = 1) throws {
+            let writer = try AudioFileWriter(path: temp.file(name), format: StreamFormat(sampleRate: rate, channelCount: channels))
+            try samples.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: samples.count / channels) }
+            try writer.close()
+        }
+
+        func session(_ text: String, name: String = "show.yaml") throws -> String {
+            let path = temp.file(name)
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+
+        func json(_ text: String) throws -> [String: Any] {
+            let line = try #require(text.split(separator: "\n").last)
+            return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+
+        /// Reads a rendered file as interleaved floats.
+        func read(_ path: String) throws -> (samples: [Float], channels: Int) {
+            let reader = try AudioFileReader(path: path)
+            var samples = [Float](repeating: 0, count: Int(reader.frameCount) * reader.format.channelCount)
+            _ = try samples.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
+            return (samples, reader.format.channelCount)
+        }
+
+        /// The recorded frame captured at device (JACK frame) time `time`.
+        func recordedIndex(_ capture: JACKCapture, atFrameTime time: Int64) -> Int? {
+            let target = UInt32(truncatingIfNeeded: time)
+            for cycle in capture.cycles {
+                let offset = target &- cycle.frameTime
+                if offset < UInt32(cycle.frames) { return cycle.firstRecordedFrame + Int(offset) }
+            }
+            return nil
+        }
+
+        static let showText = """
+            layers:
+              music: { gain: -3dB }
+              bed:   { gain: -6dB }
+            cues:
+              - { name: a, layer: music, file: ramp.wav, at: "1000 samples", loop: 2, fade_in: 0.01 }
+              - { name: b, layer: music, file: tone.wav, after: a, crossfade: 0.1, fade_out: 0.2 }
+              - { name: bed, layer: bed, file: slow.wav, at: 0.25, to: 0.5, loop: 3 }
+            automation:
+              - { layer: bed, at: 0.6, gain: -12dB, ramp: 0.3 }
+            """
+
+        func writeShowAudio() throws {
+            try write("ramp.wav", Signals.ramp(frames: 12000, start: 1, step: 8 * Self.step))
+            try write("tone.wav", Signals.sine(frequency: 440, sampleRate: 48000, frames: 24000, amplitude: 0.5, channels: 2), channels: 2)
+            try write("slow.wav", Signals.sine(frequency: 220, sampleRate: 44100, frames: 44100, amplitude: 0.3), rate: 44100)
+        }
+
+        @Test("a session played live and captured from the ports equals its offline render, sample for sample")
+        func liveEqualsRender() throws {
+            try writeShowAudio()
+            let path = try session(Self.showText)
+            let rendered = temp.file("show.wav")
+            let render = try CLI.run(["session", "render", path, "-o", rendered])
+            #expect(render.status == 0, "\(render.stderr)")
+            let offline = try read(rendered)
+            #expect(offline.channels == 2)
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 6)
+            try capture.start()
+            let result = try CLI.run(["session", "run", path, "--server", server.name, "--client-name", "session-live",
+                                      "--connect", capture.portNames[0], "--connect", capture.portNames[1], "--json"],
+                                     timeout: 30)
+            #expect(result.status == 0, "\(result.stderr)")
+            let summary = try json(result.stdout)
+            #expect((summary["discontinuities"] as? [Any])?.isEmpty == true, "\(summary)")
+            let start = try #require(summary["startSampleTime"] as? Int)
+            usleep(200_000)
+            let first = try #require(recordedIndex(capture, atFrameTime: Int64(start)))
+            let frames = offline.samples.count / 2
+            #expect(capture.frames >= first + frames)
+            var mismatches = 0
+            for c in 0..<2 {
+                let live = capture.channel(c)
+                for i in 0..<frames where live[first + i] != offline.samples[i * 2 + c] {
+                    if mismatches < 5 { print("channel \(c) frame \(i): live \(live[first + i]) offline \(offline.samples[i * 2 + c])") }
+                    mismatches += 1
+                }
+            }
+            #expect(mismatches == 0)
+            #expect(offline.samples.contains { $0 != 0 })
+        }
+
+        @Test("--from starts mid-session with every cue in place: the capture equals the render from there on")
+        func startsFrom() throws {
+            try writeShowAudio()
+            let path = try session(Self.showText)
+            let rendered = temp.file("show-from.wav")
+            #expect(try CLI.run(["session", "render", path, "-o", rendered]).status == 0)
+            let offline = try read(rendered)
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 6)
+            try capture.start()
+            let from = 20000
+            let result = try CLI.run(["session", "run", path, "--server", server.name, "--from", "\(from) samples",
+                                      "--connect", capture.portNames[0], "--connect", capture.portNames[1], "--json"],
+                                     timeout: 30)
+            #expect(result.status == 0, "\(result.stderr)")
+            let summary = try json(result.stdout)
+            #expect(summary["from"] as? Int == from)
+            let start = try #require(summary["startSampleTime"] as? Int)
+            usleep(200_000)
+            let first = try #require(recordedIndex(capture, atFrameTime: Int64(start)))
+            let frames = offline.samples.count / 2 - from
+            #expect(capture.frames >= first + frames)
+            // Same-rate cues match exactly; the converted bed (44.1 kHz) restarts its converter
+            // with a warm-up, so it matches to within rounding.
+            var largest: Float = 0
+            for c in 0..<2 {
+                let live = capture.channel(c)
+                for i in 0..<frames { largest = max(largest, abs(live[first + i] - offline.samples[(from + i) * 2 + c])) }
+            }
+            #expect(largest < 1e-5, "largest difference \(largest)")
+            print("--from: largest difference from the full render \(largest)")
+        }
+
+        @Test("control: go places the manual cue on the sample it reports; gain, pause, resume, seek, status and stop work")
+        func control() throws {
+            try write("bed.wav", Signals.constant(0.125, frames: 48000 * 8))
+            try write("click.wav", Signals.impulse(at: 0, frames: 16, value: 0.5))
+            let path = try session("""
+                channels: 1
+                layers: { bed: {}, fx: {} }
+                cues:
+                  - { name: bed, layer: bed, file: bed.wav, at: 0 }
+                  - { name: bell, layer: fx, file: click.wav, at: manual }
+                """)
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 8)
+            try capture.start()
+            let running = try CLI.spawn(["session", "run", path, "--server", server.name, "--client-name", "session-control",
+                                         "--connect", capture.portNames[0], "--control", "-", "--json"], withInput: true)
+            #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
+            usleep(300_000)
+            running.send(line: "go bell")
+            running.send(line: "status")
+            usleep(300_000)
+            running.send(line: "gain bed -6")
+            usleep(300_000)
+            running.send(line: "go bell")                      // already fired: an error, not a crash
+            running.send(line: "jump 3")                       // unknown command
+            running.send(line: "pause")
+            usleep(300_000)
+            running.send(line: "status")
+            running.send(line: "seek 5")
+            running.send(line: "resume")
+            usleep(300_000)
+            running.send(line: "status")
+            running.send(line: "stop")
+            let result = running.wait(timeout: 15)
+            #expect(result.status == 0, "\(result.stderr)")
+            let lines = result.stdout.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            let statuses = lines.filter { $0["event"] as? String == "status" }
+            #expect(statuses.map { $0["state"] as? String } == ["playing", "paused", "playing"])
+            #expect((statuses.last?["position"] as? Int ?? 0) >= 5 * 48000)
+            let cues = statuses.first?["cues"] as? [[String: Any]]
+            let bellStart = try #require(cues?.first { $0["name"] as? String == "bell" }?["start"] as? Int)
+            #expect(result.stderr.contains("go bell at") && result.stderr.contains("(sample \(bellStart))"))
+            #expect(result.stderr.contains("already been fired"))
+            #expect(result.stderr.contains("unknown command 'jump'"))
+            let summary = try #require(lines.last)
+            let origin = try #require(summary["startSampleTime"] as? Int)
+            usleep(100_000)
+            // The bell's impulse sits exactly on origin + its session sample, over the bed.
+            let index = try #require(recordedIndex(capture, atFrameTime: Int64(origin + bellStart)))
+            let live = capture.channel(0)
+            #expect(live[index] == 0.625)
+            #expect(live[index - 1] == 0.125 && live[index + 1] == 0.125)
+            // After the gain change the bed plays at -6 dB; while paused, silence.
+            #expect(live.contains { abs($0 - 0.125 * Float(pow(10, -6.0 / 20))) < 1e-6 })
+            let pausedStretch = live[index...].firstIndex { $0 == 0 }
+            #expect(pausedStretch != nil)
+        }
+
+        @Test("a layer with ports plays only there; the other layers go to the master outputs")
+        func layerPorts() throws {
+            try write("solo.wav", Signals.constant(0.25, frames: 24000))
+            try write("rest.wav", Signals.constant(0.0625, frames: 24000))
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 5)
+            try capture.start()
+            let path = try session("""
+                channels: 1
+                layers:
+                  solo: { ports: [\(capture.portNames[0])] }
+                  rest: {}
+                cues:
+                  - { layer: solo, file: solo.wav }
+                  - { layer: rest, file: rest.wav, with: solo }
+                """)
+            let result = try CLI.run(["session", "run", path, "--server", server.name, "--client-name", "session-ports",
+                                      "--connect", capture.portNames[1], "--json"], timeout: 20)
+            #expect(result.status == 0, "\(result.stderr)")
+            usleep(100_000)
+            let solo = capture.channel(0).filter { $0 != 0 }
+            let rest = capture.channel(1).filter { $0 != 0 }
+            #expect(solo.count == 24000 && solo.allSatisfy { $0 == 0.25 })
+            #expect(rest.count == 24000 && rest.allSatisfy { $0 == 0.0625 })
+        }
+
+        @Test("--transport: session time follows the transport frame through start, stop and relocation")
+        func followsTransport() throws {
+            try write("ramp.wav", Signals.ramp(frames: 48000 * 6, start: 1, step: Self.step))
+            let path = try session("cues: [ { file: ramp.wav, at: 0 } ]\nchannels: 1\n")
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 8)
+            try capture.start()
+            let running = try CLI.spawn(["session", "run", path, "--server", server.name, "--client-name", "session-transport",
+                                         "--transport", "--connect", capture.portNames[0], "--json"])
+            try server.waitForPort("session-transport:out_1", timeout: 10)
+            usleep(300_000)
+            try server.withClient(named: "transport-driver") { client in
+                _ = jack_transport_locate(client, 0)
+                _ = jack_transport_start(client)
+            }
+            usleep(700_000)
+            try server.withClient(named: "transport-driver") { client in jack_transport_stop(client) }
+            usleep(400_000)
+            try server.withClient(named: "transport-driver") { client in
+                _ = jack_transport_locate(client, 96000)
+                _ = jack_transport_start(client)
+            }
+            usleep(700_000)
+            running.send(SIGINT)
+            let result = running.wait(timeout: 10)
+            #expect(result.status == 0, "\(result.stderr)")
+            let left = capture.channel(0)
+            let fadeStart = (left.lastIndex { $0 != 0 } ?? left.count) - 400
+            var checked = 0, mismatches = 0
+            var sawSecondSegment = false
+            for cycle in capture.cycles where cycle.transportRolling {
+                for i in 0..<cycle.frames {
+                    let value = left[cycle.firstRecordedFrame + i]
+                    if value == 0 || cycle.firstRecordedFrame + i >= fadeStart { continue }
+                    let fileFrame = Int(value / Self.step) - 1
+                    let transportFrame = Int(cycle.transportFrame) + i
+                    if fileFrame != transportFrame { mismatches += 1 }
+                    if transportFrame >= 96000 { sawSecondSegment = true }
+                    checked += 1
+                }
+            }
+            #expect(checked > 24000)
+            #expect(mismatches == 0)
+            #expect(sawSecondSegment)
+        }
+
+        @Test("session check and render from the CLI: a table, JSON, and every error with FILE:LINE:COLUMN")
+        func checkCLI() throws {
+            try write("a.wav", Signals.constant(0.1, frames: 4800))
+            let good = try session("cues:\n  - { name: one, file: a.wav, at: 0.5 }\n  - { name: two, file: a.wav, after: one }\n", name: "good.yaml")
+            let table = try CLI.run(["session", "check", good])
+            #expect(table.status == 0, "\(table.stderr)")
+            #expect(table.stdout.contains("one") && table.stdout.contains("24000") && table.stdout.contains("28800"))
+            let report = try json(try CLI.run(["session", "check", good, "--json"]).stdout)
+            #expect(report["valid"] as? Bool == true)
+            #expect((report["cues"] as? [[String: Any]])?.last?["start"] as? Int == 28800)
+            let bad = try session("cues:\n  - { name: one, file: nope.wav, at: 0 }\n  - { name: two, file: a.wav, after: onr, gian: 1 }\n", name: "bad.yaml")
+            let failed = try CLI.run(["session", "check", bad])
+            #expect(failed.status == 1)
+            #expect(failed.stderr.contains("\(bad):2:24: error:"))
+            #expect(failed.stderr.contains("\(bad):3:45: error:") || failed.stderr.contains("\(bad):3:"))
+            #expect(failed.stderr.contains("did you mean 'one'?") && failed.stderr.contains("did you mean 'gain'?"))
+            let failedJSON = try json(try CLI.run(["session", "check", bad, "--json"]).stdout)
+            #expect(failedJSON["valid"] as? Bool == false)
+            #expect((failedJSON["errors"] as? [Any])?.count == 3)
+            let out = temp.file("good.flac")
+            let rendered = try CLI.run(["session", "render", good, "-o", out, "--sample-format", "s16"])
+            #expect(rendered.status == 0, "\(rendered.stderr)")
+            let file = try AudioFileReader(path: out)
+            #expect(file.frameCount == 24000 + 4800 + 4800)
+            let badGo = try CLI.run(["session", "render", good, "-o", out, "--go", "x"])
+            #expect(badGo.status == 64 && badGo.stderr.contains("CUE@TIME"))
+        }
+    }
+}
