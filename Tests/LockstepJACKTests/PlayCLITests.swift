@@ -127,45 +127,17 @@ extension JACKTests {
                                          "--json", "--duration", "3"])
             try server.waitForPort("lockstep-transport:out_1", timeout: 10)
             usleep(300_000)
-            try server.withClient(named: "transport-driver") { client in
-                _ = jack_transport_locate(client, 0)
-                _ = jack_transport_start(client)
-            }
-            usleep(700_000)
-            try server.withClient(named: "transport-driver") { client in jack_transport_stop(client) }
-            usleep(400_000)
-            try server.withClient(named: "transport-driver") { client in
-                _ = jack_transport_locate(client, 96000)
-                _ = jack_transport_start(client)
-            }
-            usleep(700_000)
+            try TransportScript.rollStopRelocate(server)
             running.send(SIGINT)
             let result = running.wait(timeout: 10)
             #expect(result.status == 0, "\(result.stderr)")
             // Every non-silent frame plays the file frame equal to the transport frame at that time
             // (but for the Ctrl-C fade at the very end, which scales the ramp down).
+            let check = TransportScript.check(capture, step: Self.step)
+            #expect(check.checked > 24000)
+            #expect(check.mismatches == 0)
+            #expect(check.sawRelocatedSegment)
             let left = capture.channel(0)
-            let fadeStart = (left.lastIndex { $0 != 0 } ?? left.count) - 400
-            var checked = 0
-            var mismatches = 0
-            var sawSecondSegment = false
-            for cycle in capture.cycles where cycle.transportRolling {
-                for i in 0..<cycle.frames {
-                    let value = left[cycle.firstRecordedFrame + i]
-                    if value == 0 || cycle.firstRecordedFrame + i >= fadeStart { continue }
-                    let fileFrame = Int(value / Self.step) - 1
-                    let transportFrame = Int(cycle.transportFrame) + i
-                    if fileFrame != transportFrame {
-                        if mismatches < 5 { print("mismatch: file \(fileFrame) transport \(transportFrame) cycle \(cycle)") }
-                        mismatches += 1
-                    }
-                    if transportFrame >= 96000 { sawSecondSegment = true }
-                    checked += 1
-                }
-            }
-            #expect(checked > 24000)
-            #expect(mismatches == 0)
-            #expect(sawSecondSegment)
             // While stopped, silence.
             let stoppedCycles = capture.cycles.filter { !$0.transportRolling }
             let loud = stoppedCycles.dropFirst(2).filter { cycle in

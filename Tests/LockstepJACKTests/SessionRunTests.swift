@@ -233,39 +233,14 @@ extension JACKTests {
                                          "--transport", "--connect", capture.portNames[0], "--json"])
             try server.waitForPort("session-transport:out_1", timeout: 10)
             usleep(300_000)
-            try server.withClient(named: "transport-driver") { client in
-                _ = jack_transport_locate(client, 0)
-                _ = jack_transport_start(client)
-            }
-            usleep(700_000)
-            try server.withClient(named: "transport-driver") { client in jack_transport_stop(client) }
-            usleep(400_000)
-            try server.withClient(named: "transport-driver") { client in
-                _ = jack_transport_locate(client, 96000)
-                _ = jack_transport_start(client)
-            }
-            usleep(700_000)
+            try TransportScript.rollStopRelocate(server)
             running.send(SIGINT)
             let result = running.wait(timeout: 10)
             #expect(result.status == 0, "\(result.stderr)")
-            let left = capture.channel(0)
-            let fadeStart = (left.lastIndex { $0 != 0 } ?? left.count) - 400
-            var checked = 0, mismatches = 0
-            var sawSecondSegment = false
-            for cycle in capture.cycles where cycle.transportRolling {
-                for i in 0..<cycle.frames {
-                    let value = left[cycle.firstRecordedFrame + i]
-                    if value == 0 || cycle.firstRecordedFrame + i >= fadeStart { continue }
-                    let fileFrame = Int(value / Self.step) - 1
-                    let transportFrame = Int(cycle.transportFrame) + i
-                    if fileFrame != transportFrame { mismatches += 1 }
-                    if transportFrame >= 96000 { sawSecondSegment = true }
-                    checked += 1
-                }
-            }
-            #expect(checked > 24000)
-            #expect(mismatches == 0)
-            #expect(sawSecondSegment)
+            let check = TransportScript.check(capture, step: Self.step)
+            #expect(check.checked > 24000)
+            #expect(check.mismatches == 0)
+            #expect(check.sawRelocatedSegment)
         }
 
         @Test("session check and render from the CLI: a table, JSON, and every error with FILE:LINE:COLUMN")
