@@ -121,4 +121,29 @@ struct CLITests {
         // Nothing that looks like a finished output is left behind.
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/x.wav"))
     }
+
+    @Test("the example sessions check clean and render to their resolved length")
+    func exampleSessions() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+        let stems = root + "/Examples/Sessions/stems.yaml"
+        let playlist = root + "/Examples/Sessions/playlist.yaml"
+        for session in [stems, playlist] {
+            let checked = try CLI.run(["session", "check", session])
+            #expect(checked.status == 0, "\(checked.stderr)")
+        }
+        let table = try CLI.run(["session", "check", playlist]).stdout
+        #expect(table.contains("manual") && table.contains("second") && table.contains("120000"))
+        let stemsOut = "\(dir)/stems.wav"
+        let r1 = try CLI.run(["session", "render", stems, "-o", stemsOut])
+        #expect(r1.status == 0, "\(r1.stderr)")
+        #expect(try AudioFileReader(path: stemsOut).frameCount == 288000)
+        let playlistOut = "\(dir)/playlist.flac"
+        let r2 = try CLI.run(["session", "render", playlist, "-o", playlistOut, "--go", "bell@4.5", "--json"])
+        #expect(r2.status == 0, "\(r2.stderr)")
+        #expect(try AudioFileReader(path: playlistOut).frameCount == 456000)
+        #expect(r2.stdout.contains("\"start\":216000"))             // the bell, placed at 4.5 s
+        let unknown = try CLI.run(["session", "render", playlist, "-o", playlistOut, "--go", "belll@1"])
+        #expect(unknown.status == 1 && unknown.stderr.contains("did you mean 'bell'?"))
+    }
 }
