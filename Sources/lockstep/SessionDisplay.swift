@@ -9,6 +9,7 @@ final class SessionDisplay {
     let player: SessionPlayer
     private var lastDraw = Date.distantPast
     private var lines = 0
+    private var notes: [String] = []
 
     init(enabled: Bool, player: SessionPlayer) {
         self.enabled = enabled
@@ -30,6 +31,19 @@ final class SessionDisplay {
         return scheduled ?? timeline.waitingCues.first
     }
 
+    /// Shows a message (a control command's answer or error) in the display, or on standard
+    /// error when there is no display.
+    func note(_ message: String) {
+        guard enabled else {
+            FileHandle.standardError.write(Data("lockstep: \(message)\n".utf8))
+            return
+        }
+        notes.append(message)
+        if notes.count > 3 { notes.removeFirst(notes.count - 3) }
+        lastDraw = .distantPast
+        update()
+    }
+
     func update() {
         guard enabled, Date().timeIntervalSince(lastDraw) >= 0.1 else { return }
         lastDraw = Date()
@@ -44,6 +58,7 @@ final class SessionDisplay {
                 ?? "   next: \(next.name) (waits for go)"
         }
         rows.append(header)
+        rows += notes.map { "  > " + $0 }
         // The cues around now: everything playing, then up to 4 to come.
         let playing = timeline.cues.filter { Self.state(of: $0, at: position) == "playing" }
         let coming = timeline.cues.filter { ["scheduled", "waiting"].contains(Self.state(of: $0, at: position)) }

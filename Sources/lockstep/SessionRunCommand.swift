@@ -136,6 +136,9 @@ final class SessionRun {
         }
 
         let controls = command.control.map { ControlReader(path: $0) }
+        // Typed commands are shown in the live display, not echoed over it.
+        let echo = command.control == "-" && Terminal.stderrIsTerminal && !command.json ? TerminalEcho.off() : nil
+        defer { echo?.restore() }
         let fromPosition = command.from.flatMap(SessionTime.parse)?.samples(at: rate) ?? 0
         var follower: SessionTransportFollower?
         var startedAt: Int64?
@@ -167,7 +170,7 @@ final class SessionRun {
                 }
             }
             for line in controls?.take() ?? [] {
-                if handle(line, player: player, engine: engine) { stopRequested = true }
+                if handle(line, player: player, engine: engine, display: display) { stopRequested = true }
             }
             if stopRequested { break }
             let position = player.position
@@ -223,20 +226,20 @@ final class SessionRun {
     }
 
     /// Carries out one control command; returns true for `stop`.
-    func handle(_ line: String, player: SessionPlayer, engine: Engine) -> Bool {
+    func handle(_ line: String, player: SessionPlayer, engine: Engine, display: SessionDisplay) -> Bool {
         let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
         guard let verb = words.first?.lowercased() else { return false }
         let rate = engine.sampleRate
-        func fail(_ message: String) {
-            FileHandle.standardError.write(Data("lockstep: control: \(message)\n".utf8))
-        }
+        func fail(_ message: String) { display.note("control: \(message)") }
         switch verb {
         case "go":
             do {
                 let result = try player.go(words.count > 1 ? words.dropFirst().joined(separator: " ") : nil)
-                FileHandle.standardError.write(Data("lockstep: go \(result.cue) at \(Terminal.time(Double(result.start) / rate)) (sample \(result.start))\n".utf8))
+                display.note("go \(result.cue) at \(Terminal.time(Double(result.start) / rate)) (sample \(result.start))")
             } catch { fail(error.message) }
-        case "pause": player.pause()
+        case "pause":
+            player.pause()
+            display.note("paused at \(Terminal.time(Double(player.position) / rate))")
         case "resume":
             do { try player.resume() } catch { fail("resume: \(error.message)") }
         case "stop": return true
@@ -246,7 +249,10 @@ final class SessionRun {
                 fail("seek '\(text)' is not a time; \(SessionTime.formsHint)")
                 return false
             }
-            do { try player.seek(to: time.samples(at: rate)) } catch { fail("seek: \(error.message)") }
+            do {
+                try player.seek(to: time.samples(at: rate))
+                display.note("seek to \(Terminal.time(Double(time.samples(at: rate)) / rate))")
+            } catch { fail("seek: \(error.message)") }
         case "gain":
             guard words.count == 3 || words.count == 4, let db = SessionGain.parse(words[2]) else {
                 fail("'\(line)' is not 'gain LAYER DB [RAMP]'; write e.g. gain drums -12dB 2")
@@ -260,7 +266,10 @@ final class SessionRun {
                 }
                 ramp = seconds
             }
-            do { try player.setGain(layer: words[1], decibels: db, ramp: ramp) } catch { fail(error.message) }
+            do {
+                let at = try player.setGain(layer: words[1], decibels: db, ramp: ramp)
+                display.note("gain \(words[1]) to \(SessionGain.format(db)) over \(ramp) s from \(Terminal.time(Double(at) / rate))")
+            } catch { fail(error.message) }
         case "status":
             FileHandle.standardOutput.write(Data((SessionStatus(player: player, engine: engine).json + "\n").utf8))
         default:
@@ -314,6 +323,28 @@ struct SessionStatus {
         let state = player.isRunning ? "playing" : (player.isPaused ? "paused" : "stopped")
         return jsonString(Status(state: state, position: position, seconds: Double(position) / rate, rate: rate,
                                  cues: cues, next: next, layers: layers, discontinuities: engine.discontinuityCount))
+    }
+}
+
+/// Turns terminal echo off on standard input (canonical line input stays), and back on.
+struct TerminalEcho {
+    private var saved = termios()
+
+    /// Turns echo off; nil when standard input is not a terminal.
+    static func off() -> TerminalEcho? {
+        guard isatty(STDIN_FILENO) == 1 else { return nil }
+        var echo = TerminalEcho()
+        guard tcgetattr(STDIN_FILENO, &echo.saved) == 0 else { return nil }
+        var quiet = echo.saved
+        quiet.c_lflag &= ~tcflag_t(ECHO)
+        tcsetattr(STDIN_FILENO, TCSANOW, &quiet)
+        return echo
+    }
+
+    /// Restores the terminal as it was.
+    func restore() {
+        var saved = self.saved
+        tcsetattr(STDIN_FILENO, TCSANOW, &saved)
     }
 }
 
