@@ -309,7 +309,14 @@ public final class SessionPlayer: @unchecked Sendable {
         state.withLock { $0.halted = true }
         for queue in queues { try? queue.stop(immediately: true) }
         let deadline = ContinuousClock.now + .seconds(2)
+        var lastStop = ContinuousClock.now
         while buffers.withLock({ $0.joined().contains { $0.isInFlight } }) {
+            // A refill that was under way when the halt began may enqueue after the stop:
+            // stop again so that buffer comes back too.
+            if ContinuousClock.now - lastStop > .milliseconds(20) {
+                for queue in queues { try? queue.stop(immediately: true) }
+                lastStop = ContinuousClock.now
+            }
             if ContinuousClock.now > deadline {
                 throw AudioQueueError(.invalidRunState, "the layer queues did not hand their buffers back within 2 s; is the engine's callback thread blocked?")
             }

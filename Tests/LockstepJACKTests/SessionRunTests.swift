@@ -196,6 +196,48 @@ extension JACKTests {
             #expect(pausedStretch != nil)
         }
 
+        @Test("--control FIFO: commands from several writers in turn; Ctrl-C fades out and exits with the summary")
+        func fifoControlAndInterrupt() throws {
+            try write("bed.wav", Signals.constant(0.5, frames: 48000 * 10))
+            try write("click.wav", Signals.impulse(at: 0, frames: 16, value: 0.25))
+            let path = try session("""
+                channels: 1
+                cues:
+                  - { name: bed, file: bed.wav, at: 0 }
+                  - { name: bell, file: click.wav, at: manual }
+                """)
+            let fifo = temp.file("control")
+            #expect(mkfifo(fifo, 0o600) == 0)
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 8)
+            try capture.start()
+            let running = try CLI.spawn(["session", "run", path, "--server", server.name, "--control", fifo,
+                                         "--connect", capture.portNames[0], "--json"])
+            #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
+            for command in ["status", "go bell"] {                 // two writers, one after the other
+                let handle = try #require(FileHandle(forWritingAtPath: fifo))
+                handle.write(Data((command + "\n").utf8))
+                try handle.close()
+                usleep(300_000)
+            }
+            running.send(SIGINT)
+            let result = running.wait(timeout: 10)
+            #expect(result.status == 0, "\(result.stderr)")
+            let lines = result.stdout.split(separator: "\n")
+            #expect(lines.count == 2)
+            #expect(lines.first?.contains("\"event\":\"status\"") == true)
+            let summary = try json(result.stdout)
+            #expect(summary["interrupted"] as? Bool == true)
+            let cues = try #require(summary["cues"] as? [[String: Any]])
+            #expect(cues.last?["start"] is Int)                         // the bell was fired
+            usleep(100_000)
+            let left = capture.channel(0)
+            let last = try #require(left.lastIndex { $0 != 0 })
+            let tail = Array(left[(last - 600)...last])
+            let steps = zip(tail, tail.dropFirst()).map { abs($0 - $1) }
+            #expect((steps.max() ?? 1) <= 0.5 / 200, "the end is a fade, not a cut: largest step \(steps.max() ?? 1)")
+        }
+
         @Test("a layer with ports plays only there; the other layers go to the master outputs")
         func layerPorts() throws {
             try write("solo.wav", Signals.constant(0.25, frames: 24000))
