@@ -17,7 +17,10 @@
 #   6. recording: (a) the JACK DSP load `lockstep record` of the two capture ports adds to an idle
 #      server against `jack_capture` recording the same ports (target: lockstep's at most
 #      jack_capture's); (b) a 10-minute `lockstep record` of the capture ports while two busy loops
-#      keep both cores busy: lost frames (must be 0) and the file's length (exactly 600 x 48000).
+#      keep both cores busy: lost frames (must be 0) and the file's length (exactly 600 x 48000);
+#   7. `lockstep session render` of a session playing the eight stems of part 2 on eight layers,
+#      against `lockstep render` of the same stems: median wall time, and the two mixes must hold
+#      the same samples (target: the session path at most 2x the plain render's time, difference 0).
 #
 # Parts 4 and 5 (part 6: a server of its own, with -C 2 -P 2) run on one private realtime server,
 # `jackd -n lockstep-bench-PID -R -d dummy -r 48000 -p 256`, every client connected to its (dummy)
@@ -33,7 +36,7 @@
 # Environment: LOCKSTEP_BENCH_RUNS (runs per tool in part 2, default 7),
 # LOCKSTEP_BENCH_CACHE (generated audio and tools, default ${TMPDIR:-/tmp}/lockstep-bench),
 # LOCKSTEP_BENCH_FORCE_ALLOCATION=1 (make the measured render cycle allocate: the script must fail),
-# LOCKSTEP_BENCH_PARTS (which parts to run, default "1 2 3 4 5 6"),
+# LOCKSTEP_BENCH_PARTS (which parts to run, default "1 2 3 4 5 6 7"),
 # LOCKSTEP_BENCH_QUICK=1 (parts 4-6: 15 s per capacity trial instead of 60 s, one load round
 # instead of 3 (part 6a: 1 instead of 2), a 60 s recording instead of 600 s; the full mode takes
 # about 20 minutes for parts 4-5 and 13 for part 6), LOCKSTEP_BENCH_RECORD_SECONDS (part 6b's take),
@@ -59,7 +62,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 # Succeeds when a >= b (floating point).
 at_least() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 # Whether part $1 runs (LOCKSTEP_BENCH_PARTS, default all).
-PARTS=" ${LOCKSTEP_BENCH_PARTS:-1 2 3 4 5 6} "
+PARTS=" ${LOCKSTEP_BENCH_PARTS:-1 2 3 4 5 6 7} "
 PARTS=${PARTS//,/ }
 want() { [[ $PARTS == *" $1 "* ]]; }
 
@@ -139,7 +142,7 @@ fi
 
 # --- The stems (parts 2, 4 and 5) -----------------------------------------------------------------
 STEMS="$CACHE/stems"
-if want 2 || want 4 || want 5; then
+if want 2 || want 4 || want 5 || want 7; then
     mkdir -p "$STEMS"
     if [[ ! -f "$STEMS/.done-v1" ]]; then
         say "generating eight 60 s stereo float stems in $STEMS"
@@ -243,6 +246,31 @@ if want 2; then
     diff_eca=$(max_abs_diff "$OUT_LOCKSTEP" "$OUT_ECA") || die "sox stat failed on $OUT_LOCKSTEP vs $OUT_ECA"
     peak_mix=$(sox "$OUT_LOCKSTEP" -n stat 2>&1 | awk '/^Maximum amplitude/ { mx = $3 } /^Minimum amplitude/ { mn = -$3 } END { printf "%.3f", (mx > mn ? mx : mn) }')
     agree() { [[ "$1" == "$f_lockstep" ]] && awk -v d="$2" -v t="$TOLERANCE" 'BEGIN { exit !(d < t) }'; }
+fi
+
+# --- 7. Session render against plain render -------------------------------------------------------
+if want 7; then
+    say "7/7 session render: the eight stems as a session on eight layers, against lockstep render, $RUNS rounds"
+    SESSION_FILE="$CACHE/stems-session.yaml"
+    { echo "rate: 48000"; echo "cues:"
+      for i in {1..8}; do echo "  - { name: s$i, layer: l$i, file: $STEMS/s$i.wav, at: 0 }"; done; } >"$SESSION_FILE"
+    OUT_SESSION="$CACHE/mix-session.wav"
+    OUT_PLAIN="$CACHE/mix-plain.wav"
+    wall() { local TIMEFORMAT=%3R; { time "$@" >/dev/null 2>"$CACHE/part7.err"; } 2>&1 || { cat "$CACHE/part7.err" >&2; die "$* failed"; }; }
+    t_session=() t_plain=()
+    for ((r = 0; r <= RUNS; r++)); do    # round 0 warms the caches and is not counted
+        s7=$(wall "$LOCKSTEP" session render "$SESSION_FILE" -o "$OUT_SESSION" --sample-format f32)
+        p7=$(wall "$LOCKSTEP" render "$STEMS"/s{1..8}.wav -o "$OUT_PLAIN" --sample-format f32)
+        if ((r > 0)); then t_session+=("$s7"); t_plain+=("$p7"); fi
+    done
+    med_session=$(printf '%s\n' "${t_session[@]}" | median)
+    med_plain=$(printf '%s\n' "${t_plain[@]}" | median)
+    session_ratio=$(ratio "$med_session" "$med_plain")
+    session_diff=$(sox -m -v 1 "$OUT_SESSION" -v -1 "$OUT_PLAIN" -n stat 2>&1 | awk '
+        /^Maximum amplitude/ { mx = $3 } /^Minimum amplitude/ { mn = $3 }
+        END { if (mx == "" || mn == "") exit 1; if (mn < 0) mn = -mn; printf "%.3g\n", (mx > mn ? mx : mn) }') \
+        || die "sox stat failed on $OUT_SESSION vs $OUT_PLAIN"
+    session_frames="$(soxi -s "$OUT_SESSION") / $(soxi -s "$OUT_PLAIN")"
 fi
 
 # --- 3. Peak memory against input length ---------------------------------------------------------
@@ -697,6 +725,10 @@ if want 6; then
     row 6 "load above idle: lockstep record / jack_capture" "$rec_ls_above / $rec_jc_above % = $rec_ratio" "lockstep <= jack_capture" "$rec_load_result"
     row 6 "$REC_SECONDS s take, 2 busy loops: frames in file" "$take_file_frames (written $take_written)" "= $take_expected" "$( ((take_file_frames == take_expected)) && echo PASS || echo FAIL)"
     row 6 "$REC_SECONDS s take: lostFrames, overflows, xruns" "lost $take_lost, overflows $take_overflows, xruns $take_ls_xruns (lockstep) / $(get xruns "$take_line") (server), load $(get mean "$take_line") %" "lost 0" "$take_result"
+fi
+if want 7; then
+    row 7 "session render, 8 stems on 8 layers: wall, median" "$med_session s = ${session_ratio}x lockstep render ($med_plain s)" "<= 2x" "$(pass at_least 2 "$session_ratio")"
+    row 7 "max |session - render|, frames $session_frames" "$session_diff" "0" "$(pass awk -v d="$session_diff" 'BEGIN { exit !(d == 0) }')"
 fi
 want 3 && echo "(30-min input: $long_input_mib MiB on disk.)"
 want 1 && echo "(Benchmark tables: $ALLOC_LOG.)"

@@ -59,16 +59,23 @@ final class LayerRenderer {
                 let samples = buffer.baseAddress!
                 source.read(into: samples, frames: count)
                 let offset = Int(from - position)
-                for j in 0..<count {
+                // Samples outside every fade take one constant gain (the fast, vectorised path);
+                // only fade regions are computed per sample.
+                let steadyFrom = max(cue.fadeIn, cue.crossfadeIn)
+                let steadyTo = cue.length.map { $0 - max(cue.fadeOut, cue.crossfadeOut) } ?? .max
+                var j = 0
+                while j < count {
                     let k = k0 + Int64(j)
-                    let g = Float(Self.isInsideEnvelope(cue, k) ? gain : gain * SessionTimeline.envelope(cue, at: k))
-                    let target = out + (offset + j) * channels
-                    let frame = samples + j * cue.fileChannels
-                    if cue.fileChannels == 1 {
-                        let value = frame[0] * g
-                        for c in 0..<channels { target[c] += value }
+                    if k >= steadyFrom && k < steadyTo {
+                        let run = Int(min(Int64(count - j), steadyTo - k))
+                        Self.mix(samples + j * cue.fileChannels, channels: cue.fileChannels, frames: run,
+                                 gain: Float(gain), into: out + (offset + j) * channels, outputChannels: channels)
+                        j += run
                     } else {
-                        for c in 0..<min(channels, cue.fileChannels) { target[c] += frame[c] * g }
+                        let g = Float(gain * SessionTimeline.envelope(cue, at: k))
+                        Self.mix(samples + j * cue.fileChannels, channels: cue.fileChannels, frames: 1,
+                                 gain: g, into: out + (offset + j) * channels, outputChannels: channels)
+                        j += 1
                     }
                 }
             }
@@ -78,12 +85,34 @@ final class LayerRenderer {
         applyLayerGain(timeline, position: position, frames: frames, to: out)
     }
 
-    /// Whether sample `k` of the cue is outside every fade (its envelope is exactly 1).
+    /// Adds `frames` frames of `channels`-channel audio, times `gain`, to `out`: mono on every
+    /// output channel, otherwise channel to channel (extra output channels untouched).
     @inline(__always)
-    static func isInsideEnvelope(_ cue: SessionTimeline.Cue, _ k: Int64) -> Bool {
-        if k < cue.fadeIn || k < cue.crossfadeIn { return false }
-        if let length = cue.length, k >= length - max(cue.fadeOut, cue.crossfadeOut) { return false }
-        return true
+    static func mix(_ input: UnsafePointer<Float>, channels: Int, frames: Int, gain: Float,
+                    into out: UnsafeMutablePointer<Float>, outputChannels: Int) {
+        if channels == 1 {
+            if outputChannels == 1 {
+                for i in 0..<frames { out[i] += input[i] * gain }
+            } else if outputChannels == 2 {
+                for i in 0..<frames {
+                    let v = input[i] * gain
+                    out[2 * i] += v
+                    out[2 * i + 1] += v
+                }
+            } else {
+                for i in 0..<frames {
+                    let v = input[i] * gain
+                    for c in 0..<outputChannels { out[i * outputChannels + c] += v }
+                }
+            }
+        } else if channels == outputChannels {
+            for i in 0..<(frames * channels) { out[i] += input[i] * gain }
+        } else {
+            let shared = min(channels, outputChannels)
+            for i in 0..<frames {
+                for c in 0..<shared { out[i * outputChannels + c] += input[i * channels + c] * gain }
+            }
+        }
     }
 
     private func applyLayerGain(_ timeline: SessionTimeline, position: Int64, frames: Int, to out: UnsafeMutablePointer<Float>) {

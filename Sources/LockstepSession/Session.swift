@@ -38,10 +38,12 @@ public struct Session: Sendable {
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            let exists = FileManager.default.fileExists(atPath: path)
-            throw SessionError(.audioFile, at: SourceLocation(path: path, line: 1, column: 1),
-                exists ? "cannot read the session file (not UTF-8 text, or no permission); check it is a YAML text file you can read"
-                       : "no session file here; check the path")
+            var isDirectory: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            let problem = !exists ? "no session file here; check the path"
+                : isDirectory.boolValue ? "this is a folder, not a session file; name the .yaml file"
+                : "cannot read the session file (not UTF-8 text, or no permission); check it is a YAML text file you can read"
+            throw SessionError(.audioFile, at: SourceLocation(path: path, line: 1, column: 1), problem)
         }
         return try parse(text: text, path: path)
     }
