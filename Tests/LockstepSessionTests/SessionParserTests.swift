@@ -147,4 +147,22 @@ struct SessionParserTests {
         #expect(session.document.layers.map(\.name) == ["main", "fx"])
         #expect(session.document.cues.map(\.name) == ["kick", "kick 2"])
     }
+
+    @Test("duplicate names and bad values (rate, channels, loop, ports) name their line and column")
+    func duplicatesAndValues() throws {
+        let fixture = try SessionFixture()
+        try fixture.audio("a.wav", ramp(480))
+        let problems = try fixture.diagnostics("""
+            rate: fast
+            channels: 0
+            layers:
+              a: { ports: [nocolon] }
+            cues:
+              - { name: x, layer: a, file: a.wav, loop: 0 }
+              - { name: x, layer: a, file: a.wav }
+            """)
+        let found = problems.map { "\($0.kind.rawValue)@\($0.location.line):\($0.location.column)" }
+        #expect(found == ["invalidValue@1:7", "invalidValue@2:11", "invalidValue@4:16", "invalidValue@6:45", "duplicateName@7:13"],
+                "\(problems.map(\.description).joined(separator: "\n"))")
+    }
 }
