@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "LockstepFiles", targets: ["LockstepFiles"]),
         .library(name: "LockstepJACK", targets: ["LockstepJACK"]),
         .executable(name: "lockstep", targets: ["lockstep"]),
+        // Apple's Audio Queue Services API (names, signatures, result codes) on the engine.
+        .library(name: "AudioQueueCompat", targets: ["AudioQueueCompat"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -46,6 +48,19 @@ let package = Package(
         .testTarget(name: "LockstepJACKTests",
                     dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepTestSupport", "CJack"]),
         .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepTestSupport"]),
+        // Audio Queue Services compatibility: Apple's C API names on the engine, its examples
+        // (ports of the seed listings, compiled in CI and run by the tests) and its tests.
+        .target(name: "CAudioQueueTypes"),
+        .target(name: "AudioQueueCompat", dependencies: ["CAudioQueueTypes", "Lockstep", "LockstepFiles", "LockstepJACK"]),
+        .executableTarget(name: "AQRecorder", dependencies: ["AudioQueueCompat", "Lockstep"],
+                          path: "Examples/AQRecorder"),
+        .executableTarget(name: "AQPlayer", dependencies: ["AudioQueueCompat"], path: "Examples/AQPlayer"),
+        .executableTarget(name: "AQVoiceMeter", dependencies: ["AudioQueueCompat", "Lockstep"],
+                          path: "Examples/AQVoiceMeter"),
+        .executableTarget(name: "AQSimultaneous", dependencies: ["AudioQueueCompat", "Lockstep"],
+                          path: "Examples/AQSimultaneous"),
+        .testTarget(name: "AudioQueueCompatTests",
+                    dependencies: ["AudioQueueCompat", "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
