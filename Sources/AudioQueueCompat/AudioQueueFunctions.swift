@@ -34,6 +34,7 @@ private func newQueue(_ format: UnsafePointer<AudioStreamBasicDescription>, _ ca
 /// are accepted and ignored: callbacks run on the engine's callback thread.
 /// - Returns: ``kAudioFormatUnsupportedDataFormatError`` for compressed, non-interleaved or
 ///   malformed formats; ``kAudio_ParamError`` if `inFlags` is not 0.
+@discardableResult
 public func AudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescription>,
                                 _ inCallbackProc: AudioQueueOutputCallback, _ inUserData: UnsafeMutableRawPointer?,
                                 _ inCallbackRunLoop: CFRunLoop?, _ inCallbackRunLoopMode: CFString?, _ inFlags: UInt32,
@@ -49,6 +50,7 @@ public func AudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescri
 /// - Returns: ``kAudioFormatUnsupportedDataFormatError`` for formats a queue cannot record;
 ///   ``kAudio_ParamError`` if `inFlags` is not 0. A rate other than the device's is reported by
 ///   ``AudioQueueStart(_:_:)``.
+@discardableResult
 public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescription>,
                                _ inCallbackProc: AudioQueueInputCallback, _ inUserData: UnsafeMutableRawPointer?,
                                _ inCallbackRunLoop: CFRunLoop?, _ inCallbackRunLoopMode: CFString?, _ inFlags: UInt32,
@@ -60,6 +62,7 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
 ///
 /// `true`: at once, no more callbacks. `false`: a running playback queue first plays what is
 /// enqueued (with callbacks); meanwhile calls return ``kAudioQueueErr_DisposalPending``.
+@discardableResult
 public func AudioQueueDispose(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in
         if try queue.dispose(immediately: inImmediate) { QueueRegistry.shared.remove(queue) }
@@ -69,6 +72,7 @@ public func AudioQueueDispose(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSS
 /// Allocates a buffer of `inBufferByteSize` bytes. The corresponding Apple function is
 /// `AudioQueueAllocateBuffer`.
 /// - Returns: ``kAudioQueueErr_DisposalPending``, ``kAudioQueueErr_InvalidParameter`` above 1 GiB.
+@discardableResult
 public func AudioQueueAllocateBuffer(_ inAQ: AudioQueueRef, _ inBufferByteSize: UInt32,
                                      _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>) -> OSStatus {
     AudioQueueAllocateBufferWithPacketDescriptions(inAQ, inBufferByteSize, 0, outBuffer)
@@ -76,6 +80,7 @@ public func AudioQueueAllocateBuffer(_ inAQ: AudioQueueRef, _ inBufferByteSize: 
 
 /// Allocates a buffer with room for packet descriptions (linear PCM needs none). The
 /// corresponding Apple function is `AudioQueueAllocateBufferWithPacketDescriptions`.
+@discardableResult
 public func AudioQueueAllocateBufferWithPacketDescriptions(_ inAQ: AudioQueueRef, _ inBufferByteSize: UInt32,
                                                            _ inNumberPacketDescriptions: UInt32,
                                                            _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>) -> OSStatus {
@@ -87,6 +92,7 @@ public func AudioQueueAllocateBufferWithPacketDescriptions(_ inAQ: AudioQueueRef
 /// Frees a buffer. The corresponding Apple function is `AudioQueueFreeBuffer`.
 /// - Returns: ``kAudioQueueErr_InvalidBuffer`` (not this queue's), ``kAudioQueueErr_BufferInQueue``
 ///   (still enqueued).
+@discardableResult
 public func AudioQueueFreeBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in try queue.freeBuffer(inBuffer) }
 }
@@ -99,6 +105,7 @@ public func AudioQueueFreeBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBu
 /// - Returns: ``kAudioQueueErr_InvalidBuffer``, ``kAudioQueueErr_BufferEnqueuedTwice``,
 ///   ``kAudioQueueErr_BufferEmpty`` (playback, size 0), ``kAudioQueueErr_InvalidParameter``
 ///   (size not whole frames or above capacity), ``kAudioQueueErr_DisposalPending``.
+@discardableResult
 public func AudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef, _ inNumPacketDescs: UInt32,
                                     _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in
@@ -114,6 +121,7 @@ public func AudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueu
 /// - Returns: as ``AudioQueueEnqueueBuffer(_:_:_:_:)``, plus ``kAudioQueueErr_InvalidQueueType``
 ///   for input queues and ``kAudioQueueErr_InvalidParameter`` for trims that leave no frame, a
 ///   start time before the previous buffer's end, or a parameter other than Volume in 0…1.
+@discardableResult
 public func AudioQueueEnqueueBufferWithParameters(
     _ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef, _ inNumPacketDescs: UInt32,
     _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?, _ inTrimFramesAtStart: UInt32,
@@ -143,6 +151,7 @@ public func AudioQueueEnqueueBufferWithParameters(
 /// - Returns: ``kAudioQueueErr_InvalidDevice`` when the default device cannot be opened (no JACK
 ///   server), ``kAudioQueueErr_CannotStart``, ``kAudioFormatUnsupportedDataFormatError`` for an
 ///   input queue at a rate other than the device's.
+@discardableResult
 public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<AudioTimeStamp>?) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in try queue.start(inStartTime?.pointee) }
 }
@@ -151,6 +160,7 @@ public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<
 ///
 /// Buffers are converted when enqueued, so this reports the frames enqueued and returns at once.
 /// - Returns: ``kAudioQueueErr_InvalidQueueType`` for input queues.
+@discardableResult
 public func AudioQueuePrime(_ inAQ: AudioQueueRef, _ inNumberOfFramesToPrepare: UInt32,
                             _ outNumberOfFramesPrepared: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in
@@ -161,6 +171,7 @@ public func AudioQueuePrime(_ inAQ: AudioQueueRef, _ inNumberOfFramesToPrepare: 
 
 /// Makes sure everything enqueued is played, including what a rate converter holds back. The
 /// corresponding Apple function is `AudioQueueFlush`.
+@discardableResult
 public func AudioQueueFlush(_ inAQ: AudioQueueRef) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in try queue.flush() }
 }
@@ -171,17 +182,20 @@ public func AudioQueueFlush(_ inAQ: AudioQueueRef) -> OSStatus {
 /// enqueued playback buffer handed back; the last recorded buffer delivered) — except when called
 /// from a callback or on an offline device. `false`: the queue plays or records what is enqueued,
 /// then stops; the is-running listener says when.
+@discardableResult
 public func AudioQueueStop(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in try queue.stop(immediately: inImmediate) }
 }
 
 /// Pauses; ``AudioQueueStart(_:_:)`` resumes. The corresponding Apple function is `AudioQueuePause`.
+@discardableResult
 public func AudioQueuePause(_ inAQ: AudioQueueRef) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in try queue.pause() }
 }
 
 /// Hands every enqueued buffer back through the callback without stopping. The corresponding
 /// Apple function is `AudioQueueReset`.
+@discardableResult
 public func AudioQueueReset(_ inAQ: AudioQueueRef) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in try queue.reset() }
 }
@@ -190,6 +204,7 @@ public func AudioQueueReset(_ inAQ: AudioQueueRef) -> OSStatus {
 /// `AudioQueueGetParameter`.
 /// - Returns: ``kAudioQueueErr_InvalidParameter`` for other IDs; ``kAudioQueueErr_InvalidQueueType``
 ///   for input queues.
+@discardableResult
 public func AudioQueueGetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueueParameterID,
                                    _ outValue: UnsafeMutablePointer<AudioQueueParameterValue>) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in outValue.pointee = try queue.parameter(inParamID) }
@@ -199,6 +214,7 @@ public func AudioQueueGetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueu
 /// `AudioQueueSetParameter`.
 /// - Returns: ``kAudioQueueErr_InvalidParameter`` for other IDs or a volume outside 0…1;
 ///   ``kAudioQueueErr_InvalidQueueType`` for input queues.
+@discardableResult
 public func AudioQueueSetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueueParameterID,
                                    _ inValue: AudioQueueParameterValue) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in try queue.setParameter(inParamID, inValue) }
@@ -208,6 +224,7 @@ public func AudioQueueSetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueu
 /// corresponding Apple function is `AudioQueueGetProperty`.
 /// - Returns: ``kAudioQueueErr_InvalidProperty`` for unknown IDs (and the meters while metering is
 ///   off), ``kAudioQueueErr_InvalidPropertySize`` when `ioDataSize` is too small.
+@discardableResult
 public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID, _ outData: UnsafeMutableRawPointer,
                                   _ ioDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in try queue.property(inID, outData, &ioDataSize.pointee) }
@@ -217,6 +234,7 @@ public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
 /// - Returns: ``kAudioQueueErr_InvalidProperty`` for unknown or read-only IDs,
 ///   ``kAudioQueueErr_InvalidPropertySize`` for a wrong size, ``kAudioQueueErr_InvalidPropertyValue``
 ///   for a channel layout whose channel count differs from the format's.
+@discardableResult
 public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID, _ inData: UnsafeRawPointer,
                                   _ inDataSize: UInt32) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in try queue.setProperty(inID, inData, inDataSize) }
@@ -224,6 +242,7 @@ public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
 
 /// The size of a property's value. The corresponding Apple function is `AudioQueueGetPropertySize`.
 /// - Returns: ``kAudioQueueErr_InvalidProperty`` for unknown IDs.
+@discardableResult
 public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
                                       _ outDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in outDataSize.pointee = try queue.propertySize(inID) }
@@ -233,6 +252,7 @@ public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueueP
 /// ``kAudioQueueProperty_IsRunning``, when the queue really starts and stops. The corresponding
 /// Apple function is `AudioQueueAddPropertyListener`.
 /// - Returns: ``kAudioQueueErr_InvalidProperty`` for unknown IDs and the level meters.
+@discardableResult
 public func AudioQueueAddPropertyListener(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
                                           _ inProc: AudioQueuePropertyListenerProc,
                                           _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
@@ -242,6 +262,7 @@ public func AudioQueueAddPropertyListener(_ inAQ: AudioQueueRef, _ inID: AudioQu
 /// Removes a listener added with the same ID, function and user data. The corresponding Apple
 /// function is `AudioQueueRemovePropertyListener`.
 /// - Returns: ``kAudio_ParamError`` when no such listener is registered.
+@discardableResult
 public func AudioQueueRemovePropertyListener(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
                                              _ inProc: AudioQueuePropertyListenerProc,
                                              _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
@@ -251,12 +272,14 @@ public func AudioQueueRemovePropertyListener(_ inAQ: AudioQueueRef, _ inID: Audi
 /// Creates a timeline that reports discontinuities. The corresponding Apple function is
 /// `AudioQueueCreateTimeline`.
 /// - Returns: ``kAudioQueueErr_InvalidQueueType`` for input queues.
+@discardableResult
 public func AudioQueueCreateTimeline(_ inAQ: AudioQueueRef, _ outTimeline: UnsafeMutablePointer<AudioQueueTimelineRef?>) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in outTimeline.pointee = try queue.makeTimeline() }
 }
 
 /// Disposes of a timeline. The corresponding Apple function is `AudioQueueDisposeTimeline`.
 /// - Returns: ``kAudio_ParamError`` for a timeline of another queue.
+@discardableResult
 public func AudioQueueDisposeTimeline(_ inAQ: AudioQueueRef, _ inTimeline: AudioQueueTimelineRef) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in try queue.disposeTimeline(inTimeline) }
 }
@@ -266,6 +289,7 @@ public func AudioQueueDisposeTimeline(_ inAQ: AudioQueueRef, _ inTimeline: Audio
 ///
 /// With a timeline, `outTimelineDiscontinuity` says whether an underrun, xrun or device change
 /// happened since the last call.
+@discardableResult
 public func AudioQueueGetCurrentTime(_ inAQ: AudioQueueRef, _ inTimeline: AudioQueueTimelineRef?,
                                      _ outTimeStamp: UnsafeMutablePointer<AudioTimeStamp>?,
                                      _ outTimelineDiscontinuity: UnsafeMutablePointer<DarwinBoolean>?) -> OSStatus {
@@ -278,6 +302,7 @@ public func AudioQueueGetCurrentTime(_ inAQ: AudioQueueRef, _ inTimeline: AudioQ
 
 /// The device's current time (only `mHostTime` is valid while the device is stopped). The
 /// corresponding Apple function is `AudioQueueDeviceGetCurrentTime`.
+@discardableResult
 public func AudioQueueDeviceGetCurrentTime(_ inAQ: AudioQueueRef, _ outTimeStamp: UnsafeMutablePointer<AudioTimeStamp>) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in outTimeStamp.pointee = try queue.deviceCurrentTime() }
 }
@@ -285,6 +310,7 @@ public func AudioQueueDeviceGetCurrentTime(_ inAQ: AudioQueueRef, _ outTimeStamp
 /// The earliest device time at or after the requested one at which a start is honoured on that
 /// exact frame. The corresponding Apple function is `AudioQueueDeviceGetNearestStartTime`.
 /// - Returns: ``kAudioQueueErr_InvalidRunState`` when the device is not running.
+@discardableResult
 public func AudioQueueDeviceGetNearestStartTime(_ inAQ: AudioQueueRef,
                                                 _ ioRequestedStartTime: UnsafeMutablePointer<AudioTimeStamp>,
                                                 _ inFlags: UInt32) -> OSStatus {
@@ -295,6 +321,7 @@ public func AudioQueueDeviceGetNearestStartTime(_ inAQ: AudioQueueRef,
 /// is `AudioQueueDeviceTranslateTime`.
 /// - Returns: ``kAudioQueueErr_InvalidRunState`` when the device is not running;
 ///   ``kAudio_ParamError`` when `inTime` has neither time valid.
+@discardableResult
 public func AudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef, _ inTime: UnsafePointer<AudioTimeStamp>,
                                           _ outTime: UnsafeMutablePointer<AudioTimeStamp>) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in outTime.pointee = try queue.translate(inTime.pointee) }
@@ -307,6 +334,7 @@ public func AudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef, _ inTime: Unsaf
 /// ``AudioQueueOfflineRender(_:_:_:_:)`` asks; buffers enqueued before the switch carry over.
 /// - Returns: ``kAudioQueueErr_InvalidQueueType`` (input queue), ``kAudioQueueErr_InvalidRunState``
 ///   (running), ``kAudioFormatUnsupportedDataFormatError`` (not linear PCM).
+@discardableResult
 public func AudioQueueSetOfflineRenderFormat(_ inAQ: AudioQueueRef, _ inFormat: UnsafePointer<AudioStreamBasicDescription>?,
                                              _ inLayout: UnsafePointer<AudioChannelLayout>?) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in try queue.setOfflineRenderFormat(inFormat?.pointee, inLayout) }
@@ -320,6 +348,7 @@ public func AudioQueueSetOfflineRenderFormat(_ inAQ: AudioQueueRef, _ inFormat: 
 /// renders and discards the gap; 0 frames does nothing.
 /// - Returns: ``kAudioQueueErr_InvalidOfflineMode`` (not offline), ``kAudioQueueErr_InvalidBuffer``
 ///   (not this queue's), ``kAudioQueueErr_InvalidParameter`` (frames do not fit the buffer).
+@discardableResult
 public func AudioQueueOfflineRender(_ inAQ: AudioQueueRef, _ inTimestamp: UnsafePointer<AudioTimeStamp>,
                                     _ ioBuffer: AudioQueueBufferRef, _ inNumberFrames: UInt32) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in try queue.offlineRender(inTimestamp.pointee, into: ioBuffer, frames: inNumberFrames) }
