@@ -57,7 +57,7 @@ let package = Package(
         .executableTarget(name: "AQPlayer", dependencies: ["AudioQueueCompat"], path: "Examples/AQPlayer"),
         .executableTarget(name: "AQVoiceMeter", dependencies: ["AudioQueueCompat", "Lockstep"],
                           path: "Examples/AQVoiceMeter"),
-        .executableTarget(name: "AQSimultaneous", dependencies: ["AudioQueueCompat", "Lockstep"],
+        .executableTarget(name: "AQSimultaneous", dependencies: ["AudioQueueCompat", "Lockstep", "LockstepFiles"],
                           path: "Examples/AQSimultaneous"),
         .testTarget(name: "AudioQueueCompatTests",
                     dependencies: ["AudioQueueCompat", "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepTestSupport"]),

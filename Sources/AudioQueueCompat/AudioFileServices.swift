@@ -434,13 +434,13 @@ final class CompatAudioFile: @unchecked Sendable {
                     layout.convertByteOrder(from: buffer, to: buffer, byteCount: got * layout.bytesPerFrame)
                     return got
                 case .float64:
-                    let got = try reader.read(into: buffer.bindMemory(to: Double.self, capacity: samples), frames: packets)
+                    let got = try reader.read(doubleSamples: buffer.bindMemory(to: Double.self, capacity: samples), frames: packets)
                     layout.convertByteOrder(from: buffer, to: buffer, byteCount: got * layout.bytesPerFrame)
                     return got
                 case .int16, .int24, .int32:
                     var scratch = [Int32](repeating: 0, count: samples)
                     let got = try scratch.withUnsafeMutableBufferPointer { (pointer) throws(FileError) in
-                        try reader.read(into: pointer.baseAddress!, frames: packets)
+                        try reader.read(int32Samples: pointer.baseAddress!, frames: packets)
                     }
                     IntegerPCM.encode(scratch, count: got * layout.format.channelCount, layout: layout, into: buffer)
                     return got
@@ -471,12 +471,12 @@ final class CompatAudioFile: @unchecked Sendable {
                     if layout.format.sampleFormat == .float32 {
                         try writer.write(UnsafePointer(native.bindMemory(to: Float.self, capacity: samples)), frames: packets)
                     } else {
-                        try writer.write(UnsafePointer(native.bindMemory(to: Double.self, capacity: samples)), frames: packets)
+                        try writer.write(doubleSamples: UnsafePointer(native.bindMemory(to: Double.self, capacity: samples)), frames: packets)
                     }
                 case .int16, .int24, .int32:
                     let values = IntegerPCM.decode(buffer, count: samples, layout: layout)
                     try values.withUnsafeBufferPointer { (pointer) throws(FileError) in
-                        try writer.write(pointer.baseAddress!, frames: packets)
+                        try writer.write(int32Samples: pointer.baseAddress!, frames: packets)
                     }
                 }
             } catch {

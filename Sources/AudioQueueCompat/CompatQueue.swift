@@ -76,6 +76,9 @@ final class CompatQueue: @unchecked Sendable {
     private var listeners: [Listener] = []
     private var disposal = Disposal.none
     private var startPending = false
+    /// An asynchronous stop asked for before the queue started: applied when it starts, so the
+    /// buffers enqueued by then play out first (Apple's priming loops stop short files this way).
+    private var stopWhenDrained = false
     private var timelines: [AudioQueueTimelineRef: Timeline] = [:]
     private var inputOrigin: Int64?
 
@@ -430,6 +433,15 @@ final class CompatQueue: @unchecked Sendable {
             lock.locked { startPending = false }
             throw error
         }
+        let drain = lock.locked { () -> Bool in
+            defer { stopWhenDrained = false }
+            return stopWhenDrained
+        }
+        if drain {
+            try core { () throws(AudioQueueError) in
+                if let output { try output.stop(immediately: false) } else { try input?.stop(immediately: false) }
+            }
+        }
     }
 
     func pause() throws(CompatError) {
@@ -450,6 +462,7 @@ final class CompatQueue: @unchecked Sendable {
             enqueued.removeAll()
             pendingEnd = 0
             startPending = false
+            stopWhenDrained = false
             return isOutput ? refs : []
         }
         guard case .output(let proc) = callback else { return }
@@ -458,10 +471,18 @@ final class CompatQueue: @unchecked Sendable {
     }
 
     func stop(immediately: Bool) throws(CompatError) {
-        let (output, input, engine) = try lock.locked { () throws(CompatError) in
+        let (output, input, engine, deferred) = try lock.locked { () throws(CompatError) in
             try checkDisposal()
-            return (self.output, self.input, self.engine)
+            let running = self.output?.isRunning ?? self.input?.isRunning ?? false
+            if !immediately && !running && !startPending {
+                // Not started yet: stop once it has played what is enqueued by then.
+                stopWhenDrained = true
+                return (self.output, self.input, self.engine, true)
+            }
+            stopWhenDrained = false
+            return (self.output, self.input, self.engine, false)
         }
+        if deferred { return }
         guard let engine else { return returnPendingBuffers() }
         try core { () throws(AudioQueueError) in
             if let output { try output.stop(immediately: immediately) } else { try input?.stop(immediately: immediately) }

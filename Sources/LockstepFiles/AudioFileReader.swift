@@ -155,14 +155,14 @@ public final class AudioFileReader: @unchecked Sendable {
 
     /// Reads up to `frames` interleaved frames as 32-bit integers, full scale ±2³¹ (libsndfile's
     /// `sf_readf_int`): exact for 16-, 24- and 32-bit integer files (a 16-bit sample `x` reads as
-    /// `x << 16`). Otherwise like ``read(into:frames:)-(UnsafeMutablePointer<Float>,_)``.
-    public func read(into buffer: UnsafeMutablePointer<Int32>, frames: Int) throws(FileError) -> Int {
+    /// `x << 16`). Otherwise like ``read(into:frames:)``.
+    public func read(int32Samples buffer: UnsafeMutablePointer<Int32>, frames: Int) throws(FileError) -> Int {
         try read(frames: frames) { sf_readf_int($0, buffer, $1) }
     }
 
     /// Reads up to `frames` interleaved frames as 64-bit floats (libsndfile's `sf_readf_double`):
-    /// exact for 64-bit float files. Otherwise like ``read(into:frames:)-(UnsafeMutablePointer<Float>,_)``.
-    public func read(into buffer: UnsafeMutablePointer<Double>, frames: Int) throws(FileError) -> Int {
+    /// exact for 64-bit float files. Otherwise like ``read(into:frames:)``.
+    public func read(doubleSamples buffer: UnsafeMutablePointer<Double>, frames: Int) throws(FileError) -> Int {
         try read(frames: frames) { sf_readf_double($0, buffer, $1) }
     }
 

@@ -116,14 +116,14 @@ public final class AudioFileWriter: @unchecked Sendable {
 
     /// Appends `frames` interleaved frames of 32-bit integers, full scale ±2³¹ (libsndfile's
     /// `sf_writef_int`): exact for integer files (`x << 16` stores the 16-bit sample `x`).
-    /// Otherwise like ``write(_:frames:)-(UnsafePointer<Float>,_)``.
-    public func write(_ samples: UnsafePointer<Int32>, frames: Int) throws(FileError) {
+    /// Otherwise like ``write(_:frames:)``.
+    public func write(int32Samples samples: UnsafePointer<Int32>, frames: Int) throws(FileError) {
         try write(frames: frames) { sf_writef_int($0, samples, $1) }
     }
 
     /// Appends `frames` interleaved frames of 64-bit floats (libsndfile's `sf_writef_double`).
-    /// Otherwise like ``write(_:frames:)-(UnsafePointer<Float>,_)``.
-    public func write(_ samples: UnsafePointer<Double>, frames: Int) throws(FileError) {
+    /// Otherwise like ``write(_:frames:)``.
+    public func write(doubleSamples samples: UnsafePointer<Double>, frames: Int) throws(FileError) {
         try write(frames: frames) { sf_writef_double($0, samples, $1) }
     }
 
