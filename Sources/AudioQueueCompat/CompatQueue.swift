@@ -936,7 +936,8 @@ final class CompatQueue: @unchecked Sendable {
 
     func offlineRender(_ stamp: AudioTimeStamp, into ref: AudioQueueBufferRef, frames: UInt32) throws(CompatError) {
         let (device, renderLayout) = try lock.locked { () throws(CompatError) in
-            try checkDisposal()
+            // A queue being disposed of asynchronously renders on: that is how it plays out.
+            if disposal == .done { try checkDisposal() }
             try requireOutput("AudioQueueOfflineRender")
             guard let offlineLayout else {
                 throw CompatError(.invalidOfflineMode, "the queue is not in offline mode; call AudioQueueSetOfflineRenderFormat first")
