@@ -119,5 +119,6 @@ func render(_ queue: AudioQueueRef, _ capture: AudioQueueBufferRef, frames: UInt
     stamp.mFlags = kAudioTimeStampSampleTimeValid
     let status = AudioQueueOfflineRender(queue, &stamp, capture, frames)
     sampleTime += Double(frames)
+    guard status == noErr else { return (status, []) }   // the buffer may be gone with its queue
     return (status, Array(UnsafeRawBufferPointer(start: capture.pointee.mAudioData, count: Int(capture.pointee.mAudioDataByteSize))))
 }
