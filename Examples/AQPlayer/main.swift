@@ -21,6 +21,7 @@ struct myAQStruct {
     var mPacketDescs: UnsafeMutablePointer<AudioStreamPacketDescription>?
     var mDone = false
     var mIsRunning = false    // set by the is-running listener
+    var mHasStarted = false   // the listener has seen it run (it starts a moment after AudioQueueStart)
 }
 
 // Define a playback audio queue callback function
@@ -50,6 +51,12 @@ func IsRunningChanged(_ inUserData: UnsafeMutableRawPointer?, _ inAQ: AudioQueue
     var size = UInt32(MemoryLayout<UInt32>.size)
     AudioQueueGetProperty(inAQ, kAudioQueueProperty_IsRunning, &running, &size)
     myInfo.pointee.mIsRunning = running != 0
+    if running != 0 { myInfo.pointee.mHasStarted = true }
+}
+
+/// Whether the queue has played everything: the callback stopped it and it has really stopped.
+func finished(_ myInfo: UnsafeMutablePointer<myAQStruct>) -> Bool {
+    myInfo.pointee.mDone && myInfo.pointee.mHasStarted && !myInfo.pointee.mIsRunning
 }
 
 func check(_ status: OSStatus, _ what: String) {
@@ -143,7 +150,7 @@ if let offlinePath {
                                     captureBuffer!.pointee.mAudioData), "AudioFileWritePackets")
         written += Int64(packets)
         ts.mSampleTime += Double(framesPerRender)
-        if myInfo.pointee.mDone && !myInfo.pointee.mIsRunning { break }
+        if finished(myInfo) { break }
     }
     check(AudioFileClose(outputFile!), "AudioFileClose")
     print("rendered \(written) frames of \(inputPath) offline to \(offlinePath)")
@@ -151,7 +158,7 @@ if let offlinePath {
     check(AudioQueueStart(queue, nil), "AudioQueueStart")
     repeat {
         CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.05, false)
-    } while !myInfo.pointee.mDone || myInfo.pointee.mIsRunning
+    } while !finished(myInfo)
     print("played \(myInfo.pointee.mCurrentPacket) packets of \(inputPath)")
 }
 check(AudioQueueDispose(queue, true), "AudioQueueDispose")

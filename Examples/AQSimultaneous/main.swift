@@ -5,7 +5,8 @@
 //
 //   swift run AQSimultaneous A.wav B.aiff C.caf [--server NAME]          # live, through JACK
 //   swift run AQSimultaneous A.wav B.aiff C.caf --offline MIX.wav        # the mix, rendered offline
-//   option: --at FRAMES — the queue time of every first buffer (default 0)
+//   options: --at FRAMES — the queue time of every first buffer (default 0); --lead FRAMES — how
+//   far ahead of the device's current time the queues start (default 4800, 100 ms at 48 kHz)
 //
 // Every queue starts at one device time (AudioQueueDeviceGetNearestStartTime) and every first
 // buffer carries one queue time, so the sounds' first frames land on the same sample. Lines marked
@@ -25,6 +26,7 @@ struct Sound {
     var mNumPacketsToRead: UInt32 = 0
     var mDone = false
     var mIsRunning = false
+    var mHasStarted = false   // the listener has seen it run (it starts a moment after AudioQueueStart)
     var mFirstStartTime = AudioTimeStamp()   // when the first buffer plays, in queue time
 }
 
@@ -59,6 +61,7 @@ func IsRunningChanged(_ inUserData: UnsafeMutableRawPointer?, _ inAQ: AudioQueue
     var size = UInt32(MemoryLayout<UInt32>.size)
     AudioQueueGetProperty(inAQ, kAudioQueueProperty_IsRunning, &running, &size)
     inUserData!.assumingMemoryBound(to: Sound.self).pointee.mIsRunning = running != 0
+    if running != 0 { inUserData!.assumingMemoryBound(to: Sound.self).pointee.mHasStarted = true }
 }
 
 func check(_ status: OSStatus, _ what: String) {
@@ -76,6 +79,7 @@ func option(_ name: String, _ arguments: inout [String]) -> String? {
 }
 let offlinePath = option("--offline", &arguments)
 let firstBufferTime = Double(option("--at", &arguments) ?? "0") ?? 0
+let lead = Double(option("--lead", &arguments) ?? "4800") ?? 4800
 if let server = option("--server", &arguments) { setenv("JACK_DEFAULT_SERVER", server, 1) }
 guard !arguments.isEmpty else {
     FileHandle.standardError.write(Data("usage: AQSimultaneous FILE... [--offline MIX.wav] [--server NAME] [--at FRAMES]\n".utf8))
@@ -118,17 +122,19 @@ for path in arguments {
     sounds.append(sound)
 }
 
-// One device start time for all: now plus 100 ms, on a frame the device can honour exactly.
+// One device start time for all: now plus the lead, on a frame the device can honour exactly.
 var now = AudioTimeStamp()
 check(AudioQueueDeviceGetCurrentTime(sounds[0].pointee.mQueue!, &now), "AudioQueueDeviceGetCurrentTime")
 var startTime = AudioTimeStamp()
-startTime.mSampleTime = now.mSampleTime + (offlineDevice == nil ? 4800 : 0)
+startTime.mSampleTime = now.mSampleTime + (offlineDevice == nil ? lead : 0)
 startTime.mFlags = kAudioTimeStampSampleTimeValid
 check(AudioQueueDeviceGetNearestStartTime(sounds[0].pointee.mQueue!, &startTime, 0), "AudioQueueDeviceGetNearestStartTime")
 for sound in sounds { check(AudioQueueStart(sound.pointee.mQueue!, &startTime), "AudioQueueStart") }
 print("started \(sounds.count) queues at device sample \(Int64(startTime.mSampleTime)); first buffers at queue sample \(Int64(firstBufferTime))")
 
-func finished(_ sounds: [UnsafeMutablePointer<Sound>]) -> Bool { sounds.allSatisfy { $0.pointee.mDone && !$0.pointee.mIsRunning } }
+func finished(_ sounds: [UnsafeMutablePointer<Sound>]) -> Bool {
+    sounds.allSatisfy { $0.pointee.mDone && $0.pointee.mHasStarted && !$0.pointee.mIsRunning }
+}
 if let device = offlineDevice, let offlinePath {
     // Linux: render the shared offline device until every queue has played out, into a file.
     var mixDescription = AudioStreamBasicDescription(
