@@ -6,6 +6,7 @@
 //   swift run AQPlayer IN.aiff                              # live, through JACK
 //   swift run AQPlayer IN.aiff --offline OUT.wav           # offline render, as fast as the CPU allows
 //   options: --server NAME (JACK server), --volume 0…1
+import AQExampleSupport   // Linux: command-line options and error messages of the examples.
 import AudioQueueCompat
 import Foundation
 
@@ -59,25 +60,13 @@ func finished(_ myInfo: UnsafeMutablePointer<myAQStruct>) -> Bool {
     myInfo.pointee.mDone && myInfo.pointee.mHasStarted && !myInfo.pointee.mIsRunning
 }
 
-func check(_ status: OSStatus, _ what: String) {
-    guard status != noErr else { return }
-    FileHandle.standardError.write(Data("AQPlayer: \(what) failed: \(AudioQueueCompatLastErrorMessage() ?? String(status))\n".utf8))
-    exit(1)
-}
-
 // Linux: command-line options.
-var arguments = Array(CommandLine.arguments.dropFirst())
-func option(_ name: String, _ arguments: inout [String]) -> String? {
-    guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
-    defer { arguments.removeSubrange(i...(i + 1)) }
-    return arguments[i + 1]
-}
-let offlinePath = option("--offline", &arguments)
-let server = option("--server", &arguments)
-let volume = Float32(option("--volume", &arguments) ?? "1") ?? 1
-guard let inputPath = arguments.first else {
-    FileHandle.standardError.write(Data("usage: AQPlayer IN [--offline OUT.wav|.aiff|.caf] [--server NAME] [--volume V]\n".utf8))
-    exit(2)
+var arguments = ExampleArguments()
+let offlinePath = arguments.option("--offline")
+let server = arguments.option("--server")
+let volume = Float32(arguments.option("--volume") ?? "1") ?? 1
+guard let inputPath = arguments.positional.first else {
+    exitWithMessage("usage: AQPlayer IN [--offline OUT.wav|.aiff|.caf] [--server NAME] [--volume V]", code: 2)
 }
 if let server { setenv("JACK_DEFAULT_SERVER", server, 1) }   // Linux: which JACK server is "the device"
 

@@ -6,9 +6,10 @@
 //
 // It records the default JACK device's inputs (`in_1`, `in_2`; or the ports given with --connect)
 // into a big-endian AIFF file, as the guide does. Lines marked "Linux:" are the only additions.
+import AQExampleSupport   // Linux: command-line options and error messages of the examples.
 import AudioQueueCompat
 import Foundation
-import LockstepJACK   // Linux: only to connect the JACK input ports given with --connect.
+import LockstepJACK      // Linux: only to connect the JACK input ports given with --connect.
 
 // Listing 2-1  A custom structure for a recording audio queue
 let kNumberBuffers = 3
@@ -69,25 +70,14 @@ func SetMagicCookieForFile(_ inQueue: AudioQueueRef, _ inFile: AudioFileID) -> O
 }
 
 // Linux: command-line options.
-var arguments = Array(CommandLine.arguments.dropFirst())
-func option(_ name: String, _ arguments: inout [String]) -> String? {
-    guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
-    defer { arguments.removeSubrange(i...(i + 1)) }
-    return arguments[i + 1]
-}
-let seconds = Double(option("--seconds", &arguments) ?? "2") ?? 2
-let server = option("--server", &arguments)
-let bits = UInt32(option("--bits", &arguments) ?? "16") ?? 16
+var arguments = ExampleArguments()
+let seconds = Double(arguments.option("--seconds") ?? "2") ?? 2
+let server = arguments.option("--server")
+let bits = UInt32(arguments.option("--bits") ?? "16") ?? 16
 var connections: [String] = []
-while let port = option("--connect", &arguments) { connections.append(port) }
-guard let filePath = arguments.first else {
-    FileHandle.standardError.write(Data("usage: AQRecorder OUT.aiff [--seconds S] [--server NAME] [--connect PORT]... [--bits 16|24]\n".utf8))
-    exit(2)
-}
-func check(_ status: OSStatus, _ what: String) {
-    guard status != noErr else { return }
-    FileHandle.standardError.write(Data("AQRecorder: \(what) failed: \(AudioQueueCompatLastErrorMessage() ?? String(status))\n".utf8))
-    exit(1)
+while let port = arguments.option("--connect") { connections.append(port) }
+guard let filePath = arguments.positional.first else {
+    exitWithMessage("usage: AQRecorder OUT.aiff [--seconds S] [--server NAME] [--connect PORT]... [--bits 16|24]", code: 2)
 }
 // Linux: the default device is a JACK client; name it and pick the server.
 AudioQueueSetDefaultDevice(.jack(JACKDevice.Options(clientName: "AQRecorder", serverName: server, channelCount: 2,
@@ -117,8 +107,7 @@ do {
         }
     }
 } catch {
-    FileHandle.standardError.write(Data("AQRecorder: \(error)\n".utf8))
-    exit(1)
+    exitWithMessage("\(error)")
 }
 
 // Listing 2-9  Creating a recording audio queue

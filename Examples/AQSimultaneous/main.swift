@@ -11,6 +11,7 @@
 // Every queue starts at one device time (AudioQueueDeviceGetNearestStartTime) and every first
 // buffer carries one queue time, so the sounds' first frames land on the same sample. Lines marked
 // "Linux:" choose the device and, offline, drive its clock.
+import AQExampleSupport   // Linux: command-line options and error messages of the examples.
 import AudioQueueCompat
 import Foundation
 import Lockstep        // Linux: only for the offline device of --offline,
@@ -64,26 +65,14 @@ func IsRunningChanged(_ inUserData: UnsafeMutableRawPointer?, _ inAQ: AudioQueue
     if running != 0 { inUserData!.assumingMemoryBound(to: Sound.self).pointee.mHasStarted = true }
 }
 
-func check(_ status: OSStatus, _ what: String) {
-    guard status != noErr else { return }
-    FileHandle.standardError.write(Data("AQSimultaneous: \(what) failed: \(AudioQueueCompatLastErrorMessage() ?? String(status))\n".utf8))
-    exit(1)
-}
-
 // Linux: command-line options and the device.
-var arguments = Array(CommandLine.arguments.dropFirst())
-func option(_ name: String, _ arguments: inout [String]) -> String? {
-    guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
-    defer { arguments.removeSubrange(i...(i + 1)) }
-    return arguments[i + 1]
-}
-let offlinePath = option("--offline", &arguments)
-let firstBufferTime = Double(option("--at", &arguments) ?? "0") ?? 0
-let lead = Double(option("--lead", &arguments) ?? "4800") ?? 4800
-if let server = option("--server", &arguments) { setenv("JACK_DEFAULT_SERVER", server, 1) }
-guard !arguments.isEmpty else {
-    FileHandle.standardError.write(Data("usage: AQSimultaneous FILE... [--offline MIX.wav] [--server NAME] [--at FRAMES]\n".utf8))
-    exit(2)
+var arguments = ExampleArguments()
+let offlinePath = arguments.option("--offline")
+let firstBufferTime = Double(arguments.option("--at") ?? "0") ?? 0
+let lead = Double(arguments.option("--lead") ?? "4800") ?? 4800
+if let server = arguments.option("--server") { setenv("JACK_DEFAULT_SERVER", server, 1) }
+guard !arguments.positional.isEmpty else {
+    exitWithMessage("usage: AQSimultaneous FILE... [--offline MIX.wav] [--server NAME] [--at FRAMES]", code: 2)
 }
 let mixFormat = StreamFormat(sampleRate: 48000, channelCount: 2, sampleFormat: .float32)
 var offlineDevice: OfflineDevice?
@@ -93,14 +82,13 @@ if offlinePath != nil {
         AudioQueueSetDefaultDevice(.engine(try Engine(device: device, rateConverter: SoxrRateConverter.factory)))
         offlineDevice = device
     } catch {
-        FileHandle.standardError.write(Data("AQSimultaneous: \(error)\n".utf8))
-        exit(1)
+        exitWithMessage("\(error)")
     }
 }
 
 // One playback audio queue object for each sound.
 var sounds: [UnsafeMutablePointer<Sound>] = []
-for path in arguments {
+for path in arguments.positional {
     let sound = UnsafeMutablePointer<Sound>.allocate(capacity: 1)
     sound.initialize(to: Sound())
     check(AudioFileOpenURL(URL(fileURLWithPath: path), kAudioFileReadPermission, 0, &sound.pointee.mAudioFile), "AudioFileOpenURL(\(path))")

@@ -6,6 +6,7 @@
 //
 // Every 100 ms it prints `level peak=<dB> average=<dB>`. Lines marked "Linux:" are additions:
 // choosing the device, and — offline — driving its clock.
+import AQExampleSupport   // Linux: command-line options and error messages of the examples.
 import AudioQueueCompat
 import Foundation
 import Lockstep   // Linux: only for the offline device of --sine.
@@ -48,25 +49,13 @@ func getAveragePower(_ queue: AudioQueueRef) -> Float {
     return levelMeter.mAveragePower
 }
 
-func check(_ status: OSStatus, _ what: String) {
-    guard status != noErr else { return }
-    FileHandle.standardError.write(Data("AQVoiceMeter: \(what) failed: \(AudioQueueCompatLastErrorMessage() ?? String(status))\n".utf8))
-    exit(1)
-}
-
 // Linux: command-line options and the device.
-var arguments = Array(CommandLine.arguments.dropFirst())
-func option(_ name: String, _ arguments: inout [String]) -> String? {
-    guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return nil }
-    defer { arguments.removeSubrange(i...(i + 1)) }
-    return arguments[i + 1]
-}
-let sineFrequency = option("--sine", &arguments).flatMap(Double.init)
-let seconds = Double(option("--seconds", &arguments) ?? (sineFrequency == nil ? "3" : "1")) ?? 1
-if let server = option("--server", &arguments) { setenv("JACK_DEFAULT_SERVER", server, 1) }
-guard let filePath = arguments.first else {
-    FileHandle.standardError.write(Data("usage: AQVoiceMeter OUT.aiff [--seconds S] [--server NAME | --sine HZ]\n".utf8))
-    exit(2)
+var arguments = ExampleArguments()
+let sineFrequency = arguments.option("--sine").flatMap(Double.init)
+let seconds = Double(arguments.option("--seconds") ?? (sineFrequency == nil ? "3" : "1")) ?? 1
+if let server = arguments.option("--server") { setenv("JACK_DEFAULT_SERVER", server, 1) }
+guard let filePath = arguments.positional.first else {
+    exitWithMessage("usage: AQVoiceMeter OUT.aiff [--seconds S] [--server NAME | --sine HZ]", code: 2)
 }
 var offlineDevice: OfflineDevice?
 if let frequency = sineFrequency {
@@ -82,8 +71,7 @@ if let frequency = sineFrequency {
         AudioQueueSetDefaultDevice(.engine(try Engine(device: device)))
         offlineDevice = device
     } catch {
-        FileHandle.standardError.write(Data("AQVoiceMeter: \(error)\n".utf8))
-        exit(1)
+        exitWithMessage("\(error)")
     }
 }
 

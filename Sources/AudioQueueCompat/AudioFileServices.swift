@@ -297,7 +297,7 @@ final class CompatAudioFile: @unchecked Sendable {
     private var packetsWritten: Int64 = 0
     private let lock = NSLockLite()
 
-    var ref: AudioFileID { AudioFileID(Unmanaged.passUnretained(self).toOpaque()) }
+    var ref: AudioFileID { FileRegistry.handle(self) }
     var isWritable: Bool { writer != nil }
 
     init(openingForReading path: String) throws(CompatError) {
@@ -530,18 +530,9 @@ enum IntegerPCM {
 
 /// Every open ``CompatAudioFile`` by its reference, so closed or foreign references return
 /// ``kAudioFileNotOpenError`` instead of being dereferenced.
-final class FileRegistry: @unchecked Sendable {
-    static let shared = FileRegistry()
-    private let lock = NSLockLite()
-    private var files: [AudioFileID: CompatAudioFile] = [:]
+typealias FileRegistry = HandleRegistry<CompatAudioFile>
 
-    func add(_ file: CompatAudioFile) { lock.locked { files[file.ref] = file } }
-    func remove(_ file: CompatAudioFile) { lock.locked { _ = files.removeValue(forKey: file.ref) } }
-
-    func file(_ ref: AudioFileID) throws(CompatError) -> CompatAudioFile {
-        guard let file = lock.locked({ files[ref] }) else {
-            throw CompatError(kAudioFileNotOpenError, "not an open audio file (never opened, or closed)")
-        }
-        return file
-    }
+extension HandleRegistry where Object == CompatAudioFile {
+    static let shared = HandleRegistry(unknown: CompatError(kAudioFileNotOpenError, "not an open audio file (never opened, or closed)"))
+    func file(_ ref: AudioFileID) throws(CompatError) -> CompatAudioFile { try object(ref) }
 }

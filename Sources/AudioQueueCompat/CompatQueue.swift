@@ -56,7 +56,7 @@ final class CompatQueue: @unchecked Sendable {
     let userData: UnsafeMutableRawPointer?
     let layout: LinearPCMLayout
     var isOutput: Bool { if case .output = callback { true } else { false } }
-    var ref: AudioQueueRef { AudioQueueRef(Unmanaged.passUnretained(self).toOpaque()) }
+    var ref: AudioQueueRef { QueueRegistry.handle(self) }
 
     private let lock = NSLockLite()
     private var buffers: [AudioQueueBufferRef: BufferRecord] = [:]
@@ -173,13 +173,7 @@ final class CompatQueue: @unchecked Sendable {
     /// Lets go of the engine queue (disposing of it at once, no callbacks); enqueued buffers go
     /// back to pending. Called with `lock` held.
     private func unbindLocked() {
-        try? output?.dispose(immediately: true)
-        try? input?.dispose(immediately: true)
-        output = nil
-        input = nil
-        engine = nil
-        offlineDevice = nil
-        timelines.removeAll()
+        dropEngineQueueLocked()
         for record in buffers.values { record.engineBuffer = nil }
         pendingEnd = 0
         for item in enqueued {
@@ -542,14 +536,7 @@ final class CompatQueue: @unchecked Sendable {
                 return false
             }
             disposal = .done
-            try? output?.dispose(immediately: true)
-            try? input?.dispose(immediately: true)
-            // Break the cycle engine queue → callback → self: the engine lets go of its queue
-            // (and so of self) once the render thread has.
-            output = nil
-            input = nil
-            engine = nil
-            offlineDevice = nil
+            dropEngineQueueLocked()
             listeners.removeAll()
             return true
         }
@@ -558,12 +545,23 @@ final class CompatQueue: @unchecked Sendable {
     private func finishDisposal() {
         lock.locked {
             disposal = .done
-            output = nil
-            input = nil
-            engine = nil
+            dropEngineQueueLocked()
             listeners.removeAll()
         }
         QueueRegistry.shared.remove(self)
+    }
+
+    /// Disposes of the engine queue at once (no more callbacks; a no-op if it is already going)
+    /// and forgets it and its engine. That breaks the cycle engine queue → callback → self: the
+    /// engine lets go of its queue, and so of self, once the render thread has. Called with `lock` held.
+    private func dropEngineQueueLocked() {
+        try? output?.dispose(immediately: true)
+        try? input?.dispose(immediately: true)
+        output = nil
+        input = nil
+        engine = nil
+        offlineDevice = nil
+        timelines.removeAll()
     }
 
     // MARK: - Parameters
@@ -984,18 +982,29 @@ final class CompatQueue: @unchecked Sendable {
 
 /// Every live ``CompatQueue`` by its reference, so a stale or foreign ``AudioQueueRef`` is
 /// answered with an error instead of being dereferenced.
-final class QueueRegistry: @unchecked Sendable {
-    static let shared = QueueRegistry()
+typealias QueueRegistry = HandleRegistry<CompatQueue>
+
+extension HandleRegistry where Object == CompatQueue {
+    static let shared = HandleRegistry(unknown: CompatError(kAudio_ParamError, "not an audio queue (never created, or disposed of)"))
+    func queue(_ ref: AudioQueueRef) throws(CompatError) -> CompatQueue { try object(ref) }
+}
+
+/// Live objects behind opaque C references (queues, files), looked up before every use.
+final class HandleRegistry<Object: AnyObject>: @unchecked Sendable {
     private let lock = NSLockLite()
-    private var queues: [AudioQueueRef: CompatQueue] = [:]
+    private var objects: [OpaquePointer: Object] = [:]
+    private let unknown: CompatError
 
-    func add(_ queue: CompatQueue) { lock.locked { queues[queue.ref] = queue } }
-    func remove(_ queue: CompatQueue) { lock.locked { _ = queues.removeValue(forKey: queue.ref) } }
+    init(unknown: CompatError) { self.unknown = unknown }
 
-    func queue(_ ref: AudioQueueRef) throws(CompatError) -> CompatQueue {
-        guard let queue = lock.locked({ queues[ref] }) else {
-            throw CompatError(kAudio_ParamError, "not an audio queue (never created, or disposed of)")
-        }
-        return queue
+    /// The reference C code holds for `object`.
+    static func handle(_ object: Object) -> OpaquePointer { OpaquePointer(Unmanaged.passUnretained(object).toOpaque()) }
+
+    func add(_ object: Object) { lock.locked { objects[Self.handle(object)] = object } }
+    func remove(_ object: Object) { lock.locked { _ = objects.removeValue(forKey: Self.handle(object)) } }
+
+    func object(_ handle: OpaquePointer) throws(CompatError) -> Object {
+        guard let object = lock.locked({ objects[handle] }) else { throw unknown }
+        return object
     }
 }
