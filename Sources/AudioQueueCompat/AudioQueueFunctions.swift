@@ -1,3 +1,4 @@
+import Dispatch
 import Lockstep
 
 // Audio Queue Services' functions with Apple's names and Swift-imported signatures. Each looks up
@@ -56,6 +57,31 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
                                _ inCallbackRunLoop: CFRunLoop?, _ inCallbackRunLoopMode: CFString?, _ inFlags: UInt32,
                                _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
     newQueue(inFormat, .input(inCallbackProc), inUserData, inFlags, outAQ)
+}
+
+/// Creates a playback queue whose callback is a block run on `inCallbackDispatchQueue`. The
+/// corresponding Apple function is `AudioQueueNewOutputWithDispatchQueue`.
+///
+/// The block runs asynchronously on the dispatch queue (synchronously, before the render returns,
+/// for an offline device — so don't render from that same dispatch queue). Otherwise as
+/// ``AudioQueueNewOutput(_:_:_:_:_:_:_:)``.
+@discardableResult
+public func AudioQueueNewOutputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<AudioQueueRef?>,
+                                                 _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: UInt32,
+                                                 _ inCallbackDispatchQueue: DispatchQueue,
+                                                 _ inCallbackBlock: @escaping AudioQueueOutputCallbackBlock) -> OSStatus {
+    newQueue(inFormat, .outputBlock(inCallbackBlock, inCallbackDispatchQueue), nil, inFlags, outAQ)
+}
+
+/// Creates a recording queue whose callback is a block run on `inCallbackDispatchQueue`. The
+/// corresponding Apple function is `AudioQueueNewInputWithDispatchQueue`; see
+/// ``AudioQueueNewOutputWithDispatchQueue(_:_:_:_:_:)`` for how the block is run.
+@discardableResult
+public func AudioQueueNewInputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<AudioQueueRef?>,
+                                                _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: UInt32,
+                                                _ inCallbackDispatchQueue: DispatchQueue,
+                                                _ inCallbackBlock: @escaping AudioQueueInputCallbackBlock) -> OSStatus {
+    newQueue(inFormat, .inputBlock(inCallbackBlock, inCallbackDispatchQueue), nil, inFlags, outAQ)
 }
 
 /// Disposes of a queue and its buffers. The corresponding Apple function is `AudioQueueDispose`.

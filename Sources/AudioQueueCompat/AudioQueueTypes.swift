@@ -42,6 +42,16 @@ public typealias AudioQueueInputCallback = @convention(c) (
 public typealias AudioQueuePropertyListenerProc = @convention(c) (
     _ inUserData: UnsafeMutableRawPointer?, _ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID) -> Void
 
+/// Called on a dispatch queue with each buffer an output queue has finished with. The
+/// corresponding Apple type is `AudioQueueOutputCallbackBlock`.
+public typealias AudioQueueOutputCallbackBlock = (_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef) -> Void
+
+/// Called on a dispatch queue with each buffer an input queue has filled. The corresponding Apple
+/// type is `AudioQueueInputCallbackBlock`.
+public typealias AudioQueueInputCallbackBlock = (
+    _ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef, _ inStartTime: UnsafePointer<AudioTimeStamp>,
+    _ inNumberPacketDescriptions: UInt32, _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?) -> Void
+
 // MARK: - Property IDs
 
 /// Whether the queue runs (read-only `UInt32`, listenable). The corresponding Apple constant is

@@ -21,6 +21,8 @@ final class CompatQueue: @unchecked Sendable {
     enum Callback {
         case output(AudioQueueOutputCallback)
         case input(AudioQueueInputCallback)
+        case outputBlock(AudioQueueOutputCallbackBlock, DispatchQueue)
+        case inputBlock(AudioQueueInputCallbackBlock, DispatchQueue)
     }
 
     enum Disposal { case none, pending, done }
@@ -55,7 +57,12 @@ final class CompatQueue: @unchecked Sendable {
     let callback: Callback
     let userData: UnsafeMutableRawPointer?
     let layout: LinearPCMLayout
-    var isOutput: Bool { if case .output = callback { true } else { false } }
+    var isOutput: Bool {
+        switch callback {
+        case .output, .outputBlock: true
+        case .input, .inputBlock: false
+        }
+    }
     var ref: AudioQueueRef { QueueRegistry.handle(self) }
 
     private let lock = NSLockLite()
@@ -228,13 +235,35 @@ final class CompatQueue: @unchecked Sendable {
     }
 
     private func outputDone(_ engineBuffer: QueueBuffer) {
-        guard let ref = takeBack(engineBuffer), case .output(let proc) = callback else { return }
-        let queue = self.ref
-        CallbackThread.run { proc(userData, queue, ref) }
+        guard let ref = takeBack(engineBuffer) else { return }
+        deliverOutput([ref])
+    }
+
+    /// Hands buffers to the output callback: the C function on this thread, or the block on its
+    /// dispatch queue (synchronously for an offline device, as the core does).
+    private func deliverOutput(_ refs: [AudioQueueBufferRef]) {
+        let queue = ref
+        switch callback {
+        case .output(let proc):
+            CallbackThread.run { for buffer in refs { proc(userData, queue, buffer) } }
+        case .outputBlock(let block, let dispatch):
+            let box = Unchecked((refs, block, queue))
+            onDispatchQueue(dispatch) { for buffer in box.value.0 { box.value.1(box.value.2, buffer) } }
+        case .input, .inputBlock:
+            break
+        }
+    }
+
+    private func onDispatchQueue(_ dispatch: DispatchQueue, _ work: @escaping @Sendable () -> Void) {
+        if lock.locked({ engine?.device.isOffline ?? false }) {
+            dispatch.sync { CallbackThread.run(work) }
+        } else {
+            dispatch.async { CallbackThread.run(work) }
+        }
     }
 
     private func inputFilled(_ engineBuffer: QueueBuffer, start: Int64, frames: Int) {
-        guard let ref = takeBack(engineBuffer), case .input(let proc) = callback else { return }
+        guard let ref = takeBack(engineBuffer) else { return }
         let (origin, engine) = lock.locked { (inputOrigin ?? start, self.engine) }
         let bytes = min(frames * layout.bytesPerFrame, Int(ref.pointee.mAudioDataBytesCapacity))
         layout.convertByteOrder(from: engineBuffer.data, to: ref.pointee.mAudioData, byteCount: bytes)
@@ -246,7 +275,18 @@ final class CompatQueue: @unchecked Sendable {
         time.mFlags = kAudioTimeStampSampleHostTimeValid | kAudioTimeStampRateScalarValid
         let queue = self.ref
         let packets = UInt32(bytes / layout.bytesPerFrame)
-        CallbackThread.run { withUnsafePointer(to: &time) { proc(userData, queue, ref, $0, packets, nil) } }
+        switch callback {
+        case .input(let proc):
+            CallbackThread.run { withUnsafePointer(to: &time) { proc(userData, queue, ref, $0, packets, nil) } }
+        case .inputBlock(let block, let dispatch):
+            let box = Unchecked((ref, block, time, queue))
+            onDispatchQueue(dispatch) {
+                var time = box.value.2
+                withUnsafePointer(to: &time) { box.value.1(box.value.3, box.value.0, $0, packets, nil) }
+            }
+        case .output, .outputBlock:
+            break
+        }
     }
 
     private func runningChanged(_ running: Bool) {
@@ -459,9 +499,7 @@ final class CompatQueue: @unchecked Sendable {
             stopWhenDrained = false
             return isOutput ? refs : []
         }
-        guard case .output(let proc) = callback else { return }
-        let queue = ref
-        CallbackThread.run { for buffer in refs { proc(userData, queue, buffer) } }
+        deliverOutput(refs)
     }
 
     func stop(immediately: Bool) throws(CompatError) {
@@ -978,6 +1016,12 @@ final class CompatQueue: @unchecked Sendable {
         }
         ref.pointee.mAudioDataByteSize = UInt32(bytes)
     }
+}
+
+/// Carries a value the caller knows may cross threads (C pointers handed to a callback).
+struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }
 
 /// Every live ``CompatQueue`` by its reference, so a stale or foreign ``AudioQueueRef`` is

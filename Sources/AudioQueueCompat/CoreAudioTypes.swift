@@ -192,7 +192,9 @@ public final class CFString: Sendable, ExpressibleByStringLiteral, CustomStringC
     public required convenience init(stringLiteral value: String) { self.init(value) }
     /// The characters.
     public var description: String { string }
+    /// Whether two strings hold the same characters.
     public static func == (a: CFString, b: CFString) -> Bool { a.string == b.string }
+    /// Hashes the characters.
     public func hash(into hasher: inout Hasher) { hasher.combine(string) }
 }
 

@@ -99,9 +99,21 @@ extension AQCompatTests {
         }
     }
 
-    /// The examples against a private dummy-driver jackd.
-    @Suite("Examples on JACK", .serialized, .enabled(if: JACKServer.isAvailable, "jackd is not installed"))
-    struct JACKExampleTests {
+    @Test("without a JACK server the default device cannot be opened: kAudioQueueErr_InvalidDevice")
+    func noServer() throws {
+        let temp = try TemporaryTestDirectory(prefix: "aqcompat-noserver")
+        try writeFile(temp.file("tone.wav"), Signals.constant(0.25, frames: 480), channels: 1, format: .int16)
+        let result = try runExample("AQPlayer", [temp.file("tone.wav"), "--server", "lockstep-no-such-server-\(getpid())"])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("AudioQueueStart failed") && result.stderr.contains("(-66680)"), "\(result.stderr)")
+    }
+}
+
+extension JACKTests {
+    /// The Audio Queue examples against a private dummy-driver jackd (in the JACK parent suite:
+    /// the test process opens JACK clients).
+    @Suite("Audio Queue examples on JACK", .serialized)
+    struct AQExampleJACKTests {
         let temp: TemporaryTestDirectory
         init() throws { temp = try TemporaryTestDirectory(prefix: "aqcompat-jack") }
 
