@@ -247,8 +247,8 @@ final class CompatQueue: @unchecked Sendable {
         case .output(let proc):
             CallbackThread.run { for buffer in refs { proc(userData, queue, buffer) } }
         case .outputBlock(let block, let dispatch):
-            let box = Unchecked((refs, block, queue))
-            onDispatchQueue(dispatch) { for buffer in box.value.0 { box.value.1(box.value.2, buffer) } }
+            let delivery = Unchecked(BlockDelivery(queue: queue) { queue in for buffer in refs { block(queue, buffer) } })
+            onDispatchQueue(dispatch) { delivery.value.run() }
         case .input, .inputBlock:
             break
         }
@@ -279,11 +279,12 @@ final class CompatQueue: @unchecked Sendable {
         case .input(let proc):
             CallbackThread.run { withUnsafePointer(to: &time) { proc(userData, queue, ref, $0, packets, nil) } }
         case .inputBlock(let block, let dispatch):
-            let box = Unchecked((ref, block, time, queue))
-            onDispatchQueue(dispatch) {
-                var time = box.value.2
-                withUnsafePointer(to: &time) { box.value.1(box.value.3, box.value.0, $0, packets, nil) }
-            }
+            let stamp = time
+            let delivery = Unchecked(BlockDelivery(queue: queue) { queue in
+                var time = stamp
+                withUnsafePointer(to: &time) { block(queue, ref, $0, packets, nil) }
+            })
+            onDispatchQueue(dispatch) { delivery.value.run() }
         case .output, .outputBlock:
             break
         }
@@ -1016,6 +1017,13 @@ final class CompatQueue: @unchecked Sendable {
         }
         ref.pointee.mAudioDataByteSize = UInt32(bytes)
     }
+}
+
+/// One call of a block callback, prepared on the callback thread to run on the block's dispatch queue.
+struct BlockDelivery {
+    let queue: AudioQueueRef
+    let body: (AudioQueueRef) -> Void
+    func run() { body(queue) }
 }
 
 /// Carries a value the caller knows may cross threads (C pointers handed to a callback).
