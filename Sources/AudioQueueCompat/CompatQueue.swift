@@ -86,6 +86,9 @@ final class CompatQueue: @unchecked Sendable {
     /// An asynchronous stop asked for before the queue started: applied when it starts, so the
     /// buffers enqueued by then play out first (Apple's priming loops stop short files this way).
     private var stopWhenDrained = false
+    /// Playback buffers a reset (``reset()``, an immediate stop) is handing back; until they are
+    /// all back, enqueueing returns `kAudioQueueErr_EnqueueDuringReset`, as on Apple.
+    private var resetting: Set<AudioQueueBufferRef> = []
     private var timelines: [AudioQueueTimelineRef: Timeline] = [:]
     private var inputOrigin: Int64?
 
@@ -237,6 +240,8 @@ final class CompatQueue: @unchecked Sendable {
     private func outputDone(_ engineBuffer: QueueBuffer) {
         guard let ref = takeBack(engineBuffer) else { return }
         deliverOutput([ref])
+        // A reset is over once the callback of its last buffer has run.
+        lock.locked { _ = resetting.remove(ref) }
     }
 
     /// Hands buffers to the output callback: the C function on this thread, or the block on its
@@ -376,6 +381,9 @@ final class CompatQueue: @unchecked Sendable {
             guard !record.isEnqueued else {
                 throw CompatError(.bufferEnqueuedTwice, "the buffer is already enqueued; wait for the callback to hand it back")
             }
+            guard resetting.isEmpty else {
+                throw CompatError(.enqueueDuringReset, "the queue is being reset (AudioQueueReset or AudioQueueStop(true)) and is still handing back \(resetting.count) buffers; enqueue after the reset")
+            }
             guard isOutput else {
                 let item = Enqueue(buffer: ref, startTime: nil, trimStart: 0, trimEnd: 0, volume: nil)
                 if isBound { _ = try submitLocked(item) }
@@ -498,9 +506,16 @@ final class CompatQueue: @unchecked Sendable {
             pendingEnd = 0
             startPending = false
             stopWhenDrained = false
+            if case .output = callback { resetting = Set(refs) }
             return isOutput ? refs : []
         }
         deliverOutput(refs)
+        lock.locked { resetting.removeAll() }
+    }
+
+    /// Marks the playback buffers enqueued now as being handed back by a reset.
+    private func beginReset() {
+        lock.locked { if isOutput { resetting = Set(enqueued.map(\.buffer)) } }
     }
 
     func stop(immediately: Bool) throws(CompatError) {
@@ -517,8 +532,14 @@ final class CompatQueue: @unchecked Sendable {
         }
         if deferred { return }
         guard let engine else { return returnPendingBuffers() }
-        try core { () throws(AudioQueueError) in
-            if let output { try output.stop(immediately: immediately) } else { try input?.stop(immediately: immediately) }
+        if immediately { beginReset() }
+        do {
+            try core { () throws(AudioQueueError) in
+                if let output { try output.stop(immediately: immediately) } else { try input?.stop(immediately: immediately) }
+            }
+        } catch {
+            lock.locked { resetting.removeAll() }
+            throw error
         }
         // Apple's synchronous stop: every callback of the stop has run when it returns. An offline
         // device delivers them at its next render; a callback must not wait for itself.
@@ -540,8 +561,14 @@ final class CompatQueue: @unchecked Sendable {
             return (self.output, self.input)
         }
         if output == nil && input == nil { return returnPendingBuffers() }
-        try core { () throws(AudioQueueError) in
-            if let output { try output.reset() } else { try input?.reset() }
+        beginReset()
+        do {
+            try core { () throws(AudioQueueError) in
+                if let output { try output.reset() } else { try input?.reset() }
+            }
+        } catch {
+            lock.locked { resetting.removeAll() }
+            throw error
         }
     }
 

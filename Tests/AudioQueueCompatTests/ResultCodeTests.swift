@@ -75,6 +75,30 @@ extension AQCompatTests {
             #expect(AudioQueueFreeBuffer(queue, buffer) == kAudioQueueErr_InvalidBuffer)
         }
 
+        @Test("enqueueing while a reset hands buffers back: kAudioQueueErr_EnqueueDuringReset")
+        func enqueueDuringReset() throws {
+            var format = pcm(48000, channels: 1, bits: 16)
+            let log = CallbackLog()
+            var queue: AudioQueueRef?
+            #expect(AudioQueueNewOutput(&format, reenqueueOutput, log.pointer, nil, nil, 0, &queue) == noErr)
+            defer { AudioQueueDispose(queue!, true) }
+            #expect(AudioQueueSetOfflineRenderFormat(queue!, &format, nil) == noErr)
+            let a = try filledBuffer(queue!, [UInt8](repeating: 1, count: 2000))
+            let b = try filledBuffer(queue!, [UInt8](repeating: 1, count: 2000))
+            #expect(AudioQueueEnqueueBuffer(queue!, a, 0, nil) == noErr)
+            #expect(AudioQueueEnqueueBuffer(queue!, b, 0, nil) == noErr)
+            #expect(AudioQueueStart(queue!, nil) == noErr)
+            var capture: AudioQueueBufferRef?
+            #expect(AudioQueueAllocateBuffer(queue!, 512, &capture) == noErr)
+            var time = 0.0
+            _ = render(queue!, capture!, frames: 100, at: &time)
+            #expect(AudioQueueReset(queue!) == noErr)
+            _ = render(queue!, capture!, frames: 100, at: &time)      // the reset hands a and b back
+            #expect(log.buffers == [a, b])
+            #expect(log.statuses == [kAudioQueueErr_EnqueueDuringReset, kAudioQueueErr_EnqueueDuringReset])
+            #expect(AudioQueueEnqueueBuffer(queue!, a, 0, nil) == noErr)
+        }
+
         @Test("enqueue with parameters: trims, descending start times, parameters, input queues")
         func enqueueWithParameters() throws {
             let (queue, _) = try offlineOutputQueue(pcm(48000, channels: 1, bits: 16))

@@ -22,6 +22,7 @@ final class CallbackLog: @unchecked Sendable {
     private var _buffers: [AudioQueueBufferRef] = []
     private var _running: [UInt32] = []
     private var _inputs: [Input] = []
+    private var _statuses: [OSStatus] = []
     /// Input buffers are enqueued again while this is true.
     var reenqueue = true
 
@@ -50,6 +51,8 @@ final class CallbackLog: @unchecked Sendable {
     func add(_ buffer: AudioQueueBufferRef) { locked { _buffers.append(buffer) } }
     func add(running: UInt32) { locked { _running.append(running) } }
     func add(_ input: Input) { locked { _inputs.append(input) } }
+    var statuses: [OSStatus] { locked { _statuses } }
+    func add(status: OSStatus) { locked { _statuses.append(status) } }
 }
 
 func logOutput(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ buffer: AudioQueueBufferRef) {
@@ -63,6 +66,13 @@ func logInput(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ bu
     let bytes = Array(UnsafeRawBufferPointer(start: buffer.pointee.mAudioData, count: Int(buffer.pointee.mAudioDataByteSize)))
     log.add(CallbackLog.Input(bytes: bytes, sampleTime: start.pointee.mSampleTime, packets: packets, flags: start.pointee.mFlags))
     if log.reenqueue { AudioQueueEnqueueBuffer(queue, buffer, 0, nil) }
+}
+
+/// Records the buffer and tries to enqueue it again at once, recording the result.
+func reenqueueOutput(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ buffer: AudioQueueBufferRef) {
+    let log = CallbackLog.from(userData)
+    log.add(buffer)
+    log.add(status: AudioQueueEnqueueBuffer(queue, buffer, 0, nil))
 }
 
 func logRunning(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ id: AudioQueuePropertyID) {
