@@ -167,9 +167,12 @@ extension AQCompatTests {
             #expect(AudioQueueGetProperty(queue, kAudioQueueDeviceProperty_SampleRate, &rate, &size) == noErr && rate == 44100)
             var device: CFString? = nil
             size = UInt32(MemoryLayout<CFString?>.size)
-            #expect(AudioQueueGetProperty(queue, kAudioQueueProperty_CurrentDevice, &device, &size) == noErr)
+            // A CFString? holds an object reference: pass its address typed, as Swift wants.
+            let got = withUnsafeMutablePointer(to: &device) { AudioQueueGetProperty(queue, kAudioQueueProperty_CurrentDevice, $0, &size) }
+            #expect(got == noErr)
             #expect(device?.string == "offline")
-            #expect(AudioQueueSetProperty(queue, kAudioQueueProperty_CurrentDevice, &device, size) == noErr)
+            let set = withUnsafePointer(to: &device) { AudioQueueSetProperty(queue, kAudioQueueProperty_CurrentDevice, $0, size) }
+            #expect(set == noErr)
             #expect(AudioQueueSetParameter(queue, kAudioQueueParam_Volume, 0.25) == noErr)
             var volume: Float32 = 0
             #expect(AudioQueueGetParameter(queue, kAudioQueueParam_Volume, &volume) == noErr && volume == 0.25)

@@ -169,7 +169,10 @@ extension AQCompatTests {
             #expect(AudioQueueSetProperty(queue, kAudioQueueProperty_ChannelLayout, &mono, 12) == kAudioQueueErr_InvalidPropertyValue)
             #expect(AudioQueueSetProperty(queue, kAudioQueueProperty_ChannelLayout, &mono, 8) == kAudioQueueErr_InvalidPropertySize)
             var elsewhere: CFString? = "some-other-device"
-            #expect(AudioQueueSetProperty(queue, kAudioQueueProperty_CurrentDevice, &elsewhere, UInt32(MemoryLayout<CFString?>.size)) == kAudioQueueErr_InvalidDevice)
+            let set = withUnsafePointer(to: &elsewhere) {
+                AudioQueueSetProperty(queue, kAudioQueueProperty_CurrentDevice, $0, UInt32(MemoryLayout<CFString?>.size))
+            }
+            #expect(set == kAudioQueueErr_InvalidDevice)
             #expect(AudioQueueAddPropertyListener(queue, kAudioQueueProperty_CurrentLevelMeterDB, otherListener, nil) == kAudioQueueErr_InvalidProperty)
             #expect(AudioQueueAddPropertyListener(queue, bogus, otherListener, nil) == kAudioQueueErr_InvalidProperty)
             #expect(AudioQueueRemovePropertyListener(queue, kAudioQueueProperty_IsRunning, otherListener, nil) == kAudio_ParamError)
