@@ -108,6 +108,27 @@ extension AQCompatTests {
             }
         }
 
+        @Test("files written by sox read exactly", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/sox")))
+        func soxFiles() throws {
+            for (name, bits) in [("sox.aiff", 16), ("sox.wav", 24), ("sox.caf", 16), ("sox.flac", 24)] {
+                let path = temp.file(name)
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/sox")
+                process.arguments = ["-n", "-r", "44100", "-c", "2", "-b", "\(bits)", path, "synth", "0.2", "sine", "300", "sine", "500", "vol", "0.6"]
+                try process.run()
+                process.waitUntilExit()
+                try #require(process.terminationStatus == 0)
+                let (format, data) = try readAll(path)
+                #expect(format.mBitsPerChannel == UInt32(bits) && format.mChannelsPerFrame == 2 && format.mSampleRate == 44100)
+                // The same samples as libsndfile's exact integer read, in the reported byte order.
+                let reader = try AudioFileReader(path: path)
+                var expected = [Int32](repeating: 0, count: Int(reader.frameCount) * 2)
+                _ = try expected.withUnsafeMutableBufferPointer { try reader.read(int32Samples: $0.baseAddress!, frames: Int(reader.frameCount)) }
+                let shifted = expected.map { $0 >> Int32(32 - bits) }
+                #expect(data == bytes(shifted, bits: bits, bigEndian: format.mFormatFlags & kAudioFormatFlagIsBigEndian != 0), "\(name)")
+            }
+        }
+
         @Test("float files and files written by LockstepFiles read exactly")
         func floatsAndForeignFiles() throws {
             let samples = Signals.sine(frequency: 997, sampleRate: 48000, frames: 2000, amplitude: 0.7)
