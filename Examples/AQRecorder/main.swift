@@ -2,10 +2,11 @@
 // (Listings 2-1 … 2-15), ported to Linux by changing one import. The C listings are kept as close
 // as Swift allows: `inBuffer->mAudioData` becomes `inBuffer.pointee.mAudioData`, `&x` stays `&x`.
 //
-//   swift run AQRecorder OUT.aiff [--seconds 2] [--server NAME] [--connect PORT]... [--bits 16|24]
+//   swift run AQRecorder OUT.aiff [--seconds 2] [--server NAME] [--connect PORT]... [--bits 16|24] [--rate 44100]
 //
 // It records the default JACK device's inputs (`in_1`, `in_2`; or the ports given with --connect)
-// into a big-endian AIFF file, as the guide does. Lines marked "Linux:" are the only additions.
+// into a big-endian AIFF file at 44.1 kHz, as the guide does (the queue converts from the JACK
+// server's rate). Lines marked "Linux:" are the only additions.
 import AQExampleSupport   // Linux: command-line options and error messages of the examples.
 import AudioQueueCompat
 import Foundation
@@ -74,10 +75,11 @@ var arguments = ExampleArguments()
 let seconds = Double(arguments.option("--seconds") ?? "2") ?? 2
 let server = arguments.option("--server")
 let bits = UInt32(arguments.option("--bits") ?? "16") ?? 16
+let rate = Double(arguments.option("--rate") ?? "44100") ?? 44100
 var connections: [String] = []
 while let port = arguments.option("--connect") { connections.append(port) }
 guard let filePath = arguments.positional.first else {
-    exitWithMessage("usage: AQRecorder OUT.aiff [--seconds S] [--server NAME] [--connect PORT]... [--bits 16|24]", code: 2)
+    exitWithMessage("usage: AQRecorder OUT.aiff [--seconds S] [--server NAME] [--connect PORT]... [--bits 16|24] [--rate HZ]", code: 2)
 }
 // Linux: the default device is a JACK client; name it and pick the server.
 AudioQueueSetDefaultDevice(.jack(JACKDevice.Options(clientName: "AQRecorder", serverName: server, channelCount: 2,
@@ -87,7 +89,7 @@ AudioQueueSetDefaultDevice(.jack(JACKDevice.Options(clientName: "AQRecorder", se
 let aqData = UnsafeMutablePointer<AQRecorderState>.allocate(capacity: 1)                   // 1
 aqData.initialize(to: AQRecorderState())   // Linux: on the heap, so its address is stable as in C
 aqData.pointee.mDataFormat.mFormatID = kAudioFormatLinearPCM                                       // 2
-aqData.pointee.mDataFormat.mSampleRate = 44100.0                                                   // 3
+aqData.pointee.mDataFormat.mSampleRate = rate  // 44100.0                                          // 3
 aqData.pointee.mDataFormat.mChannelsPerFrame = 2                                                   // 4
 aqData.pointee.mDataFormat.mBitsPerChannel = bits                                                  // 5
 aqData.pointee.mDataFormat.mBytesPerPacket = aqData.pointee.mDataFormat.mChannelsPerFrame * bits / 8       // 6
@@ -97,10 +99,9 @@ let fileType = kAudioFileAIFFType                                               
 aqData.pointee.mDataFormat.mFormatFlags = kLinearPCMFormatFlagIsBigEndian                          // 9
     | kLinearPCMFormatFlagIsSignedInteger | kLinearPCMFormatFlagIsPacked
 
-// Linux: input queues record at the device's rate (JACK's), so take it from the device.
+// Linux: connect the JACK ports given with --connect to the device's inputs.
 do {
     let engine = try AudioQueueCompatDefaultEngine()
-    aqData.pointee.mDataFormat.mSampleRate = engine.sampleRate
     if let device = engine.device as? JACKDevice {
         for (index, port) in connections.enumerated() {
             try device.connect(port, to: device.inputPortNames[index % device.inputPortNames.count])

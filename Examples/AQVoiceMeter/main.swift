@@ -89,9 +89,6 @@ recorder.pointee.dataFormat.mBitsPerChannel = 16
 recorder.pointee.dataFormat.mReserved = 0
 recorder.pointee.dataFormat.mFormatFlags = kLinearPCMFormatFlagIsBigEndian | kLinearPCMFormatFlagIsSignedInteger
     | kLinearPCMFormatFlagIsPacked
-if offlineDevice == nil, let engine = try? AudioQueueCompatDefaultEngine() {
-    recorder.pointee.dataFormat.mSampleRate = engine.sampleRate   // Linux: input queues record at JACK's rate
-}
 
 check(AudioQueueNewInput(&recorder.pointee.dataFormat, AudioInputCallback, recorder, CFRunLoopGetCurrent(),
                          kCFRunLoopCommonModes, 0, &recorder.pointee.queue), "AudioQueueNewInput")

@@ -45,12 +45,12 @@ public func AudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescri
 
 /// Creates a recording queue. The corresponding Apple function is `AudioQueueNewInput`.
 ///
-/// The queue records the default device's inputs (JACK: the client's `in_N` ports) at the
-/// device's sample rate, in `inFormat`'s sample encoding and byte order. Run loop arguments are
-/// accepted and ignored, as for ``AudioQueueNewOutput(_:_:_:_:_:_:_:)``.
+/// The queue records the default device's inputs (JACK: the client's `in_N` ports) in
+/// `inFormat`: its sample encoding and byte order, and its rate — another rate than the device's
+/// is converted (libsoxr) on the callback thread. Run loop arguments are accepted and ignored, as
+/// for ``AudioQueueNewOutput(_:_:_:_:_:_:_:)``.
 /// - Returns: ``kAudioFormatUnsupportedDataFormatError`` for formats a queue cannot record;
-///   ``kAudio_ParamError`` if `inFlags` is not 0. A rate other than the device's is reported by
-///   ``AudioQueueStart(_:_:)``.
+///   ``kAudio_ParamError`` if `inFlags` is not 0.
 @discardableResult
 public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescription>,
                                _ inCallbackProc: AudioQueueInputCallback, _ inUserData: UnsafeMutableRawPointer?,
@@ -176,7 +176,7 @@ public func AudioQueueEnqueueBufferWithParameters(
 /// starts with the next rendered frame. Starts the device if needed.
 /// - Returns: ``kAudioQueueErr_InvalidDevice`` when the default device cannot be opened (no JACK
 ///   server), ``kAudioQueueErr_CannotStart``, ``kAudioFormatUnsupportedDataFormatError`` for an
-///   input queue at a rate other than the device's.
+///   rate the converter cannot handle.
 @discardableResult
 public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<AudioTimeStamp>?) -> OSStatus {
     withQueue(inAQ) { queue throws(CompatError) in try queue.start(inStartTime?.pointee) }

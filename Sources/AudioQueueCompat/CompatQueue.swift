@@ -1,5 +1,6 @@
 import Foundation
 import Lockstep
+import LockstepFiles
 
 /// The object behind an ``AudioQueueRef``: Apple's queue semantics on one Lockstep
 /// ``OutputQueue`` or ``InputQueue``.
@@ -91,6 +92,8 @@ final class CompatQueue: @unchecked Sendable {
     private var resetting: Set<AudioQueueBufferRef> = []
     private var timelines: [AudioQueueTimelineRef: Timeline] = [:]
     private var inputOrigin: Int64?
+    /// Set while an input queue records at a rate other than the device's.
+    private var conversion: InputRateConversion?
 
     init(format: LinearPCMLayout, callback: Callback, userData: UnsafeMutableRawPointer?) {
         layout = format
@@ -151,9 +154,26 @@ final class CompatQueue: @unchecked Sendable {
                 throw CompatError(.invalidDevice,
                     "the device '\(engine.device.name)' has \(engine.device.inputChannelCount) inputs but the queue records \(layout.format.channelCount) channels; choose a device with more inputs (AudioQueueSetDefaultDevice)")
             }
-            let queue = try core { () throws(AudioQueueError) in
-                try engine.makeInputQueue(format: layout.format) { [self] _, buffer, start, frames in
-                    inputFilled(buffer, start: start, frames: frames)
+            let queue: InputQueue
+            if layout.format.sampleRate != engine.sampleRate {
+                let conversion = try InputRateConversion(layout: layout, deviceRate: engine.sampleRate,
+                                                         factory: engine.rateConverterFactory ?? SoxrRateConverter.factory)
+                queue = try core { () throws(AudioQueueError) in
+                    try engine.makeInputQueue(format: conversion.internalFormat) { [self] _, buffer, start, frames in
+                        convertedInput(buffer, start: start, frames: frames)
+                    }
+                }
+                for _ in 0..<8 {
+                    try core { () throws(AudioQueueError) in
+                        try queue.enqueue(try queue.allocateBuffer(frameCapacity: conversion.internalBufferFrames))
+                    }
+                }
+                self.conversion = conversion
+            } else {
+                queue = try core { () throws(AudioQueueError) in
+                    try engine.makeInputQueue(format: layout.format) { [self] _, buffer, start, frames in
+                        inputFilled(buffer, start: start, frames: frames)
+                    }
                 }
             }
             _ = try core { () throws(AudioQueueError) in
@@ -193,6 +213,7 @@ final class CompatQueue: @unchecked Sendable {
     }
 
     private func attachEngineBuffer(_ record: BufferRecord) throws(CompatError) {
+        if conversion != nil { return }      // the queue's buffers are filled by the conversion
         let capacity = max(Int(record.ref.pointee.mAudioDataBytesCapacity), layout.bytesPerFrame)
         let buffer: QueueBuffer
         if let output {
@@ -206,6 +227,7 @@ final class CompatQueue: @unchecked Sendable {
 
     /// Hands one enqueued buffer to the engine queue. Called with `lock` held, while bound.
     private func submitLocked(_ item: Enqueue) throws(CompatError) -> Int64 {
+        if conversion != nil { return 0 }    // stays in `enqueued` until the conversion fills it
         guard let record = buffers[item.buffer], let engineBuffer = record.engineBuffer else {
             throw CompatError(.invalidBuffer, "the buffer does not belong to this queue")
         }
@@ -273,13 +295,50 @@ final class CompatQueue: @unchecked Sendable {
         let bytes = min(frames * layout.bytesPerFrame, Int(ref.pointee.mAudioDataBytesCapacity))
         layout.convertByteOrder(from: engineBuffer.data, to: ref.pointee.mAudioData, byteCount: bytes)
         ref.pointee.mAudioDataByteSize = UInt32(bytes)
+        deliverInput(ref, sampleTime: start - origin, hostTime: engine?.hostTime(forSampleTime: start) ?? 0,
+                     packets: UInt32(bytes / layout.bytesPerFrame))
+    }
+
+    /// A recorded engine buffer at the device rate, for a queue at another rate: convert it, hand
+    /// it back to the engine, and deliver every buffer of the queue that is now full.
+    private func convertedInput(_ engineBuffer: QueueBuffer, start: Int64, frames: Int) {
+        let (input, filled) = lock.locked { () -> (InputQueue?, [(AudioQueueBufferRef, Int64, Int)]) in
+            guard disposal != .done, let conversion else { return (nil, []) }
+            engineBuffer.withFloatSamples { conversion.append($0.baseAddress!, frames: frames) }
+            return (self.input, fillConvertedLocked(final: false))
+        }
+        try? input?.enqueue(engineBuffer)
+        deliverConverted(filled)
+    }
+
+    /// Fills the queue's enqueued buffers, in order, from the converted audio. Called with `lock` held.
+    private func fillConvertedLocked(final: Bool) -> [(AudioQueueBufferRef, Int64, Int)] {
+        guard let conversion else { return [] }
+        var filled: [(AudioQueueBufferRef, Int64, Int)] = []
+        while let item = enqueued.first, let (time, frames) = conversion.fill(item.buffer, final: final) {
+            enqueued.removeFirst()
+            buffers[item.buffer]?.isEnqueued = false
+            filled.append((item.buffer, time, frames))
+        }
+        return filled
+    }
+
+    private func deliverConverted(_ filled: [(AudioQueueBufferRef, Int64, Int)]) {
+        let (engine, origin, ratio) = lock.locked { (self.engine, inputOrigin ?? 0, conversion?.deviceFramesPerFrame ?? 1) }
+        for (ref, time, frames) in filled {
+            let device = origin + Int64((Double(time) * ratio).rounded())
+            deliverInput(ref, sampleTime: time, hostTime: engine?.hostTime(forSampleTime: device) ?? 0, packets: UInt32(frames))
+        }
+    }
+
+    /// Calls the input callback (or block) with a filled buffer.
+    private func deliverInput(_ ref: AudioQueueBufferRef, sampleTime: Int64, hostTime: UInt64, packets: UInt32) {
         var time = AudioTimeStamp()
-        time.mSampleTime = Double(start - origin)
-        time.mHostTime = engine?.hostTime(forSampleTime: start) ?? 0
+        time.mSampleTime = Double(sampleTime)
+        time.mHostTime = hostTime
         time.mRateScalar = 1
         time.mFlags = kAudioTimeStampSampleHostTimeValid | kAudioTimeStampRateScalarValid
         let queue = self.ref
-        let packets = UInt32(bytes / layout.bytesPerFrame)
         switch callback {
         case .input(let proc):
             CallbackThread.run { withUnsafePointer(to: &time) { proc(userData, queue, ref, $0, packets, nil) } }
@@ -296,11 +355,19 @@ final class CompatQueue: @unchecked Sendable {
     }
 
     private func runningChanged(_ running: Bool) {
-        let (targets, finish) = lock.locked { () -> ([Listener], Bool) in
+        let (targets, finish, tail) = lock.locked { () -> ([Listener], Bool, [(AudioQueueBufferRef, Int64, Int)]) in
             if running { startPending = false }
             let finish = !running && disposal == .pending
-            return (listeners.filter { $0.id == kAudioQueueProperty_IsRunning }, finish)
+            var tail: [(AudioQueueBufferRef, Int64, Int)] = []
+            if !running, let conversion, disposal != .done {
+                // The recording ended: the converter's tail goes into the last (partial) buffer.
+                conversion.flush()
+                tail = fillConvertedLocked(final: true)
+                conversion.flushing = false
+            }
+            return (listeners.filter { $0.id == kAudioQueueProperty_IsRunning }, finish, tail)
         }
+        deliverConverted(tail)
         notify(targets, kAudioQueueProperty_IsRunning)
         if finish { finishDisposal() }
     }
@@ -528,6 +595,7 @@ final class CompatQueue: @unchecked Sendable {
                 return (self.output, self.input, self.engine, true)
             }
             stopWhenDrained = false
+            if running, let conversion { conversion.flushing = true }
             return (self.output, self.input, self.engine, false)
         }
         if deferred { return }
@@ -546,7 +614,9 @@ final class CompatQueue: @unchecked Sendable {
         guard immediately, !engine.device.isOffline, !CallbackThread.isCurrent else { return }
         waitUntil(seconds: 2) {
             let running = output?.isRunning ?? input?.isRunning ?? false
-            return lock.locked { !running && !startPending && (input != nil || enqueued.isEmpty) }
+            return lock.locked {
+                !running && !startPending && !(conversion?.flushing ?? false) && (input != nil || enqueued.isEmpty)
+            }
         }
     }
 
@@ -561,6 +631,7 @@ final class CompatQueue: @unchecked Sendable {
             return (self.output, self.input)
         }
         if output == nil && input == nil { return returnPendingBuffers() }
+        if let input, lock.locked({ conversion != nil }) { return try resetConversion(input) }
         beginReset()
         do {
             try core { () throws(AudioQueueError) in
@@ -570,6 +641,25 @@ final class CompatQueue: @unchecked Sendable {
             lock.locked { resetting.removeAll() }
             throw error
         }
+    }
+
+    /// Reset of an input queue that converts: drop what was recorded, hand every buffer back empty.
+    private func resetConversion(_ input: InputQueue) throws(CompatError) {
+        lock.locked { conversion?.discarding = true }
+        defer { lock.locked { conversion?.discarding = false } }
+        try core { () throws(AudioQueueError) in try input.reset() }
+        let empty = lock.locked { () -> [AudioQueueBufferRef] in
+            conversion?.reset()
+            let refs = enqueued.map(\.buffer)
+            for ref in refs {
+                buffers[ref]?.isEnqueued = false
+                ref.pointee.mAudioDataByteSize = 0
+            }
+            enqueued.removeAll()
+            return refs
+        }
+        let time = lock.locked { conversion.map { Int64($0.deliveredFrames) } ?? 0 }
+        for ref in empty { deliverInput(ref, sampleTime: time, hostTime: 0, packets: 0) }
     }
 
     func flush() throws(CompatError) {
@@ -627,6 +717,7 @@ final class CompatQueue: @unchecked Sendable {
         input = nil
         engine = nil
         offlineDevice = nil
+        conversion = nil
         timelines.removeAll()
     }
 

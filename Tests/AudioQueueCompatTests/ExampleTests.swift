@@ -125,6 +125,7 @@ extension JACKTests {
             defer { ramp.stop() }
             let path = temp.file("take.aiff")
             let result = try runExample("AQRecorder", [path, "--seconds", "1", "--server", server.name, "--bits", "24",
+                                                       "--rate", "48000",
                                                        "--connect", ramp.portNames[0], "--connect", ramp.portNames[0]])
             #expect(result.status == 0, "\(result.stderr)")
             let (format, samples) = try integerSamples(path)
@@ -137,6 +138,31 @@ extension JACKTests {
             #expect(left.count - first > 20_000)
             let gaps = zip(left[first...], left[(first + 1)...]).filter { $1 != $0 + 1 }.count
             #expect(gaps == 0, "the recorded ramp must count up by exactly one every frame")
+        }
+
+        @Test("AQRecorder at the listing's 44.1 kHz on a 48 kHz server records the ramp converted, smoothly")
+        func recorderConverted() throws {
+            let server = try JACKServer()
+            let ramp = try JACKRampSource(server: server, channels: 1, signal: .ramp(start: 1, step: 1.0 / 8_388_608))
+            try ramp.start()
+            defer { ramp.stop() }
+            let path = temp.file("take-44k.aiff")
+            let result = try runExample("AQRecorder", [path, "--seconds", "1", "--server", server.name, "--bits", "24",
+                                                       "--connect", ramp.portNames[0]])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("44100 Hz"))
+            let (format, samples) = try integerSamples(path)
+            #expect(format.sampleRate == 44100 && format.sampleFormat == .int24)
+            let left = stride(from: 0, to: samples.count, by: 2).map { Int64(samples[$0] >> 8) }
+            #expect(left.count > 36_000 && left.count < 60_000)
+            let first = try #require(left.firstIndex { $0 != 0 })
+            // 48000 ramp steps a second resampled to 44100 frames: each frame climbs 48/44.1 steps,
+            // so once the converter has settled every difference is 1 or 2 (nothing lost or doubled).
+            let settled = Array(left[(first + 200)..<(left.count - 200)])
+            let steps = zip(settled, settled.dropFirst()).map { $1 - $0 }
+            #expect(!steps.isEmpty && steps.allSatisfy { $0 == 1 || $0 == 2 })
+            let mean = Double(settled.last! - settled.first!) / Double(settled.count - 1)
+            #expect(abs(mean - 48000.0 / 44100.0) < 0.001)
         }
 
         @Test("AQSimultaneous plays three sounds whose first frames land on one JACK frame")

@@ -221,6 +221,46 @@ extension AQCompatTests {
             }
         }
 
+        @Test("an input queue at another rate than the device's records converted audio, every frame once")
+        func inputConverted() throws {
+            let device = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 1), maximumFramesPerRender: 480,
+                                           inputChannelCount: 1) { _, frames, channels in
+                for i in 0..<frames { channels[0][i] = 0.25 }
+            }
+            AudioQueueSetDefaultDevice(.engine(try Engine(device: device)))
+            defer { AudioQueueSetDefaultDevice(.standard) }
+            var format = pcm(24000, channels: 1, bits: 16, bigEndian: true)
+            let log = CallbackLog()
+            var queue: AudioQueueRef?
+            #expect(AudioQueueNewInput(&format, logInput, log.pointer, nil, nil, 0, &queue) == noErr)
+            for _ in 0..<3 {
+                var buffer: AudioQueueBufferRef?
+                #expect(AudioQueueAllocateBuffer(queue!, 480 * 2, &buffer) == noErr)
+                #expect(AudioQueueEnqueueBuffer(queue!, buffer!, 0, nil) == noErr)
+            }
+            #expect(AudioQueueStart(queue!, nil) == noErr)
+            for _ in 0..<20 { _ = try device.renderFloat(frames: 480) }     // 9600 device frames = 4800 queue frames
+            #expect(AudioQueueStop(queue!, true) == noErr)
+            _ = try device.renderFloat(frames: 480)
+            var running: UInt32 = 1
+            var size = UInt32(4)
+            #expect(AudioQueueGetProperty(queue!, kAudioQueueProperty_IsRunning, &running, &size) == noErr && running == 0)
+            #expect(AudioQueueDispose(queue!, true) == noErr)
+            let inputs = log.inputs
+            var time = 0.0
+            for input in inputs {
+                #expect(input.sampleTime == time)
+                #expect(input.bytes.count == Int(input.packets) * 2)
+                time += Double(input.packets)
+            }
+            #expect(inputs.dropLast().allSatisfy { $0.packets == 480 })
+            #expect(abs(time - 4800) <= 2, "converted frames: \(time)")
+            // Past the converter's settling, the constant reads back as 0.25 (8192), big-endian.
+            let middle = inputs[4].bytes
+            let values = stride(from: 0, to: middle.count, by: 2).map { Int16(bitPattern: UInt16(middle[$0]) << 8 | UInt16(middle[$0 + 1])) }
+            #expect(values.allSatisfy { abs(Int($0) - 8192) <= 2 })
+        }
+
         @Test("a disposed-of queue is unknown afterwards; an asynchronous dispose is pending while it plays")
         func disposal() throws {
             let (queue, log) = try offlineOutputQueue(pcm(48000, channels: 1, bits: 32, float: true))

@@ -222,17 +222,5 @@ extension AQCompatTests {
             // Opening the default JACK device without a server is checked in a separate process
             // (ExampleTests.noServer): this suite opens no JACK client in the test process.
         }
-
-        @Test("an input queue at another rate than the device's cannot start")
-        func inputRate() throws {
-            let device = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 2), inputChannelCount: 2)
-            AudioQueueSetDefaultDevice(.engine(try Engine(device: device)))
-            defer { AudioQueueSetDefaultDevice(.standard) }
-            var format = pcm(44100)
-            var queue: AudioQueueRef?
-            #expect(AudioQueueNewInput(&format, logInput, nil, nil, nil, 0, &queue) == noErr)
-            #expect(AudioQueueStart(queue!, nil) == kAudioFormatUnsupportedDataFormatError)
-            #expect(AudioQueueDispose(queue!, true) == noErr)
-        }
     }
 }
