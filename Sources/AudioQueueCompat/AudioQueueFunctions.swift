@@ -175,7 +175,7 @@ public func AudioQueueEnqueueBufferWithParameters(
 /// `inStartTime` is a device time (`mSampleTime`, or `mHostTime` if only that is valid); NULL
 /// starts with the next rendered frame. Starts the device if needed.
 /// - Returns: ``kAudioQueueErr_InvalidDevice`` when the default device cannot be opened (no JACK
-///   server), ``kAudioQueueErr_CannotStart``, ``kAudioFormatUnsupportedDataFormatError`` for an
+///   server), ``kAudioQueueErr_CannotStart``, ``kAudioFormatUnsupportedDataFormatError`` for a
 ///   rate the converter cannot handle.
 @discardableResult
 public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<AudioTimeStamp>?) -> OSStatus {

@@ -14,7 +14,8 @@ import LockstepFiles
 ///
 /// **Buffers.** `mAudioData` is memory of this layer; on enqueue its bytes are copied (byte-swapped
 /// for big-endian formats) into the engine buffer, on the enqueuing thread, and recorded audio is
-/// copied back on the callback thread — never on the realtime thread.
+/// copied back on the callback thread — never on the realtime thread. An input queue at another
+/// rate than the device's records through an ``InputRateConversion``.
 ///
 /// Locking: `lock` guards the fields below; it is never held while calling user code, rendering,
 /// or waiting.
