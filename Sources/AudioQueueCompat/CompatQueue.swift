@@ -364,11 +364,12 @@ final class CompatQueue: @unchecked Sendable {
                 // The recording ended: the converter's tail goes into the last (partial) buffer.
                 conversion.flush()
                 tail = fillConvertedLocked(final: true)
-                conversion.flushing = false
             }
             return (listeners.filter { $0.id == kAudioQueueProperty_IsRunning }, finish, tail)
         }
         deliverConverted(tail)
+        // Only now may a synchronous stop return: the last buffer's callback has run.
+        if !running { lock.locked { conversion?.flushing = false } }
         notify(targets, kAudioQueueProperty_IsRunning)
         if finish { finishDisposal() }
     }

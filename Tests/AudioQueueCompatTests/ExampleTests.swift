@@ -117,18 +117,24 @@ extension JACKTests {
         let temp: TemporaryTestDirectory
         init() throws { temp = try TemporaryTestDirectory(prefix: "aqcompat-jack") }
 
-        @Test("AQRecorder records a JACK ramp into big-endian 24-bit AIFF without losing or repeating a frame")
-        func recorder() throws {
+        /// Runs AQRecorder for a second, 24-bit, on a new server, recording a ramp (one step of 2⁻²³
+        /// a frame) on both inputs; returns what it printed and the file's format and samples.
+        func recordRamp(_ name: String, _ arguments: [String]) throws -> (CLI.Result, StreamFormat, [Int32]) {
             let server = try JACKServer()
             let ramp = try JACKRampSource(server: server, channels: 1, signal: .ramp(start: 1, step: 1.0 / 8_388_608))
             try ramp.start()
             defer { ramp.stop() }
-            let path = temp.file("take.aiff")
+            let path = temp.file(name)
             let result = try runExample("AQRecorder", [path, "--seconds", "1", "--server", server.name, "--bits", "24",
-                                                       "--rate", "48000",
-                                                       "--connect", ramp.portNames[0], "--connect", ramp.portNames[0]])
+                                                       "--connect", ramp.portNames[0], "--connect", ramp.portNames[0]] + arguments)
             #expect(result.status == 0, "\(result.stderr)")
             let (format, samples) = try integerSamples(path)
+            return (result, format, samples)
+        }
+
+        @Test("AQRecorder records a JACK ramp into big-endian 24-bit AIFF without losing or repeating a frame")
+        func recorder() throws {
+            let (result, format, samples) = try recordRamp("take.aiff", ["--rate", "48000"])
             #expect(format.sampleFormat == .int24 && format.channelCount == 2 && format.sampleRate == 48000)
             let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] >> 8 }
             let right = stride(from: 1, to: samples.count, by: 2).map { samples[$0] >> 8 }
@@ -142,19 +148,11 @@ extension JACKTests {
 
         @Test("AQRecorder at the listing's 44.1 kHz on a 48 kHz server records the ramp converted, smoothly")
         func recorderConverted() throws {
-            let server = try JACKServer()
-            let ramp = try JACKRampSource(server: server, channels: 1, signal: .ramp(start: 1, step: 1.0 / 8_388_608))
-            try ramp.start()
-            defer { ramp.stop() }
-            let path = temp.file("take-44k.aiff")
-            let result = try runExample("AQRecorder", [path, "--seconds", "1", "--server", server.name, "--bits", "24",
-                                                       "--connect", ramp.portNames[0]])
-            #expect(result.status == 0, "\(result.stderr)")
+            let (result, format, samples) = try recordRamp("take-44k.aiff", [])
             #expect(result.stdout.contains("44100 Hz"))
-            let (format, samples) = try integerSamples(path)
             #expect(format.sampleRate == 44100 && format.sampleFormat == .int24)
             let left = stride(from: 0, to: samples.count, by: 2).map { Int64(samples[$0] >> 8) }
-            #expect(left.count > 36_000 && left.count < 60_000)
+            #expect(left.count > 36_000 && left.count < 60_000, "\(left.count) frames; \(result.stdout)")
             let first = try #require(left.firstIndex { $0 != 0 })
             // 48000 ramp steps a second resampled to 44100 frames: each frame climbs 48/44.1 steps,
             // so once the converter has settled every difference is 1 or 2 (nothing lost or doubled).

@@ -180,30 +180,19 @@ extension AQCompatTests {
 
         @Test("an input queue records the device input exactly, big-endian 24-bit, with queue sample times")
         func inputExact() throws {
-            let device = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 2), maximumFramesPerRender: 240,
-                                           inputChannelCount: 2) { start, frames, channels in
+            let (device, queue, log) = try startedOfflineInputQueue(
+                rate: 48000, channels: 2, maximumFrames: 240, format: pcm(48000, channels: 2, bits: 24, bigEndian: true),
+                bufferFrames: 480) { start, frames, channels in
                 for i in 0..<frames {
                     channels[0][i] = Float(start + Int64(i) + 1) / 8_388_608
                     channels[1][i] = -Float(start + Int64(i) + 1) / 8_388_608
                 }
             }
-            let engine = try Engine(device: device)
-            AudioQueueSetDefaultDevice(.engine(engine))
             defer { AudioQueueSetDefaultDevice(.standard) }
-            var format = pcm(48000, channels: 2, bits: 24, bigEndian: true)
-            let log = CallbackLog()
-            var queue: AudioQueueRef?
-            #expect(AudioQueueNewInput(&format, logInput, log.pointer, nil, nil, 0, &queue) == noErr)
-            for _ in 0..<3 {
-                var buffer: AudioQueueBufferRef?
-                #expect(AudioQueueAllocateBuffer(queue!, 480 * 6, &buffer) == noErr)
-                #expect(AudioQueueEnqueueBuffer(queue!, buffer!, 0, nil) == noErr)
-            }
-            #expect(AudioQueueStart(queue!, nil) == noErr)
             for _ in 0..<10 { _ = try device.renderFloat(frames: 240) }
-            #expect(AudioQueueStop(queue!, true) == noErr)
+            #expect(AudioQueueStop(queue, true) == noErr)
             _ = try device.renderFloat(frames: 240)
-            #expect(AudioQueueDispose(queue!, true) == noErr)
+            #expect(AudioQueueDispose(queue, true) == noErr)
             let inputs = log.inputs
             #expect(inputs.count == 5)
             for (index, input) in inputs.enumerated() {
@@ -223,29 +212,19 @@ extension AQCompatTests {
 
         @Test("an input queue at another rate than the device's records converted audio, every frame once")
         func inputConverted() throws {
-            let device = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 1), maximumFramesPerRender: 480,
-                                           inputChannelCount: 1) { _, frames, channels in
+            let (device, queue, log) = try startedOfflineInputQueue(
+                rate: 48000, channels: 1, maximumFrames: 480, format: pcm(24000, channels: 1, bits: 16, bigEndian: true),
+                bufferFrames: 480) { _, frames, channels in
                 for i in 0..<frames { channels[0][i] = 0.25 }
             }
-            AudioQueueSetDefaultDevice(.engine(try Engine(device: device)))
             defer { AudioQueueSetDefaultDevice(.standard) }
-            var format = pcm(24000, channels: 1, bits: 16, bigEndian: true)
-            let log = CallbackLog()
-            var queue: AudioQueueRef?
-            #expect(AudioQueueNewInput(&format, logInput, log.pointer, nil, nil, 0, &queue) == noErr)
-            for _ in 0..<3 {
-                var buffer: AudioQueueBufferRef?
-                #expect(AudioQueueAllocateBuffer(queue!, 480 * 2, &buffer) == noErr)
-                #expect(AudioQueueEnqueueBuffer(queue!, buffer!, 0, nil) == noErr)
-            }
-            #expect(AudioQueueStart(queue!, nil) == noErr)
             for _ in 0..<20 { _ = try device.renderFloat(frames: 480) }     // 9600 device frames = 4800 queue frames
-            #expect(AudioQueueStop(queue!, true) == noErr)
+            #expect(AudioQueueStop(queue, true) == noErr)
             _ = try device.renderFloat(frames: 480)
             var running: UInt32 = 1
             var size = UInt32(4)
-            #expect(AudioQueueGetProperty(queue!, kAudioQueueProperty_IsRunning, &running, &size) == noErr && running == 0)
-            #expect(AudioQueueDispose(queue!, true) == noErr)
+            #expect(AudioQueueGetProperty(queue, kAudioQueueProperty_IsRunning, &running, &size) == noErr && running == 0)
+            #expect(AudioQueueDispose(queue, true) == noErr)
             let inputs = log.inputs
             var time = 0.0
             for input in inputs {

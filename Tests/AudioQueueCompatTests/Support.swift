@@ -132,3 +132,26 @@ func render(_ queue: AudioQueueRef, _ capture: AudioQueueBufferRef, frames: UInt
     guard status == noErr else { return (status, []) }   // the buffer may be gone with its queue
     return (status, Array(UnsafeRawBufferPointer(start: capture.pointee.mAudioData, count: Int(capture.pointee.mAudioDataByteSize))))
 }
+
+/// An input queue recording an offline default device whose input `provider` writes (the device
+/// renders `channels` inputs at `rate`), with three buffers of `bufferFrames` frames enqueued,
+/// started. Reset the default device afterwards (`AudioQueueSetDefaultDevice(.standard)`).
+func startedOfflineInputQueue(rate: Double, channels: Int, maximumFrames: Int, format: AudioStreamBasicDescription,
+                              bufferFrames: Int, provider: @escaping OfflineDevice.InputProvider)
+    throws -> (OfflineDevice, AudioQueueRef, CallbackLog)
+{
+    let device = try OfflineDevice(format: StreamFormat(sampleRate: rate, channelCount: channels),
+                                   maximumFramesPerRender: maximumFrames, inputChannelCount: channels, inputProvider: provider)
+    AudioQueueSetDefaultDevice(.engine(try Engine(device: device)))
+    var format = format
+    let log = CallbackLog()
+    var queue: AudioQueueRef?
+    try #require(AudioQueueNewInput(&format, logInput, log.pointer, nil, nil, 0, &queue) == noErr)
+    for _ in 0..<3 {
+        var buffer: AudioQueueBufferRef?
+        try #require(AudioQueueAllocateBuffer(queue!, UInt32(bufferFrames) * format.mBytesPerFrame, &buffer) == noErr)
+        try #require(AudioQueueEnqueueBuffer(queue!, buffer!, 0, nil) == noErr)
+    }
+    try #require(AudioQueueStart(queue!, nil) == noErr)
+    return (device, queue!, log)
+}
