@@ -93,6 +93,8 @@ final class CompatQueue: @unchecked Sendable {
     private var resetting: Set<AudioQueueBufferRef> = []
     private var timelines: [AudioQueueTimelineRef: Timeline] = [:]
     private var inputOrigin: Int64?
+    /// Output callbacks running now (a synchronous stop waits for them).
+    private var outputCallbacksRunning = 0
     /// Set while an input queue records at a rate other than the device's.
     private var conversion: InputRateConversion?
 
@@ -262,9 +264,13 @@ final class CompatQueue: @unchecked Sendable {
 
     private func outputDone(_ engineBuffer: QueueBuffer) {
         guard let ref = takeBack(engineBuffer) else { return }
+        lock.locked { outputCallbacksRunning += 1 }
         deliverOutput([ref])
         // A reset is over once the callback of its last buffer has run.
-        lock.locked { _ = resetting.remove(ref) }
+        lock.locked {
+            resetting.remove(ref)
+            outputCallbacksRunning -= 1
+        }
     }
 
     /// Hands buffers to the output callback: the C function on this thread, or the block on its
@@ -617,7 +623,8 @@ final class CompatQueue: @unchecked Sendable {
         waitUntil(seconds: 2) {
             let running = output?.isRunning ?? input?.isRunning ?? false
             return lock.locked {
-                !running && !startPending && !(conversion?.flushing ?? false) && (input != nil || enqueued.isEmpty)
+                !running && !startPending && !(conversion?.flushing ?? false)
+                    && (input != nil || (enqueued.isEmpty && outputCallbacksRunning == 0))
             }
         }
     }
