@@ -10,6 +10,8 @@ let package = Package(
         .library(name: "LockstepJACK", targets: ["LockstepJACK"]),
         .library(name: "LockstepSession", targets: ["LockstepSession"]),
         .executable(name: "lockstep", targets: ["lockstep"]),
+        // Apple's Audio Queue Services API (names, signatures, result codes) on the engine.
+        .library(name: "AudioQueueCompat", targets: ["AudioQueueCompat"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -54,6 +56,21 @@ let package = Package(
         .testTarget(name: "LockstepSessionTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepTestSupport"]),
+        // Audio Queue Services compatibility: Apple's C API names on the engine, its examples
+        // (ports of the seed listings, compiled in CI and run by the tests) and its tests.
+        .target(name: "CAudioQueueTypes"),
+        .target(name: "AudioQueueCompat", dependencies: ["CAudioQueueTypes", "Lockstep", "LockstepFiles", "LockstepJACK"]),
+        .target(name: "AQExampleSupport", dependencies: ["AudioQueueCompat"], path: "Examples/AQExampleSupport"),
+        .executableTarget(name: "AQRecorder", dependencies: ["AudioQueueCompat", "AQExampleSupport", "LockstepJACK"],
+                          path: "Examples/AQRecorder"),
+        .executableTarget(name: "AQPlayer", dependencies: ["AudioQueueCompat", "AQExampleSupport"], path: "Examples/AQPlayer"),
+        .executableTarget(name: "AQVoiceMeter", dependencies: ["AudioQueueCompat", "AQExampleSupport", "Lockstep"],
+                          path: "Examples/AQVoiceMeter"),
+        .executableTarget(name: "AQSimultaneous",
+                          dependencies: ["AudioQueueCompat", "AQExampleSupport", "Lockstep", "LockstepFiles"],
+                          path: "Examples/AQSimultaneous"),
+        .testTarget(name: "AudioQueueCompatTests",
+                    dependencies: ["AudioQueueCompat", "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

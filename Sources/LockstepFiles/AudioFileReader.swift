@@ -150,9 +150,26 @@ public final class AudioFileReader: @unchecked Sendable {
     ///   that are present have been returned), or ``FileError/Kind/ioError`` when the reader is
     ///   closed.
     public func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(FileError) -> Int {
+        try read(frames: frames) { sf_readf_float($0, buffer, $1) }
+    }
+
+    /// Reads up to `frames` interleaved frames as 32-bit integers, full scale ±2³¹ (libsndfile's
+    /// `sf_readf_int`): exact for 16-, 24- and 32-bit integer files (a 16-bit sample `x` reads as
+    /// `x << 16`). Otherwise like ``read(into:frames:)``.
+    public func read(int32Samples buffer: UnsafeMutablePointer<Int32>, frames: Int) throws(FileError) -> Int {
+        try read(frames: frames) { sf_readf_int($0, buffer, $1) }
+    }
+
+    /// Reads up to `frames` interleaved frames as 64-bit floats (libsndfile's `sf_readf_double`):
+    /// exact for 64-bit float files. Otherwise like ``read(into:frames:)``.
+    public func read(doubleSamples buffer: UnsafeMutablePointer<Double>, frames: Int) throws(FileError) -> Int {
+        try read(frames: frames) { sf_readf_double($0, buffer, $1) }
+    }
+
+    private func read(frames: Int, _ body: (OpaquePointer, Int64) -> Int64) throws(FileError) -> Int {
         guard let handle else { throw closedError() }
         guard frames > 0 else { return 0 }
-        let got = sf_readf_float(handle, buffer, Int64(frames))
+        let got = body(handle, Int64(frames))
         let count = max(0, got)
         position += count
         if count < Int64(frames) {

@@ -111,6 +111,23 @@ public final class AudioFileWriter: @unchecked Sendable {
     ///   would exceed the container's size limit (WAV 4 GiB, AIFF 2 GiB; nothing is written),
     ///   or ``FileError/Kind/ioError`` when writing fails (disk full, …) or the writer is closed.
     public func write(_ samples: UnsafePointer<Float>, frames: Int) throws(FileError) {
+        try write(frames: frames) { sf_writef_float($0, samples, $1) }
+    }
+
+    /// Appends `frames` interleaved frames of 32-bit integers, full scale ±2³¹ (libsndfile's
+    /// `sf_writef_int`): exact for integer files (`x << 16` stores the 16-bit sample `x`).
+    /// Otherwise like ``write(_:frames:)``.
+    public func write(int32Samples samples: UnsafePointer<Int32>, frames: Int) throws(FileError) {
+        try write(frames: frames) { sf_writef_int($0, samples, $1) }
+    }
+
+    /// Appends `frames` interleaved frames of 64-bit floats (libsndfile's `sf_writef_double`).
+    /// Otherwise like ``write(_:frames:)``.
+    public func write(doubleSamples samples: UnsafePointer<Double>, frames: Int) throws(FileError) {
+        try write(frames: frames) { sf_writef_double($0, samples, $1) }
+    }
+
+    private func write(frames: Int, _ body: (OpaquePointer, Int64) -> Int64) throws(FileError) {
         guard let handle, phase == .writing else {
             throw FileError(.ioError, path: path, problem: "the writer has been closed; create a new one")
         }
@@ -122,7 +139,7 @@ public final class AudioFileWriter: @unchecked Sendable {
                     problem: "\(type) files cannot hold more than \(limit / (1 << 20)) MiB of audio (\(Self.limitDuration(limit, format))); write .w64, .rf64 or .caf instead")
             }
         }
-        let written = sf_writef_float(handle, samples, Int64(frames))
+        let written = body(handle, Int64(frames))
         framesWritten += max(0, written)
         guard written == Int64(frames) else {
             throw FileError(.ioError, path: path,

@@ -7,13 +7,6 @@ import Testing
 import Glibc
 #endif
 
-/// The parent of every suite in this target that starts a `jackd`. `.serialized` applies to all
-/// nested suites, so JACK tests never run in parallel with each other (each starts its own
-/// realtime server; two at once on a 2-core machine disturb each other's timing). Add a suite
-/// with `extension JACKTests { @Suite("…") struct MyTests { … } }`.
-@Suite("JACK", .serialized, .enabled(if: JACKServer.isAvailable, "jackd is not installed"))
-struct JACKTests {}
-
 extension JACKTests {
     /// Tests of the JACK test fixtures themselves (server, capture, ramp source, staller), so that
     /// the device and CLI suites built on them can trust what they report.

@@ -13,18 +13,24 @@ public enum CLI {
     }
 
     /// The `lockstep` executable next to the test bundle in the build folder.
-    public static var binary: String {
+    public static var binary: String { executable(named: "lockstep") }
+
+    /// An executable product (`lockstep`, an example such as `AQPlayer`) next to the test bundle
+    /// in the build folder.
+    public static func executable(named name: String) -> String {
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         while dir.path.contains(".xctest") { dir.deleteLastPathComponent() }
-        return dir.appendingPathComponent("lockstep").path
+        return dir.appendingPathComponent(name).path
     }
 
-    /// Starts `lockstep` with `arguments`; `environment` entries are added to the test's own.
-    /// With `withInput`, its standard input is a pipe fed by ``RunningCLI/send(line:)``.
+    /// Starts `lockstep` (or `executable`) with `arguments`; `environment` entries are added to
+    /// the test's own. With `withInput`, its standard input is a pipe fed by
+    /// ``RunningCLI/send(line:)``.
     public static func spawn(_ arguments: [String], environment: [String: String] = [:],
-                             in directory: String? = nil, withInput: Bool = false) throws -> RunningCLI {
+                             in directory: String? = nil, executable: String = binary,
+                             withInput: Bool = false) throws -> RunningCLI {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "JACK_DEFAULT_SERVER")
@@ -40,10 +46,10 @@ public enum CLI {
         return RunningCLI(process: process, out: out, err: err, input: input)
     }
 
-    /// Runs `lockstep` to completion (killed after `timeout` seconds).
+    /// Runs `lockstep` (or `executable`) to completion (killed after `timeout` seconds).
     public static func run(_ arguments: [String], environment: [String: String] = [:], in directory: String? = nil,
-                           timeout: Double = 60) throws -> Result {
-        try spawn(arguments, environment: environment, in: directory).wait(timeout: timeout)
+                           timeout: Double = 60, executable: String = binary) throws -> Result {
+        try spawn(arguments, environment: environment, in: directory, executable: executable).wait(timeout: timeout)
     }
 }
 

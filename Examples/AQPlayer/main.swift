@@ -1,0 +1,154 @@
+// AQPlayer: the playback callback of Apple's Core Audio overview ("Creating an Audio Queue
+// Object": myAQStruct, AQTestBufferCallback — read packets, enqueue, stop at the end) ported to
+// Linux by changing one import, plus Apple's offline-render loop (AudioQueueSetOfflineRenderFormat,
+// AudioQueueOfflineRender) to bounce the file without a sound card.
+//
+//   swift run AQPlayer IN.aiff                              # live, through JACK
+//   swift run AQPlayer IN.aiff --offline OUT.wav           # offline render, as fast as the CPU allows
+//   options: --server NAME (JACK server), --volume 0…1
+import AQExampleSupport   // Linux: command-line options and error messages of the examples.
+import AudioQueueCompat
+import Foundation
+
+let kNumberBuffers = 3
+// Create a data structure to manage information needed by the audio queue
+struct myAQStruct {
+    var mAudioFile: AudioFileID?
+    var mDataFormat = AudioStreamBasicDescription()
+    var mQueue: AudioQueueRef?
+    var mBuffers = [AudioQueueBufferRef?](repeating: nil, count: kNumberBuffers)
+    var mCurrentPacket: Int64 = 0
+    var mNumPacketsToRead: UInt32 = 0
+    var mPacketDescs: UnsafeMutablePointer<AudioStreamPacketDescription>?
+    var mDone = false
+    var mIsRunning = false    // set by the is-running listener
+    var mHasStarted = false   // the listener has seen it run (it starts a moment after AudioQueueStart)
+}
+
+// Define a playback audio queue callback function
+func AQTestBufferCallback(_ inUserData: UnsafeMutableRawPointer?, _ inAQ: AudioQueueRef,
+                          _ inCompleteAQBuffer: AudioQueueBufferRef) {
+    let myInfo = inUserData!.assumingMemoryBound(to: myAQStruct.self)
+    if myInfo.pointee.mDone { return }
+    var numBytes: UInt32 = 0
+    var nPackets = myInfo.pointee.mNumPacketsToRead
+    AudioFileReadPackets(myInfo.pointee.mAudioFile!, false, &numBytes, myInfo.pointee.mPacketDescs,
+                         myInfo.pointee.mCurrentPacket, &nPackets, inCompleteAQBuffer.pointee.mAudioData)
+    if nPackets > 0 {
+        inCompleteAQBuffer.pointee.mAudioDataByteSize = numBytes
+        AudioQueueEnqueueBuffer(inAQ, inCompleteAQBuffer, myInfo.pointee.mPacketDescs != nil ? nPackets : 0,
+                                myInfo.pointee.mPacketDescs)
+        myInfo.pointee.mCurrentPacket += Int64(nPackets)
+    } else {
+        AudioQueueStop(myInfo.pointee.mQueue!, false)
+        myInfo.pointee.mDone = true
+    }
+}
+
+// Tell the main loop when the queue has really stopped (kAudioQueueProperty_IsRunning).
+func IsRunningChanged(_ inUserData: UnsafeMutableRawPointer?, _ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID) {
+    let myInfo = inUserData!.assumingMemoryBound(to: myAQStruct.self)
+    var running: UInt32 = 0
+    var size = UInt32(MemoryLayout<UInt32>.size)
+    AudioQueueGetProperty(inAQ, kAudioQueueProperty_IsRunning, &running, &size)
+    myInfo.pointee.mIsRunning = running != 0
+    if running != 0 { myInfo.pointee.mHasStarted = true }
+}
+
+/// Whether the queue has played everything: the callback stopped it and it has really stopped.
+func finished(_ myInfo: UnsafeMutablePointer<myAQStruct>) -> Bool {
+    myInfo.pointee.mDone && myInfo.pointee.mHasStarted && !myInfo.pointee.mIsRunning
+}
+
+// Linux: command-line options.
+var arguments = ExampleArguments()
+let offlinePath = arguments.option("--offline")
+let server = arguments.option("--server")
+let volume = Float32(arguments.option("--volume") ?? "1") ?? 1
+guard let inputPath = arguments.positional.first else {
+    exitWithMessage("usage: AQPlayer IN [--offline OUT.wav|.aiff|.caf] [--server NAME] [--volume V]", code: 2)
+}
+if let server { setenv("JACK_DEFAULT_SERVER", server, 1) }   // Linux: which JACK server is "the device"
+
+let myInfo = UnsafeMutablePointer<myAQStruct>.allocate(capacity: 1)
+myInfo.initialize(to: myAQStruct())
+
+// Open the file and learn its format.
+check(AudioFileOpenURL(URL(fileURLWithPath: inputPath), kAudioFileReadPermission, 0, &myInfo.pointee.mAudioFile), "AudioFileOpenURL")
+var size = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
+check(AudioFileGetProperty(myInfo.pointee.mAudioFile!, kAudioFilePropertyDataFormat, &size, &myInfo.pointee.mDataFormat),
+      "AudioFileGetProperty(DataFormat)")
+var packetCount: UInt64 = 0
+size = UInt32(MemoryLayout<UInt64>.size)
+check(AudioFileGetProperty(myInfo.pointee.mAudioFile!, kAudioFilePropertyAudioDataPacketCount, &size, &packetCount),
+      "AudioFileGetProperty(AudioDataPacketCount)")
+var maxPacketSize: UInt32 = 0
+size = UInt32(MemoryLayout<UInt32>.size)
+check(AudioFileGetProperty(myInfo.pointee.mAudioFile!, kAudioFilePropertyPacketSizeUpperBound, &size, &maxPacketSize),
+      "AudioFileGetProperty(PacketSizeUpperBound)")
+
+// Instantiate an audio queue object
+check(AudioQueueNewOutput(&myInfo.pointee.mDataFormat, AQTestBufferCallback, myInfo, CFRunLoopGetCurrent(),
+                          kCFRunLoopCommonModes, 0, &myInfo.pointee.mQueue), "AudioQueueNewOutput")
+let queue = myInfo.pointee.mQueue!
+check(AudioQueueAddPropertyListener(queue, kAudioQueueProperty_IsRunning, IsRunningChanged, myInfo),
+      "AudioQueueAddPropertyListener")
+
+// Buffers of half a second; prime them by calling the callback, as Apple's samples do.
+let bufferByteSize = UInt32(myInfo.pointee.mDataFormat.mSampleRate / 2) * maxPacketSize
+myInfo.pointee.mNumPacketsToRead = bufferByteSize / maxPacketSize
+for i in 0..<kNumberBuffers {
+    check(AudioQueueAllocateBuffer(queue, bufferByteSize, &myInfo.pointee.mBuffers[i]), "AudioQueueAllocateBuffer")
+    AQTestBufferCallback(myInfo, queue, myInfo.pointee.mBuffers[i]!)
+}
+// Controlling Audio Queue playback level
+check(AudioQueueSetParameter(queue, kAudioQueueParam_Volume, volume), "AudioQueueSetParameter")
+
+if let offlinePath {
+    // Offline: render in the file's own format (byte order as the output type needs).
+    var captureFormat = myInfo.pointee.mDataFormat
+    let outputType: AudioFileTypeID
+    switch URL(fileURLWithPath: offlinePath).pathExtension.lowercased() {
+    case "aif", "aiff":
+        outputType = captureFormat.mFormatFlags & kAudioFormatFlagIsFloat != 0 ? kAudioFileAIFCType : kAudioFileAIFFType
+        captureFormat.mFormatFlags |= kAudioFormatFlagIsBigEndian
+    case "caf": outputType = kAudioFileCAFType
+    default:
+        outputType = kAudioFileWAVEType
+        captureFormat.mFormatFlags &= ~kAudioFormatFlagIsBigEndian
+    }
+    check(AudioQueueSetOfflineRenderFormat(queue, &captureFormat, nil), "AudioQueueSetOfflineRenderFormat")
+    var outputFile: AudioFileID?
+    check(AudioFileCreateWithURL(URL(fileURLWithPath: offlinePath), outputType, &captureFormat, kAudioFileFlags_EraseFile,
+                                 &outputFile), "AudioFileCreateWithURL")
+    check(AudioQueueStart(queue, nil), "AudioQueueStart")
+    let framesPerRender: UInt32 = 4096
+    var captureBuffer: AudioQueueBufferRef?
+    check(AudioQueueAllocateBuffer(queue, framesPerRender * captureFormat.mBytesPerFrame, &captureBuffer), "AudioQueueAllocateBuffer")
+    var ts = AudioTimeStamp()
+    ts.mFlags = kAudioTimeStampSampleTimeValid
+    ts.mSampleTime = 0
+    check(AudioQueueOfflineRender(queue, &ts, captureBuffer!, 0), "AudioQueueOfflineRender")   // once with 0 frames
+    var written: Int64 = 0
+    // Render until the callback has stopped the queue and it has played out; keep exactly the
+    // source's length (the last render ends in silence after it).
+    while written < Int64(packetCount) {
+        check(AudioQueueOfflineRender(queue, &ts, captureBuffer!, framesPerRender), "AudioQueueOfflineRender")
+        var packets = UInt32(min(Int64(framesPerRender), Int64(packetCount) - written))
+        check(AudioFileWritePackets(outputFile!, false, packets * captureFormat.mBytesPerFrame, nil, written, &packets,
+                                    captureBuffer!.pointee.mAudioData), "AudioFileWritePackets")
+        written += Int64(packets)
+        ts.mSampleTime += Double(framesPerRender)
+        if finished(myInfo) { break }
+    }
+    check(AudioFileClose(outputFile!), "AudioFileClose")
+    print("rendered \(written) frames of \(inputPath) offline to \(offlinePath)")
+} else {
+    check(AudioQueueStart(queue, nil), "AudioQueueStart")
+    repeat {
+        CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.05, false)
+    } while !finished(myInfo)
+    print("played \(myInfo.pointee.mCurrentPacket) packets of \(inputPath)")
+}
+check(AudioQueueDispose(queue, true), "AudioQueueDispose")
+check(AudioFileClose(myInfo.pointee.mAudioFile!), "AudioFileClose")

@@ -1,0 +1,150 @@
+// AQRecorder: the "Recording Audio" chapter of Apple's Audio Queue Services Programming Guide
+// (Listings 2-1 … 2-15), ported to Linux by changing one import. The C listings are kept as close
+// as Swift allows: `inBuffer->mAudioData` becomes `inBuffer.pointee.mAudioData`, `&x` stays `&x`.
+//
+//   swift run AQRecorder OUT.aiff [--seconds 2] [--server NAME] [--connect PORT]... [--bits 16|24] [--rate 44100]
+//
+// It records the default JACK device's inputs (`in_1`, `in_2`; or the ports given with --connect)
+// into a big-endian AIFF file at 44.1 kHz, as the guide does (the queue converts from the JACK
+// server's rate). Lines marked "Linux:" are the only additions.
+import AQExampleSupport   // Linux: command-line options and error messages of the examples.
+import AudioQueueCompat
+import Foundation
+import LockstepJACK      // Linux: only to connect the JACK input ports given with --connect.
+
+// Listing 2-1  A custom structure for a recording audio queue
+let kNumberBuffers = 3
+struct AQRecorderState {
+    var mDataFormat = AudioStreamBasicDescription()
+    var mQueue: AudioQueueRef?
+    var mBuffers = [AudioQueueBufferRef?](repeating: nil, count: kNumberBuffers)
+    var mAudioFile: AudioFileID?
+    var bufferByteSize: UInt32 = 0
+    var mCurrentPacket: Int64 = 0
+    var mIsRunning = false
+}
+
+// Listing 2-5  A recording audio queue callback function
+func HandleInputBuffer(_ aqData: UnsafeMutableRawPointer?, _ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef,
+                       _ inStartTime: UnsafePointer<AudioTimeStamp>, _ inNumPackets: UInt32,
+                       _ inPacketDesc: UnsafePointer<AudioStreamPacketDescription>?) {
+    let pAqData = aqData!.assumingMemoryBound(to: AQRecorderState.self)                   // 1
+    var inNumPackets = inNumPackets
+    if inNumPackets == 0 && pAqData.pointee.mDataFormat.mBytesPerPacket != 0 {           // 2
+        inNumPackets = inBuffer.pointee.mAudioDataByteSize / pAqData.pointee.mDataFormat.mBytesPerPacket
+    }
+    if AudioFileWritePackets(pAqData.pointee.mAudioFile!, false, inBuffer.pointee.mAudioDataByteSize,   // 3
+                             inPacketDesc, pAqData.pointee.mCurrentPacket, &inNumPackets,
+                             inBuffer.pointee.mAudioData) == noErr {
+        pAqData.pointee.mCurrentPacket += Int64(inNumPackets)                              // 4
+    }
+    if !pAqData.pointee.mIsRunning { return }                                              // 5
+    AudioQueueEnqueueBuffer(pAqData.pointee.mQueue!, inBuffer, 0, nil)                    // 6
+}
+
+// Listing 2-6  Deriving a recording audio queue buffer size
+func DeriveBufferSize(_ audioQueue: AudioQueueRef, _ ASBDescription: inout AudioStreamBasicDescription,
+                      _ seconds: Float64, _ outBufferSize: inout UInt32) {
+    let maxBufferSize = 0x50000                                                            // 5
+    var maxPacketSize = ASBDescription.mBytesPerPacket                                     // 6
+    if maxPacketSize == 0 {                                                                // 7
+        var maxVBRPacketSize = UInt32(MemoryLayout.size(ofValue: maxPacketSize))
+        AudioQueueGetProperty(audioQueue, kAudioQueueProperty_MaximumOutputPacketSize, &maxPacketSize, &maxVBRPacketSize)
+    }
+    let numBytesForTime = ASBDescription.mSampleRate * Float64(maxPacketSize) * seconds   // 8
+    outBufferSize = UInt32(numBytesForTime < Float64(maxBufferSize) ? numBytesForTime : Float64(maxBufferSize))  // 9
+    outBufferSize -= outBufferSize % max(ASBDescription.mBytesPerPacket, 1)              // Linux: whole packets
+}
+
+// Listing 2-7  Setting a magic cookie for an audio file
+func SetMagicCookieForFile(_ inQueue: AudioQueueRef, _ inFile: AudioFileID) -> OSStatus {
+    var result = noErr                                                                     // 3
+    var cookieSize: UInt32 = 0                                                             // 4
+    if AudioQueueGetPropertySize(inQueue, kAudioQueueProperty_MagicCookie, &cookieSize) == noErr {   // 5
+        let magicCookie = UnsafeMutableRawPointer.allocate(byteCount: Int(cookieSize), alignment: 1)  // 6
+        if AudioQueueGetProperty(inQueue, kAudioQueueProperty_MagicCookie, magicCookie, &cookieSize) == noErr {  // 7
+            result = AudioFileSetProperty(inFile, kAudioFilePropertyMagicCookieData, cookieSize, magicCookie)      // 8
+        }
+        magicCookie.deallocate()                                                           // 9
+    }
+    return result                                                                          // 10
+}
+
+// Linux: command-line options.
+var arguments = ExampleArguments()
+let seconds = Double(arguments.option("--seconds") ?? "2") ?? 2
+let server = arguments.option("--server")
+let bits = UInt32(arguments.option("--bits") ?? "16") ?? 16
+let rate = Double(arguments.option("--rate") ?? "44100") ?? 44100
+var connections: [String] = []
+while let port = arguments.option("--connect") { connections.append(port) }
+guard let filePath = arguments.positional.first else {
+    exitWithMessage("usage: AQRecorder OUT.aiff [--seconds S] [--server NAME] [--connect PORT]... [--bits 16|24] [--rate HZ]", code: 2)
+}
+// Linux: the default device is a JACK client; name it and pick the server.
+AudioQueueSetDefaultDevice(.jack(JACKDevice.Options(clientName: "AQRecorder", serverName: server, channelCount: 2,
+                                                    inputChannelCount: 2, connectToPhysicalOutputs: connections.isEmpty)))
+
+// Listing 2-8  Specifying an audio queue's audio data format
+let aqData = UnsafeMutablePointer<AQRecorderState>.allocate(capacity: 1)                   // 1
+aqData.initialize(to: AQRecorderState())   // Linux: on the heap, so its address is stable as in C
+aqData.pointee.mDataFormat.mFormatID = kAudioFormatLinearPCM                                       // 2
+aqData.pointee.mDataFormat.mSampleRate = rate  // 44100.0                                          // 3
+aqData.pointee.mDataFormat.mChannelsPerFrame = 2                                                   // 4
+aqData.pointee.mDataFormat.mBitsPerChannel = bits                                                  // 5
+aqData.pointee.mDataFormat.mBytesPerPacket = aqData.pointee.mDataFormat.mChannelsPerFrame * bits / 8       // 6
+aqData.pointee.mDataFormat.mBytesPerFrame = aqData.pointee.mDataFormat.mBytesPerPacket
+aqData.pointee.mDataFormat.mFramesPerPacket = 1                                                    // 7
+let fileType = kAudioFileAIFFType                                                          // 8
+aqData.pointee.mDataFormat.mFormatFlags = kLinearPCMFormatFlagIsBigEndian                          // 9
+    | kLinearPCMFormatFlagIsSignedInteger | kLinearPCMFormatFlagIsPacked
+
+// Linux: connect the JACK ports given with --connect to the device's inputs.
+do {
+    let engine = try AudioQueueCompatDefaultEngine()
+    if let device = engine.device as? JACKDevice {
+        for (index, port) in connections.enumerated() {
+            try device.connect(port, to: device.inputPortNames[index % device.inputPortNames.count])
+        }
+    }
+} catch {
+    exitWithMessage("\(error)")
+}
+
+// Listing 2-9  Creating a recording audio queue
+check(AudioQueueNewInput(&aqData.pointee.mDataFormat, HandleInputBuffer, aqData, nil, kCFRunLoopCommonModes, 0, &aqData.pointee.mQueue),
+      "AudioQueueNewInput")
+
+// Listing 2-10  Getting the audio format from an audio queue
+var dataFormatSize = UInt32(MemoryLayout.size(ofValue: aqData.pointee.mDataFormat))                // 1
+check(AudioQueueGetProperty(aqData.pointee.mQueue!, kAudioQueueProperty_StreamDescription, &aqData.pointee.mDataFormat, &dataFormatSize),
+      "AudioQueueGetProperty(StreamDescription)")
+
+// Listing 2-11  Creating an audio file for recording
+let audioFileURL = CFURLCreateFromFileSystemRepresentation(nil, filePath, strlen(filePath), false)!   // 1
+check(AudioFileCreateWithURL(audioFileURL, fileType, &aqData.pointee.mDataFormat, kAudioFileFlags_EraseFile, &aqData.pointee.mAudioFile),
+      "AudioFileCreateWithURL")                                                                        // 6
+
+// Listing 2-12  Setting an audio queue buffer size
+DeriveBufferSize(aqData.pointee.mQueue!, &aqData.pointee.mDataFormat, 0.5, &aqData.pointee.bufferByteSize)
+
+// Listing 2-13  Preparing a set of audio queue buffers
+for i in 0..<kNumberBuffers {                                                              // 1
+    check(AudioQueueAllocateBuffer(aqData.pointee.mQueue!, aqData.pointee.bufferByteSize, &aqData.pointee.mBuffers[i]), "AudioQueueAllocateBuffer")
+    check(AudioQueueEnqueueBuffer(aqData.pointee.mQueue!, aqData.pointee.mBuffers[i]!, 0, nil), "AudioQueueEnqueueBuffer")
+}
+check(SetMagicCookieForFile(aqData.pointee.mQueue!, aqData.pointee.mAudioFile!), "SetMagicCookieForFile")
+
+// Listing 2-14  Recording audio
+aqData.pointee.mCurrentPacket = 0                                                                  // 1
+aqData.pointee.mIsRunning = true                                                                   // 2
+check(AudioQueueStart(aqData.pointee.mQueue!, nil), "AudioQueueStart")                             // 3
+Thread.sleep(forTimeInterval: seconds)   // Wait, on user interface thread, until user stops the recording
+check(AudioQueueStop(aqData.pointee.mQueue!, true), "AudioQueueStop")                              // 6
+aqData.pointee.mIsRunning = false                                                                  // 9
+
+// Listing 2-15  Cleaning up after recording
+check(SetMagicCookieForFile(aqData.pointee.mQueue!, aqData.pointee.mAudioFile!), "SetMagicCookieForFile")
+check(AudioQueueDispose(aqData.pointee.mQueue!, true), "AudioQueueDispose")                        // 1
+check(AudioFileClose(aqData.pointee.mAudioFile!), "AudioFileClose")                                // 4
+print("recorded \(aqData.pointee.mCurrentPacket) packets (\(aqData.pointee.mDataFormat.mChannelsPerFrame) ch, \(aqData.pointee.mDataFormat.mBitsPerChannel)-bit big-endian, \(Int(aqData.pointee.mDataFormat.mSampleRate)) Hz) to \(filePath)")

@@ -1,0 +1,538 @@
+import Foundation
+import Lockstep
+import LockstepFiles
+
+// The part of Audio File Services (AudioFile.h) that Audio Queue code uses, on libsndfile through
+// LockstepFiles: open and create files, read and write linear PCM packets, read the data format,
+// packet counts and sizes, close.
+
+/// An open audio file: an opaque reference. The corresponding Apple type is `AudioFileID`.
+public typealias AudioFileID = OpaquePointer
+/// A file type such as ``kAudioFileAIFFType``. The corresponding Apple type is `AudioFileTypeID`.
+public typealias AudioFileTypeID = UInt32
+/// A file property such as ``kAudioFilePropertyDataFormat``. The corresponding Apple type is `AudioFilePropertyID`.
+public typealias AudioFilePropertyID = UInt32
+
+/// How a file is opened. The corresponding Apple type is `AudioFilePermissions`.
+public enum AudioFilePermissions: Int8, Sendable {
+    /// Read only (the one supported here).
+    case readPermission = 1
+    /// Write only (not supported for existing files: create them with ``AudioFileCreateWithURL(_:_:_:_:_:)``).
+    case writePermission = 2
+    /// Read and write (not supported for existing files).
+    case readWritePermission = 3
+}
+
+/// Read only. The corresponding Apple constant is `kAudioFileReadPermission`.
+public let kAudioFileReadPermission = AudioFilePermissions.readPermission
+/// Write only. The corresponding Apple constant is `kAudioFileWritePermission`.
+public let kAudioFileWritePermission = AudioFilePermissions.writePermission
+/// Read and write. The corresponding Apple constant is `kAudioFileReadWritePermission`.
+public let kAudioFileReadWritePermission = AudioFilePermissions.readWritePermission
+
+/// Flags for creating a file. The corresponding Apple type is `AudioFileFlags`.
+public struct AudioFileFlags: OptionSet, Sendable {
+    /// The C value.
+    public let rawValue: UInt32
+    /// Creates flags from their C value.
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// Replace a file that exists. The corresponding Apple constant is `kAudioFileFlags_EraseFile`.
+    public static let eraseFile = AudioFileFlags(rawValue: 1)
+    /// Don't page-align the audio data (ignored). The corresponding Apple constant is `kAudioFileFlags_DontPageAlignAudioData`.
+    public static let dontPageAlignAudioData = AudioFileFlags(rawValue: 2)
+}
+
+/// Replace a file that exists. The corresponding Apple constant is `kAudioFileFlags_EraseFile`.
+public let kAudioFileFlags_EraseFile = AudioFileFlags.eraseFile
+/// Don't page-align the audio data (ignored). The corresponding Apple constant is `kAudioFileFlags_DontPageAlignAudioData`.
+public let kAudioFileFlags_DontPageAlignAudioData = AudioFileFlags.dontPageAlignAudioData
+
+/// AIFF: big-endian integer PCM. The corresponding Apple constant is `kAudioFileAIFFType` (`'AIFF'`).
+public let kAudioFileAIFFType = fourCharCode("AIFF")
+/// AIFF-C: big-endian integer or float PCM. The corresponding Apple constant is `kAudioFileAIFCType` (`'AIFC'`).
+public let kAudioFileAIFCType = fourCharCode("AIFC")
+/// WAVE: little-endian PCM. The corresponding Apple constant is `kAudioFileWAVEType` (`'WAVE'`).
+public let kAudioFileWAVEType = fourCharCode("WAVE")
+/// Core Audio Format: PCM in either byte order. The corresponding Apple constant is `kAudioFileCAFType` (`'caff'`).
+public let kAudioFileCAFType = fourCharCode("caff")
+/// FLAC, written from and read as 16- or 24-bit linear PCM (on Apple its data format is
+/// `kAudioFormatFLAC`). The corresponding Apple constant is `kAudioFileFLACType` (`'flac'`).
+public let kAudioFileFLACType = fourCharCode("flac")
+/// Wave64. The corresponding Apple constant is `kAudioFileWave64Type` (`'W64f'`).
+public let kAudioFileWave64Type = fourCharCode("W64f")
+/// RF64. The corresponding Apple constant is `kAudioFileRF64Type` (`'RF64'`).
+public let kAudioFileRF64Type = fourCharCode("RF64")
+/// MP3 (read only, decoded to float PCM). The corresponding Apple constant is `kAudioFileMP3Type` (`'MPG3'`).
+public let kAudioFileMP3Type = fourCharCode("MPG3")
+
+/// The file type (`AudioFileTypeID`). The corresponding Apple constant is `kAudioFilePropertyFileFormat` (`'ffmt'`).
+public let kAudioFilePropertyFileFormat = fourCharCode("ffmt")
+/// The audio data format (``AudioStreamBasicDescription``). The corresponding Apple constant is `kAudioFilePropertyDataFormat` (`'dfmt'`).
+public let kAudioFilePropertyDataFormat = fourCharCode("dfmt")
+/// Packets of audio (`UInt64`). The corresponding Apple constant is `kAudioFilePropertyAudioDataPacketCount` (`'pcnt'`).
+public let kAudioFilePropertyAudioDataPacketCount = fourCharCode("pcnt")
+/// Bytes of audio (`UInt64`). The corresponding Apple constant is `kAudioFilePropertyAudioDataByteCount` (`'bcnt'`).
+public let kAudioFilePropertyAudioDataByteCount = fourCharCode("bcnt")
+/// The largest packet in the file (`UInt32`). The corresponding Apple constant is `kAudioFilePropertyMaximumPacketSize` (`'psze'`).
+public let kAudioFilePropertyMaximumPacketSize = fourCharCode("psze")
+/// The largest packet the format allows (`UInt32`). The corresponding Apple constant is `kAudioFilePropertyPacketSizeUpperBound` (`'pkub'`).
+public let kAudioFilePropertyPacketSizeUpperBound = fourCharCode("pkub")
+/// The magic cookie (bytes; linear PCM files have none: size 0). The corresponding Apple constant is `kAudioFilePropertyMagicCookieData` (`'mgic'`).
+public let kAudioFilePropertyMagicCookieData = fourCharCode("mgic")
+/// The duration in seconds (`Float64`). The corresponding Apple constant is `kAudioFilePropertyEstimatedDuration` (`'edur'`).
+public let kAudioFilePropertyEstimatedDuration = fourCharCode("edur")
+
+/// Something went wrong that no other code describes (`'wht?'`). The corresponding Apple constant is `kAudioFileUnspecifiedError`.
+public let kAudioFileUnspecifiedError = OSStatus(bitPattern: fourCharCode("wht?"))
+/// The file type is not supported (`'typ?'`). The corresponding Apple constant is `kAudioFileUnsupportedFileTypeError`.
+public let kAudioFileUnsupportedFileTypeError = OSStatus(bitPattern: fourCharCode("typ?"))
+/// The data format is not supported by the file type (`'fmt?'`). The corresponding Apple constant is `kAudioFileUnsupportedDataFormatError`.
+public let kAudioFileUnsupportedDataFormatError = OSStatus(bitPattern: fourCharCode("fmt?"))
+/// The property is not supported (`'pty?'`). The corresponding Apple constant is `kAudioFileUnsupportedPropertyError`.
+public let kAudioFileUnsupportedPropertyError = OSStatus(bitPattern: fourCharCode("pty?"))
+/// The property size is wrong (`'!siz'`). The corresponding Apple constant is `kAudioFileBadPropertySizeError`.
+public let kAudioFileBadPropertySizeError = OSStatus(bitPattern: fourCharCode("!siz"))
+/// The operation is not permitted (`'prm?'`). The corresponding Apple constant is `kAudioFilePermissionsError`.
+public let kAudioFilePermissionsError = OSStatus(bitPattern: fourCharCode("prm?"))
+/// The packet offset is invalid (`'pck?'`). The corresponding Apple constant is `kAudioFileInvalidPacketOffsetError`.
+public let kAudioFileInvalidPacketOffsetError = OSStatus(bitPattern: fourCharCode("pck?"))
+/// The file is malformed (`'dta?'`). The corresponding Apple constant is `kAudioFileInvalidFileError`.
+public let kAudioFileInvalidFileError = OSStatus(bitPattern: fourCharCode("dta?"))
+/// The operation is not supported (`'op??'`). The corresponding Apple constant is `kAudioFileOperationNotSupportedError`.
+public let kAudioFileOperationNotSupportedError = OSStatus(bitPattern: fourCharCode("op??"))
+/// The file is closed (or was never opened) (-38). The corresponding Apple constant is `kAudioFileNotOpenError`.
+public let kAudioFileNotOpenError: OSStatus = -38
+/// The end of the file was reached (-39). The corresponding Apple constant is `kAudioFileEndOfFileError`.
+public let kAudioFileEndOfFileError: OSStatus = -39
+/// The position is invalid (-40). The corresponding Apple constant is `kAudioFilePositionError`.
+public let kAudioFilePositionError: OSStatus = -40
+/// The file does not exist (-43). The corresponding Apple constant is `kAudioFileFileNotFoundError`.
+public let kAudioFileFileNotFoundError: OSStatus = -43
+
+// MARK: - Functions
+
+/// Opens an audio file for reading (a file URL). The corresponding Apple function is `AudioFileOpenURL`.
+///
+/// Any file libsndfile reads opens (WAV, AIFF, CAF, FLAC, W64, RF64, Ogg, MP3, …); its data
+/// format is linear PCM: the stored PCM for PCM files (AIFF and CAF big-endian), 16/24-bit
+/// native-endian PCM for FLAC, 32-bit float for lossy files. `inFileTypeHint` is ignored.
+/// - Returns: ``kAudioFileFileNotFoundError``, ``kAudioFilePermissionsError`` (unreadable, or
+///   write permission asked), ``kAudioFileUnsupportedFileTypeError``, ``kAudioFileInvalidFileError``.
+@discardableResult
+public func AudioFileOpenURL(_ inFileRef: CFURL, _ inPermissions: AudioFilePermissions, _ inFileTypeHint: AudioFileTypeID,
+                             _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
+    AudioFileOpenURL(inFileRef.path, inPermissions, inFileTypeHint, outAudioFile)
+}
+
+/// Opens an audio file for reading, by path. Linux addition (Apple takes a `CFURL`); see
+/// ``AudioFileOpenURL(_:_:_:_:)-(CFURL,_,_,_)``.
+@discardableResult
+public func AudioFileOpenURL(_ path: String, _ inPermissions: AudioFilePermissions, _ inFileTypeHint: AudioFileTypeID,
+                             _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
+    status { () throws(CompatError) in
+        guard inPermissions == .readPermission else {
+            throw CompatError(kAudioFilePermissionsError, "existing files open for reading only (kAudioFileReadPermission); create a new file with AudioFileCreateWithURL to write")
+        }
+        let file = try CompatAudioFile(openingForReading: path)
+        FileRegistry.shared.add(file)
+        outAudioFile.pointee = file.ref
+    }
+}
+
+/// Creates an audio file (a file URL) for writing linear PCM in `inFormat`. The corresponding
+/// Apple function is `AudioFileCreateWithURL`.
+///
+/// Types: ``kAudioFileAIFFType`` (big-endian integer), ``kAudioFileAIFCType`` (big-endian integer
+/// or float), ``kAudioFileWAVEType``, ``kAudioFileWave64Type``, ``kAudioFileRF64Type``
+/// (little-endian), ``kAudioFileCAFType`` (either), ``kAudioFileFLACType`` (16/24-bit PCM).
+/// - Returns: ``kAudioFileUnsupportedFileTypeError``, ``kAudioFileUnsupportedDataFormatError``
+///   (format the type cannot store, or not linear PCM), ``kAudioFilePermissionsError`` (the file
+///   exists and ``kAudioFileFlags_EraseFile`` is not set, or the folder is not writable).
+@discardableResult
+public func AudioFileCreateWithURL(_ inFileRef: CFURL, _ inFileType: AudioFileTypeID,
+                                   _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: AudioFileFlags,
+                                   _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
+    AudioFileCreateWithURL(inFileRef.path, inFileType, inFormat, inFlags, outAudioFile)
+}
+
+/// Creates an audio file by path. Linux addition; see
+/// ``AudioFileCreateWithURL(_:_:_:_:_:)-(CFURL,_,_,_,_)``.
+@discardableResult
+public func AudioFileCreateWithURL(_ path: String, _ inFileType: AudioFileTypeID,
+                                   _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: AudioFileFlags,
+                                   _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
+    status { () throws(CompatError) in
+        let file = try CompatAudioFile(creating: path, type: inFileType, format: inFormat.pointee, flags: inFlags)
+        FileRegistry.shared.add(file)
+        outAudioFile.pointee = file.ref
+    }
+}
+
+/// Reads packets (frames of linear PCM) into `outBuffer` in the file's data format. The
+/// corresponding Apple function is `AudioFileReadPackets` (deprecated on Apple).
+///
+/// At the end of the file `ioNumPackets` becomes 0 and the result is ``noErr``.
+/// - Returns: ``kAudioFileNotOpenError`` (closed), ``kAudioFilePermissionsError`` (a file being
+///   written), ``kAudioFileInvalidPacketOffsetError`` (negative start), ``kAudio_ParamError``
+///   (NULL buffer).
+@discardableResult
+public func AudioFileReadPackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool, _ outNumBytes: UnsafeMutablePointer<UInt32>,
+                                 _ outPacketDescriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?,
+                                 _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
+                                 _ outBuffer: UnsafeMutableRawPointer?) -> OSStatus {
+    withFile(inAudioFile) { file throws(CompatError) in
+        let packets = try file.read(into: outBuffer, from: inStartingPacket, packets: Int(ioNumPackets.pointee))
+        ioNumPackets.pointee = UInt32(packets)
+        outNumBytes.pointee = UInt32(packets * file.layout.bytesPerFrame)
+    }
+}
+
+/// Reads packets into `outBuffer`, at most `ioNumBytes` bytes (on return, the bytes read). The
+/// corresponding Apple function is `AudioFileReadPacketData`.
+///
+/// At the end of the file `ioNumPackets` and `ioNumBytes` become 0 and the result is ``noErr``.
+/// - Returns: as ``AudioFileReadPackets(_:_:_:_:_:_:_:)``.
+@discardableResult
+public func AudioFileReadPacketData(_ inAudioFile: AudioFileID, _ inUseCache: Bool, _ ioNumBytes: UnsafeMutablePointer<UInt32>,
+                                    _ outPacketDescriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?,
+                                    _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
+                                    _ outBuffer: UnsafeMutableRawPointer?) -> OSStatus {
+    withFile(inAudioFile) { file throws(CompatError) in
+        let fit = Int(ioNumBytes.pointee) / file.layout.bytesPerFrame
+        let packets = try file.read(into: outBuffer, from: inStartingPacket, packets: min(Int(ioNumPackets.pointee), fit))
+        ioNumPackets.pointee = UInt32(packets)
+        ioNumBytes.pointee = UInt32(packets * file.layout.bytesPerFrame)
+    }
+}
+
+/// Appends packets (frames of linear PCM in the file's data format) from `inBuffer`. The
+/// corresponding Apple function is `AudioFileWritePackets`.
+///
+/// `inStartingPacket` must be the number of packets written so far (files are written in order).
+/// - Returns: ``kAudioFileInvalidPacketOffsetError`` for any other start,
+///   ``kAudioFilePermissionsError`` for a file opened for reading, ``kAudioFileNotOpenError``,
+///   ``kAudio_ParamError`` when `inNumBytes` holds fewer bytes than `ioNumPackets` packets.
+@discardableResult
+public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool, _ inNumBytes: UInt32,
+                                  _ inPacketDescriptions: UnsafePointer<AudioStreamPacketDescription>?,
+                                  _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
+                                  _ inBuffer: UnsafeRawPointer) -> OSStatus {
+    withFile(inAudioFile) { file throws(CompatError) in
+        let packets = Int(ioNumPackets.pointee)
+        guard Int(inNumBytes) >= packets * file.layout.bytesPerFrame else {
+            throw CompatError(kAudio_ParamError, "\(packets) packets need \(packets * file.layout.bytesPerFrame) bytes but inNumBytes is \(inNumBytes)")
+        }
+        try file.write(from: inBuffer, at: inStartingPacket, packets: packets)
+    }
+}
+
+/// Reads a property: ``kAudioFilePropertyDataFormat``, ``kAudioFilePropertyAudioDataPacketCount``,
+/// ``kAudioFilePropertyMaximumPacketSize`` and the others listed with the constants. The
+/// corresponding Apple function is `AudioFileGetProperty`.
+/// - Returns: ``kAudioFileUnsupportedPropertyError``, ``kAudioFileBadPropertySizeError`` (too small).
+@discardableResult
+public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
+                                 _ ioDataSize: UnsafeMutablePointer<UInt32>, _ outPropertyData: UnsafeMutableRawPointer) -> OSStatus {
+    withFile(inAudioFile) { file throws(CompatError) in
+        let bytes = try file.property(inPropertyID)
+        guard Int(ioDataSize.pointee) >= bytes.count else {
+            throw CompatError(kAudioFileBadPropertySizeError, "property '\(fourCharCodeString(inPropertyID))' needs \(bytes.count) bytes, not \(ioDataSize.pointee)")
+        }
+        bytes.withUnsafeBytes { if let base = $0.baseAddress { outPropertyData.copyMemory(from: base, byteCount: bytes.count) } }
+        ioDataSize.pointee = UInt32(bytes.count)
+    }
+}
+
+/// The size of a property and whether it can be set. The corresponding Apple function is
+/// `AudioFileGetPropertyInfo`. ``kAudioFilePropertyMagicCookieData`` of a PCM file has size 0.
+@discardableResult
+public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
+                                     _ outDataSize: UnsafeMutablePointer<UInt32>?, _ isWritable: UnsafeMutablePointer<UInt32>?) -> OSStatus {
+    withFile(inAudioFile) { file throws(CompatError) in
+        let bytes = try file.property(inPropertyID)
+        outDataSize?.pointee = UInt32(bytes.count)
+        isWritable?.pointee = inPropertyID == kAudioFilePropertyMagicCookieData && file.isWritable ? 1 : 0
+    }
+}
+
+/// Sets a property: only ``kAudioFilePropertyMagicCookieData``, and only empty (linear PCM has no
+/// cookie). The corresponding Apple function is `AudioFileSetProperty`.
+/// - Returns: ``kAudioFileUnsupportedPropertyError`` for anything else.
+@discardableResult
+public func AudioFileSetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
+                                 _ inDataSize: UInt32, _ inPropertyData: UnsafeRawPointer) -> OSStatus {
+    withFile(inAudioFile) { _ throws(CompatError) in
+        guard inPropertyID == kAudioFilePropertyMagicCookieData, inDataSize == 0 else {
+            throw CompatError(kAudioFileUnsupportedPropertyError, "property '\(fourCharCodeString(inPropertyID))' cannot be set on a linear PCM file (a magic cookie may only be empty)")
+        }
+    }
+}
+
+/// Finishes and closes the file; the reference is invalid afterwards. The corresponding Apple
+/// function is `AudioFileClose`.
+/// - Returns: ``kAudioFileNotOpenError`` for a closed or unknown file; ``kAudioFileUnspecifiedError``
+///   when finishing the file fails (disk full).
+@discardableResult
+public func AudioFileClose(_ inAudioFile: AudioFileID) -> OSStatus {
+    withFile(inAudioFile) { file throws(CompatError) in
+        FileRegistry.shared.remove(file)
+        try file.close()
+    }
+}
+
+private func withFile(_ ref: AudioFileID, _ body: (CompatAudioFile) throws(CompatError) -> Void) -> OSStatus {
+    status { () throws(CompatError) in try body(try FileRegistry.shared.file(ref)) }
+}
+
+// MARK: - Implementation
+
+/// An open file behind an ``AudioFileID``: a LockstepFiles reader or writer plus the file's data
+/// format, converting between its bytes and libsndfile's exact integer/float frames.
+final class CompatAudioFile: @unchecked Sendable {
+    let path: String
+    let fileType: AudioFileTypeID
+    let layout: LinearPCMLayout
+    private var reader: AudioFileReader?
+    private var writer: AudioFileWriter?
+    private var packetsWritten: Int64 = 0
+    private let lock = NSLockLite()
+
+    var ref: AudioFileID { FileRegistry.handle(self) }
+    var isWritable: Bool { writer != nil }
+
+    init(openingForReading path: String) throws(CompatError) {
+        self.path = path
+        let reader: AudioFileReader
+        do {
+            reader = try AudioFileReader(path: path)
+        } catch {
+            let status: OSStatus = switch error.kind {
+            case .notFound: kAudioFileFileNotFoundError
+            case .permissionDenied, .notAFile: kAudioFilePermissionsError
+            case .unsupportedFormat, .emptyFile: kAudioFileUnsupportedFileTypeError
+            case .corrupt, .truncated: kAudioFileInvalidFileError
+            default: kAudioFileUnspecifiedError
+            }
+            throw CompatError(status, "\(error)")
+        }
+        self.reader = reader
+        let type = reader.fileType
+        fileType = type.map(Self.typeID) ?? 0
+        var format = reader.format
+        if type == nil || type == .oggVorbis || type == .opus || type == .mp3 { format.sampleFormat = .float32 }
+        // libsndfile's endianness bits: 0x10000000 little, 0x20000000 big, 0 the container's default.
+        let endian = reader.libsndfileFormat & 0x3000_0000
+        let bigEndian = endian == 0x2000_0000 || (endian == 0 && (type == .aiff || type == .caf))
+        layout = LinearPCMLayout(format: format, isBigEndian: bigEndian && type != .flac)
+    }
+
+    init(creating path: String, type: AudioFileTypeID, format: AudioStreamBasicDescription, flags: AudioFileFlags) throws(CompatError) {
+        self.path = path
+        fileType = type
+        guard let container = Self.container(type) else {
+            throw CompatError(kAudioFileUnsupportedFileTypeError, "file type '\(fourCharCodeString(type))' cannot be written; use kAudioFileAIFFType, kAudioFileAIFCType, kAudioFileWAVEType, kAudioFileCAFType, kAudioFileFLACType, kAudioFileWave64Type or kAudioFileRF64Type")
+        }
+        let layout: LinearPCMLayout
+        switch LinearPCMLayout.make(format) {
+        case .success(let made): layout = made
+        case .failure(let error): throw CompatError(kAudioFileUnsupportedDataFormatError, error.message)
+        }
+        let sample = layout.format.sampleFormat
+        switch type {
+        case kAudioFileAIFFType where !layout.isBigEndian || sample.isFloat:
+            throw CompatError(kAudioFileUnsupportedDataFormatError, "AIFF stores big-endian integer PCM: set kLinearPCMFormatFlagIsBigEndian | kLinearPCMFormatFlagIsSignedInteger (floats go in kAudioFileAIFCType)")
+        case kAudioFileAIFCType where !layout.isBigEndian:
+            throw CompatError(kAudioFileUnsupportedDataFormatError, "AIFF-C here stores big-endian PCM: set kLinearPCMFormatFlagIsBigEndian")
+        case kAudioFileWAVEType, kAudioFileWave64Type, kAudioFileRF64Type:
+            if layout.isBigEndian {
+                throw CompatError(kAudioFileUnsupportedDataFormatError, "\(container) stores little-endian PCM: clear kLinearPCMFormatFlagIsBigEndian")
+            }
+        default:
+            break
+        }
+        guard container.writableSampleFormats.contains(sample) else {
+            throw CompatError(kAudioFileUnsupportedDataFormatError, "\(container) cannot store \(sample) samples; it stores \(container.writableSampleFormats.map(\.description).joined(separator: ", "))")
+        }
+        if FileManager.default.fileExists(atPath: path) && !flags.contains(.eraseFile) {
+            throw CompatError(kAudioFilePermissionsError, "'\(path)' exists; pass kAudioFileFlags_EraseFile to replace it")
+        }
+        if flags.contains(.eraseFile) { try? FileManager.default.removeItem(atPath: path) }
+        do {
+            writer = try AudioFileWriter(path: path, type: container, format: layout.format, atomic: false)
+        } catch {
+            let status: OSStatus = switch error.kind {
+            case .unsupportedOutputFormat: kAudioFileUnsupportedDataFormatError
+            case .permissionDenied, .unwritableOutput: kAudioFilePermissionsError
+            default: kAudioFileUnspecifiedError
+            }
+            throw CompatError(status, "\(error)")
+        }
+        writer?.keepsFileOnFailure = true
+        self.layout = layout
+    }
+
+    private static func container(_ type: AudioFileTypeID) -> AudioFileType? {
+        switch type {
+        case kAudioFileAIFFType, kAudioFileAIFCType: .aiff
+        case kAudioFileWAVEType: .wav
+        case kAudioFileCAFType: .caf
+        case kAudioFileFLACType: .flac
+        case kAudioFileWave64Type: .w64
+        case kAudioFileRF64Type: .rf64
+        default: nil
+        }
+    }
+
+    private static func typeID(_ type: AudioFileType) -> AudioFileTypeID {
+        switch type {
+        case .aiff: kAudioFileAIFFType
+        case .wav: kAudioFileWAVEType
+        case .caf: kAudioFileCAFType
+        case .flac: kAudioFileFLACType
+        case .w64: kAudioFileWave64Type
+        case .rf64: kAudioFileRF64Type
+        case .mp3: kAudioFileMP3Type
+        case .oggVorbis, .opus: 0
+        }
+    }
+
+    var packetCount: Int64 { lock.locked { reader?.frameCount ?? packetsWritten } }
+
+    func property(_ id: AudioFilePropertyID) throws(CompatError) -> [UInt8] {
+        func bytes<T>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
+        switch id {
+        case kAudioFilePropertyFileFormat: return bytes(fileType)
+        case kAudioFilePropertyDataFormat: return bytes(layout.streamDescription)
+        case kAudioFilePropertyAudioDataPacketCount: return bytes(UInt64(packetCount))
+        case kAudioFilePropertyAudioDataByteCount: return bytes(UInt64(packetCount) * UInt64(layout.bytesPerFrame))
+        case kAudioFilePropertyMaximumPacketSize, kAudioFilePropertyPacketSizeUpperBound:
+            return bytes(UInt32(layout.bytesPerFrame))
+        case kAudioFilePropertyMagicCookieData: return []
+        case kAudioFilePropertyEstimatedDuration: return bytes(Float64(packetCount) / layout.format.sampleRate)
+        default:
+            throw CompatError(kAudioFileUnsupportedPropertyError, "audio file property '\(fourCharCodeString(id))' is not supported")
+        }
+    }
+
+    /// Reads up to `packets` frames at `start` in the file's data format; returns the frames read.
+    func read(into buffer: UnsafeMutableRawPointer?, from start: Int64, packets: Int) throws(CompatError) -> Int {
+        try lock.locked { () throws(CompatError) -> Int in
+            guard let reader else {
+                throw CompatError(kAudioFilePermissionsError, "the file was created for writing; close it and open it with AudioFileOpenURL to read")
+            }
+            guard start >= 0 else { throw CompatError(kAudioFileInvalidPacketOffsetError, "packet \(start) is negative") }
+            guard packets > 0, start < reader.frameCount else { return 0 }
+            guard let buffer else { throw CompatError(kAudio_ParamError, "outBuffer is NULL") }
+            if reader.position != start {
+                do { try reader.seek(toFrame: start) } catch { throw CompatError(kAudioFilePositionError, "\(error)") }
+            }
+            let samples = packets * layout.format.channelCount
+            do {
+                switch layout.format.sampleFormat {
+                case .float32:
+                    let got = try reader.read(into: buffer.bindMemory(to: Float.self, capacity: samples), frames: packets)
+                    layout.convertByteOrder(from: buffer, to: buffer, byteCount: got * layout.bytesPerFrame)
+                    return got
+                case .float64:
+                    let got = try reader.read(doubleSamples: buffer.bindMemory(to: Double.self, capacity: samples), frames: packets)
+                    layout.convertByteOrder(from: buffer, to: buffer, byteCount: got * layout.bytesPerFrame)
+                    return got
+                case .int16, .int24, .int32:
+                    var scratch = [Int32](repeating: 0, count: samples)
+                    let got = try scratch.withUnsafeMutableBufferPointer { (pointer) throws(FileError) in
+                        try reader.read(int32Samples: pointer.baseAddress!, frames: packets)
+                    }
+                    IntegerPCM.encode(scratch, count: got * layout.format.channelCount, layout: layout, into: buffer)
+                    return got
+                }
+            } catch {
+                throw CompatError(kAudioFileInvalidFileError, "\(error)")
+            }
+        }
+    }
+
+    func write(from buffer: UnsafeRawPointer, at start: Int64, packets: Int) throws(CompatError) {
+        try lock.locked { () throws(CompatError) in
+            guard let writer else {
+                throw CompatError(kAudioFilePermissionsError, "the file is open for reading; create a file with AudioFileCreateWithURL to write")
+            }
+            guard start == packetsWritten else {
+                throw CompatError(kAudioFileInvalidPacketOffsetError, "packets are written in order: the next is \(packetsWritten), not \(start)")
+            }
+            guard packets > 0 else { return }
+            let samples = packets * layout.format.channelCount
+            let bytes = packets * layout.bytesPerFrame
+            do {
+                switch layout.format.sampleFormat {
+                case .float32, .float64:
+                    let native = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
+                    defer { native.deallocate() }
+                    layout.convertByteOrder(from: buffer, to: native, byteCount: bytes)
+                    if layout.format.sampleFormat == .float32 {
+                        try writer.write(UnsafePointer(native.bindMemory(to: Float.self, capacity: samples)), frames: packets)
+                    } else {
+                        try writer.write(doubleSamples: UnsafePointer(native.bindMemory(to: Double.self, capacity: samples)), frames: packets)
+                    }
+                case .int16, .int24, .int32:
+                    let values = IntegerPCM.decode(buffer, count: samples, layout: layout)
+                    try values.withUnsafeBufferPointer { (pointer) throws(FileError) in
+                        try writer.write(int32Samples: pointer.baseAddress!, frames: packets)
+                    }
+                }
+            } catch {
+                throw CompatError(kAudioFileUnspecifiedError, "\(error)")
+            }
+            packetsWritten += Int64(packets)
+        }
+    }
+
+    func close() throws(CompatError) {
+        try lock.locked { () throws(CompatError) in
+            reader?.close()
+            reader = nil
+            defer { writer = nil }
+            do { try writer?.close() } catch { throw CompatError(kAudioFileUnspecifiedError, "\(error)") }
+        }
+    }
+}
+
+/// Integer PCM bytes (16/24/32-bit, either byte order) ↔ libsndfile's 32-bit integers (full
+/// scale ±2³¹), exactly.
+enum IntegerPCM {
+    static func encode(_ values: [Int32], count: Int, layout: LinearPCMLayout, into buffer: UnsafeMutableRawPointer) {
+        let width = layout.bytesPerSample
+        let bytes = buffer.assumingMemoryBound(to: UInt8.self)
+        for i in 0..<count {
+            let value = UInt32(bitPattern: values[i])
+            for b in 0..<width {
+                // Little-endian byte b of the top `width` bytes.
+                let byte = UInt8(truncatingIfNeeded: value >> UInt32(32 - 8 * width + 8 * b))
+                bytes[i * width + (layout.isBigEndian ? width - 1 - b : b)] = byte
+            }
+        }
+    }
+
+    static func decode(_ buffer: UnsafeRawPointer, count: Int, layout: LinearPCMLayout) -> [Int32] {
+        let width = layout.bytesPerSample
+        let bytes = buffer.assumingMemoryBound(to: UInt8.self)
+        var values = [Int32](repeating: 0, count: count)
+        for i in 0..<count {
+            var value: UInt32 = 0
+            for b in 0..<width {
+                let byte = bytes[i * width + (layout.isBigEndian ? width - 1 - b : b)]
+                value |= UInt32(byte) << UInt32(32 - 8 * width + 8 * b)
+            }
+            values[i] = Int32(bitPattern: value)
+        }
+        return values
+    }
+}
+
+/// Every open ``CompatAudioFile`` by its reference, so closed or foreign references return
+/// ``kAudioFileNotOpenError`` instead of being dereferenced.
+typealias FileRegistry = HandleRegistry<CompatAudioFile>
+
+extension HandleRegistry where Object == CompatAudioFile {
+    static let shared = HandleRegistry(unknown: CompatError(kAudioFileNotOpenError, "not an open audio file (never opened, or closed)"))
+    func file(_ ref: AudioFileID) throws(CompatError) -> CompatAudioFile { try object(ref) }
+}

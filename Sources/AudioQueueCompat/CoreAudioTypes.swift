@@ -1,0 +1,235 @@
+@_exported import CAudioQueueTypes
+import Foundation
+
+// Core Audio's base types (CoreAudioTypes.h, CoreAudioBaseTypes.h, MacTypes.h) with Apple's names,
+// as Apple's SDK imports them into Swift, so ported code compiles unchanged.
+
+/// A result code: 0 (``noErr``) for success, otherwise an Audio Queue or Audio File error code.
+/// The corresponding Apple type is `OSStatus`.
+public typealias OSStatus = Int32
+
+/// The result code for success. The corresponding Apple constant is `noErr`.
+public let noErr: OSStatus = 0
+
+/// A four-character code such as `'aqrn'`, as a big-endian `UInt32`. The corresponding Apple type
+/// is `FourCharCode`.
+public typealias FourCharCode = UInt32
+
+/// Makes a ``FourCharCode`` from four ASCII characters: `fourCharCode("aqrn")` is C's `'aqrn'`.
+///
+/// Linux addition (C's multi-character literals have no Swift spelling). Returns 0 unless
+/// `code` is exactly four ASCII characters.
+public func fourCharCode(_ code: StaticString) -> FourCharCode {
+    fourCharCode(code.description)
+}
+
+/// Makes a ``FourCharCode`` from a four-character ASCII string; 0 for anything else. Linux addition.
+public func fourCharCode(_ code: String) -> FourCharCode {
+    let bytes = Array(code.utf8)
+    guard bytes.count == 4, bytes.allSatisfy({ $0 < 128 }) else { return 0 }
+    return bytes.reduce(0) { $0 << 8 | FourCharCode($1) }
+}
+
+/// Spells a ``FourCharCode`` as its four characters (`"aqrn"`), or as a decimal number when it is
+/// not printable. Linux addition, for messages.
+public func fourCharCodeString(_ code: FourCharCode) -> String {
+    let bytes = [24, 16, 8, 0].map { UInt8(truncatingIfNeeded: code >> $0) }
+    guard bytes.allSatisfy({ (32..<127).contains($0) }) else { return String(Int32(bitPattern: code)) }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// A generic "bad argument" result (a nil pointer where one is needed, an unknown object).
+/// The corresponding Apple constant is `kAudio_ParamError` (-50).
+public let kAudio_ParamError: OSStatus = -50
+
+/// C's `Boolean` as Apple's SDK imports it in pointers (`Boolean *`). The corresponding Apple
+/// type is `DarwinBoolean`.
+public struct DarwinBoolean: Sendable, Hashable, ExpressibleByBooleanLiteral, CustomStringConvertible {
+    /// The C value: 0 is false, anything else true.
+    public var rawValue: UInt8
+    /// Creates a value from a Swift `Bool`.
+    public init(_ value: Bool) { rawValue = value ? 1 : 0 }
+    /// Creates a value from a Boolean literal.
+    public init(booleanLiteral value: Bool) { self.init(value) }
+    /// The value as a Swift `Bool`.
+    public var boolValue: Bool { rawValue != 0 }
+    /// `true` or `false`.
+    public var description: String { boolValue.description }
+}
+
+// MARK: - AudioStreamBasicDescription
+
+/// Identifies an audio data format. The corresponding Apple type is `AudioFormatID`.
+public typealias AudioFormatID = UInt32
+/// Flags that describe an audio data format. The corresponding Apple type is `AudioFormatFlags`.
+public typealias AudioFormatFlags = UInt32
+/// A 32-bit float. The corresponding Apple type is `Float32`.
+public typealias Float32 = Float
+/// A 64-bit float. The corresponding Apple type is `Float64`.
+public typealias Float64 = Double
+/// A signed 16-bit integer. The corresponding Apple type is `SInt16`.
+public typealias SInt16 = Int16
+/// A signed 32-bit integer. The corresponding Apple type is `SInt32`.
+public typealias SInt32 = Int32
+/// A signed 64-bit integer. The corresponding Apple type is `SInt64`.
+public typealias SInt64 = Int64
+
+extension AudioStreamBasicDescription: @unchecked @retroactive Sendable {}
+extension AudioTimeStamp: @unchecked @retroactive Sendable {}
+
+/// Linear PCM. The corresponding Apple constant is `kAudioFormatLinearPCM` (`'lpcm'`).
+public let kAudioFormatLinearPCM = fourCharCode("lpcm")
+/// AAC (compressed; not playable by a queue here). The corresponding Apple constant is `kAudioFormatMPEG4AAC`.
+public let kAudioFormatMPEG4AAC = fourCharCode("aac ")
+/// Apple Lossless (compressed; not playable here). The corresponding Apple constant is `kAudioFormatAppleLossless`.
+public let kAudioFormatAppleLossless = fourCharCode("alac")
+/// IMA 4:1 ADPCM (compressed; not playable here). The corresponding Apple constant is `kAudioFormatAppleIMA4`.
+public let kAudioFormatAppleIMA4 = fourCharCode("ima4")
+/// MPEG-1 Layer 3 (compressed; not playable here). The corresponding Apple constant is `kAudioFormatMPEGLayer3`.
+public let kAudioFormatMPEGLayer3 = fourCharCode(".mp3")
+/// FLAC (compressed; the file layer decodes it to linear PCM). The corresponding Apple constant is `kAudioFormatFLAC`.
+public let kAudioFormatFLAC = fourCharCode("flac")
+/// µ-law (not playable here). The corresponding Apple constant is `kAudioFormatULaw`.
+public let kAudioFormatULaw = fourCharCode("ulaw")
+/// A-law (not playable here). The corresponding Apple constant is `kAudioFormatALaw`.
+public let kAudioFormatALaw = fourCharCode("alaw")
+
+/// Samples are IEEE floats. The corresponding Apple constant is `kAudioFormatFlagIsFloat`.
+public let kAudioFormatFlagIsFloat: AudioFormatFlags = 1 << 0
+/// Samples are big-endian. The corresponding Apple constant is `kAudioFormatFlagIsBigEndian`.
+public let kAudioFormatFlagIsBigEndian: AudioFormatFlags = 1 << 1
+/// Integer samples are signed. The corresponding Apple constant is `kAudioFormatFlagIsSignedInteger`.
+public let kAudioFormatFlagIsSignedInteger: AudioFormatFlags = 1 << 2
+/// Samples fill their bytes completely. The corresponding Apple constant is `kAudioFormatFlagIsPacked`.
+public let kAudioFormatFlagIsPacked: AudioFormatFlags = 1 << 3
+/// Unpacked samples sit in the high bits. The corresponding Apple constant is `kAudioFormatFlagIsAlignedHigh`.
+public let kAudioFormatFlagIsAlignedHigh: AudioFormatFlags = 1 << 4
+/// Channels are in separate buffers (queues reject this, as Apple's do). The corresponding Apple
+/// constant is `kAudioFormatFlagIsNonInterleaved`.
+public let kAudioFormatFlagIsNonInterleaved: AudioFormatFlags = 1 << 5
+/// The native byte order's flags: 0 on little-endian Linux. The corresponding Apple constant is
+/// `kAudioFormatFlagsNativeEndian`.
+public let kAudioFormatFlagsNativeEndian: AudioFormatFlags = 0
+/// Native-endian packed float. The corresponding Apple constant is `kAudioFormatFlagsNativeFloatPacked`.
+public let kAudioFormatFlagsNativeFloatPacked: AudioFormatFlags = kAudioFormatFlagIsFloat | kAudioFormatFlagsNativeEndian | kAudioFormatFlagIsPacked
+
+/// The linear PCM spelling of ``kAudioFormatFlagIsFloat``. The corresponding Apple constant is `kLinearPCMFormatFlagIsFloat`.
+public let kLinearPCMFormatFlagIsFloat = kAudioFormatFlagIsFloat
+/// The linear PCM spelling of ``kAudioFormatFlagIsBigEndian``. The corresponding Apple constant is `kLinearPCMFormatFlagIsBigEndian`.
+public let kLinearPCMFormatFlagIsBigEndian = kAudioFormatFlagIsBigEndian
+/// The linear PCM spelling of ``kAudioFormatFlagIsSignedInteger``. The corresponding Apple constant is `kLinearPCMFormatFlagIsSignedInteger`.
+public let kLinearPCMFormatFlagIsSignedInteger = kAudioFormatFlagIsSignedInteger
+/// The linear PCM spelling of ``kAudioFormatFlagIsPacked``. The corresponding Apple constant is `kLinearPCMFormatFlagIsPacked`.
+public let kLinearPCMFormatFlagIsPacked = kAudioFormatFlagIsPacked
+/// The linear PCM spelling of ``kAudioFormatFlagIsAlignedHigh``. The corresponding Apple constant is `kLinearPCMFormatFlagIsAlignedHigh`.
+public let kLinearPCMFormatFlagIsAlignedHigh = kAudioFormatFlagIsAlignedHigh
+/// The linear PCM spelling of ``kAudioFormatFlagIsNonInterleaved``. The corresponding Apple constant is `kLinearPCMFormatFlagIsNonInterleaved`.
+public let kLinearPCMFormatFlagIsNonInterleaved = kAudioFormatFlagIsNonInterleaved
+
+/// The stream format is not supported (declared in AudioFormat.h): `'fmt?'`. The corresponding
+/// Apple constant is `kAudioFormatUnsupportedDataFormatError`.
+public let kAudioFormatUnsupportedDataFormatError: OSStatus = 1718449215
+
+// MARK: - Time stamps
+
+/// Which fields of an ``AudioTimeStamp`` are valid. The corresponding Apple type is `AudioTimeStampFlags`.
+public typealias AudioTimeStampFlags = UInt32
+/// `mSampleTime` is valid. The corresponding Apple constant is `kAudioTimeStampSampleTimeValid`.
+public let kAudioTimeStampSampleTimeValid: AudioTimeStampFlags = 1 << 0
+/// `mHostTime` is valid. The corresponding Apple constant is `kAudioTimeStampHostTimeValid`.
+public let kAudioTimeStampHostTimeValid: AudioTimeStampFlags = 1 << 1
+/// `mRateScalar` is valid. The corresponding Apple constant is `kAudioTimeStampRateScalarValid`.
+public let kAudioTimeStampRateScalarValid: AudioTimeStampFlags = 1 << 2
+/// `mWordClockTime` is valid. The corresponding Apple constant is `kAudioTimeStampWordClockTimeValid`.
+public let kAudioTimeStampWordClockTimeValid: AudioTimeStampFlags = 1 << 3
+/// `mSMPTETime` is valid. The corresponding Apple constant is `kAudioTimeStampSMPTETimeValid`.
+public let kAudioTimeStampSMPTETimeValid: AudioTimeStampFlags = 1 << 4
+/// Sample and host time are valid. The corresponding Apple constant is `kAudioTimeStampSampleHostTimeValid`.
+public let kAudioTimeStampSampleHostTimeValid: AudioTimeStampFlags = kAudioTimeStampSampleTimeValid | kAudioTimeStampHostTimeValid
+
+// MARK: - Channel layouts
+
+/// Identifies a channel layout. The corresponding Apple type is `AudioChannelLayoutTag`.
+public typealias AudioChannelLayoutTag = UInt32
+/// The layout is given by its channel descriptions. The corresponding Apple constant is `kAudioChannelLayoutTag_UseChannelDescriptions`.
+public let kAudioChannelLayoutTag_UseChannelDescriptions: AudioChannelLayoutTag = 0
+/// The layout is given by its bitmap. The corresponding Apple constant is `kAudioChannelLayoutTag_UseChannelBitmap`.
+public let kAudioChannelLayoutTag_UseChannelBitmap: AudioChannelLayoutTag = 1 << 16
+/// One channel. The corresponding Apple constant is `kAudioChannelLayoutTag_Mono`.
+public let kAudioChannelLayoutTag_Mono: AudioChannelLayoutTag = (100 << 16) | 1
+/// Left, right. The corresponding Apple constant is `kAudioChannelLayoutTag_Stereo`.
+public let kAudioChannelLayoutTag_Stereo: AudioChannelLayoutTag = (101 << 16) | 2
+/// N channels with no particular meaning, in order; or the low 16 bits with this tag. The
+/// corresponding Apple constant is `kAudioChannelLayoutTag_DiscreteInOrder`.
+public let kAudioChannelLayoutTag_DiscreteInOrder: AudioChannelLayoutTag = 147 << 16
+
+// MARK: - Core Foundation placeholders
+
+/// A placeholder for Core Foundation's run loop, which Linux does not have. The corresponding
+/// Apple type is `CFRunLoop`.
+///
+/// Audio Queue functions accept a run loop argument for source compatibility, but callbacks
+/// always run on the engine's callback thread (Apple's behaviour for `NULL`).
+public final class CFRunLoop: Sendable {
+    fileprivate init() {}
+}
+
+private let currentRunLoopPlaceholder = CFRunLoop()
+
+/// Returns a placeholder run loop. The corresponding Apple function is `CFRunLoopGetCurrent`.
+public func CFRunLoopGetCurrent() -> CFRunLoop { currentRunLoopPlaceholder }
+/// Returns a placeholder run loop. The corresponding Apple function is `CFRunLoopGetMain`.
+public func CFRunLoopGetMain() -> CFRunLoop { currentRunLoopPlaceholder }
+
+/// A placeholder for Core Foundation's immutable string (run loop modes, device UIDs). The
+/// corresponding Apple type is `CFString`.
+public final class CFString: Sendable, ExpressibleByStringLiteral, CustomStringConvertible, Hashable {
+    /// The characters.
+    public let string: String
+    /// Wraps a Swift string.
+    public init(_ string: String) { self.string = string }
+    /// Creates a string from a literal.
+    public required convenience init(stringLiteral value: String) { self.init(value) }
+    /// The characters.
+    public var description: String { string }
+    /// Whether two strings hold the same characters.
+    public static func == (a: CFString, b: CFString) -> Bool { a.string == b.string }
+    /// Hashes the characters.
+    public func hash(into hasher: inout Hasher) { hasher.combine(string) }
+}
+
+/// The common run loop modes (accepted and ignored). The corresponding Apple constant is `kCFRunLoopCommonModes`.
+public let kCFRunLoopCommonModes: CFString = "kCFRunLoopCommonModes"
+/// The default run loop mode (accepted and ignored). The corresponding Apple constant is `kCFRunLoopDefaultMode`.
+public let kCFRunLoopDefaultMode: CFString = "kCFRunLoopDefaultMode"
+
+/// Waits `seconds` while the engine's callback thread delivers callbacks; returns 3
+/// (`kCFRunLoopRunTimedOut`). The corresponding Apple function is `CFRunLoopRunInMode`.
+///
+/// Lets the `while running { CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.25, false) }` loops of
+/// ported playback code work unchanged.
+@discardableResult
+public func CFRunLoopRunInMode(_ mode: CFString?, _ seconds: Double, _ returnAfterSourceHandled: Bool) -> Int32 {
+    if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
+    return 3
+}
+
+/// A file URL: Foundation's `URL` stands in for Core Foundation's. The corresponding Apple type is `CFURL`.
+public typealias CFURL = URL
+
+/// A placeholder for Core Foundation's allocator. The corresponding Apple type is `CFAllocator`.
+public final class CFAllocator: Sendable {
+    private init() {}
+}
+
+/// The default allocator: nil. The corresponding Apple constant is `kCFAllocatorDefault`.
+public let kCFAllocatorDefault: CFAllocator? = nil
+
+/// Makes a file URL from a path in bytes. The corresponding Apple function is
+/// `CFURLCreateFromFileSystemRepresentation`.
+public func CFURLCreateFromFileSystemRepresentation(_ allocator: CFAllocator?, _ buffer: UnsafePointer<UInt8>?,
+                                                    _ bufLen: Int, _ isDirectory: Bool) -> CFURL? {
+    guard let buffer, bufLen >= 0 else { return nil }
+    let path = String(decoding: UnsafeBufferPointer(start: buffer, count: bufLen), as: UTF8.self)
+    return URL(fileURLWithPath: path, isDirectory: isDirectory)
+}

@@ -1,0 +1,84 @@
+import Lockstep
+
+/// Recording at a rate other than the device's. Apple's input queues convert; Lockstep's input
+/// queues record at the device rate. So the engine queue records 32-bit floats at the device rate
+/// into buffers of this layer, and this object converts them (libsoxr, latency-compensated) and
+/// fills the queue's own buffers, in order, in their format — on the callback thread.
+///
+/// Not thread-safe: the owning ``CompatQueue`` calls it with its lock held.
+final class InputRateConversion {
+    /// The format of the engine queue: the device's rate, the queue's channels, float.
+    let internalFormat: StreamFormat
+    /// Device frames per queue frame.
+    let deviceFramesPerFrame: Double
+    /// Converted frames handed to the queue's buffers so far: queue sample time.
+    private(set) var deliveredFrames: Int64 = 0
+    /// While true (a reset), recorded audio is dropped instead of converted.
+    var discarding = false
+    /// True from an immediate stop until the converter's tail has been delivered.
+    var flushing = false
+
+    private let converter: any SampleRateConverter
+    private let layout: LinearPCMLayout
+    private var fifo: [Float] = []
+    private var scratch: [Float] = []
+
+    init(layout: LinearPCMLayout, deviceRate: Double, factory: SampleRateConverterFactory) throws(CompatError) {
+        self.layout = layout
+        internalFormat = StreamFormat(sampleRate: deviceRate, channelCount: layout.format.channelCount, sampleFormat: .float32)
+        deviceFramesPerFrame = deviceRate / layout.format.sampleRate
+        do {
+            converter = try factory(deviceRate, layout.format.sampleRate, layout.format.channelCount)
+        } catch {
+            throw CompatError(.unsupportedFormat, "cannot record at \(layout.format.sampleRate) Hz from a \(deviceRate) Hz device: \(error)")
+        }
+    }
+
+    /// How many device frames each internal buffer holds (20 ms, at least 256).
+    var internalBufferFrames: Int { max(256, Int(internalFormat.sampleRate / 50)) }
+
+    /// Converts `frames` recorded frames and keeps the result.
+    func append(_ samples: UnsafePointer<Float>, frames: Int) {
+        guard !discarding, frames > 0 else { return }
+        let capacity = Int((Double(frames) / deviceFramesPerFrame).rounded(.up)) + converter.maximumLatencyFrames + 8
+        convert(capacity: capacity) { converter.process(samples, frames: frames, into: $0, capacity: capacity) }
+    }
+
+    /// Releases what the converter still holds (the end of a recording).
+    func flush() {
+        let capacity = converter.maximumLatencyFrames + 16
+        convert(capacity: capacity) { converter.flush(into: $0, capacity: capacity) }
+    }
+
+    /// Drops everything recorded but not delivered, and the converter's state.
+    func reset() {
+        converter.reset()
+        fifo.removeAll(keepingCapacity: true)
+    }
+
+    private func convert(capacity: Int, _ body: (UnsafeMutablePointer<Float>) -> Int) {
+        let channels = internalFormat.channelCount
+        if scratch.count < capacity * channels { scratch = [Float](repeating: 0, count: capacity * channels) }
+        let produced = scratch.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
+        fifo.append(contentsOf: scratch[0..<(produced * channels)])
+    }
+
+    /// Fills `buffer` from the converted audio if a whole buffer is there (or, when `final`, any
+    /// audio at all); returns the queue sample time of its first frame and its frame count.
+    func fill(_ buffer: AudioQueueBufferRef, final: Bool) -> (sampleTime: Int64, frames: Int)? {
+        let channels = internalFormat.channelCount
+        let capacity = Int(buffer.pointee.mAudioDataBytesCapacity) / layout.bytesPerFrame
+        let frames = min(capacity, fifo.count / channels)
+        guard frames > 0, frames == capacity || final else { return nil }
+        fifo.withUnsafeBufferPointer {
+            PCMCodec.encode($0.baseAddress!, sampleCount: frames * channels, format: layout.format.sampleFormat,
+                            into: buffer.pointee.mAudioData)
+        }
+        let bytes = frames * layout.bytesPerFrame
+        layout.convertByteOrder(from: buffer.pointee.mAudioData, to: buffer.pointee.mAudioData, byteCount: bytes)
+        buffer.pointee.mAudioDataByteSize = UInt32(bytes)
+        fifo.removeFirst(frames * channels)
+        defer { deliveredFrames += Int64(frames) }
+        return (deliveredFrames, frames)
+    }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Lockstep
+
+/// How an ``AudioStreamBasicDescription`` of linear PCM maps onto a Lockstep ``StreamFormat``,
+/// plus the byte order the engine (little-endian) does not handle itself.
+struct LinearPCMLayout: Sendable, Hashable {
+    var format: StreamFormat
+    var isBigEndian: Bool
+
+    var bytesPerFrame: Int { format.bytesPerFrame }
+    var bytesPerSample: Int { format.sampleFormat.bytesPerSample }
+
+    /// Checks `asbd` and maps it, or returns the error (`'fmt?'`) with what to do.
+    static func make(_ asbd: AudioStreamBasicDescription) -> Result<LinearPCMLayout, AudioQueueError> {
+        func unsupported(_ message: String) -> Result<LinearPCMLayout, AudioQueueError> {
+            .failure(AudioQueueError(.unsupportedFormat, message))
+        }
+        guard asbd.mFormatID == kAudioFormatLinearPCM else {
+            return unsupported("format '\(fourCharCodeString(asbd.mFormatID))' is compressed; queues on Linux play and record linear PCM only — decode the file with the file layer (AudioFileOpenURL/AudioFileReadPacketData present any file libsndfile reads as linear PCM) and enqueue that")
+        }
+        let flags = asbd.mFormatFlags
+        guard flags & kAudioFormatFlagIsNonInterleaved == 0 else {
+            return unsupported("non-interleaved linear PCM is not supported by audio queues (as on Apple); use interleaved frames")
+        }
+        guard asbd.mFramesPerPacket == 1 else {
+            return unsupported("linear PCM has 1 frame per packet, not \(asbd.mFramesPerPacket)")
+        }
+        let channels = Int(asbd.mChannelsPerFrame)
+        guard (1...StreamFormat.maximumChannelCount).contains(channels) else {
+            return unsupported("\(channels) channels per frame; use 1…\(StreamFormat.maximumChannelCount)")
+        }
+        let sampleFormat: SampleFormat
+        if flags & kAudioFormatFlagIsFloat != 0 {
+            switch asbd.mBitsPerChannel {
+            case 32: sampleFormat = .float32
+            case 64: sampleFormat = .float64
+            default: return unsupported("\(asbd.mBitsPerChannel)-bit float samples; use 32 or 64 bits")
+            }
+        } else {
+            guard flags & kAudioFormatFlagIsSignedInteger != 0 else {
+                return unsupported("unsigned integer samples are not supported; set kLinearPCMFormatFlagIsSignedInteger (16, 24 or 32 bits)")
+            }
+            switch asbd.mBitsPerChannel {
+            case 16: sampleFormat = .int16
+            case 24: sampleFormat = .int24
+            case 32: sampleFormat = .int32
+            default: return unsupported("\(asbd.mBitsPerChannel)-bit integer samples; use 16, 24 or 32 bits")
+            }
+        }
+        let format = StreamFormat(sampleRate: asbd.mSampleRate, channelCount: channels, sampleFormat: sampleFormat)
+        guard Int(asbd.mBytesPerFrame) == format.bytesPerFrame, asbd.mBytesPerPacket == asbd.mBytesPerFrame else {
+            return unsupported("mBytesPerFrame \(asbd.mBytesPerFrame) and mBytesPerPacket \(asbd.mBytesPerPacket) must both be \(format.bytesPerFrame) (\(channels) packed \(asbd.mBitsPerChannel)-bit samples)")
+        }
+        do { try format.validate() } catch { return .failure(error) }
+        return .success(LinearPCMLayout(format: format, isBigEndian: flags & kAudioFormatFlagIsBigEndian != 0))
+    }
+
+    /// The description Apple's API reports for this layout (packed, with the byte order flag).
+    var streamDescription: AudioStreamBasicDescription {
+        var flags = kAudioFormatFlagIsPacked
+        flags |= format.sampleFormat.isFloat ? kAudioFormatFlagIsFloat : kAudioFormatFlagIsSignedInteger
+        if isBigEndian { flags |= kAudioFormatFlagIsBigEndian }
+        return AudioStreamBasicDescription(
+            mSampleRate: format.sampleRate, mFormatID: kAudioFormatLinearPCM, mFormatFlags: flags,
+            mBytesPerPacket: UInt32(bytesPerFrame), mFramesPerPacket: 1, mBytesPerFrame: UInt32(bytesPerFrame),
+            mChannelsPerFrame: UInt32(format.channelCount), mBitsPerChannel: UInt32(format.sampleFormat.bitsPerSample),
+            mReserved: 0)
+    }
+
+    /// Copies `byteCount` bytes between this layout's byte order and the engine's little-endian
+    /// one (the same operation both ways). Runs on the calling thread, never the realtime one.
+    func convertByteOrder(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, byteCount: Int) {
+        guard byteCount > 0 else { return }
+        guard isBigEndian, bytesPerSample > 1 else {
+            if source != UnsafeRawPointer(destination) { destination.copyMemory(from: source, byteCount: byteCount) }
+            return
+        }
+        Self.swapBytes(from: source, to: destination, byteCount: byteCount, width: bytesPerSample)
+    }
+
+    /// Reverses the bytes of every `width`-byte sample; `source` may equal `destination`.
+    static func swapBytes(from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, byteCount: Int, width: Int) {
+        let s = source.assumingMemoryBound(to: UInt8.self)
+        let d = destination.assumingMemoryBound(to: UInt8.self)
+        var i = 0
+        while i + width <= byteCount {
+            var a = 0, b = width - 1
+            while a < b {
+                let x = s[i + a], y = s[i + b]
+                d[i + a] = y
+                d[i + b] = x
+                a += 1
+                b -= 1
+            }
+            if width % 2 == 1 { d[i + width / 2] = s[i + width / 2] }
+            i += width
+        }
+    }
+}
+
+/// The message of the most recent error an Audio Queue or Audio File function returned.
+private let lastError = LastErrorStore()
+
+private final class LastErrorStore: @unchecked Sendable {
+    private let lock = NSLockLite()
+    private var message: (OSStatus, String)?
+    func set(_ status: OSStatus, _ text: String) { lock.locked { message = (status, text) } }
+    func get() -> (OSStatus, String)? { lock.locked { message } }
+}
+
+/// Records `message` as the explanation of `status` and returns `status`.
+@discardableResult
+func fail(_ status: OSStatus, _ message: String) -> OSStatus {
+    lastError.set(status, message)
+    return status
+}
+
+/// Records an ``AudioQueueError`` and returns its `OSStatus`.
+@discardableResult
+func fail(_ error: AudioQueueError) -> OSStatus {
+    fail(error.osStatus, error.message)
+}
+
+/// Says in words why the most recent failing Audio Queue or Audio File call (on any thread)
+/// failed, with its result code, or nil if none has failed. Linux addition: Apple's functions
+/// return only the code.
+public func AudioQueueCompatLastErrorMessage() -> String? {
+    guard let (status, message) = lastError.get() else { return nil }
+    return "\(message) (\(fourCharCodeString(FourCharCode(bitPattern: status))))"
+}

@@ -1,0 +1,149 @@
+// The C structures of Apple's Core Audio and Audio Queue headers (CoreAudioBaseTypes.h,
+// AudioQueue.h) with Apple's names, field order and layout. They are C so that the Audio Queue
+// callbacks — C function pointers taking these structures — can be declared with
+// `@convention(c)` in Swift. `AudioQueueCompat` re-exports this module; nothing else imports it.
+#ifndef LOCKSTEP_CAUDIOQUEUETYPES_H
+#define LOCKSTEP_CAUDIOQUEUETYPES_H
+
+#include <stdint.h>
+
+#pragma clang assume_nonnull begin
+
+/// The complete description of an audio stream's format (40 bytes). The corresponding Apple type
+/// is `AudioStreamBasicDescription`.
+typedef struct AudioStreamBasicDescription {
+    /// Frames per second.
+    double mSampleRate;
+    /// The format, such as `kAudioFormatLinearPCM`.
+    uint32_t mFormatID;
+    /// Format-specific flags, such as `kLinearPCMFormatFlagIsSignedInteger`.
+    uint32_t mFormatFlags;
+    /// Bytes in one packet (linear PCM: `mBytesPerFrame`); 0 for variable-size packets.
+    uint32_t mBytesPerPacket;
+    /// Frames in one packet (1 for linear PCM).
+    uint32_t mFramesPerPacket;
+    /// Bytes in one frame, all channels.
+    uint32_t mBytesPerFrame;
+    /// Channels in one frame.
+    uint32_t mChannelsPerFrame;
+    /// Bits in one sample of one channel.
+    uint32_t mBitsPerChannel;
+    /// Padding; 0.
+    uint32_t mReserved;
+} AudioStreamBasicDescription;
+
+/// An SMPTE time (unused by Lockstep; here for the layout of `AudioTimeStamp`). The corresponding
+/// Apple type is `SMPTETime`.
+typedef struct SMPTETime {
+    /// Subframes.
+    int16_t mSubframes;
+    /// Subframes per frame.
+    int16_t mSubframeDivisor;
+    /// Total frames counted.
+    uint32_t mCounter;
+    /// The SMPTE type.
+    uint32_t mType;
+    /// SMPTE flags.
+    uint32_t mFlags;
+    /// Hours.
+    int16_t mHours;
+    /// Minutes.
+    int16_t mMinutes;
+    /// Seconds.
+    int16_t mSeconds;
+    /// Frames.
+    int16_t mFrames;
+} SMPTETime;
+
+/// A point in time in several representations. The corresponding Apple type is `AudioTimeStamp`.
+/// On Linux `mHostTime` counts microseconds (JACK's clock, or rendered audio offline).
+typedef struct AudioTimeStamp {
+    /// A sample frame time.
+    double mSampleTime;
+    /// A host time (µs on Linux; host ticks on Apple).
+    uint64_t mHostTime;
+    /// Actual over nominal host ticks per frame (1 here).
+    double mRateScalar;
+    /// A word clock time (unused).
+    uint64_t mWordClockTime;
+    /// An SMPTE time (unused).
+    SMPTETime mSMPTETime;
+    /// Which fields are valid (`kAudioTimeStampSampleTimeValid`, …).
+    uint32_t mFlags;
+    /// Padding.
+    uint32_t mReserved;
+} AudioTimeStamp;
+
+/// One packet of a buffer of variable-size packets (linear PCM needs none). The corresponding
+/// Apple type is `AudioStreamPacketDescription`.
+typedef struct AudioStreamPacketDescription {
+    /// The packet's byte offset in the buffer.
+    int64_t mStartOffset;
+    /// Frames in the packet (0: constant frames per packet).
+    uint32_t mVariableFramesInPacket;
+    /// The packet's size in bytes.
+    uint32_t mDataByteSize;
+} AudioStreamPacketDescription;
+
+/// One channel's role in a layout (20 bytes). The corresponding Apple type is `AudioChannelDescription`.
+typedef struct AudioChannelDescription {
+    /// The channel label.
+    uint32_t mChannelLabel;
+    /// Flags for the coordinates.
+    uint32_t mChannelFlags;
+    /// Coordinates.
+    float mCoordinates[3];
+} AudioChannelDescription;
+
+/// A channel layout with one inline description (C's variable-length array: allocate
+/// 12 + 20 × n bytes for n). The corresponding Apple type is `AudioChannelLayout`.
+typedef struct AudioChannelLayout {
+    /// The layout tag (`kAudioChannelLayoutTag_Stereo`, …).
+    uint32_t mChannelLayoutTag;
+    /// The channel bitmap, for `kAudioChannelLayoutTag_UseChannelBitmap`.
+    uint32_t mChannelBitmap;
+    /// Descriptions that follow.
+    uint32_t mNumberChannelDescriptions;
+    /// The first description.
+    AudioChannelDescription mChannelDescriptions[1];
+} AudioChannelLayout;
+
+/// An audio queue buffer. The corresponding Apple type is `AudioQueueBuffer`. Write `mAudioData`
+/// and set `mAudioDataByteSize` before enqueueing on a playback queue; the queue owns the memory.
+typedef struct AudioQueueBuffer {
+    /// The size of `mAudioData` in bytes, fixed at allocation.
+    const uint32_t mAudioDataBytesCapacity;
+    /// The audio data; its address never changes.
+    void * const mAudioData;
+    /// Valid bytes in `mAudioData`: set by you for playback, by the queue for recording.
+    uint32_t mAudioDataByteSize;
+    /// Your own pointer.
+    void * _Nullable mUserData;
+    /// Room for packet descriptions.
+    const uint32_t mPacketDescriptionCapacity;
+    /// The packet descriptions, or NULL.
+    AudioStreamPacketDescription * const _Nullable mPacketDescriptions;
+    /// Valid packet descriptions.
+    uint32_t mPacketDescriptionCount;
+} AudioQueueBuffer;
+
+/// One channel's level. The corresponding Apple type is `AudioQueueLevelMeterState`.
+typedef struct AudioQueueLevelMeterState {
+    /// The average (RMS) power over the last ≈50 ms: linear 0…1, or dBFS.
+    float mAveragePower;
+    /// The peak power over the last ≈50 ms: linear 0…1, or dBFS.
+    float mPeakPower;
+} AudioQueueLevelMeterState;
+
+/// A parameter value carried by an enqueued buffer. The corresponding Apple type is
+/// `AudioQueueParameterEvent`.
+typedef struct AudioQueueParameterEvent {
+    /// The parameter (`kAudioQueueParam_Volume`).
+    uint32_t mID;
+    /// The value.
+    float mValue;
+} AudioQueueParameterEvent;
+
+#pragma clang assume_nonnull end
+
+#endif
