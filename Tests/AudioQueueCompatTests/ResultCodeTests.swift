@@ -212,6 +212,31 @@ extension AQCompatTests {
             #expect(AudioQueueGetCurrentTime(queue!, timeline, &out, &discontinuity) == kAudio_ParamError)
         }
 
+        @Test("packet-description buffers, pause and flush: results and preconditions")
+        func packetDescriptionsPauseFlush() throws {
+            let (queue, _) = try offlineOutputQueue(pcm(48000, channels: 1, bits: 16))
+            defer { AudioQueueDispose(queue, true) }
+            var buffer: AudioQueueBufferRef?
+            #expect(AudioQueueAllocateBufferWithPacketDescriptions(queue, 64, 4, &buffer) == noErr)
+            let allocated = try #require(buffer)
+            #expect(allocated.pointee.mAudioDataBytesCapacity == 64)
+            #expect(allocated.pointee.mPacketDescriptionCapacity == 4 && allocated.pointee.mPacketDescriptions != nil)
+            var huge: AudioQueueBufferRef?
+            #expect(AudioQueueAllocateBufferWithPacketDescriptions(queue, (1 << 30) + 1, 4, &huge) == kAudioQueueErr_InvalidParameter)
+            #expect(AudioQueueFlush(queue) == noErr)
+            #expect(AudioQueuePause(queue) == noErr)
+            #expect(AudioQueueFreeBuffer(queue, allocated) == noErr)
+            let bogus = AudioQueueRef(bitPattern: 0x2345)!
+            var stale: AudioQueueBufferRef?
+            #expect(AudioQueueAllocateBufferWithPacketDescriptions(bogus, 64, 4, &stale) == kAudio_ParamError)
+            #expect(AudioQueuePause(bogus) == kAudio_ParamError)
+            #expect(AudioQueueFlush(bogus) == kAudio_ParamError)
+            #expect(AudioQueueStop(bogus, true) == kAudio_ParamError)
+            #expect(AudioQueueReset(bogus) == kAudio_ParamError)
+            var prepared: UInt32 = 0
+            #expect(AudioQueuePrime(bogus, 0, &prepared) == kAudio_ParamError)
+        }
+
         @Test("unknown queues")
         func unknownQueueAndDevice() {
             let bogus = AudioQueueRef(bitPattern: 0x1234)!
