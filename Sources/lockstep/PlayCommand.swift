@@ -254,7 +254,19 @@ final class PlaySession {
         var follower: TransportFollower?
         if command.transport {
             device.rendersOnlyWhileTransportRolls = true
-            follower = TransportFollower(device: device, engine: engine, players: players, offsets: offsetFrames)
+            follower = TransportFollower(device: device, engine: engine, roll: { frameAtStart, start in
+                // Every layer so that transport frame F plays file frame F − offset.
+                for (index, player) in players.enumerated() {
+                    let position = frameAtStart - offsetFrames[index]        // device frames into the layer
+                    let ratio = player.fileFormat.sampleRate / engine.sampleRate
+                    try player.reposition(toFrame: Int64((Double(max(0, position)) * ratio).rounded()))
+                    if ((try? player.queue.prime()) ?? 0) > 0 {
+                        try engine.start([player.queue], at: start + max(0, -position), ifLate: .skipAhead)
+                    }
+                }
+            }, stop: { _ in
+                for player in players { try? player.queue.stop(immediately: true) }
+            })
             FileHandle.standardError.write(Data("lockstep: following JACK transport; waiting for it to roll\n".utf8))
         } else {
             do {
@@ -395,58 +407,6 @@ final class LiveDisplay {
         let width = 24
         let filled = db.isFinite ? max(0, min(width, Int(((db + 60) / 60) * Float(width)))) : 0
         return "[" + String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled) + "]"
-    }
-}
-
-/// Follows JACK transport: rolling starts the layers at the transport position, stopping stops
-/// them, relocating repositions every layer so they stay aligned with the transport frame.
-final class TransportFollower {
-    let device: JACKDevice
-    let engine: Engine
-    let players: [FilePlayer]
-    let offsets: [Int64]
-    private(set) var firstStart: Int64?
-    private(set) var isRolling = false
-    /// The transport frame that plays at device time `anchorSampleTime` while rolling.
-    private var anchorFrame: Int64 = 0
-    private var anchorSampleTime: Int64 = 0
-
-    init(device: JACKDevice, engine: Engine, players: [FilePlayer], offsets: [Int64]) {
-        self.device = device
-        self.engine = engine
-        self.players = players
-        self.offsets = offsets
-    }
-
-    func poll() throws {
-        guard let snapshot = device.transportSnapshot() else { return }
-        if snapshot.isRolling {
-            let expected = anchorFrame + (snapshot.sampleTime - anchorSampleTime)
-            if !isRolling || snapshot.frame != expected {
-                try startAll(from: snapshot)
-            }
-        } else if isRolling {
-            for player in players { try? player.queue.stop(immediately: true) }
-            isRolling = false
-        }
-    }
-
-    /// Starts every layer so that transport frame F plays file frame F − offset.
-    private func startAll(from snapshot: JACKDevice.TransportSnapshot) throws {
-        let start = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
-        let frameAtStart = snapshot.frame + (start - snapshot.sampleTime)
-        for (index, player) in players.enumerated() {
-            let position = frameAtStart - offsets[index]        // device frames into the layer
-            let ratio = player.fileFormat.sampleRate / engine.sampleRate
-            try player.reposition(toFrame: Int64((Double(max(0, position)) * ratio).rounded()))
-            if ((try? player.queue.prime()) ?? 0) > 0 {
-                try engine.start([player.queue], at: start + max(0, -position), ifLate: .skipAhead)
-            }
-        }
-        anchorFrame = frameAtStart
-        anchorSampleTime = start
-        isRolling = true
-        if firstStart == nil { firstStart = start }
     }
 }
 

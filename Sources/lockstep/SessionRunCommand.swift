@@ -140,11 +140,20 @@ final class SessionRun {
         let echo = command.control == "-" && Terminal.stderrIsTerminal && !command.json ? TerminalEcho.off() : nil
         defer { echo?.restore() }
         let fromPosition = command.from.flatMap(SessionTime.parse)?.samples(at: rate) ?? 0
-        var follower: SessionTransportFollower?
+        var follower: TransportFollower?
         var startedAt: Int64?
         if command.transport {
             device.rendersOnlyWhileTransportRolls = true
-            follower = SessionTransportFollower(device: device, engine: engine, player: player)
+            // Session sample = transport frame: rolling plays from the transport position, stopping
+            // halts, relocating while stopped moves the paused position.
+            follower = TransportFollower(device: device, engine: engine, roll: { frame, start in
+                player.halt(at: frame)
+                try player.start(from: frame, at: start)
+            }, stop: { frame in
+                player.halt(at: frame)
+            }, whileStopped: { frame in
+                if player.position != frame { _ = try? player.seek(to: frame) }
+            })
             player.halt(at: fromPosition)
             FileHandle.standardError.write(Data("lockstep: following JACK transport; waiting for it to roll\n".utf8))
         } else {
@@ -394,43 +403,5 @@ final class ControlReader: @unchecked Sendable {
             fclose(handle)
         } while isFIFO && !closed.load(ordering: .acquiring)
         finished.store(true, ordering: .releasing)
-    }
-}
-
-/// Follows JACK transport: session sample = transport frame. Rolling plays from the transport
-/// position, stopping halts, relocating while rolling seeks.
-final class SessionTransportFollower {
-    let device: JACKDevice
-    let engine: Engine
-    let player: SessionPlayer
-    private(set) var isRolling = false
-    private var anchorFrame: Int64 = 0
-    private var anchorSampleTime: Int64 = 0
-
-    init(device: JACKDevice, engine: Engine, player: SessionPlayer) {
-        self.device = device
-        self.engine = engine
-        self.player = player
-    }
-
-    func poll() throws {
-        guard let snapshot = device.transportSnapshot() else { return }
-        if snapshot.isRolling {
-            let expected = anchorFrame + (snapshot.sampleTime - anchorSampleTime)
-            if !isRolling || snapshot.frame != expected {
-                let start = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
-                let frame = snapshot.frame + (start - snapshot.sampleTime)
-                player.halt(at: frame)
-                try player.start(from: frame, at: start)
-                anchorFrame = frame
-                anchorSampleTime = start
-                isRolling = true
-            }
-        } else if isRolling {
-            player.halt(at: snapshot.frame)
-            isRolling = false
-        } else if player.position != snapshot.frame {
-            _ = try? player.seek(to: snapshot.frame)
-        }
     }
 }

@@ -122,30 +122,17 @@ extension JACKTests {
             let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 8)
             try capture.start()
             let path = try rampFile("long.wav", frames: 48000 * 6)
-            let running = try CLI.spawn(["play", path, "--server", server.name, "--client-name", "lockstep-transport",
-                                         "--transport", "--connect", capture.portNames[0], "--connect", capture.portNames[1],
-                                         "--json", "--duration", "3"])
-            try server.waitForPort("lockstep-transport:out_1", timeout: 10)
-            usleep(300_000)
-            try TransportScript.rollStopRelocate(server)
-            running.send(SIGINT)
-            let result = running.wait(timeout: 10)
-            #expect(result.status == 0, "\(result.stderr)")
             // Every non-silent frame plays the file frame equal to the transport frame at that time
             // (but for the Ctrl-C fade at the very end, which scales the ramp down).
-            let check = TransportScript.check(capture, step: Self.step)
+            let (result, check) = try TransportScript.runFollower(
+                ["play", path, "--server", server.name, "--client-name", "lockstep-transport", "--transport",
+                 "--connect", capture.portNames[0], "--connect", capture.portNames[1], "--json", "--duration", "3"],
+                clientName: "lockstep-transport", server: server, capture: capture, step: Self.step)
+            #expect(result.status == 0, "\(result.stderr)")
             #expect(check.checked > 24000)
             #expect(check.mismatches == 0)
             #expect(check.sawRelocatedSegment)
-            let left = capture.channel(0)
-            // While stopped, silence.
-            let stoppedCycles = capture.cycles.filter { !$0.transportRolling }
-            let loud = stoppedCycles.dropFirst(2).filter { cycle in
-                (0..<cycle.frames).contains { left[cycle.firstRecordedFrame + $0] != 0 }
-            }
-            if let sample = loud.first { print("loud while stopped: \(loud.count) cycles, first \(sample)") }
-            let loudWhileStopped = !loud.isEmpty
-            #expect(!loudWhileStopped)
+            #expect(check.loudStoppedCycles == 0)                      // while stopped, silence
         }
 
         @Test("play --loop repeats a layer gaplessly until --duration")

@@ -271,18 +271,15 @@ extension JACKTests {
             let server = try JACKServer()
             let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 8)
             try capture.start()
-            let running = try CLI.spawn(["session", "run", path, "--server", server.name, "--client-name", "session-transport",
-                                         "--transport", "--connect", capture.portNames[0], "--json"])
-            try server.waitForPort("session-transport:out_1", timeout: 10)
-            usleep(300_000)
-            try TransportScript.rollStopRelocate(server)
-            running.send(SIGINT)
-            let result = running.wait(timeout: 10)
+            let (result, check) = try TransportScript.runFollower(
+                ["session", "run", path, "--server", server.name, "--client-name", "session-transport",
+                 "--transport", "--connect", capture.portNames[0], "--json"],
+                clientName: "session-transport", server: server, capture: capture, step: Self.step)
             #expect(result.status == 0, "\(result.stderr)")
-            let check = TransportScript.check(capture, step: Self.step)
             #expect(check.checked > 24000)
             #expect(check.mismatches == 0)
             #expect(check.sawRelocatedSegment)
+            #expect(check.loudStoppedCycles == 0)                      // while stopped, silence
         }
 
         @Test("session check and render from the CLI: a table, JSON, and every error with FILE:LINE:COLUMN")

@@ -21,6 +21,20 @@ public enum TransportScript {
         usleep(700_000)
     }
 
+    /// Runs `lockstep` with `arguments` (a follower of the transport whose client is
+    /// `clientName`, connected to the capture), waits for its port, drives the transport with
+    /// ``rollStopRelocate(_:relocateFrame:)``, interrupts it, and checks the capture.
+    public static func runFollower(_ arguments: [String], clientName: String, server: JACKServer,
+                                   capture: JACKCapture, step: Float) throws -> (result: CLI.Result, check: Check) {
+        let running = try CLI.spawn(arguments)
+        try server.waitForPort("\(clientName):out_1", timeout: 10)
+        usleep(300_000)
+        try rollStopRelocate(server)
+        running.send(SIGINT)
+        let result = running.wait(timeout: 10)
+        return (result, check(capture, step: step))
+    }
+
     /// What a transport follower played: each captured non-silent frame of channel 0 while the
     /// transport rolled, read as a ramp value `(file frame + 1) × step`, against the transport
     /// frame at that moment (frames of the final fade-out are left out).
@@ -31,6 +45,9 @@ public enum TransportScript {
         public var mismatches = 0
         /// Whether frames at or after `relocateFrame` were heard.
         public var sawRelocatedSegment = false
+        /// Cycles with sound while the transport stood still (the first two after a stop are
+        /// allowed to finish the period in flight).
+        public var loudStoppedCycles = 0
     }
 
     /// Compares a ramp-file follower's capture with the transport (see ``Check``).
@@ -52,6 +69,10 @@ public enum TransportScript {
                 result.checked += 1
             }
         }
+        let stopped = capture.cycles.filter { !$0.transportRolling }.dropFirst(2)
+        result.loudStoppedCycles = stopped.filter { cycle in
+            (0..<cycle.frames).contains { left[cycle.firstRecordedFrame + $0] != 0 }
+        }.count
         return result
     }
 }

@@ -1,0 +1,54 @@
+import Lockstep
+import LockstepJACK
+
+/// Follows JACK transport for `play --transport` and `session run --transport`: when the
+/// transport starts rolling (or relocates while rolling) it calls `roll` with the transport frame
+/// that will play at the next exactly-honoured device sample time; when it stops, `stop` with the
+/// frame it stopped at; while stopped, `whileStopped` with the current frame (a relocation).
+///
+/// Call ``poll()`` every few milliseconds from the main loop.
+final class TransportFollower {
+    let device: JACKDevice
+    let engine: Engine
+    let roll: (_ frameAtStart: Int64, _ startSampleTime: Int64) throws -> Void
+    let stop: (_ frame: Int64) -> Void
+    let whileStopped: ((_ frame: Int64) -> Void)?
+    /// The device sample time of the first roll, once rolled.
+    private(set) var firstStart: Int64?
+    /// Whether the transport rolls (as last polled).
+    private(set) var isRolling = false
+    /// The transport frame that plays at device time `anchorSampleTime` while rolling.
+    private var anchorFrame: Int64 = 0
+    private var anchorSampleTime: Int64 = 0
+
+    init(device: JACKDevice, engine: Engine, roll: @escaping (Int64, Int64) throws -> Void,
+         stop: @escaping (Int64) -> Void, whileStopped: ((Int64) -> Void)? = nil) {
+        self.device = device
+        self.engine = engine
+        self.roll = roll
+        self.stop = stop
+        self.whileStopped = whileStopped
+    }
+
+    /// Reads the transport and acts on a change.
+    func poll() throws {
+        guard let snapshot = device.transportSnapshot() else { return }
+        if snapshot.isRolling {
+            let expected = anchorFrame + (snapshot.sampleTime - anchorSampleTime)
+            if !isRolling || snapshot.frame != expected {
+                let start = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
+                let frame = snapshot.frame + (start - snapshot.sampleTime)
+                try roll(frame, start)
+                anchorFrame = frame
+                anchorSampleTime = start
+                isRolling = true
+                if firstStart == nil { firstStart = start }
+            }
+        } else if isRolling {
+            stop(snapshot.frame)
+            isRolling = false
+        } else {
+            whileStopped?(snapshot.frame)
+        }
+    }
+}
