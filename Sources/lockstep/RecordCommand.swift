@@ -57,13 +57,7 @@ struct RecordCommand: ParsableCommand {
         if let duration, !(duration.isFinite && duration > 0) {
             throw CLIError(message: "record: --duration \(duration) is invalid; use a number of seconds above 0", exitCode: 64)
         }
-        var encoding: SampleFormat?
-        if let sampleFormat {
-            guard let parsed = SampleFormat(rawValue: sampleFormat.lowercased()), parsed != .float64 else {
-                throw CLIError(message: "record: --sample-format '\(sampleFormat)' is unknown; use s16, s24, s32 or f32", exitCode: 64)
-            }
-            encoding = parsed
-        }
+        let encoding = try parseSampleFormat(sampleFormat, command: "record")
         let interrupt = InterruptFlag()
         let device: JACKDevice
         let engine: Engine

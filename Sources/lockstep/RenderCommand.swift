@@ -53,13 +53,7 @@ struct RenderCommand: ParsableCommand {
             throw CLIError(message: "render: --channels \(channels) is out of range; use 1…64", exitCode: 64)
         }
         let arguments = try LayerArguments(command: "render", files: files, gains: gains, offsets: offsets)
-        var encoding: SampleFormat?
-        if let sampleFormat {
-            guard let parsed = SampleFormat(rawValue: sampleFormat.lowercased()), parsed != .float64 else {
-                throw CLIError(message: "render: --sample-format '\(sampleFormat)' is unknown; use s16, s24, s32 or f32", exitCode: 64)
-            }
-            encoding = parsed
-        }
+        let encoding = try parseSampleFormat(sampleFormat, command: "render")
         let layers = files.indices.map { index in
             MixdownLayer(path: files[index], gainDB: arguments.gains[index], offset: arguments.offsets[index])
         }

@@ -207,13 +207,7 @@ struct SessionRenderCommand: ParsableCommand {
         if let rate, !(1000...768_000).contains(rate) {
             throw CLIError(message: "session render: --rate \(rate) is out of range; use 1000…768000 Hz", exitCode: 64)
         }
-        var encoding: SampleFormat?
-        if let sampleFormat {
-            guard let parsed = SampleFormat(rawValue: sampleFormat.lowercased()), parsed != .float64 else {
-                throw CLIError(message: "session render: --sample-format '\(sampleFormat)' is unknown; use s16, s24, s32 or f32", exitCode: 64)
-            }
-            encoding = parsed
-        }
+        let encoding = try parseSampleFormat(sampleFormat, command: "session render")
         var manual: [(cue: String, at: SessionTime)] = []
         for go in goes {
             guard let at = go.lastIndex(of: "@"), let time = SessionTime.parse(String(go[go.index(after: at)...])),

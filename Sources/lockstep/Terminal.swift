@@ -1,4 +1,6 @@
 import Foundation
+import Lockstep
+import LockstepSession
 
 /// Terminal helpers: progress bars on standard error when it is a terminal.
 enum Terminal {
@@ -32,11 +34,14 @@ enum Terminal {
     }
 }
 
-/// Parses a gain such as `-6`, `-6dB`, `+3 dB` or `-inf`.
-func parseGain(_ text: String) -> Double? {
-    var t = text.trimmingCharacters(in: .whitespaces).lowercased()
-    if t.hasSuffix("db") { t = String(t.dropLast(2)).trimmingCharacters(in: .whitespaces) }
-    if t == "-inf" || t == "-infinity" { return -.infinity }
-    guard let value = Double(t), value.isFinite else { return nil }
-    return value
+/// Parses `--sample-format` (s16, s24, s32 or f32; nil when not given).
+func parseSampleFormat(_ text: String?, command: String) throws -> SampleFormat? {
+    guard let text else { return nil }
+    guard let parsed = SampleFormat(rawValue: text.lowercased()), parsed != .float64 else {
+        throw CLIError(message: "\(command): --sample-format '\(text)' is unknown; use s16, s24, s32 or f32", exitCode: 64)
+    }
+    return parsed
 }
+
+/// Parses a gain such as `-6`, `-6dB`, `+3 dB` or `-inf` (at most +12 dB), as session files do.
+func parseGain(_ text: String) -> Double? { SessionGain.parse(text) }
