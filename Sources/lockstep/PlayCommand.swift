@@ -182,10 +182,7 @@ final class PlaySession {
     func run() throws {
         let interrupt = InterruptFlag()
         defer { launcher.stop() }
-        let mode = ServerLauncher.Mode(rawValue: command.startServer) ?? .auto
-        if let message = try launcher.ensureServer(named: command.server, mode: mode) {
-            FileHandle.standardError.write(Data("lockstep: \(message)\n".utf8))
-        }
+        try launcher.ensureServer(for: "play", named: command.server, modeName: command.startServer)
 
         let device: JACKDevice
         do {
@@ -235,14 +232,7 @@ final class PlaySession {
             for (source, destination) in zip(command.recordPorts, device.inputPortNames) {
                 try device.connect(source, to: destination)
             }
-            if !command.connections.isEmpty {
-                let outputs = device.outputPortNames
-                if command.connections.count == 1 {
-                    for output in outputs { try device.connect(output, to: command.connections[0]) }
-                } else {
-                    for (output, destination) in zip(outputs, command.connections) { try device.connect(output, to: destination) }
-                }
-            }
+            try device.connectMasterOutputs(to: command.connections)
         } catch {
             throw CLIError(message: "play: \(error.message)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Lockstep
 import LockstepJACK
 
 /// Starts a private `jackd` when none runs, and stops it at exit.
@@ -17,21 +18,30 @@ final class ServerLauncher {
         return !cards.contains("no soundcards") && cards.contains("]:")
     }
 
+    /// Makes sure a server named `server` runs for `command` (`play`, `session run`), starting one
+    /// as `--start-server` (`modeName`) allows, and tells the user on standard error when it did.
+    func ensureServer(for command: String, named server: String?, modeName: String) throws {
+        if let message = try ensureServer(named: server, mode: Mode(rawValue: modeName) ?? .auto, command: command) {
+            FileHandle.standardError.write(Data("lockstep: \(message)\n".utf8))
+        }
+    }
+
     /// Makes sure a server named `server` (nil: the default) runs, starting one if `mode` allows.
     /// - Returns: a sentence for the user when a server was started, else nil.
-    func ensureServer(named server: String?, mode: Mode, sampleRate: Int = 48000, period: Int = 1024) throws -> String? {
+    func ensureServer(named server: String?, mode: Mode, command: String = "play", sampleRate: Int = 48000,
+                      period: Int = 1024) throws -> String? {
         if JACKGraph.serverIsRunning(server) { return nil }
         let shownName = server ?? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"] ?? "default"
         let driver: String
         switch mode {
         case .never:
-            throw CLIError(message: "play: no JACK server '\(shownName)' is running and --start-server never forbids starting one; start jackd (or PipeWire's JACK) first")
+            throw CLIError(message: "\(command): no JACK server '\(shownName)' is running and --start-server never forbids starting one; start jackd (or PipeWire's JACK) first")
         case .dummy: driver = "dummy"
         case .alsa: driver = "alsa"
         case .auto: driver = Self.hasSoundCard ? "alsa" : "dummy"
         }
         guard let jackd = Self.findJackd() else {
-            throw CLIError(message: "play: no JACK server is running and jackd is not installed; install jackd2 (Scripts/setup.sh) or start a server")
+            throw CLIError(message: "\(command): no JACK server is running and jackd is not installed; install jackd2 (Scripts/setup.sh) or start a server")
         }
         var lastError = ""
         for realtime in [true, false] {
@@ -90,5 +100,18 @@ final class ServerLauncher {
             return dir + "/jackd"
         }
         return nil
+    }
+}
+
+extension JACKDevice {
+    /// Connects the master outputs as `--connect` asks: one port takes every output; several
+    /// take `out_1` to the first, `out_2` to the second, and so on. Nothing when empty.
+    func connectMasterOutputs(to ports: [String]) throws(AudioQueueError) {
+        let outputs = outputPortNames
+        if ports.count == 1 {
+            for output in outputs { try connect(output, to: ports[0]) }
+        } else {
+            for (output, destination) in zip(outputs, ports) { try connect(output, to: destination) }
+        }
     }
 }

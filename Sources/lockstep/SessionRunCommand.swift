@@ -93,10 +93,7 @@ final class SessionRun {
     func run() throws {
         let interrupt = InterruptFlag()
         defer { launcher.stop() }
-        let mode = ServerLauncher.Mode(rawValue: command.startServer) ?? .auto
-        if let message = try launcher.ensureServer(named: command.server, mode: mode) {
-            FileHandle.standardError.write(Data("lockstep: \(message)\n".utf8))
-        }
+        try launcher.ensureServer(for: "session run", named: command.server, modeName: command.startServer)
         let device: JACKDevice
         let engine: Engine
         let player: SessionPlayer
@@ -116,14 +113,7 @@ final class SessionRun {
         }
         let rate = engine.sampleRate
         do throws(AudioQueueError) {
-            if !command.connections.isEmpty {
-                let outputs = device.outputPortNames
-                if command.connections.count == 1 {
-                    for output in outputs { try device.connect(output, to: command.connections[0]) }
-                } else {
-                    for (output, destination) in zip(outputs, command.connections) { try device.connect(output, to: destination) }
-                }
-            }
+            try device.connectMasterOutputs(to: command.connections)
             for (layer, queue) in zip(player.timeline.layers, player.queues) where !layer.ports.isEmpty {
                 for (output, destination) in zip(queue.directOutputNames, layer.ports) {
                     do { try device.connect(output, to: destination) } catch {

@@ -306,6 +306,8 @@ extension JACKTests {
             #expect(rendered.status == 0, "\(rendered.stderr)")
             let file = try AudioFileReader(path: out)
             #expect(file.frameCount == 24000 + 4800 + 4800)
+            let noServer = try CLI.run(["session", "run", good, "--server", "lockstep-none-\(getpid())", "--start-server", "never"])
+            #expect(noServer.status == 1 && noServer.stderr.contains("session run: no JACK server"))
             let badGo = try CLI.run(["session", "render", good, "-o", out, "--go", "x"])
             #expect(badGo.status == 64 && badGo.stderr.contains("CUE@TIME"))
         }
