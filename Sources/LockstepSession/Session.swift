@@ -88,7 +88,7 @@ public struct Session: Sendable {
         let session = Session(document: document, files: files)
         // Reference and timing checks (at the session's own rate).
         do throws(SessionError) {
-            _ = try session.timeline(rate: document.rate, checkFiles: true)
+            _ = try session.timeline(rate: document.rate)
         } catch {
             diagnostics += error.diagnostics
         }
@@ -103,11 +103,7 @@ public struct Session: Sendable {
     /// - Throws: ``SessionError`` for unknown references, cycles, cues following a cue that never
     ///   ends, crossfades longer than the cues, and regions outside their files.
     public func timeline(rate: Double) throws(SessionError) -> SessionTimeline {
-        try timeline(rate: rate, checkFiles: true)
-    }
-
-    func timeline(rate: Double, checkFiles: Bool) throws(SessionError) -> SessionTimeline {
-        var builder = SessionTimelineBuilder(session: self, rate: rate, checkFiles: checkFiles)
+        var builder = SessionTimelineBuilder(session: self, rate: rate)
         return try builder.build()
     }
 }

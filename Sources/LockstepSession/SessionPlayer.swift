@@ -33,7 +33,7 @@ public final class SessionPlayer: @unchecked Sendable {
         var timeline: SessionTimeline
         /// Per layer: the next session sample it computes.
         var filled: [Int64]
-        /// Per layer: whether refills are suspended (during a seek).
+        /// Whether refills are suspended (during a halt, before a start).
         var halted: Bool = true
         /// The device sample at which session sample `originPosition` plays, while running.
         var originDevice: Int64 = 0

@@ -177,16 +177,14 @@ public struct SessionTimeline: Sendable, Hashable {
 struct SessionTimelineBuilder {
     let session: Session
     let rate: Double
-    let checkFiles: Bool
     private var diagnostics: [SessionDiagnostic] = []
     private var cues: [SessionTimeline.Cue] = []
     /// 0: not visited, 1: in progress, 2: done, 3: failed.
     private var state: [Int] = []
 
-    init(session: Session, rate: Double, checkFiles: Bool) {
+    init(session: Session, rate: Double) {
         self.session = session
         self.rate = rate
-        self.checkFiles = checkFiles
     }
 
     mutating func build() throws(SessionError) -> SessionTimeline {
@@ -203,7 +201,7 @@ struct SessionTimelineBuilder {
             }
             let regionStart = cue.from.map { $0.samples(at: info.sampleRate) } ?? 0
             let regionEnd = cue.to.map { $0.samples(at: info.sampleRate) } ?? info.frameCount
-            if checkFiles && info.frameCount > 0 {
+            if info.frameCount > 0 {      // (an unreadable file is reported already)
                 if regionEnd > info.frameCount {
                     diagnostics.append(.init(.invalidTime, at: cue.location(of: "to"),
                         "cue '\(cue.name)': 'to' \(cue.to!) is past the end of '\(cue.file)' (\(info.frameCount) frames, \(Self.seconds(Double(info.frameCount) / info.sampleRate))); use a position inside the file or leave 'to' out"))

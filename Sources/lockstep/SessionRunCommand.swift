@@ -178,8 +178,9 @@ final class SessionRun {
             if let stopAfter, playedFrames >= stopAfter { break }
             let timeline = player.timeline
             let canStillGo = controls.map { !$0.isFinished } ?? false
-            if let end = timeline.end, position >= end, player.isRunning || follower == nil,
-               timeline.waitingCues.isEmpty || !canStillGo, follower == nil {
+            // Done when everything placed has played and no manual cue can still be fired (a
+            // transport follower runs until stopped).
+            if follower == nil, let end = timeline.end, position >= end, timeline.waitingCues.isEmpty || !canStillGo {
                 break
             }
             display.update()

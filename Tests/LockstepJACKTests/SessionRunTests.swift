@@ -238,6 +238,17 @@ extension JACKTests {
             #expect((steps.max() ?? 1) <= 0.5 / 200, "the end is a fade, not a cut: largest step \(steps.max() ?? 1)")
         }
 
+        @Test("--duration stops the run after that much playing")
+        func duration() throws {
+            try write("long.wav", Signals.constant(0.5, frames: 48000 * 10))
+            let path = try session("channels: 1\ncues: [ { file: long.wav } ]\n")
+            let server = try JACKServer()
+            let result = try CLI.run(["session", "run", path, "--server", server.name, "--duration", "0.5", "--json"], timeout: 20)
+            #expect(result.status == 0, "\(result.stderr)")
+            let end = try #require(try json(result.stdout)["endPosition"] as? Int)
+            #expect(end >= 24000 && end < 24000 + 4800, "ended at \(end)")
+        }
+
         @Test("a layer with ports plays only there; the other layers go to the master outputs")
         func layerPorts() throws {
             try write("solo.wav", Signals.constant(0.25, frames: 24000))
@@ -306,6 +317,8 @@ extension JACKTests {
             #expect(rendered.status == 0, "\(rendered.stderr)")
             let file = try AudioFileReader(path: out)
             #expect(file.frameCount == 24000 + 4800 + 4800)
+            let fast = try json(try CLI.run(["session", "check", good, "--rate", "96000", "--json"]).stdout)
+            #expect((fast["cues"] as? [[String: Any]])?.first?["start"] as? Int == 48000)
             let noServer = try CLI.run(["session", "run", good, "--server", "lockstep-none-\(getpid())", "--start-server", "never"])
             #expect(noServer.status == 1 && noServer.stderr.contains("session run: no JACK server"))
             let badGo = try CLI.run(["session", "render", good, "-o", out, "--go", "x"])
