@@ -155,11 +155,14 @@ public struct DeviceRenderer: @unchecked Sendable {
 
     /// Reports a device-level discontinuity from any thread, including the realtime thread.
     ///
-    /// `detail` is kind-specific (xrun delay µs, new rate, new period size, freewheel 1/0).
-    /// Realtime-safe (the work is done by a `@_noAllocation @_noLocks` core function).
+    /// `sampleTime` is the device sample time it happened at (measure it on the render thread:
+    /// it is the best time there is), `length` its length in frames (see
+    /// ``Discontinuity/length``), `detail` is kind-specific (xrun delay µs, new rate, new period
+    /// size, freewheel 1/0). Realtime-safe (the work is done by a `@_noAllocation @_noLocks` core
+    /// function).
     @inline(__always)
-    public func reportDiscontinuity(_ kind: Discontinuity.Kind, sampleTime: Int64, detail: Int64) {
-        core.reportDeviceDiscontinuity(kind: kind.code, sampleTime: sampleTime, detail: detail)
+    public func reportDiscontinuity(_ kind: Discontinuity.Kind, sampleTime: Int64, length: Int64 = 0, detail: Int64) {
+        core.reportDeviceDiscontinuity(kind: kind.code, sampleTime: sampleTime, length: length, detail: detail)
     }
 
     /// Delivers pending callbacks and events on the calling thread. Offline devices call this
@@ -172,8 +175,8 @@ public struct DeviceRenderer: @unchecked Sendable {
     /// notification thread, say). Not realtime-safe (it takes a lock), but never waits for the
     /// render thread.
     public func reportDiscontinuityFromNotificationThread(_ kind: Discontinuity.Kind, sampleTime: Int64,
-                                                         detail: Double) {
-        pump.engine?.deviceDiscontinuity(kind, sampleTime: sampleTime, detail: detail)
+                                                         length: Int64 = 0, detail: Double) {
+        pump.engine?.deviceDiscontinuity(kind, sampleTime: sampleTime, length: length, detail: detail)
     }
 
     /// Tells the engine that the device has stopped rendering for good (its server went away, say):

@@ -6,15 +6,25 @@
 public struct Discontinuity: Sendable, Hashable, CustomStringConvertible {
     /// What kind of break happened.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
-        /// The device missed a deadline (JACK xrun).
+        /// The device missed a deadline (JACK xrun). ``Discontinuity/length`` is the number of frames
+        /// the device's clock skipped (time that passed at the hardware while nothing was rendered
+        /// or captured; 0 when the clock did not skip), ``Discontinuity/detail`` JACK's delay in µs.
         case xrun
         /// A running queue ran out of enqueued audio: it played silence for ``Discontinuity/length``
         /// frames, then resumed at the sample it would have reached, staying aligned.
         case underrun
         /// The device's sample rate changed.
         case sampleRateChange
-        /// The device's period (frames per render cycle) changed.
+        /// The device's period (frames per render cycle) changed: ``Discontinuity/sampleTime`` is the
+        /// first frame rendered at the new period, ``Discontinuity/detail`` the new period. The audio
+        /// stays continuous: no frame is lost or inserted.
         case bufferSizeChange
+        /// The server's own frame clock (JACK's `jack_frame_time`) jumped against the frames really
+        /// rendered — as jackd2 does at every period change, by (new − old period). The device
+        /// timeline does not jump: it counts the frames rendered and captured. ``Discontinuity/length``
+        /// is the jump in frames (negative when the server's clock fell behind), and the device's
+        /// mapping between its sample time and the server's frame time moves by as much.
+        case clockJump
         /// The device entered or left freewheel (faster than realtime) mode.
         case freewheel
         /// The device (for example the JACK server) went away.
@@ -28,7 +38,9 @@ public struct Discontinuity: Sendable, Hashable, CustomStringConvertible {
     public var kind: Kind
     /// The device sample time at which it began.
     public var sampleTime: Int64
-    /// Its length in device frames, where known (underrun silence); 0 otherwise.
+    /// Its length in device frames, where known: the silence of an underrun, the frames an xrun
+    /// skipped, the frames lost by an overflow, the signed jump of a ``Kind/clockJump``, the frames
+    /// rendered in freewheel mode (on the freewheel-off event); 0 otherwise.
     public var length: Int64
     /// The names of the queues affected (every queue for device-level breaks).
     public var queues: [String]
@@ -48,7 +60,11 @@ public struct Discontinuity: Sendable, Hashable, CustomStringConvertible {
     /// For example `underrun at sample 48000 for 512 frames (drums)`.
     public var description: String {
         var text = "\(kind.rawValue) at sample \(sampleTime)"
-        if length > 0 { text += " for \(length) frames" }
+        if kind == .clockJump {
+            text += " by \(length > 0 ? "+" : "")\(length) frames"
+        } else if length > 0 {
+            text += " for \(length) frames"
+        }
         if !queues.isEmpty { text += " (\(queues.joined(separator: ", ")))" }
         return text
     }
@@ -65,6 +81,7 @@ extension Discontinuity.Kind {
         case .freewheel: 4
         case .shutdown: 5
         case .overflow: 6
+        case .clockJump: 7
         }
     }
 
@@ -76,6 +93,7 @@ extension Discontinuity.Kind {
         case 3: self = .bufferSizeChange
         case 4: self = .freewheel
         case 6: self = .overflow
+        case 7: self = .clockJump
         default: self = .shutdown
         }
     }

@@ -297,17 +297,23 @@ public final class Engine: @unchecked Sendable {
     ///   - ifLate: what to do if `sampleTime` is earlier than that (default: start late).
     /// - Returns: when the group starts and how late.
     /// - Throws: ``AudioQueueError`` from the first queue that cannot start, or
-    ///   ``AudioQueueError/Code/cannotStart`` for a late start under ``LateStartPolicy/fail``; no
-    ///   queue is started in either case.
+    ///   ``AudioQueueError/Code/cannotStart`` for a late start under ``LateStartPolicy/fail``. The
+    ///   start is atomic: all queues start on one sample or none does (each queue is locked from
+    ///   its check until every start command is sent, so none can be disposed of in between). A
+    ///   queue listed twice starts once.
     @discardableResult
     public func start(_ queues: [OutputQueue], at sampleTime: Int64? = nil,
                       ifLate policy: LateStartPolicy = .startLate) throws(AudioQueueError) -> GroupStart {
-        for queue in queues {
+        var seen = Set<ObjectIdentifier>()
+        var group: [OutputQueue] = []
+        for queue in queues where seen.insert(ObjectIdentifier(queue)).inserted {
             try queue.checkStartable()
             guard queue.engine === self else {
                 throw AudioQueueError(.invalidQueueType, "queue '\(queue.name)' belongs to another engine")
             }
+            group.append(queue)
         }
+        group.sort { $0.slot < $1.slot }
         if let sampleTime, sampleTime < 0 {
             throw AudioQueueError(.invalidParameter, "start time \(sampleTime) is negative; device sample time starts at 0")
         }
@@ -328,8 +334,9 @@ public final class Engine: @unchecked Sendable {
                 start.queueTimeAtStart = earliest - requested
             }
         }
-        for queue in queues {
-            try queue.start(at: start.sampleTime, queueTimeAtStart: start.queueTimeAtStart, stayAligned: true)
+        if let error = OutputQueue.pushStarts(group[...], at: start.sampleTime, queueTimeAtStart: start.queueTimeAtStart,
+                                              stayAligned: true) {
+            throw error
         }
         return start
     }
@@ -349,10 +356,11 @@ public final class Engine: @unchecked Sendable {
     }
 
     /// Records a device-level discontinuity reported outside the render thread.
-    func deviceDiscontinuity(_ kind: Discontinuity.Kind, sampleTime: Int64, detail: Double) {
+    func deviceDiscontinuity(_ kind: Discontinuity.Kind, sampleTime: Int64, length: Int64 = 0, detail: Double) {
         let queues = self.queues
         for queue in queues { queue.renderState.pointee.discontinuityCount.wrappingAdd(1, ordering: .relaxed) }
-        let discontinuity = Discontinuity(kind: kind, sampleTime: sampleTime, queues: queues.map(\.name), detail: detail)
+        let discontinuity = Discontinuity(kind: kind, sampleTime: sampleTime, length: length, queues: queues.map(\.name),
+                                          detail: detail)
         record(discontinuity)
         for queue in queues {
             queue.deliverDiscontinuity(discontinuity)
@@ -488,8 +496,8 @@ public final class Engine: @unchecked Sendable {
         case .deviceDiscontinuity:
             let names = queues.map(\.name)
             let kind = Discontinuity.Kind(code: event.value)
-            let discontinuity = Discontinuity(kind: kind, sampleTime: event.sampleTime, queues: names,
-                                              detail: Double(event.detail))
+            let discontinuity = Discontinuity(kind: kind, sampleTime: event.sampleTime, length: event.length,
+                                              queues: names, detail: Double(event.detail))
             record(discontinuity)
             for queue in queues {
                 queue.deliverDiscontinuity(discontinuity)

@@ -307,7 +307,11 @@ public final class OutputQueue: @unchecked Sendable {
     }
 
     private func send(_ kind: QueueCommand.Kind, time: Int64 = 0) throws(AudioQueueError) {
-        guard renderState.pointee.commands.push(QueueCommand(kind: kind, segment: nil, time: time).message) else {
+        // Under the user-state lock: the command ring has one producer at a time.
+        let pushed = state.withLock { _ in
+            renderState.pointee.commands.push(QueueCommand(kind: kind, segment: nil, time: time).message)
+        }
+        guard pushed else {
             throw AudioQueueError(.invalidRunState, "queue '\(name)' has too many pending commands; the device is not rendering")
         }
     }
@@ -332,11 +336,34 @@ public final class OutputQueue: @unchecked Sendable {
             throw AudioQueueError(.invalidParameter, "start time \(sampleTime) is negative; device sample time starts at 0")
         }
         try engine?.startDevice()
-        var message = QueueCommand(kind: .start, segment: nil, time: sampleTime ?? -1).message
-        message.value = queueTimeAtStart
-        message.detail = stayAligned ? 1 : 0
-        guard renderState.pointee.commands.push(message) else {
-            throw AudioQueueError(.invalidRunState, "queue '\(name)' has too many pending commands; the device is not rendering")
+        if let error = Self.pushStarts([self][...], at: sampleTime, queueTimeAtStart: queueTimeAtStart,
+                                       stayAligned: stayAligned) {
+            throw error
+        }
+    }
+
+    /// Sends a start to every queue of `queues` (distinct, in slot order) or to none: each queue's
+    /// user state stays locked from its check until every start is pushed, so no queue can be
+    /// disposed of or have its command ring filled in between. Returns the first error.
+    static func pushStarts(_ queues: ArraySlice<OutputQueue>, at sampleTime: Int64?, queueTimeAtStart: Int64,
+                           stayAligned: Bool) -> AudioQueueError? {
+        guard let queue = queues.first else { return nil }
+        return queue.state.withLock { state -> AudioQueueError? in
+            if state.disposal != .none { return queue.disposalError() }
+            let ring = queue.renderState
+            if ring.pointee.commands.count >= ring.pointee.commands.capacity {
+                return AudioQueueError(.invalidRunState, "queue '\(queue.name)' has too many pending commands; the device is not rendering")
+            }
+            if let error = pushStarts(queues.dropFirst(), at: sampleTime, queueTimeAtStart: queueTimeAtStart,
+                                      stayAligned: stayAligned) {
+                return error
+            }
+            var message = QueueCommand(kind: .start, segment: nil, time: sampleTime ?? -1).message
+            message.value = queueTimeAtStart
+            message.detail = stayAligned ? 1 : 0
+            // Room was checked under this lock, and every push to the ring happens under it.
+            _ = ring.pointee.commands.push(message)
+            return nil
         }
     }
 

@@ -140,22 +140,22 @@ struct RenderCore {
     /// Reports a device-level discontinuity (xrun, rate change, …) from the render thread.
     #if LOCKSTEP_REALTIME_CHECKS
     @_noAllocation @_noLocks
-    func reportDeviceDiscontinuity(kind: Int64, sampleTime: Int64, detail: Int64) {
-        reportDiscontinuityBody(kind: kind, sampleTime: sampleTime, detail: detail)
+    func reportDeviceDiscontinuity(kind: Int64, sampleTime: Int64, length: Int64, detail: Int64) {
+        reportDiscontinuityBody(kind: kind, sampleTime: sampleTime, length: length, detail: detail)
     }
     #else
-    func reportDeviceDiscontinuity(kind: Int64, sampleTime: Int64, detail: Int64) {
-        reportDiscontinuityBody(kind: kind, sampleTime: sampleTime, detail: detail)
+    func reportDeviceDiscontinuity(kind: Int64, sampleTime: Int64, length: Int64, detail: Int64) {
+        reportDiscontinuityBody(kind: kind, sampleTime: sampleTime, length: length, detail: detail)
     }
     #endif
 
     @inline(__always)
-    func reportDiscontinuityBody(kind: Int64, sampleTime: Int64, detail: Int64) {
+    func reportDiscontinuityBody(kind: Int64, sampleTime: Int64, length: Int64, detail: Int64) {
         for s in 0..<maximumQueues {
             if let queue = slots[s] { queue.pointee.discontinuityCount.wrappingAdd(1, ordering: .relaxed) }
         }
         emit(RenderEvent(kind: .deviceDiscontinuity, slot: -1, segment: nil,
-                         sampleTime: sampleTime, value: kind, detail: detail))
+                         sampleTime: sampleTime, value: kind, detail: detail, length: length))
     }
 
     @inline(__always)

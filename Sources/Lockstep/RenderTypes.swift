@@ -82,24 +82,29 @@ struct RenderEvent {
     /// Kind-specific: underrun length in frames; discontinuity kind and detail.
     var value: Int64
     var detail: Int64
+    /// For device discontinuities: their length in frames (signed for clock jumps).
+    var length: Int64
 
-    init(kind: Kind, slot: Int32, segment: UnsafeMutablePointer<Segment>?, sampleTime: Int64, value: Int64, detail: Int64) {
+    init(kind: Kind, slot: Int32, segment: UnsafeMutablePointer<Segment>?, sampleTime: Int64, value: Int64, detail: Int64,
+         length: Int64 = 0) {
         self.kind = kind
         self.slot = slot
         self.segment = segment
         self.sampleTime = sampleTime
         self.value = value
         self.detail = detail
+        self.length = length
     }
 
     init?(_ message: RingMessage) {
         guard let kind = Kind(rawValue: message.kind) else { return nil }
         self.init(kind: kind, slot: message.slot, segment: message.segment, sampleTime: message.time,
-                  value: message.value, detail: message.detail)
+                  value: message.value, detail: message.detail, length: message.length)
     }
 
     var message: RingMessage {
-        RingMessage(kind: kind.rawValue, slot: slot, segment: segment, time: sampleTime, value: value, detail: detail)
+        RingMessage(kind: kind.rawValue, slot: slot, segment: segment, time: sampleTime, value: value, detail: detail,
+                    length: length)
     }
 }
 

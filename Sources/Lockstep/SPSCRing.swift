@@ -11,6 +11,7 @@ struct RingMessage: BitwiseCopyable {
     var time: Int64 = 0
     var value: Int64 = 0
     var detail: Int64 = 0
+    var length: Int64 = 0
 }
 
 /// A fixed-capacity single-producer single-consumer ring of ``RingMessage``s.

@@ -8,8 +8,11 @@ import Synchronization
 /// All of an engine's queues play through this one client: its master outputs `out_1…out_N` carry
 /// the mix, and queues that ask for it get ports of their own (`<queue name>_1…`, see
 /// ``Lockstep/OutputQueue/enableDirectOutputs()``). The device sample time is JACK's frame time
-/// extended to 64 bits, so it never wraps and reads the same as `jack_frame_time` in its low
-/// 32 bits; host time is JACK's microsecond clock (`jack_get_time`).
+/// counts the frames rendered (and captured) in 64 bits, so it never wraps; it starts equal to
+/// JACK's frame time (`jack_frame_time`, extended) and stays mapped to it by an offset that moves
+/// whenever JACK's clock jumps against the frames rendered (jackd2 jumps by new − old period at
+/// every period change): see ``jackFrameTime(forSampleTime:)``. Host time is JACK's microsecond
+/// clock (`jack_get_time`).
 ///
 /// Works with jackd2 and with PipeWire's JACK, through libjack only.
 ///
@@ -18,10 +21,12 @@ import Synchronization
 /// let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory)
 /// ```
 ///
-/// Discontinuities (xruns with JACK's delay, buffer-size and sample-rate changes, freewheel,
-/// server shutdown) are reported to the engine by a monitor thread of the device, never from
-/// JACK's callbacks. When the server goes away every queue stops, is-running listeners fire and
-/// ``Lockstep/Engine/deviceError`` says why.
+/// Discontinuities (xruns with the frames the clock skipped and JACK's delay, clock jumps with
+/// their length, buffer-size and sample-rate changes, freewheel) are measured and reported by the
+/// process thread at the first cycle that sees them, on that cycle's sample time; JACK's
+/// notification callbacks only record them. A server shutdown is handled by a monitor thread of
+/// the device: every queue stops, is-running listeners fire and ``Lockstep/Engine/deviceError``
+/// says why.
 public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// How to open the client.
     public struct Options: Sendable, Hashable {
@@ -76,9 +81,6 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         var closed = false
         var attached = false
         var directRecords: [ObjectIdentifier: (index: Int, record: UnsafeMutablePointer<JACKDirectRecord>, ports: [OpaquePointer])] = [:]
-        var xrunRead = 0
-        var reportedBufferSize = 0
-        var reportedSampleRate = 0
         var shutdownHandled = false
     }
 
@@ -146,10 +148,6 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         jack_set_sample_rate_callback(client, jackSampleRateCallback, argument)
         jack_set_freewheel_callback(client, jackFreewheelCallback, argument)
         jack_on_info_shutdown(client, jackShutdownCallback, argument)
-        control.withLock {
-            $0.reportedBufferSize = period
-            $0.reportedSampleRate = Int(jack_get_sample_rate(client))
-        }
     }
 
     deinit {
@@ -207,6 +205,8 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             if realtime.pointee.isShutDown.load(ordering: .acquiring) {
                 return AudioQueueError(.cannotStart, "the JACK server went away; restart it and create a new device")
             }
+            // A client that ran before keeps its mapping: the time it was inactive passed.
+            if realtime.pointee.started { realtime.pointee.resync.store(true, ordering: .releasing) }
             guard jack_activate(client) == 0 else {
                 return AudioQueueError(.cannotStart, "cannot activate JACK client '\(name)'; check the server")
             }
@@ -246,44 +246,72 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         }
     }
 
-    /// The device time now: JACK's current frame time (extended) and `jack_get_time`.
+    /// The device time now: JACK's current frame time mapped to the device timeline, and
+    /// `jack_get_time`.
     public func currentTime() -> DeviceTimeStamp {
-        if realtime.pointee.isShutDown.load(ordering: .acquiring) {
-            let last = max(0, realtime.pointee.cycleStart.load(ordering: .acquiring))
+        let rt = realtime
+        if rt.pointee.isShutDown.load(ordering: .acquiring) {
+            let last = max(0, rt.pointee.cycleStart.load(ordering: .acquiring))
             return DeviceTimeStamp(sampleTime: last, hostTime: 0)
         }
         let now = jack_get_time()
-        let frame = realtime.pointee.extend(jack_frame_time(client))
+        let frame32 = jack_frame_time(client)
+        guard let cycle = rt.pointee.clock() else {
+            return DeviceTimeStamp(sampleTime: Int64(frame32), hostTime: now)
+        }
+        let delta = Int64(Int32(bitPattern: frame32 &- UInt32(truncatingIfNeeded: cycle.jackFrame)))
         // Trust JACK's estimate only near the last cycle (some servers answer oddly between
         // cycles); otherwise extrapolate from the last cycle with the host clock.
-        let cycle = realtime.pointee.cycleStart.load(ordering: .acquiring)
-        if cycle >= 0 {
-            let period = Int64(max(1, periodFrames))
-            if frame < cycle || frame > cycle + 8 * period + Int64(sampleRate / 10) {
-                let cycleHost = realtime.pointee.cycleHostTime.load(ordering: .acquiring)
-                let elapsed = now > cycleHost ? Double(now - cycleHost) * sampleRate / 1_000_000 : 0
-                return DeviceTimeStamp(sampleTime: cycle + min(Int64(elapsed), 8 * period), hostTime: now)
-            }
+        let period = Int64(max(1, cycle.period))
+        if delta < 0 || delta > 8 * period + Int64(sampleRate / 10) {
+            let elapsed = now > cycle.hostTime ? Double(now - cycle.hostTime) * sampleRate / 1_000_000 : 0
+            return DeviceTimeStamp(sampleTime: cycle.sampleTime + min(Int64(elapsed), 8 * period), hostTime: now)
         }
-        return DeviceTimeStamp(sampleTime: frame, hostTime: now)
+        return DeviceTimeStamp(sampleTime: cycle.sampleTime + delta, hostTime: now)
     }
 
     /// At least two periods after the current cycle: a start there lands on its exact frame.
     public func nearestStartTime(atOrAfter sampleTime: Int64) -> Int64 {
-        let period = Int64(max(1, periodFrames))
-        let cycle = realtime.pointee.cycleStart.load(ordering: .acquiring)
-        let base = cycle >= 0 ? cycle : currentTime().sampleTime
-        return max(sampleTime, base + 2 * period)
+        guard let cycle = realtime.pointee.clock() else {
+            return max(sampleTime, currentTime().sampleTime + 2 * Int64(max(1, periodFrames)))
+        }
+        return max(sampleTime, cycle.sampleTime + 2 * Int64(max(1, cycle.period)))
     }
 
-    /// JACK's estimate of when `sampleTime` is (or was) at the start of its cycle.
+    /// JACK's estimate of when `sampleTime` is (or was) at the start of its cycle, through the
+    /// current mapping of device time to JACK frame time.
     public func hostTime(forSampleTime sampleTime: Int64) -> UInt64 {
-        jack_frames_to_time(client, jack_nframes_t(truncatingIfNeeded: sampleTime))
+        jack_frames_to_time(client, realtime.pointee.jackFrame(forDeviceTime: sampleTime))
     }
 
-    /// JACK's estimate of the frame time at `hostTime`, extended to 64 bits.
+    /// JACK's estimate of the device sample time at `hostTime`.
     public func sampleTime(forHostTime hostTime: UInt64) -> Int64 {
-        realtime.pointee.extend(jack_time_to_frames(client, hostTime))
+        realtime.pointee.deviceTime(forJACKFrame: jack_time_to_frames(client, hostTime))
+    }
+
+    /// The JACK frame time (`jack_frame_time`'s clock, 32 bits as JACK's API takes it) of a device
+    /// sample time, by the current mapping: for times exchanged with other JACK clients (MIDI
+    /// event times, transport, `jack_capture` recordings).
+    ///
+    /// The device timeline counts the frames really rendered; JACK's frame clock jumps against it
+    /// (jackd2 moves it by new − old period at every period change, reported as a
+    /// ``Lockstep/Discontinuity/Kind/clockJump``), so the mapping is exact for times near the
+    /// current cycle and shifts by each jump's length.
+    public func jackFrameTime(forSampleTime sampleTime: Int64) -> UInt32 {
+        realtime.pointee.jackFrame(forDeviceTime: sampleTime)
+    }
+
+    /// The device sample time of a JACK frame time near the current cycle (the inverse of
+    /// ``jackFrameTime(forSampleTime:)``).
+    public func sampleTime(forJACKFrameTime frame: UInt32) -> Int64 {
+        realtime.pointee.deviceTime(forJACKFrame: frame)
+    }
+
+    /// JACK's frame time minus the device sample time: 0 until JACK's clock first jumps against
+    /// the frames rendered, then the sum of the jumps.
+    public var jackFrameOffset: Int64 {
+        guard let cycle = realtime.pointee.clock() else { return 0 }
+        return cycle.jackFrame - cycle.sampleTime
     }
 
     // MARK: - Transport
@@ -487,38 +515,11 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         thread.start()
     }
 
-    /// Reports what JACK's callbacks recorded; handles a server shutdown.
+    /// Handles a server shutdown (everything else JACK's callbacks record is reported by the
+    /// process thread, on its sample).
     func poll() {
         guard let renderer = realtime.pointee.renderer else { return }
         let rt = realtime
-        // Xruns, oldest first.
-        let written = rt.pointee.xrunWrite.load(ordering: .acquiring)
-        var read = control.withLock { $0.xrunRead }
-        if written - read > JACKRealtimeState.xrunRingSize { read = written - JACKRealtimeState.xrunRingSize }
-        while read < written {
-            let slot = read % JACKRealtimeState.xrunRingSize
-            guard rt.pointee.xrunReady[slot].load(ordering: .acquiring) == read else { break }
-            let frame = rt.pointee.extend(rt.pointee.xrunFrames[slot].load(ordering: .relaxed))
-            let delay = Double(rt.pointee.xrunDelays[slot].load(ordering: .relaxed))
-            renderer.reportDiscontinuityFromNotificationThread(.xrun, sampleTime: frame, detail: delay)
-            read += 1
-        }
-        control.withLock { $0.xrunRead = read }
-
-        let now = max(0, rt.pointee.cycleStart.load(ordering: .acquiring))
-        let size = rt.pointee.bufferSize.load(ordering: .acquiring)
-        let rate = rt.pointee.sampleRate.load(ordering: .acquiring)
-        let (sizeChanged, rateChanged) = control.withLock { state -> (Bool, Bool) in
-            defer { state.reportedBufferSize = size; state.reportedSampleRate = rate }
-            return (size != state.reportedBufferSize, rate != state.reportedSampleRate)
-        }
-        if sizeChanged { renderer.reportDiscontinuityFromNotificationThread(.bufferSizeChange, sampleTime: now, detail: Double(size)) }
-        if rateChanged { renderer.reportDiscontinuityFromNotificationThread(.sampleRateChange, sampleTime: now, detail: Double(rate)) }
-        let wheel = rt.pointee.freewheel.exchange(0, ordering: .acquiringAndReleasing)
-        if wheel != 0 {
-            renderer.reportDiscontinuityFromNotificationThread(.freewheel, sampleTime: now, detail: wheel == 1 ? 1 : 0)
-        }
-
         if rt.pointee.isShutDown.load(ordering: .sequentiallyConsistent) {
             let first = control.withLock { state -> Bool in
                 defer { state.shutdownHandled = true }

@@ -18,12 +18,35 @@ struct JACKRealtimeState: ~Copyable {
     let inputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     var renderer: DeviceRenderer?
 
-    // Clock: JACK's 32-bit frame time extended to 64 bits (sequence lock over atomics).
+    // Clock. The device sample time counts the frames really rendered (plus the frames an xrun
+    // skipped at the hardware); JACK's frame time (32-bit, extended here to 64 bits) is mapped to
+    // it by an offset that moves whenever JACK's clock jumps against the rendered frames (jackd2
+    // moves it by new − old period at every period change). Process-thread-owned fields first.
     var lastFrame32: UInt32 = 0
     var high: Int64 = 0
     var started = false
+    var previousJACKFrame: Int64 = 0
+    var previousFrames = 0
+    var previousDeviceTime: Int64 = 0
+    var cycleIndex = 0
+    var seenSampleRate = 0
+    var xrunsSeen = 0
+    /// Xrun callbacks not yet matched to a clock skip, and the cycle the oldest arrived in.
+    var pendingXruns = 0
+    var pendingXrunCycle = 0
+    /// Clock skips reported as xruns whose callback has not arrived yet, and the cycle of the last.
+    var unclaimedSkips = 0
+    var unclaimedSkipCycle = 0
+    var freewheelStart: Int64 = -1
+    var lastReportedPeriod = 0
+    /// Set by `start()`: the next cycle keeps the mapping but not the previous cycle's frame count
+    /// (the client was inactive in between; time passed, nothing was lost).
+    let resync = Atomic<Bool>(false)
+    /// Published under `clockSequence`: the cycle's device sample time, JACK frame time (extended),
+    /// host time and period.
     let clockSequence = Atomic<Int>(0)
     let cycleStart = Atomic<Int64>(-1)
+    let cycleJACKFrame = Atomic<Int64>(-1)
     let cycleHostTime = Atomic<UInt64>(0)
     let periodFrames = Atomic<Int>(0)
     let cycles = Atomic<Int>(0)
@@ -39,9 +62,8 @@ struct JACKRealtimeState: ~Copyable {
     let isShutDown = Atomic<Bool>(false)
     let inRender = Atomic<Bool>(false)
 
-    // Notifications recorded by JACK's threads, reported by the device's monitor thread.
+    // Notifications recorded by JACK's threads, reported by the process thread at its next cycle.
     let xrunWrite = Atomic<Int>(0)
-    let xrunFrames: UnsafeMutablePointer<Atomic<UInt32>>
     let xrunDelays: UnsafeMutablePointer<Atomic<UInt32>>
     let xrunReady: UnsafeMutablePointer<Atomic<Int>>
     let bufferSize = Atomic<Int>(0)
@@ -68,11 +90,9 @@ struct JACKRealtimeState: ~Copyable {
         inputPointers = .allocate(capacity: max(1, inputCount))
         inputPointers.initialize(repeating: scratch, count: max(1, inputCount))
         scratch.deallocate()
-        xrunFrames = .allocate(capacity: Self.xrunRingSize)
         xrunDelays = .allocate(capacity: Self.xrunRingSize)
         xrunReady = .allocate(capacity: Self.xrunRingSize)
         for i in 0..<Self.xrunRingSize {
-            (xrunFrames + i).initialize(to: Atomic(0))
             (xrunDelays + i).initialize(to: Atomic(0))
             (xrunReady + i).initialize(to: Atomic(-1))
         }
@@ -88,11 +108,9 @@ struct JACKRealtimeState: ~Copyable {
         inputPorts.deallocate()
         inputPointers.deallocate()
         for i in 0..<Self.xrunRingSize {
-            (xrunFrames + i).deinitialize(count: 1)
             (xrunDelays + i).deinitialize(count: 1)
             (xrunReady + i).deinitialize(count: 1)
         }
-        xrunFrames.deallocate()
         xrunDelays.deallocate()
         xrunReady.deallocate()
         shutdownReason.deallocate()
@@ -100,12 +118,42 @@ struct JACKRealtimeState: ~Copyable {
         directSets.deallocate()
     }
 
-    /// Extends a 32-bit frame time near the last published cycle start to 64 bits.
-    func extend(_ frame: UInt32) -> Int64 {
-        let base = cycleStart.load(ordering: .acquiring)
-        if base < 0 { return Int64(frame) }
-        let delta = Int32(bitPattern: frame &- UInt32(truncatingIfNeeded: base))
-        return base + Int64(delta)
+    /// The latest cycle's clock, read consistently: device sample time, JACK frame time
+    /// (extended), host time and period; nil before the first cycle.
+    func clock() -> (sampleTime: Int64, jackFrame: Int64, hostTime: UInt64, period: Int)? {
+        while true {
+            let before = clockSequence.load(ordering: .acquiring)
+            if before & 1 == 1 { continue }
+            let start = cycleStart.load(ordering: .relaxed)
+            let frame = cycleJACKFrame.load(ordering: .relaxed)
+            let host = cycleHostTime.load(ordering: .relaxed)
+            let period = periodFrames.load(ordering: .relaxed)
+            atomicMemoryFence(ordering: .acquiring)
+            if clockSequence.load(ordering: .relaxed) == before {
+                return start < 0 ? nil : (start, frame, host, period)
+            }
+        }
+    }
+
+    /// Extends a 32-bit JACK frame time near the latest cycle's to 64 bits (JACK's time line).
+    func extendJACKFrame(_ frame: UInt32) -> Int64 {
+        guard let clock = clock() else { return Int64(frame) }
+        let delta = Int32(bitPattern: frame &- UInt32(truncatingIfNeeded: clock.jackFrame))
+        return clock.jackFrame + Int64(delta)
+    }
+
+    /// The device sample time of a JACK frame time near the latest cycle (current mapping).
+    func deviceTime(forJACKFrame frame: UInt32) -> Int64 {
+        guard let clock = clock() else { return Int64(frame) }
+        let delta = Int32(bitPattern: frame &- UInt32(truncatingIfNeeded: clock.jackFrame))
+        return clock.sampleTime + Int64(delta)
+    }
+
+    /// The JACK frame time (32-bit, as JACK's API takes it) of a device sample time, by the
+    /// current mapping.
+    func jackFrame(forDeviceTime sampleTime: Int64) -> UInt32 {
+        guard let clock = clock() else { return UInt32(truncatingIfNeeded: sampleTime) }
+        return UInt32(truncatingIfNeeded: sampleTime &- clock.sampleTime &+ clock.jackFrame)
     }
 }
 
@@ -147,22 +195,23 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
         if frame32 < state.pointee.lastFrame32 && state.pointee.lastFrame32 &- frame32 > 0x8000_0000 {
             state.pointee.high += 1 << 32
         }
-    } else {
-        state.pointee.started = true
     }
     state.pointee.lastFrame32 = frame32
-    let sampleTime = state.pointee.high | Int64(frame32)
+    let jackFrame = state.pointee.high | Int64(frame32)
+    let sampleTime = advanceClock(state, jackFrame: jackFrame, frames: frames)
     var position = jack_position_t()
     let transport = jack_transport_query(client, &position)
     let sequence = state.pointee.clockSequence.load(ordering: .relaxed)
     state.pointee.clockSequence.store(sequence &+ 1, ordering: .relaxed)
     atomicMemoryFence(ordering: .releasing)
     state.pointee.cycleStart.store(sampleTime, ordering: .relaxed)
+    state.pointee.cycleJACKFrame.store(jackFrame, ordering: .relaxed)
     state.pointee.cycleHostTime.store(currentUsecs, ordering: .relaxed)
     state.pointee.periodFrames.store(frames, ordering: .relaxed)
     state.pointee.transportState.store(transport.rawValue, ordering: .relaxed)
     state.pointee.transportFrame.store(position.frame, ordering: .relaxed)
     state.pointee.clockSequence.store(sequence &+ 2, ordering: .releasing)
+    reportCycleDiscontinuities(state, sampleTime: sampleTime, frames: frames)
 
     // Master output buffers.
     let channels = state.pointee.channelCount
@@ -229,15 +278,133 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     return 0
 }
 
-/// Records an xrun (JACK's notification thread; no JACK calls but the frame clock read).
+/// How many cycles an xrun callback waits for the clock skip it caused before it is reported on
+/// its own (JACK delivers the callback on another thread, before or after the skipped cycle).
+let xrunMatchCycles = 4
+
+/// Advances the device clock by one cycle: the frames rendered in the previous cycle plus the
+/// frames JACK's clock says the hardware ran on without us (an xrun), never the artefact jump
+/// jackd2 makes at a period change. Process thread only. Returns this cycle's device sample time.
+@inline(__always)
+func advanceClock(_ state: UnsafeMutablePointer<JACKRealtimeState>, jackFrame: Int64, frames: Int) -> Int64 {
+    guard state.pointee.started, !state.pointee.resync.exchange(false, ordering: .acquiringAndReleasing) else {
+        // First cycle, or the first after (re)activation: keep the mapping (JACK time passed).
+        let offset = state.pointee.started ? state.pointee.previousJACKFrame - state.pointee.previousDeviceTime : 0
+        state.pointee.started = true
+        state.pointee.previousJACKFrame = jackFrame
+        state.pointee.previousFrames = frames
+        state.pointee.previousDeviceTime = jackFrame - offset
+        state.pointee.seenSampleRate = state.pointee.sampleRate.load(ordering: .acquiring)
+        state.pointee.xrunsSeen = state.pointee.xrunWrite.load(ordering: .acquiring)
+        return jackFrame - offset
+    }
+    let delta = jackFrame - state.pointee.previousJACKFrame
+    let previous = Int64(state.pointee.previousFrames)
+    // jackd2 advances its frame clock by the *new* period on the first cycle after a change; a
+    // server that counts the previous period (the frames really played) is right already.
+    let expected = Int64(frames) == previous || delta == previous ? previous : Int64(frames)
+    let skipped = max(0, delta - expected)
+    let sampleTime = state.pointee.previousDeviceTime + previous + skipped
+    let jump = delta - (previous + skipped)
+    state.pointee.cycleIndex &+= 1
+    if let renderer = state.pointee.renderer {
+        if skipped > 0 {
+            // Time passed at the hardware without a cycle: an xrun, measured here on its sample.
+            let delay = takeXrunDelay(state)
+            renderer.reportDiscontinuity(.xrun, sampleTime: sampleTime - skipped, length: skipped, detail: delay)
+        }
+        if jump != 0 {
+            renderer.reportDiscontinuity(.clockJump, sampleTime: sampleTime, length: jump, detail: Int64(frames))
+        }
+    }
+    state.pointee.previousJACKFrame = jackFrame
+    state.pointee.previousFrames = frames
+    state.pointee.previousDeviceTime = sampleTime
+    return sampleTime
+}
+
+/// The delay of a pending xrun callback, claimed by a clock skip; or, if its callback has not
+/// arrived yet, remembers that the next one is already reported.
+@inline(__always)
+func takeXrunDelay(_ state: UnsafeMutablePointer<JACKRealtimeState>) -> Int64 {
+    collectXrunCallbacks(state)
+    if state.pointee.pendingXruns > 0 {
+        state.pointee.pendingXruns -= 1
+        let slot = (state.pointee.xrunsSeen - state.pointee.pendingXruns - 1) % JACKRealtimeState.xrunRingSize
+        return Int64(state.pointee.xrunDelays[max(0, slot)].load(ordering: .relaxed))
+    }
+    state.pointee.unclaimedSkips += 1
+    state.pointee.unclaimedSkipCycle = state.pointee.cycleIndex
+    return 0
+}
+
+/// Moves newly arrived xrun callbacks to the pending count (or matches them to skips already
+/// reported).
+@inline(__always)
+func collectXrunCallbacks(_ state: UnsafeMutablePointer<JACKRealtimeState>) {
+    let written = state.pointee.xrunWrite.load(ordering: .acquiring)
+    while state.pointee.xrunsSeen < written {
+        let index = state.pointee.xrunsSeen
+        let slot = index % JACKRealtimeState.xrunRingSize
+        guard state.pointee.xrunReady[slot].load(ordering: .acquiring) == index else { break }
+        state.pointee.xrunsSeen += 1
+        if state.pointee.unclaimedSkips > 0
+            && state.pointee.cycleIndex - state.pointee.unclaimedSkipCycle <= xrunMatchCycles {
+            state.pointee.unclaimedSkips -= 1
+            continue
+        }
+        state.pointee.unclaimedSkips = 0
+        if state.pointee.pendingXruns == 0 { state.pointee.pendingXrunCycle = state.pointee.cycleIndex }
+        state.pointee.pendingXruns += 1
+    }
+}
+
+/// Reports what JACK's notification callbacks recorded since the last cycle, on this cycle's
+/// sample time: period and rate changes, freewheel, and xruns whose clock did not skip.
+@inline(__always)
+func reportCycleDiscontinuities(_ state: UnsafeMutablePointer<JACKRealtimeState>, sampleTime: Int64, frames: Int) {
+    guard let renderer = state.pointee.renderer else { return }
+    collectXrunCallbacks(state)
+    if state.pointee.pendingXruns > 0 && state.pointee.cycleIndex - state.pointee.pendingXrunCycle >= xrunMatchCycles {
+        // A late client rather than a skipped clock: reported where JACK noticed it (within the
+        // cycles waited), with no frames skipped.
+        while state.pointee.pendingXruns > 0 {
+            state.pointee.pendingXruns -= 1
+            let slot = (state.pointee.xrunsSeen - state.pointee.pendingXruns - 1) % JACKRealtimeState.xrunRingSize
+            let delay = Int64(state.pointee.xrunDelays[max(0, slot)].load(ordering: .relaxed))
+            renderer.reportDiscontinuity(.xrun, sampleTime: sampleTime, length: 0, detail: delay)
+        }
+    }
+    if state.pointee.cycleIndex > 0 && frames != state.pointee.lastReportedPeriod {
+        renderer.reportDiscontinuity(.bufferSizeChange, sampleTime: sampleTime, length: 0, detail: Int64(frames))
+    }
+    state.pointee.lastReportedPeriod = frames
+    let rate = state.pointee.sampleRate.load(ordering: .acquiring)
+    if rate != state.pointee.seenSampleRate {
+        state.pointee.seenSampleRate = rate
+        renderer.reportDiscontinuity(.sampleRateChange, sampleTime: sampleTime, length: 0, detail: Int64(rate))
+    }
+    let wheel = state.pointee.freewheel.exchange(0, ordering: .acquiringAndReleasing)
+    if wheel == 1 {
+        state.pointee.freewheelStart = sampleTime
+        renderer.reportDiscontinuity(.freewheel, sampleTime: sampleTime, length: 0, detail: 1)
+    } else if wheel == 2 {
+        let length = state.pointee.freewheelStart >= 0 ? sampleTime - state.pointee.freewheelStart : 0
+        state.pointee.freewheelStart = -1
+        renderer.reportDiscontinuity(.freewheel, sampleTime: sampleTime, length: length, detail: 0)
+    }
+}
+
+/// Records an xrun (JACK's notification thread; no JACK calls but the delay read). The process
+/// thread reports it at its next cycle.
 let jackXrunCallback: JackXRunCallback = { argument in
     guard let argument else { return 0 }
     let state = argument.assumingMemoryBound(to: JACKRealtimeState.self)
-    let index = state.pointee.xrunWrite.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
+    let index = state.pointee.xrunWrite.load(ordering: .acquiring)
     let slot = index % JACKRealtimeState.xrunRingSize
-    state.pointee.xrunFrames[slot].store(jack_frame_time(state.pointee.client), ordering: .relaxed)
     state.pointee.xrunDelays[slot].store(UInt32(max(0, min(Float(UInt32.max), jack_get_xrun_delayed_usecs(state.pointee.client)))), ordering: .relaxed)
     state.pointee.xrunReady[slot].store(index, ordering: .releasing)
+    state.pointee.xrunWrite.store(index + 1, ordering: .releasing)
     return 0
 }
 

@@ -318,7 +318,7 @@ final class PlaySession {
 
         let gaps = engine.discontinuities.map { d in
             Summary.Gap(kind: d.kind.rawValue, sampleTime: d.sampleTime, queues: d.queues,
-                        length: d.length > 0 ? d.length : nil, detail: d.detail != 0 ? d.detail : nil)
+                        length: d.length != 0 ? d.length : nil, detail: d.detail != 0 ? d.detail : nil)
         }
         let summary = Summary(
             startSampleTime: base, framesPlayed: max(0, stoppedAt - base), sampleRate: Int(rate), discontinuities: gaps,

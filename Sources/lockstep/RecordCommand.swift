@@ -124,7 +124,7 @@ struct RecordCommand: ParsableCommand {
         device.stop()
         let gaps = engine.discontinuities.map { d in
             PlaySession.Summary.Gap(kind: d.kind.rawValue, sampleTime: d.sampleTime, queues: d.queues,
-                                    length: d.length > 0 ? d.length : nil, detail: d.detail != 0 ? d.detail : nil)
+                                    length: d.length != 0 ? d.length : nil, detail: d.detail != 0 ? d.detail : nil)
         }
         if json {
             struct Output: Encodable {

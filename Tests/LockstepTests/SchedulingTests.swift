@@ -125,3 +125,38 @@ struct SchedulingTests {
         #expect(try h3.render(frames: 1) == [0.1, 0.2, 0])
     }
 }
+
+@Suite("Group starts are atomic")
+struct GroupStartTests {
+    let noop: @Sendable (OutputQueue, QueueBuffer) -> Void = { _, _ in }
+
+    @Test("a group whose last queue cannot take its start starts none of its queues")
+    func allOrNothing() throws {
+        let h = try OfflineHarness(channels: 1, period: 256)
+        let format = StreamFormat(sampleRate: 48000, channelCount: 1)
+        let a = try h.engine.makeOutputQueue(format: format, name: "a", callback: noop)
+        let b = try h.engine.makeOutputQueue(format: format, name: "b", callback: noop)
+        try a.enqueueSamples(Signals.constant(0.25, frames: 1000))
+        try b.enqueueSamples(Signals.constant(0.25, frames: 1000))
+        // Nothing renders, so b's command ring fills up: its start cannot be sent.
+        var filled = 0
+        while (try? b.pause()) != nil { filled += 1; if filled > 1_000_000 { break } }
+        let error = #expect(throws: AudioQueueError.self) { try h.engine.start([a, b], at: 512) }
+        #expect(error?.code == .invalidRunState)
+        let out = try h.render(frames: 2048)
+        #expect(out.allSatisfy { $0 == 0 }, "a started although the group failed")
+        #expect(!a.isRunning && !b.isRunning)
+    }
+
+    @Test("a queue listed twice starts once, on the group's sample")
+    func duplicates() throws {
+        let h = try OfflineHarness(channels: 1, period: 256)
+        let a = try h.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1), name: "a", callback: noop)
+        try a.enqueueSamples(Signals.constant(0.5, frames: 100))
+        let start = try h.engine.start([a, a], at: 300)
+        #expect(start.sampleTime == 300)
+        let out = try h.render(frames: 1024)
+        #expect(Signals.firstNonSilent(out) == 300)
+        #expect(out.filter { $0 != 0 }.count == 100)
+    }
+}
