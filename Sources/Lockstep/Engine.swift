@@ -190,6 +190,9 @@ public final class Engine: @unchecked Sendable {
     /// (about 50 ms), linear; zeros while ``isMasterMeteringEnabled`` is off.
     public var masterLevels: [ChannelLevel] { core.shared.pointee.masterMeter.read() }
 
+    /// The master levels with the window they measure (its first device sample time and length).
+    public var masterLevelReading: LevelReading { core.shared.pointee.masterMeter.reading() }
+
     /// The largest master peak per device channel since master metering was enabled (linear).
     public var masterPeakHold: [Float] { core.shared.pointee.masterMeter.readHold() }
 

@@ -291,6 +291,16 @@ public final class InputQueue: @unchecked Sendable {
         try currentLevelMeter().map(\.decibels)
     }
 
+    /// The levels over the most recent window with the window's place on the device timeline
+    /// (the device sample time of its first captured frame, and its length); linear.
+    /// - Throws: ``AudioQueueError/Code/invalidProperty`` when metering is off.
+    public func currentLevelReading() throws(AudioQueueError) -> LevelReading {
+        guard isLevelMeteringEnabled else {
+            throw AudioQueueError(.invalidProperty, "level metering is off on input queue '\(name)'; set isLevelMeteringEnabled = true first")
+        }
+        return renderState.pointee.meter.reading()
+    }
+
     /// The largest peak per channel since metering was enabled or ``resetPeakHold()``.
     public var peakHold: [Float] { renderState.pointee.meter.readHold() }
 

@@ -227,7 +227,7 @@ extension RenderCore {
                         q.pointee.meter.accumulatePlanar(channel: c, UnsafePointer(input[source] + from), frames: fit)
                     }
                 }
-                q.pointee.meter.finishPlanar(frames: fit)
+                q.pointee.meter.finishPlanar(frames: fit, at: sampleTime)
             }
             q.pointee.writeIndex.store(write + fit, ordering: .releasing)
             q.pointee.capturedFrames.wrappingAdd(Int64(fit), ordering: .relaxed)

@@ -24,6 +24,33 @@ public struct ChannelLevel: Sendable, Hashable {
     }
 }
 
+/// One level-meter reading with the window it measures on the device timeline.
+///
+/// Meters publish once per window (about 50 ms of device frames): ``sampleTime`` is the device
+/// sample time of the window's first frame and ``frames`` its length, so a reading can be placed
+/// exactly against discontinuities, cue starts and other readings. A meter that has not published
+/// yet (or was just cleared by a stop) reads zero frames.
+public struct LevelReading: Sendable, Hashable {
+    /// The device sample time of the first frame of the measured window.
+    public var sampleTime: Int64
+    /// The window's length in frames.
+    public var frames: Int
+    /// The levels per channel, linear.
+    public var levels: [ChannelLevel]
+
+    /// Creates a reading.
+    public init(sampleTime: Int64, frames: Int, levels: [ChannelLevel]) {
+        self.sampleTime = sampleTime
+        self.frames = frames
+        self.levels = levels
+    }
+
+    /// The same reading with its levels in dBFS.
+    public var decibels: LevelReading {
+        LevelReading(sampleTime: sampleTime, frames: frames, levels: levels.map(\.decibels))
+    }
+}
+
 /// Conversions between linear gain and decibels.
 public enum Decibels {
     /// 20·log10(`linear`); `-infinity` for 0.

@@ -542,6 +542,16 @@ public final class OutputQueue: @unchecked Sendable {
         return renderState.pointee.meter.read()
     }
 
+    /// The level per queue channel over the most recent window with the window's place on the
+    /// device timeline (its first sample time and length); linear, post-gain.
+    /// - Throws: ``AudioQueueError/Code/invalidProperty`` when metering is off.
+    public func currentLevelReading() throws(AudioQueueError) -> LevelReading {
+        guard isLevelMeteringEnabled else {
+            throw AudioQueueError(.invalidProperty, "level metering is off on queue '\(name)'; set isLevelMeteringEnabled = true first")
+        }
+        return renderState.pointee.meter.reading()
+    }
+
     /// The largest peak per queue channel (linear, post-gain) since metering was enabled or
     /// ``resetPeakHold()`` was called; metered windows only.
     public var peakHold: [Float] { renderState.pointee.meter.readHold() }

@@ -84,7 +84,7 @@ struct RenderCore {
 
         captureInputs(output, frames: frames, t0: sampleTime, mix: true)
         if shared.pointee.masterMeteringEnabled.load(ordering: .relaxed) {
-            shared.pointee.masterMeter.accumulateMaster(output, channels: channelCount, frames: frames)
+            shared.pointee.masterMeter.accumulateMaster(output, channels: channelCount, frames: frames, at: sampleTime)
         }
         shared.pointee.renderedCycles.wrappingAdd(1, ordering: .relaxed)
         shared.pointee.nextSampleTime.store(sampleTime &+ Int64(requested), ordering: .releasing)
@@ -201,7 +201,7 @@ struct RenderCore {
                     q.pointee.starvedDeviceTime = t0 + Int64(f)
                     q.pointee.discontinuityCount.wrappingAdd(1, ordering: .relaxed)
                 }
-                meterSilence(q, frames: n - f)
+                meterSilence(q, frames: n - f, at: t0 + Int64(f))
                 q.pointee.queueTime += Int64(n - f)
                 f = n
                 break
@@ -227,7 +227,7 @@ struct RenderCore {
             let queueTime = q.pointee.queueTime
             if queueTime < segStart {
                 let k = Int(min(Int64(n - f), segStart - queueTime))
-                meterSilence(q, frames: k)
+                meterSilence(q, frames: k, at: t0 + Int64(f))
                 q.pointee.queueTime += Int64(k)
                 f += k
                 continue
@@ -252,7 +252,7 @@ struct RenderCore {
             let k = min(n - f, count - position)
             let rampBefore = q.pointee.rampRemaining
             let gainBefore = q.pointee.gain
-            mix(q, seg, from: position, frames: k, into: output, at: f)
+            mix(q, seg, from: position, frames: k, into: output, at: f, deviceTime: t0 + Int64(f))
             if let direct = directOutputs?[Int(q.pointee.slot)] {
                 mixDirect(q, seg, from: position, frames: k, into: direct, at: f,
                           ramped: rampBefore > 0, gain: gainBefore)
@@ -421,7 +421,7 @@ struct RenderCore {
     @inline(__always)
     func mix(_ q: UnsafeMutablePointer<QueueRenderState>, _ seg: UnsafeMutablePointer<Segment>,
              from position: Int, frames: Int, into output: UnsafePointer<UnsafeMutablePointer<Float>>,
-             at offset: Int) {
+             at offset: Int, deviceTime: Int64) {
         let qc = seg.pointee.channelCount
         let source = UnsafePointer(seg.pointee.samples + position * qc)
         let metering = q.pointee.meteringEnabled.load(ordering: .relaxed)
@@ -431,7 +431,7 @@ struct RenderCore {
             // Steady gain: one scalar for the whole chunk.
             let g = q.pointee.gain
             if g != 0 && toMaster { mixSteady(source, channels: qc, frames: frames, gain: g, into: output, at: offset) }
-            if metering { meterSteady(q, source, channels: qc, frames: frames, gain: g) }
+            if metering { meterSteady(q, source, channels: qc, frames: frames, gain: g, at: deviceTime) }
             return
         }
 
@@ -473,7 +473,7 @@ struct RenderCore {
                 q.pointee.meter.sumSquares[c] += sum
                 q.pointee.meter.peaks[c] = peak
             }
-            q.pointee.meter.finishPlanar(frames: frames)
+            q.pointee.meter.finishPlanar(frames: frames, at: deviceTime)
         }
     }
 
@@ -542,7 +542,7 @@ struct RenderCore {
     /// mono and stereo) keep the additions from waiting on each other.
     @inline(__always)
     func meterSteady(_ q: UnsafeMutablePointer<QueueRenderState>, _ source: UnsafePointer<Float>, channels qc: Int,
-                     frames: Int, gain g: Float) {
+                     frames: Int, gain g: Float, at deviceTime: Int64) {
         if qc == 2 {
             var s0: Float = 0, s1: Float = 0, t0: Float = 0, t1: Float = 0
             var hi0: Float = 0, lo0: Float = 0, hi1: Float = 0, lo1: Float = 0
@@ -587,14 +587,14 @@ struct RenderCore {
                 q.pointee.meter.peaks[c] = max(q.pointee.meter.peaks[c], max(high, -low) * abs(g))
             }
         }
-        q.pointee.meter.finishPlanar(frames: frames)
+        q.pointee.meter.finishPlanar(frames: frames, at: deviceTime)
     }
 
     /// Counts silent frames into the meter window so levels fall to zero in gaps.
     @inline(__always)
-    func meterSilence(_ q: UnsafeMutablePointer<QueueRenderState>, frames: Int) {
+    func meterSilence(_ q: UnsafeMutablePointer<QueueRenderState>, frames: Int, at deviceTime: Int64) {
         if q.pointee.meteringEnabled.load(ordering: .relaxed) {
-            q.pointee.meter.finishPlanar(frames: frames)
+            q.pointee.meter.finishPlanar(frames: frames, at: deviceTime)
         }
     }
 
@@ -627,10 +627,10 @@ extension LevelAccumulator {
     /// Meters planar device output.
     @inline(__always)
     mutating func accumulateMaster(_ output: UnsafePointer<UnsafeMutablePointer<Float>>, channels: Int,
-                                   frames: Int) {
+                                   frames: Int, at sampleTime: Int64) {
         for c in 0..<min(channels, channelCount) {
             accumulatePlanar(channel: c, output[c], frames: frames)
         }
-        finishPlanar(frames: frames)
+        finishPlanar(frames: frames, at: sampleTime)
     }
 }

@@ -201,6 +201,13 @@ struct LevelAccumulator: ~Copyable {
     /// Per channel, the largest peak published since the hold was last reset.
     let hold: UnsafeMutablePointer<Atomic<UInt32>>
     var frames = 0
+    /// The device sample time just past the last accumulated frame.
+    var clock: Int64 = 0
+    /// Sequence lock over the published values and window times: odd while publishing.
+    let sequence = Atomic<Int>(0)
+    /// The published window's first device sample time and length in frames.
+    let windowStart = Atomic<Int64>(0)
+    let windowFrames = Atomic<Int>(0)
 
     init(channelCount: Int, window: Int) {
         self.channelCount = channelCount
@@ -217,7 +224,7 @@ struct LevelAccumulator: ~Copyable {
 
     /// Adds `frames` interleaved frames (stride `stride` samples, first channel at `samples`).
     @inline(__always)
-    mutating func accumulate(_ samples: UnsafePointer<Float>, frames count: Int, stride: Int) {
+    mutating func accumulate(_ samples: UnsafePointer<Float>, frames count: Int, stride: Int, at sampleTime: Int64) {
         for c in 0..<channelCount {
             var sum: Float = 0
             var peak = peaks[c]
@@ -233,10 +240,11 @@ struct LevelAccumulator: ~Copyable {
             peaks[c] = peak
         }
         frames += count
+        clock = sampleTime &+ Int64(count)
         if frames >= window { publish() }
     }
 
-    /// Adds planar frames of one channel; call ``finishPlanar(frames:)`` after all channels.
+    /// Adds planar frames of one channel; call ``finishPlanar(frames:at:)`` after all channels.
     @inline(__always)
     func accumulatePlanar(channel c: Int, _ samples: UnsafePointer<Float>, frames count: Int) {
         var sum: Float = 0
@@ -251,9 +259,11 @@ struct LevelAccumulator: ~Copyable {
         peaks[c] = peak
     }
 
+    /// Ends a chunk of `count` frames whose first frame plays at device sample time `sampleTime`.
     @inline(__always)
-    mutating func finishPlanar(frames count: Int) {
+    mutating func finishPlanar(frames count: Int, at sampleTime: Int64) {
         frames += count
+        clock = sampleTime &+ Int64(count)
         if frames >= window { publish() }
     }
 
@@ -261,6 +271,12 @@ struct LevelAccumulator: ~Copyable {
     @inline(__always)
     mutating func publish() {
         let n = Float(max(frames, 1))
+        let generation = sequence.load(ordering: .relaxed)
+        sequence.store(generation &+ 1, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
+        windowStart.store(clock &- Int64(frames), ordering: .relaxed)
+        windowFrames.store(frames, ordering: .relaxed)
+        defer { sequence.store(generation &+ 2, ordering: .releasing) }
         for c in 0..<channelCount {
             let meanSquare = sumSquares[c] / n
             published[2 * c].store(meanSquare.bitPattern, ordering: .relaxed)
@@ -275,10 +291,23 @@ struct LevelAccumulator: ~Copyable {
     }
 
     /// Reads the last published levels (any thread).
-    func read() -> [ChannelLevel] {
-        (0..<channelCount).map { c in
-            ChannelLevel(averagePower: Float(bitPattern: published[2 * c].load(ordering: .relaxed)).squareRoot(),
-                         peakPower: Float(bitPattern: published[2 * c + 1].load(ordering: .relaxed)))
+    func read() -> [ChannelLevel] { reading().levels }
+
+    /// Reads the last published levels with the window they measure, consistently (any thread).
+    func reading() -> LevelReading {
+        while true {
+            let before = sequence.load(ordering: .acquiring)
+            if before & 1 == 1 { continue }
+            let levels = (0..<channelCount).map { c in
+                ChannelLevel(averagePower: Float(bitPattern: published[2 * c].load(ordering: .relaxed)).squareRoot(),
+                             peakPower: Float(bitPattern: published[2 * c + 1].load(ordering: .relaxed)))
+            }
+            let start = windowStart.load(ordering: .relaxed)
+            let count = windowFrames.load(ordering: .relaxed)
+            atomicMemoryFence(ordering: .acquiring)
+            if sequence.load(ordering: .relaxed) == before {
+                return LevelReading(sampleTime: start, frames: count, levels: levels)
+            }
         }
     }
 
@@ -296,12 +325,18 @@ struct LevelAccumulator: ~Copyable {
     /// not rendering); a partial window is published first so the hold sees it.
     mutating func clear() {
         if frames > 0 { publish() }
+        let generation = sequence.load(ordering: .relaxed)
+        sequence.store(generation &+ 1, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
         for c in 0..<channelCount {
             sumSquares[c] = 0
             peaks[c] = 0
             published[2 * c].store(0, ordering: .relaxed)
             published[2 * c + 1].store(0, ordering: .relaxed)
         }
+        windowStart.store(clock, ordering: .relaxed)
+        windowFrames.store(0, ordering: .relaxed)
+        sequence.store(generation &+ 2, ordering: .releasing)
         frames = 0
     }
 

@@ -42,7 +42,30 @@ public final class SessionPlayer: @unchecked Sendable {
         var paused = false
         var pausedPosition: Int64 = 0
         var error: FileError?
+        var lateStarts: [LateStart] = []
     }
+
+    /// A start (or restart after a seek, a resume, a transport roll) that came too late for its
+    /// requested device sample: the layers started at the earliest possible sample instead,
+    /// skipping ``framesSkipped`` frames so that they stay on the session's timeline.
+    public struct LateStart: Sendable, Hashable, Codable {
+        /// The session sample the start was for.
+        public var position: Int64
+        /// The device sample at which the layers really started.
+        public var sampleTime: Int64
+        /// The frames skipped (the frames the start was late by).
+        public var framesSkipped: Int64
+
+        /// Creates a record.
+        public init(position: Int64, sampleTime: Int64, framesSkipped: Int64) {
+            self.position = position
+            self.sampleTime = sampleTime
+            self.framesSkipped = framesSkipped
+        }
+    }
+
+    /// Every late start so far, oldest first.
+    public var lateStarts: [LateStart] { state.withLock { $0.lateStarts } }
 
     /// What a `go` did.
     public struct GoResult: Sendable, Hashable {
@@ -144,6 +167,10 @@ public final class SessionPlayer: @unchecked Sendable {
         let group = try engine.start(queues, at: deviceTime, ifLate: .skipAhead)
         let origin = group.sampleTime - group.queueTimeAtStart
         state.withLock { state in
+            if group.framesLate > 0 {
+                state.lateStarts.append(LateStart(position: position, sampleTime: group.sampleTime,
+                                                  framesSkipped: group.queueTimeAtStart))
+            }
             state.originDevice = origin
             state.originPosition = position
             state.running = true

@@ -154,6 +154,8 @@ final class PlaySession {
             var file: String
             var peakDB: Double?
             var ports: [String]?
+            /// Frames skipped because the layer's start came too late (0 when on time).
+            var framesSkipped: Int64
         }
         struct Gap: Encodable {
             var kind: String
@@ -242,6 +244,7 @@ final class PlaySession {
         let offsetFrames = layers.offsets.map { Int64(($0 * rate).rounded()) }
         var base = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64(rate * 0.05)
         var follower: TransportFollower?
+        var lateStarts = [Int64](repeating: 0, count: players.count)
         if command.transport {
             device.rendersOnlyWhileTransportRolls = true
             follower = TransportFollower(device: device, engine: engine, roll: { frameAtStart, start in
@@ -260,8 +263,16 @@ final class PlaySession {
             FileHandle.standardError.write(Data("lockstep: following JACK transport; waiting for it to roll\n".utf8))
         } else {
             do {
-                for (index, player) in players.enumerated() {
-                    try engine.start([player.queue], at: base + offsetFrames[index], ifLate: .skipAhead)
+                // Layers with the same offset start as one group (all on one sample or none).
+                for offset in Set(offsetFrames).sorted() {
+                    let group = players.indices.filter { offsetFrames[$0] == offset }
+                    let start = try engine.start(group.map { players[$0].queue }, at: base + offset, ifLate: .skipAhead)
+                    if start.framesLate > 0 {
+                        for index in group { lateStarts[index] = start.queueTimeAtStart }
+                        FileHandle.standardError.write(Data(("lockstep: \(group.map { URL(fileURLWithPath: players[$0].path).lastPathComponent }.joined(separator: ", ")) "
+                            + "started \(start.framesLate) frames (\(String(format: "%.1f", Double(start.framesLate) * 1000 / rate)) ms) late; "
+                            + "skipped them to stay on the timeline\n").utf8))
+                    }
                 }
                 try recorder?.start(at: base)
             } catch let error as AudioQueueError {
@@ -322,11 +333,12 @@ final class PlaySession {
         }
         let summary = Summary(
             startSampleTime: base, framesPlayed: max(0, stoppedAt - base), sampleRate: Int(rate), discontinuities: gaps,
-            layers: players.map { player in
+            layers: players.enumerated().map { index, player in
                 let peak = player.queue.peakHold.max() ?? 0
                 let db = Decibels.fromLinear(peak)
                 return Summary.Layer(file: player.path, peakDB: db.isFinite ? Double(db) : nil,
-                                     ports: command.portsPerFile ? player.queue.directOutputNames : nil)
+                                     ports: command.portsPerFile ? player.queue.directOutputNames : nil,
+                                     framesSkipped: lateStarts[index])
             },
             interrupted: interrupted, server: launcher.description.isEmpty ? nil : launcher.description,
             error: engine.deviceError?.message ?? recordError,

@@ -160,6 +160,7 @@ final class SessionRun {
         let display = SessionDisplay(enabled: Terminal.stderrIsTerminal && !command.json, player: player)
         var interrupted = false
         var stopRequested = false
+        var lateReported = 0
         while true {
             if interrupt.received != 0 { interrupted = true; break }
             if engine.deviceError != nil { break }
@@ -172,6 +173,7 @@ final class SessionRun {
                 if handle(line, player: player, engine: engine, display: display) { stopRequested = true }
             }
             if stopRequested { break }
+            reportLateStarts(player.lateStarts, reported: &lateReported, rate: rate, display: display)
             let position = player.position
             if player.isRunning { playedFrames += max(0, position - lastPosition) }
             lastPosition = position
@@ -207,14 +209,17 @@ final class SessionRun {
             var cues: [TimelineReport.Cue]
             var error: String?
             var server: String?
+            var lateStarts: [SessionPlayer.LateStart]
         }
+        reportLateStarts(player.lateStarts, reported: &lateReported, rate: rate, display: display)
         let error = engine.deviceError?.message ?? player.error?.description
         if command.json {
             print(jsonString(Summary(file: command.file, startSampleTime: startedAt, from: fromPosition, endPosition: endPosition,
                                      rate: Int(rate), interrupted: interrupted,
                                      discontinuities: gaps.map { "\($0.kind.rawValue)@\($0.sampleTime)" },
                                      cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
-                                     server: launcher.description.isEmpty ? nil : launcher.description)))
+                                     server: launcher.description.isEmpty ? nil : launcher.description,
+                                     lateStarts: player.lateStarts)))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
             print("ran \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
@@ -223,6 +228,17 @@ final class SessionRun {
         }
         engine.device.stop()
         if let error { throw CLIError(message: "session run: \(error)") }
+    }
+
+    /// Tells the user (display or standard error) about late starts not reported yet.
+    func reportLateStarts(_ starts: [SessionPlayer.LateStart], reported: inout Int, rate: Double, display: SessionDisplay) {
+        guard starts.count > reported else { return }
+        for late in starts[reported...] {
+            let text = "started \(late.framesSkipped) frames (\(String(format: "%.1f", Double(late.framesSkipped) * 1000 / rate)) ms) late "
+                + "at sample \(late.sampleTime); skipped them to stay on the session's timeline"
+            if display.enabled { display.note(text) } else { FileHandle.standardError.write(Data("lockstep: \(text)\n".utf8)) }
+        }
+        reported = starts.count
     }
 
     /// Carries out one control command; returns true for `stop`.

@@ -226,3 +226,30 @@ struct SessionConvertedSeekTests {
         }
     }
 }
+
+@Suite("Late session starts")
+struct LateSessionStartTests {
+    @Test("a start too late for its sample skips the missed frames, stays on the timeline and is reported")
+    func lateStartIsReported() throws {
+        let fixture = try SessionFixture()
+        try fixture.audio("ramp.wav", Signals.ramp(frames: 48000, start: 1, step: 1.0 / 65536))
+        let session = try Session.load(path: try fixture.session("""
+            layers:
+              music: {}
+            cues:
+              - { name: a, layer: music, file: ramp.wav, at: 0 }
+            """))
+        let device = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 1), maximumFramesPerRender: 256)
+        let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory)
+        let player = try SessionPlayer(session: session, engine: engine)
+        _ = try render(device, frames: 1024)
+        #expect(player.lateStarts.isEmpty)
+        // Asked to play session sample 0 at device sample 500, which has passed (now: 1024).
+        let origin = try player.start(from: 0, at: 500)
+        #expect(origin == 500)
+        #expect(player.lateStarts == [SessionPlayer.LateStart(position: 0, sampleTime: 1024, framesSkipped: 524)])
+        let out = try render(device, frames: 256)
+        // Device sample 1024 plays session sample 524: ramp value (524 + 1) steps.
+        #expect(out[0] == Float(525) / 65536)
+    }
+}
