@@ -33,6 +33,14 @@ public protocol AudioDevice: AnyObject, Sendable {
     var isOffline: Bool { get }
     /// Whether the device is running (rendering, or ready to render on demand).
     var isRunning: Bool { get }
+    /// Frames between the moment a frame reaching the device's inputs was heard at its source and
+    /// the device sample time at which it is captured (JACK: the capture latency of the ports
+    /// connected to the inputs, the channels aligned to the largest). 0 by default.
+    var captureLatency: Int { get }
+    /// Frames between the device sample time a frame is rendered at and the moment it is heard at
+    /// the outputs' far end (JACK: the playback latency of the connected ports, the outputs
+    /// aligned to the largest when compensation is on). 0 by default.
+    var playbackLatency: Int { get }
 
     /// Connects the device to an engine's render path. Called once, by the engine.
     func attach(_ renderer: DeviceRenderer) throws(AudioQueueError)
@@ -65,6 +73,12 @@ public protocol AudioDevice: AnyObject, Sendable {
 extension AudioDevice {
     /// By default a device has no inputs.
     public var inputChannelCount: Int { 0 }
+
+    /// By default a device has no capture latency.
+    public var captureLatency: Int { 0 }
+
+    /// By default a device has no playback latency.
+    public var playbackLatency: Int { 0 }
 
     /// By default a device has no outputs of its own per queue.
     public func makeDirectOutputs(name: String, channelCount: Int) throws(AudioQueueError) -> DirectOutputs {

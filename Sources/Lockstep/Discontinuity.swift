@@ -25,6 +25,15 @@ public struct Discontinuity: Sendable, Hashable, CustomStringConvertible {
         /// is the jump in frames (negative when the server's clock fell behind), and the device's
         /// mapping between its sample time and the server's frame time moves by as much.
         case clockJump
+        /// The playback latency the device compensates changed (a port was connected, or JACK
+        /// announced new latencies): ``Discontinuity/detail`` is the new latency from render to
+        /// the outputs' far end in frames, ``Discontinuity/length`` the change (signed). Ports
+        /// whose delay changed repeat or skip that many frames once.
+        case playbackLatencyChange
+        /// The capture latency the device compensates changed: ``Discontinuity/detail`` is the new
+        /// latency in frames, ``Discontinuity/length`` the change. Input queues keep the latency
+        /// they started with until they are started again.
+        case captureLatencyChange
         /// The device entered or left freewheel (faster than realtime) mode.
         case freewheel
         /// The device (for example the JACK server) went away.
@@ -82,6 +91,8 @@ extension Discontinuity.Kind {
         case .shutdown: 5
         case .overflow: 6
         case .clockJump: 7
+        case .playbackLatencyChange: 8
+        case .captureLatencyChange: 9
         }
     }
 
@@ -94,6 +105,8 @@ extension Discontinuity.Kind {
         case 4: self = .freewheel
         case 6: self = .overflow
         case 7: self = .clockJump
+        case 8: self = .playbackLatencyChange
+        case 9: self = .captureLatencyChange
         default: self = .shutdown
         }
     }

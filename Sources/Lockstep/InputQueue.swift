@@ -48,6 +48,7 @@ public final class InputQueue: @unchecked Sendable {
         var eventHandlers: [Int: @Sendable (InputQueue, QueueEvent) -> Void] = [:]
         var nextToken = 0
         var scratch: [Float] = []
+        var compensatesCaptureLatency = true
     }
 
     init(engine: Engine, name: String, format: StreamFormat, slot: Int32, renderState: UnsafeMutablePointer<InputRenderState>,
@@ -193,8 +194,25 @@ public final class InputQueue: @unchecked Sendable {
             throw AudioQueueError(.invalidParameter, "start time \(sampleTime) is negative; device sample time starts at 0")
         }
         try engine.startDevice()
+        let latency = !renderState.pointee.capturesOutput && compensatesCaptureLatency ? engine.device.captureLatency : 0
+        renderState.pointee.requestedLatency.store(Int64(max(0, latency)), ordering: .releasing)
         try send(.start, time: sampleTime ?? -1)
     }
+
+    /// Whether the queue places each captured frame at the device time it was *heard* — its
+    /// capture time minus the device's ``AudioDevice/captureLatency`` (JACK: the capture latency
+    /// of the ports connected to the inputs, from JACK's latency ranges) — rather than at the time
+    /// it reached the device. On by default; it applies to queues recording the device input (the
+    /// mix has no capture latency) and takes effect at the next start from stopped, so one run
+    /// keeps one timeline. Times handed to the callback, ``start(at:)`` and
+    /// ``stop(atSampleTime:)`` are then all on that "heard" timeline.
+    public var compensatesCaptureLatency: Bool {
+        get { state.withLock { $0.compensatesCaptureLatency } }
+        set { state.withLock { $0.compensatesCaptureLatency = newValue } }
+    }
+
+    /// The capture latency in frames this queue compensates in its current (or last) run.
+    public var compensatedLatency: Int64 { renderState.pointee.requestedLatency.load(ordering: .acquiring) }
 
     /// Resumes a paused queue.
     public func resume() throws(AudioQueueError) { try start() }

@@ -52,6 +52,12 @@ struct InputRenderState: ~Copyable {
     let lostFrames = Atomic<Int64>(0)
     let skippedFrames = Atomic<Int64>(0)
     let publishedRunState = Atomic<UInt8>(0)
+    /// Capture latency to compensate, in frames, as set for the next start; latched into
+    /// `latency` when a start arrives, so a run keeps one timeline.
+    let requestedLatency = Atomic<Int64>(0)
+    /// The latency of this run: a frame captured at device time t was heard at t − latency, and
+    /// the queue records it as frame t − latency.
+    var latency: Int64 = 0
 
     init(slot: Int32, channelCount: Int, channelMap: [Int], ringFrames: Int, meterWindow: Int, capturesOutput: Bool) {
         self.slot = slot
@@ -106,12 +112,16 @@ extension RenderCore {
 
     @inline(__always)
     func captureInput(_ q: UnsafeMutablePointer<InputRenderState>, input: UnsafePointer<UnsafeMutablePointer<Float>>?,
-                      frames n: Int, t0: Int64) {
+                      frames n: Int, t0 deviceTime: Int64) {
+        // Work on the timeline of when the captured frames were heard (device time − latency).
+        var t0 = deviceTime - q.pointee.latency
         while let message = q.pointee.commands.pop() {
             guard let command = QueueCommand(message) else { continue }
             switch command.kind {
             case .start:
                 if q.pointee.runState == .stopped {
+                    q.pointee.latency = max(0, q.pointee.requestedLatency.load(ordering: .acquiring))
+                    t0 = deviceTime - q.pointee.latency
                     q.pointee.runState = .scheduled
                     q.pointee.startAt = command.time < 0 ? t0 : max(command.time, t0)
                     q.pointee.stopAt = .max

@@ -42,16 +42,29 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         public var connectToPhysicalOutputs: Bool
         /// The most frames one engine render may cover; longer JACK periods render in chunks.
         public var maximumFramesPerRender: Int
+        /// Whether every output port (master and per-queue) is delayed so that all reach their
+        /// far ends on the same sample: port `p` is delayed by the largest playback latency of
+        /// the connected outputs minus its own (JACK's latency ranges, re-read whenever JACK
+        /// announces a change). Off by default.
+        public var compensatesPlaybackLatency: Bool
+        /// Whether the inputs are aligned by their capture latency: input `i` is delayed by the
+        /// largest capture latency of the connected inputs minus its own, and
+        /// ``JACKDevice/captureLatency`` says how long ago the aligned frames were heard, so input
+        /// queues record each frame on the device time it was heard. On by default.
+        public var compensatesCaptureLatency: Bool
 
         /// Creates options; the defaults open client `lockstep` with 2 outputs on the default server.
         public init(clientName: String = "lockstep", serverName: String? = nil, channelCount: Int = 2,
-                    inputChannelCount: Int = 0, connectToPhysicalOutputs: Bool = true, maximumFramesPerRender: Int = 8192) {
+                    inputChannelCount: Int = 0, connectToPhysicalOutputs: Bool = true, maximumFramesPerRender: Int = 8192,
+                    compensatesPlaybackLatency: Bool = false, compensatesCaptureLatency: Bool = true) {
             self.clientName = clientName
             self.serverName = serverName
             self.channelCount = channelCount
             self.inputChannelCount = inputChannelCount
             self.connectToPhysicalOutputs = connectToPhysicalOutputs
             self.maximumFramesPerRender = maximumFramesPerRender
+            self.compensatesPlaybackLatency = compensatesPlaybackLatency
+            self.compensatesCaptureLatency = compensatesCaptureLatency
         }
     }
 
@@ -114,7 +127,9 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         realtime = .allocate(capacity: 1)
         realtime.initialize(to: JACKRealtimeState(client: client, channelCount: options.channelCount,
                                                   inputCount: options.inputChannelCount,
-                                                  maximumFrames: maximumFramesPerCycle))
+                                                  maximumFrames: maximumFramesPerCycle,
+                                                  compensatesPlayback: options.compensatesPlaybackLatency,
+                                                  compensatesCapture: options.compensatesCaptureLatency))
         inputChannelCount = options.inputChannelCount
         realtime.pointee.periodFrames.store(period, ordering: .relaxed)
         realtime.pointee.bufferSize.store(period, ordering: .relaxed)
@@ -148,6 +163,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         jack_set_sample_rate_callback(client, jackSampleRateCallback, argument)
         jack_set_freewheel_callback(client, jackFreewheelCallback, argument)
         jack_on_info_shutdown(client, jackShutdownCallback, argument)
+        jack_set_latency_callback(client, jackLatencyCallback, argument)
     }
 
     deinit {
@@ -214,6 +230,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             return nil
         }
         if let error { throw error }
+        updateLatencies()
         startMonitor()
         // Wait for the first process cycle, so the clock (and every start time computed from it)
         // comes from JACK's cycles, not from an estimate made before the graph ran.
@@ -223,6 +240,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             usleep(1000)
         }
         if options.connectToPhysicalOutputs { connectToPhysicalOutputs() }
+        updateLatencies()
     }
 
     /// Deactivates the client (the process callback stops). Idempotent.
@@ -385,7 +403,14 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         let portArray = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: max(1, channelCount))
         for (c, port) in ports.enumerated() { portArray[c] = port }
         let record = UnsafeMutablePointer<JACKDirectRecord>.allocate(capacity: 1)
-        record.initialize(to: JACKDirectRecord(ports: portArray, buffers: outputs.buffers, channelCount: channelCount))
+        var delays: UnsafeMutablePointer<JACKDelayBank>?
+        if options.compensatesPlaybackLatency {
+            let bank = UnsafeMutablePointer<JACKDelayBank>.allocate(capacity: 1)
+            bank.initialize(to: JACKDelayBank(count: channelCount))
+            delays = bank
+        }
+        record.initialize(to: JACKDirectRecord(ports: portArray, buffers: outputs.buffers, channelCount: channelCount,
+                                               delays: delays))
         let error: AudioQueueError? = control.withLock { state in
             let used = Set(state.directRecords.values.map(\.index))
             guard let index = (0..<JACKRealtimeState.maximumDirectSets).first(where: { !used.contains($0) }) else {
@@ -398,9 +423,11 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         if let error {
             for p in ports { jack_port_unregister(client, p) }
             portArray.deallocate()
+            Self.freeDelays(record.pointee.delays)
             record.deallocate()
             throw error
         }
+        realtime.pointee.latencyDirty.store(true, ordering: .releasing)
         return outputs
     }
 
@@ -414,7 +441,16 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             for port in entry.ports { jack_port_unregister(client, port) }
         }
         entry.record.pointee.ports.deallocate()
+        Self.freeDelays(entry.record.pointee.delays)
         entry.record.deallocate()
+        realtime.pointee.latencyDirty.store(true, ordering: .releasing)
+    }
+
+    private static func freeDelays(_ bank: UnsafeMutablePointer<JACKDelayBank>?) {
+        guard let bank else { return }
+        bank.pointee.deallocate()
+        bank.deinitialize(count: 1)
+        bank.deallocate()
     }
 
     /// Waits until the process callback has finished any cycle that may have started before now.
@@ -481,6 +517,86 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
                            playback: Int(playback.min)...Int(max(playback.min, playback.max)))
     }
 
+    /// The compensated capture latency in frames: how long before the device time at which an
+    /// input frame is captured it was heard at its source (the largest capture latency of the
+    /// ports connected to the inputs; the others are delayed to match). 0 without inputs, with
+    /// nothing connected, or with ``Options/compensatesCaptureLatency`` off.
+    public var captureLatency: Int { realtime.pointee.captureLatency.load(ordering: .acquiring) }
+
+    /// The playback latency in frames from the device time at which a frame is rendered to the
+    /// moment it is heard at the far end of the connected outputs: the largest playback latency
+    /// of the connected outputs. With ``Options/compensatesPlaybackLatency`` on, every output
+    /// reaches its far end after exactly this long; with it off, outputs of smaller latency are
+    /// heard earlier.
+    public var playbackLatency: Int { realtime.pointee.playbackLatency.load(ordering: .acquiring) }
+
+    /// The delay in frames applied to each master output (`out_1…`) for playback compensation.
+    public var outputDelays: [Int] {
+        guard let bank = realtime.pointee.outputDelays else { return Array(repeating: 0, count: channelCount) }
+        return (0..<channelCount).map { bank.pointee.delay(channel: $0) }
+    }
+
+    /// The delay in frames applied to each input (`in_1…`) for capture alignment.
+    public var inputDelays: [Int] {
+        guard let bank = realtime.pointee.inputDelays else { return Array(repeating: 0, count: inputChannelCount) }
+        return (0..<inputChannelCount).map { bank.pointee.delay(channel: $0) }
+    }
+
+    /// The largest latency range (in `mode`) of the ports connected to `port`, or nil when
+    /// nothing is connected.
+    private func connectedLatency(of port: OpaquePointer, mode: jack_latency_callback_mode_t) -> Int? {
+        guard let connections = jack_port_get_all_connections(client, port) else { return nil }
+        defer { jack_free(UnsafeMutableRawPointer(connections)) }
+        var largest: Int?
+        var i = 0
+        while let name = connections[i] {
+            if let other = jack_port_by_name(client, name) {
+                var range = jack_latency_range_t()
+                jack_port_get_latency_range(other, mode, &range)
+                largest = max(largest ?? 0, Int(max(range.min, range.max)))
+            }
+            i += 1
+        }
+        return largest
+    }
+
+    /// Re-reads the latencies of everything connected to the device's ports and sets the
+    /// compensation delays (monitor thread, `start()`, after port changes).
+    func updateLatencies() {
+        let closed = control.withLock { $0.closed }
+        guard !closed, !serverWentAway else { return }
+        realtime.pointee.latencyDirty.store(false, ordering: .releasing)
+        // Playback: master outputs and per-queue outputs.
+        var outputs: [(port: OpaquePointer, bank: UnsafeMutablePointer<JACKDelayBank>?, channel: Int)] = []
+        for c in 0..<channelCount {
+            if let port = realtime.pointee.ports[c] { outputs.append((port, realtime.pointee.outputDelays, c)) }
+        }
+        let records = control.withLock { $0.directRecords.values.map(\.record) }
+        for record in records {
+            for c in 0..<record.pointee.channelCount {
+                if let port = record.pointee.ports[c] { outputs.append((port, record.pointee.delays, c)) }
+            }
+        }
+        let playback = outputs.map { connectedLatency(of: $0.port, mode: JackPlaybackLatency) }
+        let playbackMax = playback.compactMap { $0 }.max() ?? 0
+        for (output, latency) in zip(outputs, playback) {
+            output.bank?.pointee.setDelay(latency.map { playbackMax - $0 } ?? 0, channel: output.channel)
+        }
+        realtime.pointee.playbackLatency.store(playbackMax, ordering: .releasing)
+        // Capture: the inputs.
+        var capture: [Int?] = []
+        for c in 0..<inputChannelCount {
+            capture.append(realtime.pointee.inputPorts[c].flatMap { connectedLatency(of: $0, mode: JackCaptureLatency) })
+        }
+        let captureMax = capture.compactMap { $0 }.max() ?? 0
+        if let bank = realtime.pointee.inputDelays {
+            for (c, latency) in capture.enumerated() { bank.pointee.setDelay(latency.map { captureMax - $0 } ?? 0, channel: c) }
+            realtime.pointee.captureLatency.store(captureMax, ordering: .releasing)
+        } else {
+            realtime.pointee.captureLatency.store(0, ordering: .releasing)
+        }
+    }
+
     /// Connects two ports by full name (`client:port`).
     /// - Throws: ``Lockstep/AudioQueueError/Code/invalidParameter`` naming the ports when JACK refuses.
     public func connect(_ source: String, to destination: String) throws(AudioQueueError) {
@@ -488,6 +604,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         if result != 0 && result != EEXIST {
             throw AudioQueueError(.invalidParameter, "cannot connect '\(source)' to '\(destination)'; check both port names with `lockstep ports`")
         }
+        updateLatencies()
     }
 
     /// Disconnects two ports by full name.
@@ -495,6 +612,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         if jack_disconnect(client, source, destination) != 0 {
             throw AudioQueueError(.invalidParameter, "cannot disconnect '\(source)' from '\(destination)'; are they connected?")
         }
+        updateLatencies()
     }
 
     /// The ports on the server and their connections.
@@ -520,6 +638,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     func poll() {
         guard let renderer = realtime.pointee.renderer else { return }
         let rt = realtime
+        if rt.pointee.latencyDirty.load(ordering: .acquiring) && isRunning { updateLatencies() }
         if rt.pointee.isShutDown.load(ordering: .sequentiallyConsistent) {
             let first = control.withLock { state -> Bool in
                 defer { state.shutdownHandled = true }

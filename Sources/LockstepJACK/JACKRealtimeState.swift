@@ -75,7 +75,23 @@ struct JACKRealtimeState: ~Copyable {
     // Per-queue outputs: a fixed table of records the process thread refreshes.
     let directSets: UnsafeMutablePointer<Atomic<UInt>>
 
-    init(client: OpaquePointer, channelCount: Int, inputCount: Int, maximumFrames: Int) {
+    // Latency compensation: delay lines for the master outputs (playback, when enabled) and the
+    // inputs (capture, when enabled; the delayed inputs go to scratch buffers the engine reads).
+    let outputDelays: UnsafeMutablePointer<JACKDelayBank>?
+    let inputDelays: UnsafeMutablePointer<JACKDelayBank>?
+    let inputScratch: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    static let inputScratchFrames = 16_384
+    /// Set by JACK's latency callback; the monitor thread recomputes the delays.
+    let latencyDirty = Atomic<Bool>(true)
+    /// The compensated latencies (frames), published by the monitor thread.
+    let playbackLatency = Atomic<Int>(0)
+    let captureLatency = Atomic<Int>(0)
+    /// The values the process thread last reported.
+    var reportedPlaybackLatency = 0
+    var reportedCaptureLatency = 0
+
+    init(client: OpaquePointer, channelCount: Int, inputCount: Int, maximumFrames: Int,
+         compensatesPlayback: Bool, compensatesCapture: Bool) {
         self.client = client
         self.channelCount = channelCount
         self.inputCount = inputCount
@@ -100,6 +116,26 @@ struct JACKRealtimeState: ~Copyable {
         shutdownReason.initialize(repeating: 0, count: 256)
         directSets = .allocate(capacity: Self.maximumDirectSets)
         for i in 0..<Self.maximumDirectSets { (directSets + i).initialize(to: Atomic(0)) }
+        if compensatesPlayback && channelCount > 0 {
+            let bank = UnsafeMutablePointer<JACKDelayBank>.allocate(capacity: 1)
+            bank.initialize(to: JACKDelayBank(count: channelCount))
+            outputDelays = bank
+        } else {
+            outputDelays = nil
+        }
+        inputScratch = .allocate(capacity: max(1, inputCount))
+        if compensatesCapture && inputCount > 0 {
+            let bank = UnsafeMutablePointer<JACKDelayBank>.allocate(capacity: 1)
+            bank.initialize(to: JACKDelayBank(count: inputCount))
+            inputDelays = bank
+            for c in 0..<inputCount {
+                let buffer = UnsafeMutablePointer<Float>.allocate(capacity: Self.inputScratchFrames)
+                buffer.initialize(repeating: 0, count: Self.inputScratchFrames)
+                (inputScratch + c).initialize(to: buffer)
+            }
+        } else {
+            inputDelays = nil
+        }
     }
 
     func deallocate() {
@@ -116,6 +152,18 @@ struct JACKRealtimeState: ~Copyable {
         shutdownReason.deallocate()
         for i in 0..<Self.maximumDirectSets { (directSets + i).deinitialize(count: 1) }
         directSets.deallocate()
+        if let outputDelays {
+            outputDelays.pointee.deallocate()
+            outputDelays.deinitialize(count: 1)
+            outputDelays.deallocate()
+        }
+        if let inputDelays {
+            inputDelays.pointee.deallocate()
+            inputDelays.deinitialize(count: 1)
+            inputDelays.deallocate()
+            for c in 0..<inputCount { inputScratch[c].deallocate() }
+        }
+        inputScratch.deallocate()
     }
 
     /// The latest cycle's clock, read consistently: device sample time, JACK frame time
@@ -162,6 +210,8 @@ struct JACKDirectRecord {
     let ports: UnsafeMutablePointer<OpaquePointer?>
     let buffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>
     let channelCount: Int
+    /// The ports' delay lines when playback latency is compensated.
+    let delays: UnsafeMutablePointer<JACKDelayBank>?
 }
 
 /// JACK's process callback: extends the clock, fetches port buffers, renders. Realtime-safe.
@@ -220,13 +270,22 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
               let raw = jack_port_get_buffer(port, jack_nframes_t(frames)) else { return 0 }
         state.pointee.channelPointers[c] = raw.assumingMemoryBound(to: Float.self)
     }
-    // Input buffers.
+    // Input buffers (through the capture delay lines when the inputs are aligned).
     let inputs = state.pointee.inputCount
+    let alignInputs = state.pointee.inputDelays != nil && frames <= JACKRealtimeState.inputScratchFrames
     for c in 0..<inputs {
         guard let port = state.pointee.inputPorts[c],
               let raw = jack_port_get_buffer(port, jack_nframes_t(frames)) else { return 0 }
-        state.pointee.inputPointers[c] = raw.assumingMemoryBound(to: Float.self)
+        let buffer = raw.assumingMemoryBound(to: Float.self)
+        if alignInputs, let bank = state.pointee.inputDelays {
+            let scratch = state.pointee.inputScratch[c]
+            bank.pointee.apply(channel: c, from: buffer, to: scratch, frames: frames)
+            state.pointee.inputPointers[c] = scratch
+        } else {
+            state.pointee.inputPointers[c] = buffer
+        }
     }
+    reportLatencyChanges(state, sampleTime: sampleTime)
     let input: UnsafePointer<UnsafeMutablePointer<Float>>? = inputs > 0 ? UnsafePointer(state.pointee.inputPointers) : nil
     // Per-queue output buffers.
     let sets = state.pointee.directSets
@@ -249,6 +308,7 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
         && transport != JackTransportRolling
     guard let renderer = state.pointee.renderer, !gated else {
         for c in 0..<channels { state.pointee.channelPointers[c].update(repeating: 0, count: frames) }
+        delayOutputs(state, frames: frames)
         return 0
     }
     // Render in chunks no longer than the engine's maximum.
@@ -274,8 +334,61 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
             done += n
         }
     }
+    delayOutputs(state, frames: frames)
     state.pointee.cycles.wrappingAdd(1, ordering: .releasing)
     return 0
+}
+
+/// Passes every output port (master and per-queue) through its delay line, when playback latency
+/// is compensated, so that all reach their far ends on the same sample. Process thread only.
+@inline(__always)
+func delayOutputs(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) {
+    if let bank = state.pointee.outputDelays {
+        for c in 0..<state.pointee.channelCount {
+            guard let port = state.pointee.ports[c], let raw = jack_port_get_buffer(port, jack_nframes_t(frames)) else { continue }
+            let buffer = raw.assumingMemoryBound(to: Float.self)
+            bank.pointee.apply(channel: c, from: buffer, to: buffer, frames: frames)
+        }
+    }
+    let sets = state.pointee.directSets
+    for i in 0..<JACKRealtimeState.maximumDirectSets {
+        let bits = sets[i].load(ordering: .acquiring)
+        guard bits != 0, let record = UnsafeMutablePointer<JACKDirectRecord>(bitPattern: bits),
+              let bank = record.pointee.delays else { continue }
+        for c in 0..<record.pointee.channelCount {
+            guard let port = record.pointee.ports[c], let raw = jack_port_get_buffer(port, jack_nframes_t(frames)) else { continue }
+            let buffer = raw.assumingMemoryBound(to: Float.self)
+            bank.pointee.apply(channel: c, from: buffer, to: buffer, frames: frames)
+        }
+    }
+}
+
+/// Reports a change of the compensated latencies (published by the monitor thread) on this
+/// cycle's sample time. Process thread only.
+@inline(__always)
+func reportLatencyChanges(_ state: UnsafeMutablePointer<JACKRealtimeState>, sampleTime: Int64) {
+    let playback = state.pointee.playbackLatency.load(ordering: .acquiring)
+    let capture = state.pointee.captureLatency.load(ordering: .acquiring)
+    guard playback != state.pointee.reportedPlaybackLatency || capture != state.pointee.reportedCaptureLatency else { return }
+    if let renderer = state.pointee.renderer {
+        if playback != state.pointee.reportedPlaybackLatency {
+            renderer.reportDiscontinuity(.playbackLatencyChange, sampleTime: sampleTime,
+                                         length: Int64(playback - state.pointee.reportedPlaybackLatency), detail: Int64(playback))
+        }
+        if capture != state.pointee.reportedCaptureLatency {
+            renderer.reportDiscontinuity(.captureLatencyChange, sampleTime: sampleTime,
+                                         length: Int64(capture - state.pointee.reportedCaptureLatency), detail: Int64(capture))
+        }
+    }
+    state.pointee.reportedPlaybackLatency = playback
+    state.pointee.reportedCaptureLatency = capture
+}
+
+/// JACK's latency callback (notification thread): marks the latencies for recomputation by the
+/// device's monitor thread.
+let jackLatencyCallback: JackLatencyCallback = { _, argument in
+    guard let argument else { return }
+    argument.assumingMemoryBound(to: JACKRealtimeState.self).pointee.latencyDirty.store(true, ordering: .releasing)
 }
 
 /// How many cycles an xrun callback waits for the clock skip it caused before it is reported on

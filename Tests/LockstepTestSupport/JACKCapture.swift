@@ -64,10 +64,16 @@ public final class JACKCapture: @unchecked Sendable {
     ///     `sources.count`.
     ///   - maxSeconds: How much to record at most.
     ///   - name: The client name; `lockstep-capture-<n>` by default.
+    ///   - playbackLatencies: Optional, one per channel: the capture then behaves like a
+    ///     playback device whose input `i` is heard `playbackLatencies[i]` frames after it
+    ///     arrives, and declares that playback latency on the port (JACK's latency API).
     /// - Throws: ``JACKFixtureError``.
     public init(server: JACKServer, sources: [String], channels: Int? = nil, maxSeconds: Double = 10,
-                name: String? = nil) throws {
+                name: String? = nil, playbackLatencies: [Int] = []) throws {
         let channelCount = channels ?? sources.count
+        guard playbackLatencies.isEmpty || (playbackLatencies.count == channelCount && playbackLatencies.allSatisfy { $0 >= 0 }) else {
+            throw JACKFixtureError.invalidArgument("give one playback latency (≥ 0) per channel")
+        }
         guard channelCount >= 1 && channelCount >= sources.count else {
             throw JACKFixtureError.invalidArgument("a capture needs at least one channel and one per source")
         }
@@ -98,6 +104,12 @@ public final class JACKCapture: @unchecked Sendable {
         jack_set_process_callback(client, CaptureCore.processCallback, context)
         jack_set_xrun_callback(client, CaptureCore.xrunCallback, context)
         jack_on_info_shutdown(client, CaptureCore.shutdownCallback, context)
+        if !playbackLatencies.isEmpty {
+            core.declaredLatencies = playbackLatencies
+            core.declaredMode = JackPlaybackLatency
+            core.declaredPorts = core.ports
+            jack_set_latency_callback(client, CaptureCore.latencyCallback, context)
+        }
 
         self.core = core
         self.client = client

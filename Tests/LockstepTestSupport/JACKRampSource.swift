@@ -45,9 +45,18 @@ public final class JACKRampSource: @unchecked Sendable {
 
     /// Opens a client with `channels` output ports. Does not activate it: call
     /// ``start(connectingTo:)``.
+    ///
+    /// With `captureLatencies` (one per channel) the source behaves like a capture device whose
+    /// port `i` delivers sound `captureLatencies[i]` frames after it was heard: it declares that
+    /// capture latency on the port (JACK's latency API) and plays the signal delayed by as much
+    /// (silence before), so frame `n` of the signal is *heard* at `firstFrameTime + n` on every
+    /// port.
     /// - Throws: ``JACKFixtureError``.
     public init(server: JACKServer, channels: Int = 1, signal: Signal = .defaultRamp,
-                name: String? = nil) throws {
+                name: String? = nil, captureLatencies: [Int] = []) throws {
+        guard captureLatencies.isEmpty || (captureLatencies.count == channels && captureLatencies.allSatisfy { $0 >= 0 }) else {
+            throw JACKFixtureError.invalidArgument("give one capture latency (≥ 0) per channel")
+        }
         guard channels >= 1 && channels <= 64 else {
             throw JACKFixtureError.invalidArgument("a source needs 1…64 channels, not \(channels)")
         }
@@ -59,8 +68,11 @@ public final class JACKRampSource: @unchecked Sendable {
         }
         let requested = name ?? "lockstep-source-\(JACKFixtureSupport.nextSerial())"
         let client = try JACKFixtureSupport.openClient(named: requested, serverName: server.name)
-        let core = RampCore(channelCount: channels, signal: signal)
+        let core = RampCore(channelCount: channels, signal: signal, delays: captureLatencies)
         core.client = client
+        core.declaredLatencies = captureLatencies
+        core.declaredMode = JackCaptureLatency
+        core.declaredPorts = core.ports
         var names: [String] = []
         do {
             for channel in 0..<channels {
@@ -76,6 +88,7 @@ public final class JACKRampSource: @unchecked Sendable {
         jack_set_process_callback(client, RampCore.processCallback, context)
         jack_set_xrun_callback(client, RampCore.xrunCallback, context)
         jack_on_info_shutdown(client, RampCore.shutdownCallback, context)
+        if !captureLatencies.isEmpty { jack_set_latency_callback(client, RampCore.latencyCallback, context) }
         self.core = core
         self.client = client
         self.clientName = JACKFixtureSupport.clientName(client)
@@ -173,13 +186,17 @@ final class RampCore: JACKClientCore, @unchecked Sendable {
     var client: OpaquePointer?
     /// Only the process callback touches it.
     private var counter = 0
+    /// Per channel, how many frames the signal is delayed by.
+    let delays: UnsafeMutablePointer<Int>
 
     let framesPlayed = Atomic<Int>(0)
     let firstFrameTime = Atomic<UInt32>(0)
     let started = Atomic<Bool>(false)
 
-    init(channelCount: Int, signal: JACKRampSource.Signal) {
+    init(channelCount: Int, signal: JACKRampSource.Signal, delays: [Int] = []) {
         self.channelCount = channelCount
+        self.delays = .allocate(capacity: channelCount)
+        for c in 0..<channelCount { (self.delays + c).initialize(to: c < delays.count ? delays[c] : 0) }
         ports = .allocate(capacity: channelCount)
         ports.initialize(repeating: nil, count: channelCount)
         switch signal {
@@ -196,7 +213,10 @@ final class RampCore: JACKClientCore, @unchecked Sendable {
         }
     }
 
-    deinit { ports.deallocate() }
+    deinit {
+        ports.deallocate()
+        delays.deallocate()
+    }
 
     /// The process callback body. Realtime-safe.
     @inline(__always)
@@ -210,8 +230,10 @@ final class RampCore: JACKClientCore, @unchecked Sendable {
             guard let port = ports[channel], let raw = jack_port_get_buffer(port, nframes) else { continue }
             let out = raw.assumingMemoryBound(to: Float.self)
             if isRamp {
+                let delay = delays[channel]
                 for frame in 0..<length {
-                    out[frame] = Float((start &+ counter &+ frame) & RampCore.counterMask) * step
+                    let n = counter &+ frame &- delay
+                    out[frame] = n < 0 ? 0 : Float((start &+ n) & RampCore.counterMask) * step
                 }
             } else {
                 out.update(repeating: constant, count: length)
