@@ -179,6 +179,16 @@ public struct DeviceRenderer: @unchecked Sendable {
         core.reportDeviceDiscontinuity(kind: kind.code, sampleTime: sampleTime, length: length, detail: detail)
     }
 
+    /// Tells the engine, from the render thread before it renders the cycle at `sampleTime`, that
+    /// the device now runs at `rate`: a `sampleRateChange` discontinuity is reported there, and
+    /// every queue stops on that sample rather than play audio prepared for the old rate at the
+    /// wrong pitch (``OutputQueue/stopError`` says why; create queues again to play on).
+    ///
+    /// Realtime-safe.
+    public func reportSampleRateChange(sampleTime: Int64, rate: Int) {
+        core.stopForRateChange(at: sampleTime, rate: Int64(rate))
+    }
+
     /// Delivers pending callbacks and events on the calling thread. Offline devices call this
     /// after each render; never call it from a realtime thread.
     public func deliverPendingEvents() {

@@ -96,6 +96,7 @@ public final class Engine: @unchecked Sendable {
         gainScratch.initialize(repeating: 0, count: frames)
         let shared = UnsafeMutablePointer<RenderShared>.allocate(capacity: 1)
         shared.initialize(to: RenderShared(channelCount: channels, meterWindow: Self.meterWindow(device.sampleRate)))
+        shared.pointee.deviceRate.store(Int64(device.sampleRate.rounded()), ordering: .relaxed)
         let direct = UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?>.allocate(capacity: maximumQueues)
         direct.initialize(repeating: nil, count: maximumQueues)
         let inputSlots = UnsafeMutablePointer<UnsafeMutablePointer<InputRenderState>?>.allocate(capacity: Self.maximumInputQueues)

@@ -177,11 +177,17 @@ public final class InputQueue: @unchecked Sendable {
     // MARK: - Run state
 
     private func send(_ kind: QueueCommand.Kind, time: Int64 = -1) throws(AudioQueueError) {
-        let disposal = state.withLock { $0.disposal }
-        if disposal != .none { throw disposalError() }
-        guard renderState.pointee.commands.push(QueueCommand(kind: kind, segment: nil, time: time).message) else {
-            throw AudioQueueError(.invalidRunState, "input queue '\(name)' has too many pending commands; the device is not rendering")
+        try sendMessage(QueueCommand(kind: kind, segment: nil, time: time).message)
+    }
+
+    private func sendMessage(_ message: RingMessage) throws(AudioQueueError) {
+        // Under the user-state lock: the command ring has one producer at a time.
+        let result: AudioQueueError? = state.withLock { state in
+            if state.disposal != .none { return disposalError() }
+            return renderState.pointee.commands.push(message) ? nil
+                : AudioQueueError(.invalidRunState, "input queue '\(name)' has too many pending commands; the device is not rendering")
         }
+        if let result { throw result }
     }
 
     /// Starts (or resumes) recording: Audio Queue's `AudioQueueStart`. Starts the device if needed.
@@ -194,9 +200,24 @@ public final class InputQueue: @unchecked Sendable {
             throw AudioQueueError(.invalidParameter, "start time \(sampleTime) is negative; device sample time starts at 0")
         }
         try engine.startDevice()
+        guard format.sampleRate == engine.device.sampleRate else {
+            throw AudioQueueError(.cannotStart,
+                "the device runs at \(Int(engine.device.sampleRate)) Hz now; input queue '\(name)' records at \(Int(format.sampleRate)) Hz; create an input queue at the new rate")
+        }
         let latency = !renderState.pointee.capturesOutput && compensatesCaptureLatency ? engine.device.captureLatency : 0
         renderState.pointee.requestedLatency.store(Int64(max(0, latency)), ordering: .releasing)
-        try send(.start, time: sampleTime ?? -1)
+        var message = QueueCommand(kind: .start, segment: nil, time: sampleTime ?? -1).message
+        message.value = Int64(format.sampleRate.rounded())
+        try sendMessage(message)
+    }
+
+    /// Why the engine stopped the queue, or nil: the device's sample rate changed during a run
+    /// (the queue stopped on the change's sample rather than record at the wrong rate).
+    public var stopError: AudioQueueError? {
+        let rate = renderState.pointee.invalidatedByRate.load(ordering: .acquiring)
+        guard rate != 0 else { return nil }
+        return AudioQueueError(.cannotStart,
+            "the device's sample rate changed to \(rate) Hz; input queue '\(name)' records at \(Int(format.sampleRate)) Hz and stopped on the change; create an input queue at the new rate")
     }
 
     /// Whether the queue places each captured frame at the device time it was *heard* — its

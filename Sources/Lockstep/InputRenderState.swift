@@ -58,6 +58,8 @@ struct InputRenderState: ~Copyable {
     /// The latency of this run: a frame captured at device time t was heard at t − latency, and
     /// the queue records it as frame t − latency.
     var latency: Int64 = 0
+    /// Set by the render thread when the device's rate changed under a run (the new rate, or 0).
+    let invalidatedByRate = Atomic<Int64>(0)
 
     init(slot: Int32, channelCount: Int, channelMap: [Int], ringFrames: Int, meterWindow: Int, capturesOutput: Bool) {
         self.slot = slot
@@ -120,6 +122,14 @@ extension RenderCore {
             switch command.kind {
             case .start:
                 if q.pointee.runState == .stopped {
+                    // A start sent for another device rate (before a rate change was seen) must
+                    // not record at the new rate.
+                    let rate = shared.pointee.deviceRate.load(ordering: .relaxed)
+                    if message.value != 0 && message.value != rate {
+                        q.pointee.invalidatedByRate.store(rate, ordering: .releasing)
+                        continue
+                    }
+                    q.pointee.invalidatedByRate.store(0, ordering: .relaxed)
                     q.pointee.latency = max(0, q.pointee.requestedLatency.load(ordering: .acquiring))
                     t0 = deviceTime - q.pointee.latency
                     q.pointee.runState = .scheduled

@@ -32,6 +32,8 @@ public final class OutputQueue: @unchecked Sendable {
     let renderState: UnsafeMutablePointer<QueueRenderState>
     /// Device frames per queue frame.
     let ratio: Double
+    /// The device rate the queue converts to (the device's rate when the queue was created).
+    let deviceRate: Double
     let initialDeviceSampleRate: Double
     let initialDeviceChannelCount: Int
     let deviceName: String
@@ -77,6 +79,7 @@ public final class OutputQueue: @unchecked Sendable {
         deviceName = engine.device.name
         isOfflineDevice = engine.device.isOffline
         ratio = engine.sampleRate / format.sampleRate
+        deviceRate = engine.sampleRate
         var initial = UserState()
         initial.converter = converter
         state = Mutex(initial)
@@ -298,9 +301,21 @@ public final class OutputQueue: @unchecked Sendable {
 
     // MARK: - Run state
 
+    /// Why the engine stopped the queue for good, or nil: the device's sample rate changed while
+    /// the queue held audio converted for the old rate, so it stopped on the change's sample
+    /// rather than play at the wrong pitch. Starts then throw this error; create the queue again
+    /// (``Engine/makeOutputQueue(format:name:callbackExecutor:callback:)`` converts to the new rate).
+    public var stopError: AudioQueueError? {
+        let rate = renderState.pointee.invalidatedByRate.load(ordering: .acquiring)
+        guard rate != 0 else { return nil }
+        return AudioQueueError(.cannotStart,
+            "the device's sample rate changed from \(Int(deviceRate)) Hz to \(rate) Hz; queue '\(name)' held audio for \(Int(deviceRate)) Hz and stopped rather than play at the wrong pitch; create its queue again at the new rate")
+    }
+
     func checkStartable() throws(AudioQueueError) {
         let disposal = state.withLock { $0.disposal }
         if disposal != .none { throw disposalError() }
+        if let error = stopError { throw error }
         if engine == nil {
             throw AudioQueueError(.invalidDevice, "queue '\(name)' has lost its engine; keep the Engine alive while its queues play")
         }

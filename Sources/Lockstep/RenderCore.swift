@@ -158,6 +158,26 @@ struct RenderCore {
                          sampleTime: sampleTime, value: kind, detail: detail, length: length))
     }
 
+    /// The device's sample rate changed at `sampleTime` (to `rate`): every output queue stops
+    /// there for good — its audio was converted for the old rate and would play at the wrong
+    /// pitch — and every input queue recording stops there. Render thread only, before the cycle
+    /// renders; realtime-safe.
+    func stopForRateChange(at sampleTime: Int64, rate: Int64) {
+        applyEngineCommands()
+        shared.pointee.deviceRate.store(rate, ordering: .releasing)
+        reportDiscontinuityBody(kind: Discontinuity.Kind.sampleRateChange.code, sampleTime: sampleTime, length: 0, detail: rate)
+        for s in 0..<maximumQueues {
+            guard let q = slots[s] else { continue }
+            q.pointee.invalidatedByRate.store(max(1, rate), ordering: .releasing)
+        }
+        for s in 0..<maximumInputQueues {
+            guard let q = inputSlots[s], q.pointee.runState != .stopped else { continue }
+            q.pointee.invalidatedByRate.store(max(1, rate), ordering: .releasing)
+            q.pointee.stopAt = min(q.pointee.stopAt, sampleTime)
+            if q.pointee.runState == .scheduled { q.pointee.runState = .stopped }
+        }
+    }
+
     @inline(__always)
     func emit(_ event: RenderEvent) {
         if !events.pointee.push(event.message) {
@@ -172,6 +192,12 @@ struct RenderCore {
                      output: UnsafePointer<UnsafeMutablePointer<Float>>) {
         applyCommands(q, t0: t0)
         if q.pointee.removed { return }
+        if q.pointee.invalidatedByRate.load(ordering: .relaxed) != 0 {
+            // Prepared for another rate: it never plays again (the user side refuses starts).
+            if q.pointee.runState != .stopped { stop(q, at: t0) }
+            publishClock(q, deviceTime: t0 + Int64(n))
+            return
+        }
         updateGainTarget(q)
 
         var f = 0
@@ -613,6 +639,8 @@ struct RenderCore {
 /// Counters and meters the render thread publishes for the engine as a whole.
 struct RenderShared: ~Copyable {
     let nextSampleTime = Atomic<Int64>(0)
+    /// The device's rate as the render thread last saw it (updated on a rate change).
+    let deviceRate = Atomic<Int64>(0)
     let renderedCycles = Atomic<Int>(0)
     let droppedEvents = Atomic<Int>(0)
     let masterMeteringEnabled = Atomic<Bool>(false)

@@ -168,6 +168,9 @@ struct QueueRenderState: ~Copyable {
     let publishedDeviceTime = Atomic<Int64>(0)
     let publishedRunState = Atomic<UInt8>(0)
     let discontinuityCount = Atomic<Int>(0)
+    /// Set by the render thread when the device's rate changed under the queue: its audio was
+    /// prepared for another rate, so it never renders again (the new rate, or 0).
+    let invalidatedByRate = Atomic<Int64>(0)
 
     init(slot: Int32, channelCount: Int, maximumSegments: Int, meterWindow: Int) {
         self.slot = slot

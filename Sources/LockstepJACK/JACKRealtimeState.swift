@@ -30,6 +30,8 @@ struct JACKRealtimeState: ~Copyable {
     var previousDeviceTime: Int64 = 0
     var cycleIndex = 0
     var seenSampleRate = 0
+    var previousHostTime: UInt64 = 0
+    var previousPeriodMicroseconds: Float = 0
     var xrunsSeen = 0
     /// Xrun callbacks not yet matched to a clock skip, and the cycle the oldest arrived in.
     var pendingXruns = 0
@@ -248,7 +250,8 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     }
     state.pointee.lastFrame32 = frame32
     let jackFrame = state.pointee.high | Int64(frame32)
-    let sampleTime = advanceClock(state, jackFrame: jackFrame, frames: frames)
+    let sampleTime = advanceClock(state, jackFrame: jackFrame, frames: frames, hostTime: currentUsecs,
+                                  periodMicroseconds: periodUsecs)
     var position = jack_position_t()
     let transport = jack_transport_query(client, &position)
     let sequence = state.pointee.clockSequence.load(ordering: .relaxed)
@@ -399,7 +402,12 @@ let xrunMatchCycles = 4
 /// frames JACK's clock says the hardware ran on without us (an xrun), never the artefact jump
 /// jackd2 makes at a period change. Process thread only. Returns this cycle's device sample time.
 @inline(__always)
-func advanceClock(_ state: UnsafeMutablePointer<JACKRealtimeState>, jackFrame: Int64, frames: Int) -> Int64 {
+func advanceClock(_ state: UnsafeMutablePointer<JACKRealtimeState>, jackFrame: Int64, frames: Int,
+                  hostTime: UInt64, periodMicroseconds: Float) -> Int64 {
+    defer {
+        state.pointee.previousHostTime = hostTime
+        state.pointee.previousPeriodMicroseconds = periodMicroseconds
+    }
     guard state.pointee.started, !state.pointee.resync.exchange(false, ordering: .acquiringAndReleasing) else {
         // First cycle, or the first after (re)activation: keep the mapping (JACK time passed).
         let offset = state.pointee.started ? state.pointee.previousJACKFrame - state.pointee.previousDeviceTime : 0
@@ -416,7 +424,18 @@ func advanceClock(_ state: UnsafeMutablePointer<JACKRealtimeState>, jackFrame: I
     // jackd2 advances its frame clock by the *new* period on the first cycle after a change; a
     // server that counts the previous period (the frames really played) is right already.
     let expected = Int64(frames) == previous || delta == previous ? previous : Int64(frames)
-    let skipped = max(0, delta - expected)
+    var skipped = max(0, delta - expected)
+    if skipped > 0 && state.pointee.previousHostTime > 0 && hostTime > state.pointee.previousHostTime
+        && state.pointee.previousPeriodMicroseconds > 0 {
+        // Frames count as lost only if the wall clock agrees that time passed without a cycle
+        // (an xrun); a server that merely re-counts its clock on a reconfiguration (PipeWire
+        // jumps by one quantum on a rate or quantum change) makes a clock jump, not a gap.
+        let elapsed = Double(hostTime - state.pointee.previousHostTime)
+        let late = elapsed - Double(state.pointee.previousPeriodMicroseconds)
+        let rate = Double(max(1, state.pointee.seenSampleRate))
+        let lateFrames = Int64((late * rate / 1_000_000).rounded())
+        if lateFrames < skipped / 2 { skipped = 0 }
+    }
     let sampleTime = state.pointee.previousDeviceTime + previous + skipped
     let jump = delta - (previous + skipped)
     state.pointee.cycleIndex &+= 1
@@ -492,10 +511,13 @@ func reportCycleDiscontinuities(_ state: UnsafeMutablePointer<JACKRealtimeState>
         renderer.reportDiscontinuity(.bufferSizeChange, sampleTime: sampleTime, length: 0, detail: Int64(frames))
     }
     state.pointee.lastReportedPeriod = frames
-    let rate = state.pointee.sampleRate.load(ordering: .acquiring)
-    if rate != state.pointee.seenSampleRate {
+    // The rate as JACK has it for this cycle (a plain read of the client's shared state), so no
+    // cycle at a new rate renders before the engine has stopped what was prepared for the old.
+    let rate = Int(jack_get_sample_rate(state.pointee.client))
+    if rate > 0 && rate != state.pointee.seenSampleRate {
         state.pointee.seenSampleRate = rate
-        renderer.reportDiscontinuity(.sampleRateChange, sampleTime: sampleTime, length: 0, detail: Int64(rate))
+        state.pointee.sampleRate.store(rate, ordering: .releasing)
+        renderer.reportSampleRateChange(sampleTime: sampleTime, rate: rate)
     }
     let wheel = state.pointee.freewheel.exchange(0, ordering: .acquiringAndReleasing)
     if wheel == 1 {

@@ -296,6 +296,7 @@ final class PlaySession {
         while true {
             if interrupt.received != 0 { interrupted = true; break }
             if engine.deviceError != nil { break }
+            if players.contains(where: { $0.queue.stopError != nil }) { break }
             let now = engine.currentTime().sampleTime
             if let follower {
                 do { try follower.poll() } catch {
@@ -341,7 +342,7 @@ final class PlaySession {
                                      framesSkipped: lateStarts[index])
             },
             interrupted: interrupted, server: launcher.description.isEmpty ? nil : launcher.description,
-            error: engine.deviceError?.message ?? recordError,
+            error: engine.deviceError?.message ?? players.lazy.compactMap { $0.queue.stopError?.message }.first ?? recordError,
             recording: recording.map { Summary.Recording(file: $0.path, framesWritten: $0.framesWritten,
                                                          startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) })
         if command.json {
@@ -359,7 +360,7 @@ final class PlaySession {
                   + (interrupted ? " (interrupted)" : ""))
         }
         engine.device.stop()
-        if let error = engine.deviceError {
+        if let error = engine.deviceError ?? players.lazy.compactMap({ $0.queue.stopError }).first {
             throw CLIError(message: "play: \(error.message)")
         }
         if let recordError { throw CLIError(message: "play: \(recordError)") }

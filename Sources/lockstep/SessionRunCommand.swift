@@ -164,6 +164,7 @@ final class SessionRun {
         while true {
             if interrupt.received != 0 { interrupted = true; break }
             if engine.deviceError != nil { break }
+            if player.queues.contains(where: { $0.stopError != nil }) { break }
             if let follower {
                 do { try follower.poll() } catch {
                     throw CLIError(message: "session run: \(error)")
@@ -212,7 +213,8 @@ final class SessionRun {
             var lateStarts: [SessionPlayer.LateStart]
         }
         reportLateStarts(player.lateStarts, reported: &lateReported, rate: rate, display: display)
-        let error = engine.deviceError?.message ?? player.error?.description
+        let error = engine.deviceError?.message ?? player.queues.lazy.compactMap { $0.stopError?.message }.first
+            ?? player.error?.description
         if command.json {
             print(jsonString(Summary(file: command.file, startSampleTime: startedAt, from: fromPosition, endPosition: endPosition,
                                      rate: Int(rate), interrupted: interrupted,

@@ -84,5 +84,65 @@ extension JACKTests {
             let mismatch = (0..<min(24000, mix.count / 2)).first { mix[2 * $0] != ramp[$0] }
             #expect(mismatch == nil, "frame \(mismatch ?? -1)")
         }
+
+        @Test("a rate change under PipeWire stops every layer on the change's sample with a clear error, never at the wrong pitch")
+        func rateChangeStopsCleanly() throws {
+            let daemon = try PipeWireDaemon()
+            let temp = try TemporaryTestDirectory(prefix: "lockstep-pw-rate")
+            let path = temp.file("ramp.wav")
+            let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: 48000, channelCount: 1))
+            let ramp = Signals.ramp(frames: 48000 * 8, start: 1, step: 1.0 / 65536)
+            try ramp.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: ramp.count) }
+            try writer.close()
+            let recording = temp.file("mix.wav")
+            var environment = ProcessInfo.processInfo.environment
+            for (key, value) in daemon.environment { environment[key] = value }
+            environment.removeValue(forKey: "JACK_DEFAULT_SERVER")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/pw-jack")
+            process.arguments = [CLI.binary, "play", path, "--start-server", "never", "--no-connect",
+                                 "--record", recording, "--json"]
+            process.environment = environment
+            let out = Pipe(), err = Pipe()
+            process.standardOutput = out
+            process.standardError = err
+            try process.run()
+            // Once it plays (the recording grows past its header), force the graph to 44.1 kHz.
+            let playing = Date().addingTimeInterval(15)
+            while process.isRunning && Date() < playing
+                    && ((try? FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0) < 200_000 {
+                usleep(20_000)
+            }
+            let force = Process()
+            force.executableURL = URL(fileURLWithPath: "/usr/bin/pw-metadata")
+            force.arguments = ["-n", "settings", "0", "clock.force-rate", "44100"]
+            force.environment = environment
+            force.standardOutput = FileHandle.nullDevice
+            force.standardError = FileHandle.nullDevice
+            try force.run()
+            force.waitUntilExit()
+            let deadline = Date().addingTimeInterval(20)
+            while process.isRunning && Date() < deadline { usleep(20_000) }
+            if process.isRunning { process.terminate() }
+            process.waitUntilExit()
+            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            #expect(process.terminationStatus != 0)
+            #expect(stderr.contains("sample rate changed from 48000 Hz to 44100 Hz"), "\(stderr)")
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data((stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
+            let gaps = try #require(summary["discontinuities"] as? [[String: Any]])
+            let change = try #require(gaps.first { $0["kind"] as? String == "sampleRateChange" })
+            #expect(change["detail"] as? Double == 44100)
+            let changedAt = try #require(change["sampleTime"] as? Int)
+            let start = try #require(summary["startSampleTime"] as? Int)
+            // The recording of the mix holds the ramp, exactly, up to the change and nothing after.
+            let reader = try AudioFileReader(path: recording)
+            #expect(reader.format.sampleRate == 48000)
+            var mix = [Float](repeating: 0, count: Int(reader.frameCount) * 2)
+            _ = try mix.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
+            #expect(Int(reader.frameCount) == changedAt - start, "recorded \(reader.frameCount) frames, change \(changedAt - start) after the start")
+            let mismatch = (0..<(mix.count / 2)).first { mix[2 * $0] != ramp[$0] }
+            #expect(mismatch == nil, "frame \(mismatch ?? -1)")
+        }
     }
 }
