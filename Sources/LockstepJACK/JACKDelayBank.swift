@@ -48,7 +48,7 @@ struct JACKDelayBank: ~Copyable {
 
     /// Passes `frames` frames of `source` through line `channel` into `destination` (which may be
     /// `source`: in place). Process thread only; realtime-safe.
-    @inline(__always)
+    @_noAllocation @_noLocks
     func apply(channel: Int, from source: UnsafePointer<Float>, to destination: UnsafeMutablePointer<Float>, frames: Int) {
         let mask = Self.capacity - 1
         let ring = rings + channel * Self.capacity

@@ -250,8 +250,21 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     }
     state.pointee.lastFrame32 = frame32
     let jackFrame = state.pointee.high | Int64(frame32)
-    let sampleTime = advanceClock(state, jackFrame: jackFrame, frames: frames, hostTime: currentUsecs,
-                                  periodMicroseconds: periodUsecs)
+    // The rate as JACK has it for this cycle (a plain read of the client's shared state).
+    let rate = Int(jack_get_sample_rate(client))
+    let clock = advanceClock(state, jackFrame: jackFrame, frames: frames, rate: rate, hostTime: currentUsecs,
+                             periodMicroseconds: periodUsecs)
+    let sampleTime = clock.sampleTime
+    if let renderer = state.pointee.renderer {
+        if clock.skipped > 0 {
+            // Time passed at the hardware without a cycle: an xrun, measured here on its sample.
+            renderer.reportDiscontinuity(.xrun, sampleTime: sampleTime - clock.skipped, length: clock.skipped,
+                                         detail: takeXrunDelay(state))
+        }
+        if clock.jump != 0 {
+            renderer.reportDiscontinuity(.clockJump, sampleTime: sampleTime, length: clock.jump, detail: Int64(frames))
+        }
+    }
     var position = jack_position_t()
     let transport = jack_transport_query(client, &position)
     let sequence = state.pointee.clockSequence.load(ordering: .relaxed)
@@ -264,7 +277,7 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     state.pointee.transportState.store(transport.rawValue, ordering: .relaxed)
     state.pointee.transportFrame.store(position.frame, ordering: .relaxed)
     state.pointee.clockSequence.store(sequence &+ 2, ordering: .releasing)
-    reportCycleDiscontinuities(state, sampleTime: sampleTime, frames: frames)
+    reportCycleDiscontinuities(state, sampleTime: sampleTime, frames: frames, rate: rate)
 
     // Master output buffers.
     let channels = state.pointee.channelCount
@@ -401,9 +414,9 @@ let xrunMatchCycles = 4
 /// Advances the device clock by one cycle: the frames rendered in the previous cycle plus the
 /// frames JACK's clock says the hardware ran on without us (an xrun), never the artefact jump
 /// jackd2 makes at a period change. Process thread only. Returns this cycle's device sample time.
-@inline(__always)
-func advanceClock(_ state: UnsafeMutablePointer<JACKRealtimeState>, jackFrame: Int64, frames: Int,
-                  hostTime: UInt64, periodMicroseconds: Float) -> Int64 {
+@_noAllocation @_noLocks
+func advanceClock(_ state: UnsafeMutablePointer<JACKRealtimeState>, jackFrame: Int64, frames: Int, rate: Int,
+                  hostTime: UInt64, periodMicroseconds: Float) -> (sampleTime: Int64, skipped: Int64, jump: Int64) {
     defer {
         state.pointee.previousHostTime = hostTime
         state.pointee.previousPeriodMicroseconds = periodMicroseconds
@@ -417,14 +430,17 @@ func advanceClock(_ state: UnsafeMutablePointer<JACKRealtimeState>, jackFrame: I
         state.pointee.previousDeviceTime = jackFrame - offset
         state.pointee.seenSampleRate = state.pointee.sampleRate.load(ordering: .acquiring)
         state.pointee.xrunsSeen = state.pointee.xrunWrite.load(ordering: .acquiring)
-        return jackFrame - offset
+        return (jackFrame - offset, 0, 0)
     }
     let delta = jackFrame - state.pointee.previousJACKFrame
     let previous = Int64(state.pointee.previousFrames)
     // jackd2 advances its frame clock by the *new* period on the first cycle after a change; a
     // server that counts the previous period (the frames really played) is right already.
     let expected = Int64(frames) == previous || delta == previous ? previous : Int64(frames)
-    var skipped = max(0, delta - expected)
+    // The first cycle after a reconfiguration (new period or rate: the server stopped and restarted
+    // its driver) never counts frames as lost: no cycle was missed, whatever its clock says.
+    let reconfigured = Int64(frames) != previous || (rate > 0 && rate != state.pointee.seenSampleRate)
+    var skipped = reconfigured ? 0 : max(0, delta - expected)
     if skipped > 0 && state.pointee.previousHostTime > 0 && hostTime > state.pointee.previousHostTime
         && state.pointee.previousPeriodMicroseconds > 0 {
         // Frames count as lost only if the wall clock agrees that time passed without a cycle
@@ -433,31 +449,21 @@ func advanceClock(_ state: UnsafeMutablePointer<JACKRealtimeState>, jackFrame: I
         let elapsed = Double(hostTime - state.pointee.previousHostTime)
         let late = elapsed - Double(state.pointee.previousPeriodMicroseconds)
         let rate = Double(max(1, state.pointee.seenSampleRate))
-        let lateFrames = Int64((late * rate / 1_000_000).rounded())
+        let lateFrames = Int64(late * rate / 1_000_000)
         if lateFrames < skipped / 2 { skipped = 0 }
     }
     let sampleTime = state.pointee.previousDeviceTime + previous + skipped
     let jump = delta - (previous + skipped)
     state.pointee.cycleIndex &+= 1
-    if let renderer = state.pointee.renderer {
-        if skipped > 0 {
-            // Time passed at the hardware without a cycle: an xrun, measured here on its sample.
-            let delay = takeXrunDelay(state)
-            renderer.reportDiscontinuity(.xrun, sampleTime: sampleTime - skipped, length: skipped, detail: delay)
-        }
-        if jump != 0 {
-            renderer.reportDiscontinuity(.clockJump, sampleTime: sampleTime, length: jump, detail: Int64(frames))
-        }
-    }
     state.pointee.previousJACKFrame = jackFrame
     state.pointee.previousFrames = frames
     state.pointee.previousDeviceTime = sampleTime
-    return sampleTime
+    return (sampleTime, skipped, jump)
 }
 
 /// The delay of a pending xrun callback, claimed by a clock skip; or, if its callback has not
 /// arrived yet, remembers that the next one is already reported.
-@inline(__always)
+@_noAllocation @_noLocks
 func takeXrunDelay(_ state: UnsafeMutablePointer<JACKRealtimeState>) -> Int64 {
     collectXrunCallbacks(state)
     if state.pointee.pendingXruns > 0 {
@@ -472,7 +478,7 @@ func takeXrunDelay(_ state: UnsafeMutablePointer<JACKRealtimeState>) -> Int64 {
 
 /// Moves newly arrived xrun callbacks to the pending count (or matches them to skips already
 /// reported).
-@inline(__always)
+@_noAllocation @_noLocks
 func collectXrunCallbacks(_ state: UnsafeMutablePointer<JACKRealtimeState>) {
     let written = state.pointee.xrunWrite.load(ordering: .acquiring)
     while state.pointee.xrunsSeen < written {
@@ -494,7 +500,7 @@ func collectXrunCallbacks(_ state: UnsafeMutablePointer<JACKRealtimeState>) {
 /// Reports what JACK's notification callbacks recorded since the last cycle, on this cycle's
 /// sample time: period and rate changes, freewheel, and xruns whose clock did not skip.
 @inline(__always)
-func reportCycleDiscontinuities(_ state: UnsafeMutablePointer<JACKRealtimeState>, sampleTime: Int64, frames: Int) {
+func reportCycleDiscontinuities(_ state: UnsafeMutablePointer<JACKRealtimeState>, sampleTime: Int64, frames: Int, rate: Int) {
     guard let renderer = state.pointee.renderer else { return }
     collectXrunCallbacks(state)
     if state.pointee.pendingXruns > 0 && state.pointee.cycleIndex - state.pointee.pendingXrunCycle >= xrunMatchCycles {
@@ -513,7 +519,6 @@ func reportCycleDiscontinuities(_ state: UnsafeMutablePointer<JACKRealtimeState>
     state.pointee.lastReportedPeriod = frames
     // The rate as JACK has it for this cycle (a plain read of the client's shared state), so no
     // cycle at a new rate renders before the engine has stopped what was prepared for the old.
-    let rate = Int(jack_get_sample_rate(state.pointee.client))
     if rate > 0 && rate != state.pointee.seenSampleRate {
         state.pointee.seenSampleRate = rate
         state.pointee.sampleRate.store(rate, ordering: .releasing)
