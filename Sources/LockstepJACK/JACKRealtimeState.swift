@@ -36,6 +36,7 @@ struct JACKRealtimeState: ~Copyable {
     /// Xrun callbacks not yet matched to a clock skip, and the cycle the oldest arrived in.
     var pendingXruns = 0
     var pendingXrunCycle = 0
+    var pendingXrunSampleTime: Int64 = 0
     /// Clock skips reported as xruns whose callback has not arrived yet, and the cycle of the last.
     var unclaimedSkips = 0
     var unclaimedSkipCycle = 0
@@ -492,7 +493,10 @@ func collectXrunCallbacks(_ state: UnsafeMutablePointer<JACKRealtimeState>) {
             continue
         }
         state.pointee.unclaimedSkips = 0
-        if state.pointee.pendingXruns == 0 { state.pointee.pendingXrunCycle = state.pointee.cycleIndex }
+        if state.pointee.pendingXruns == 0 {
+            state.pointee.pendingXrunCycle = state.pointee.cycleIndex
+            state.pointee.pendingXrunSampleTime = state.pointee.previousDeviceTime
+        }
         state.pointee.pendingXruns += 1
     }
 }
@@ -504,14 +508,16 @@ func reportCycleDiscontinuities(_ state: UnsafeMutablePointer<JACKRealtimeState>
     guard let renderer = state.pointee.renderer else { return }
     collectXrunCallbacks(state)
     if state.pointee.pendingXruns > 0 && state.pointee.cycleIndex - state.pointee.pendingXrunCycle >= xrunMatchCycles {
-        // A late client rather than a skipped clock: reported where JACK noticed it (within the
-        // cycles waited), with no frames skipped.
+        // A late client rather than a skipped clock: one xrun (JACK notifies several for one late
+        // cycle), on the first cycle that saw a callback, with no frames skipped and the largest
+        // delay JACK gave.
+        var delay: Int64 = 0
         while state.pointee.pendingXruns > 0 {
             state.pointee.pendingXruns -= 1
             let slot = (state.pointee.xrunsSeen - state.pointee.pendingXruns - 1) % JACKRealtimeState.xrunRingSize
-            let delay = Int64(state.pointee.xrunDelays[max(0, slot)].load(ordering: .relaxed))
-            renderer.reportDiscontinuity(.xrun, sampleTime: sampleTime, length: 0, detail: delay)
+            delay = max(delay, Int64(state.pointee.xrunDelays[max(0, slot)].load(ordering: .relaxed)))
         }
+        renderer.reportDiscontinuity(.xrun, sampleTime: state.pointee.pendingXrunSampleTime, length: 0, detail: delay)
     }
     if state.pointee.cycleIndex > 0 && frames != state.pointee.lastReportedPeriod {
         renderer.reportDiscontinuity(.bufferSizeChange, sampleTime: sampleTime, length: 0, detail: Int64(frames))

@@ -50,6 +50,9 @@ struct PlayCommand: ParsableCommand {
     @Flag(help: "Follow JACK transport: rolling starts, stopping pauses, relocating seeks.")
     var transport = false
 
+    @Flag(name: .customLong("align-outputs"), help: "Delay every output port by the largest playback latency of the connected outputs minus its own (JACK's latency ranges), so all are heard on the same sample.")
+    var alignOutputs = false
+
     @Flag(name: .customLong("loop"), help: "Loop every layer until interrupted (or --duration).")
     var loop = false
 
@@ -173,6 +176,10 @@ final class PlaySession {
         var server: String?
         var error: String?
         var recording: Recording?
+        /// Frames from render to the far end of the slowest connected output (JACK's latency ranges).
+        var playbackLatency: Int
+        /// With --align-outputs: the delay applied to each master output.
+        var outputDelays: [Int]?
         struct Recording: Encodable {
             var file: String
             var framesWritten: Int64
@@ -190,7 +197,8 @@ final class PlaySession {
         do {
             device = try JACKDevice(options: .init(clientName: command.clientName, serverName: command.server,
                                                    channelCount: 2, inputChannelCount: command.recordPorts.count,
-                                                   connectToPhysicalOutputs: !command.noConnect && command.connections.isEmpty))
+                                                   connectToPhysicalOutputs: !command.noConnect && command.connections.isEmpty,
+                                                   compensatesPlaybackLatency: command.alignOutputs))
         } catch {
             throw CLIError(message: "play: \(error.message)")
         }
@@ -344,7 +352,8 @@ final class PlaySession {
             interrupted: interrupted, server: launcher.description.isEmpty ? nil : launcher.description,
             error: engine.deviceError?.message ?? players.lazy.compactMap { $0.queue.stopError?.message }.first ?? recordError,
             recording: recording.map { Summary.Recording(file: $0.path, framesWritten: $0.framesWritten,
-                                                         startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) })
+                                                         startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) },
+            playbackLatency: device.playbackLatency, outputDelays: command.alignOutputs ? device.outputDelays : nil)
         if command.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]

@@ -40,6 +40,9 @@ struct SessionRunCommand: ParsableCommand {
     @Flag(help: "Follow JACK transport: rolling plays from the transport position, stopping pauses, relocating seeks.")
     var transport = false
 
+    @Flag(name: .customLong("align-outputs"), help: "Delay every output port by the largest playback latency of the connected outputs minus its own (JACK's latency ranges), so all are heard on the same sample.")
+    var alignOutputs = false
+
     @Option(help: "Start at this session time (every cue under way plays from the right place).")
     var from: String?
 
@@ -100,7 +103,8 @@ final class SessionRun {
         do {
             device = try JACKDevice(options: .init(clientName: command.clientName, serverName: command.server,
                                                    channelCount: session.document.channelCount,
-                                                   connectToPhysicalOutputs: !command.noConnect && command.connections.isEmpty))
+                                                   connectToPhysicalOutputs: !command.noConnect && command.connections.isEmpty,
+                                                   compensatesPlaybackLatency: command.alignOutputs))
             engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory,
                                 maximumQueues: max(16, session.document.layers.count))
             engine.isMasterMeteringEnabled = true

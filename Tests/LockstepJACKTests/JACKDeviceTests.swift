@@ -112,7 +112,13 @@ extension JACKTests {
             for xrun in xruns {
                 #expect(xrun.sampleTime >= before - 1024 && xrun.sampleTime <= after, "\(xrun)")
                 #expect(xrun.queues == [q.name])
+                #expect(xrun.length >= 0)
+                print("xrun: \(xrun), delay \(xrun.detail) µs")
             }
+            // The device timeline counts the frames rendered plus those an xrun skipped: it stays
+            // mapped to JACK's frame clock (no period change here, so no clock jump).
+            #expect(rig.device.jackFrameOffset == 0)
+            #expect(!rig.engine.discontinuities.contains { $0.kind == .clockJump })
             #expect(try q.currentTime(timeline: timeline).discontinuity)
             staller.stop()
         }
@@ -154,7 +160,12 @@ extension JACKTests {
                 _ = jack_set_freewheel(client, 0)
             }
             #expect(rig.capture.wait(timeout: 5) { rig.engine.discontinuities.filter { $0.kind == .freewheel }.count == 2 })
-            #expect(rig.engine.discontinuities.filter { $0.kind == .freewheel }.map(\.detail) == [1, 0])
+            let wheel = rig.engine.discontinuities.filter { $0.kind == .freewheel }
+            #expect(wheel.map(\.detail) == [1, 0])
+            // The off event carries the frames rendered in freewheel mode: all of them on the timeline.
+            #expect(wheel[1].length == wheel[1].sampleTime - wheel[0].sampleTime)
+            #expect(wheel[1].length > 0)
+            #expect(rig.device.jackFrameOffset == 0)
         }
 
         @Test("a period change mid-play keeps every frame and the alignment, and is reported")

@@ -84,5 +84,29 @@ extension JACKTests {
             #expect(right + 512 == start + 512, "right arrived at \(right), start \(start)")
             #expect(engine.discontinuities.contains { $0.kind == .playbackLatencyChange && $0.detail == 512 })
         }
+
+        @Test("play --align-outputs: both sides of a stereo file are heard on one sample through ports of playback latency 64 and 512")
+        func playAlignsOutputs() throws {
+            let server = try JACKServer(period: 256)
+            let speakers = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 8, playbackLatencies: [64, 512])
+            try speakers.start()
+            let path = temp.file("click.wav")
+            let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: 48000, channelCount: 2))
+            let click = Signals.impulse(at: 0, frames: 24000, value: 0.5, channels: 2)
+            try click.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: 24000) }
+            try writer.close()
+            let result = try CLI.run(["play", path, "--server", server.name, "--client-name", "lockstep-align", "--align-outputs",
+                                      "--connect", speakers.portNames[0], "--connect", speakers.portNames[1], "--json"], timeout: 20)
+            #expect(result.status == 0, "\(result.stderr)")
+            let line = try #require(result.stdout.split(separator: "\n").last)
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let start = Int64(try #require(summary["startSampleTime"] as? Int))
+            #expect(summary["playbackLatency"] as? Int == 512)
+            #expect(summary["outputDelays"] as? [Int] == [448, 0])
+            let left = try #require(speakers.firstNonSilentExtendedFrameTime(channel: 0))
+            let right = try #require(speakers.firstNonSilentExtendedFrameTime(channel: 1))
+            #expect(left + 64 == right + 512)
+            #expect(right == start)
+        }
     }
 }
