@@ -34,6 +34,14 @@ public struct Discontinuity: Sendable, Hashable, CustomStringConvertible {
         /// latency in frames, ``Discontinuity/length`` the change. Input queues keep the latency
         /// they started with until they are started again.
         case captureLatencyChange
+        /// The server went away and the device waits for it to come back
+        /// (`JACKDevice.Options.survivesServerRestart`): queues hold at ``Discontinuity/sampleTime``,
+        /// the end of the last rendered cycle.
+        case serverLost
+        /// The device is back on a restarted server: ``Discontinuity/sampleTime`` is the first frame
+        /// rendered there (the timeline goes on from the last frame rendered before), and
+        /// ``Discontinuity/detail`` how long the server was away, in milliseconds.
+        case serverRestart
         /// The device entered or left freewheel (faster than realtime) mode.
         case freewheel
         /// The device (for example the JACK server) went away.
@@ -93,6 +101,8 @@ extension Discontinuity.Kind {
         case .clockJump: 7
         case .playbackLatencyChange: 8
         case .captureLatencyChange: 9
+        case .serverLost: 10
+        case .serverRestart: 11
         }
     }
 
@@ -107,6 +117,8 @@ extension Discontinuity.Kind {
         case 7: self = .clockJump
         case 8: self = .playbackLatencyChange
         case 9: self = .captureLatencyChange
+        case 10: self = .serverLost
+        case 11: self = .serverRestart
         default: self = .shutdown
         }
     }

@@ -52,11 +52,19 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         /// ``JACKDevice/captureLatency`` says how long ago the aligned frames were heard, so input
         /// queues record each frame on the device time it was heard. On by default.
         public var compensatesCaptureLatency: Bool
+        /// Whether the device survives a restart of its server: when the server goes away it waits
+        /// for a server of the same name to come back (retrying every 250 ms), opens its client
+        /// again under the same name, registers the same ports, restores their connections and
+        /// renders on. Queues hold while the server is away (nothing stops); the device timeline
+        /// continues from the last rendered frame. Off by default: the device then stops for good
+        /// and ``Lockstep/Engine/deviceError`` says why.
+        public var survivesServerRestart: Bool
 
         /// Creates options; the defaults open client `lockstep` with 2 outputs on the default server.
         public init(clientName: String = "lockstep", serverName: String? = nil, channelCount: Int = 2,
                     inputChannelCount: Int = 0, connectToPhysicalOutputs: Bool = true, maximumFramesPerRender: Int = 8192,
-                    compensatesPlaybackLatency: Bool = false, compensatesCaptureLatency: Bool = true) {
+                    compensatesPlaybackLatency: Bool = false, compensatesCaptureLatency: Bool = true,
+                    survivesServerRestart: Bool = false) {
             self.clientName = clientName
             self.serverName = serverName
             self.channelCount = channelCount
@@ -65,6 +73,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             self.maximumFramesPerRender = maximumFramesPerRender
             self.compensatesPlaybackLatency = compensatesPlaybackLatency
             self.compensatesCaptureLatency = compensatesCaptureLatency
+            self.survivesServerRestart = survivesServerRestart
         }
     }
 
@@ -83,18 +92,71 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// Input channels (`in_1…in_N`).
     public let inputChannelCount: Int
 
-    let client: OpaquePointer
+    /// The server the client was opened on (nil: JACK's default).
+    private let resolvedServerName: String?
     let realtime: UnsafeMutablePointer<JACKRealtimeState>
     private let control = Mutex(Control())
+    /// The live client: nil while the server is away and after ``detach()``. Every call into
+    /// JACK with the client happens under this lock, so it is never used after it was closed.
+    private let live: Mutex<LiveClient>
+
+    struct LiveClient: @unchecked Sendable {
+        var client: OpaquePointer?
+    }
+
+    /// A port handle carried across the client lock.
+    struct PortHandle: @unchecked Sendable {
+        var pointer: OpaquePointer
+    }
+
+    /// A connection made, as returned by the connect helpers.
+    struct ConnectionPair: Sendable {
+        var source: String
+        var destination: String
+    }
+
+    /// Latencies and connections measured in one pass under the client lock.
+    struct Measured: Sendable {
+        var playback: [Int?]
+        var capture: [Int?]
+        var connections: [Connection]
+    }
+
+    /// Runs `body` with the live client under its lock; nil while the server is away or closed.
+    func withClient<T: Sendable>(_ body: (OpaquePointer) -> T) -> T? {
+        live.withLock { state -> T? in
+            guard let client = state.client else { return nil }
+            return body(client)
+        }
+    }
     private let monitorStop = Atomic<Bool>(false)
+    /// Set by the monitor thread around each poll, so ``detach()`` can wait for a poll that uses
+    /// the engine's renderer to finish before the engine goes away.
+    private let monitorPolling = Atomic<Bool>(false)
     private var monitor: Thread?
 
     struct Control: @unchecked Sendable {
         var active = false
         var closed = false
         var attached = false
-        var directRecords: [ObjectIdentifier: (index: Int, record: UnsafeMutablePointer<JACKDirectRecord>, ports: [OpaquePointer])] = [:]
+        var directRecords: [ObjectIdentifier: (index: Int, record: UnsafeMutablePointer<JACKDirectRecord>, names: [String])] = [:]
         var shutdownHandled = false
+        /// While the server is away (``Options/survivesServerRestart``): since when, the next
+        /// attempt to reconnect, and the device time rendering stopped at.
+        var awaySince: Date?
+        var nextAttempt = Date.distantPast
+        /// The connections of the device's ports as last seen (restored after a restart), and
+        /// those still to restore with the time to give up.
+        var connections: [Connection] = []
+        var pendingConnections: [Connection] = []
+        var restoreDeadline = Date.distantPast
+    }
+
+    /// One connection of one of the device's ports: its short name, the other port, the direction.
+    struct Connection: Hashable, Sendable {
+        var ours: String
+        var other: String
+        var oursIsOutput: Bool
     }
 
     /// Opens a client on a running JACK server (it never starts a server itself).
@@ -119,7 +181,8 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         guard let client = lockstep_jack_client_open(options.clientName, serverName, 1, &status) else {
             throw AudioQueueError(.invalidDevice, Self.describeOpenFailure(status: status, server: serverName))
         }
-        self.client = client
+        resolvedServerName = serverName
+        live = Mutex(LiveClient(client: client))
         name = String(cString: jack_get_client_name(client))
         channelCount = options.channelCount
         let period = Int(jack_get_buffer_size(client))
@@ -156,6 +219,11 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         outputPortNames = try register("out", count: options.channelCount, flags: JackPortIsOutput, into: realtime.pointee.ports)
         inputPortNames = try register("in", count: options.inputChannelCount, flags: JackPortIsInput,
                                       into: realtime.pointee.inputPorts)
+        Self.setCallbacks(client, realtime)
+    }
+
+    /// Registers the device's callbacks on `client`, with the realtime state as their argument.
+    private static func setCallbacks(_ client: OpaquePointer, _ realtime: UnsafeMutablePointer<JACKRealtimeState>) {
         let argument = UnsafeMutableRawPointer(realtime)
         jack_set_process_callback(client, jackProcessCallback, argument)
         jack_set_xrun_callback(client, jackXrunCallback, argument)
@@ -223,7 +291,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             }
             // A client that ran before keeps its mapping: the time it was inactive passed.
             if realtime.pointee.started { realtime.pointee.resync.store(true, ordering: .releasing) }
-            guard jack_activate(client) == 0 else {
+            guard withClient({ jack_activate($0) }) == 0 else {
                 return AudioQueueError(.cannotStart, "cannot activate JACK client '\(name)'; check the server")
             }
             state.active = true
@@ -247,20 +315,26 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     public func stop() {
         control.withLock { state in
             guard state.active, !state.closed else { return }
-            if !realtime.pointee.isShutDown.load(ordering: .acquiring) { jack_deactivate(client) }
+            if !realtime.pointee.isShutDown.load(ordering: .acquiring) { _ = withClient { jack_deactivate($0) } }
             state.active = false
         }
     }
 
     /// Deactivates and closes the client; the device cannot be used afterwards.
     public func detach() {
-        monitorStop.store(true, ordering: .releasing)
+        monitorStop.store(true, ordering: .sequentiallyConsistent)
+        if Thread.current.name != "lockstep.jack-monitor" {
+            while monitorPolling.load(ordering: .sequentiallyConsistent) { usleep(200) }
+        }
         stop()
         control.withLock { state in
             guard !state.closed else { return }
             state.closed = true
             realtime.pointee.renderer = nil
-            jack_client_close(client)
+            live.withLock { live in
+                if let client = live.client { jack_client_close(client) }
+                live.client = nil
+            }
         }
     }
 
@@ -273,7 +347,9 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             return DeviceTimeStamp(sampleTime: last, hostTime: 0)
         }
         let now = jack_get_time()
-        let frame32 = jack_frame_time(client)
+        guard let frame32 = withClient({ jack_frame_time($0) }) else {
+            return DeviceTimeStamp(sampleTime: max(0, rt.pointee.cycleStart.load(ordering: .acquiring)), hostTime: now)
+        }
         guard let cycle = rt.pointee.clock() else {
             return DeviceTimeStamp(sampleTime: Int64(frame32), hostTime: now)
         }
@@ -299,12 +375,14 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// JACK's estimate of when `sampleTime` is (or was) at the start of its cycle, through the
     /// current mapping of device time to JACK frame time.
     public func hostTime(forSampleTime sampleTime: Int64) -> UInt64 {
-        jack_frames_to_time(client, realtime.pointee.jackFrame(forDeviceTime: sampleTime))
+        let frame = realtime.pointee.jackFrame(forDeviceTime: sampleTime)
+        return withClient { jack_frames_to_time($0, frame) } ?? 0
     }
 
     /// JACK's estimate of the device sample time at `hostTime`.
     public func sampleTime(forHostTime hostTime: UInt64) -> Int64 {
-        realtime.pointee.deviceTime(forJACKFrame: jack_time_to_frames(client, hostTime))
+        guard let frame = withClient({ jack_time_to_frames($0, hostTime) }) else { return currentTime().sampleTime }
+        return realtime.pointee.deviceTime(forJACKFrame: frame)
     }
 
     /// The JACK frame time (`jack_frame_time`'s clock, 32 bits as JACK's API takes it) of a device
@@ -375,12 +453,12 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     }
 
     /// Starts JACK transport rolling (`jack_transport_start`).
-    public func startTransport() { jack_transport_start(client) }
+    public func startTransport() { _ = withClient { jack_transport_start($0) } }
     /// Stops JACK transport (`jack_transport_stop`).
-    public func stopTransport() { jack_transport_stop(client) }
+    public func stopTransport() { _ = withClient { jack_transport_stop($0) } }
     /// Moves JACK transport to `frame` (`jack_transport_locate`).
     public func locateTransport(to frame: Int64) {
-        _ = jack_transport_locate(client, jack_nframes_t(clamping: max(0, frame)))
+        _ = withClient { jack_transport_locate($0, jack_nframes_t(clamping: max(0, frame))) }
     }
 
     // MARK: - Per-queue ports
@@ -388,17 +466,21 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// Registers ports `<name>_1…<name>_N` and has the process callback refresh their buffers.
     public func makeDirectOutputs(name queueName: String, channelCount: Int) throws(AudioQueueError) -> DirectOutputs {
         let base = Self.portSafe(queueName)
-        var ports: [OpaquePointer] = []
-        var names: [String] = []
-        for c in 0..<channelCount {
-            let short = "\(base)_\(c + 1)"
-            guard let port = jack_port_register(client, short, JACK_DEFAULT_AUDIO_TYPE, UInt(JackPortIsOutput.rawValue), 0) else {
-                for p in ports { jack_port_unregister(client, p) }
-                throw AudioQueueError(.invalidDevice, "cannot register JACK port '\(short)' (is the name taken or too long?); rename the queue")
+        let registered: Result<[PortHandle], AudioQueueError> = withClient { client in
+            var ports: [PortHandle] = []
+            for c in 0..<channelCount {
+                let short = "\(base)_\(c + 1)"
+                guard let port = jack_port_register(client, short, JACK_DEFAULT_AUDIO_TYPE, UInt(JackPortIsOutput.rawValue), 0) else {
+                    for p in ports { jack_port_unregister(client, p.pointer) }
+                    return .failure(AudioQueueError(.invalidDevice, "cannot register JACK port '\(short)' (is the name taken or too long?); rename the queue"))
+                }
+                ports.append(PortHandle(pointer: port))
             }
-            ports.append(port)
-            names.append(String(cString: jack_port_name(port)))
-        }
+            return .success(ports)
+        } ?? .failure(AudioQueueError(.invalidDevice, "the JACK server is away; per-queue ports can be made once it is back"))
+        let handles = try registered.get()
+        let ports = handles.map(\.pointer)
+        let names = ports.map { String(cString: jack_port_name($0)) }
         let outputs = DirectOutputs(channelCount: channelCount, names: names)
         let portArray = UnsafeMutablePointer<OpaquePointer?>.allocate(capacity: max(1, channelCount))
         for (c, port) in ports.enumerated() { portArray[c] = port }
@@ -416,12 +498,12 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             guard let index = (0..<JACKRealtimeState.maximumDirectSets).first(where: { !used.contains($0) }) else {
                 return AudioQueueError(.invalidDevice, "too many queues with their own ports (\(JACKRealtimeState.maximumDirectSets))")
             }
-            state.directRecords[ObjectIdentifier(outputs)] = (index, record, ports)
+            state.directRecords[ObjectIdentifier(outputs)] = (index, record, names)
             realtime.pointee.directSets[index].store(UInt(bitPattern: record), ordering: .releasing)
             return nil
         }
         if let error {
-            for p in ports { jack_port_unregister(client, p) }
+            _ = withClient { client in for p in handles { jack_port_unregister(client, p.pointer) } }
             portArray.deallocate()
             Self.freeDelays(record.pointee.delays)
             record.deallocate()
@@ -436,9 +518,9 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         guard let entry = control.withLock({ $0.directRecords.removeValue(forKey: ObjectIdentifier(outputs)) }) else { return }
         realtime.pointee.directSets[entry.index].store(0, ordering: .releasing)
         waitForCycle()
-        let closed = control.withLock { $0.closed }
-        if !closed && !serverWentAway {
-            for port in entry.ports { jack_port_unregister(client, port) }
+        if !serverWentAway {
+            let ports = (0..<entry.record.pointee.channelCount).compactMap { entry.record.pointee.ports[$0].map(PortHandle.init) }
+            _ = withClient { client in for port in ports { jack_port_unregister(client, port.pointer) } }
         }
         entry.record.pointee.ports.deallocate()
         Self.freeDelays(entry.record.pointee.delays)
@@ -477,23 +559,23 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// - Returns: the connections made.
     @discardableResult
     public func connectToPhysicalOutputs() -> [(String, String)] {
-        let physical = JACKGraph.ports(client: client, pattern: nil, flags: UInt(JackPortIsPhysical.rawValue | JackPortIsInput.rawValue))
-        var made: [(String, String)] = []
-        for (source, destination) in zip(outputPortNames, physical) {
-            if jack_connect(client, source, destination) == 0 { made.append((source, destination)) }
-        }
-        return made
+        let outputs = outputPortNames
+        let made: [ConnectionPair] = withClient { client in
+            let physical = JACKGraph.ports(client: client, pattern: nil, flags: UInt(JackPortIsPhysical.rawValue | JackPortIsInput.rawValue))
+            return zip(outputs, physical).filter { jack_connect(client, $0.0, $0.1) == 0 }.map { ConnectionPair(source: $0.0, destination: $0.1) }
+        } ?? []
+        return made.map { ($0.source, $0.destination) }
     }
 
     /// Connects the input ports, in order, to the physical capture ports (`system:capture_1`, …).
     @discardableResult
     public func connectToPhysicalInputs() -> [(String, String)] {
-        let physical = JACKGraph.ports(client: client, pattern: nil, flags: UInt(JackPortIsPhysical.rawValue | JackPortIsOutput.rawValue))
-        var made: [(String, String)] = []
-        for (source, destination) in zip(physical, inputPortNames) {
-            if jack_connect(client, source, destination) == 0 { made.append((source, destination)) }
-        }
-        return made
+        let inputs = inputPortNames
+        let made: [ConnectionPair] = withClient { client in
+            let physical = JACKGraph.ports(client: client, pattern: nil, flags: UInt(JackPortIsPhysical.rawValue | JackPortIsOutput.rawValue))
+            return zip(physical, inputs).filter { jack_connect(client, $0.0, $0.1) == 0 }.map { ConnectionPair(source: $0.0, destination: $0.1) }
+        } ?? []
+        return made.map { ($0.source, $0.destination) }
     }
 
     /// A port's latency from JACK's latency API, in frames.
@@ -508,13 +590,15 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// an unknown port. To align a recording made while playing, shift it by the playback latency
     /// of what you played plus the capture latency of what you recorded.
     public func latency(ofPort portName: String) -> PortLatency? {
-        guard let port = jack_port_by_name(client, portName) else { return nil }
-        var capture = jack_latency_range_t()
-        var playback = jack_latency_range_t()
-        jack_port_get_latency_range(port, JackCaptureLatency, &capture)
-        jack_port_get_latency_range(port, JackPlaybackLatency, &playback)
-        return PortLatency(capture: Int(capture.min)...Int(max(capture.min, capture.max)),
-                           playback: Int(playback.min)...Int(max(playback.min, playback.max)))
+        withClient { client -> PortLatency? in
+            guard let port = jack_port_by_name(client, portName) else { return nil }
+            var capture = jack_latency_range_t()
+            var playback = jack_latency_range_t()
+            jack_port_get_latency_range(port, JackCaptureLatency, &capture)
+            jack_port_get_latency_range(port, JackPlaybackLatency, &playback)
+            return PortLatency(capture: Int(capture.min)...Int(max(capture.min, capture.max)),
+                               playback: Int(playback.min)...Int(max(playback.min, playback.max)))
+        } ?? nil
     }
 
     /// The compensated capture latency in frames: how long before the device time at which an
@@ -544,7 +628,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
 
     /// The largest latency range (in `mode`) of the ports connected to `port`, or nil when
     /// nothing is connected.
-    private func connectedLatency(of port: OpaquePointer, mode: jack_latency_callback_mode_t) -> Int? {
+    private func connectedLatency(of port: OpaquePointer, mode: jack_latency_callback_mode_t, client: OpaquePointer) -> Int? {
         guard let connections = jack_port_get_all_connections(client, port) else { return nil }
         defer { jack_free(UnsafeMutableRawPointer(connections)) }
         var largest: Int?
@@ -577,17 +661,23 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
                 if let port = record.pointee.ports[c] { outputs.append((port, record.pointee.delays, c)) }
             }
         }
-        let playback = outputs.map { connectedLatency(of: $0.port, mode: JackPlaybackLatency) }
+        let handles = outputs.map { PortHandle(pointer: $0.port) }
+        let inputs = (0..<inputChannelCount).map { realtime.pointee.inputPorts[$0].map(PortHandle.init) }
+        let all = handles.map { ($0, true) } + inputs.compactMap { $0.map { ($0, false) } }
+        guard let measured = withClient({ client -> Measured in
+            Measured(playback: handles.map { self.connectedLatency(of: $0.pointer, mode: JackPlaybackLatency, client: client) },
+                     capture: inputs.map { $0.flatMap { self.connectedLatency(of: $0.pointer, mode: JackCaptureLatency, client: client) } },
+                     connections: Self.connections(of: all, client: client))
+        }) else { return }
+        control.withLock { $0.connections = measured.connections }
+        let playback = measured.playback
         let playbackMax = playback.compactMap { $0 }.max() ?? 0
         for (output, latency) in zip(outputs, playback) {
             output.bank?.pointee.setDelay(latency.map { playbackMax - $0 } ?? 0, channel: output.channel)
         }
         realtime.pointee.playbackLatency.store(playbackMax, ordering: .releasing)
         // Capture: the inputs.
-        var capture: [Int?] = []
-        for c in 0..<inputChannelCount {
-            capture.append(realtime.pointee.inputPorts[c].flatMap { connectedLatency(of: $0, mode: JackCaptureLatency) })
-        }
+        let capture = measured.capture
         let captureMax = capture.compactMap { $0 }.max() ?? 0
         if let bank = realtime.pointee.inputDelays {
             for (c, latency) in capture.enumerated() { bank.pointee.setDelay(latency.map { captureMax - $0 } ?? 0, channel: c) }
@@ -597,10 +687,26 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         }
     }
 
+    /// The connections of `ports` (each with whether it is an output), by the port's short name.
+    private static func connections(of ports: [(PortHandle, Bool)], client: OpaquePointer) -> [Connection] {
+        var result: [Connection] = []
+        for (port, isOutput) in ports {
+            guard let list = jack_port_get_all_connections(client, port.pointer) else { continue }
+            defer { jack_free(UnsafeMutableRawPointer(list)) }
+            let short = String(cString: jack_port_short_name(port.pointer))
+            var i = 0
+            while let other = list[i] {
+                result.append(Connection(ours: short, other: String(cString: other), oursIsOutput: isOutput))
+                i += 1
+            }
+        }
+        return result
+    }
+
     /// Connects two ports by full name (`client:port`).
     /// - Throws: ``Lockstep/AudioQueueError/Code/invalidParameter`` naming the ports when JACK refuses.
     public func connect(_ source: String, to destination: String) throws(AudioQueueError) {
-        let result = jack_connect(client, source, destination)
+        let result = withClient { jack_connect($0, source, destination) } ?? -1
         if result != 0 && result != EEXIST {
             throw AudioQueueError(.invalidParameter, "cannot connect '\(source)' to '\(destination)'; check both port names with `lockstep ports`")
         }
@@ -609,22 +715,160 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
 
     /// Disconnects two ports by full name.
     public func disconnect(_ source: String, from destination: String) throws(AudioQueueError) {
-        if jack_disconnect(client, source, destination) != 0 {
+        if (withClient { jack_disconnect($0, source, destination) } ?? -1) != 0 {
             throw AudioQueueError(.invalidParameter, "cannot disconnect '\(source)' from '\(destination)'; are they connected?")
         }
         updateLatencies()
     }
 
     /// The ports on the server and their connections.
-    public func graph() -> [JACKGraph.Port] { JACKGraph.describe(client: client) }
+    public func graph() -> [JACKGraph.Port] { withClient { JACKGraph.describe(client: $0) } ?? [] }
+
+    // MARK: - Server restarts
+
+    /// Whether the server went away and the device waits for it to come back
+    /// (``Options/survivesServerRestart``).
+    public var isWaitingForServer: Bool { control.withLock { $0.awaySince != nil } }
+
+    /// The server is away: the first time, close the dead client and report `serverLost`; then,
+    /// every 250 ms, try to open the client again on a server of the same name. Monitor thread.
+    private func waitForServer(_ renderer: DeviceRenderer) {
+        let rt = realtime
+        let now = Date()
+        let first = control.withLock { state -> Bool in
+            guard state.awaySince == nil else { return false }
+            state.awaySince = now
+            state.nextAttempt = now.addingTimeInterval(0.25)
+            return true
+        }
+        if first {
+            while rt.pointee.inRender.load(ordering: .sequentiallyConsistent) { usleep(100) }
+            live.withLock { live in
+                if let client = live.client { jack_client_close(client) }
+                live.client = nil
+            }
+            // The process thread is gone: its clock fields are ours to read.
+            let last = rt.pointee.previousDeviceTime + Int64(rt.pointee.previousFrames)
+            renderer.reportDiscontinuityFromNotificationThread(.serverLost, sampleTime: last, detail: 0)
+            return
+        }
+        let due = control.withLock { state -> Bool in
+            guard now >= state.nextAttempt else { return false }
+            state.nextAttempt = now.addingTimeInterval(0.25)
+            return true
+        }
+        guard due else { return }
+        reopen(awaySince: control.withLock { $0.awaySince } ?? now)
+    }
+
+    /// Opens the client again under the same name, registers the same ports, resets the realtime
+    /// state for it and activates it; on any failure closes it again (the next attempt retries).
+    private func reopen(awaySince: Date) {
+        let rt = realtime
+        var status = jack_status_t(rawValue: 0)
+        JACKGraph.quietLibjack()
+        guard let client = lockstep_jack_client_open(name, resolvedServerName, 1, &status) else { return }
+        guard String(cString: jack_get_client_name(client)) == name else {
+            jack_client_close(client)          // the name is taken: our port names would change
+            return
+        }
+        func register(_ short: String, output: Bool) -> OpaquePointer? {
+            jack_port_register(client, short, JACK_DEFAULT_AUDIO_TYPE,
+                               UInt((output ? JackPortIsOutput : JackPortIsInput).rawValue), 0)
+        }
+        var master: [OpaquePointer] = []
+        var inputs: [OpaquePointer] = []
+        for c in 0..<channelCount {
+            guard let port = register("out_\(c + 1)", output: true) else { jack_client_close(client); return }
+            master.append(port)
+        }
+        for c in 0..<inputChannelCount {
+            guard let port = register("in_\(c + 1)", output: false) else { jack_client_close(client); return }
+            inputs.append(port)
+        }
+        let records = control.withLock { $0.directRecords.values.map { ($0.record, $0.names) } }
+        var direct: [(UnsafeMutablePointer<JACKDirectRecord>, [OpaquePointer])] = []
+        for (record, names) in records {
+            var ports: [OpaquePointer] = []
+            for full in names {
+                let short = full.split(separator: ":", maxSplits: 1).last.map(String.init) ?? full
+                guard let port = register(short, output: true) else { jack_client_close(client); return }
+                ports.append(port)
+            }
+            direct.append((record, ports))
+        }
+        // No process callback runs now (the old client is closed, the new one inactive).
+        for (c, port) in master.enumerated() { rt.pointee.ports[c] = port }
+        for (c, port) in inputs.enumerated() { rt.pointee.inputPorts[c] = port }
+        for (record, ports) in direct {
+            for (c, port) in ports.enumerated() { record.pointee.ports[c] = port }
+        }
+        rt.pointee.client = client
+        rt.pointee.lastFrame32 = 0
+        rt.pointee.high = 0
+        rt.pointee.shutdownReason[0] = 0
+        rt.pointee.sampleRate.store(Int(jack_get_sample_rate(client)), ordering: .releasing)
+        rt.pointee.bufferSize.store(Int(jack_get_buffer_size(client)), ordering: .releasing)
+        rt.pointee.awayMilliseconds.store(Int(Date().timeIntervalSince(awaySince) * 1000), ordering: .releasing)
+        rt.pointee.restartSync.store(true, ordering: .releasing)
+        rt.pointee.isShutDown.store(false, ordering: .sequentiallyConsistent)
+        Self.setCallbacks(client, rt)
+        let closed = control.withLock { $0.closed }
+        if closed {                            // detached meanwhile
+            jack_client_close(client)
+            return
+        }
+        live.withLock { $0.client = client }
+        let active = control.withLock { $0.active }
+        if active && withClient({ jack_activate($0) }) != 0 {
+            rt.pointee.isShutDown.store(true, ordering: .sequentiallyConsistent)
+            live.withLock { live in
+                if let client = live.client { jack_client_close(client) }
+                live.client = nil
+            }
+            return
+        }
+        control.withLock { state in
+            state.awaySince = nil
+            state.pendingConnections = state.connections
+            state.restoreDeadline = Date().addingTimeInterval(10)
+        }
+        restoreConnections()
+        rt.pointee.latencyDirty.store(true, ordering: .releasing)
+    }
+
+    /// Makes the connections the device's ports had before the server went away, as far as the
+    /// other ports exist yet (retried by the monitor for 10 s after a restart).
+    private func restoreConnections() {
+        let (pending, deadline) = control.withLock { ($0.pendingConnections, $0.restoreDeadline) }
+        guard !pending.isEmpty else { return }
+        let name = self.name
+        let left: [Connection] = withClient { client in
+            pending.filter { connection in
+                let ours = "\(name):\(connection.ours)"
+                let result = connection.oursIsOutput ? jack_connect(client, ours, connection.other)
+                                                     : jack_connect(client, connection.other, ours)
+                return result != 0 && result != EEXIST
+            }
+        } ?? pending
+        control.withLock { $0.pendingConnections = Date() < deadline ? left : [] }
+    }
 
     // MARK: - Monitor
 
     private func startMonitor() {
         guard monitor == nil else { return }
         let thread = Thread { [weak self] in
-            while let self, !self.monitorStop.load(ordering: .acquiring) {
+            while let self {
+                // Announce the poll, then check for a stop (detach sets the stop, then waits for
+                // the announcement to clear): a poll never runs after detach returned.
+                self.monitorPolling.store(true, ordering: .sequentiallyConsistent)
+                if self.monitorStop.load(ordering: .sequentiallyConsistent) {
+                    self.monitorPolling.store(false, ordering: .sequentiallyConsistent)
+                    break
+                }
                 self.poll()
+                self.monitorPolling.store(false, ordering: .sequentiallyConsistent)
                 usleep(5000)
             }
         }
@@ -639,6 +883,12 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         guard let renderer = realtime.pointee.renderer else { return }
         let rt = realtime
         if rt.pointee.latencyDirty.load(ordering: .acquiring) && isRunning { updateLatencies() }
+        if !control.withLock({ $0.pendingConnections.isEmpty }) { restoreConnections() }
+        if rt.pointee.isShutDown.load(ordering: .sequentiallyConsistent) && options.survivesServerRestart
+            && !control.withLock({ $0.closed }) {
+            waitForServer(renderer)
+            return
+        }
         if rt.pointee.isShutDown.load(ordering: .sequentiallyConsistent) {
             let first = control.withLock { state -> Bool in
                 defer { state.shutdownHandled = true }

@@ -8,7 +8,9 @@ struct JACKRealtimeState: ~Copyable {
     static let maximumDirectSets = 1024
     static let xrunRingSize = 64
 
-    let client: OpaquePointer
+    /// The client; replaced (by the monitor thread, while no process callback can run) when the
+    /// device reopens it after a server restart.
+    var client: OpaquePointer
     let channelCount: Int
     let inputCount: Int
     let maximumFrames: Int
@@ -45,6 +47,11 @@ struct JACKRealtimeState: ~Copyable {
     /// Set by `start()`: the next cycle keeps the mapping but not the previous cycle's frame count
     /// (the client was inactive in between; time passed, nothing was lost).
     let resync = Atomic<Bool>(false)
+    /// Set when the client was opened again on a restarted server: the next cycle continues the
+    /// timeline from the last rendered frame (JACK's new clock has nothing to do with the old).
+    let restartSync = Atomic<Bool>(false)
+    /// How long the server was away, for the `serverRestart` report.
+    let awayMilliseconds = Atomic<Int>(0)
     /// Published under `clockSequence`: the cycle's device sample time, JACK frame time (extended),
     /// host time and period.
     let clockSequence = Atomic<Int>(0)
@@ -262,6 +269,10 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
             renderer.reportDiscontinuity(.xrun, sampleTime: sampleTime - clock.skipped, length: clock.skipped,
                                          detail: takeXrunDelay(state))
         }
+        if clock.restarted {
+            renderer.reportDiscontinuity(.serverRestart, sampleTime: sampleTime, length: 0,
+                                         detail: Int64(state.pointee.awayMilliseconds.load(ordering: .acquiring)))
+        }
         if clock.jump != 0 {
             renderer.reportDiscontinuity(.clockJump, sampleTime: sampleTime, length: clock.jump, detail: Int64(frames))
         }
@@ -417,10 +428,25 @@ let xrunMatchCycles = 4
 /// jackd2 makes at a period change. Process thread only. Returns this cycle's device sample time.
 @_noAllocation @_noLocks
 func advanceClock(_ state: UnsafeMutablePointer<JACKRealtimeState>, jackFrame: Int64, frames: Int, rate: Int,
-                  hostTime: UInt64, periodMicroseconds: Float) -> (sampleTime: Int64, skipped: Int64, jump: Int64) {
+                  hostTime: UInt64, periodMicroseconds: Float) -> (sampleTime: Int64, skipped: Int64, jump: Int64, restarted: Bool) {
     defer {
         state.pointee.previousHostTime = hostTime
         state.pointee.previousPeriodMicroseconds = periodMicroseconds
+    }
+    if state.pointee.started && state.pointee.restartSync.exchange(false, ordering: .acquiringAndReleasing) {
+        // A new server: the timeline goes on from the last rendered frame; the mapping to the new
+        // server's clock starts afresh (its jump against the old mapping is reported).
+        let oldOffset = state.pointee.previousJACKFrame - state.pointee.previousDeviceTime
+        let sampleTime = state.pointee.previousDeviceTime + Int64(state.pointee.previousFrames)
+        state.pointee.cycleIndex &+= 1
+        state.pointee.previousJACKFrame = jackFrame
+        state.pointee.previousFrames = frames
+        state.pointee.previousDeviceTime = sampleTime
+        state.pointee.previousHostTime = 0
+        state.pointee.xrunsSeen = state.pointee.xrunWrite.load(ordering: .acquiring)
+        state.pointee.pendingXruns = 0
+        state.pointee.unclaimedSkips = 0
+        return (sampleTime, 0, (jackFrame - sampleTime) - oldOffset, true)
     }
     guard state.pointee.started, !state.pointee.resync.exchange(false, ordering: .acquiringAndReleasing) else {
         // First cycle, or the first after (re)activation: keep the mapping (JACK time passed).
@@ -431,7 +457,7 @@ func advanceClock(_ state: UnsafeMutablePointer<JACKRealtimeState>, jackFrame: I
         state.pointee.previousDeviceTime = jackFrame - offset
         state.pointee.seenSampleRate = state.pointee.sampleRate.load(ordering: .acquiring)
         state.pointee.xrunsSeen = state.pointee.xrunWrite.load(ordering: .acquiring)
-        return (jackFrame - offset, 0, 0)
+        return (jackFrame - offset, 0, 0, false)
     }
     let delta = jackFrame - state.pointee.previousJACKFrame
     let previous = Int64(state.pointee.previousFrames)
@@ -459,7 +485,7 @@ func advanceClock(_ state: UnsafeMutablePointer<JACKRealtimeState>, jackFrame: I
     state.pointee.previousJACKFrame = jackFrame
     state.pointee.previousFrames = frames
     state.pointee.previousDeviceTime = sampleTime
-    return (sampleTime, skipped, jump)
+    return (sampleTime, skipped, jump, false)
 }
 
 /// The delay of a pending xrun callback, claimed by a clock skip; or, if its callback has not

@@ -50,6 +50,9 @@ struct PlayCommand: ParsableCommand {
     @Flag(help: "Follow JACK transport: rolling starts, stopping pauses, relocating seeks.")
     var transport = false
 
+    @Flag(name: .customLong("reconnect"), help: "If the JACK server goes away, wait for a server of the same name to come back and play on from where playback stopped (same ports, connections restored) instead of exiting.")
+    var reconnect = false
+
     @Flag(name: .customLong("align-outputs"), help: "Delay every output port by the largest playback latency of the connected outputs minus its own (JACK's latency ranges), so all are heard on the same sample.")
     var alignOutputs = false
 
@@ -198,7 +201,8 @@ final class PlaySession {
             device = try JACKDevice(options: .init(clientName: command.clientName, serverName: command.server,
                                                    channelCount: 2, inputChannelCount: command.recordPorts.count,
                                                    connectToPhysicalOutputs: !command.noConnect && command.connections.isEmpty,
-                                                   compensatesPlaybackLatency: command.alignOutputs))
+                                                   compensatesPlaybackLatency: command.alignOutputs,
+                                                   survivesServerRestart: command.reconnect))
         } catch {
             throw CLIError(message: "play: \(error.message)")
         }
@@ -301,9 +305,11 @@ final class PlaySession {
         var end: Int64? = command.duration.map { base + Int64(($0 * rate).rounded()) }
         let display = LiveDisplay(enabled: Terminal.stderrIsTerminal && !command.json, players: players, engine: engine)
         var interrupted = false
+        let serverWatch = ServerWatch(device: device)
         while true {
             if interrupt.received != 0 { interrupted = true; break }
             if engine.deviceError != nil { break }
+            serverWatch.poll { FileHandle.standardError.write(Data("lockstep: \($0)\n".utf8)) }
             if players.contains(where: { $0.queue.stopError != nil }) { break }
             let now = engine.currentTime().sampleTime
             if let follower {

@@ -40,6 +40,9 @@ struct SessionRunCommand: ParsableCommand {
     @Flag(help: "Follow JACK transport: rolling plays from the transport position, stopping pauses, relocating seeks.")
     var transport = false
 
+    @Flag(name: .customLong("reconnect"), help: "If the JACK server goes away, wait for a server of the same name to come back and play on from where playback stopped (same ports, connections restored) instead of exiting.")
+    var reconnect = false
+
     @Flag(name: .customLong("align-outputs"), help: "Delay every output port by the largest playback latency of the connected outputs minus its own (JACK's latency ranges), so all are heard on the same sample.")
     var alignOutputs = false
 
@@ -104,7 +107,8 @@ final class SessionRun {
             device = try JACKDevice(options: .init(clientName: command.clientName, serverName: command.server,
                                                    channelCount: session.document.channelCount,
                                                    connectToPhysicalOutputs: !command.noConnect && command.connections.isEmpty,
-                                                   compensatesPlaybackLatency: command.alignOutputs))
+                                                   compensatesPlaybackLatency: command.alignOutputs,
+                                                   survivesServerRestart: command.reconnect))
             engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory,
                                 maximumQueues: max(16, session.document.layers.count))
             engine.isMasterMeteringEnabled = true
@@ -165,9 +169,13 @@ final class SessionRun {
         var interrupted = false
         var stopRequested = false
         var lateReported = 0
+        let serverWatch = ServerWatch(device: device)
         while true {
             if interrupt.received != 0 { interrupted = true; break }
             if engine.deviceError != nil { break }
+            serverWatch.poll { text in
+                if display.enabled { display.note(text) } else { FileHandle.standardError.write(Data("lockstep: \(text)\n".utf8)) }
+            }
             if player.queues.contains(where: { $0.stopError != nil }) { break }
             if let follower {
                 do { try follower.poll() } catch {

@@ -1,0 +1,107 @@
+import CJack
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepJACK
+import LockstepTestSupport
+import Testing
+
+extension JACKTests {
+    /// A device that survives a restart of its server: queues hold while it is away and play on,
+    /// on a timeline that continues from the last rendered frame.
+    @Suite("Server restarts", .serialized)
+    struct RestartTests {
+        let temp: TemporaryTestDirectory
+        static let step: Float = 1.0 / 65536
+
+        init() throws { temp = try TemporaryTestDirectory(prefix: "lockstep-restart") }
+
+        @Test("killed and restarted under the same name, the server gets the same ports and connections back; the mix recorded across it is one unbroken ramp")
+        func survivesRestart() throws {
+            let server = try JACKServer(period: 256)
+            let name = server.name
+            let device = try JACKDevice(options: .init(clientName: "lockstep-survivor", serverName: name,
+                                                       connectToPhysicalOutputs: false, survivesServerRestart: true))
+            let engine = try Engine(device: device)
+            try device.start()
+            try device.connect(device.outputPortNames[0], to: "system:playback_1")
+            let q = try engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1), name: "ramp") { _, _ in }
+            let ramp = Signals.ramp(frames: 48000 * 6, start: 1, step: Self.step)
+            try q.enqueueSamples(ramp)
+            let path = temp.file("mix.wav")
+            let recorder = try FileRecorder(engine: engine, path: path, channels: 1, sampleFormat: .float32, source: .mix)
+            let start = try engine.start([q]).sampleTime
+            try recorder.start(at: start)
+            #expect(ThreadedTestDevice.wait(timeout: 5) { engine.currentTime().sampleTime > start + 24000 })
+
+            server.kill()
+            #expect(ThreadedTestDevice.wait(timeout: 5) { device.isWaitingForServer })
+            #expect(engine.deviceError == nil)
+            usleep(300_000)
+            let again = try JACKServer(name: name, period: 256)
+            #expect(ThreadedTestDevice.wait(timeout: 10) { !device.isWaitingForServer && device.isRunning })
+            #expect(ThreadedTestDevice.wait(timeout: 5) {
+                engine.discontinuities.contains { $0.kind == .serverRestart }
+            })
+            // The same ports, connected as before.
+            #expect(ThreadedTestDevice.wait(timeout: 5) {
+                ((try? JACKGraph.listPorts(server: again.name)) ?? []).contains {
+                    $0.name == device.outputPortNames[0] && $0.connections == ["system:playback_1"]
+                }
+            })
+            let resumed = try #require(engine.discontinuities.first { $0.kind == .serverRestart })
+            let lost = try #require(engine.discontinuities.first { $0.kind == .serverLost })
+            #expect(resumed.sampleTime == lost.sampleTime, "the timeline goes on from the last rendered frame")
+            #expect(resumed.detail >= 300)
+            #expect(ThreadedTestDevice.wait(timeout: 5) { engine.currentTime().sampleTime > resumed.sampleTime + 24000 })
+            #expect(q.isRunning)
+
+            let end = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + 2400
+            try recorder.stop(atSampleTime: end)
+            #expect(ThreadedTestDevice.wait(timeout: 5) { !recorder.isRecording })
+            let summary = try recorder.stop()
+            let reader = try AudioFileReader(path: path)
+            var samples = [Float](repeating: 0, count: Int(reader.frameCount))
+            _ = try samples.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
+            #expect(summary.framesWritten == end - start)
+            let broken = samples.indices.first { samples[$0] != ramp[$0] }
+            #expect(broken == nil, "the recorded mix breaks at frame \(broken ?? -1)")
+            try q.stop()
+        }
+
+        @Test("play --reconnect plays the whole file across a server restart; its recording of the mix is the file, unbroken")
+        func playReconnects() throws {
+            let server = try JACKServer(period: 256)
+            let name = server.name
+            let path = temp.file("ramp.wav")
+            let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: 48000, channelCount: 1))
+            let ramp = Signals.ramp(frames: 48000 * 3, start: 1, step: Self.step)
+            try ramp.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: ramp.count) }
+            try writer.close()
+            let recording = temp.file("mix.wav")
+            let running = try CLI.spawn(["play", path, "--server", name, "--client-name", "lockstep-reconnect", "--no-connect",
+                                         "--reconnect", "--record", recording, "--json"])
+            #expect(ThreadedTestDevice.wait(timeout: 10) {
+                ((try? FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0) > 100_000
+            })
+            server.kill()
+            #expect(ThreadedTestDevice.wait(timeout: 5) { running.errorOutputSoFar.contains("waiting for it to come back") })
+            usleep(500_000)
+            let again = try JACKServer(name: name, period: 256)
+            let result = running.wait(timeout: 20)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("the JACK server is back"))
+            let line = try #require(result.stdout.split(separator: "\n").last)
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let kinds = (summary["discontinuities"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
+            #expect(kinds.contains("serverLost") && kinds.contains("serverRestart"), "\(kinds)")
+            let reader = try AudioFileReader(path: recording)
+            var samples = [Float](repeating: 0, count: Int(reader.frameCount) * 2)
+            _ = try samples.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
+            #expect(samples.count / 2 >= ramp.count)
+            let broken = (0..<min(ramp.count, samples.count / 2)).first { samples[2 * $0] != ramp[$0] }
+            #expect(broken == nil, "the recorded mix breaks at frame \(broken ?? -1)")
+            _ = again
+        }
+    }
+}
