@@ -43,9 +43,7 @@ extension JACKTests {
             #expect(summary.startSampleTime == start)
             #expect(engine.discontinuities.contains { $0.kind == .captureLatencyChange && $0.detail == 300 })
 
-            let reader = try AudioFileReader(path: path)
-            var samples = [Float](repeating: 0, count: Int(frames) * 2)
-            _ = try samples.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(frames)) }
+            let samples = try readAudio(path).samples
             let first = Int64(try #require(source.firstFrameTime))
             var mismatches = 0
             for k in 0..<Int(frames) {
@@ -90,11 +88,7 @@ extension JACKTests {
             let server = try JACKServer(period: 256)
             let speakers = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 8, playbackLatencies: [64, 512])
             try speakers.start()
-            let path = temp.file("click.wav")
-            let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: 48000, channelCount: 2))
-            let click = Signals.impulse(at: 0, frames: 24000, value: 0.5, channels: 2)
-            try click.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: 24000) }
-            try writer.close()
+            let path = try temp.writeAudio("click.wav", Signals.impulse(at: 0, frames: 24000, value: 0.5, channels: 2), channels: 2)
             let result = try CLI.run(["play", path, "--server", server.name, "--client-name", "lockstep-align", "--align-outputs",
                                       "--connect", speakers.portNames[0], "--connect", speakers.portNames[1], "--json"], timeout: 20)
             #expect(result.status == 0, "\(result.stderr)")

@@ -36,6 +36,38 @@ final class PipeWireDaemon {
 
     var environment: [String: String] { ["XDG_RUNTIME_DIR": runtimeDirectory.path] }
 
+    /// Starts `executable` with `arguments` as a client of this daemon, output to pipes.
+    func spawn(_ executable: String, _ arguments: [String]) throws -> (process: Process, out: Pipe, err: Pipe) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        for (key, value) in self.environment { environment[key] = value }
+        environment.removeValue(forKey: "JACK_DEFAULT_SERVER")
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        return (process, out, err)
+    }
+
+    /// Runs `lockstep` with `arguments` under PipeWire's libjack (`pw-jack`).
+    func spawnLockstep(_ arguments: [String]) throws -> (process: Process, out: Pipe, err: Pipe) {
+        try spawn("/usr/bin/pw-jack", [CLI.binary] + arguments)
+    }
+
+    /// Waits up to `timeout` seconds for a spawned process (terminating it then) and returns its
+    /// standard output and error.
+    static func finish(_ spawned: (process: Process, out: Pipe, err: Pipe), timeout: Double) -> (stdout: String, stderr: String) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while spawned.process.isRunning && Date() < deadline { usleep(20_000) }
+        if spawned.process.isRunning { spawned.process.terminate() }
+        spawned.process.waitUntilExit()
+        return (String(decoding: spawned.out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self),
+                String(decoding: spawned.err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+    }
+
     deinit {
         process.terminate()
         process.waitUntilExit()
@@ -49,32 +81,14 @@ extension JACKTests {
         func playsUnderPipeWire() throws {
             let daemon = try PipeWireDaemon()
             let temp = try TemporaryTestDirectory(prefix: "lockstep-pw")
-            let path = temp.file("ramp.wav")
-            let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: 48000, channelCount: 1))
             let ramp = Signals.ramp(frames: 24000, start: 1)
-            try ramp.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: 24000) }
-            try writer.close()
+            let path = try temp.writeAudio("ramp.wav", ramp)
             let recording = temp.file("mix.wav")
             // pw-jack runs lockstep with PipeWire's libjack.
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/pw-jack")
-            process.arguments = [CLI.binary, "play", path, "--start-server", "never", "--no-connect",
-                                 "--record", recording, "--json"]
-            var environment = ProcessInfo.processInfo.environment
-            for (key, value) in daemon.environment { environment[key] = value }
-            environment.removeValue(forKey: "JACK_DEFAULT_SERVER")
-            process.environment = environment
-            let out = Pipe(), err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            try process.run()
-            let deadline = Date().addingTimeInterval(30)
-            while process.isRunning && Date() < deadline { usleep(20_000) }
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
-            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationStatus == 0, "\(stderr)")
+            let running = try daemon.spawnLockstep(["play", path, "--start-server", "never", "--no-connect",
+                                                    "--record", recording, "--json"])
+            let (stdout, stderr) = PipeWireDaemon.finish(running, timeout: 30)
+            #expect(running.process.terminationStatus == 0, "\(stderr)")
             let summary = try #require(try JSONSerialization.jsonObject(with: Data((stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
             #expect((summary["framesPlayed"] as? Int ?? 0) >= 24000)
             let reader = try AudioFileReader(path: recording)
@@ -89,45 +103,21 @@ extension JACKTests {
         func rateChangeStopsCleanly() throws {
             let daemon = try PipeWireDaemon()
             let temp = try TemporaryTestDirectory(prefix: "lockstep-pw-rate")
-            let path = temp.file("ramp.wav")
-            let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: 48000, channelCount: 1))
             let ramp = Signals.ramp(frames: 48000 * 8, start: 1, step: 1.0 / 65536)
-            try ramp.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: ramp.count) }
-            try writer.close()
+            let path = try temp.writeAudio("ramp.wav", ramp)
             let recording = temp.file("mix.wav")
-            var environment = ProcessInfo.processInfo.environment
-            for (key, value) in daemon.environment { environment[key] = value }
-            environment.removeValue(forKey: "JACK_DEFAULT_SERVER")
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/pw-jack")
-            process.arguments = [CLI.binary, "play", path, "--start-server", "never", "--no-connect",
-                                 "--record", recording, "--json"]
-            process.environment = environment
-            let out = Pipe(), err = Pipe()
-            process.standardOutput = out
-            process.standardError = err
-            try process.run()
+            let running = try daemon.spawnLockstep(["play", path, "--start-server", "never", "--no-connect",
+                                                    "--record", recording, "--json"])
             // Once it plays (the recording grows past its header), force the graph to 44.1 kHz.
             let playing = Date().addingTimeInterval(15)
-            while process.isRunning && Date() < playing
+            while running.process.isRunning && Date() < playing
                     && ((try? FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0) < 200_000 {
                 usleep(20_000)
             }
-            let force = Process()
-            force.executableURL = URL(fileURLWithPath: "/usr/bin/pw-metadata")
-            force.arguments = ["-n", "settings", "0", "clock.force-rate", "44100"]
-            force.environment = environment
-            force.standardOutput = FileHandle.nullDevice
-            force.standardError = FileHandle.nullDevice
-            try force.run()
-            force.waitUntilExit()
-            let deadline = Date().addingTimeInterval(20)
-            while process.isRunning && Date() < deadline { usleep(20_000) }
-            if process.isRunning { process.terminate() }
-            process.waitUntilExit()
-            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationStatus != 0)
+            _ = PipeWireDaemon.finish(try daemon.spawn("/usr/bin/pw-metadata", ["-n", "settings", "0", "clock.force-rate", "44100"]),
+                                      timeout: 10)
+            let (stdout, stderr) = PipeWireDaemon.finish(running, timeout: 20)
+            #expect(running.process.terminationStatus != 0)
             #expect(stderr.contains("sample rate changed from 48000 Hz to 44100 Hz"), "\(stderr)")
             let summary = try #require(try JSONSerialization.jsonObject(with: Data((stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
             let gaps = try #require(summary["discontinuities"] as? [[String: Any]])
@@ -136,11 +126,9 @@ extension JACKTests {
             let changedAt = try #require(change["sampleTime"] as? Int)
             let start = try #require(summary["startSampleTime"] as? Int)
             // The recording of the mix holds the ramp, exactly, up to the change and nothing after.
-            let reader = try AudioFileReader(path: recording)
-            #expect(reader.format.sampleRate == 48000)
-            var mix = [Float](repeating: 0, count: Int(reader.frameCount) * 2)
-            _ = try mix.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
-            #expect(Int(reader.frameCount) == changedAt - start, "recorded \(reader.frameCount) frames, change \(changedAt - start) after the start")
+            #expect(try AudioFileReader(path: recording).format.sampleRate == 48000)
+            let mix = try readAudio(recording).samples
+            #expect(mix.count / 2 == changedAt - start, "recorded \(mix.count / 2) frames, change \(changedAt - start) after the start")
             let mismatch = (0..<(mix.count / 2)).first { mix[2 * $0] != ramp[$0] }
             #expect(mismatch == nil, "frame \(mismatch ?? -1)")
         }

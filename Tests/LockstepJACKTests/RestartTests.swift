@@ -60,9 +60,7 @@ extension JACKTests {
             try recorder.stop(atSampleTime: end)
             #expect(ThreadedTestDevice.wait(timeout: 5) { !recorder.isRecording })
             let summary = try recorder.stop()
-            let reader = try AudioFileReader(path: path)
-            var samples = [Float](repeating: 0, count: Int(reader.frameCount))
-            _ = try samples.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
+            let samples = try readAudio(path).samples
             #expect(summary.framesWritten == end - start)
             let broken = samples.indices.first { samples[$0] != ramp[$0] }
             #expect(broken == nil, "the recorded mix breaks at frame \(broken ?? -1)")
@@ -73,11 +71,8 @@ extension JACKTests {
         func playReconnects() throws {
             let server = try JACKServer(period: 256)
             let name = server.name
-            let path = temp.file("ramp.wav")
-            let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: 48000, channelCount: 1))
             let ramp = Signals.ramp(frames: 48000 * 3, start: 1, step: Self.step)
-            try ramp.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: ramp.count) }
-            try writer.close()
+            let path = try temp.writeAudio("ramp.wav", ramp)
             let recording = temp.file("mix.wav")
             let running = try CLI.spawn(["play", path, "--server", name, "--client-name", "lockstep-reconnect", "--no-connect",
                                          "--reconnect", "--record", recording, "--json"])
@@ -95,9 +90,7 @@ extension JACKTests {
             let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             let kinds = (summary["discontinuities"] as? [[String: Any]] ?? []).compactMap { $0["kind"] as? String }
             #expect(kinds.contains("serverLost") && kinds.contains("serverRestart"), "\(kinds)")
-            let reader = try AudioFileReader(path: recording)
-            var samples = [Float](repeating: 0, count: Int(reader.frameCount) * 2)
-            _ = try samples.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
+            let samples = try readAudio(recording).samples
             #expect(samples.count / 2 >= ramp.count)
             let broken = (0..<min(ramp.count, samples.count / 2)).first { samples[2 * $0] != ramp[$0] }
             #expect(broken == nil, "the recorded mix breaks at frame \(broken ?? -1)")

@@ -17,32 +17,6 @@ extension JACKTests {
 
         init() throws { temp = try TemporaryTestDirectory(prefix: "lockstep-timeline") }
 
-        func write(_ name: String, _ samples: [Float], rate: Double = 48000, channels: Int = 1) throws -> String {
-            let path = temp.file(name)
-            let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: rate, channelCount: channels))
-            try samples.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: samples.count / channels) }
-            try writer.close()
-            return path
-        }
-
-        /// Reads a file as interleaved floats.
-        func read(_ path: String) throws -> (samples: [Float], channels: Int) {
-            let reader = try AudioFileReader(path: path)
-            var samples = [Float](repeating: 0, count: Int(reader.frameCount) * reader.format.channelCount)
-            _ = try samples.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
-            return (samples, reader.format.channelCount)
-        }
-
-        /// The recorded frame captured at JACK frame time `time` (valid before JACK's clock jumps).
-        func recordedIndex(_ capture: JACKCapture, atFrameTime time: Int64) -> Int? {
-            let target = UInt32(truncatingIfNeeded: time)
-            for cycle in capture.cycles {
-                let offset = target &- cycle.frameTime
-                if offset < UInt32(cycle.frames) { return cycle.firstRecordedFrame + Int(offset) }
-            }
-            return nil
-        }
-
         /// Waits until the capture holds `seconds` more audio than now.
         func advance(_ capture: JACKCapture, seconds: Double) {
             let target = capture.frames + Int(seconds * 48000)
@@ -58,13 +32,13 @@ extension JACKTests {
             // Layer a: a mono ramp (every frame distinct) for 3 s; layer b: a 44.1 kHz stereo sine
             // (through the rate converter) starting 1 s in — scheduled before the first period
             // change, played after it.
-            let a = try write("ramp.wav", Signals.ramp(frames: 48000 * 3, start: 1, step: Self.step))
-            let b = try write("sine.wav", Signals.sine(frequency: 441, sampleRate: 44100, frames: 66150, amplitude: 0.25,
+            let a = try temp.writeAudio("ramp.wav", Signals.ramp(frames: 48000 * 3, start: 1, step: Self.step))
+            let b = try temp.writeAudio("sine.wav", Signals.sine(frequency: 441, sampleRate: 44100, frames: 66150, amplitude: 0.25,
                                                         channels: 2), rate: 44100, channels: 2)
             let reference = temp.file("reference.wav")
             let render = try CLI.run(["render", a, b, "--offset", "0", "--offset", "1", "-o", reference])
             #expect(render.status == 0, "\(render.stderr)")
-            let offline = try read(reference)
+            let offline = try readAudio(reference)
             #expect(offline.channels == 2)
             let frames = offline.samples.count / 2
 
@@ -92,7 +66,7 @@ extension JACKTests {
             #expect(!gaps.contains { $0["kind"] as? String == "underrun" })
 
             // The independent capture: JACK's frame clock had not jumped yet at the start.
-            let first = try #require(recordedIndex(capture, atFrameTime: Int64(start)))
+            let first = try #require(capture.recordedIndex(atFrameTime: Int64(start)))
             let left = capture.channel(0), right = capture.channel(1)
             #expect(left.count >= first + frames)
             var captureMismatches = 0
@@ -104,7 +78,7 @@ extension JACKTests {
             #expect(captureMismatches == 0 || xruns > 0, "\(captureMismatches) frames differ from the render")
 
             // Lockstep's own recording of the mix, from the start on.
-            let recorded = try read(recording)
+            let recorded = try readAudio(recording)
             #expect(recorded.channels == 2)
             #expect(recorded.samples.count >= offline.samples.count)
             var recordMismatches = 0

@@ -239,6 +239,17 @@ public final class JACKCapture: @unchecked Sendable {
         return Int64(first) + sinceFirst + Int64(index - core.cycleStarts[cycle])
     }
 
+    /// The recorded frame captured at JACK frame time `time` (compared in 32 bits), or nil when
+    /// no recorded cycle holds it.
+    public func recordedIndex(atFrameTime time: Int64) -> Int? {
+        let target = UInt32(truncatingIfNeeded: time)
+        for cycle in cycles {
+            let offset = target &- cycle.frameTime
+            if offset < UInt32(cycle.frames) { return cycle.firstRecordedFrame + Int(offset) }
+        }
+        return nil
+    }
+
     /// The index of the first recorded frame of `channel` whose magnitude exceeds `threshold`.
     public func firstNonSilentRecordedFrame(channel: Int, threshold: Float = 0) -> Int? {
         precondition(channel >= 0 && channel < channelCount, "channel out of range")
