@@ -37,9 +37,11 @@ let package = Package(
         .target(name: "LockstepSession", dependencies: [
             "Lockstep", "LockstepFiles", .product(name: "Yams", package: "Yams"),
         ]),
+        // Starting a child the kernel stops when the CLI goes, however it goes (PR_SET_PDEATHSIG).
+        .target(name: "CSpawn"),
         // The command-line tool.
         .executableTarget(name: "lockstep", dependencies: [
-            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession",
+            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "CSpawn",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Examples (compiled in CI).

@@ -6,13 +6,20 @@ import Musl
 import Darwin
 #endif
 
+import Synchronization
+
 /// A file that appears at its destination only when it is complete.
 ///
-/// The output is written to a hidden temporary file, `<folder>/.<name>.<random>.tmp-render`, in
-/// the destination's folder. ``commit()`` flushes it to disk and renames it over the destination
+/// The output is written to a hidden temporary file, `<folder>/.<name>.<pid>.<random>.tmp-render`,
+/// in the destination's folder. ``commit()`` flushes it to disk and renames it over the destination
 /// in one POSIX `rename`; ``abort()`` (or deinitializing without committing) deletes it. A render
 /// that fails, is cancelled or crashes therefore never leaves a file that looks whole at the
 /// destination, and an existing file there is replaced only by a finished one.
+///
+/// A process ending on a signal removes its temporary files with ``removeAllTemporaryFiles()``
+/// (the `lockstep` CLI does, on SIGINT, SIGTERM, SIGHUP and SIGQUIT). Temporary files left by a
+/// process that was killed outright (SIGKILL) are removed by the next output to the same
+/// destination: their name carries the pid of a process that no longer exists.
 ///
 /// **Threads.** Not thread-safe: use it from one thread at a time; it may move between threads.
 public final class AtomicFileOutput: @unchecked Sendable {
@@ -47,8 +54,9 @@ public final class AtomicFileOutput: @unchecked Sendable {
         try FileSystem.checkWritableDestination(destinationPath)
         self.destinationPath = destinationPath
         let folder = FileSystem.directory(of: destinationPath)
-        let prefix = (destinationPath.contains("/") ? folder + "/" : "")
-            + "." + FileSystem.fileName(of: destinationPath) + "."
+        let stem = "." + FileSystem.fileName(of: destinationPath) + "."
+        Self.removeStaleTemporaryFiles(in: folder, stem: stem)
+        let prefix = (destinationPath.contains("/") ? folder + "/" : "") + stem + "\(getpid())."
         var generator = SystemRandomNumberGenerator()
         var lastError: Int32 = 0
         for _ in 0..<16 {
@@ -58,6 +66,7 @@ public final class AtomicFileOutput: @unchecked Sendable {
             if fd >= 0 {
                 temporaryPath = candidate
                 descriptor = fd
+                _ = Self.openTemporaryPaths.withLock { $0.insert(candidate) }
                 return
             }
             lastError = errno
@@ -101,6 +110,7 @@ public final class AtomicFileOutput: @unchecked Sendable {
             throw FileError(.ioError, path: destinationPath,
                 problem: "cannot move the finished file into place (\(FileSystem.errorText(code))); check the folder's permissions and render again")
         }
+        _ = Self.openTemporaryPaths.withLock { $0.remove(temporaryPath) }
         state = .committed
     }
 
@@ -114,6 +124,38 @@ public final class AtomicFileOutput: @unchecked Sendable {
             descriptor = -1
         }
         unlink(temporaryPath)
+        _ = Self.openTemporaryPaths.withLock { $0.remove(temporaryPath) }
         state = .aborted
+    }
+
+    /// The temporary files of this process's outputs that are neither committed nor aborted.
+    private static let openTemporaryPaths = Mutex<Set<String>>([])
+
+    /// Deletes the temporary file of every open output of this process (destinations are left
+    /// untouched). For a signal handler that is about to end the process; any thread.
+    public static func removeAllTemporaryFiles() {
+        let paths = openTemporaryPaths.withLock { paths -> [String] in
+            defer { paths.removeAll() }
+            return Array(paths)
+        }
+        for path in paths { unlink(path) }
+    }
+
+    /// Deletes `<folder>/<stem><pid>.<hex>.tmp-render` files whose process no longer exists:
+    /// what an output to the same destination left when its process was killed outright.
+    static func removeStaleTemporaryFiles(in folder: String, stem: String) {
+        guard let directory = opendir(folder.isEmpty ? "." : folder) else { return }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            guard name.hasPrefix(stem), name.hasSuffix(".tmp-render") else { continue }
+            let middle = name.dropFirst(stem.count).dropLast(".tmp-render".count).split(separator: ".")
+            guard middle.count == 2, let pid = Int32(middle[0]), pid > 0, middle[1].allSatisfy(\.isHexDigit) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                unlink((folder.isEmpty ? "" : folder + "/") + name)
+            }
+        }
     }
 }

@@ -13,7 +13,8 @@ public struct FileError: Error, Sendable, Hashable, CustomStringConvertible {
         case permissionDenied
         /// The path names a directory (or another non-file object) where an audio file was expected.
         case notAFile
-        /// The file exists but holds zero bytes.
+        /// The file exists but holds zero bytes (or, for `lockstep info`, a valid header and no
+        /// audio frames).
         case emptyFile
         /// The file is not in a format libsndfile can decode.
         case unsupportedFormat

@@ -42,6 +42,10 @@ struct InfoCommand: ParsableCommand {
                 let reader = try AudioFileReader(path: path, truncation: .reject)
                 let scan = try reader.scanPeak()
                 if let error = reader.truncationError { throw error }
+                guard scan.frames > 0 else {
+                    throw FileError(.emptyFile, path: path,
+                        problem: "the header is valid but the file holds no audio frames (\(reader.containerName), \(Int(reader.format.sampleRate)) Hz, \(reader.format.channelCount) ch); re-export or re-record it")
+                }
                 let peakDB = Decibels.fromLinear(scan.peak)
                 let report = Report(file: path, container: reader.containerName, encoding: reader.encodingName,
                                     sampleFormat: reader.format.sampleFormat.rawValue,

@@ -74,6 +74,9 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .customLong("record-port"), help: "With --record: record this port instead of the mix (repeat: one channel per port).")
     var recordPorts: [String] = []
 
+    @Flag(help: "With --record: replace the file if it exists (without it, an existing file is never touched).")
+    var force = false
+
     func validate() throws {
         if !recordPorts.isEmpty && recordPath == nil {
             throw ValidationError("--record-port needs --record FILE to say where to record")
@@ -91,6 +94,7 @@ struct PlayCommand: ParsableCommand {
             throw CLIError(message: "play: no input files; give one or more audio files, e.g. lockstep play a.wav b.wav", exitCode: 64)
         }
         let layers = try LayerArguments(command: "play", files: files, gains: gains, offsets: offsets)
+        if let recordPath { try refuseToReplace(recordPath, force: force, command: "play") }
         let session = PlaySession(command: self, layers: layers)
         try session.run()
     }
@@ -125,13 +129,15 @@ struct LayerArguments {
     }
 }
 
-/// Signals (SIGINT, SIGTERM) turned into a flag the main loop polls.
+/// Signals that end a live command (SIGINT from Ctrl-C, SIGTERM, SIGHUP when the terminal
+/// closes) turned into a flag the main loop polls: the command fades out, closes what it wrote,
+/// prints its summary and exits with 128 + the signal's number, as shells expect.
 final class InterruptFlag: @unchecked Sendable {
     private let raised = Atomic<Int32>(0)
     private var sources: [DispatchSourceSignal] = []
 
     init() {
-        for sig in [SIGINT, SIGTERM] {
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler { [weak self] in self?.raised.store(sig, ordering: .releasing) }
@@ -142,6 +148,12 @@ final class InterruptFlag: @unchecked Sendable {
 
     /// The signal received, or 0.
     var received: Int32 { raised.load(ordering: .acquiring) }
+
+    /// Ends the command with 128 + the signal received (130 for Ctrl-C), if one was.
+    func exitIfRaised() throws {
+        let signal = received
+        if signal != 0 { throw ExitCode(128 + signal) }
+    }
 }
 
 /// One run of `lockstep play`.
@@ -231,6 +243,16 @@ final class PlaySession {
             }
         }
 
+        do {
+            try device.start()
+            for (source, destination) in zip(command.recordPorts, device.inputPortNames) {
+                try device.connect(source, to: destination)
+            }
+            try device.connectMasterOutputs(to: command.connections)
+        } catch {
+            throw CLIError(message: "play: \(error.message)")
+        }
+        // The recording file is created only once every port is validated and connected.
         var recorder: FileRecorder?
         if let path = command.recordPath {
             do {
@@ -240,15 +262,6 @@ final class PlaySession {
             } catch {
                 throw CLIError(message: "play: \(error.description)")
             }
-        }
-        do {
-            try device.start()
-            for (source, destination) in zip(command.recordPorts, device.inputPortNames) {
-                try device.connect(source, to: destination)
-            }
-            try device.connectMasterOutputs(to: command.connections)
-        } catch {
-            throw CLIError(message: "play: \(error.message)")
         }
 
         // Every layer's first frame on one sample (plus its offset).
@@ -379,6 +392,7 @@ final class PlaySession {
             throw CLIError(message: "play: \(error.message)")
         }
         if let recordError { throw CLIError(message: "play: \(recordError)") }
+        try interrupt.exitIfRaised()
     }
 }
 

@@ -43,6 +43,9 @@ struct RecordCommand: ParsableCommand {
     @Option(name: .customLong("start-at"), help: "The JACK frame time (device sample time) of the first recorded frame.")
     var startAt: Int64?
 
+    @Flag(help: "Replace OUT if it exists. Without it an existing file is never touched: record refuses and says so.")
+    var force = false
+
     @Flag(help: "Print one JSON object with the results on standard output.")
     var json = false
 
@@ -58,6 +61,7 @@ struct RecordCommand: ParsableCommand {
             throw CLIError(message: "record: --duration \(duration) is invalid; use a number of seconds above 0", exitCode: 64)
         }
         let encoding = try parseSampleFormat(sampleFormat, command: "record")
+        try refuseToReplace(output, force: force, command: "record")
         let interrupt = InterruptFlag()
         let device: JACKDevice
         let engine: Engine
@@ -68,13 +72,7 @@ struct RecordCommand: ParsableCommand {
         } catch {
             throw CLIError(message: "record: \(error.message)")
         }
-        let recorder: FileRecorder
-        do {
-            recorder = try FileRecorder(engine: engine, path: output, channels: count, sampleFormat: encoding)
-        } catch {
-            throw CLIError(message: "record: \(error.description)")
-        }
-        recorder.queue.isLevelMeteringEnabled = true
+        // Ports first: the file is created only once everything is validated and connected.
         do {
             try device.start()
             if ports.isEmpty {
@@ -87,6 +85,13 @@ struct RecordCommand: ParsableCommand {
         } catch {
             throw CLIError(message: "record: \(error.message)")
         }
+        let recorder: FileRecorder
+        do {
+            recorder = try FileRecorder(engine: engine, path: output, channels: count, sampleFormat: encoding)
+        } catch {
+            throw CLIError(message: "record: \(error.description)")
+        }
+        recorder.queue.isLevelMeteringEnabled = true
         let rate = engine.sampleRate
         // A little ahead, so the start is honoured exactly even on a busy machine.
         let start = startAt ?? engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime + Int64(rate * 0.2))
@@ -156,7 +161,15 @@ struct RecordCommand: ParsableCommand {
                   + (recorder.queue.skippedFrames > 0 ? "; \(recorder.queue.skippedFrames) frames skipped by the server in xruns (recorded as silence)" : ""))
         }
         if let failure { throw CLIError(message: "record: \(failure)") }
+        try interrupt.exitIfRaised()
     }
+}
+
+/// Refuses to go on when `path` exists and `force` is off: recordings are never replaced unasked.
+func refuseToReplace(_ path: String, force: Bool, command: String) throws {
+    var status = stat()
+    guard !force, lstat(path, &status) == 0 else { return }
+    throw CLIError(message: "\(command): \(path) exists; choose another name, or add --force to replace it")
 }
 
 /// The live meter of `lockstep record` on a terminal.

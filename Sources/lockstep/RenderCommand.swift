@@ -40,6 +40,7 @@ struct RenderCommand: ParsableCommand {
     var sampleFormat: String?
 
     func run() throws {
+        OfflineInterrupts.install(command: "render")
         guard !files.isEmpty else {
             throw CLIError(message: "render: no input files; give one or more audio files, e.g. lockstep render a.wav b.wav -o mix.wav", exitCode: 64)
         }

@@ -8,9 +8,8 @@ final class ServerLauncher {
         case auto, dummy, alsa, never
     }
 
-    private(set) var process: Process?
+    private var child: BoundChild?
     private(set) var description = ""
-    private var logPath: String?
 
     /// Whether the machine has an ALSA sound card.
     static var hasSoundCard: Bool {
@@ -50,49 +49,37 @@ final class ServerLauncher {
                 arguments += ["-n", shownName]
             }
             arguments += [realtime ? "-R" : "-r", "-d", driver, "-r", String(sampleRate), "-p", String(period)]
-            let log = FileManager.default.temporaryDirectory.appendingPathComponent("lockstep-jackd-\(getpid()).log").path
-            FileManager.default.createFile(atPath: log, contents: nil)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: jackd)
-            process.arguments = arguments
             var environment = ProcessInfo.processInfo.environment
             environment["JACK_NO_AUDIO_RESERVATION"] = "1"
-            process.environment = environment
-            let handle = FileHandle(forWritingAtPath: log)
-            process.standardOutput = handle
-            process.standardError = handle
-            process.standardInput = FileHandle.nullDevice
-            do { try process.run() } catch {
-                throw CLIError(message: "play: cannot run \(jackd): \(error.localizedDescription)")
+            let child: BoundChild
+            do {
+                child = try BoundChild(executable: jackd, arguments: arguments, environment: environment)
+            } catch {
+                throw CLIError(message: "\(command): cannot run \(jackd): \(error)")
             }
             let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline && process.isRunning {
+            while Date() < deadline && child.isRunning {
                 if JACKGraph.serverIsRunning(server) {
-                    self.process = process
-                    logPath = log
+                    self.child = child
                     description = "jackd (\(driver) driver, \(sampleRate) Hz, period \(period)\(realtime ? ", realtime" : ""))"
-                    return "no JACK server '\(shownName)' was running; started \(description) — it stops when lockstep exits"
+                    return "no JACK server '\(shownName)' was running; started \(description), pid \(child.pid) — it stops when lockstep exits"
                 }
                 usleep(20_000)
             }
-            if process.isRunning { process.terminate(); process.waitUntilExit() }
-            lastError = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
-                .split(separator: "\n").suffix(2).joined(separator: " / ")
+            child.terminate()
+            lastError = child.outputTail(lines: 2)
         }
-        throw CLIError(message: "play: could not start jackd with the \(driver) driver (\(lastError)); start a JACK server yourself")
+        throw CLIError(message: "\(command): could not start jackd with the \(driver) driver (\(lastError)); start a JACK server yourself")
     }
 
-    /// Stops the server this launcher started.
+    /// Stops the server this launcher started (SIGTERM, then SIGKILL after 3 s) and reaps it.
     func stop() {
-        guard let process, process.isRunning else { return }
-        process.terminate()
-        let deadline = Date().addingTimeInterval(3)
-        while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        if let logPath { try? FileManager.default.removeItem(atPath: logPath) }
-        self.process = nil
+        child?.terminate()
+        child = nil
     }
+
+    /// The pid of the server this launcher started, or nil.
+    var serverProcessID: Int32? { child?.pid }
 
     static func findJackd() -> String? {
         let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)

@@ -201,6 +201,7 @@ struct SessionRenderCommand: ParsableCommand {
     var json = false
 
     func run() throws {
+        OfflineInterrupts.install(command: "session render")
         guard let output, !output.isEmpty else {
             throw CLIError(message: "session render: missing --output/-o; name the file to write, e.g. -o show.wav", exitCode: 64)
         }

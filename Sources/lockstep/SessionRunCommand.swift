@@ -242,6 +242,7 @@ final class SessionRun {
         }
         engine.device.stop()
         if let error { throw CLIError(message: "session run: \(error)") }
+        try interrupt.exitIfRaised()
     }
 
     /// Tells the user (display or standard error) about late starts not reported yet.

@@ -110,7 +110,7 @@ extension JACKTests {
             usleep(1_500_000)
             running.send(SIGINT)
             let result = running.wait(timeout: 10)
-            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.status == 130, "\(result.stderr)")
             let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
             #expect(summary["interrupted"] as? Bool == true)
             let written = try #require(summary["framesWritten"] as? Int)

@@ -1,0 +1,87 @@
+import CSpawn
+import Foundation
+
+/// A child process the kernel stops (SIGTERM) when lockstep goes, however it goes — also by
+/// SIGKILL — so a server lockstep started is never orphaned (`PR_SET_PDEATHSIG`, set in the child
+/// between fork and exec; see `CSpawn`). Its output goes to a log file that is unlinked as soon as
+/// the child runs: lockstep keeps a descriptor to read the tail of it, and nothing is left in the
+/// temporary folder whatever happens.
+///
+/// Create it on the main thread (the death signal follows the thread that forked).
+final class BoundChild {
+    /// The child's process id.
+    let pid: Int32
+    private let log: Int32
+    private var exited = false
+
+    /// Starts `executable` with `arguments` and `environment`.
+    /// - Throws: ``CLIError`` when the log or the process cannot be created.
+    init(executable: String, arguments: [String], environment: [String: String]) throws {
+        let logPath = FileManager.default.temporaryDirectory
+            .appendingPathComponent("lockstep-\(URL(fileURLWithPath: executable).lastPathComponent)-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).log").path
+        let fd = open(logPath, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw CLIError(message: "cannot create a log for \(executable) in \(FileManager.default.temporaryDirectory.path): \(String(cString: strerror(errno)))")
+        }
+        // The file lives on through the descriptors only: nothing to clean up, ever.
+        unlink(logPath)
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        let child = argv.withUnsafeBufferPointer { arguments in
+            envp.withUnsafeBufferPointer { environment in
+                lockstep_spawn_bound(executable, arguments.baseAddress, environment.baseAddress, fd, SIGTERM)
+            }
+        }
+        guard child > 0 else {
+            let code = errno
+            close(fd)
+            throw CLIError(message: "cannot start \(executable): \(String(cString: strerror(code)))")
+        }
+        pid = child
+        log = fd
+    }
+
+    deinit {
+        terminate()
+        close(log)
+    }
+
+    /// Whether the child still runs (reaps it once it has exited).
+    var isRunning: Bool {
+        if exited { return false }
+        var status: Int32 = 0
+        let result = waitpid(pid, &status, WNOHANG)
+        if result == pid || (result < 0 && errno == ECHILD) { exited = true }
+        return !exited
+    }
+
+    /// Stops the child: SIGTERM, then SIGKILL after `grace` seconds; reaps it. Idempotent.
+    func terminate(grace: Double = 3) {
+        guard isRunning else { return }
+        kill(pid, SIGTERM)
+        let deadline = Date().addingTimeInterval(grace)
+        while isRunning && Date() < deadline { usleep(10_000) }
+        if isRunning {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            _ = waitpid(pid, &status, 0)
+            exited = true
+        }
+    }
+
+    /// The last `lines` lines the child wrote, joined with " / ".
+    func outputTail(lines: Int) -> String {
+        let size = lseek(log, 0, SEEK_END)
+        guard size > 0 else { return "" }
+        let length = Int(min(size, 8192))
+        var buffer = [UInt8](repeating: 0, count: length)
+        let read = pread(log, &buffer, length, size - off_t(length))
+        guard read > 0 else { return "" }
+        return String(decoding: buffer[0..<read], as: UTF8.self)
+            .split(separator: "\n").suffix(lines).joined(separator: " / ")
+    }
+}

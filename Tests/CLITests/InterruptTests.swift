@@ -1,0 +1,109 @@
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepTestSupport
+import Testing
+
+/// Offline commands as processes people kill: a signal mid-render leaves nothing behind and never
+/// touches an existing file; SIGKILL's leftovers are removed by the next render.
+@Suite("Signals against render and session render", .serialized)
+struct InterruptTests {
+    let temp: TemporaryTestDirectory
+
+    init() throws { temp = try TemporaryTestDirectory(prefix: "lockstep-interrupt") }
+
+    /// A long 44.1 kHz mono file (rendering six layers of it at 48 kHz takes seconds).
+    func longFile() throws -> String {
+        let path = temp.file("long.wav")
+        let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: 44100, channelCount: 1, sampleFormat: .int16))
+        let second = Signals.sine(frequency: 300, sampleRate: 44100, frames: 44100, amplitude: 0.1)
+        for _ in 0..<300 {
+            try second.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: 44100) }
+        }
+        try writer.close()
+        return path
+    }
+
+    /// The hidden temporary files in the folder.
+    func temporaries() throws -> [String] { try temp.contents().filter { $0.hasSuffix(".tmp-render") } }
+
+    /// Waits until a temporary render file exists and has grown.
+    func waitForTemporary() -> Bool {
+        ThreadedTestDevice.wait(timeout: 20) {
+            guard let name = try? temporaries().first else { return false }
+            return ((try? FileManager.default.attributesOfItem(atPath: temp.file(name))[.size] as? Int) ?? 0) > 1_000_000
+        }
+    }
+
+    @Test("SIGINT, SIGTERM, SIGHUP and SIGQUIT mid-render: exit 128+N, no temporary file, the existing output untouched",
+          arguments: [SIGINT, SIGTERM, SIGHUP, SIGQUIT])
+    func signalMidRender(signal: Int32) throws {
+        let long = try longFile()
+        let output = temp.file("mix.wav")
+        try Data("an earlier mix".utf8).write(to: URL(fileURLWithPath: output))
+        let running = try CLI.spawn(["render", long, long, long, long, long, long, "-o", output])
+        #expect(waitForTemporary(), "no temporary file appeared: \(running.errorOutputSoFar)")
+        running.send(signal)
+        let result = running.wait(timeout: 20)
+        #expect(result.status == 128 + signal, "\(result.stderr)")
+        #expect(result.stderr.contains("interrupted"))
+        #expect(try temporaries().isEmpty)
+        #expect(try String(contentsOfFile: output, encoding: .utf8) == "an earlier mix")
+    }
+
+    @Test("session render: SIGTERM leaves no temporary file and no output")
+    func sessionRender() throws {
+        let long = try longFile()
+        let session = temp.file("show.yaml")
+        try """
+            layers:
+              a: {}
+              b: {}
+            cues:
+              - { name: one, layer: a, file: \(long), at: 0 }
+              - { name: two, layer: b, file: \(long), at: 0.5 }
+            """.write(toFile: session, atomically: true, encoding: .utf8)
+        let output = temp.file("show.wav")
+        let running = try CLI.spawn(["session", "render", session, "-o", output])
+        #expect(waitForTemporary(), "no temporary file appeared: \(running.errorOutputSoFar)")
+        running.send(SIGTERM)
+        let result = running.wait(timeout: 20)
+        #expect(result.status == 143, "\(result.stderr)")
+        #expect(try temporaries().isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    @Test("SIGKILL leaves the hidden temporary file; the next render to the same file removes it")
+    func killedRenderIsCleanedUp() throws {
+        let long = try longFile()
+        let output = temp.file("mix.wav")
+        let running = try CLI.spawn(["render", long, long, long, long, long, long, "-o", output])
+        #expect(waitForTemporary())
+        running.send(SIGKILL)
+        _ = running.wait(timeout: 10)
+        let left = try temporaries()
+        #expect(left.count == 1)
+        #expect(left.first?.hasPrefix(".mix.wav.\(running.pid).") == true, "\(left)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+        let short = temp.file("short.wav")
+        let writer = try AudioFileWriter(path: short, format: StreamFormat(sampleRate: 48000, channelCount: 1))
+        let ramp = Signals.ramp(frames: 4800, start: 1)
+        try ramp.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: 4800) }
+        try writer.close()
+        let again = try CLI.run(["render", short, "-o", output])
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try temporaries().isEmpty)
+        #expect(FileManager.default.fileExists(atPath: output))
+    }
+
+    @Test("info on a file with a valid header and no frames: one error naming it, exit 1")
+    func emptyFile() throws {
+        let path = temp.file("empty.wav")
+        let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: 48000, channelCount: 1, sampleFormat: .int16))
+        try writer.close()
+        let result = try CLI.run(["info", path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("\(path): the header is valid but the file holds no audio frames"), "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1)
+    }
+}

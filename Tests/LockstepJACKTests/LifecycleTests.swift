@@ -1,0 +1,116 @@
+import CJack
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepTestSupport
+import Testing
+
+extension JACKTests {
+    /// Live commands as processes people kill: exit codes, the jackd lockstep started, files that
+    /// exist already, ports that do not.
+    @Suite("Live commands under signals", .serialized)
+    struct LifecycleTests {
+        let temp: TemporaryTestDirectory
+
+        init() throws { temp = try TemporaryTestDirectory(prefix: "lockstep-lifecycle") }
+
+        /// Whether process `pid` is gone (a zombie waiting for a reaper counts as gone).
+        static func isGone(_ pid: Int32) -> Bool {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
+            guard let close = stat.lastIndex(of: ")") else { return true }
+            let state = stat[stat.index(close, offsetBy: 2)]
+            return state == "Z" || state == "X"
+        }
+
+        /// The pid of the jackd lockstep says it started, from its standard error.
+        static func serverPID(_ stderr: String) -> Int32? {
+            guard let range = stderr.range(of: ", pid ") else { return nil }
+            return Int32(stderr[range.upperBound...].prefix { $0.isNumber })
+        }
+
+        /// A private server name that no test server uses.
+        static func privateServerName() -> String { "lockstep-owned-\(getpid())-\(UInt16.random(in: 0...UInt16.max))" }
+
+        @Test("the jackd play and session run start stops with them whatever ends them: SIGINT 130, SIGTERM 143, SIGHUP 129, SIGKILL",
+              arguments: [("play", SIGINT), ("play", SIGHUP), ("play", SIGKILL), ("session", SIGTERM), ("session", SIGKILL)])
+        func ownedServerNeverOrphaned(command: String, signal: Int32) throws {
+            let tone = try temp.writeAudio("tone.wav", Signals.constant(0.1, frames: 48000 * 30))
+            let name = Self.privateServerName()
+            var arguments = ["play", tone, "--loop", "--no-connect", "--start-server", "dummy", "--json"]
+            if command == "session" {
+                let session = temp.file("show.yaml")
+                try "layers:\n  a: {}\ncues:\n  - { name: x, layer: a, file: \(tone), at: 0 }\n"
+                    .write(toFile: session, atomically: true, encoding: .utf8)
+                arguments = ["session", "run", session, "--no-connect", "--start-server", "dummy", "--json"]
+            }
+            let running = try CLI.spawn(arguments, environment: ["JACK_DEFAULT_SERVER": name])
+            #expect(ThreadedTestDevice.wait(timeout: 20) { Self.serverPID(running.errorOutputSoFar) != nil },
+                    "no server started: \(running.errorOutputSoFar)")
+            let pid = try #require(Self.serverPID(running.errorOutputSoFar))
+            #expect(!Self.isGone(pid))
+            usleep(500_000)
+            running.send(signal)
+            let result = running.wait(timeout: 20)
+            if signal != SIGKILL {
+                #expect(result.status == 128 + signal, "\(result.stderr)")
+                let summary = result.stdout.split(separator: "\n").last.map(String.init) ?? ""
+                #expect(summary.contains("\"interrupted\":true"), "\(result.stdout)")
+            }
+            #expect(ThreadedTestDevice.wait(timeout: 8) { Self.isGone(pid) }, "jackd \(pid) outlived lockstep")
+            let logs = (try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []
+            #expect(!logs.contains { $0.hasPrefix("lockstep-jackd-\(running.pid)") }, "a server log was left behind")
+        }
+
+        @Test("record never replaces an existing take without --force, and a bad --port leaves no file")
+        func recordProtectsFiles() throws {
+            let server = try JACKServer()
+            let take = temp.file("take.wav")
+            try Data("yesterday's take".utf8).write(to: URL(fileURLWithPath: take))
+            let refused = try CLI.run(["record", "-o", take, "--port", "system:capture_1", "--duration", "0.2",
+                                       "--server", server.name])
+            #expect(refused.status == 1)
+            #expect(refused.stderr.contains("\(take) exists; choose another name, or add --force"), "\(refused.stderr)")
+            #expect(try String(contentsOfFile: take, encoding: .utf8) == "yesterday's take")
+
+            let replaced = try CLI.run(["record", "-o", take, "--port", "system:capture_1", "--duration", "0.2",
+                                        "--server", server.name, "--force", "--json"], timeout: 20)
+            #expect(replaced.status == 0, "\(replaced.stderr)")
+            #expect(try AudioFileReader(path: take).frameCount == 9600)
+
+            let missing = temp.file("never.wav")
+            let bad = try CLI.run(["record", "-o", missing, "--port", "nobody:nothing", "--duration", "0.2",
+                                   "--server", server.name])
+            #expect(bad.status == 1)
+            #expect(bad.stderr.contains("nobody:nothing"), "\(bad.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: missing))
+
+            let played = temp.file("played.wav")
+            try Data("keep me".utf8).write(to: URL(fileURLWithPath: played))
+            let tone = try temp.writeAudio("short.wav", Signals.constant(0.1, frames: 4800))
+            let play = try CLI.run(["play", tone, "--record", played, "--no-connect", "--server", server.name])
+            #expect(play.status == 1)
+            #expect(play.stderr.contains("\(played) exists"), "\(play.stderr)")
+            #expect(try String(contentsOfFile: played, encoding: .utf8) == "keep me")
+        }
+
+        @Test("record: SIGTERM closes the file, prints the summary and exits 143")
+        func recordTerminated() throws {
+            let server = try JACKServer()
+            let source = try JACKRampSource(server: server, channels: 1)
+            try source.start()
+            let take = temp.file("take.wav")
+            let running = try CLI.spawn(["record", "-o", take, "--port", source.portNames[0], "--server", server.name, "--json"])
+            #expect(ThreadedTestDevice.wait(timeout: 10) {
+                ((try? FileManager.default.attributesOfItem(atPath: take)[.size] as? Int) ?? 0) > 100_000
+            })
+            running.send(SIGTERM)
+            let result = running.wait(timeout: 10)
+            #expect(result.status == 143, "\(result.stderr)")
+            let line = try #require(result.stdout.split(separator: "\n").last)
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(summary["interrupted"] as? Bool == true)
+            let frames = try #require(summary["framesWritten"] as? Int)
+            #expect(try AudioFileReader(path: take).frameCount == Int64(frames))
+        }
+    }
+}
