@@ -43,9 +43,14 @@ public final class AudioFileReader: @unchecked Sendable {
     ///
     /// ``read(into:frames:)`` always delivers 32-bit float whatever `sampleFormat` says.
     public let format: StreamFormat
-    /// The number of frames libsndfile reports: the frames actually present for uncompressed
-    /// files, the length stored in the stream for compressed ones (an estimate for some MP3s).
+    /// The number of frames in the file: the frames actually present for uncompressed files, the
+    /// length stored in the stream for compressed ones — for MP3, whose stored length is only an
+    /// estimate (a Xing/LAME header if the encoder wrote one, else the first frame's bitrate times
+    /// the file's size), the frames counted by decoding the whole file once when it is opened.
     public private(set) var frameCount: Int64
+    /// The length libsndfile estimated for a format whose length is not stored exactly (MP3),
+    /// when it differs from the decoded ``frameCount``; nil otherwise.
+    public private(set) var estimatedFrameCount: Int64?
     /// The known container type, or `nil` for other formats libsndfile reads (AU, raw, …).
     public let fileType: AudioFileType?
     /// The raw libsndfile format word (`SF_INFO.format`: major type | subtype | endianness).
@@ -104,7 +109,20 @@ public final class AudioFileReader: @unchecked Sendable {
                               sampleFormat: Sndfile.nearestSampleFormat(subtype: subtype))
         frameCount = info.frames
 
-        if info.frames == Int64.max || info.frames < 0 {
+        if Sndfile.major(info.format) == Int32(SF_FORMAT_MPEG) {
+            // MP3 stores no exact length: play and render what is really there, to its end. An
+            // estimate off by encoder padding is normal; a clear shortfall (more than 5 % or 1 s)
+            // means the file was cut short.
+            let counted = try countFramesByDecoding()
+            if counted != info.frames { estimatedFrameCount = info.frames }
+            frameCount = counted
+            let tolerance = max(info.frames / 20, Int64(info.samplerate))
+            if info.frames - counted > tolerance {
+                declaredFrameCount = info.frames
+                truncationError = FileError(.truncated, path: path,
+                    problem: "the audio stops at frame \(counted) of \(info.frames) (the file was cut short); re-export or re-copy it")
+            }
+        } else if info.frames == Int64.max || info.frames < 0 {
             // libsndfile could not find the end of the stream (an Ogg file cut short, typically):
             // decode it once to learn its real length.
             let counted = try countFramesByDecoding()

@@ -59,6 +59,9 @@ public final class LayerMixdown: @unchecked Sendable {
     public let format: StreamFormat
     /// Frames rendered per cycle.
     public let period: Int
+    /// Whether a layer holding less audio than it declares is refused (the default) or mixed as
+    /// far as it goes.
+    public let truncation: AudioFileReader.TruncationPolicy
 
     /// Creates a mixdown; nothing is opened until ``run(progress:)``.
     ///
@@ -69,9 +72,12 @@ public final class LayerMixdown: @unchecked Sendable {
     ///   - channelCount: output channels (default 2).
     ///   - sampleFormat: output encoding (default: f32, or s24 for FLAC).
     ///   - period: frames per render cycle (default 4096).
+    ///   - truncation: `.reject` (the default) refuses a layer that holds less audio than it
+    ///     declares; `.tolerate` mixes what it holds (a killed FLAC recording, say).
     /// - Throws: ``FileError`` for an unknown output type or an encoding it cannot hold.
     public init(layers: [MixdownLayer], outputPath: String, sampleRate: Double = 48000, channelCount: Int = 2,
-                sampleFormat: SampleFormat? = nil, period: Int = 4096) throws(FileError) {
+                sampleFormat: SampleFormat? = nil, period: Int = 4096,
+                truncation: AudioFileReader.TruncationPolicy = .reject) throws(FileError) {
         let type = try AudioFileType.forOutput(path: outputPath)
         let encoding = sampleFormat ?? type.defaultSampleFormat
         _ = try type.libsndfileFormat(for: encoding, path: outputPath)
@@ -82,6 +88,7 @@ public final class LayerMixdown: @unchecked Sendable {
         self.outputPath = outputPath
         format = StreamFormat(sampleRate: sampleRate, channelCount: channelCount, sampleFormat: encoding)
         self.period = period
+        self.truncation = truncation
     }
 
     /// Renders the mix to the output file.
@@ -116,7 +123,7 @@ public final class LayerMixdown: @unchecked Sendable {
                 throw FileError(.invalidArgument, path: layer.path,
                     problem: "offset \(layer.offset) s is invalid; use a time of 0 or more seconds")
             }
-            let player = try FilePlayer(path: layer.path, engine: engine, truncation: .reject)
+            let player = try FilePlayer(path: layer.path, engine: engine, truncation: truncation)
             do { try player.queue.setMixerGain(decibels: layer.gainDB) } catch {
                 throw FileError(.invalidArgument, path: layer.path, problem: error.message)
             }

@@ -39,6 +39,9 @@ struct RenderCommand: ParsableCommand {
     @Option(name: .customLong("sample-format"), help: "Output encoding: s16, s24, s32 or f32 (default f32; s24 for FLAC).")
     var sampleFormat: String?
 
+    @Flag(name: .customLong("accept-truncated"), help: "Mix what a truncated file holds (a FLAC recording that was killed, say) instead of refusing it; a warning names each such file.")
+    var acceptTruncated = false
+
     func run() throws {
         OfflineInterrupts.install(command: "render")
         guard !files.isEmpty else {
@@ -58,10 +61,17 @@ struct RenderCommand: ParsableCommand {
         let layers = files.indices.map { index in
             MixdownLayer(path: files[index], gainDB: arguments.gains[index], offset: arguments.offsets[index])
         }
+        if acceptTruncated {
+            for path in Set(files).sorted() {
+                guard let reader = try? AudioFileReader(path: path), let problem = reader.truncationError else { continue }
+                FileHandle.standardError.write(Data("lockstep: render: warning: \(problem.description); mixing the \(reader.frameCount) frames it holds\n".utf8))
+            }
+        }
         let summary: MixdownSummary
         do {
             let mixdown = try LayerMixdown(layers: layers, outputPath: output, sampleRate: Double(rate),
-                                           channelCount: channels, sampleFormat: encoding)
+                                           channelCount: channels, sampleFormat: encoding,
+                                           truncation: acceptTruncated ? .tolerate : .reject)
             summary = try mixdown.run { fraction in Terminal.progress(fraction, label: "rendering") }
         } catch {
             throw CLIError(message: "render: \(error.description)")

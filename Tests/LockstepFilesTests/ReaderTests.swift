@@ -274,11 +274,38 @@ struct ReaderTests {
         try Helpers.encodeWithLibsndfile(signal, path: path, format: Helpers.mp3, channels: 2, sampleRate: 48000)
         try FileFixtures.truncate(path: path, toByteCount: try FileFixtures.byteCount(path: path) / 2)
         let reader = try AudioFileReader(path: path)
-        #expect(reader.frameCount == 96000)  // from the Xing header
-        let scan = try reader.scanPeak()
-        #expect(scan.frames < 60000)
+        // The Xing header claims 96000 frames; the decoded count is what is there.
+        #expect(reader.estimatedFrameCount == 96000)
+        #expect(reader.frameCount < 60000)
         #expect(reader.isTruncated)
         #expect(reader.truncationError?.kind == .truncated)
+        let scan = try reader.scanPeak()
+        #expect(scan.frames == reader.frameCount)
+        #expect(throws: FileError.self) { _ = try AudioFileReader(path: path, truncation: .reject) }
+    }
+
+    @Test("an MP3 whose stored length is only an estimate plays to its real end")
+    func estimatedMP3Length() throws {
+        let dir = try TemporaryTestDirectory()
+        let path = dir.file("whole.mp3")
+        let signal = FileFixtures.sine(frames: 96000, channels: 2, sampleRate: 48000, frequency: 440, amplitude: 0.5)
+        try Helpers.encodeWithLibsndfile(signal, path: path, format: Helpers.mp3, channels: 2, sampleRate: 48000)
+        // Make the Xing header claim two MPEG frames more than the stream holds, as an encoder's
+        // padding or a tag editor can: libsndfile's length is then an over-estimate.
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let xing = try #require((0..<(bytes.count - 12)).first { bytes[$0..<($0 + 4)].elementsEqual("Xing".utf8) })
+        #expect(bytes[xing + 7] & 1 == 1)                   // the frame count field is present
+        var claimed = (0..<4).reduce(0) { $0 << 8 | Int(bytes[xing + 8 + $1]) }
+        claimed += 2
+        for i in 0..<4 { bytes[xing + 8 + i] = UInt8((claimed >> (8 * (3 - i))) & 0xFF) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let reader = try AudioFileReader(path: path, truncation: .reject)
+        #expect(!reader.isTruncated)
+        let estimate = try #require(reader.estimatedFrameCount)
+        #expect(estimate > reader.frameCount)
+        let all = try Helpers.readAll(reader)
+        #expect(Int64(all.count / 2) == reader.frameCount)   // every frame the reader announced, no early end
     }
 
     @Test("an Opus file missing its end is flagged at open and its real length counted")
