@@ -25,14 +25,15 @@ public struct Discontinuity: Sendable, Hashable, CustomStringConvertible {
         /// is the jump in frames (negative when the server's clock fell behind), and the device's
         /// mapping between its sample time and the server's frame time moves by as much.
         case clockJump
-        /// The playback latency the device compensates changed (a port was connected, or JACK
-        /// announced new latencies): ``Discontinuity/detail`` is the new latency from render to
-        /// the outputs' far end in frames, ``Discontinuity/length`` the change (signed). Ports
-        /// whose delay changed repeat or skip that many frames once.
+        /// The delays that align the device's outputs changed (playback latency compensation on; a
+        /// port was connected, or JACK announced new latencies): ``Discontinuity/detail`` is the
+        /// new latency from render to the outputs' far end in frames, ``Discontinuity/length`` the
+        /// change (signed). Ports whose delay changed repeat or skip that many frames once.
         case playbackLatencyChange
-        /// The capture latency the device compensates changed: ``Discontinuity/detail`` is the new
-        /// latency in frames, ``Discontinuity/length`` the change. Input queues keep the latency
-        /// they started with until they are started again.
+        /// The delays that align the device's inputs changed (inputs of different capture latency):
+        /// ``Discontinuity/detail`` is the new largest capture latency in frames,
+        /// ``Discontinuity/length`` the change. Input queues keep the latency they started with
+        /// until they are started again.
         case captureLatencyChange
         /// The server went away and the device waits for it to come back
         /// (`JACKDevice.Options.survivesServerRestart`): queues hold at ``Discontinuity/sampleTime``,

@@ -35,9 +35,12 @@ struct JACKDelayBank: ~Copyable {
     }
 
     /// Sets line `channel`'s delay (clamped to 0…``maximumDelay``). Any thread.
-    func setDelay(_ frames: Int, channel: Int) {
-        guard channel >= 0 && channel < count else { return }
-        delays[channel].store(min(max(0, frames), Self.maximumDelay), ordering: .relaxed)
+    /// - Returns: whether the delay changed.
+    @discardableResult
+    func setDelay(_ frames: Int, channel: Int) -> Bool {
+        guard channel >= 0 && channel < count else { return false }
+        let value = min(max(0, frames), Self.maximumDelay)
+        return delays[channel].exchange(value, ordering: .relaxed) != value
     }
 
     /// Line `channel`'s delay in frames. Any thread.

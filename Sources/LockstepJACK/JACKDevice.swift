@@ -672,16 +672,24 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         control.withLock { $0.connections = measured.connections }
         let playback = measured.playback
         let playbackMax = playback.compactMap { $0 }.max() ?? 0
+        var playbackDelaysChanged = false
         for (output, latency) in zip(outputs, playback) {
-            output.bank?.pointee.setDelay(latency.map { playbackMax - $0 } ?? 0, channel: output.channel)
+            if output.bank?.pointee.setDelay(latency.map { playbackMax - $0 } ?? 0, channel: output.channel) == true {
+                playbackDelaysChanged = true
+            }
         }
         realtime.pointee.playbackLatency.store(playbackMax, ordering: .releasing)
+        if playbackDelaysChanged { realtime.pointee.playbackDelayGeneration.wrappingAdd(1, ordering: .releasing) }
         // Capture: the inputs.
         let capture = measured.capture
         let captureMax = capture.compactMap { $0 }.max() ?? 0
         if let bank = realtime.pointee.inputDelays {
-            for (c, latency) in capture.enumerated() { bank.pointee.setDelay(latency.map { captureMax - $0 } ?? 0, channel: c) }
+            var changed = false
+            for (c, latency) in capture.enumerated() where bank.pointee.setDelay(latency.map { captureMax - $0 } ?? 0, channel: c) {
+                changed = true
+            }
             realtime.pointee.captureLatency.store(captureMax, ordering: .releasing)
+            if changed { realtime.pointee.captureDelayGeneration.wrappingAdd(1, ordering: .releasing) }
         } else {
             realtime.pointee.captureLatency.store(0, ordering: .releasing)
         }

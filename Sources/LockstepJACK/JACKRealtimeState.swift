@@ -96,9 +96,14 @@ struct JACKRealtimeState: ~Copyable {
     /// The compensated latencies (frames), published by the monitor thread.
     let playbackLatency = Atomic<Int>(0)
     let captureLatency = Atomic<Int>(0)
-    /// The values the process thread last reported.
+    /// Bumped whenever a compensation delay line changed (the audio through it jumps).
+    let playbackDelayGeneration = Atomic<Int>(0)
+    let captureDelayGeneration = Atomic<Int>(0)
+    /// What the process thread last saw.
     var reportedPlaybackLatency = 0
     var reportedCaptureLatency = 0
+    var seenPlaybackDelayGeneration = 0
+    var seenCaptureDelayGeneration = 0
 
     init(client: OpaquePointer, channelCount: Int, inputCount: Int, maximumFrames: Int,
          compensatesPlayback: Bool, compensatesCapture: Bool) {
@@ -391,23 +396,28 @@ func delayOutputs(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int)
     }
 }
 
-/// Reports a change of the compensated latencies (published by the monitor thread) on this
-/// cycle's sample time. Process thread only.
+/// Reports a change of the compensation delays (published by the monitor thread) on this cycle's
+/// sample time: the audio through the delay lines jumps there. A change of latency that moves no
+/// delay line (compensation off, or one port) changes nothing that plays and is not reported.
+/// Process thread only.
 @inline(__always)
 func reportLatencyChanges(_ state: UnsafeMutablePointer<JACKRealtimeState>, sampleTime: Int64) {
+    let playbackGeneration = state.pointee.playbackDelayGeneration.load(ordering: .acquiring)
+    let captureGeneration = state.pointee.captureDelayGeneration.load(ordering: .acquiring)
     let playback = state.pointee.playbackLatency.load(ordering: .acquiring)
     let capture = state.pointee.captureLatency.load(ordering: .acquiring)
-    guard playback != state.pointee.reportedPlaybackLatency || capture != state.pointee.reportedCaptureLatency else { return }
     if let renderer = state.pointee.renderer {
-        if playback != state.pointee.reportedPlaybackLatency {
+        if playbackGeneration != state.pointee.seenPlaybackDelayGeneration {
             renderer.reportDiscontinuity(.playbackLatencyChange, sampleTime: sampleTime,
                                          length: Int64(playback - state.pointee.reportedPlaybackLatency), detail: Int64(playback))
         }
-        if capture != state.pointee.reportedCaptureLatency {
+        if captureGeneration != state.pointee.seenCaptureDelayGeneration {
             renderer.reportDiscontinuity(.captureLatencyChange, sampleTime: sampleTime,
                                          length: Int64(capture - state.pointee.reportedCaptureLatency), detail: Int64(capture))
         }
     }
+    state.pointee.seenPlaybackDelayGeneration = playbackGeneration
+    state.pointee.seenCaptureDelayGeneration = captureGeneration
     state.pointee.reportedPlaybackLatency = playback
     state.pointee.reportedCaptureLatency = capture
 }
