@@ -183,6 +183,10 @@ final class PlaySession {
             var detail: Double?
         }
         var startSampleTime: Int64
+        /// The JACK frame time (`jack_frame_time`'s 32-bit clock) of the start, for comparing with
+        /// other JACK clients: equal to `startSampleTime` in its low 32 bits until JACK's clock
+        /// jumps (each `clockJump` moves the mapping by its length).
+        var startJACKFrame: UInt32
         var framesPlayed: Int64
         var sampleRate: Int
         var discontinuities: [Gap]
@@ -270,6 +274,7 @@ final class PlaySession {
         var base = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64(rate * 0.05)
         var follower: TransportFollower?
         var lateStarts = [Int64](repeating: 0, count: players.count)
+        var startJACKFrame: UInt32?
         if command.transport {
             device.rendersOnlyWhileTransportRolls = true
             follower = TransportFollower(device: device, engine: engine, roll: { frameAtStart, start in
@@ -300,6 +305,7 @@ final class PlaySession {
                     }
                 }
                 try recorder?.start(at: base)
+                startJACKFrame = device.jackFrameTime(forSampleTime: base)
             } catch let error as AudioQueueError {
                 throw CLIError(message: "play: \(error.message)")
             } catch let error as FileError {
@@ -331,6 +337,7 @@ final class PlaySession {
                 }
                 if let first = follower.firstStart, end == nil || base != first {
                     base = first
+                    startJACKFrame = device.jackFrameTime(forSampleTime: first)
                     end = command.duration.map { first + Int64(($0 * rate).rounded()) }
                 }
                 if follower.firstStart == nil { usleep(5_000); continue }
@@ -360,7 +367,8 @@ final class PlaySession {
                         length: d.length != 0 ? d.length : nil, detail: d.detail != 0 ? d.detail : nil)
         }
         let summary = Summary(
-            startSampleTime: base, framesPlayed: max(0, stoppedAt - base), sampleRate: Int(rate), discontinuities: gaps,
+            startSampleTime: base, startJACKFrame: startJACKFrame ?? device.jackFrameTime(forSampleTime: base),
+            framesPlayed: max(0, stoppedAt - base), sampleRate: Int(rate), discontinuities: gaps,
             layers: players.enumerated().map { index, player in
                 let peak = player.queue.peakHold.max() ?? 0
                 let db = Decibels.fromLinear(peak)

@@ -57,6 +57,7 @@ extension JACKTests {
             let line = try #require(result.stdout.split(separator: "\n").last)
             let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             let start = try #require(summary["startSampleTime"] as? Int)
+            #expect(summary["startJACKFrame"] as? Int == start & 0xFFFF_FFFF)   // JACK's clock had not jumped yet
             let gaps = try #require(summary["discontinuities"] as? [[String: Any]])
             let xruns = gaps.filter { $0["kind"] as? String == "xrun" }.count
             let jumps = gaps.filter { $0["kind"] as? String == "clockJump" }.compactMap { $0["length"] as? Int }
