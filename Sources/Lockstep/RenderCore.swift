@@ -162,7 +162,19 @@ struct RenderCore {
     /// there for good — its audio was converted for the old rate and would play at the wrong
     /// pitch — and every input queue recording stops there. Render thread only, before the cycle
     /// renders; realtime-safe.
+    #if LOCKSTEP_REALTIME_CHECKS
+    @_noAllocation @_noLocks
     func stopForRateChange(at sampleTime: Int64, rate: Int64) {
+        stopForRateChangeBody(at: sampleTime, rate: rate)
+    }
+    #else
+    func stopForRateChange(at sampleTime: Int64, rate: Int64) {
+        stopForRateChangeBody(at: sampleTime, rate: rate)
+    }
+    #endif
+
+    @inline(__always)
+    func stopForRateChangeBody(at sampleTime: Int64, rate: Int64) {
         applyEngineCommands()
         shared.pointee.deviceRate.store(rate, ordering: .releasing)
         reportDiscontinuityBody(kind: Discontinuity.Kind.sampleRateChange.code, sampleTime: sampleTime, length: 0, detail: rate)
