@@ -329,6 +329,9 @@ final class PlaySession {
             if interrupt.received != 0 { interrupted = true; break }
             if engine.deviceError != nil { break }
             serverWatch.poll { FileHandle.standardError.write(Data("lockstep: \($0)\n".utf8)) }
+            if command.reconnect && device.isWaitingForServer, let note = launcher.restartIfDied() {
+                FileHandle.standardError.write(Data("lockstep: \(note)\n".utf8))
+            }
             if players.contains(where: { $0.queue.stopError != nil }) { break }
             let now = engine.currentTime().sampleTime
             if let follower {

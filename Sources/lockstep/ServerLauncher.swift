@@ -9,6 +9,8 @@ final class ServerLauncher {
     }
 
     private var child: BoundChild?
+    /// How the running server was started, to start it again after it died.
+    private var spawned: (executable: String, arguments: [String], environment: [String: String])?
     private(set) var description = ""
 
     /// Whether the machine has an ALSA sound card.
@@ -61,6 +63,7 @@ final class ServerLauncher {
             while Date() < deadline && child.isRunning {
                 if JACKGraph.serverIsRunning(server) {
                     self.child = child
+                    spawned = (jackd, arguments, environment)
                     description = "jackd (\(driver) driver, \(sampleRate) Hz, period \(period)\(realtime ? ", realtime" : ""))"
                     return "no JACK server '\(shownName)' was running; started \(description), pid \(child.pid) — it stops when lockstep exits"
                 }
@@ -76,6 +79,17 @@ final class ServerLauncher {
     func stop() {
         child?.terminate()
         child = nil
+    }
+
+    /// Starts the server this launcher started again if it has died (for `--reconnect`: the device
+    /// then finds it and plays on). Main thread.
+    /// - Returns: a sentence for the user when it did, else nil.
+    func restartIfDied() -> String? {
+        guard let old = child, !old.isRunning, let spawned else { return nil }
+        guard let child = try? BoundChild(executable: spawned.executable, arguments: spawned.arguments,
+                                          environment: spawned.environment) else { return nil }
+        self.child = child
+        return "the jackd lockstep started died (\(old.outputTail(lines: 1))); started it again, pid \(child.pid)"
     }
 
     /// The pid of the server this launcher started, or nil.

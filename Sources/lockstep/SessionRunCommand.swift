@@ -176,6 +176,9 @@ final class SessionRun {
             serverWatch.poll { text in
                 if display.enabled { display.note(text) } else { FileHandle.standardError.write(Data("lockstep: \(text)\n".utf8)) }
             }
+            if command.reconnect && device.isWaitingForServer, let note = launcher.restartIfDied() {
+                if display.enabled { display.note(note) } else { FileHandle.standardError.write(Data("lockstep: \(note)\n".utf8)) }
+            }
             if player.queues.contains(where: { $0.stopError != nil }) { break }
             if let follower {
                 do { try follower.poll() } catch {

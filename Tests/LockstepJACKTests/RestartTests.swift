@@ -96,5 +96,33 @@ extension JACKTests {
             #expect(broken == nil, "the recorded mix breaks at frame \(broken ?? -1)")
             _ = again
         }
+
+        @Test("play --reconnect restarts the jackd it started when that one dies, and plays on")
+        func restartsItsOwnServer() throws {
+            let name = LifecycleTests.privateServerName()
+            let ramp = Signals.ramp(frames: 48000 * 4, start: 1, step: Self.step)
+            let path = try temp.writeAudio("ramp.wav", ramp)
+            let recording = temp.file("mix.wav")
+            let running = try CLI.spawn(["play", path, "--start-server", "dummy", "--no-connect", "--reconnect",
+                                         "--record", recording, "--json"], environment: ["JACK_DEFAULT_SERVER": name])
+            #expect(ThreadedTestDevice.wait(timeout: 20) { LifecycleTests.serverPID(running.errorOutputSoFar) != nil })
+            let first = try #require(LifecycleTests.serverPID(running.errorOutputSoFar))
+            #expect(ThreadedTestDevice.wait(timeout: 10) {
+                ((try? FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0) > 100_000
+            })
+            kill(first, SIGKILL)
+            let result = running.wait(timeout: 30)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("started it again"), "\(result.stderr)")
+            #expect(result.stderr.contains("the JACK server is back"))
+            let samples = try readAudio(recording).samples
+            #expect(samples.count / 2 >= ramp.count)
+            let broken = (0..<min(ramp.count, samples.count / 2)).first { samples[2 * $0] != ramp[$0] }
+            #expect(broken == nil, "the recorded mix breaks at frame \(broken ?? -1)")
+            // The second server went with lockstep.
+            let pids = result.stderr.components(separatedBy: "pid ").dropFirst().compactMap { Int32($0.prefix { $0.isNumber }) }
+            #expect(pids.count == 2)
+            #expect(pids.allSatisfy { pid in ThreadedTestDevice.wait(timeout: 8) { LifecycleTests.isGone(pid) } })
+        }
     }
 }
