@@ -199,6 +199,20 @@ final class PlaySession {
         var playbackLatency: Int
         /// With --align-outputs: the delay applied to each master output.
         var outputDelays: [Int]?
+        /// Sample-rate changes the layers played on through.
+        var rateChanges: [RateChange]
+        struct RateChange: Encodable {
+            /// The device sample time of the first cycle at the new rate (every layer stopped there).
+            var sampleTime: Int64
+            /// The new rate.
+            var rate: Int
+            /// The device sample time at which the layers played on from where they were.
+            var resumedAt: Int64
+            /// The same time on JACK's frame clock.
+            var resumedAtJACKFrame: UInt32
+            /// Per layer, the file frame (of the whole play) it played on from.
+            var fileFrames: [Int64]
+        }
         struct Recording: Encodable {
             var file: String
             var framesWritten: Int64
@@ -269,7 +283,7 @@ final class PlaySession {
         }
 
         // Every layer's first frame on one sample (plus its offset).
-        let rate = engine.sampleRate
+        var rate = engine.sampleRate
         let offsetFrames = layers.offsets.map { Int64(($0 * rate).rounded()) }
         var base = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64(rate * 0.05)
         var follower: TransportFollower?
@@ -322,7 +336,11 @@ final class PlaySession {
             }
         }
         var end: Int64? = command.duration.map { base + Int64(($0 * rate).rounded()) }
-        let display = LiveDisplay(enabled: Terminal.stderrIsTerminal && !command.json, players: players, engine: engine)
+        var display = LiveDisplay(enabled: Terminal.stderrIsTerminal && !command.json, players: players, engine: engine)
+        // Where each layer is on the timeline: at device time `deviceTime` it plays file frame
+        // `fileFrame` (of the whole play); moved by a rate change.
+        var anchors = offsetFrames.map { LayerAnchor(deviceTime: base + $0, fileFrame: 0) }
+        var rateChanges: [Summary.RateChange] = []
         var interrupted = false
         let serverWatch = ServerWatch(device: device)
         while true {
@@ -332,7 +350,36 @@ final class PlaySession {
             if command.reconnect && device.isWaitingForServer, let note = launcher.restartIfDied() {
                 FileHandle.standardError.write(Data("lockstep: \(note)\n".utf8))
             }
-            if players.contains(where: { $0.queue.stopError != nil }) { break }
+            if players.contains(where: { $0.queue.stopError != nil }) {
+                // The server's rate changed and every layer stopped on that sample rather than play
+                // at the wrong pitch: play on at the new rate from where each layer was.
+                guard follower == nil, let change = engine.discontinuities.last(where: { $0.kind == .sampleRateChange }) else { break }
+                let resumed: RateResume
+                do {
+                    resumed = try resume(players, anchors: anchors, at: change.sampleTime, oldRate: rate, engine: engine)
+                } catch {
+                    FileHandle.standardError.write(Data("lockstep: play: cannot play on at the new rate: \(error)\n".utf8))
+                    break
+                }
+                end = end.map { resumed.resumedAt + Int64((Double(max(0, $0 - change.sampleTime)) * engine.sampleRate / rate).rounded()) }
+                FileHandle.standardError.write(Data(("lockstep: the server's rate changed from \(Int(rate)) Hz to \(Int(engine.sampleRate)) Hz at sample \(change.sampleTime); "
+                    + "every layer plays on from where it was at sample \(resumed.resumedAt)"
+                    + (recorder != nil ? " (the recording ends at the change: its file stays at \(Int(rate)) Hz)" : "") + "\n").utf8))
+                rateChanges.append(Summary.RateChange(sampleTime: change.sampleTime, rate: Int(engine.sampleRate),
+                                                      resumedAt: resumed.resumedAt,
+                                                      resumedAtJACKFrame: device.jackFrameTime(forSampleTime: resumed.resumedAt),
+                                                      fileFrames: resumed.anchors.map(\.fileFrame)))
+                rate = engine.sampleRate
+                players = resumed.players
+                anchors = resumed.anchors
+                for player in players {
+                    player.queue.addEventHandler { queue, event in
+                        if case .stopped = event { finished.insert(ObjectIdentifier(queue)) }
+                    }
+                }
+                display = LiveDisplay(enabled: Terminal.stderrIsTerminal && !command.json, players: players, engine: engine)
+                continue
+            }
             let now = engine.currentTime().sampleTime
             if let follower {
                 do { try follower.poll() } catch {
@@ -346,7 +393,8 @@ final class PlaySession {
                 if follower.firstStart == nil { usleep(5_000); continue }
             }
             if let end, now >= end { break }
-            if players.allSatisfy({ $0.hasEnqueuedEverything && !$0.queue.isRunning }) && finished.count == players.count
+            if players.allSatisfy({ $0.hasEnqueuedEverything && !$0.queue.isRunning })
+                && finished.containsAll(players.map { ObjectIdentifier($0.queue) })
                 && (follower?.isRolling ?? true) { break }
             display.update(now: now, start: base)
             usleep(follower == nil ? 20_000 : 5_000)
@@ -383,7 +431,8 @@ final class PlaySession {
             error: engine.deviceError?.message ?? players.lazy.compactMap { $0.queue.stopError?.message }.first ?? recordError,
             recording: recording.map { Summary.Recording(file: $0.path, framesWritten: $0.framesWritten,
                                                          startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) },
-            playbackLatency: device.playbackLatency, outputDelays: command.alignOutputs ? device.outputDelays : nil)
+            playbackLatency: device.playbackLatency, outputDelays: command.alignOutputs ? device.outputDelays : nil,
+            rateChanges: rateChanges)
         if command.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
@@ -399,11 +448,75 @@ final class PlaySession {
                   + (interrupted ? " (interrupted)" : ""))
         }
         engine.device.stop()
-        if let error = engine.deviceError ?? players.lazy.compactMap({ $0.queue.stopError }).first {
+        if let error = engine.deviceError ?? (command.transport ? players.lazy.compactMap({ $0.queue.stopError }).first : nil) {
             throw CLIError(message: "play: \(error.message)")
         }
         if let recordError { throw CLIError(message: "play: \(recordError)") }
         try interrupt.exitIfRaised()
+    }
+}
+
+/// Where a layer is on the device timeline: at `deviceTime` it plays `fileFrame` (frames of the
+/// whole play, at the file's rate; before `deviceTime` it waits).
+struct LayerAnchor {
+    var deviceTime: Int64
+    var fileFrame: Int64
+}
+
+/// The layers made again after a sample-rate change.
+struct RateResume {
+    var players: [FilePlayer]
+    var anchors: [LayerAnchor]
+    var resumedAt: Int64
+}
+
+extension PlaySession {
+    /// After a sample-rate change at `changeTime` stopped every layer (their audio was converted
+    /// for `oldRate`), makes each layer again at the device's new rate — new queue, conversion
+    /// for the new ratio — positioned on the file frame it had reached (exact in the file's
+    /// frames, rounded once), and starts them together; a layer that had not started yet keeps
+    /// its remaining wait, scaled to the new rate.
+    func resume(_ players: [FilePlayer], anchors: [LayerAnchor], at changeTime: Int64, oldRate: Double,
+                engine: Engine) throws -> RateResume {
+        let newRate = engine.sampleRate
+        var frames: [Int64] = []
+        var waits: [Int64] = []
+        for (player, anchor) in zip(players, anchors) {
+            if changeTime >= anchor.deviceTime {
+                let played = Double(changeTime - anchor.deviceTime) * player.fileFormat.sampleRate / oldRate
+                frames.append(anchor.fileFrame + Int64(played.rounded()))
+                waits.append(0)
+            } else {
+                frames.append(anchor.fileFrame)
+                waits.append(Int64((Double(anchor.deviceTime - changeTime) * newRate / oldRate).rounded()))
+            }
+        }
+        let old = Set(players.map { ObjectIdentifier($0.queue) })
+        for player in players {
+            player.stop()
+            try? player.queue.dispose()
+        }
+        // The old queues' own ports (--ports-per-file) must be gone before the new ones take the names.
+        let deadline = Date().addingTimeInterval(2)
+        while engine.queues.contains(where: { old.contains(ObjectIdentifier($0)) }) && Date() < deadline { usleep(2_000) }
+        var fresh: [FilePlayer] = []
+        for (index, player) in players.enumerated() {
+            let again = try FilePlayer(path: player.path, engine: engine, playCount: player.playCount,
+                                       bufferDuration: player.bufferDuration, bufferCount: player.bufferCount, truncation: .reject)
+            try again.queue.setMixerGain(decibels: layers.gains[index])
+            again.queue.isLevelMeteringEnabled = true
+            if command.portsPerFile { try again.queue.enableDirectOutputs() }
+            try again.prepare()
+            try again.reposition(toFrame: frames[index])
+            fresh.append(again)
+        }
+        let resumedAt = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64(newRate * 0.05)
+        for wait in Set(waits).sorted() {
+            let group = fresh.indices.filter { waits[$0] == wait }
+            try engine.start(group.map { fresh[$0].queue }, at: resumedAt + wait, ifLate: .skipAhead)
+        }
+        let moved = zip(frames, waits).map { LayerAnchor(deviceTime: resumedAt + $0.1, fileFrame: $0.0) }
+        return RateResume(players: fresh, anchors: moved, resumedAt: resumedAt)
     }
 }
 
@@ -458,4 +571,6 @@ final class FinishedLayers: Sendable {
     private let stopped = Mutex<Set<ObjectIdentifier>>([])
     func insert(_ id: ObjectIdentifier) { stopped.withLock { _ = $0.insert(id) } }
     var count: Int { stopped.withLock { $0.count } }
+    /// Whether every one of `queues` has stopped after playing.
+    func containsAll(_ queues: [ObjectIdentifier]) -> Bool { stopped.withLock { $0.isSuperset(of: queues) } }
 }

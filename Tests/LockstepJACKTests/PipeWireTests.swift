@@ -99,38 +99,72 @@ extension JACKTests {
             #expect(mismatch == nil, "frame \(mismatch ?? -1)")
         }
 
-        @Test("a rate change under PipeWire stops every layer on the change's sample with a clear error, never at the wrong pitch")
-        func rateChangeStopsCleanly() throws {
+        @Test("a rate change under PipeWire: every layer stops on the change's sample (nothing at the wrong pitch), the mix recording ends there, and play goes on at the new rate from where it was")
+        func rateChangePlaysOn() throws {
             let daemon = try PipeWireDaemon()
             let temp = try TemporaryTestDirectory(prefix: "lockstep-pw-rate")
-            let ramp = Signals.ramp(frames: 48000 * 8, start: 1, step: 1.0 / 65536)
+            let step: Float = 1.0 / 65536
+            let ramp = Signals.ramp(frames: 48000 * 6, start: 1, step: step)
             let path = try temp.writeAudio("ramp.wav", ramp)
             let recording = temp.file("mix.wav")
-            let running = try daemon.spawnLockstep(["play", path, "--start-server", "never", "--no-connect",
-                                                    "--record", recording, "--json"])
+            let client = "lockstep-rate"
+            let running = try CLI.spawn([CLI.binary, "play", path, "--start-server", "never", "--no-connect", "--client-name", client,
+                                         "--record", recording, "--json"],
+                                        environment: daemon.environment, executable: "/usr/bin/pw-jack")
             // Once it plays (the recording grows past its header), force the graph to 44.1 kHz.
-            let playing = Date().addingTimeInterval(15)
-            while running.process.isRunning && Date() < playing
-                    && ((try? FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0) < 200_000 {
-                usleep(20_000)
-            }
+            #expect(ThreadedTestDevice.wait(timeout: 15) {
+                ((try? FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0) > 200_000
+            })
             _ = PipeWireDaemon.finish(try daemon.spawn("/usr/bin/pw-metadata", ["-n", "settings", "0", "clock.force-rate", "44100"]),
                                       timeout: 10)
-            let (stdout, stderr) = PipeWireDaemon.finish(running, timeout: 20)
-            #expect(running.process.terminationStatus != 0)
-            #expect(stderr.contains("sample rate changed from 48000 Hz to 44100 Hz"), "\(stderr)")
-            let summary = try #require(try JSONSerialization.jsonObject(with: Data((stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
+            #expect(ThreadedTestDevice.wait(timeout: 10) { running.errorOutputSoFar.contains("plays on from where it was") },
+                    "\(running.errorOutputSoFar)")
+            // Record what plays now, at 44.1 kHz, with another client.
+            let after = temp.file("after.wav")
+            let recorded = try CLI.run([CLI.binary, "record", "-o", after, "--port", "\(client):out_1", "--duration", "0.5", "--json"],
+                                       environment: daemon.environment, timeout: 20, executable: "/usr/bin/pw-jack")
+            #expect(recorded.status == 0, "\(recorded.stderr)")
+            let result = running.wait(timeout: 30)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("rate changed from 48000 Hz to 44100 Hz"), "\(result.stderr)")
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data((result.stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
             let gaps = try #require(summary["discontinuities"] as? [[String: Any]])
             let change = try #require(gaps.first { $0["kind"] as? String == "sampleRateChange" })
             #expect(change["detail"] as? Double == 44100)
             let changedAt = try #require(change["sampleTime"] as? Int)
             let start = try #require(summary["startSampleTime"] as? Int)
+            let resumed = try #require((summary["rateChanges"] as? [[String: Any]])?.first)
+            #expect(resumed["rate"] as? Int == 44100)
+            #expect(resumed["sampleTime"] as? Int == changedAt)
+            // The layer goes on from the file frame it had reached at the change (48 kHz file, 48 kHz before).
+            let fileFrame = try #require((resumed["fileFrames"] as? [Int])?.first)
+            #expect(fileFrame == changedAt - start)
+
             // The recording of the mix holds the ramp, exactly, up to the change and nothing after.
             #expect(try AudioFileReader(path: recording).format.sampleRate == 48000)
             let mix = try readAudio(recording).samples
             #expect(mix.count / 2 == changedAt - start, "recorded \(mix.count / 2) frames, change \(changedAt - start) after the start")
             let mismatch = (0..<(mix.count / 2)).first { mix[2 * $0] != ramp[$0] }
             #expect(mismatch == nil, "frame \(mismatch ?? -1)")
+
+            // After the change: the file converted to 44.1 kHz (right pitch), from the right frame.
+            let take = try #require(try JSONSerialization.jsonObject(with: Data((recorded.stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
+            #expect(take["sampleRate"] as? Int == 44100)
+            let takeStart = try #require(take["startSampleTime"] as? Int)
+            let resumedJACK = try #require(resumed["resumedAtJACKFrame"] as? Int)
+            let heard = try readAudio(after).samples           // one channel: out_1
+            var checked = 0, worst: Float = 0
+            for k in 0..<heard.count {
+                let since = Int64(Int32(truncatingIfNeeded: UInt32(truncatingIfNeeded: takeStart + k) &- UInt32(truncatingIfNeeded: resumedJACK)))
+                guard since > 64 else { continue }                       // past the converter's start
+                let source = Double(fileFrame) + Double(since) * 48000 / 44100
+                guard source < Double(ramp.count - 64) else { continue }
+                let expected = Float((source + 1) * Double(step))
+                worst = max(worst, abs(heard[k] - expected))
+                checked += 1
+            }
+            #expect(checked > 10000, "only \(checked) frames of the resumed layer were recorded")
+            #expect(worst < 1e-4, "the resumed layer is off by up to \(worst) from the file at its position")
         }
     }
 }
