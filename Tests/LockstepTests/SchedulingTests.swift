@@ -1,3 +1,4 @@
+import Foundation
 import Lockstep
 import LockstepTestSupport
 import Testing
@@ -159,4 +160,37 @@ struct GroupStartTests {
         #expect(Signals.firstNonSilent(out) == 300)
         #expect(out.filter { $0 != 0 }.count == 100)
     }
+}
+
+@Suite("Large group starts")
+struct LargeGroupStartTests {
+    @Test("4096 queues start as one group from a secondary thread, all on one sample")
+    func fourThousandQueues() throws {
+        let device = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 1), maximumFramesPerRender: 1024)
+        let engine = try Engine(device: device, maximumQueues: 4096)
+        var queues: [OutputQueue] = []
+        for i in 0..<4096 {
+            let q = try engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1), name: "q\(i)") { _, _ in }
+            try q.enqueueSamples(Signals.impulse(at: 0, frames: 4, value: 1.0 / 4096))
+            queues.append(q)
+        }
+        let group = UncheckedGroup(engine: engine, queues: queues)
+        let result = Recorder<Int64>()
+        // A thread with Foundation's default stack: the start locks every queue in turn.
+        let thread = Thread {
+            if let start = try? group.engine.start(group.queues, at: 300) { result.append(start.sampleTime) }
+        }
+        thread.start()
+        #expect(ThreadedTestDevice.wait(timeout: 20) { result.values.count == 1 })
+        #expect(result.values == [300])
+        let out = try device.renderFloat(frames: 1024)
+        #expect(Signals.firstNonSilent(out) == 300)
+        #expect(abs(out[300] - 1) < 1e-3)
+    }
+}
+
+/// Carries an engine and its queues into a thread closure.
+struct UncheckedGroup: @unchecked Sendable {
+    let engine: Engine
+    let queues: [OutputQueue]
 }
