@@ -738,16 +738,10 @@ public final class OutputQueue: @unchecked Sendable {
 
     func clockSnapshot() -> ClockSnapshot {
         let r = renderState
-        while true {
-            let before = r.pointee.clockSequence.load(ordering: .acquiring)
-            if before & 1 == 1 { continue }
-            let q = r.pointee.publishedQueueTime.load(ordering: .relaxed)
-            let d = r.pointee.publishedDeviceTime.load(ordering: .relaxed)
-            let s = r.pointee.publishedRunState.load(ordering: .relaxed)
-            atomicMemoryFence(ordering: .acquiring)
-            if r.pointee.clockSequence.load(ordering: .relaxed) == before {
-                return ClockSnapshot(queueTime: q, deviceTime: d, runState: RenderRunState(rawValue: s) ?? .stopped)
-            }
+        return r.pointee.clockLock.read {
+            ClockSnapshot(queueTime: r.pointee.publishedQueueTime.load(ordering: .relaxed),
+                          deviceTime: r.pointee.publishedDeviceTime.load(ordering: .relaxed),
+                          runState: RenderRunState(rawValue: r.pointee.publishedRunState.load(ordering: .relaxed)) ?? .stopped)
         }
     }
 

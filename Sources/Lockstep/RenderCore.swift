@@ -638,13 +638,13 @@ struct RenderCore {
 
     @inline(__always)
     func publishClock(_ q: UnsafeMutablePointer<QueueRenderState>, deviceTime: Int64) {
-        let sequence = q.pointee.clockSequence.load(ordering: .relaxed)
-        q.pointee.clockSequence.store(sequence &+ 1, ordering: .relaxed)
-        atomicMemoryFence(ordering: .releasing)
-        q.pointee.publishedQueueTime.store(q.pointee.queueTime, ordering: .relaxed)
-        q.pointee.publishedDeviceTime.store(deviceTime, ordering: .relaxed)
-        q.pointee.publishedRunState.store(q.pointee.runState.rawValue, ordering: .relaxed)
-        q.pointee.clockSequence.store(sequence &+ 2, ordering: .releasing)
+        let queueTime = q.pointee.queueTime
+        let runState = q.pointee.runState.rawValue
+        q.pointee.clockLock.write {
+            q.pointee.publishedQueueTime.store(queueTime, ordering: .relaxed)
+            q.pointee.publishedDeviceTime.store(deviceTime, ordering: .relaxed)
+            q.pointee.publishedRunState.store(runState, ordering: .relaxed)
+        }
     }
 }
 

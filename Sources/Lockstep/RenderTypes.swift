@@ -163,7 +163,7 @@ struct QueueRenderState: ~Copyable {
     var meter: LevelAccumulator
 
     // Published clock (a sequence lock over atomics: odd while the render thread writes).
-    let clockSequence = Atomic<Int>(0)
+    let clockLock = SeqLock()
     let publishedQueueTime = Atomic<Int64>(0)
     let publishedDeviceTime = Atomic<Int64>(0)
     let publishedRunState = Atomic<UInt8>(0)
@@ -206,8 +206,8 @@ struct LevelAccumulator: ~Copyable {
     var frames = 0
     /// The device sample time just past the last accumulated frame.
     var clock: Int64 = 0
-    /// Sequence lock over the published values and window times: odd while publishing.
-    let sequence = Atomic<Int>(0)
+    /// Publishes the values and the window's times together.
+    let lock = SeqLock()
     /// The published window's first device sample time and length in frames.
     let windowStart = Atomic<Int64>(0)
     let windowFrames = Atomic<Int>(0)
@@ -274,15 +274,11 @@ struct LevelAccumulator: ~Copyable {
     @inline(__always)
     mutating func publish() {
         let n = Float(max(frames, 1))
-        let generation = sequence.load(ordering: .relaxed)
-        sequence.store(generation &+ 1, ordering: .relaxed)
-        atomicMemoryFence(ordering: .releasing)
+        let token = lock.beginWrite()
         windowStart.store(clock &- Int64(frames), ordering: .relaxed)
         windowFrames.store(frames, ordering: .relaxed)
-        defer { sequence.store(generation &+ 2, ordering: .releasing) }
         for c in 0..<channelCount {
-            let meanSquare = sumSquares[c] / n
-            published[2 * c].store(meanSquare.bitPattern, ordering: .relaxed)
+            published[2 * c].store((sumSquares[c] / n).bitPattern, ordering: .relaxed)
             published[2 * c + 1].store(peaks[c].bitPattern, ordering: .relaxed)
             if peaks[c] > Float(bitPattern: hold[c].load(ordering: .relaxed)) {
                 hold[c].store(peaks[c].bitPattern, ordering: .relaxed)
@@ -290,6 +286,7 @@ struct LevelAccumulator: ~Copyable {
             sumSquares[c] = 0
             peaks[c] = 0
         }
+        lock.endWrite(token)
         frames = 0
     }
 
@@ -298,19 +295,12 @@ struct LevelAccumulator: ~Copyable {
 
     /// Reads the last published levels with the window they measure, consistently (any thread).
     func reading() -> LevelReading {
-        while true {
-            let before = sequence.load(ordering: .acquiring)
-            if before & 1 == 1 { continue }
-            let levels = (0..<channelCount).map { c in
-                ChannelLevel(averagePower: Float(bitPattern: published[2 * c].load(ordering: .relaxed)).squareRoot(),
-                             peakPower: Float(bitPattern: published[2 * c + 1].load(ordering: .relaxed)))
-            }
-            let start = windowStart.load(ordering: .relaxed)
-            let count = windowFrames.load(ordering: .relaxed)
-            atomicMemoryFence(ordering: .acquiring)
-            if sequence.load(ordering: .relaxed) == before {
-                return LevelReading(sampleTime: start, frames: count, levels: levels)
-            }
+        lock.read {
+            LevelReading(sampleTime: windowStart.load(ordering: .relaxed), frames: windowFrames.load(ordering: .relaxed),
+                         levels: (0..<channelCount).map { c in
+                             ChannelLevel(averagePower: Float(bitPattern: published[2 * c].load(ordering: .relaxed)).squareRoot(),
+                                          peakPower: Float(bitPattern: published[2 * c + 1].load(ordering: .relaxed)))
+                         })
         }
     }
 
@@ -328,9 +318,7 @@ struct LevelAccumulator: ~Copyable {
     /// not rendering); a partial window is published first so the hold sees it.
     mutating func clear() {
         if frames > 0 { publish() }
-        let generation = sequence.load(ordering: .relaxed)
-        sequence.store(generation &+ 1, ordering: .relaxed)
-        atomicMemoryFence(ordering: .releasing)
+        let token = lock.beginWrite()
         for c in 0..<channelCount {
             sumSquares[c] = 0
             peaks[c] = 0
@@ -339,7 +327,7 @@ struct LevelAccumulator: ~Copyable {
         }
         windowStart.store(clock, ordering: .relaxed)
         windowFrames.store(0, ordering: .relaxed)
-        sequence.store(generation &+ 2, ordering: .releasing)
+        lock.endWrite(token)
         frames = 0
     }
 

@@ -428,20 +428,13 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// cycle's device sample time, read consistently; nil before the first cycle.
     public func transportSnapshot() -> TransportSnapshot? {
         let rt = realtime
-        while true {
-            let before = rt.pointee.clockSequence.load(ordering: .acquiring)
-            if before & 1 == 1 { continue }
-            let start = rt.pointee.cycleStart.load(ordering: .relaxed)
-            let state = rt.pointee.transportState.load(ordering: .relaxed)
-            let frame = rt.pointee.transportFrame.load(ordering: .relaxed)
-            let period = rt.pointee.periodFrames.load(ordering: .relaxed)
-            atomicMemoryFence(ordering: .acquiring)
-            if rt.pointee.clockSequence.load(ordering: .relaxed) == before {
-                if start < 0 { return nil }
-                let rolling = state == JackTransportRolling.rawValue || state == JackTransportStarting.rawValue
-                return TransportSnapshot(isRolling: rolling, frame: Int64(frame), sampleTime: start, period: period)
-            }
+        let (start, state, frame, period) = rt.pointee.clockLock.read {
+            (rt.pointee.cycleStart.load(ordering: .relaxed), rt.pointee.transportState.load(ordering: .relaxed),
+             rt.pointee.transportFrame.load(ordering: .relaxed), rt.pointee.periodFrames.load(ordering: .relaxed))
         }
+        if start < 0 { return nil }
+        let rolling = state == JackTransportRolling.rawValue || state == JackTransportStarting.rawValue
+        return TransportSnapshot(isRolling: rolling, frame: Int64(frame), sampleTime: start, period: period)
     }
 
     /// Whether the engine renders only while JACK transport rolls: while it is stopped the outputs

@@ -52,9 +52,9 @@ struct JACKRealtimeState: ~Copyable {
     let restartSync = Atomic<Bool>(false)
     /// How long the server was away, for the `serverRestart` report.
     let awayMilliseconds = Atomic<Int>(0)
-    /// Published under `clockSequence`: the cycle's device sample time, JACK frame time (extended),
-    /// host time and period.
-    let clockSequence = Atomic<Int>(0)
+    /// Published together under `clockLock`: the cycle's device sample time, JACK frame time
+    /// (extended), host time, period and transport.
+    let clockLock = SeqLock()
     let cycleStart = Atomic<Int64>(-1)
     let cycleJACKFrame = Atomic<Int64>(-1)
     let cycleHostTime = Atomic<UInt64>(0)
@@ -184,18 +184,11 @@ struct JACKRealtimeState: ~Copyable {
     /// The latest cycle's clock, read consistently: device sample time, JACK frame time
     /// (extended), host time and period; nil before the first cycle.
     func clock() -> (sampleTime: Int64, jackFrame: Int64, hostTime: UInt64, period: Int)? {
-        while true {
-            let before = clockSequence.load(ordering: .acquiring)
-            if before & 1 == 1 { continue }
-            let start = cycleStart.load(ordering: .relaxed)
-            let frame = cycleJACKFrame.load(ordering: .relaxed)
-            let host = cycleHostTime.load(ordering: .relaxed)
-            let period = periodFrames.load(ordering: .relaxed)
-            atomicMemoryFence(ordering: .acquiring)
-            if clockSequence.load(ordering: .relaxed) == before {
-                return start < 0 ? nil : (start, frame, host, period)
-            }
+        let (start, frame, host, period) = clockLock.read {
+            (cycleStart.load(ordering: .relaxed), cycleJACKFrame.load(ordering: .relaxed),
+             cycleHostTime.load(ordering: .relaxed), periodFrames.load(ordering: .relaxed))
         }
+        return start < 0 ? nil : (start, frame, host, period)
     }
 
     /// Extends a 32-bit JACK frame time near the latest cycle's to 64 bits (JACK's time line).
@@ -284,16 +277,16 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     }
     var position = jack_position_t()
     let transport = jack_transport_query(client, &position)
-    let sequence = state.pointee.clockSequence.load(ordering: .relaxed)
-    state.pointee.clockSequence.store(sequence &+ 1, ordering: .relaxed)
-    atomicMemoryFence(ordering: .releasing)
-    state.pointee.cycleStart.store(sampleTime, ordering: .relaxed)
-    state.pointee.cycleJACKFrame.store(jackFrame, ordering: .relaxed)
-    state.pointee.cycleHostTime.store(currentUsecs, ordering: .relaxed)
-    state.pointee.periodFrames.store(frames, ordering: .relaxed)
-    state.pointee.transportState.store(transport.rawValue, ordering: .relaxed)
-    state.pointee.transportFrame.store(position.frame, ordering: .relaxed)
-    state.pointee.clockSequence.store(sequence &+ 2, ordering: .releasing)
+    let transportFrame = position.frame
+    let hostTime = currentUsecs
+    state.pointee.clockLock.write {
+        state.pointee.cycleStart.store(sampleTime, ordering: .relaxed)
+        state.pointee.cycleJACKFrame.store(jackFrame, ordering: .relaxed)
+        state.pointee.cycleHostTime.store(hostTime, ordering: .relaxed)
+        state.pointee.periodFrames.store(frames, ordering: .relaxed)
+        state.pointee.transportState.store(transport.rawValue, ordering: .relaxed)
+        state.pointee.transportFrame.store(transportFrame, ordering: .relaxed)
+    }
     reportCycleDiscontinuities(state, sampleTime: sampleTime, frames: frames, rate: rate)
 
     // Master output buffers.
