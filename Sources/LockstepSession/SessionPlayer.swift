@@ -43,6 +43,10 @@ public final class SessionPlayer: @unchecked Sendable {
         var pausedPosition: Int64 = 0
         var error: FileError?
         var lateStarts: [LateStart] = []
+        /// What this run added to the session's own timeline: manual cues fired (name, session
+        /// sample) and gain changes, to carry them over to another rate.
+        var fired: [(name: String, sample: Int64)] = []
+        var gainChanges: [(layer: Int, point: SessionTimeline.AutomationPoint)] = []
     }
 
     /// A start (or restart after a seek, a resume, a transport roll) that came too late for its
@@ -94,6 +98,8 @@ public final class SessionPlayer: @unchecked Sendable {
         self.engine = engine
         self.bufferFrames = bufferFrames
         self.bufferCount = bufferCount
+        self.directOutputs = directOutputs
+        rate = engine.sampleRate
         let timeline = try session.timeline(rate: engine.sampleRate)
         let format = StreamFormat(sampleRate: engine.sampleRate, channelCount: timeline.channelCount, sampleFormat: .float32)
         var queues: [OutputQueue] = []
@@ -128,8 +134,51 @@ public final class SessionPlayer: @unchecked Sendable {
     /// The timeline as it stands (manual cues fired so far, gain changes added).
     public var timeline: SessionTimeline { state.withLock { $0.timeline } }
 
-    /// The session's rate for this run (the engine's).
-    public var rate: Double { engine.sampleRate }
+    /// The session's rate for this run: the engine's when the player was made (its timeline's
+    /// samples are at this rate).
+    public let rate: Double
+
+    /// Whether layers that name ports have outputs of their own.
+    public let directOutputs: Bool
+
+    /// The session sample playing at device sample `deviceTime` (the paused position while
+    /// paused or before the start).
+    public func position(atDeviceTime deviceTime: Int64) -> Int64 {
+        state.withLock { state in
+            if state.paused || !state.running { return state.pausedPosition }
+            return max(state.originPosition, state.originPosition + deviceTime - state.originDevice)
+        }
+    }
+
+    /// A player for the same session on `engine` at the engine's rate now, carrying over what this
+    /// run added (manual cues fired, gain changes), every sample moved to the new rate — for a run
+    /// whose device changed its rate. Dispose of this player's queues first when layers have
+    /// ports of their own (the new queues take the same port names).
+    public func carried(to engine: Engine) throws -> SessionPlayer {
+        let next = try SessionPlayer(session: session, engine: engine, directOutputs: directOutputs,
+                                     bufferFrames: bufferFrames, bufferCount: bufferCount)
+        let factor = next.rate / rate
+        let (fired, gains) = state.withLock { ($0.fired, $0.gainChanges) }
+        for (name, sample) in fired {
+            try? next.go(name, atPosition: Int64((Double(sample) * factor).rounded()))
+        }
+        for (layer, point) in gains {
+            let moved = SessionTimeline.AutomationPoint(start: Int64((Double(point.start) * factor).rounded()),
+                                                        ramp: Int64((Double(point.ramp) * factor).rounded()),
+                                                        gainDB: point.gainDB)
+            next.state.withLock { state in
+                state.timeline.addAutomation(layer: layer, moved)
+                state.gainChanges.append((layer, moved))
+            }
+        }
+        return next
+    }
+
+    /// Stops every layer and disposes of the queues (their ports go); the player cannot play again.
+    public func dispose() {
+        stop()
+        for queue in queues { try? queue.dispose() }
+    }
 
     /// The first file error met while playing (that cue plays on as silence), if any.
     public var error: FileError? { state.withLock { $0.error } }
@@ -267,6 +316,7 @@ public final class SessionPlayer: @unchecked Sendable {
                 sample = state.pausedPosition
             }
             let placed = state.timeline.fire(cue.index, at: sample)
+            state.fired.append((cue.name, sample))
             return GoResult(cue: cue.name, placed: placed.map { state.timeline.cues[$0].name },
                             start: sample + cue.offsetFromTrigger)
         }
@@ -283,6 +333,7 @@ public final class SessionPlayer: @unchecked Sendable {
                 throw PlayerError("cue '\(name)' is not a manual cue waiting for go; only cues with 'at: manual' can be placed")
             }
             state.timeline.fire(cue.index, at: sample)
+            state.fired.append((name, sample))
         }
     }
 
@@ -302,7 +353,9 @@ public final class SessionPlayer: @unchecked Sendable {
                 throw PlayerError("gain: unknown layer '\(name)'\(Suggest.hint(for: name, in: state.timeline.layers.map(\.name))); the layers are \(state.timeline.layers.map(\.name).joined(separator: ", "))")
             }
             let sample = state.running && !state.paused ? (state.filled.max() ?? 0) : state.pausedPosition
-            state.timeline.addAutomation(layer: layer, .init(start: sample, ramp: Int64((ramp * rate).rounded()), gainDB: decibels))
+            let point = SessionTimeline.AutomationPoint(start: sample, ramp: Int64((ramp * rate).rounded()), gainDB: decibels)
+            state.timeline.addAutomation(layer: layer, point)
+            state.gainChanges.append((layer, point))
             return sample
         }
     }

@@ -341,6 +341,7 @@ final class PlaySession {
         // `fileFrame` (of the whole play); moved by a rate change.
         var anchors = offsetFrames.map { LayerAnchor(deviceTime: base + $0, fileFrame: 0) }
         var rateChanges: [Summary.RateChange] = []
+        var rateReportWait = 0
         var interrupted = false
         let serverWatch = ServerWatch(device: device)
         while true {
@@ -353,7 +354,17 @@ final class PlaySession {
             if players.contains(where: { $0.queue.stopError != nil }) {
                 // The server's rate changed and every layer stopped on that sample rather than play
                 // at the wrong pitch: play on at the new rate from where each layer was.
-                guard follower == nil, let change = engine.discontinuities.last(where: { $0.kind == .sampleRateChange }) else { break }
+                guard follower == nil else { break }
+                // The render thread stops the queues first; its report of the change follows on
+                // the callback thread.
+                let reported = engine.discontinuities.filter { $0.kind == .sampleRateChange }
+                guard reported.count > rateChanges.count, let change = reported.last else {
+                    rateReportWait += 1
+                    if rateReportWait > 500 { break }
+                    usleep(2_000)
+                    continue
+                }
+                rateReportWait = 0
                 let resumed: RateResume
                 do {
                     resumed = try resume(players, anchors: anchors, at: change.sampleTime, oldRate: rate, engine: engine)

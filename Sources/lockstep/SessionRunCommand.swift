@@ -119,16 +119,10 @@ final class SessionRun {
         } catch let error as SessionError {
             throw CLIError(message: "session run: at the server's rate:\n\(error.description)")
         }
-        let rate = engine.sampleRate
+        var rate = engine.sampleRate
         do throws(AudioQueueError) {
             try device.connectMasterOutputs(to: command.connections)
-            for (layer, queue) in zip(player.timeline.layers, player.queues) where !layer.ports.isEmpty {
-                for (output, destination) in zip(queue.directOutputNames, layer.ports) {
-                    do { try device.connect(output, to: destination) } catch {
-                        throw AudioQueueError(error.code, "layer '\(layer.name)': cannot connect \(output) to '\(destination)': \(error.message); check the port name with 'lockstep ports'")
-                    }
-                }
-            }
+            try connectLayerPorts(player, device: device)
         } catch {
             throw CLIError(message: "session run: \(command.file): \(error.message)")
         }
@@ -162,10 +156,14 @@ final class SessionRun {
                 throw CLIError(message: "session run: \(error.message)")
             }
         }
-        let stopAfter = command.duration.map { Int64(($0 * rate).rounded()) }
+        var stopAfter = command.duration.map { Int64(($0 * rate).rounded()) }
         var playedFrames: Int64 = 0
         var lastPosition = fromPosition
-        let display = SessionDisplay(enabled: Terminal.stderrIsTerminal && !command.json, player: player)
+        // The player playing now (made again at a new rate after a sample-rate change).
+        var live = player
+        var display = SessionDisplay(enabled: Terminal.stderrIsTerminal && !command.json, player: live)
+        var rateChanges: [RateChange] = []
+        var rateReportWait = 0
         var interrupted = false
         var stopRequested = false
         var lateReported = 0
@@ -179,22 +177,70 @@ final class SessionRun {
             if command.reconnect && device.isWaitingForServer, let note = launcher.restartIfDied() {
                 if display.enabled { display.note(note) } else { FileHandle.standardError.write(Data("lockstep: \(note)\n".utf8)) }
             }
-            if player.queues.contains(where: { $0.stopError != nil }) { break }
+            if live.queues.contains(where: { $0.stopError != nil }) {
+                // The server's rate changed and every layer stopped on that sample rather than play
+                // at the wrong pitch: play on at the new rate from the same place in the session.
+                guard follower == nil else { break }
+                // The render thread stops the queues first; its report of the change follows on
+                // the callback thread.
+                let reported = engine.discontinuities.filter { $0.kind == .sampleRateChange }
+                guard reported.count > rateChanges.count, let change = reported.last else {
+                    rateReportWait += 1
+                    if rateReportWait > 500 { break }
+                    usleep(2_000)
+                    continue
+                }
+                rateReportWait = 0
+                do {
+                    let factor = engine.sampleRate / live.rate
+                    let position = Int64((Double(live.position(atDeviceTime: change.sampleTime)) * factor).rounded())
+                    let wasPaused = live.isPaused
+                    live.dispose()
+                    let old = Set(live.queues.map { ObjectIdentifier($0) })
+                    let deadline = Date().addingTimeInterval(2)
+                    while engine.queues.contains(where: { old.contains(ObjectIdentifier($0)) }) && Date() < deadline { usleep(2_000) }
+                    let next = try live.carried(to: engine)
+                    try connectLayerPorts(next, device: device)
+                    var resumedAt: Int64?
+                    if wasPaused {
+                        next.halt(at: position)
+                    } else {
+                        resumedAt = try next.start(from: position, at: engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
+                                                   + Int64(engine.sampleRate * 0.05))
+                    }
+                    let text = "the server's rate changed from \(Int(live.rate)) Hz to \(Int(next.rate)) Hz at sample \(change.sampleTime); "
+                        + "the session plays on from \(Terminal.time(Double(position) / next.rate))"
+                    if display.enabled { display.note(text) } else { FileHandle.standardError.write(Data("lockstep: \(text)\n".utf8)) }
+                    rateChanges.append(RateChange(sampleTime: change.sampleTime, rate: Int(next.rate), position: position,
+                                                  resumedAt: resumedAt,
+                                                  resumedAtJACKFrame: resumedAt.map { device.jackFrameTime(forSampleTime: $0) }))
+                    playedFrames = Int64((Double(playedFrames) * factor).rounded())
+                    stopAfter = command.duration.map { Int64(($0 * next.rate).rounded()) }
+                    lastPosition = position
+                    rate = next.rate
+                    live = next
+                    display = SessionDisplay(enabled: Terminal.stderrIsTerminal && !command.json, player: live)
+                    continue
+                } catch {
+                    FileHandle.standardError.write(Data("lockstep: session run: cannot play on at the new rate: \(error)\n".utf8))
+                    break
+                }
+            }
             if let follower {
                 do { try follower.poll() } catch {
                     throw CLIError(message: "session run: \(error)")
                 }
             }
             for line in controls?.take() ?? [] {
-                if handle(line, player: player, engine: engine, display: display) { stopRequested = true }
+                if handle(line, player: live, engine: engine, display: display) { stopRequested = true }
             }
             if stopRequested { break }
-            reportLateStarts(player.lateStarts, reported: &lateReported, rate: rate, display: display)
-            let position = player.position
-            if player.isRunning { playedFrames += max(0, position - lastPosition) }
+            reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
+            let position = live.position
+            if live.isRunning { playedFrames += max(0, position - lastPosition) }
             lastPosition = position
             if let stopAfter, playedFrames >= stopAfter { break }
-            let timeline = player.timeline
+            let timeline = live.timeline
             let canStillGo = controls.map { !$0.isFinished } ?? false
             // Done when everything placed has played and no manual cue can still be fired (a
             // transport follower runs until stopped).
@@ -207,12 +253,12 @@ final class SessionRun {
         display.finish()
 
         // Fade out over a few ms, then stop.
-        let endPosition = player.position
-        for queue in player.queues { try? queue.setVolume(0) }
+        let endPosition = live.position
+        for queue in live.queues { try? queue.setVolume(0) }
         usleep(30_000)
-        player.stop()
+        live.stop()
         controls?.close()
-        let timeline = player.timeline
+        let timeline = live.timeline
         let gaps = engine.discontinuities
         struct Summary: Encodable {
             var file: String
@@ -226,17 +272,18 @@ final class SessionRun {
             var error: String?
             var server: String?
             var lateStarts: [SessionPlayer.LateStart]
+            var rateChanges: [RateChange]
         }
-        reportLateStarts(player.lateStarts, reported: &lateReported, rate: rate, display: display)
-        let error = engine.deviceError?.message ?? player.queues.lazy.compactMap { $0.stopError?.message }.first
-            ?? player.error?.description
+        reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
+        let error = engine.deviceError?.message ?? live.queues.lazy.compactMap { $0.stopError?.message }.first
+            ?? live.error?.description
         if command.json {
             print(jsonString(Summary(file: command.file, startSampleTime: startedAt, from: fromPosition, endPosition: endPosition,
                                      rate: Int(rate), interrupted: interrupted,
                                      discontinuities: gaps.map { "\($0.kind.rawValue)@\($0.sampleTime)" },
                                      cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
                                      server: launcher.description.isEmpty ? nil : launcher.description,
-                                     lateStarts: player.lateStarts)))
+                                     lateStarts: live.lateStarts, rateChanges: rateChanges)))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
             print("ran \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
@@ -246,6 +293,30 @@ final class SessionRun {
         engine.device.stop()
         if let error { throw CLIError(message: "session run: \(error)") }
         try interrupt.exitIfRaised()
+    }
+
+    /// A sample-rate change the session played on through.
+    struct RateChange: Encodable {
+        /// The device sample time of the first cycle at the new rate (every layer stopped there).
+        var sampleTime: Int64
+        /// The new rate.
+        var rate: Int
+        /// The session sample (at the new rate) it played on from.
+        var position: Int64
+        /// The device sample time it played on at (nil while paused), and on JACK's frame clock.
+        var resumedAt: Int64?
+        var resumedAtJACKFrame: UInt32?
+    }
+
+    /// Connects the own outputs of every layer that names ports to those ports.
+    func connectLayerPorts(_ player: SessionPlayer, device: JACKDevice) throws(AudioQueueError) {
+        for (layer, queue) in zip(player.timeline.layers, player.queues) where !layer.ports.isEmpty {
+            for (output, destination) in zip(queue.directOutputNames, layer.ports) {
+                do { try device.connect(output, to: destination) } catch {
+                    throw AudioQueueError(error.code, "layer '\(layer.name)': cannot connect \(output) to '\(destination)': \(error.message); check the port name with 'lockstep ports'")
+                }
+            }
+        }
     }
 
     /// Tells the user (display or standard error) about late starts not reported yet.
@@ -263,7 +334,7 @@ final class SessionRun {
     func handle(_ line: String, player: SessionPlayer, engine: Engine, display: SessionDisplay) -> Bool {
         let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
         guard let verb = words.first?.lowercased() else { return false }
-        let rate = engine.sampleRate
+        let rate = player.rate
         func fail(_ message: String) { display.note("control: \(message)") }
         switch verb {
         case "go":

@@ -166,5 +166,53 @@ extension JACKTests {
             #expect(checked > 10000, "only \(checked) frames of the resumed layer were recorded")
             #expect(worst < 1e-4, "the resumed layer is off by up to \(worst) from the file at its position")
         }
+
+        @Test("session run under a PipeWire rate change plays on from the same place in the session, at the new rate")
+        func sessionRateChangePlaysOn() throws {
+            let daemon = try PipeWireDaemon()
+            let temp = try TemporaryTestDirectory(prefix: "lockstep-pw-session-rate")
+            let step: Float = 1.0 / 65536
+            let ramp = Signals.ramp(frames: 48000 * 6, start: 1, step: step)
+            let path = try temp.writeAudio("ramp.wav", ramp)
+            let show = temp.file("show.yaml")
+            try "layers:\n  a: {}\ncues:\n  - { name: one, layer: a, file: \(path), at: 0 }\n"
+                .write(toFile: show, atomically: true, encoding: .utf8)
+            let client = "lockstep-session-rate"
+            let running = try CLI.spawn([CLI.binary, "session", "run", show, "--start-server", "never", "--no-connect",
+                                         "--client-name", client, "--json"],
+                                        environment: daemon.environment, executable: "/usr/bin/pw-jack")
+            usleep(1_500_000)
+            _ = PipeWireDaemon.finish(try daemon.spawn("/usr/bin/pw-metadata", ["-n", "settings", "0", "clock.force-rate", "44100"]),
+                                      timeout: 10)
+            #expect(ThreadedTestDevice.wait(timeout: 10) { running.errorOutputSoFar.contains("the session plays on from") },
+                    "\(running.errorOutputSoFar)")
+            let after = temp.file("after.wav")
+            let recorded = try CLI.run([CLI.binary, "record", "-o", after, "--port", "\(client):out_1", "--duration", "0.5", "--json"],
+                                       environment: daemon.environment, timeout: 20, executable: "/usr/bin/pw-jack")
+            #expect(recorded.status == 0, "\(recorded.stderr)")
+            let result = running.wait(timeout: 30)
+            #expect(result.status == 0, "\(result.stderr)")
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data((result.stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
+            let change = try #require((summary["rateChanges"] as? [[String: Any]])?.first)
+            #expect(change["rate"] as? Int == 44100)
+            #expect(summary["rate"] as? Int == 44100)
+            let position = try #require(change["position"] as? Int)
+            let resumedJACK = try #require(change["resumedAtJACKFrame"] as? Int)
+            #expect(position > 44100 / 2)                            // it had played a while at 48 kHz
+            let take = try #require(try JSONSerialization.jsonObject(with: Data((recorded.stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
+            let takeStart = try #require(take["startSampleTime"] as? Int)
+            let heard = try readAudio(after).samples
+            var checked = 0, worst: Float = 0
+            for k in 0..<heard.count {
+                let since = Int64(Int32(truncatingIfNeeded: UInt32(truncatingIfNeeded: takeStart + k) &- UInt32(truncatingIfNeeded: resumedJACK)))
+                guard since > 64 else { continue }
+                let file = Double(Int64(position) + since) * 48000 / 44100
+                guard file < Double(ramp.count - 64) else { continue }
+                worst = max(worst, abs(heard[k] - Float((file + 1) * Double(step))))
+                checked += 1
+            }
+            #expect(checked > 10000, "only \(checked) frames of the resumed session were recorded")
+            #expect(worst < 1e-4, "the resumed session is off by up to \(worst) from the file at its place")
+        }
     }
 }
