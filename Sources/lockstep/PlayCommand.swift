@@ -341,10 +341,10 @@ final class PlaySession {
         // `fileFrame` (of the whole play); moved by a rate change.
         var anchors = offsetFrames.map { LayerAnchor(deviceTime: base + $0, fileFrame: 0) }
         var rateChanges: [Summary.RateChange] = []
-        var rateReportWait = 0
+        let rateReports = RateChangeReports()
         var interrupted = false
         let serverWatch = ServerWatch(device: device)
-        while true {
+        loop: while true {
             if interrupt.received != 0 { interrupted = true; break }
             if engine.deviceError != nil { break }
             serverWatch.poll { FileHandle.standardError.write(Data("lockstep: \($0)\n".utf8)) }
@@ -355,16 +355,12 @@ final class PlaySession {
                 // The server's rate changed and every layer stopped on that sample rather than play
                 // at the wrong pitch: play on at the new rate from where each layer was.
                 guard follower == nil else { break }
-                // The render thread stops the queues first; its report of the change follows on
-                // the callback thread.
-                let reported = engine.discontinuities.filter { $0.kind == .sampleRateChange }
-                guard reported.count > rateChanges.count, let change = reported.last else {
-                    rateReportWait += 1
-                    if rateReportWait > 500 { break }
-                    usleep(2_000)
-                    continue
+                let change: Discontinuity
+                switch rateReports.next(engine) {
+                case .change(let reported): change = reported
+                case .pending: continue
+                case .missing: break loop
                 }
-                rateReportWait = 0
                 let resumed: RateResume
                 do {
                     resumed = try resume(players, anchors: anchors, at: change.sampleTime, oldRate: rate, engine: engine)

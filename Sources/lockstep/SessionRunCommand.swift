@@ -163,12 +163,12 @@ final class SessionRun {
         var live = player
         var display = SessionDisplay(enabled: Terminal.stderrIsTerminal && !command.json, player: live)
         var rateChanges: [RateChange] = []
-        var rateReportWait = 0
+        let rateReports = RateChangeReports()
         var interrupted = false
         var stopRequested = false
         var lateReported = 0
         let serverWatch = ServerWatch(device: device)
-        while true {
+        loop: while true {
             if interrupt.received != 0 { interrupted = true; break }
             if engine.deviceError != nil { break }
             serverWatch.poll { text in
@@ -181,16 +181,12 @@ final class SessionRun {
                 // The server's rate changed and every layer stopped on that sample rather than play
                 // at the wrong pitch: play on at the new rate from the same place in the session.
                 guard follower == nil else { break }
-                // The render thread stops the queues first; its report of the change follows on
-                // the callback thread.
-                let reported = engine.discontinuities.filter { $0.kind == .sampleRateChange }
-                guard reported.count > rateChanges.count, let change = reported.last else {
-                    rateReportWait += 1
-                    if rateReportWait > 500 { break }
-                    usleep(2_000)
-                    continue
+                let change: Discontinuity
+                switch rateReports.next(engine) {
+                case .change(let reported): change = reported
+                case .pending: continue
+                case .missing: break loop
                 }
-                rateReportWait = 0
                 do {
                     let factor = engine.sampleRate / live.rate
                     let position = Int64((Double(live.position(atDeviceTime: change.sampleTime)) * factor).rounded())

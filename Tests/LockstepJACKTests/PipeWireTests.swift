@@ -74,6 +74,39 @@ final class PipeWireDaemon {
     }
 }
 
+extension PipeWireDaemon {
+    /// Records half a second of `port` with `lockstep record` as another client of this daemon.
+    /// - Returns: the file and the device sample time (JACK frame) of its first frame.
+    func recordHalfSecond(of port: String, in temp: TemporaryTestDirectory) throws -> (path: String, start: Int) {
+        let path = temp.file("after-\(UInt32.random(in: 0...UInt32.max)).wav")
+        let recorded = try CLI.run([CLI.binary, "record", "-o", path, "--port", port, "--duration", "0.5", "--json"],
+                                   environment: environment, timeout: 20, executable: "/usr/bin/pw-jack")
+        #expect(recorded.status == 0, "\(recorded.stderr)")
+        let take = try #require(try JSONSerialization.jsonObject(with: Data((recorded.stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
+        #expect(take["sampleRate"] as? Int == 44100)
+        return (path, try #require(take["startSampleTime"] as? Int))
+    }
+
+    /// Compares a recording (one channel, 44.1 kHz, first frame at JACK frame `start`) with a ramp
+    /// file (frame f holds (f + 1) × `step`, at 48 kHz) converted to 44.1 kHz that plays file frame
+    /// `fileFrame` at JACK frame `resumedJACK`.
+    /// - Returns: the frames compared and the largest difference.
+    static func compareWithRamp(_ recording: (path: String, start: Int), fileFrame: Double, resumedJACK: Int,
+                                rampFrames: Int, step: Float) throws -> (checked: Int, worst: Float) {
+        let heard = try readAudio(recording.path).samples
+        var checked = 0, worst: Float = 0
+        for k in 0..<heard.count {
+            let since = Int64(Int32(truncatingIfNeeded: UInt32(truncatingIfNeeded: recording.start + k) &- UInt32(truncatingIfNeeded: resumedJACK)))
+            guard since > 64 else { continue }                   // past the converter's start
+            let source = fileFrame + Double(since) * 48000 / 44100
+            guard source < Double(rampFrames - 64) else { continue }
+            worst = max(worst, abs(heard[k] - Float((source + 1) * Double(step))))
+            checked += 1
+        }
+        return (checked, worst)
+    }
+}
+
 extension JACKTests {
     @Suite("PipeWire's JACK", .serialized, .enabled(if: PipeWireDaemon.isAvailable, "pipewire and pw-jack are not installed"))
     struct PipeWireTests {
@@ -119,11 +152,8 @@ extension JACKTests {
                                       timeout: 10)
             #expect(ThreadedTestDevice.wait(timeout: 10) { running.errorOutputSoFar.contains("plays on from where it was") },
                     "\(running.errorOutputSoFar)")
-            // Record what plays now, at 44.1 kHz, with another client.
-            let after = temp.file("after.wav")
-            let recorded = try CLI.run([CLI.binary, "record", "-o", after, "--port", "\(client):out_1", "--duration", "0.5", "--json"],
-                                       environment: daemon.environment, timeout: 20, executable: "/usr/bin/pw-jack")
-            #expect(recorded.status == 0, "\(recorded.stderr)")
+            // Record what plays now, at 44.1 kHz, with another client (compared below).
+            let after = try daemon.recordHalfSecond(of: "\(client):out_1", in: temp)
             let result = running.wait(timeout: 30)
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stderr.contains("rate changed from 48000 Hz to 44100 Hz"), "\(result.stderr)")
@@ -148,21 +178,9 @@ extension JACKTests {
             #expect(mismatch == nil, "frame \(mismatch ?? -1)")
 
             // After the change: the file converted to 44.1 kHz (right pitch), from the right frame.
-            let take = try #require(try JSONSerialization.jsonObject(with: Data((recorded.stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
-            #expect(take["sampleRate"] as? Int == 44100)
-            let takeStart = try #require(take["startSampleTime"] as? Int)
             let resumedJACK = try #require(resumed["resumedAtJACKFrame"] as? Int)
-            let heard = try readAudio(after).samples           // one channel: out_1
-            var checked = 0, worst: Float = 0
-            for k in 0..<heard.count {
-                let since = Int64(Int32(truncatingIfNeeded: UInt32(truncatingIfNeeded: takeStart + k) &- UInt32(truncatingIfNeeded: resumedJACK)))
-                guard since > 64 else { continue }                       // past the converter's start
-                let source = Double(fileFrame) + Double(since) * 48000 / 44100
-                guard source < Double(ramp.count - 64) else { continue }
-                let expected = Float((source + 1) * Double(step))
-                worst = max(worst, abs(heard[k] - expected))
-                checked += 1
-            }
+            let (checked, worst) = try PipeWireDaemon.compareWithRamp(after, fileFrame: Double(fileFrame), resumedJACK: resumedJACK,
+                                                                      rampFrames: ramp.count, step: step)
             #expect(checked > 10000, "only \(checked) frames of the resumed layer were recorded")
             #expect(worst < 1e-4, "the resumed layer is off by up to \(worst) from the file at its position")
         }
@@ -186,10 +204,7 @@ extension JACKTests {
                                       timeout: 10)
             #expect(ThreadedTestDevice.wait(timeout: 10) { running.errorOutputSoFar.contains("the session plays on from") },
                     "\(running.errorOutputSoFar)")
-            let after = temp.file("after.wav")
-            let recorded = try CLI.run([CLI.binary, "record", "-o", after, "--port", "\(client):out_1", "--duration", "0.5", "--json"],
-                                       environment: daemon.environment, timeout: 20, executable: "/usr/bin/pw-jack")
-            #expect(recorded.status == 0, "\(recorded.stderr)")
+            let after = try daemon.recordHalfSecond(of: "\(client):out_1", in: temp)
             let result = running.wait(timeout: 30)
             #expect(result.status == 0, "\(result.stderr)")
             let summary = try #require(try JSONSerialization.jsonObject(with: Data((result.stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
@@ -199,18 +214,8 @@ extension JACKTests {
             let position = try #require(change["position"] as? Int)
             let resumedJACK = try #require(change["resumedAtJACKFrame"] as? Int)
             #expect(position > 44100 / 2)                            // it had played a while at 48 kHz
-            let take = try #require(try JSONSerialization.jsonObject(with: Data((recorded.stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
-            let takeStart = try #require(take["startSampleTime"] as? Int)
-            let heard = try readAudio(after).samples
-            var checked = 0, worst: Float = 0
-            for k in 0..<heard.count {
-                let since = Int64(Int32(truncatingIfNeeded: UInt32(truncatingIfNeeded: takeStart + k) &- UInt32(truncatingIfNeeded: resumedJACK)))
-                guard since > 64 else { continue }
-                let file = Double(Int64(position) + since) * 48000 / 44100
-                guard file < Double(ramp.count - 64) else { continue }
-                worst = max(worst, abs(heard[k] - Float((file + 1) * Double(step))))
-                checked += 1
-            }
+            let (checked, worst) = try PipeWireDaemon.compareWithRamp(after, fileFrame: Double(position) * 48000 / 44100,
+                                                                      resumedJACK: resumedJACK, rampFrames: ramp.count, step: step)
             #expect(checked > 10000, "only \(checked) frames of the resumed session were recorded")
             #expect(worst < 1e-4, "the resumed session is off by up to \(worst) from the file at its place")
         }
