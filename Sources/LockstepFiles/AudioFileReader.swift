@@ -1,5 +1,6 @@
 import CSndfile
 import Lockstep
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -112,8 +113,16 @@ public final class AudioFileReader: @unchecked Sendable {
         if Sndfile.major(info.format) == Int32(SF_FORMAT_MPEG) {
             // MP3 stores no exact length: play and render what is really there, to its end. An
             // estimate off by encoder padding is normal; a clear shortfall (more than 5 % or 1 s)
-            // means the file was cut short.
-            let counted = try countFramesByDecoding()
+            // means the file was cut short. The count is kept per file version, so opening the
+            // same file again (a session cue opened on the callback thread) decodes nothing.
+            let key = Self.fileVersion(path)
+            let counted: Int64
+            if let key, let known = Self.decodedLengths.withLock({ $0[key] }) {
+                counted = known
+            } else {
+                counted = try countFramesByDecoding()
+                if let key { Self.decodedLengths.withLock { $0[key] = counted } }
+            }
             if counted != info.frames { estimatedFrameCount = info.frames }
             frameCount = counted
             let tolerance = max(info.frames / 20, Int64(info.samplerate))
@@ -144,6 +153,26 @@ public final class AudioFileReader: @unchecked Sendable {
 
     deinit {
         if let handle { sf_close(handle) }
+    }
+
+    /// A file's identity and version (device, inode, size, modification time).
+    struct FileVersion: Hashable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: Int
+        var modifiedNanoseconds: Int
+    }
+
+    /// Decoded lengths of files whose stored length is an estimate (MP3), by file version.
+    private static let decodedLengths = Mutex<[FileVersion: Int64]>([:])
+
+    /// The version of the file at `path`, or nil when it cannot be read.
+    static func fileVersion(_ path: String) -> FileVersion? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return FileVersion(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                           modified: Int(info.st_mtim.tv_sec), modifiedNanoseconds: Int(info.st_mtim.tv_nsec))
     }
 
     /// Whether the file holds less audio than it declares (see ``truncationError``).
