@@ -197,6 +197,11 @@ public final class Engine: @unchecked Sendable {
     /// The largest master peak per device channel since master metering was enabled (linear).
     public var masterPeakHold: [Float] { core.shared.pointee.masterMeter.readHold() }
 
+    /// The device sample time just past the last frame the engine has rendered (published by the
+    /// render thread after each cycle). Unlike ``currentTime()`` — the device's estimate of *now*,
+    /// which runs up to a period ahead of what is rendered — every frame before it has been mixed.
+    public var renderedSampleTime: Int64 { core.shared.pointee.nextSampleTime.load(ordering: .acquiring) }
+
     /// Render events that could not be reported because the event ring was full (should stay 0).
     public var droppedEventCount: Int { core.shared.pointee.droppedEvents.load(ordering: .relaxed) }
 

@@ -240,7 +240,10 @@ final class SessionRun {
             let canStillGo = controls.map { !$0.isFinished } ?? false
             // Done when everything placed has played and no manual cue can still be fired (a
             // transport follower runs until stopped).
-            if follower == nil, let end = timeline.end, position >= end, timeline.waitingCues.isEmpty || !canStillGo {
+            // (Against what has been rendered, not the estimate of now: the fade-out that follows
+            // must not reach the last frames of the last cue.)
+            if follower == nil, let end = timeline.end, live.position(atDeviceTime: engine.renderedSampleTime) >= end,
+               timeline.waitingCues.isEmpty || !canStillGo {
                 break
             }
             display.update()
