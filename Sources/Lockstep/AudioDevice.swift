@@ -28,9 +28,13 @@ public protocol AudioDevice: AnyObject, Sendable {
     var inputChannelCount: Int { get }
     /// The most frames one render cycle may ask for.
     var maximumFramesPerCycle: Int { get }
-    /// Whether the device renders on demand on the caller's thread (callbacks are then delivered
-    /// synchronously after each render) rather than from a realtime thread of its own.
+    /// Whether the device renders on demand on the caller's thread rather than from a realtime
+    /// thread of its own.
     var isOffline: Bool { get }
+    /// How the engine delivers callbacks and events for this device: inline after each render
+    /// (offline devices), or on the engine's callback thread, which the device wakes after each
+    /// cycle. By default, inline for an offline device.
+    var callbackDelivery: CallbackDelivery { get }
     /// Whether the device is running (rendering, or ready to render on demand).
     var isRunning: Bool { get }
     /// Frames between the moment a frame reaching the device's inputs was heard at its source and
@@ -70,7 +74,22 @@ public protocol AudioDevice: AnyObject, Sendable {
     func releaseDirectOutputs(_ outputs: DirectOutputs)
 }
 
+/// How an engine delivers its queues' callbacks and events (see ``AudioDevice/callbackDelivery``).
+public enum CallbackDelivery: Sendable, Hashable {
+    /// On the thread that renders, when the device calls ``DeviceRenderer/deliverPendingEvents()``
+    /// after each render; Dispatch-queue callbacks run synchronously, so everything a render
+    /// caused has been delivered when it returns.
+    case inline
+    /// On the engine's callback thread, which the device wakes after each cycle with
+    /// ``DeviceRenderer/wakeCallbackThread()`` (realtime-safe); without wakes it looks every
+    /// 20 ms.
+    case callbackThread
+}
+
 extension AudioDevice {
+    /// By default inline for an offline device, the engine's callback thread otherwise.
+    public var callbackDelivery: CallbackDelivery { isOffline ? .inline : .callbackThread }
+
     /// By default a device has no inputs.
     public var inputChannelCount: Int { 0 }
 
@@ -187,6 +206,16 @@ public struct DeviceRenderer: @unchecked Sendable {
     /// Realtime-safe.
     public func reportSampleRateChange(sampleTime: Int64, rate: Int) {
         core.stopForRateChange(at: sampleTime, rate: Int64(rate))
+    }
+
+    /// Wakes the engine's callback thread to deliver what the last render produced. Call it from
+    /// the render thread after each cycle (devices with ``CallbackDelivery/callbackThread``).
+    ///
+    /// Realtime-safe: one semaphore post, skipped when a wake is already pending; it never
+    /// allocates, locks or blocks.
+    @inline(__always)
+    public func wakeCallbackThread() {
+        pump.wake()
     }
 
     /// Delivers pending callbacks and events on the calling thread. Offline devices call this

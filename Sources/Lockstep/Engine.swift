@@ -35,7 +35,6 @@ public final class Engine: @unchecked Sendable {
     let pump: EventPump
     private let discontinuityStreams = StreamRegistry<Discontinuity>()
     private let state: Mutex<EngineState>
-    private var pumpThread: Thread?
 
     struct EngineState: @unchecked Sendable {
         var queues: [OutputQueue?]
@@ -110,11 +109,11 @@ public final class Engine: @unchecked Sendable {
         state = Mutex(EngineState(queues: Array(repeating: nil, count: maximumQueues)))
         pump.engine = self
         try device.attach(DeviceRenderer(core: core, pump: pump))
-        if !device.isOffline { startPumpThread() }
+        if device.callbackDelivery == .callbackThread { pump.startThread() }
     }
 
     deinit {
-        pump.isStopped.store(true, ordering: .releasing)
+        pump.stopThread()
         device.detach()
         // Drain what is left so internal memory is returned, then free everything.
         while core.events.pointee.pop() != nil {}
@@ -136,28 +135,6 @@ public final class Engine: @unchecked Sendable {
     }
 
     static func meterWindow(_ rate: Double) -> Int { max(256, Int(rate / 20)) }
-
-    private func startPumpThread() {
-        let pump = self.pump
-        let thread = Thread {
-            Thread.current.name = "lockstep.callbacks"
-            // Poll: every 0.5 ms while events flow, backing off to 4 ms when idle (the render
-            // thread must not make system calls to wake us).
-            var pause: UInt32 = 500
-            while !pump.isStopped.load(ordering: .acquiring) {
-                if pump.drain() {
-                    pause = 500
-                } else {
-                    usleep(pause)
-                    pause = min(pause * 2, 4000)
-                }
-            }
-        }
-        thread.name = "lockstep.callbacks"
-        thread.qualityOfService = .userInteractive
-        pumpThread = thread
-        thread.start()
-    }
 
     // MARK: - Device facts
 
@@ -361,7 +338,7 @@ public final class Engine: @unchecked Sendable {
         guard first else { return }
         core.stopEverything(at: sampleTime)
         deviceDiscontinuity(.shutdown, sampleTime: sampleTime, detail: 0)
-        if device.isOffline { pump.drain() }
+        if device.callbackDelivery == .inline { pump.drain() }
     }
 
     /// Records a device-level discontinuity reported outside the render thread.
@@ -535,36 +512,6 @@ public enum InputSource: Sendable, Hashable {
     case deviceInput
     /// The engine's own mix, exactly as it goes to the device's outputs, on the same sample.
     case mix
-}
-
-/// Drains the render thread's event ring and dispatches events, on the engine's callback thread
-/// (live devices) or on the thread that renders (offline devices).
-final class EventPump: @unchecked Sendable {
-    weak var engine: Engine?
-    let isStopped = Atomic<Bool>(false)
-    private let draining = Atomic<Bool>(false)
-
-    /// Dispatches every pending event; returns whether there were any. Reentrant and concurrent
-    /// calls return at once (the running drain delivers everything).
-    @discardableResult
-    func drain() -> Bool {
-        guard let engine else { return false }
-        guard draining.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else {
-            return false
-        }
-        defer { draining.store(false, ordering: .releasing) }
-        var any = false
-        // Snapshot each input ring's write position first: every mark placed before those frames
-        // is then visible, so gaps land exactly where they belong.
-        let inputs = engine.inputQueues
-        let limits = inputs.map { $0.captureLimit() }
-        while let message = engine.core.events.pointee.pop() {
-            any = true
-            if let event = RenderEvent(message) { engine.handle(event) }
-        }
-        for (queue, limit) in zip(inputs, limits) where queue.service(upTo: limit) { any = true }
-        return any
-    }
 }
 
 /// Carries a non-Sendable value across an isolation boundary the caller knows is safe.

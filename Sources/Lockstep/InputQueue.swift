@@ -18,35 +18,29 @@ import Synchronization
 ///
 /// Thread safety: every method may be called from any thread (not the realtime thread),
 /// including from the queue's own callbacks.
-public final class InputQueue: @unchecked Sendable {
+public final class InputQueue: QueueBufferOwner, @unchecked Sendable {
     /// The queue's name, for reports.
     public let name: String
     /// The format of the buffers the queue fills.
     public let format: StreamFormat
     /// Where the input callback and listeners run.
-    public let callbackExecutor: CallbackExecutor
+    public var callbackExecutor: CallbackExecutor { callbacks.executor }
 
     weak var engine: Engine?
     let slot: Int32
     let renderState: UnsafeMutablePointer<InputRenderState>
     private let callback: @Sendable (InputQueue, QueueBuffer, Int64, Int) -> Void
-    private let isOfflineDevice: Bool
     private let state: Mutex<UserState>
-    private let eventStreams = StreamRegistry<QueueEvent>()
+    private let callbacks: QueueCallbacks<InputQueue>
 
     struct UserState: @unchecked Sendable {
-        var buffers: [ObjectIdentifier: QueueBuffer] = [:]
+        var pool: BufferPool
         var fifo: [QueueBuffer] = []
         var filled = 0
         var fillStart: Int64 = 0
         var nextTime: Int64 = 0
         var pendingSilence = 0
         var isRunning = false
-        var disposal = OutputQueue.Disposal.none
-        var released = false
-        var listeners: [Int: (QueueProperty, @Sendable (InputQueue, QueueProperty) -> Void)] = [:]
-        var eventHandlers: [Int: @Sendable (InputQueue, QueueEvent) -> Void] = [:]
-        var nextToken = 0
         var scratch: [Float] = []
         var compensatesCaptureLatency = true
     }
@@ -58,10 +52,9 @@ public final class InputQueue: @unchecked Sendable {
         self.format = format
         self.slot = slot
         self.renderState = renderState
-        self.callbackExecutor = callbackExecutor
+        callbacks = QueueCallbacks(executor: callbackExecutor, delivery: engine.device.callbackDelivery)
         self.callback = callback
-        isOfflineDevice = engine.device.isOffline
-        state = Mutex(UserState())
+        state = Mutex(UserState(pool: BufferPool(queueName: name, limit: 1024)))
     }
 
     deinit {
@@ -98,47 +91,22 @@ public final class InputQueue: @unchecked Sendable {
     /// - Throws: ``AudioQueueError/Code/invalidParameter`` for a capacity without a whole frame;
     ///   ``AudioQueueError/Code/disposalPending``.
     public func allocateBuffer(byteCapacity: Int) throws(AudioQueueError) -> QueueBuffer {
-        guard byteCapacity >= format.bytesPerFrame, byteCapacity <= 1 << 30 else {
-            throw AudioQueueError(.invalidParameter,
-                "buffer capacity \(byteCapacity) bytes is out of range; allocate at least one frame (\(format.bytesPerFrame) bytes) and at most 1 GiB")
-        }
-        let result: Result<QueueBuffer, AudioQueueError> = state.withLock { state in
-            if state.disposal != .none { return .failure(disposalError()) }
-            guard state.buffers.count < 1024 else {
-                return .failure(AudioQueueError(.invalidParameter, "input queue '\(name)' already has 1024 buffers; free some"))
-            }
-            let buffer = QueueBuffer(queue: nil, format: format, byteCapacity: byteCapacity, convertedFrames: 1)
-            buffer.inputQueue = self
-            state.buffers[ObjectIdentifier(buffer)] = buffer
-            return .success(buffer)
-        }
-        return try result.get()
+        try BufferPool.checkCapacity(bytes: byteCapacity, format: format)
+        return try state.withLock { state in
+            state.pool.allocate { QueueBuffer(owner: self, format: format, byteCapacity: byteCapacity, convertedFrames: 1) }
+        }.get()
     }
 
     /// Allocates a buffer holding `frameCapacity` frames.
     public func allocateBuffer(frameCapacity: Int) throws(AudioQueueError) -> QueueBuffer {
-        guard frameCapacity > 0, frameCapacity <= (1 << 30) / format.bytesPerFrame else {
-            throw AudioQueueError(.invalidParameter, "buffer capacity \(frameCapacity) frames is out of range")
-        }
-        return try allocateBuffer(byteCapacity: frameCapacity * format.bytesPerFrame)
+        try allocateBuffer(byteCapacity: BufferPool.byteCapacity(frames: frameCapacity, format: format))
     }
 
     /// Frees a buffer: Audio Queue's `AudioQueueFreeBuffer`.
     /// - Throws: ``AudioQueueError/Code/invalidBuffer`` (not this queue's),
     ///   ``AudioQueueError/Code/bufferInQueue`` while it is enqueued.
     public func freeBuffer(_ buffer: QueueBuffer) throws(AudioQueueError) {
-        let error: AudioQueueError? = state.withLock { state in
-            guard buffer.inputQueue === self, !buffer.isFreed, state.buffers[ObjectIdentifier(buffer)] != nil else {
-                return AudioQueueError(.invalidBuffer, "buffer does not belong to input queue '\(name)' (or was freed)")
-            }
-            if buffer.isEnqueued {
-                return AudioQueueError(.bufferInQueue, "buffer is enqueued on input queue '\(name)'; free it after its callback")
-            }
-            buffer.isFreed = true
-            state.buffers.removeValue(forKey: ObjectIdentifier(buffer))
-            return nil
-        }
-        if let error { throw error }
+        if let error = state.withLock({ $0.pool.free(buffer) }) { throw error }
     }
 
     /// Hands a buffer to the queue to be filled: Audio Queue's `AudioQueueEnqueueBuffer`.
@@ -146,13 +114,7 @@ public final class InputQueue: @unchecked Sendable {
     ///   ``AudioQueueError/Code/disposalPending``.
     public func enqueue(_ buffer: QueueBuffer) throws(AudioQueueError) {
         let error: AudioQueueError? = state.withLock { state in
-            guard buffer.inputQueue === self, !buffer.isFreed, state.buffers[ObjectIdentifier(buffer)] != nil else {
-                return AudioQueueError(.invalidBuffer, "buffer does not belong to input queue '\(name)' (or was freed)")
-            }
-            if state.disposal != .none { return disposalError() }
-            if buffer.isEnqueued {
-                return AudioQueueError(.bufferEnqueuedTwice, "buffer is already enqueued on input queue '\(name)'")
-            }
+            if let error = state.pool.enqueueError(buffer) { return error }
             buffer.isEnqueued = true
             buffer.byteSize = 0
             state.fifo.append(buffer)
@@ -170,10 +132,6 @@ public final class InputQueue: @unchecked Sendable {
 
     func isEnqueued(_ buffer: QueueBuffer) -> Bool { state.withLock { _ in buffer.isEnqueued } }
 
-    private func disposalError() -> AudioQueueError {
-        AudioQueueError(.disposalPending, "input queue '\(name)' is disposed of (or being disposed of); create a new queue")
-    }
-
     // MARK: - Run state
 
     private func send(_ kind: QueueCommand.Kind, time: Int64 = -1) throws(AudioQueueError) {
@@ -183,7 +141,7 @@ public final class InputQueue: @unchecked Sendable {
     private func sendMessage(_ message: RingMessage) throws(AudioQueueError) {
         // Under the user-state lock: the command ring has one producer at a time.
         let result: AudioQueueError? = state.withLock { state in
-            if state.disposal != .none { return disposalError() }
+            if let error = state.pool.usableError() { return error }
             return renderState.pointee.commands.push(message) ? nil
                 : AudioQueueError(.invalidRunState, "input queue '\(name)' has too many pending commands; the device is not rendering")
         }
@@ -270,7 +228,7 @@ public final class InputQueue: @unchecked Sendable {
     public func reset() throws(AudioQueueError) {
         var deliveries: [(QueueBuffer, Int64, Int)] = []
         let error: AudioQueueError? = state.withLock { state in
-            if state.disposal != .none { return disposalError() }
+            if let error = state.pool.usableError() { return error }
             let write = renderState.pointee.writeIndex.load(ordering: .acquiring)
             renderState.pointee.readIndex.store(write, ordering: .releasing)
             for (index, buffer) in state.fifo.enumerated() {
@@ -292,8 +250,8 @@ public final class InputQueue: @unchecked Sendable {
     /// follow.
     public func dispose(immediately: Bool = true) throws(AudioQueueError) {
         let error: AudioQueueError? = state.withLock { state in
-            if state.disposal != .none { return disposalError() }
-            state.disposal = .immediate
+            if let error = state.pool.usableError() { return error }
+            state.pool.disposal = .immediate
             return renderState.pointee.commands.push(QueueCommand(kind: .disposeNow, segment: nil, time: 0).message) ? nil :
                 AudioQueueError(.invalidRunState, "input queue '\(name)' has too many pending commands")
         }
@@ -301,7 +259,7 @@ public final class InputQueue: @unchecked Sendable {
     }
 
     /// Whether ``dispose(immediately:)`` has been called.
-    public var isDisposed: Bool { state.withLock { $0.disposal != .none } }
+    public var isDisposed: Bool { state.withLock { $0.pool.disposal != .none } }
 
     /// Whether the queue is recording (`kAudioQueueProperty_IsRunning`): true from its first
     /// recorded frame until its last buffer has been delivered after a stop.
@@ -355,36 +313,29 @@ public final class InputQueue: @unchecked Sendable {
                                     _ listener: @escaping @Sendable (InputQueue, QueueProperty) -> Void)
         throws(AudioQueueError) -> PropertyListenerToken
     {
-        guard property.isListenable else {
-            throw AudioQueueError(.invalidProperty, "\(property.rawValue) changes continuously and cannot be listened to")
-        }
-        return state.withLock { state in
-            state.nextToken += 1
-            state.listeners[state.nextToken] = (property, listener)
-            return PropertyListenerToken(id: state.nextToken, property: property)
-        }
+        try callbacks.addListener(property, queueName: name, listener)
     }
 
     /// Removes a listener.
     /// - Throws: ``AudioQueueError/Code/invalidParameter`` for an unknown token.
     public func removePropertyListener(_ token: PropertyListenerToken) throws(AudioQueueError) {
-        let removed = state.withLock { $0.listeners.removeValue(forKey: token.id) != nil }
-        if !removed { throw AudioQueueError(.invalidParameter, "no listener with this token on input queue '\(name)'") }
+        try callbacks.removeListener(token, queueName: name)
     }
 
     /// Calls `handler` on the callback executor for every event from now on (started, stopped,
     /// discontinuities); synchronously with an offline device.
     @discardableResult
     public func addEventHandler(_ handler: @escaping @Sendable (InputQueue, QueueEvent) -> Void) -> Int {
-        state.withLock { state in
-            state.nextToken += 1
-            state.eventHandlers[state.nextToken] = handler
-            return state.nextToken
-        }
+        callbacks.addHandler(handler)
+    }
+
+    /// Removes a handler added with ``addEventHandler(_:)``.
+    public func removeEventHandler(_ token: Int) {
+        callbacks.removeHandler(token)
     }
 
     /// The queue's events as an asynchronous sequence (finishes when the queue is disposed of).
-    public var events: AsyncStream<QueueEvent> { eventStreams.makeStream(finishedWith: .disposed) }
+    public var events: AsyncStream<QueueEvent> { callbacks.events }
 
     // MARK: - Render events and delivery (callback thread)
 
@@ -418,7 +369,7 @@ public final class InputQueue: @unchecked Sendable {
         var stopped: Int64?
         let rs = renderState
         state.withLock { state in
-            if state.disposal != .none { return }
+            if state.pool.disposal != .none { return }
             var read = rs.pointee.readIndex.load(ordering: .relaxed)
             let channels = format.channelCount
             let capacity = rs.pointee.capacityFrames
@@ -499,43 +450,22 @@ public final class InputQueue: @unchecked Sendable {
 
     private func deliverBuffer(_ buffer: QueueBuffer, start: Int64, frames: Int) {
         let callback = self.callback
-        deliver { callback(self, buffer, start, frames) }
+        callbacks.deliver { callback(self, buffer, start, frames) }
     }
 
-    private func yield(_ event: QueueEvent) {
-        let handlers = state.withLock { Array($0.eventHandlers.values) }
-        eventStreams.yield(event)
-        for handler in handlers { deliver { handler(self, event) } }
-    }
+    private func yield(_ event: QueueEvent) { callbacks.yield(event, from: self) }
 
-    private func notify(_ property: QueueProperty) {
-        let listeners = state.withLock { $0.listeners.values.filter { $0.0 == property }.map(\.1) }
-        for listener in listeners { deliver { listener(self, property) } }
-    }
-
-    private func deliver(_ work: @escaping @Sendable () -> Void) {
-        switch callbackExecutor {
-        case .engineThread: work()
-        case .dispatchQueue(let box):
-            if isOfflineDevice { box.queue.sync(execute: work) } else { box.queue.async(execute: work) }
-        }
-    }
+    private func notify(_ property: QueueProperty) { callbacks.notify(property, from: self) }
 
     /// Lets go of the buffers and ends the streams once the render thread has let go.
     func releaseAll() {
-        let (buffers, already) = state.withLock { state in
-            let result = (Array(state.buffers.values), state.released)
-            state.buffers.removeAll()
+        let released = state.withLock { state -> Bool in
+            guard state.pool.disposal != .done else { return false }
+            state.pool.releaseAll()
             state.fifo.removeAll()
-            state.listeners.removeAll()
-            state.eventHandlers.removeAll()
-            state.disposal = .done
             state.isRunning = false
-            state.released = true
-            return result
+            return true
         }
-        if already { return }
-        for buffer in buffers { buffer.isFreed = true }
-        eventStreams.finish(with: .disposed)
+        if released { callbacks.close() }
     }
 }

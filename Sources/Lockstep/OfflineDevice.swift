@@ -54,18 +54,19 @@ public final class OfflineDevice: AudioDevice, @unchecked Sendable {
         guard (0...StreamFormat.maximumChannelCount).contains(inputChannelCount) else {
             throw AudioQueueError(.invalidParameter, "input channel count \(inputChannelCount) is out of range; use 0…\(StreamFormat.maximumChannelCount)")
         }
-        self.inputChannelCount = inputChannelCount
-        self.inputProvider = inputProvider
-        let inputs = max(1, inputChannelCount)
-        inputPlanar = .allocate(capacity: inputs * maximumFramesPerRender)
-        inputPlanar.initialize(repeating: 0, count: inputs * max(1, maximumFramesPerRender))
-        inputPointers = .allocate(capacity: inputs)
-        for c in 0..<inputs { (inputPointers + c).initialize(to: inputPlanar + c * maximumFramesPerRender) }
+        // Everything is validated before anything is allocated: a failed init leaks nothing.
         try format.validate()
         guard maximumFramesPerRender > 0, maximumFramesPerRender <= 1 << 20 else {
             throw AudioQueueError(.invalidParameter,
                 "maximumFramesPerRender \(maximumFramesPerRender) is out of range; use 1…1048576")
         }
+        self.inputChannelCount = inputChannelCount
+        self.inputProvider = inputProvider
+        let inputs = max(1, inputChannelCount)
+        inputPlanar = .allocate(capacity: inputs * maximumFramesPerRender)
+        inputPlanar.initialize(repeating: 0, count: inputs * maximumFramesPerRender)
+        inputPointers = .allocate(capacity: inputs)
+        for c in 0..<inputs { (inputPointers + c).initialize(to: inputPlanar + c * maximumFramesPerRender) }
         self.format = format
         self.name = name
         maximumFramesPerCycle = maximumFramesPerRender
@@ -92,6 +93,8 @@ public final class OfflineDevice: AudioDevice, @unchecked Sendable {
     public var channelCount: Int { format.channelCount }
     /// Always true: an offline device renders on the caller's thread.
     public var isOffline: Bool { true }
+    /// Inline: everything a render caused is delivered before ``render(frames:into:)`` returns.
+    public var callbackDelivery: CallbackDelivery { .inline }
     /// Always true: an offline device is ready to render once attached.
     public var isRunning: Bool { renderer != nil }
 

@@ -19,13 +19,13 @@ import Synchronization
 ///
 /// Thread safety: every method may be called from any thread (not the realtime thread), including
 /// from the queue's own callbacks.
-public final class OutputQueue: @unchecked Sendable {
+public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
     /// The queue's name, used in discontinuity reports and port names.
     public let name: String
     /// The format of the buffers the queue plays (`kAudioQueueProperty_StreamDescription`).
     public let format: StreamFormat
     /// Where the output callback and property listeners run.
-    public let callbackExecutor: CallbackExecutor
+    public var callbackExecutor: CallbackExecutor { callbacks.executor }
 
     weak var engine: Engine?
     let slot: Int32
@@ -37,31 +37,23 @@ public final class OutputQueue: @unchecked Sendable {
     let initialDeviceSampleRate: Double
     let initialDeviceChannelCount: Int
     let deviceName: String
-    let isOfflineDevice: Bool
     private let callback: @Sendable (OutputQueue, QueueBuffer) -> Void
     private let state: Mutex<UserState>
-    private let eventStreams = StreamRegistry<QueueEvent>()
-
-    enum Disposal { case none, pending, immediate, done }
+    private let callbacks: QueueCallbacks<OutputQueue>
 
     struct UserState: @unchecked Sendable {
-        var buffers: [ObjectIdentifier: QueueBuffer] = [:]
+        var pool: BufferPool
         var internalSegments: Set<UnsafeMutablePointer<Segment>> = []
         var nextStart: Int64 = 0
         var pendingFrames = 0
-        var disposal = Disposal.none
         var isRunning = false
         var converter: (any SampleRateConverter)?
         var converterHasInput = false
         var scratch: [Float] = []
-        var listeners: [Int: (QueueProperty, @Sendable (OutputQueue, QueueProperty) -> Void)] = [:]
-        var eventHandlers: [Int: @Sendable (OutputQueue, QueueEvent) -> Void] = [:]
-        var nextToken = 0
         var volume: Float = 1
         var mixerGainDB: Double = 0
         var timelines: Set<ObjectIdentifier> = []
         var directOutputs: DirectOutputs?
-        var released = false
     }
 
     init(engine: Engine, name: String, format: StreamFormat, slot: Int32,
@@ -72,15 +64,14 @@ public final class OutputQueue: @unchecked Sendable {
         self.format = format
         self.slot = slot
         self.renderState = renderState
-        self.callbackExecutor = callbackExecutor
+        callbacks = QueueCallbacks(executor: callbackExecutor, delivery: engine.device.callbackDelivery)
         self.callback = callback
         initialDeviceSampleRate = engine.sampleRate
         initialDeviceChannelCount = engine.channelCount
         deviceName = engine.device.name
-        isOfflineDevice = engine.device.isOffline
         ratio = engine.sampleRate / format.sampleRate
         deviceRate = engine.sampleRate
-        var initial = UserState()
+        var initial = UserState(pool: BufferPool(queueName: name, limit: engine.maximumBuffersPerQueue))
         initial.converter = converter
         state = Mutex(initial)
     }
@@ -93,36 +84,21 @@ public final class OutputQueue: @unchecked Sendable {
     ///   the queue already has ``Engine/maximumBuffersPerQueue`` buffers;
     ///   ``AudioQueueError/Code/disposalPending`` after ``dispose(immediately:)``.
     public func allocateBuffer(byteCapacity: Int) throws(AudioQueueError) -> QueueBuffer {
-        guard byteCapacity >= format.bytesPerFrame, byteCapacity <= 1 << 30 else {
-            throw AudioQueueError(.invalidParameter,
-                "buffer capacity \(byteCapacity) bytes is out of range; allocate at least one frame (\(format.bytesPerFrame) bytes) and at most 1 GiB")
-        }
+        try BufferPool.checkCapacity(bytes: byteCapacity, format: format)
         let frames = byteCapacity / format.bytesPerFrame
         let converted: Int
         let latency = state.withLock { $0.converter?.maximumLatencyFrames ?? 0 }
         if ratio == 1 { converted = frames } else {
             converted = Int((Double(frames) * ratio).rounded(.up)) + latency + 8
         }
-        let result: Result<QueueBuffer, AudioQueueError> = state.withLock { state in
-            if state.disposal != .none { return .failure(disposalError()) }
-            let limit = engine?.maximumBuffersPerQueue ?? 0
-            guard state.buffers.count < limit else {
-                return .failure(AudioQueueError(.invalidParameter,
-                    "queue '\(name)' already has \(limit) buffers; free one, or create the Engine with a larger maximumBuffersPerQueue"))
-            }
-            let buffer = QueueBuffer(queue: self, format: format, byteCapacity: byteCapacity, convertedFrames: converted)
-            state.buffers[ObjectIdentifier(buffer)] = buffer
-            return .success(buffer)
-        }
-        return try result.get()
+        return try state.withLock { state in
+            state.pool.allocate { QueueBuffer(owner: self, format: format, byteCapacity: byteCapacity, convertedFrames: converted) }
+        }.get()
     }
 
     /// Allocates a buffer holding `frameCapacity` frames.
     public func allocateBuffer(frameCapacity: Int) throws(AudioQueueError) -> QueueBuffer {
-        guard frameCapacity > 0, frameCapacity <= (1 << 30) / format.bytesPerFrame else {
-            throw AudioQueueError(.invalidParameter, "buffer capacity \(frameCapacity) frames is out of range; use 1…\((1 << 30) / format.bytesPerFrame)")
-        }
-        return try allocateBuffer(byteCapacity: frameCapacity * format.bytesPerFrame)
+        try allocateBuffer(byteCapacity: BufferPool.byteCapacity(frames: frameCapacity, format: format))
     }
 
     /// Frees a buffer: Audio Queue's `AudioQueueFreeBuffer`.
@@ -130,34 +106,7 @@ public final class OutputQueue: @unchecked Sendable {
     /// - Throws: ``AudioQueueError/Code/invalidBuffer`` if the buffer isn't this queue's (or was
     ///   freed); ``AudioQueueError/Code/bufferInQueue`` while it is enqueued.
     public func freeBuffer(_ buffer: QueueBuffer) throws(AudioQueueError) {
-        let error: AudioQueueError? = state.withLock { state in
-            guard buffer.queue === self, !buffer.isFreed, state.buffers[ObjectIdentifier(buffer)] != nil else {
-                return foreignBufferError(buffer)
-            }
-            if buffer.isEnqueued {
-                return AudioQueueError(.bufferInQueue,
-                    "buffer is still enqueued on queue '\(name)'; free it after the queue hands it back (its callback), or after reset()/stop()")
-            }
-            buffer.isFreed = true
-            state.buffers.removeValue(forKey: ObjectIdentifier(buffer))
-            return nil
-        }
-        if let error { throw error }
-    }
-
-    private func foreignBufferError(_ buffer: QueueBuffer) -> AudioQueueError {
-        if buffer.isFreed {
-            return AudioQueueError(.invalidBuffer, "buffer was freed; allocate a new one with allocateBuffer")
-        }
-        guard let owner = buffer.queue else {
-            return AudioQueueError(.invalidBuffer, "buffer's queue was disposed of; allocate buffers from '\(name)' with allocateBuffer")
-        }
-        return AudioQueueError(.invalidBuffer,
-            "buffer belongs to queue '\(owner.name)', not '\(name)'; enqueue it on the queue that allocated it")
-    }
-
-    private func disposalError() -> AudioQueueError {
-        AudioQueueError(.disposalPending, "queue '\(name)' is disposed of (or being disposed of); create a new queue")
+        if let error = state.withLock({ $0.pool.free(buffer) }) { throw error }
     }
 
     func isEnqueued(_ buffer: QueueBuffer) -> Bool {
@@ -197,14 +146,7 @@ public final class OutputQueue: @unchecked Sendable {
             }
         }
         let result: Result<Int64, AudioQueueError> = state.withLock { state in
-            guard buffer.queue === self, !buffer.isFreed, state.buffers[ObjectIdentifier(buffer)] != nil else {
-                return .failure(foreignBufferError(buffer))
-            }
-            if state.disposal != .none { return .failure(disposalError()) }
-            if buffer.isEnqueued {
-                return .failure(AudioQueueError(.bufferEnqueuedTwice,
-                    "buffer is already enqueued on queue '\(name)'; wait for the callback to hand it back"))
-            }
+            if let error = state.pool.enqueueError(buffer) { return .failure(error) }
             guard buffer.byteSize > 0 else {
                 return .failure(AudioQueueError(.bufferEmpty,
                     "buffer holds no audio (byteSize 0); fill it and set byteSize or frameCount before enqueueing"))
@@ -313,8 +255,7 @@ public final class OutputQueue: @unchecked Sendable {
     }
 
     func checkStartable() throws(AudioQueueError) {
-        let disposal = state.withLock { $0.disposal }
-        if disposal != .none { throw disposalError() }
+        if let error = state.withLock({ $0.pool.usableError() }) { throw error }
         if let error = stopError { throw error }
         if engine == nil {
             throw AudioQueueError(.invalidDevice, "queue '\(name)' has lost its engine; keep the Engine alive while its queues play")
@@ -364,7 +305,7 @@ public final class OutputQueue: @unchecked Sendable {
                            stayAligned: Bool) -> AudioQueueError? {
         guard let queue = queues.first else { return nil }
         return queue.state.withLock { state -> AudioQueueError? in
-            if state.disposal != .none { return queue.disposalError() }
+            if let error = state.pool.usableError() { return error }
             let ring = queue.renderState
             if ring.pointee.commands.count >= ring.pointee.commands.capacity {
                 return AudioQueueError(.invalidRunState, "queue '\(queue.name)' has too many pending commands; the device is not rendering")
@@ -399,7 +340,7 @@ public final class OutputQueue: @unchecked Sendable {
     ///   stops (the is-running listener fires when it really stops).
     public func stop(immediately: Bool = true) throws(AudioQueueError) {
         let error: AudioQueueError? = state.withLock { state in
-            if state.disposal != .none { return disposalError() }
+            if let error = state.pool.usableError() { return error }
             if immediately {
                 state.converter?.reset()
                 state.converterHasInput = false
@@ -424,7 +365,7 @@ public final class OutputQueue: @unchecked Sendable {
     public func reset() throws(AudioQueueError) {
         let current = currentQueueDeviceFrames()
         let error: AudioQueueError? = state.withLock { state in
-            if state.disposal != .none { return disposalError() }
+            if let error = state.pool.usableError() { return error }
             state.converter?.reset()
             state.converterHasInput = false
             state.nextStart = current
@@ -437,7 +378,7 @@ public final class OutputQueue: @unchecked Sendable {
     /// holds back: Audio Queue's `AudioQueueFlush`. Call it after the last buffer of a stream.
     public func flush() throws(AudioQueueError) {
         let error: AudioQueueError? = state.withLock { state in
-            if state.disposal != .none { return disposalError() }
+            if let error = state.pool.usableError() { return error }
             return enqueueConverterTail(&state)
         }
         if let error { throw error }
@@ -452,7 +393,7 @@ public final class OutputQueue: @unchecked Sendable {
     @discardableResult
     public func prime(frames: Int = 0) throws(AudioQueueError) -> Int {
         let result: Result<Int, AudioQueueError> = state.withLock { state in
-            if state.disposal != .none { return .failure(disposalError()) }
+            if let error = state.pool.usableError() { return .failure(error) }
             return .success(Int(fromDevice(Int64(state.pendingFrames))))
         }
         return try result.get()
@@ -465,13 +406,13 @@ public final class OutputQueue: @unchecked Sendable {
     ///   callbacks), then disposes.
     public func dispose(immediately: Bool = true) throws(AudioQueueError) {
         let error: AudioQueueError? = state.withLock { state in
-            if state.disposal != .none { return disposalError() }
+            if let error = state.pool.usableError() { return error }
             if immediately {
-                state.disposal = .immediate
+                state.pool.disposal = .immediate
                 return pushOrError(.disposeNow)
             }
             if let error = enqueueConverterTail(&state) { return error }
-            state.disposal = .pending
+            state.pool.disposal = .pending
             return pushOrError(.disposeWhenDrained)
         }
         if let error { throw error }
@@ -482,7 +423,7 @@ public final class OutputQueue: @unchecked Sendable {
     public var isRunning: Bool { state.withLock { $0.isRunning } }
 
     /// Whether ``dispose(immediately:)`` has been called.
-    public var isDisposed: Bool { state.withLock { $0.disposal != .none } }
+    public var isDisposed: Bool { state.withLock { $0.pool.disposal != .none } }
 
     // MARK: - Parameters
 
@@ -639,31 +580,20 @@ public final class OutputQueue: @unchecked Sendable {
                                     _ listener: @escaping @Sendable (OutputQueue, QueueProperty) -> Void)
         throws(AudioQueueError) -> PropertyListenerToken
     {
-        guard property.isListenable else {
-            throw AudioQueueError(.invalidProperty, "\(property.rawValue) changes continuously and cannot be listened to; read it when you need it")
-        }
-        let result: Result<PropertyListenerToken, AudioQueueError> = state.withLock { state in
-            if state.disposal != .none { return .failure(disposalError()) }
-            state.nextToken += 1
-            state.listeners[state.nextToken] = (property, listener)
-            return .success(PropertyListenerToken(id: state.nextToken, property: property))
-        }
-        return try result.get()
+        if let error = state.withLock({ $0.pool.usableError() }) { throw error }
+        return try callbacks.addListener(property, queueName: name, listener)
     }
 
     /// Removes a listener: Audio Queue's `AudioQueueRemovePropertyListener`.
     /// - Throws: ``AudioQueueError/Code/invalidParameter`` for a token not registered here.
     public func removePropertyListener(_ token: PropertyListenerToken) throws(AudioQueueError) {
-        let removed = state.withLock { $0.listeners.removeValue(forKey: token.id) != nil }
-        if !removed {
-            throw AudioQueueError(.invalidParameter, "no \(token.property.rawValue) listener with this token on queue '\(name)'")
-        }
+        try callbacks.removeListener(token, queueName: name)
     }
 
     /// An asynchronous sequence of the queue's events from now on (starts, stops, completed
     /// buffers, discontinuities). Each access creates a new sequence; it finishes when the queue is
     /// disposed of.
-    public var events: AsyncStream<QueueEvent> { eventStreams.makeStream(finishedWith: .disposed) }
+    public var events: AsyncStream<QueueEvent> { callbacks.events }
 
     /// Calls `handler` on the queue's callback executor for every event from now on (the same
     /// events as ``events``, delivered synchronously: with an offline device, before `render`
@@ -671,16 +601,12 @@ public final class OutputQueue: @unchecked Sendable {
     /// - Returns: a token for ``removeEventHandler(_:)``.
     @discardableResult
     public func addEventHandler(_ handler: @escaping @Sendable (OutputQueue, QueueEvent) -> Void) -> Int {
-        state.withLock { state in
-            state.nextToken += 1
-            state.eventHandlers[state.nextToken] = handler
-            return state.nextToken
-        }
+        callbacks.addHandler(handler)
     }
 
     /// Removes a handler added with ``addEventHandler(_:)``.
     public func removeEventHandler(_ token: Int) {
-        _ = state.withLock { $0.eventHandlers.removeValue(forKey: token) }
+        callbacks.removeHandler(token)
     }
 
     // MARK: - Time
@@ -790,7 +716,7 @@ public final class OutputQueue: @unchecked Sendable {
                 }
                 let buffer = Unmanaged<QueueBuffer>.fromOpaque(owner).takeUnretainedValue()
                 buffer.isEnqueued = false
-                return (buffer, state.disposal != .immediate && state.disposal != .done)
+                return (buffer, state.pool.disposal != .immediate && state.pool.disposal != .done)
             }
             if let buffer = delivery.0, delivery.1 {
                 yield(.bufferCompleted(buffer))
@@ -828,25 +754,15 @@ public final class OutputQueue: @unchecked Sendable {
     }
 
     private func yield(_ event: QueueEvent) {
-        let handlers = state.withLock { Array($0.eventHandlers.values) }
-        eventStreams.yield(event)
-        for handler in handlers { deliver { handler(self, event) } }
+        callbacks.yield(event, from: self)
     }
 
     func notifyListeners(_ property: QueueProperty) {
-        let listeners = state.withLock { state in
-            state.listeners.values.filter { $0.0 == property }.map(\.1)
-        }
-        for listener in listeners { deliver { listener(self, property) } }
+        callbacks.notify(property, from: self)
     }
 
     private func deliver(_ work: @escaping @Sendable () -> Void) {
-        switch callbackExecutor {
-        case .engineThread:
-            work()
-        case .dispatchQueue(let box):
-            if isOfflineDevice { box.queue.sync(execute: work) } else { box.queue.async(execute: work) }
-        }
+        callbacks.deliver(work)
     }
 
     /// The render state outlives every reference the render thread had: the engine holds the queue
@@ -860,21 +776,16 @@ public final class OutputQueue: @unchecked Sendable {
     /// Lets go of every buffer and internal segment and ends the event streams; called once the
     /// render thread has let go of the queue.
     func releaseAll() {
-        let (buffers, segments, alreadyReleased) = state.withLock { state in
-            let result = (Array(state.buffers.values), state.internalSegments, state.released)
-            state.buffers.removeAll()
-            state.internalSegments.removeAll()
-            state.listeners.removeAll()
-            state.eventHandlers.removeAll()
-            state.disposal = .done
+        let segments: Set<UnsafeMutablePointer<Segment>>? = state.withLock { state in
+            guard state.pool.disposal != .done else { return nil }
+            defer { state.internalSegments.removeAll() }
+            state.pool.releaseAll()
             state.isRunning = false
-            state.released = true
-            return result
+            return state.internalSegments
         }
-        if alreadyReleased { return }
-        for buffer in buffers { buffer.isFreed = true }
+        guard let segments else { return }
         for segment in segments { Segment.free(segment) }
-        eventStreams.finish(with: .disposed)
+        callbacks.close()
     }
 }
 

@@ -20,18 +20,18 @@ public final class QueueBuffer: @unchecked Sendable {
     /// The format of ``data``: the owning queue's stream format.
     public let format: StreamFormat
 
-    /// The queue that allocated the buffer (weak: the queue keeps its buffers, not the reverse).
-    weak var queue: OutputQueue?
-    /// The input queue that allocated the buffer, for recording buffers.
-    weak var inputQueue: InputQueue?
-    /// Converted audio for the render thread.
+    /// The queue that allocated the buffer, output or input (weak: the queue keeps its buffers,
+    /// not the reverse). The user side's reference: ownership checks and errors.
+    weak var owner: (any QueueBufferOwner)?
+    /// Converted audio for the render thread, which finds the buffer again through the segment's
+    /// `owner` pointer: the render side's reference. Output buffers only.
     let segment: UnsafeMutablePointer<Segment>
     /// Guarded by the owning queue's lock.
     var isEnqueued = false
     var isFreed = false
 
-    init(queue: OutputQueue?, format: StreamFormat, byteCapacity: Int, convertedFrames: Int) {
-        self.queue = queue
+    init(owner: any QueueBufferOwner, format: StreamFormat, byteCapacity: Int, convertedFrames: Int) {
+        self.owner = owner
         self.format = format
         self.byteCapacity = byteCapacity
         byteSize = 0
@@ -50,11 +50,7 @@ public final class QueueBuffer: @unchecked Sendable {
     }
 
     /// Whether the buffer is enqueued (in the queue's hands) right now.
-    public var isInFlight: Bool {
-        if let queue { return queue.isEnqueued(self) }
-        if let inputQueue { return inputQueue.isEnqueued(self) }
-        return false
-    }
+    public var isInFlight: Bool { owner?.isEnqueued(self) ?? false }
 
     /// How many whole frames fit in the buffer.
     public var frameCapacity: Int { byteCapacity / format.bytesPerFrame }

@@ -263,6 +263,8 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     public var periodFrames: Int { realtime.pointee.bufferSize.load(ordering: .acquiring) }
     /// Always false: JACK renders from its own realtime thread.
     public var isOffline: Bool { false }
+    /// The engine's callback thread, woken by the process callback after every cycle.
+    public var callbackDelivery: CallbackDelivery { .callbackThread }
     /// Whether the client is active and the server is there.
     public var isRunning: Bool {
         control.withLock { $0.active } && !realtime.pointee.isShutDown.load(ordering: .acquiring)

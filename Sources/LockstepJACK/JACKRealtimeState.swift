@@ -362,6 +362,8 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     }
     delayOutputs(state, frames: frames)
     state.pointee.cycles.wrappingAdd(1, ordering: .releasing)
+    // Completed buffers and events of this cycle go out now, not at the next poll.
+    renderer.wakeCallbackThread()
     return 0
 }
 

@@ -13,6 +13,7 @@ struct LockstepCommand: ParsableCommand {
 
     /// Runs the command; every failure becomes one line on standard error and a non-zero exit.
     static func main() {
+        raiseOpenFileLimit()
         do {
             var command = try parseAsRoot()
             try command.run()
@@ -34,6 +35,17 @@ struct LockstepCommand: ParsableCommand {
             Foundation.exit(code.rawValue == 0 ? 64 : code.rawValue)
         }
     }
+}
+
+/// Raises the soft limit on open files to the hard limit: every layer of `play` and every cue of
+/// a session holds its file open, and the usual soft limit (1024) is far below what a show with
+/// thousands of layers needs. A failure leaves the limit as it was (opening a file then reports
+/// the limit by name).
+func raiseOpenFileLimit() {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }
 
 /// A failure the CLI reports as one line.

@@ -100,6 +100,8 @@ extension JACKTests {
             let running = try CLI.spawn(["play", path, "--server", server.name, "--client-name", "lockstep-ports-test",
                                          "--ports-per-file", "--connect", capture.portNames[0], "--json", "--duration", "2"])
             try server.waitForPort("lockstep-ports-test:layer.wav_1", timeout: 10)
+            // play registers its ports, then connects them: wait for the connection too.
+            try server.waitForConnection("lockstep-ports-test:out_1", to: capture.portNames[0], timeout: 10)
             let listed = try CLI.run(["ports", "--server", server.name, "--json"])
             #expect(listed.status == 0, "\(listed.stderr)")
             let ports = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])

@@ -258,6 +258,21 @@ public final class JACKServer: @unchecked Sendable {
         if !found { throw JACKFixtureError.portNotFound(portName, seconds: timeout) }
     }
 
+    /// Waits until `port` is connected to `other` (for example a connection a CLI under test
+    /// makes after registering its ports).
+    ///
+    /// - Throws: `.portNotFound` (naming the connection) after `timeout` seconds,
+    ///   `.serverNotRunning`, `.clientOpenFailed`.
+    public func waitForConnection(_ port: String, to other: String, timeout: Double = 5) throws {
+        let found = try withClient(named: "lockstep-connwait") { client in
+            JACKFixtureSupport.poll(timeout: timeout, interval: 0.005) {
+                guard let handle = jack_port_by_name(client, port) else { return false }
+                return jack_port_connected_to(handle, other) != 0
+            }
+        }
+        if !found { throw JACKFixtureError.portNotFound("\(port) → \(other)", seconds: timeout) }
+    }
+
     // MARK: - Process management
 
     private func processAliveLocked() -> Bool {

@@ -107,6 +107,7 @@ public final class ThreadedTestDevice: AudioDevice, @unchecked Sendable {
                 prepareDirectBuffers(frames: period)
                 renderer.render(frames: period, sampleTime: t, output: pointers)
                 collectDirectBuffers(frames: period)
+                renderer.wakeCallbackThread()
                 nextSampleTime.store(t + Int64(period), ordering: .releasing)
                 for c in 0..<channels { for i in 0..<period { interleaved[i * channels + c] = pointers[c][i] } }
                 capture.lock()

@@ -159,6 +159,14 @@ struct MixerTests {
             try OfflineDevice(format: StreamFormat(sampleRate: -1, channelCount: 2))
         }
         #expect(error?.code == .unsupportedFormat)
+        // Validated before anything is allocated (a 0-frame maximum once wrote past its buffer).
+        for frames in [0, -1, (1 << 20) + 1] {
+            error = #expect(throws: AudioQueueError.self) {
+                try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 2), maximumFramesPerRender: frames,
+                                  inputChannelCount: 2)
+            }
+            #expect(error?.code == .invalidParameter && error?.message.contains("maximumFramesPerRender") == true)
+        }
     }
 
     @Test("offline render writes the device's sample format")
