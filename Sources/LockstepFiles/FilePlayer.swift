@@ -60,6 +60,7 @@ public final class FilePlayer: @unchecked Sendable {
         var error: FileError?
         var framesEnqueued: Int64 = 0
         var buffers: [QueueBuffer] = []
+        var stagger = 0.0
     }
 
     /// Opens `path` and creates its queue on `engine`.
@@ -139,10 +140,25 @@ public final class FilePlayer: @unchecked Sendable {
     /// Whether every frame has been handed to the queue (playback then ends once the queue drains).
     public var hasEnqueuedEverything: Bool { state.withLock { $0.endOfData } }
 
+    /// A stagger for layer `index` of many started together (for ``prepare(stagger:)``): the
+    /// fractional parts of `index × φ`, which spread any number of layers evenly over a buffer.
+    public static func stagger(forLayer index: Int) -> Double {
+        (Double(index) * 0.618_033_988_749_894_8).truncatingRemainder(dividingBy: 1)
+    }
+
     /// Allocates the buffers, fills them from the file and enqueues them, so a start is instant.
     /// Call once, before starting the queue.
-    /// - Throws: ``FileError`` for a read error or when called twice.
-    public func prepare() throws(FileError) {
+    ///
+    /// - Parameter stagger: the fraction (0 ..< 1) of a buffer by which the first buffer is
+    ///   shortened (also after ``reposition(toFrame:)``). Queues started on one sample with the
+    ///   same buffer size otherwise hand their buffers back on the same cycle, and every refill
+    ///   falls on it; staggered (``stagger(forLayer:)``), they refill on different cycles. The
+    ///   audio is the same: buffers follow each other gaplessly.
+    /// - Throws: ``FileError`` for a read error, a stagger outside 0 ..< 1, or when called twice.
+    public func prepare(stagger: Double = 0) throws(FileError) {
+        guard stagger >= 0, stagger < 1 else {
+            throw FileError(.invalidArgument, path: path, problem: "stagger \(stagger) is out of range; use 0 ..< 1 (a fraction of a buffer)")
+        }
         let frames = max(64, Int((bufferDuration * fileFormat.sampleRate).rounded()))
         let buffers: [QueueBuffer]
         do {
@@ -156,9 +172,21 @@ public final class FilePlayer: @unchecked Sendable {
         } catch {
             throw FileError(.invalidArgument, path: path, problem: "\(error)")
         }
-        state.withLock { $0.buffers = buffers }
-        for buffer in buffers { refill(buffer) }
+        state.withLock { state in
+            state.buffers = buffers
+            state.stagger = stagger
+        }
+        refillAll(buffers)
         if let error = self.error { throw error }
+    }
+
+    /// Fills and enqueues `buffers` in order, the first one shortened by the stagger.
+    private func refillAll(_ buffers: [QueueBuffer]) {
+        let stagger = state.withLock { $0.stagger }
+        for (index, buffer) in buffers.enumerated() {
+            let shortened = index == 0 ? Int(stagger * Double(buffer.frameCapacity)) : 0
+            refill(buffer, limit: max(min(64, buffer.frameCapacity), buffer.frameCapacity - shortened))
+        }
     }
 
     /// Moves playback to `frame` of the file (a frame of the whole play, so with looping it may
@@ -203,7 +231,7 @@ public final class FilePlayer: @unchecked Sendable {
         let endOfData = state.withLock { $0.endOfData }
         if endOfData { return }
         try reader.seek(toFrame: startFrame + target % max(1, region))
-        for buffer in buffers { refill(buffer) }
+        refillAll(buffers)
         if let error = self.error { throw error }
     }
 
@@ -213,14 +241,14 @@ public final class FilePlayer: @unchecked Sendable {
         try? queue.stop(immediately: true)
     }
 
-    /// Fills `buffer` with the next frames (looping as asked) and enqueues it; at the end, asks the
-    /// queue to stop after playing what it holds.
-    func refill(_ buffer: QueueBuffer) {
+    /// Fills `buffer` with the next frames (at most `limit`; looping as asked) and enqueues it; at
+    /// the end, asks the queue to stop after playing what it holds.
+    func refill(_ buffer: QueueBuffer, limit: Int? = nil) {
         let result: (enqueue: Bool, finish: Bool) = state.withLock { state in
             if state.endOfData || state.stopRequested || state.error != nil { return (false, false) }
             let channels = fileFormat.channelCount
             var filled = 0
-            let capacity = buffer.frameCapacity
+            let capacity = min(limit ?? buffer.frameCapacity, buffer.frameCapacity)
             let base = buffer.data.bindMemory(to: Float.self, capacity: capacity * channels)
             while filled < capacity {
                 if state.position >= endFrame {

@@ -252,7 +252,8 @@ final class PlaySession {
                 try player.queue.setMixerGain(decibels: layers.gains[index])
                 player.queue.isLevelMeteringEnabled = true
                 if command.portsPerFile { try player.queue.enableDirectOutputs() }
-                try player.prepare()
+                // Layers refill on different cycles, not all on one.
+                try player.prepare(stagger: FilePlayer.stagger(forLayer: index))
                 players.append(player)
             } catch let error as FileError {
                 throw CLIError(message: "play: \(error.description)")
@@ -513,7 +514,7 @@ extension PlaySession {
             try again.queue.setMixerGain(decibels: layers.gains[index])
             again.queue.isLevelMeteringEnabled = true
             if command.portsPerFile { try again.queue.enableDirectOutputs() }
-            try again.prepare()
+            try again.prepare(stagger: FilePlayer.stagger(forLayer: index))
             try again.reposition(toFrame: frames[index])
             fresh.append(again)
         }

@@ -2,6 +2,7 @@ import Foundation
 import Lockstep
 import LockstepFiles
 import LockstepTestSupport
+import Synchronization
 import Testing
 
 @Suite("File player and mixdown")
@@ -55,6 +56,40 @@ struct PlayerTests {
         #expect(h.engine.discontinuities.isEmpty)
         #expect(throws: FileError.self) { try FilePlayer(path: path, engine: h.engine, startFrame: 900, endFrame: 800) }
         #expect(throws: FileError.self) { try FilePlayer(path: path, engine: h.engine, playCount: .times(0)) }
+    }
+
+    @Test("staggered players play the same audio and hand their buffers back on different cycles")
+    func staggered() throws {
+        let ramp = Signals.ramp(frames: 4800, start: 1)
+        let path = try write("ramp.wav", ramp, rate: 48000)
+        let h = try OfflineHarness(channels: 1, period: 64)
+        let staggers = (0..<4).map { FilePlayer.stagger(forLayer: $0) }
+        #expect(staggers[0] == 0 && Set(staggers).count == 4 && staggers.allSatisfy { (0..<1).contains($0) })
+        let completions = Mutex<[Int: [Int64]]>([:])
+        var players: [FilePlayer] = []
+        for (index, stagger) in staggers.enumerated() {
+            let player = try FilePlayer(path: path, engine: h.engine, bufferDuration: 0.01, bufferCount: 3)
+            try player.queue.setMixerGain(decibels: -12.041199826559248)        // a quarter each: the sum is the ramp
+            player.queue.addEventHandler { queue, event in
+                if case .bufferCompleted = event {
+                    let now = (try? queue.currentTime().sampleTime) ?? -1
+                    completions.withLock { $0[index, default: []].append(now) }
+                }
+            }
+            try player.prepare(stagger: stagger)
+            players.append(player)
+        }
+        try h.engine.start(players.map(\.queue), at: 0)
+        let out = try h.render(frames: 4800 + 640)
+        let mismatch = (0..<4800).first { abs(out[$0] - ramp[$0]) > 1e-6 * abs(ramp[$0]) }
+        #expect(mismatch == nil, "the sum differs from the ramp at frame \(mismatch ?? -1)")
+        #expect(out[4800...].allSatisfy { $0 == 0 })
+        // The first hand-back of each player falls on a different cycle of 64 frames.
+        let firsts = completions.withLock { list in (0..<4).map { list[$0]?.first ?? -1 } }
+        #expect(Set(firsts.map { $0 / 64 }).count == 4, "\(firsts)")
+        #expect(throws: FileError.self) {
+            try FilePlayer(path: path, engine: h.engine).prepare(stagger: 1)
+        }
     }
 
     @Test("memory stays bounded: at most bufferCount buffers are ever enqueued")
