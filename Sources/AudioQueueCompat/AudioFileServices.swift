@@ -1,6 +1,7 @@
 import Foundation
 import Lockstep
 import LockstepFiles
+import Synchronization
 
 // The part of Audio File Services (AudioFile.h) that Audio Queue code uses, on libsndfile through
 // LockstepFiles: open and create files, read and write linear PCM packets, read the data format,
@@ -288,17 +289,24 @@ private func withFile(_ ref: AudioFileID, _ body: (CompatAudioFile) throws(Compa
 
 /// An open file behind an ``AudioFileID``: a LockstepFiles reader or writer plus the file's data
 /// format, converting between its bytes and libsndfile's exact integer/float frames.
-final class CompatAudioFile: @unchecked Sendable {
+///
+/// Any thread may call it; `state` serializes reads, writes and closing.
+final class CompatAudioFile: Sendable {
     let path: String
     let fileType: AudioFileTypeID
     let layout: LinearPCMLayout
-    private var reader: AudioFileReader?
-    private var writer: AudioFileWriter?
-    private var packetsWritten: Int64 = 0
-    private let lock = NSLockLite()
+
+    /// The open reader or writer (nil once closed) and how many packets have been written.
+    private struct State {
+        var reader: AudioFileReader?
+        var writer: AudioFileWriter?
+        var packetsWritten: Int64 = 0
+    }
+
+    private let state: Mutex<State>
 
     var ref: AudioFileID { FileRegistry.handle(self) }
-    var isWritable: Bool { writer != nil }
+    var isWritable: Bool { state.withLock { $0.writer != nil } }
 
     init(openingForReading path: String) throws(CompatError) {
         self.path = path
@@ -315,7 +323,7 @@ final class CompatAudioFile: @unchecked Sendable {
             }
             throw CompatError(status, "\(error)")
         }
-        self.reader = reader
+        state = Mutex(State(reader: reader))
         let type = reader.fileType
         fileType = type.map(Self.typeID) ?? 0
         var format = reader.format
@@ -357,6 +365,7 @@ final class CompatAudioFile: @unchecked Sendable {
             throw CompatError(kAudioFilePermissionsError, "'\(path)' exists; pass kAudioFileFlags_EraseFile to replace it")
         }
         if flags.contains(.eraseFile) { try? FileManager.default.removeItem(atPath: path) }
+        let writer: AudioFileWriter
         do {
             writer = try AudioFileWriter(path: path, type: container, format: layout.format, atomic: false)
         } catch {
@@ -367,7 +376,8 @@ final class CompatAudioFile: @unchecked Sendable {
             }
             throw CompatError(status, "\(error)")
         }
-        writer?.keepsFileOnFailure = true
+        writer.keepsFileOnFailure = true
+        state = Mutex(State(writer: writer))
         self.layout = layout
     }
 
@@ -396,7 +406,7 @@ final class CompatAudioFile: @unchecked Sendable {
         }
     }
 
-    var packetCount: Int64 { lock.locked { reader?.frameCount ?? packetsWritten } }
+    var packetCount: Int64 { state.withLock { $0.reader?.frameCount ?? $0.packetsWritten } }
 
     func property(_ id: AudioFilePropertyID) throws(CompatError) -> [UInt8] {
         func bytes<T>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
@@ -416,8 +426,8 @@ final class CompatAudioFile: @unchecked Sendable {
 
     /// Reads up to `packets` frames at `start` in the file's data format; returns the frames read.
     func read(into buffer: UnsafeMutableRawPointer?, from start: Int64, packets: Int) throws(CompatError) -> Int {
-        try lock.locked { () throws(CompatError) -> Int in
-            guard let reader else {
+        try state.withLock { (state) throws(CompatError) -> Int in
+            guard let reader = state.reader else {
                 throw CompatError(kAudioFilePermissionsError, "the file was created for writing; close it and open it with AudioFileOpenURL to read")
             }
             guard start >= 0 else { throw CompatError(kAudioFileInvalidPacketOffsetError, "packet \(start) is negative") }
@@ -452,12 +462,12 @@ final class CompatAudioFile: @unchecked Sendable {
     }
 
     func write(from buffer: UnsafeRawPointer, at start: Int64, packets: Int) throws(CompatError) {
-        try lock.locked { () throws(CompatError) in
-            guard let writer else {
+        try state.withLock { (state) throws(CompatError) in
+            guard let writer = state.writer else {
                 throw CompatError(kAudioFilePermissionsError, "the file is open for reading; create a file with AudioFileCreateWithURL to write")
             }
-            guard start == packetsWritten else {
-                throw CompatError(kAudioFileInvalidPacketOffsetError, "packets are written in order: the next is \(packetsWritten), not \(start)")
+            guard start == state.packetsWritten else {
+                throw CompatError(kAudioFileInvalidPacketOffsetError, "packets are written in order: the next is \(state.packetsWritten), not \(start)")
             }
             guard packets > 0 else { return }
             let samples = packets * layout.format.channelCount
@@ -482,16 +492,16 @@ final class CompatAudioFile: @unchecked Sendable {
             } catch {
                 throw CompatError(kAudioFileUnspecifiedError, "\(error)")
             }
-            packetsWritten += Int64(packets)
+            state.packetsWritten += Int64(packets)
         }
     }
 
     func close() throws(CompatError) {
-        try lock.locked { () throws(CompatError) in
-            reader?.close()
-            reader = nil
-            defer { writer = nil }
-            do { try writer?.close() } catch { throw CompatError(kAudioFileUnspecifiedError, "\(error)") }
+        try state.withLock { (state) throws(CompatError) in
+            state.reader?.close()
+            state.reader = nil
+            defer { state.writer = nil }
+            do { try state.writer?.close() } catch { throw CompatError(kAudioFileUnspecifiedError, "\(error)") }
         }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Lockstep
 import LockstepFiles
 import LockstepJACK
+import Synchronization
 
 /// Where queues play and record when no offline render format is set: the Linux counterpart of
 /// Apple's default output and input device. Linux addition (choose it with
@@ -49,24 +50,31 @@ public func AudioQueueCompatDefaultEngine() throws(AudioQueueError) -> Engine {
 }
 
 /// The process-wide default device and its lazily created shared engine.
-final class DefaultDevice: @unchecked Sendable {
+///
+/// Any thread may call it; the first ``engine()`` call for a JACK device opens and starts the
+/// client with the mutex held, so concurrent first calls share one engine.
+final class DefaultDevice: Sendable {
     static let shared = DefaultDevice()
 
-    private let lock = NSLockLite()
-    private var configuration = AudioQueueDefaultDevice.standard
-    private var current: Engine?
+    /// The configured device and the engine made for it (nil until a queue needs it).
+    private struct State {
+        var configuration = AudioQueueDefaultDevice.standard
+        var current: Engine?
+    }
+
+    private let state = Mutex(State())
 
     func configure(_ device: AudioQueueDefaultDevice) {
-        lock.locked {
-            configuration = device
-            if case .engine(let engine) = device { current = engine } else { current = nil }
+        state.withLock { state in
+            state.configuration = device
+            if case .engine(let engine) = device { state.current = engine } else { state.current = nil }
         }
     }
 
     func engine() throws(AudioQueueError) -> Engine {
-        let result: Result<Engine, AudioQueueError> = lock.locked {
-            if let current { return .success(current) }
-            guard case .jack(let options) = configuration else {
+        let result: Result<Engine, AudioQueueError> = state.withLock { state in
+            if let current = state.current { return .success(current) }
+            guard case .jack(let options) = state.configuration else {
                 return .failure(AudioQueueError(.invalidDevice, "no default device is configured"))
             }
             do throws(AudioQueueError) {
@@ -75,7 +83,7 @@ final class DefaultDevice: @unchecked Sendable {
                                         maximumQueues: 256, maximumBuffersPerQueue: 1024)
                 try device.start()
                 if options.connectToPhysicalOutputs { device.connectToPhysicalInputs() }
-                current = engine
+                state.current = engine
                 return .success(engine)
             } catch {
                 return .failure(error)

@@ -1,5 +1,6 @@
 import Foundation
 import Lockstep
+import Synchronization
 
 /// How an ``AudioStreamBasicDescription`` of linear PCM maps onto a Lockstep ``StreamFormat``,
 /// plus the byte order the engine (little-endian) does not handle itself.
@@ -98,20 +99,14 @@ struct LinearPCMLayout: Sendable, Hashable {
     }
 }
 
-/// The message of the most recent error an Audio Queue or Audio File function returned.
-private let lastError = LastErrorStore()
-
-private final class LastErrorStore: @unchecked Sendable {
-    private let lock = NSLockLite()
-    private var message: (OSStatus, String)?
-    func set(_ status: OSStatus, _ text: String) { lock.locked { message = (status, text) } }
-    func get() -> (OSStatus, String)? { lock.locked { message } }
-}
+/// The message of the most recent error an Audio Queue or Audio File function returned (on any
+/// thread), with its result code.
+private let lastError = Mutex<(OSStatus, String)?>(nil)
 
 /// Records `message` as the explanation of `status` and returns `status`.
 @discardableResult
 func fail(_ status: OSStatus, _ message: String) -> OSStatus {
-    lastError.set(status, message)
+    lastError.withLock { $0 = (status, message) }
     return status
 }
 
@@ -125,6 +120,6 @@ func fail(_ error: AudioQueueError) -> OSStatus {
 /// failed, with its result code, or nil if none has failed. Linux addition: Apple's functions
 /// return only the code.
 public func AudioQueueCompatLastErrorMessage() -> String? {
-    guard let (status, message) = lastError.get() else { return nil }
+    guard let (status, message) = lastError.withLock({ $0 }) else { return nil }
     return "\(message) (\(fourCharCodeString(FourCharCode(bitPattern: status))))"
 }

@@ -1,0 +1,210 @@
+import Lockstep
+
+// Parameters and properties: the Volume parameter, and reading and writing the queue's
+// properties (run state, device facts, format, magic cookie, channel layout, level meters).
+extension CompatQueue {
+    func parameter(_ id: AudioQueueParameterID) throws(CompatError) -> Float {
+        try state.withLock { (state) throws(CompatError) -> Float in
+            try state.checkDisposal()
+            try requireOutput("AudioQueueGetParameter")
+            guard id == kAudioQueueParam_Volume else {
+                throw CompatError(.invalidParameter, "parameter \(id) is not supported; Lockstep queues have kAudioQueueParam_Volume (1)")
+            }
+            return state.output?.volume ?? state.volume
+        }
+    }
+
+    func setParameter(_ id: AudioQueueParameterID, _ value: Float) throws(CompatError) {
+        try state.withLock { (state) throws(CompatError) in
+            try state.checkDisposal()
+            try requireOutput("AudioQueueSetParameter")
+            guard id == kAudioQueueParam_Volume else {
+                throw CompatError(.invalidParameter, "parameter \(id) is not supported; Lockstep queues have kAudioQueueParam_Volume (1)")
+            }
+            guard value.isFinite, (0...1).contains(value) else {
+                throw CompatError(.invalidParameter, "volume \(value) is out of range; use 0…1")
+            }
+            if let output = state.output { try core { () throws(AudioQueueError) in try output.setVolume(value) } }
+            state.volume = value
+        }
+    }
+
+    // MARK: - Properties
+
+    static let listenable: Set<AudioQueuePropertyID> = [
+        kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_SampleRate, kAudioQueueDeviceProperty_NumberChannels,
+        kAudioQueueProperty_CurrentDevice, kAudioQueueProperty_MagicCookie, kAudioQueueProperty_StreamDescription,
+        kAudioQueueProperty_ChannelLayout, kAudioQueueProperty_EnableLevelMetering,
+        kAudioQueueProperty_MaximumOutputPacketSize,
+    ]
+    static let meters: Set<AudioQueuePropertyID> = [kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB]
+
+    func unknownProperty(_ id: AudioQueuePropertyID) -> CompatError {
+        CompatError(.invalidProperty, "property '\(fourCharCodeString(id))' is not an audio queue property Lockstep knows")
+    }
+
+    /// The device the queue uses or will use: bound engine, offline format, or the default engine.
+    private func deviceFacts() throws(CompatError) -> (name: String, rate: Double, channels: Int) {
+        let (engine, offline) = state.withLock { ($0.engine, $0.offlineLayout) }
+        if let offline, engine == nil { return ("offline", offline.format.sampleRate, offline.format.channelCount) }
+        let device: Engine
+        if let engine { device = engine } else {
+            device = try core { () throws(AudioQueueError) in try DefaultDevice.shared.engine() }
+        }
+        return (device.device.name, device.sampleRate, isOutput ? device.channelCount : device.device.inputChannelCount)
+    }
+
+    private var defaultChannelLayout: [UInt8] {
+        var value = AudioChannelLayout()
+        switch layout.format.channelCount {
+        case 1: value.mChannelLayoutTag = kAudioChannelLayoutTag_Mono
+        case 2: value.mChannelLayoutTag = kAudioChannelLayoutTag_Stereo
+        default: value.mChannelLayoutTag = kAudioChannelLayoutTag_DiscreteInOrder | UInt32(layout.format.channelCount)
+        }
+        return withUnsafeBytes(of: &value) { Array($0.prefix(12)) }
+    }
+
+    func propertySize(_ id: AudioQueuePropertyID) throws(CompatError) -> UInt32 {
+        try state.withLock { (state) throws(CompatError) in try state.checkDisposal() }
+        switch id {
+        case kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_NumberChannels,
+             kAudioQueueProperty_EnableLevelMetering, kAudioQueueProperty_MaximumOutputPacketSize:
+            return 4
+        case kAudioQueueDeviceProperty_SampleRate: return 8
+        case kAudioQueueProperty_CurrentDevice: return UInt32(MemoryLayout<CFString?>.size)
+        case kAudioQueueProperty_StreamDescription: return UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
+        case kAudioQueueProperty_MagicCookie: return state.withLock { UInt32($0.magicCookie.count) }
+        case kAudioQueueProperty_ChannelLayout: return state.withLock { UInt32(($0.channelLayout ?? defaultChannelLayout).count) }
+        case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
+            return UInt32(layout.format.channelCount * MemoryLayout<AudioQueueLevelMeterState>.size)
+        default: throw unknownProperty(id)
+        }
+    }
+
+    func property(_ id: AudioQueuePropertyID, _ data: UnsafeMutableRawPointer, _ size: inout UInt32) throws(CompatError) {
+        let available = Int(size)
+        func put<T>(_ value: T) throws(CompatError) {
+            guard available >= MemoryLayout<T>.size else {
+                throw CompatError(.invalidPropertySize, "property '\(fourCharCodeString(id))' needs \(MemoryLayout<T>.size) bytes, not \(available)")
+            }
+            data.storeBytes(of: value, as: T.self)
+            size = UInt32(MemoryLayout<T>.size)
+        }
+        func putBytes(_ bytes: [UInt8]) throws(CompatError) {
+            guard available >= bytes.count else {
+                throw CompatError(.invalidPropertySize, "property '\(fourCharCodeString(id))' needs \(bytes.count) bytes, not \(available)")
+            }
+            bytes.withUnsafeBytes { if let base = $0.baseAddress { data.copyMemory(from: base, byteCount: bytes.count) } }
+            size = UInt32(bytes.count)
+        }
+        try state.withLock { (state) throws(CompatError) in try state.checkDisposal() }
+        switch id {
+        case kAudioQueueProperty_IsRunning:
+            let running = state.withLock { $0.output?.isRunning ?? $0.input?.isRunning ?? false }
+            try put(UInt32(running ? 1 : 0))
+        case kAudioQueueDeviceProperty_SampleRate:
+            try put(Float64(try deviceFacts().rate))
+        case kAudioQueueDeviceProperty_NumberChannels:
+            try put(UInt32(try deviceFacts().channels))
+        case kAudioQueueProperty_CurrentDevice:
+            guard available >= MemoryLayout<CFString?>.size else {
+                throw CompatError(.invalidPropertySize, "kAudioQueueProperty_CurrentDevice needs \(MemoryLayout<CFString?>.size) bytes (a CFString?), not \(available)")
+            }
+            let name = try deviceFacts().name
+            // The caller's variable is an initialized `CFString?`: assign, so ARC stays balanced.
+            data.assumingMemoryBound(to: Optional<CFString>.self).pointee = CFString(name)
+            size = UInt32(MemoryLayout<CFString?>.size)
+        case kAudioQueueProperty_MagicCookie:
+            try putBytes(state.withLock { $0.magicCookie })
+        case kAudioQueueProperty_MaximumOutputPacketSize:
+            try put(UInt32(layout.bytesPerFrame))
+        case kAudioQueueProperty_StreamDescription:
+            try put(layout.streamDescription)
+        case kAudioQueueProperty_ChannelLayout:
+            try putBytes(state.withLock { $0.channelLayout ?? defaultChannelLayout })
+        case kAudioQueueProperty_EnableLevelMetering:
+            try put(UInt32(state.withLock { $0.metering } ? 1 : 0))
+        case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
+            let stride = MemoryLayout<AudioQueueLevelMeterState>.size
+            guard available >= stride, available % stride == 0 else {
+                throw CompatError(.invalidPropertySize, "level meters are \(stride) bytes per channel (AudioQueueLevelMeterState); \(available) bytes is not a whole number of channels")
+            }
+            let (enabled, output, input) = state.withLock { ($0.metering, $0.output, $0.input) }
+            guard enabled else {
+                throw CompatError(.invalidProperty, "level metering is off; set kAudioQueueProperty_EnableLevelMetering to 1 first")
+            }
+            var levels = Array(repeating: ChannelLevel(averagePower: 0, peakPower: 0), count: layout.format.channelCount)
+            if let output { levels = try core { () throws(AudioQueueError) in try output.currentLevelMeter() } }
+            if let input { levels = try core { () throws(AudioQueueError) in try input.currentLevelMeter() } }
+            if id == kAudioQueueProperty_CurrentLevelMeterDB { levels = levels.map(\.decibels) }
+            let count = min(available / stride, levels.count)
+            let states = data.bindMemory(to: AudioQueueLevelMeterState.self, capacity: count)
+            for channel in 0..<count {
+                states[channel] = AudioQueueLevelMeterState(mAveragePower: levels[channel].averagePower,
+                                                            mPeakPower: levels[channel].peakPower)
+            }
+            size = UInt32(count * stride)
+        default:
+            throw unknownProperty(id)
+        }
+    }
+
+    func setProperty(_ id: AudioQueuePropertyID, _ data: UnsafeRawPointer, _ size: UInt32) throws(CompatError) {
+        func expect(_ bytes: Int) throws(CompatError) {
+            guard Int(size) == bytes else {
+                throw CompatError(.invalidPropertySize, "property '\(fourCharCodeString(id))' takes \(bytes) bytes, not \(size)")
+            }
+        }
+        try state.withLock { (state) throws(CompatError) in try state.checkDisposal() }
+        switch id {
+        case kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_SampleRate, kAudioQueueDeviceProperty_NumberChannels,
+             kAudioQueueProperty_MaximumOutputPacketSize, kAudioQueueProperty_StreamDescription,
+             kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
+            throw CompatError(.invalidProperty, "property '\(fourCharCodeString(id))' is read-only")
+        case kAudioQueueProperty_EnableLevelMetering:
+            try expect(4)
+            let on = data.loadUnaligned(as: UInt32.self) != 0
+            state.withLock { state in
+                state.metering = on
+                state.output?.isLevelMeteringEnabled = on
+                state.input?.isLevelMeteringEnabled = on
+            }
+        case kAudioQueueProperty_MagicCookie:
+            let bytes = Array(UnsafeRawBufferPointer(start: data, count: Int(size)))
+            state.withLock { $0.magicCookie = bytes }
+        case kAudioQueueProperty_ChannelLayout:
+            guard size >= 12 else {
+                throw CompatError(.invalidPropertySize, "an AudioChannelLayout is at least 12 bytes, not \(size)")
+            }
+            let tag = data.loadUnaligned(as: UInt32.self)
+            let descriptions = Int(data.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
+            let channels: Int
+            switch tag {
+            case kAudioChannelLayoutTag_UseChannelDescriptions:
+                guard Int(size) >= 12 + 20 * descriptions else {
+                    throw CompatError(.invalidPropertySize, "a layout of \(descriptions) channel descriptions is \(12 + 20 * descriptions) bytes, not \(size)")
+                }
+                channels = descriptions
+            case kAudioChannelLayoutTag_UseChannelBitmap:
+                channels = data.loadUnaligned(fromByteOffset: 4, as: UInt32.self).nonzeroBitCount
+            default:
+                channels = Int(tag & 0xFFFF)
+            }
+            guard channels == layout.format.channelCount else {
+                throw CompatError(kAudioQueueErr_InvalidPropertyValue, "the layout describes \(channels) channels but the queue's format has \(layout.format.channelCount); they must match")
+            }
+            let bytes = Array(UnsafeRawBufferPointer(start: data, count: Int(size)))
+            state.withLock { $0.channelLayout = bytes }
+        case kAudioQueueProperty_CurrentDevice:
+            try expect(MemoryLayout<CFString?>.size)
+            let requested = data.assumingMemoryBound(to: Optional<CFString>.self).pointee
+            let current = try deviceFacts().name
+            if let requested, requested.string != current {
+                throw CompatError(.invalidDevice, "device '\(requested.string)' is not this queue's device ('\(current)'); choose the device for new queues with AudioQueueSetDefaultDevice (Linux)")
+            }
+        default:
+            throw unknownProperty(id)
+        }
+        notifyListeners(id)
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import Lockstep
+
+// Run state: start, pause, stop, reset, flush, prime and disposal, and the engine queue's
+// running-state changes that end stops and asynchronous disposals.
+extension CompatQueue {
+    func start(_ stamp: AudioTimeStamp?) throws(CompatError) {
+        let (output, input, engine) = try state.withLock { (state) throws(CompatError) in
+            try state.checkDisposal()
+            try bind(&state)
+            return (state.output, state.input, state.engine)
+        }
+        guard let engine else { return }
+        var at: Int64?
+        if let stamp {
+            if stamp.mFlags & kAudioTimeStampSampleTimeValid == 0, stamp.mFlags & kAudioTimeStampHostTimeValid != 0 {
+                at = engine.sampleTime(forHostTime: stamp.mHostTime)
+            } else {
+                guard stamp.mSampleTime.isFinite, stamp.mSampleTime >= 0 else {
+                    throw CompatError(.invalidParameter, "start time \(stamp.mSampleTime) is negative or not a number; device sample time starts at 0")
+                }
+                at = Int64(stamp.mSampleTime.rounded())
+            }
+        }
+        let running = output?.isRunning ?? input?.isRunning ?? false
+        if !running { state.withLock { $0.startPending = true } }
+        do {
+            try core { () throws(AudioQueueError) in
+                if let output { try output.start(at: at) } else { try input?.start(at: at) }
+            }
+        } catch {
+            state.withLock { $0.startPending = false }
+            throw error
+        }
+        let drain = state.withLock { (state) -> Bool in
+            defer { state.stopWhenDrained = false }
+            return state.stopWhenDrained
+        }
+        if drain {
+            try core { () throws(AudioQueueError) in
+                if let output { try output.stop(immediately: false) } else { try input?.stop(immediately: false) }
+            }
+        }
+    }
+
+    func pause() throws(CompatError) {
+        let (output, input) = try state.withLock { (state) throws(CompatError) in
+            try state.checkDisposal()
+            return (state.output, state.input)
+        }
+        try core { () throws(AudioQueueError) in
+            if let output { try output.pause() } else { try input?.pause() }
+        }
+    }
+
+    /// Stop and reset share this: an unbound queue hands its buffers back itself.
+    private func returnPendingBuffers() {
+        let refs: [AudioQueueBufferRef] = state.withLock { state in
+            let refs = state.enqueued.map(\.buffer)
+            for ref in refs { state.buffers[ref]?.isEnqueued = false }
+            state.enqueued.removeAll()
+            state.pendingEnd = 0
+            state.startPending = false
+            state.stopWhenDrained = false
+            if case .output = callback { state.resetting = Set(refs) }
+            return isOutput ? refs : []
+        }
+        deliverOutput(refs)
+        state.withLock { $0.resetting.removeAll() }
+    }
+
+    /// Marks the playback buffers enqueued now as being handed back by a reset.
+    private func beginReset() {
+        state.withLock { state in if isOutput { state.resetting = Set(state.enqueued.map(\.buffer)) } }
+    }
+
+    func stop(immediately: Bool) throws(CompatError) {
+        let (output, input, engine, deferred) = try state.withLock { (state) throws(CompatError) in
+            try state.checkDisposal()
+            let running = state.output?.isRunning ?? state.input?.isRunning ?? false
+            if !immediately && !running && !state.startPending {
+                // Not started yet: stop once it has played what is enqueued by then.
+                state.stopWhenDrained = true
+                return (state.output, state.input, state.engine, true)
+            }
+            state.stopWhenDrained = false
+            if running, let conversion = state.conversion { conversion.flushing = true }
+            return (state.output, state.input, state.engine, false)
+        }
+        if deferred { return }
+        guard let engine else { return returnPendingBuffers() }
+        if immediately { beginReset() }
+        do {
+            try core { () throws(AudioQueueError) in
+                if let output { try output.stop(immediately: immediately) } else { try input?.stop(immediately: immediately) }
+            }
+        } catch {
+            state.withLock { $0.resetting.removeAll() }
+            throw error
+        }
+        // Apple's synchronous stop: every callback of the stop has run when it returns. An offline
+        // device delivers them at its next render; a callback must not wait for itself.
+        guard immediately, !engine.device.isOffline, !CallbackThread.isCurrent else { return }
+        waitUntil(seconds: 2) {
+            let running = output?.isRunning ?? input?.isRunning ?? false
+            return state.withLock { state in
+                !running && !state.startPending && !(state.conversion?.flushing ?? false)
+                    && (input != nil || (state.enqueued.isEmpty && state.outputCallbacksRunning == 0))
+            }
+        }
+    }
+
+    private func waitUntil(seconds: Double, _ condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() && Date() < deadline { usleep(1000) }
+    }
+
+    func reset() throws(CompatError) {
+        let (output, input) = try state.withLock { (state) throws(CompatError) in
+            try state.checkDisposal()
+            return (state.output, state.input)
+        }
+        if output == nil && input == nil { return returnPendingBuffers() }
+        if let input, state.withLock({ $0.conversion != nil }) { return try resetConversion(input) }
+        beginReset()
+        do {
+            try core { () throws(AudioQueueError) in
+                if let output { try output.reset() } else { try input?.reset() }
+            }
+        } catch {
+            state.withLock { $0.resetting.removeAll() }
+            throw error
+        }
+    }
+
+    func flush() throws(CompatError) {
+        let output = try state.withLock { (state) throws(CompatError) in
+            try state.checkDisposal()
+            return state.output
+        }
+        try core { () throws(AudioQueueError) in try output?.flush() }
+    }
+
+    func prime(frames: UInt32) throws(CompatError) -> UInt32 {
+        let output = try state.withLock { (state) throws(CompatError) in
+            try state.checkDisposal()
+            try requireOutput("AudioQueuePrime")
+            try bind(&state)
+            return state.output
+        }
+        guard let output else { return 0 }
+        let prepared = try core { () throws(AudioQueueError) in try output.prime(frames: Int(frames)) }
+        return UInt32(clamping: prepared)
+    }
+
+    /// The engine queue started or stopped. Called on the callback thread (or the offline render thread).
+    func runningChanged(_ running: Bool) {
+        let (targets, finish, tail) = state.withLock { (state) -> ([Listener], Bool, [ConvertedBuffer]) in
+            if running { state.startPending = false }
+            let finish = !running && state.disposal == .pending
+            var tail: [ConvertedBuffer] = []
+            if !running, let conversion = state.conversion, state.disposal != .done {
+                // The recording ended: the converter's tail goes into the last (partial) buffer.
+                conversion.flush()
+                tail = fillConverted(final: true, &state)
+            }
+            return (state.listeners.filter { $0.id == kAudioQueueProperty_IsRunning }, finish, tail)
+        }
+        deliverConverted(tail)
+        // Only now may a synchronous stop return: the last buffer's callback has run.
+        if !running { state.withLock { $0.conversion?.flushing = false } }
+        notify(targets, kAudioQueueProperty_IsRunning)
+        if finish { finishDisposal() }
+    }
+
+    /// Disposes of the queue. Returns whether the registry should forget it now.
+    func dispose(immediately: Bool) throws(CompatError) -> Bool {
+        try state.withLock { (state) throws(CompatError) -> Bool in
+            try state.checkDisposal()
+            if !immediately, let output = state.output, output.isRunning {
+                state.disposal = .pending
+                try core { () throws(AudioQueueError) in try output.dispose(immediately: false) }
+                return false
+            }
+            state.disposal = .done
+            dropEngineQueue(&state)
+            state.listeners.removeAll()
+            return true
+        }
+    }
+
+    private func finishDisposal() {
+        state.withLock { state in
+            state.disposal = .done
+            dropEngineQueue(&state)
+            state.listeners.removeAll()
+        }
+        QueueRegistry.shared.remove(self)
+    }
+}
