@@ -130,9 +130,9 @@ public func AudioFileOpenURL(_ inFileRef: CFURL, _ inPermissions: AudioFilePermi
 @discardableResult
 public func AudioFileOpenURL(_ path: String, _ inPermissions: AudioFilePermissions, _ inFileTypeHint: AudioFileTypeID,
                              _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
-    status { () throws(CompatError) in
+    status { () throws(AudioQueueError) in
         guard inPermissions == .readPermission else {
-            throw CompatError(kAudioFilePermissionsError, "existing files open for reading only (kAudioFileReadPermission); create a new file with AudioFileCreateWithURL to write")
+            throw AudioQueueError(kAudioFilePermissionsError, "existing files open for reading only (kAudioFileReadPermission); create a new file with AudioFileCreateWithURL to write")
         }
         let file = try CompatAudioFile(openingForReading: path)
         FileRegistry.shared.add(file)
@@ -162,7 +162,7 @@ public func AudioFileCreateWithURL(_ inFileRef: CFURL, _ inFileType: AudioFileTy
 public func AudioFileCreateWithURL(_ path: String, _ inFileType: AudioFileTypeID,
                                    _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: AudioFileFlags,
                                    _ outAudioFile: UnsafeMutablePointer<AudioFileID?>) -> OSStatus {
-    status { () throws(CompatError) in
+    status { () throws(AudioQueueError) in
         let file = try CompatAudioFile(creating: path, type: inFileType, format: inFormat.pointee, flags: inFlags)
         FileRegistry.shared.add(file)
         outAudioFile.pointee = file.ref
@@ -181,7 +181,7 @@ public func AudioFileReadPackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool,
                                  _ outPacketDescriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?,
                                  _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
                                  _ outBuffer: UnsafeMutableRawPointer?) -> OSStatus {
-    withFile(inAudioFile) { file throws(CompatError) in
+    withFile(inAudioFile) { file throws(AudioQueueError) in
         let packets = try file.read(into: outBuffer, from: inStartingPacket, packets: Int(ioNumPackets.pointee))
         ioNumPackets.pointee = UInt32(packets)
         outNumBytes.pointee = UInt32(packets * file.layout.bytesPerFrame)
@@ -198,7 +198,7 @@ public func AudioFileReadPacketData(_ inAudioFile: AudioFileID, _ inUseCache: Bo
                                     _ outPacketDescriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?,
                                     _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
                                     _ outBuffer: UnsafeMutableRawPointer?) -> OSStatus {
-    withFile(inAudioFile) { file throws(CompatError) in
+    withFile(inAudioFile) { file throws(AudioQueueError) in
         let fit = Int(ioNumBytes.pointee) / file.layout.bytesPerFrame
         let packets = try file.read(into: outBuffer, from: inStartingPacket, packets: min(Int(ioNumPackets.pointee), fit))
         ioNumPackets.pointee = UInt32(packets)
@@ -218,10 +218,10 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
                                   _ inPacketDescriptions: UnsafePointer<AudioStreamPacketDescription>?,
                                   _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
                                   _ inBuffer: UnsafeRawPointer) -> OSStatus {
-    withFile(inAudioFile) { file throws(CompatError) in
+    withFile(inAudioFile) { file throws(AudioQueueError) in
         let packets = Int(ioNumPackets.pointee)
         guard Int(inNumBytes) >= packets * file.layout.bytesPerFrame else {
-            throw CompatError(kAudio_ParamError, "\(packets) packets need \(packets * file.layout.bytesPerFrame) bytes but inNumBytes is \(inNumBytes)")
+            throw AudioQueueError(kAudio_ParamError, "\(packets) packets need \(packets * file.layout.bytesPerFrame) bytes but inNumBytes is \(inNumBytes)")
         }
         try file.write(from: inBuffer, at: inStartingPacket, packets: packets)
     }
@@ -234,10 +234,10 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
 @discardableResult
 public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
                                  _ ioDataSize: UnsafeMutablePointer<UInt32>, _ outPropertyData: UnsafeMutableRawPointer) -> OSStatus {
-    withFile(inAudioFile) { file throws(CompatError) in
+    withFile(inAudioFile) { file throws(AudioQueueError) in
         let bytes = try file.property(inPropertyID)
         guard Int(ioDataSize.pointee) >= bytes.count else {
-            throw CompatError(kAudioFileBadPropertySizeError, "property '\(fourCharCodeString(inPropertyID))' needs \(bytes.count) bytes, not \(ioDataSize.pointee)")
+            throw AudioQueueError(kAudioFileBadPropertySizeError, "property '\(fourCharCodeString(inPropertyID))' needs \(bytes.count) bytes, not \(ioDataSize.pointee)")
         }
         bytes.withUnsafeBytes { if let base = $0.baseAddress { outPropertyData.copyMemory(from: base, byteCount: bytes.count) } }
         ioDataSize.pointee = UInt32(bytes.count)
@@ -249,7 +249,7 @@ public func AudioFileGetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: Aud
 @discardableResult
 public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
                                      _ outDataSize: UnsafeMutablePointer<UInt32>?, _ isWritable: UnsafeMutablePointer<UInt32>?) -> OSStatus {
-    withFile(inAudioFile) { file throws(CompatError) in
+    withFile(inAudioFile) { file throws(AudioQueueError) in
         let bytes = try file.property(inPropertyID)
         outDataSize?.pointee = UInt32(bytes.count)
         isWritable?.pointee = inPropertyID == kAudioFilePropertyMagicCookieData && file.isWritable ? 1 : 0
@@ -262,9 +262,9 @@ public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID:
 @discardableResult
 public func AudioFileSetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
                                  _ inDataSize: UInt32, _ inPropertyData: UnsafeRawPointer) -> OSStatus {
-    withFile(inAudioFile) { _ throws(CompatError) in
+    withFile(inAudioFile) { _ throws(AudioQueueError) in
         guard inPropertyID == kAudioFilePropertyMagicCookieData, inDataSize == 0 else {
-            throw CompatError(kAudioFileUnsupportedPropertyError, "property '\(fourCharCodeString(inPropertyID))' cannot be set on a linear PCM file (a magic cookie may only be empty)")
+            throw AudioQueueError(kAudioFileUnsupportedPropertyError, "property '\(fourCharCodeString(inPropertyID))' cannot be set on a linear PCM file (a magic cookie may only be empty)")
         }
     }
 }
@@ -275,14 +275,14 @@ public func AudioFileSetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: Aud
 ///   when finishing the file fails (disk full).
 @discardableResult
 public func AudioFileClose(_ inAudioFile: AudioFileID) -> OSStatus {
-    withFile(inAudioFile) { file throws(CompatError) in
+    withFile(inAudioFile) { file throws(AudioQueueError) in
         FileRegistry.shared.remove(file)
         try file.close()
     }
 }
 
-private func withFile(_ ref: AudioFileID, _ body: (CompatAudioFile) throws(CompatError) -> Void) -> OSStatus {
-    status { () throws(CompatError) in try body(try FileRegistry.shared.file(ref)) }
+private func withFile(_ ref: AudioFileID, _ body: (CompatAudioFile) throws(AudioQueueError) -> Void) -> OSStatus {
+    status { () throws(AudioQueueError) in try body(try FileRegistry.shared.file(ref)) }
 }
 
 // MARK: - Implementation
@@ -308,7 +308,7 @@ final class CompatAudioFile: Sendable {
     var ref: AudioFileID { FileRegistry.handle(self) }
     var isWritable: Bool { state.withLock { $0.writer != nil } }
 
-    init(openingForReading path: String) throws(CompatError) {
+    init(openingForReading path: String) throws(AudioQueueError) {
         self.path = path
         let reader: AudioFileReader
         do {
@@ -321,7 +321,7 @@ final class CompatAudioFile: Sendable {
             case .corrupt, .truncated: kAudioFileInvalidFileError
             default: kAudioFileUnspecifiedError
             }
-            throw CompatError(status, "\(error)")
+            throw AudioQueueError(status, "\(error)")
         }
         state = Mutex(State(reader: reader))
         let type = reader.fileType
@@ -334,35 +334,35 @@ final class CompatAudioFile: Sendable {
         layout = LinearPCMLayout(format: format, isBigEndian: bigEndian && type != .flac)
     }
 
-    init(creating path: String, type: AudioFileTypeID, format: AudioStreamBasicDescription, flags: AudioFileFlags) throws(CompatError) {
+    init(creating path: String, type: AudioFileTypeID, format: AudioStreamBasicDescription, flags: AudioFileFlags) throws(AudioQueueError) {
         self.path = path
         fileType = type
         guard let container = Self.container(type) else {
-            throw CompatError(kAudioFileUnsupportedFileTypeError, "file type '\(fourCharCodeString(type))' cannot be written; use kAudioFileAIFFType, kAudioFileAIFCType, kAudioFileWAVEType, kAudioFileCAFType, kAudioFileFLACType, kAudioFileWave64Type or kAudioFileRF64Type")
+            throw AudioQueueError(kAudioFileUnsupportedFileTypeError, "file type '\(fourCharCodeString(type))' cannot be written; use kAudioFileAIFFType, kAudioFileAIFCType, kAudioFileWAVEType, kAudioFileCAFType, kAudioFileFLACType, kAudioFileWave64Type or kAudioFileRF64Type")
         }
         let layout: LinearPCMLayout
         switch LinearPCMLayout.make(format) {
         case .success(let made): layout = made
-        case .failure(let error): throw CompatError(kAudioFileUnsupportedDataFormatError, error.message)
+        case .failure(let error): throw AudioQueueError(kAudioFileUnsupportedDataFormatError, error.message)
         }
         let sample = layout.format.sampleFormat
         switch type {
         case kAudioFileAIFFType where !layout.isBigEndian || sample.isFloat:
-            throw CompatError(kAudioFileUnsupportedDataFormatError, "AIFF stores big-endian integer PCM: set kLinearPCMFormatFlagIsBigEndian | kLinearPCMFormatFlagIsSignedInteger (floats go in kAudioFileAIFCType)")
+            throw AudioQueueError(kAudioFileUnsupportedDataFormatError, "AIFF stores big-endian integer PCM: set kLinearPCMFormatFlagIsBigEndian | kLinearPCMFormatFlagIsSignedInteger (floats go in kAudioFileAIFCType)")
         case kAudioFileAIFCType where !layout.isBigEndian:
-            throw CompatError(kAudioFileUnsupportedDataFormatError, "AIFF-C here stores big-endian PCM: set kLinearPCMFormatFlagIsBigEndian")
+            throw AudioQueueError(kAudioFileUnsupportedDataFormatError, "AIFF-C here stores big-endian PCM: set kLinearPCMFormatFlagIsBigEndian")
         case kAudioFileWAVEType, kAudioFileWave64Type, kAudioFileRF64Type:
             if layout.isBigEndian {
-                throw CompatError(kAudioFileUnsupportedDataFormatError, "\(container) stores little-endian PCM: clear kLinearPCMFormatFlagIsBigEndian")
+                throw AudioQueueError(kAudioFileUnsupportedDataFormatError, "\(container) stores little-endian PCM: clear kLinearPCMFormatFlagIsBigEndian")
             }
         default:
             break
         }
         guard container.writableSampleFormats.contains(sample) else {
-            throw CompatError(kAudioFileUnsupportedDataFormatError, "\(container) cannot store \(sample) samples; it stores \(container.writableSampleFormats.map(\.description).joined(separator: ", "))")
+            throw AudioQueueError(kAudioFileUnsupportedDataFormatError, "\(container) cannot store \(sample) samples; it stores \(container.writableSampleFormats.map(\.description).joined(separator: ", "))")
         }
         if FileManager.default.fileExists(atPath: path) && !flags.contains(.eraseFile) {
-            throw CompatError(kAudioFilePermissionsError, "'\(path)' exists; pass kAudioFileFlags_EraseFile to replace it")
+            throw AudioQueueError(kAudioFilePermissionsError, "'\(path)' exists; pass kAudioFileFlags_EraseFile to replace it")
         }
         if flags.contains(.eraseFile) { try? FileManager.default.removeItem(atPath: path) }
         let writer: AudioFileWriter
@@ -374,7 +374,7 @@ final class CompatAudioFile: Sendable {
             case .permissionDenied, .unwritableOutput: kAudioFilePermissionsError
             default: kAudioFileUnspecifiedError
             }
-            throw CompatError(status, "\(error)")
+            throw AudioQueueError(status, "\(error)")
         }
         writer.keepsFileOnFailure = true
         state = Mutex(State(writer: writer))
@@ -408,7 +408,7 @@ final class CompatAudioFile: Sendable {
 
     var packetCount: Int64 { state.withLock { $0.reader?.frameCount ?? $0.packetsWritten } }
 
-    func property(_ id: AudioFilePropertyID) throws(CompatError) -> [UInt8] {
+    func property(_ id: AudioFilePropertyID) throws(AudioQueueError) -> [UInt8] {
         func bytes<T>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
         switch id {
         case kAudioFilePropertyFileFormat: return bytes(fileType)
@@ -420,21 +420,21 @@ final class CompatAudioFile: Sendable {
         case kAudioFilePropertyMagicCookieData: return []
         case kAudioFilePropertyEstimatedDuration: return bytes(Float64(packetCount) / layout.format.sampleRate)
         default:
-            throw CompatError(kAudioFileUnsupportedPropertyError, "audio file property '\(fourCharCodeString(id))' is not supported")
+            throw AudioQueueError(kAudioFileUnsupportedPropertyError, "audio file property '\(fourCharCodeString(id))' is not supported")
         }
     }
 
     /// Reads up to `packets` frames at `start` in the file's data format; returns the frames read.
-    func read(into buffer: UnsafeMutableRawPointer?, from start: Int64, packets: Int) throws(CompatError) -> Int {
-        try state.withLock { (state) throws(CompatError) -> Int in
+    func read(into buffer: UnsafeMutableRawPointer?, from start: Int64, packets: Int) throws(AudioQueueError) -> Int {
+        try state.withLock { (state) throws(AudioQueueError) -> Int in
             guard let reader = state.reader else {
-                throw CompatError(kAudioFilePermissionsError, "the file was created for writing; close it and open it with AudioFileOpenURL to read")
+                throw AudioQueueError(kAudioFilePermissionsError, "the file was created for writing; close it and open it with AudioFileOpenURL to read")
             }
-            guard start >= 0 else { throw CompatError(kAudioFileInvalidPacketOffsetError, "packet \(start) is negative") }
+            guard start >= 0 else { throw AudioQueueError(kAudioFileInvalidPacketOffsetError, "packet \(start) is negative") }
             guard packets > 0, start < reader.frameCount else { return 0 }
-            guard let buffer else { throw CompatError(kAudio_ParamError, "outBuffer is NULL") }
+            guard let buffer else { throw AudioQueueError(kAudio_ParamError, "outBuffer is NULL") }
             if reader.position != start {
-                do { try reader.seek(toFrame: start) } catch { throw CompatError(kAudioFilePositionError, "\(error)") }
+                do { try reader.seek(toFrame: start) } catch { throw AudioQueueError(kAudioFilePositionError, "\(error)") }
             }
             let samples = packets * layout.format.channelCount
             do {
@@ -456,18 +456,18 @@ final class CompatAudioFile: Sendable {
                     return got
                 }
             } catch {
-                throw CompatError(kAudioFileInvalidFileError, "\(error)")
+                throw AudioQueueError(kAudioFileInvalidFileError, "\(error)")
             }
         }
     }
 
-    func write(from buffer: UnsafeRawPointer, at start: Int64, packets: Int) throws(CompatError) {
-        try state.withLock { (state) throws(CompatError) in
+    func write(from buffer: UnsafeRawPointer, at start: Int64, packets: Int) throws(AudioQueueError) {
+        try state.withLock { (state) throws(AudioQueueError) in
             guard let writer = state.writer else {
-                throw CompatError(kAudioFilePermissionsError, "the file is open for reading; create a file with AudioFileCreateWithURL to write")
+                throw AudioQueueError(kAudioFilePermissionsError, "the file is open for reading; create a file with AudioFileCreateWithURL to write")
             }
             guard start == state.packetsWritten else {
-                throw CompatError(kAudioFileInvalidPacketOffsetError, "packets are written in order: the next is \(state.packetsWritten), not \(start)")
+                throw AudioQueueError(kAudioFileInvalidPacketOffsetError, "packets are written in order: the next is \(state.packetsWritten), not \(start)")
             }
             guard packets > 0 else { return }
             let samples = packets * layout.format.channelCount
@@ -490,18 +490,18 @@ final class CompatAudioFile: Sendable {
                     }
                 }
             } catch {
-                throw CompatError(kAudioFileUnspecifiedError, "\(error)")
+                throw AudioQueueError(kAudioFileUnspecifiedError, "\(error)")
             }
             state.packetsWritten += Int64(packets)
         }
     }
 
-    func close() throws(CompatError) {
-        try state.withLock { (state) throws(CompatError) in
+    func close() throws(AudioQueueError) {
+        try state.withLock { (state) throws(AudioQueueError) in
             state.reader?.close()
             state.reader = nil
             defer { state.writer = nil }
-            do { try state.writer?.close() } catch { throw CompatError(kAudioFileUnspecifiedError, "\(error)") }
+            do { try state.writer?.close() } catch { throw AudioQueueError(kAudioFileUnspecifiedError, "\(error)") }
         }
     }
 }
@@ -543,6 +543,6 @@ enum IntegerPCM {
 typealias FileRegistry = HandleRegistry<CompatAudioFile>
 
 extension HandleRegistry where Object == CompatAudioFile {
-    static let shared = HandleRegistry(unknown: CompatError(kAudioFileNotOpenError, "not an open audio file (never opened, or closed)"))
-    func file(_ ref: AudioFileID) throws(CompatError) -> CompatAudioFile { try object(ref) }
+    static let shared = HandleRegistry(unknown: AudioQueueError(kAudioFileNotOpenError, "not an open audio file (never opened, or closed)"))
+    func file(_ ref: AudioFileID) throws(AudioQueueError) -> CompatAudioFile { try object(ref) }
 }

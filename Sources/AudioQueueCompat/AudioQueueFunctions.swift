@@ -6,18 +6,18 @@ import Lockstep
 // Lockstep engine, and returns noErr or the documented result code;
 // AudioQueueCompatLastErrorMessage() says why a call failed.
 
-private func withQueue(_ ref: AudioQueueRef, _ body: (CompatQueue) throws(CompatError) -> Void) -> OSStatus {
-    status { () throws(CompatError) in try body(try QueueRegistry.shared.queue(ref)) }
+private func withQueue(_ ref: AudioQueueRef, _ body: (CompatQueue) throws(AudioQueueError) -> Void) -> OSStatus {
+    status { () throws(AudioQueueError) in try body(try QueueRegistry.shared.queue(ref)) }
 }
 
 private func newQueue(_ format: UnsafePointer<AudioStreamBasicDescription>, _ callback: CompatQueue.Callback,
                       _ userData: UnsafeMutableRawPointer?, _ flags: UInt32,
                       _ out: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
-    status { () throws(CompatError) in
-        guard flags == 0 else { throw CompatError(kAudio_ParamError, "inFlags is reserved and must be 0") }
+    status { () throws(AudioQueueError) in
+        guard flags == 0 else { throw AudioQueueError(kAudio_ParamError, "inFlags is reserved and must be 0") }
         switch LinearPCMLayout.make(format.pointee) {
         case .failure(let error):
-            throw CompatError(error)
+            throw error
         case .success(let layout):
             let queue = CompatQueue(format: layout, callback: callback, userData: userData)
             QueueRegistry.shared.add(queue)
@@ -90,7 +90,7 @@ public func AudioQueueNewInputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<Au
 /// enqueued (with callbacks); meanwhile calls return ``kAudioQueueErr_DisposalPending``.
 @discardableResult
 public func AudioQueueDispose(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in
+    withQueue(inAQ) { queue throws(AudioQueueError) in
         if try queue.dispose(immediately: inImmediate) { QueueRegistry.shared.remove(queue) }
     }
 }
@@ -110,7 +110,7 @@ public func AudioQueueAllocateBuffer(_ inAQ: AudioQueueRef, _ inBufferByteSize: 
 public func AudioQueueAllocateBufferWithPacketDescriptions(_ inAQ: AudioQueueRef, _ inBufferByteSize: UInt32,
                                                            _ inNumberPacketDescriptions: UInt32,
                                                            _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in
+    withQueue(inAQ) { queue throws(AudioQueueError) in
         outBuffer.pointee = try queue.allocateBuffer(byteSize: inBufferByteSize, packetDescriptions: inNumberPacketDescriptions)
     }
 }
@@ -120,7 +120,7 @@ public func AudioQueueAllocateBufferWithPacketDescriptions(_ inAQ: AudioQueueRef
 ///   (still enqueued).
 @discardableResult
 public func AudioQueueFreeBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.freeBuffer(inBuffer) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.freeBuffer(inBuffer) }
 }
 
 /// Enqueues a buffer: filled, for playback; to be filled, for recording. The corresponding Apple
@@ -134,7 +134,7 @@ public func AudioQueueFreeBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBu
 @discardableResult
 public func AudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef, _ inNumPacketDescs: UInt32,
                                     _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in
+    withQueue(inAQ) { queue throws(AudioQueueError) in
         _ = try queue.enqueue(inBuffer, startTime: nil, trimStart: 0, trimEnd: 0, parameters: [], withParameters: false)
     }
 }
@@ -154,9 +154,9 @@ public func AudioQueueEnqueueBufferWithParameters(
     _ inTrimFramesAtEnd: UInt32, _ inNumParamValues: UInt32, _ inParamValues: UnsafePointer<AudioQueueParameterEvent>?,
     _ inStartTime: UnsafePointer<AudioTimeStamp>?, _ outActualStartTime: UnsafeMutablePointer<AudioTimeStamp>?
 ) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in
+    withQueue(inAQ) { queue throws(AudioQueueError) in
         if inNumParamValues > 0 && inParamValues == nil {
-            throw CompatError(kAudio_ParamError, "inNumParamValues is \(inNumParamValues) but inParamValues is NULL")
+            throw AudioQueueError(kAudio_ParamError, "inNumParamValues is \(inNumParamValues) but inParamValues is NULL")
         }
         let parameters = inParamValues.map { Array(UnsafeBufferPointer(start: $0, count: Int(inNumParamValues))) } ?? []
         let start = try queue.enqueue(inBuffer, startTime: inStartTime?.pointee, trimStart: inTrimFramesAtStart,
@@ -179,7 +179,7 @@ public func AudioQueueEnqueueBufferWithParameters(
 ///   rate the converter cannot handle.
 @discardableResult
 public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<AudioTimeStamp>?) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.start(inStartTime?.pointee) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.start(inStartTime?.pointee) }
 }
 
 /// Prepares enqueued buffers for playback. The corresponding Apple function is `AudioQueuePrime`.
@@ -189,7 +189,7 @@ public func AudioQueueStart(_ inAQ: AudioQueueRef, _ inStartTime: UnsafePointer<
 @discardableResult
 public func AudioQueuePrime(_ inAQ: AudioQueueRef, _ inNumberOfFramesToPrepare: UInt32,
                             _ outNumberOfFramesPrepared: UnsafeMutablePointer<UInt32>?) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in
+    withQueue(inAQ) { queue throws(AudioQueueError) in
         let prepared = try queue.prime(frames: inNumberOfFramesToPrepare)
         outNumberOfFramesPrepared?.pointee = prepared
     }
@@ -199,7 +199,7 @@ public func AudioQueuePrime(_ inAQ: AudioQueueRef, _ inNumberOfFramesToPrepare: 
 /// corresponding Apple function is `AudioQueueFlush`.
 @discardableResult
 public func AudioQueueFlush(_ inAQ: AudioQueueRef) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.flush() }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.flush() }
 }
 
 /// Stops playing or recording. The corresponding Apple function is `AudioQueueStop`.
@@ -210,20 +210,20 @@ public func AudioQueueFlush(_ inAQ: AudioQueueRef) -> OSStatus {
 /// then stops; the is-running listener says when.
 @discardableResult
 public func AudioQueueStop(_ inAQ: AudioQueueRef, _ inImmediate: Bool) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.stop(immediately: inImmediate) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.stop(immediately: inImmediate) }
 }
 
 /// Pauses; ``AudioQueueStart(_:_:)`` resumes. The corresponding Apple function is `AudioQueuePause`.
 @discardableResult
 public func AudioQueuePause(_ inAQ: AudioQueueRef) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.pause() }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.pause() }
 }
 
 /// Hands every enqueued buffer back through the callback without stopping. The corresponding
 /// Apple function is `AudioQueueReset`.
 @discardableResult
 public func AudioQueueReset(_ inAQ: AudioQueueRef) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.reset() }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.reset() }
 }
 
 /// Reads a parameter (``kAudioQueueParam_Volume``). The corresponding Apple function is
@@ -233,7 +233,7 @@ public func AudioQueueReset(_ inAQ: AudioQueueRef) -> OSStatus {
 @discardableResult
 public func AudioQueueGetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueueParameterID,
                                    _ outValue: UnsafeMutablePointer<AudioQueueParameterValue>) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in outValue.pointee = try queue.parameter(inParamID) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in outValue.pointee = try queue.parameter(inParamID) }
 }
 
 /// Sets a parameter at once (ramped over 5 ms). The corresponding Apple function is
@@ -243,7 +243,7 @@ public func AudioQueueGetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueu
 @discardableResult
 public func AudioQueueSetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueueParameterID,
                                    _ inValue: AudioQueueParameterValue) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.setParameter(inParamID, inValue) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.setParameter(inParamID, inValue) }
 }
 
 /// Reads a property into `outData` (at most `ioDataSize` bytes; on return the size written). The
@@ -253,7 +253,7 @@ public func AudioQueueSetParameter(_ inAQ: AudioQueueRef, _ inParamID: AudioQueu
 @discardableResult
 public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID, _ outData: UnsafeMutableRawPointer,
                                   _ ioDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.property(inID, outData, &ioDataSize.pointee) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.property(inID, outData, &ioDataSize.pointee) }
 }
 
 /// Sets a property. The corresponding Apple function is `AudioQueueSetProperty`.
@@ -263,7 +263,7 @@ public func AudioQueueGetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
 @discardableResult
 public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID, _ inData: UnsafeRawPointer,
                                   _ inDataSize: UInt32) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.setProperty(inID, inData, inDataSize) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.setProperty(inID, inData, inDataSize) }
 }
 
 /// The size of a property's value. The corresponding Apple function is `AudioQueueGetPropertySize`.
@@ -271,7 +271,7 @@ public func AudioQueueSetProperty(_ inAQ: AudioQueueRef, _ inID: AudioQueuePrope
 @discardableResult
 public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
                                       _ outDataSize: UnsafeMutablePointer<UInt32>) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in outDataSize.pointee = try queue.propertySize(inID) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in outDataSize.pointee = try queue.propertySize(inID) }
 }
 
 /// Calls `inProc` (on the callback thread) whenever the property changes — for
@@ -282,7 +282,7 @@ public func AudioQueueGetPropertySize(_ inAQ: AudioQueueRef, _ inID: AudioQueueP
 public func AudioQueueAddPropertyListener(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
                                           _ inProc: AudioQueuePropertyListenerProc,
                                           _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.addListener(inID, inProc, inUserData) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.addListener(inID, inProc, inUserData) }
 }
 
 /// Removes a listener added with the same ID, function and user data. The corresponding Apple
@@ -292,7 +292,7 @@ public func AudioQueueAddPropertyListener(_ inAQ: AudioQueueRef, _ inID: AudioQu
 public func AudioQueueRemovePropertyListener(_ inAQ: AudioQueueRef, _ inID: AudioQueuePropertyID,
                                              _ inProc: AudioQueuePropertyListenerProc,
                                              _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.removeListener(inID, inProc, inUserData) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.removeListener(inID, inProc, inUserData) }
 }
 
 /// Creates a timeline that reports discontinuities. The corresponding Apple function is
@@ -300,14 +300,14 @@ public func AudioQueueRemovePropertyListener(_ inAQ: AudioQueueRef, _ inID: Audi
 /// - Returns: ``kAudioQueueErr_InvalidQueueType`` for input queues.
 @discardableResult
 public func AudioQueueCreateTimeline(_ inAQ: AudioQueueRef, _ outTimeline: UnsafeMutablePointer<AudioQueueTimelineRef?>) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in outTimeline.pointee = try queue.makeTimeline() }
+    withQueue(inAQ) { queue throws(AudioQueueError) in outTimeline.pointee = try queue.makeTimeline() }
 }
 
 /// Disposes of a timeline. The corresponding Apple function is `AudioQueueDisposeTimeline`.
 /// - Returns: ``kAudio_ParamError`` for a timeline of another queue.
 @discardableResult
 public func AudioQueueDisposeTimeline(_ inAQ: AudioQueueRef, _ inTimeline: AudioQueueTimelineRef) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.disposeTimeline(inTimeline) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.disposeTimeline(inTimeline) }
 }
 
 /// The queue's current time: `mSampleTime` in frames since it started (pauses excluded). The
@@ -319,7 +319,7 @@ public func AudioQueueDisposeTimeline(_ inAQ: AudioQueueRef, _ inTimeline: Audio
 public func AudioQueueGetCurrentTime(_ inAQ: AudioQueueRef, _ inTimeline: AudioQueueTimelineRef?,
                                      _ outTimeStamp: UnsafeMutablePointer<AudioTimeStamp>?,
                                      _ outTimelineDiscontinuity: UnsafeMutablePointer<DarwinBoolean>?) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in
+    withQueue(inAQ) { queue throws(AudioQueueError) in
         let (stamp, discontinuity) = try queue.currentTime(timeline: inTimeline)
         outTimeStamp?.pointee = stamp
         outTimelineDiscontinuity?.pointee = DarwinBoolean(discontinuity)
@@ -330,7 +330,7 @@ public func AudioQueueGetCurrentTime(_ inAQ: AudioQueueRef, _ inTimeline: AudioQ
 /// corresponding Apple function is `AudioQueueDeviceGetCurrentTime`.
 @discardableResult
 public func AudioQueueDeviceGetCurrentTime(_ inAQ: AudioQueueRef, _ outTimeStamp: UnsafeMutablePointer<AudioTimeStamp>) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in outTimeStamp.pointee = try queue.deviceCurrentTime() }
+    withQueue(inAQ) { queue throws(AudioQueueError) in outTimeStamp.pointee = try queue.deviceCurrentTime() }
 }
 
 /// The earliest device time at or after the requested one at which a start is honoured on that
@@ -340,7 +340,7 @@ public func AudioQueueDeviceGetCurrentTime(_ inAQ: AudioQueueRef, _ outTimeStamp
 public func AudioQueueDeviceGetNearestStartTime(_ inAQ: AudioQueueRef,
                                                 _ ioRequestedStartTime: UnsafeMutablePointer<AudioTimeStamp>,
                                                 _ inFlags: UInt32) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.nearestStartTime(&ioRequestedStartTime.pointee) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.nearestStartTime(&ioRequestedStartTime.pointee) }
 }
 
 /// Converts a device time between sample time and host time. The corresponding Apple function
@@ -350,7 +350,7 @@ public func AudioQueueDeviceGetNearestStartTime(_ inAQ: AudioQueueRef,
 @discardableResult
 public func AudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef, _ inTime: UnsafePointer<AudioTimeStamp>,
                                           _ outTime: UnsafeMutablePointer<AudioTimeStamp>) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in outTime.pointee = try queue.translate(inTime.pointee) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in outTime.pointee = try queue.translate(inTime.pointee) }
 }
 
 /// Switches a playback queue to offline rendering in `inFormat` (linear PCM), or back to the
@@ -363,7 +363,7 @@ public func AudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef, _ inTime: Unsaf
 @discardableResult
 public func AudioQueueSetOfflineRenderFormat(_ inAQ: AudioQueueRef, _ inFormat: UnsafePointer<AudioStreamBasicDescription>?,
                                              _ inLayout: UnsafePointer<AudioChannelLayout>?) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.setOfflineRenderFormat(inFormat?.pointee, inLayout) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.setOfflineRenderFormat(inFormat?.pointee, inLayout) }
 }
 
 /// Renders the next `inNumberFrames` frames of an offline queue into `ioBuffer` (in the offline
@@ -377,5 +377,5 @@ public func AudioQueueSetOfflineRenderFormat(_ inAQ: AudioQueueRef, _ inFormat: 
 @discardableResult
 public func AudioQueueOfflineRender(_ inAQ: AudioQueueRef, _ inTimestamp: UnsafePointer<AudioTimeStamp>,
                                     _ ioBuffer: AudioQueueBufferRef, _ inNumberFrames: UInt32) -> OSStatus {
-    withQueue(inAQ) { queue throws(CompatError) in try queue.offlineRender(inTimestamp.pointee, into: ioBuffer, frames: inNumberFrames) }
+    withQueue(inAQ) { queue throws(AudioQueueError) in try queue.offlineRender(inTimestamp.pointee, into: ioBuffer, frames: inNumberFrames) }
 }

@@ -1,40 +1,18 @@
 import Foundation
 import Lockstep
 
-/// An error of the compatibility layer: an `OSStatus` (which may be outside
-/// ``AudioQueueError/Code``, such as ``kAudio_ParamError``) and what to do about it.
-struct CompatError: Error {
-    var status: OSStatus
-    var message: String
-
-    init(_ status: OSStatus, _ message: String) {
-        self.status = status
-        self.message = message
-    }
-
-    init(_ error: AudioQueueError) {
-        self.init(error.osStatus, error.message)
-    }
-
-    init(_ code: AudioQueueError.Code, _ message: String) {
-        self.init(code.rawValue, message)
-    }
-}
+// The compatibility layer throws the core's ``AudioQueueError``: its ``AudioQueueError/Code`` holds
+// any `OSStatus`, so the codes of Apple's other services (`kAudio_ParamError`, the Audio File
+// errors) travel in it unchanged.
 
 /// Runs `body` and turns its outcome into an `OSStatus`, recording the message of a failure.
-func status(_ body: () throws(CompatError) -> Void) -> OSStatus {
+func status(_ body: () throws(AudioQueueError) -> Void) -> OSStatus {
     do {
         try body()
         return noErr
     } catch {
-        return fail(error.status, error.message)
+        return fail(error.osStatus, error.message)
     }
-}
-
-/// Converts the core's error into the compatibility layer's.
-@inline(__always)
-func core<R>(_ body: () throws(AudioQueueError) -> R) throws(CompatError) -> R {
-    do { return try body() } catch { throw CompatError(error) }
 }
 
 /// Whether the current thread is inside a callback this layer delivers (output, input or

@@ -87,9 +87,9 @@ final class CompatQueue: @unchecked Sendable {
         var isBound: Bool { output != nil || input != nil }
 
         /// Throws `kAudioQueueErr_DisposalPending` once the queue is being (or has been) disposed of.
-        func checkDisposal() throws(CompatError) {
+        func checkDisposal() throws(AudioQueueError) {
             if disposal != .none {
-                throw CompatError(.disposalPending, "the queue is being disposed of (or was); create a new queue")
+                throw AudioQueueError(.disposalPending, "the queue is being disposed of (or was); create a new queue")
             }
         }
     }
@@ -119,9 +119,9 @@ final class CompatQueue: @unchecked Sendable {
         }
     }
 
-    func requireOutput(_ function: String) throws(CompatError) {
+    func requireOutput(_ function: String) throws(AudioQueueError) {
         guard isOutput else {
-            throw CompatError(.invalidQueueType, "\(function) works on output (playback) queues only; this is an input queue")
+            throw AudioQueueError(.invalidQueueType, "\(function) works on output (playback) queues only; this is an input queue")
         }
     }
 }

@@ -5,57 +5,45 @@ import LockstepFiles
 // device is first needed, handing over what was enqueued so far, and letting go of it again.
 extension CompatQueue {
     /// Binds to an engine queue if not bound yet. Called with `state` locked.
-    func bind(_ state: inout State) throws(CompatError) {
+    func bind(_ state: inout State) throws(AudioQueueError) {
         if state.isBound { return }
         let engine: Engine
         if let offlineLayout = state.offlineLayout {
-            let (offlineEngine, device) = try core { () throws(AudioQueueError) in try makeOfflineEngine(offlineLayout) }
+            let (offlineEngine, device) = try makeOfflineEngine(offlineLayout)
             engine = offlineEngine
             state.offlineDevice = device
         } else {
-            engine = try core { () throws(AudioQueueError) in try DefaultDevice.shared.engine() }
+            engine = try DefaultDevice.shared.engine()
         }
         if isOutput {
-            let queue = try core { () throws(AudioQueueError) in
-                try engine.makeOutputQueue(format: layout.format) { [self] _, buffer in outputDone(buffer) }
-            }
-            _ = try core { () throws(AudioQueueError) in
-                try queue.addPropertyListener(.isRunning) { [self] queue, _ in runningChanged(queue.isRunning) }
-            }
+            let queue = try engine.makeOutputQueue(format: layout.format) { [self] _, buffer in outputDone(buffer) }
+            _ = try queue.addPropertyListener(.isRunning) { [self] queue, _ in runningChanged(queue.isRunning) }
             let volume = state.volume
-            try core { () throws(AudioQueueError) in try queue.setVolume(volume) }
+            try queue.setVolume(volume)
             queue.isLevelMeteringEnabled = state.metering
             state.output = queue
         } else {
             guard engine.device.inputChannelCount >= layout.format.channelCount else {
-                throw CompatError(.invalidDevice,
+                throw AudioQueueError(.invalidDevice,
                     "the device '\(engine.device.name)' has \(engine.device.inputChannelCount) inputs but the queue records \(layout.format.channelCount) channels; choose a device with more inputs (AudioQueueSetDefaultDevice)")
             }
             let queue: InputQueue
             if layout.format.sampleRate != engine.sampleRate {
                 let conversion = try InputRateConversion(layout: layout, deviceRate: engine.sampleRate,
                                                          factory: engine.rateConverterFactory ?? SoxrRateConverter.factory)
-                queue = try core { () throws(AudioQueueError) in
-                    try engine.makeInputQueue(format: conversion.internalFormat) { [self] _, buffer, start, frames in
-                        convertedInput(buffer, start: start, frames: frames)
-                    }
+                queue = try engine.makeInputQueue(format: conversion.internalFormat) { [self] _, buffer, start, frames in
+                    convertedInput(buffer, start: start, frames: frames)
                 }
                 for _ in 0..<8 {
-                    try core { () throws(AudioQueueError) in
-                        try queue.enqueue(try queue.allocateBuffer(frameCapacity: conversion.internalBufferFrames))
-                    }
+                    try queue.enqueue(try queue.allocateBuffer(frameCapacity: conversion.internalBufferFrames))
                 }
                 state.conversion = conversion
             } else {
-                queue = try core { () throws(AudioQueueError) in
-                    try engine.makeInputQueue(format: layout.format) { [self] _, buffer, start, frames in
-                        inputFilled(buffer, start: start, frames: frames)
-                    }
+                queue = try engine.makeInputQueue(format: layout.format) { [self] _, buffer, start, frames in
+                    inputFilled(buffer, start: start, frames: frames)
                 }
             }
-            _ = try core { () throws(AudioQueueError) in
-                try queue.addPropertyListener(.isRunning) { [self] queue, _ in runningChanged(queue.isRunning) }
-            }
+            _ = try queue.addPropertyListener(.isRunning) { [self] queue, _ in runningChanged(queue.isRunning) }
             queue.addEventHandler { [self] _, event in
                 if case .started(let time) = event {
                     self.state.withLock { state in if state.inputOrigin == nil { state.inputOrigin = time } }
@@ -92,13 +80,13 @@ extension CompatQueue {
     }
 
     /// Hands one enqueued buffer to the engine queue. Called with `state` locked, while bound.
-    func submit(_ item: Enqueue, _ state: inout State) throws(CompatError) -> Int64 {
+    func submit(_ item: Enqueue, _ state: inout State) throws(AudioQueueError) -> Int64 {
         if state.conversion != nil { return 0 }    // stays in `enqueued` until the conversion fills it
         guard let record = state.buffers[item.buffer], let engineBuffer = record.engineBuffer else {
-            throw CompatError(.invalidBuffer, "the buffer does not belong to this queue")
+            throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue")
         }
         if let input = state.input {
-            try core { () throws(AudioQueueError) in try input.enqueue(engineBuffer) }
+            try input.enqueue(engineBuffer)
             return 0
         }
         guard let output = state.output else { return 0 }
@@ -106,10 +94,8 @@ extension CompatQueue {
         layout.convertByteOrder(from: item.buffer.pointee.mAudioData, to: engineBuffer.data, byteCount: bytes)
         engineBuffer.byteSize = bytes
         let parameters = item.volume.map { [ParameterEvent(.volume, $0)] } ?? []
-        return try core { () throws(AudioQueueError) in
-            try output.enqueue(engineBuffer, startTime: item.startTime, trimFramesAtStart: item.trimStart,
-                               trimFramesAtEnd: item.trimEnd, parameters: parameters)
-        }
+        return try output.enqueue(engineBuffer, startTime: item.startTime, trimFramesAtStart: item.trimStart,
+                           trimFramesAtEnd: item.trimEnd, parameters: parameters)
     }
 
     /// Disposes of the engine queue at once (no more callbacks; a no-op if it is already going)

@@ -22,14 +22,14 @@ extension CompatQueue {
 
     /// Gives a buffer an engine buffer of its capacity, while the queue is bound and records no
     /// conversion. Called with `state` locked.
-    func attachEngineBuffer(_ record: BufferRecord, _ state: State) throws(CompatError) {
+    func attachEngineBuffer(_ record: BufferRecord, _ state: State) throws(AudioQueueError) {
         if state.conversion != nil { return }      // the queue's buffers are filled by the conversion
         let capacity = max(Int(record.ref.pointee.mAudioDataBytesCapacity), layout.bytesPerFrame)
         let buffer: QueueBuffer
         if let output = state.output {
-            buffer = try core { () throws(AudioQueueError) in try output.allocateBuffer(byteCapacity: capacity) }
+            buffer = try output.allocateBuffer(byteCapacity: capacity)
         } else if let input = state.input {
-            buffer = try core { () throws(AudioQueueError) in try input.allocateBuffer(byteCapacity: capacity) }
+            buffer = try input.allocateBuffer(byteCapacity: capacity)
         } else { return }
         buffer.userData = UnsafeMutableRawPointer(record.ref)
         record.engineBuffer = buffer
@@ -49,14 +49,14 @@ extension CompatQueue {
         return known ? ref : nil
     }
 
-    func allocateBuffer(byteSize: UInt32, packetDescriptions: UInt32) throws(CompatError) -> AudioQueueBufferRef {
+    func allocateBuffer(byteSize: UInt32, packetDescriptions: UInt32) throws(AudioQueueError) -> AudioQueueBufferRef {
         guard byteSize <= 1 << 30 else {
-            throw CompatError(.invalidParameter, "buffer size \(byteSize) bytes is out of range; allocate at most 1 GiB")
+            throw AudioQueueError(.invalidParameter, "buffer size \(byteSize) bytes is out of range; allocate at most 1 GiB")
         }
         guard packetDescriptions <= 1 << 20 else {
-            throw CompatError(.invalidParameter, "\(packetDescriptions) packet descriptions are too many; linear PCM needs none")
+            throw AudioQueueError(.invalidParameter, "\(packetDescriptions) packet descriptions are too many; linear PCM needs none")
         }
-        return try state.withLock { (state) throws(CompatError) -> AudioQueueBufferRef in
+        return try state.withLock { (state) throws(AudioQueueError) -> AudioQueueBufferRef in
             try state.checkDisposal()
             let data = UnsafeMutableRawPointer.allocate(byteCount: max(Int(byteSize), 1), alignment: 16)
             data.initializeMemory(as: UInt8.self, repeating: 0, count: max(Int(byteSize), 1))
@@ -70,7 +70,7 @@ extension CompatQueue {
                                                 mUserData: nil, mPacketDescriptionCapacity: packetDescriptions,
                                                 mPacketDescriptions: descriptions, mPacketDescriptionCount: 0))
             let record = BufferRecord(ref: ref)
-            do throws(CompatError) {
+            do throws(AudioQueueError) {
                 try attachEngineBuffer(record, state)
             } catch {
                 Self.deallocate(ref)
@@ -81,20 +81,18 @@ extension CompatQueue {
         }
     }
 
-    func freeBuffer(_ ref: AudioQueueBufferRef) throws(CompatError) {
-        try state.withLock { (state) throws(CompatError) in
+    func freeBuffer(_ ref: AudioQueueBufferRef) throws(AudioQueueError) {
+        try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             guard let record = state.buffers[ref] else {
-                throw CompatError(.invalidBuffer, "the buffer does not belong to this queue (or was freed)")
+                throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue (or was freed)")
             }
             guard !record.isEnqueued else {
-                throw CompatError(.bufferInQueue, "the buffer is enqueued; free it after the queue hands it back (its callback), or after AudioQueueStop/AudioQueueReset")
+                throw AudioQueueError(.bufferInQueue, "the buffer is enqueued; free it after the queue hands it back (its callback), or after AudioQueueStop/AudioQueueReset")
             }
             if let engineBuffer = record.engineBuffer {
                 let (output, input) = (state.output, state.input)
-                try core { () throws(AudioQueueError) in
-                    if let output { try output.freeBuffer(engineBuffer) } else if let input { try input.freeBuffer(engineBuffer) }
-                }
+                if let output { try output.freeBuffer(engineBuffer) } else if let input { try input.freeBuffer(engineBuffer) }
             }
             state.buffers[ref] = nil
             Self.deallocate(ref)

@@ -5,20 +5,20 @@ import Lockstep
 extension CompatQueue {
     /// Enqueues a buffer; returns the queue time at which it starts playing (output queues).
     func enqueue(_ ref: AudioQueueBufferRef, startTime: AudioTimeStamp?, trimStart: UInt32, trimEnd: UInt32,
-                 parameters: [AudioQueueParameterEvent], withParameters: Bool) throws(CompatError) -> Int64 {
-        try state.withLock { (state) throws(CompatError) -> Int64 in
+                 parameters: [AudioQueueParameterEvent], withParameters: Bool) throws(AudioQueueError) -> Int64 {
+        try state.withLock { (state) throws(AudioQueueError) -> Int64 in
             try state.checkDisposal()
             guard let record = state.buffers[ref] else {
-                throw CompatError(.invalidBuffer, "the buffer does not belong to this queue (or was freed); enqueue buffers the queue allocated")
+                throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue (or was freed); enqueue buffers the queue allocated")
             }
             if withParameters && !isOutput {
-                throw CompatError(.invalidQueueType, "AudioQueueEnqueueBufferWithParameters is for playback queues; input queues take AudioQueueEnqueueBuffer")
+                throw AudioQueueError(.invalidQueueType, "AudioQueueEnqueueBufferWithParameters is for playback queues; input queues take AudioQueueEnqueueBuffer")
             }
             guard !record.isEnqueued else {
-                throw CompatError(.bufferEnqueuedTwice, "the buffer is already enqueued; wait for the callback to hand it back")
+                throw AudioQueueError(.bufferEnqueuedTwice, "the buffer is already enqueued; wait for the callback to hand it back")
             }
             guard state.resetting.isEmpty else {
-                throw CompatError(.enqueueDuringReset, "the queue is being reset (AudioQueueReset or AudioQueueStop(true)) and is still handing back \(state.resetting.count) buffers; enqueue after the reset")
+                throw AudioQueueError(.enqueueDuringReset, "the queue is being reset (AudioQueueReset or AudioQueueStop(true)) and is still handing back \(state.resetting.count) buffers; enqueue after the reset")
             }
             guard isOutput else {
                 let item = Enqueue(buffer: ref, startTime: nil, trimStart: 0, trimEnd: 0, volume: nil)
@@ -29,18 +29,18 @@ extension CompatQueue {
             }
             let bytes = Int(ref.pointee.mAudioDataByteSize)
             guard bytes > 0 else {
-                throw CompatError(.bufferEmpty, "the buffer holds no audio (mAudioDataByteSize is 0); fill it and set mAudioDataByteSize before enqueueing")
+                throw AudioQueueError(.bufferEmpty, "the buffer holds no audio (mAudioDataByteSize is 0); fill it and set mAudioDataByteSize before enqueueing")
             }
             guard bytes <= Int(ref.pointee.mAudioDataBytesCapacity), bytes % layout.bytesPerFrame == 0 else {
-                throw CompatError(.invalidParameter, "mAudioDataByteSize \(bytes) must be a whole number of \(layout.bytesPerFrame)-byte frames within the buffer's \(ref.pointee.mAudioDataBytesCapacity)-byte capacity")
+                throw AudioQueueError(.invalidParameter, "mAudioDataByteSize \(bytes) must be a whole number of \(layout.bytesPerFrame)-byte frames within the buffer's \(ref.pointee.mAudioDataBytesCapacity)-byte capacity")
             }
             var volume: Float?
             for event in parameters {
                 guard event.mID == kAudioQueueParam_Volume else {
-                    throw CompatError(.invalidParameter, "parameter \(event.mID) is not supported; Lockstep queues have kAudioQueueParam_Volume (1)")
+                    throw AudioQueueError(.invalidParameter, "parameter \(event.mID) is not supported; Lockstep queues have kAudioQueueParam_Volume (1)")
                 }
                 guard event.mValue.isFinite, (0...1).contains(event.mValue) else {
-                    throw CompatError(.invalidParameter, "volume \(event.mValue) is out of range; use 0…1")
+                    throw AudioQueueError(.invalidParameter, "volume \(event.mValue) is out of range; use 0…1")
                 }
                 volume = event.mValue
             }
@@ -52,10 +52,10 @@ extension CompatQueue {
             } else {
                 let frames = bytes / layout.bytesPerFrame
                 guard Int(trimStart) + Int(trimEnd) < frames else {
-                    throw CompatError(.invalidParameter, "trims (\(trimStart) at start, \(trimEnd) at end) must leave at least one of the buffer's \(frames) frames")
+                    throw AudioQueueError(.invalidParameter, "trims (\(trimStart) at start, \(trimEnd) at end) must leave at least one of the buffer's \(frames) frames")
                 }
                 if let start, start < state.pendingEnd {
-                    throw CompatError(.invalidParameter, "start time \(start) is before the end of the previously enqueued audio (\(state.pendingEnd)); start times must ascend — use a later time or NULL to follow gaplessly")
+                    throw AudioQueueError(.invalidParameter, "start time \(start) is before the end of the previously enqueued audio (\(state.pendingEnd)); start times must ascend — use a later time or NULL to follow gaplessly")
                 }
                 actual = start ?? state.pendingEnd
                 state.pendingEnd = actual + Int64(frames - Int(trimStart) - Int(trimEnd))
@@ -68,18 +68,18 @@ extension CompatQueue {
 
     /// The queue sample time a buffer start time stands for (nil: follow gaplessly). Called with
     /// `state` locked.
-    private func queueTime(_ stamp: AudioTimeStamp?, _ state: State) throws(CompatError) -> Int64? {
+    private func queueTime(_ stamp: AudioTimeStamp?, _ state: State) throws(AudioQueueError) -> Int64? {
         guard let stamp else { return nil }
         if stamp.mFlags & kAudioTimeStampSampleTimeValid != 0 || stamp.mFlags & kAudioTimeStampHostTimeValid == 0 {
             guard stamp.mSampleTime.isFinite, stamp.mSampleTime >= 0 else {
-                throw CompatError(.invalidParameter, "start time \(stamp.mSampleTime) is negative or not a number; queue sample time starts at 0")
+                throw AudioQueueError(.invalidParameter, "start time \(stamp.mSampleTime) is negative or not a number; queue sample time starts at 0")
             }
             return Int64(stamp.mSampleTime.rounded())
         }
         guard let output = state.output, let engine = state.engine else {
-            throw CompatError(.invalidRunState, "a host-time start needs a running queue; give mSampleTime (queue time) instead")
+            throw AudioQueueError(.invalidRunState, "a host-time start needs a running queue; give mSampleTime (queue time) instead")
         }
         let device = engine.sampleTime(forHostTime: stamp.mHostTime)
-        return max(0, try core { () throws(AudioQueueError) in try output.queueTime(forDeviceSampleTime: device) })
+        return max(0, try output.queueTime(forDeviceSampleTime: device))
     }
 }

@@ -76,10 +76,10 @@ extension CompatQueue {
     }
 
     /// Reset of an input queue that converts: drop what was recorded, hand every buffer back empty.
-    func resetConversion(_ input: InputQueue) throws(CompatError) {
+    func resetConversion(_ input: InputQueue) throws(AudioQueueError) {
         state.withLock { $0.conversion?.discarding = true }
         defer { state.withLock { $0.conversion?.discarding = false } }
-        try core { () throws(AudioQueueError) in try input.reset() }
+        try input.reset()
         let empty = state.withLock { (state) -> [AudioQueueBufferRef] in
             state.conversion?.reset()
             let refs = state.enqueued.map(\.buffer)

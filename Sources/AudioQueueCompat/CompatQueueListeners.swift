@@ -16,25 +16,25 @@ extension CompatQueue {
     }
 
     func addListener(_ id: AudioQueuePropertyID, _ proc: AudioQueuePropertyListenerProc,
-                     _ userData: UnsafeMutableRawPointer?) throws(CompatError) {
+                     _ userData: UnsafeMutableRawPointer?) throws(AudioQueueError) {
         guard Self.listenable.contains(id) else {
             if Self.meters.contains(id) {
-                throw CompatError(.invalidProperty, "level meters change continuously and cannot be listened to; read them when you need them")
+                throw AudioQueueError(.invalidProperty, "level meters change continuously and cannot be listened to; read them when you need them")
             }
             throw unknownProperty(id)
         }
-        try state.withLock { (state) throws(CompatError) in
+        try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             state.listeners.append(Listener(id: id, proc: proc, userData: userData))
         }
     }
 
     func removeListener(_ id: AudioQueuePropertyID, _ proc: AudioQueuePropertyListenerProc,
-                        _ userData: UnsafeMutableRawPointer?) throws(CompatError) {
-        try state.withLock { (state) throws(CompatError) in
+                        _ userData: UnsafeMutableRawPointer?) throws(AudioQueueError) {
+        try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             guard let index = state.listeners.firstIndex(where: { $0.matches(id, proc, userData) }) else {
-                throw CompatError(kAudio_ParamError, "no listener for '\(fourCharCodeString(id))' with this function and user data")
+                throw AudioQueueError(kAudio_ParamError, "no listener for '\(fourCharCodeString(id))' with this function and user data")
             }
             state.listeners.remove(at: index)
         }

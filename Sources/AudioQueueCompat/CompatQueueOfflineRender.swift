@@ -3,19 +3,19 @@ import Lockstep
 // Offline rendering: the offline render format (which puts the queue on a private engine over an
 // OfflineDevice) and rendering into a buffer of the queue.
 extension CompatQueue {
-    func setOfflineRenderFormat(_ format: AudioStreamBasicDescription?, _ channelLayout: UnsafePointer<AudioChannelLayout>?) throws(CompatError) {
+    func setOfflineRenderFormat(_ format: AudioStreamBasicDescription?, _ channelLayout: UnsafePointer<AudioChannelLayout>?) throws(AudioQueueError) {
         var newLayout: LinearPCMLayout?
         if let format {
             switch LinearPCMLayout.make(format) {
             case .success(let layout): newLayout = layout
-            case .failure(let error): throw CompatError(error.osStatus, "offline render format: \(error.message)")
+            case .failure(let error): throw AudioQueueError(error.osStatus, "offline render format: \(error.message)")
             }
         }
-        try state.withLock { (state) throws(CompatError) in
+        try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             try requireOutput("AudioQueueSetOfflineRenderFormat")
             if let output = state.output, output.isRunning || state.startPending {
-                throw CompatError(.invalidRunState, "change the render mode while the queue is stopped (AudioQueueStop first)")
+                throw AudioQueueError(.invalidRunState, "change the render mode while the queue is stopped (AudioQueueStop first)")
             }
             if newLayout == state.offlineLayout { return }
             if state.isBound { unbind(&state) }
@@ -23,24 +23,24 @@ extension CompatQueue {
         }
     }
 
-    func offlineRender(_ stamp: AudioTimeStamp, into ref: AudioQueueBufferRef, frames: UInt32) throws(CompatError) {
-        let (device, renderLayout) = try state.withLock { (state) throws(CompatError) in
+    func offlineRender(_ stamp: AudioTimeStamp, into ref: AudioQueueBufferRef, frames: UInt32) throws(AudioQueueError) {
+        let (device, renderLayout) = try state.withLock { (state) throws(AudioQueueError) in
             // A queue being disposed of asynchronously renders on: that is how it plays out.
             if state.disposal == .done { try state.checkDisposal() }
             try requireOutput("AudioQueueOfflineRender")
             guard let offlineLayout = state.offlineLayout else {
-                throw CompatError(.invalidOfflineMode, "the queue is not in offline mode; call AudioQueueSetOfflineRenderFormat first")
+                throw AudioQueueError(.invalidOfflineMode, "the queue is not in offline mode; call AudioQueueSetOfflineRenderFormat first")
             }
             guard state.buffers[ref] != nil else {
-                throw CompatError(.invalidBuffer, "the buffer does not belong to this queue; allocate it with AudioQueueAllocateBuffer on this queue")
+                throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue; allocate it with AudioQueueAllocateBuffer on this queue")
             }
             try bind(&state)
-            guard let offlineDevice = state.offlineDevice else { throw CompatError(.invalidOfflineMode, "the queue is not in offline mode") }
+            guard let offlineDevice = state.offlineDevice else { throw AudioQueueError(.invalidOfflineMode, "the queue is not in offline mode") }
             return (offlineDevice, offlineLayout)
         }
         let bytes = Int(frames) * renderLayout.bytesPerFrame
         guard bytes <= Int(ref.pointee.mAudioDataBytesCapacity) else {
-            throw CompatError(.invalidParameter, "\(frames) frames of the offline format need \(bytes) bytes but the buffer holds \(ref.pointee.mAudioDataBytesCapacity)")
+            throw AudioQueueError(.invalidParameter, "\(frames) frames of the offline format need \(bytes) bytes but the buffer holds \(ref.pointee.mAudioDataBytesCapacity)")
         }
         // Render (and discard) up to the requested sample time if it lies ahead.
         if stamp.mSampleTime.isFinite, stamp.mFlags & kAudioTimeStampHostTimeValid == 0 || stamp.mFlags & kAudioTimeStampSampleTimeValid != 0 {
@@ -51,7 +51,7 @@ extension CompatQueue {
                 defer { scratch.deallocate() }
                 while gap > 0 {
                     let n = Int(min(gap, Int64(OfflineChunk.frames)))
-                    _ = try core { () throws(AudioQueueError) in try device.render(frames: n, into: scratch) }
+                    _ = try device.render(frames: n, into: scratch)
                     gap -= Int64(n)
                 }
             }
@@ -61,7 +61,7 @@ extension CompatQueue {
             let n = min(Int(frames) - done, OfflineChunk.frames)
             let target = UnsafeMutableRawBufferPointer(start: ref.pointee.mAudioData + done * renderLayout.bytesPerFrame,
                                                        count: n * renderLayout.bytesPerFrame)
-            _ = try core { () throws(AudioQueueError) in try device.render(frames: n, into: target) }
+            _ = try device.render(frames: n, into: target)
             done += n
         }
         if renderLayout.isBigEndian {

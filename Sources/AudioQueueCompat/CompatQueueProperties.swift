@@ -3,28 +3,28 @@ import Lockstep
 // Parameters and properties: the Volume parameter, and reading and writing the queue's
 // properties (run state, device facts, format, magic cookie, channel layout, level meters).
 extension CompatQueue {
-    func parameter(_ id: AudioQueueParameterID) throws(CompatError) -> Float {
-        try state.withLock { (state) throws(CompatError) -> Float in
+    func parameter(_ id: AudioQueueParameterID) throws(AudioQueueError) -> Float {
+        try state.withLock { (state) throws(AudioQueueError) -> Float in
             try state.checkDisposal()
             try requireOutput("AudioQueueGetParameter")
             guard id == kAudioQueueParam_Volume else {
-                throw CompatError(.invalidParameter, "parameter \(id) is not supported; Lockstep queues have kAudioQueueParam_Volume (1)")
+                throw AudioQueueError(.invalidParameter, "parameter \(id) is not supported; Lockstep queues have kAudioQueueParam_Volume (1)")
             }
             return state.output?.volume ?? state.volume
         }
     }
 
-    func setParameter(_ id: AudioQueueParameterID, _ value: Float) throws(CompatError) {
-        try state.withLock { (state) throws(CompatError) in
+    func setParameter(_ id: AudioQueueParameterID, _ value: Float) throws(AudioQueueError) {
+        try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             try requireOutput("AudioQueueSetParameter")
             guard id == kAudioQueueParam_Volume else {
-                throw CompatError(.invalidParameter, "parameter \(id) is not supported; Lockstep queues have kAudioQueueParam_Volume (1)")
+                throw AudioQueueError(.invalidParameter, "parameter \(id) is not supported; Lockstep queues have kAudioQueueParam_Volume (1)")
             }
             guard value.isFinite, (0...1).contains(value) else {
-                throw CompatError(.invalidParameter, "volume \(value) is out of range; use 0…1")
+                throw AudioQueueError(.invalidParameter, "volume \(value) is out of range; use 0…1")
             }
-            if let output = state.output { try core { () throws(AudioQueueError) in try output.setVolume(value) } }
+            if let output = state.output { try output.setVolume(value) }
             state.volume = value
         }
     }
@@ -39,17 +39,17 @@ extension CompatQueue {
     ]
     static let meters: Set<AudioQueuePropertyID> = [kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB]
 
-    func unknownProperty(_ id: AudioQueuePropertyID) -> CompatError {
-        CompatError(.invalidProperty, "property '\(fourCharCodeString(id))' is not an audio queue property Lockstep knows")
+    func unknownProperty(_ id: AudioQueuePropertyID) -> AudioQueueError {
+        AudioQueueError(.invalidProperty, "property '\(fourCharCodeString(id))' is not an audio queue property Lockstep knows")
     }
 
     /// The device the queue uses or will use: bound engine, offline format, or the default engine.
-    private func deviceFacts() throws(CompatError) -> (name: String, rate: Double, channels: Int) {
+    private func deviceFacts() throws(AudioQueueError) -> (name: String, rate: Double, channels: Int) {
         let (engine, offline) = state.withLock { ($0.engine, $0.offlineLayout) }
         if let offline, engine == nil { return ("offline", offline.format.sampleRate, offline.format.channelCount) }
         let device: Engine
         if let engine { device = engine } else {
-            device = try core { () throws(AudioQueueError) in try DefaultDevice.shared.engine() }
+            device = try DefaultDevice.shared.engine()
         }
         return (device.device.name, device.sampleRate, isOutput ? device.channelCount : device.device.inputChannelCount)
     }
@@ -64,8 +64,8 @@ extension CompatQueue {
         return withUnsafeBytes(of: &value) { Array($0.prefix(12)) }
     }
 
-    func propertySize(_ id: AudioQueuePropertyID) throws(CompatError) -> UInt32 {
-        try state.withLock { (state) throws(CompatError) in try state.checkDisposal() }
+    func propertySize(_ id: AudioQueuePropertyID) throws(AudioQueueError) -> UInt32 {
+        try state.withLock { (state) throws(AudioQueueError) in try state.checkDisposal() }
         switch id {
         case kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_NumberChannels,
              kAudioQueueProperty_EnableLevelMetering, kAudioQueueProperty_MaximumOutputPacketSize:
@@ -81,23 +81,23 @@ extension CompatQueue {
         }
     }
 
-    func property(_ id: AudioQueuePropertyID, _ data: UnsafeMutableRawPointer, _ size: inout UInt32) throws(CompatError) {
+    func property(_ id: AudioQueuePropertyID, _ data: UnsafeMutableRawPointer, _ size: inout UInt32) throws(AudioQueueError) {
         let available = Int(size)
-        func put<T>(_ value: T) throws(CompatError) {
+        func put<T>(_ value: T) throws(AudioQueueError) {
             guard available >= MemoryLayout<T>.size else {
-                throw CompatError(.invalidPropertySize, "property '\(fourCharCodeString(id))' needs \(MemoryLayout<T>.size) bytes, not \(available)")
+                throw AudioQueueError(.invalidPropertySize, "property '\(fourCharCodeString(id))' needs \(MemoryLayout<T>.size) bytes, not \(available)")
             }
             data.storeBytes(of: value, as: T.self)
             size = UInt32(MemoryLayout<T>.size)
         }
-        func putBytes(_ bytes: [UInt8]) throws(CompatError) {
+        func putBytes(_ bytes: [UInt8]) throws(AudioQueueError) {
             guard available >= bytes.count else {
-                throw CompatError(.invalidPropertySize, "property '\(fourCharCodeString(id))' needs \(bytes.count) bytes, not \(available)")
+                throw AudioQueueError(.invalidPropertySize, "property '\(fourCharCodeString(id))' needs \(bytes.count) bytes, not \(available)")
             }
             bytes.withUnsafeBytes { if let base = $0.baseAddress { data.copyMemory(from: base, byteCount: bytes.count) } }
             size = UInt32(bytes.count)
         }
-        try state.withLock { (state) throws(CompatError) in try state.checkDisposal() }
+        try state.withLock { (state) throws(AudioQueueError) in try state.checkDisposal() }
         switch id {
         case kAudioQueueProperty_IsRunning:
             let running = state.withLock { $0.output?.isRunning ?? $0.input?.isRunning ?? false }
@@ -108,7 +108,7 @@ extension CompatQueue {
             try put(UInt32(try deviceFacts().channels))
         case kAudioQueueProperty_CurrentDevice:
             guard available >= MemoryLayout<CFString?>.size else {
-                throw CompatError(.invalidPropertySize, "kAudioQueueProperty_CurrentDevice needs \(MemoryLayout<CFString?>.size) bytes (a CFString?), not \(available)")
+                throw AudioQueueError(.invalidPropertySize, "kAudioQueueProperty_CurrentDevice needs \(MemoryLayout<CFString?>.size) bytes (a CFString?), not \(available)")
             }
             let name = try deviceFacts().name
             // The caller's variable is an initialized `CFString?`: assign, so ARC stays balanced.
@@ -127,15 +127,15 @@ extension CompatQueue {
         case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
             let stride = MemoryLayout<AudioQueueLevelMeterState>.size
             guard available >= stride, available % stride == 0 else {
-                throw CompatError(.invalidPropertySize, "level meters are \(stride) bytes per channel (AudioQueueLevelMeterState); \(available) bytes is not a whole number of channels")
+                throw AudioQueueError(.invalidPropertySize, "level meters are \(stride) bytes per channel (AudioQueueLevelMeterState); \(available) bytes is not a whole number of channels")
             }
             let (enabled, output, input) = state.withLock { ($0.metering, $0.output, $0.input) }
             guard enabled else {
-                throw CompatError(.invalidProperty, "level metering is off; set kAudioQueueProperty_EnableLevelMetering to 1 first")
+                throw AudioQueueError(.invalidProperty, "level metering is off; set kAudioQueueProperty_EnableLevelMetering to 1 first")
             }
             var levels = Array(repeating: ChannelLevel(averagePower: 0, peakPower: 0), count: layout.format.channelCount)
-            if let output { levels = try core { () throws(AudioQueueError) in try output.currentLevelMeter() } }
-            if let input { levels = try core { () throws(AudioQueueError) in try input.currentLevelMeter() } }
+            if let output { levels = try output.currentLevelMeter() }
+            if let input { levels = try input.currentLevelMeter() }
             if id == kAudioQueueProperty_CurrentLevelMeterDB { levels = levels.map(\.decibels) }
             let count = min(available / stride, levels.count)
             let states = data.bindMemory(to: AudioQueueLevelMeterState.self, capacity: count)
@@ -149,18 +149,18 @@ extension CompatQueue {
         }
     }
 
-    func setProperty(_ id: AudioQueuePropertyID, _ data: UnsafeRawPointer, _ size: UInt32) throws(CompatError) {
-        func expect(_ bytes: Int) throws(CompatError) {
+    func setProperty(_ id: AudioQueuePropertyID, _ data: UnsafeRawPointer, _ size: UInt32) throws(AudioQueueError) {
+        func expect(_ bytes: Int) throws(AudioQueueError) {
             guard Int(size) == bytes else {
-                throw CompatError(.invalidPropertySize, "property '\(fourCharCodeString(id))' takes \(bytes) bytes, not \(size)")
+                throw AudioQueueError(.invalidPropertySize, "property '\(fourCharCodeString(id))' takes \(bytes) bytes, not \(size)")
             }
         }
-        try state.withLock { (state) throws(CompatError) in try state.checkDisposal() }
+        try state.withLock { (state) throws(AudioQueueError) in try state.checkDisposal() }
         switch id {
         case kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_SampleRate, kAudioQueueDeviceProperty_NumberChannels,
              kAudioQueueProperty_MaximumOutputPacketSize, kAudioQueueProperty_StreamDescription,
              kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
-            throw CompatError(.invalidProperty, "property '\(fourCharCodeString(id))' is read-only")
+            throw AudioQueueError(.invalidProperty, "property '\(fourCharCodeString(id))' is read-only")
         case kAudioQueueProperty_EnableLevelMetering:
             try expect(4)
             let on = data.loadUnaligned(as: UInt32.self) != 0
@@ -174,7 +174,7 @@ extension CompatQueue {
             state.withLock { $0.magicCookie = bytes }
         case kAudioQueueProperty_ChannelLayout:
             guard size >= 12 else {
-                throw CompatError(.invalidPropertySize, "an AudioChannelLayout is at least 12 bytes, not \(size)")
+                throw AudioQueueError(.invalidPropertySize, "an AudioChannelLayout is at least 12 bytes, not \(size)")
             }
             let tag = data.loadUnaligned(as: UInt32.self)
             let descriptions = Int(data.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
@@ -182,7 +182,7 @@ extension CompatQueue {
             switch tag {
             case kAudioChannelLayoutTag_UseChannelDescriptions:
                 guard Int(size) >= 12 + 20 * descriptions else {
-                    throw CompatError(.invalidPropertySize, "a layout of \(descriptions) channel descriptions is \(12 + 20 * descriptions) bytes, not \(size)")
+                    throw AudioQueueError(.invalidPropertySize, "a layout of \(descriptions) channel descriptions is \(12 + 20 * descriptions) bytes, not \(size)")
                 }
                 channels = descriptions
             case kAudioChannelLayoutTag_UseChannelBitmap:
@@ -191,7 +191,7 @@ extension CompatQueue {
                 channels = Int(tag & 0xFFFF)
             }
             guard channels == layout.format.channelCount else {
-                throw CompatError(kAudioQueueErr_InvalidPropertyValue, "the layout describes \(channels) channels but the queue's format has \(layout.format.channelCount); they must match")
+                throw AudioQueueError(kAudioQueueErr_InvalidPropertyValue, "the layout describes \(channels) channels but the queue's format has \(layout.format.channelCount); they must match")
             }
             let bytes = Array(UnsafeRawBufferPointer(start: data, count: Int(size)))
             state.withLock { $0.channelLayout = bytes }
@@ -200,7 +200,7 @@ extension CompatQueue {
             let requested = data.assumingMemoryBound(to: Optional<CFString>.self).pointee
             let current = try deviceFacts().name
             if let requested, requested.string != current {
-                throw CompatError(.invalidDevice, "device '\(requested.string)' is not this queue's device ('\(current)'); choose the device for new queues with AudioQueueSetDefaultDevice (Linux)")
+                throw AudioQueueError(.invalidDevice, "device '\(requested.string)' is not this queue's device ('\(current)'); choose the device for new queues with AudioQueueSetDefaultDevice (Linux)")
             }
         default:
             throw unknownProperty(id)

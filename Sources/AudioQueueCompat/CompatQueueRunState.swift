@@ -4,8 +4,8 @@ import Lockstep
 // Run state: start, pause, stop, reset, flush, prime and disposal, and the engine queue's
 // running-state changes that end stops and asynchronous disposals.
 extension CompatQueue {
-    func start(_ stamp: AudioTimeStamp?) throws(CompatError) {
-        let (output, input, engine) = try state.withLock { (state) throws(CompatError) in
+    func start(_ stamp: AudioTimeStamp?) throws(AudioQueueError) {
+        let (output, input, engine) = try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             try bind(&state)
             return (state.output, state.input, state.engine)
@@ -17,7 +17,7 @@ extension CompatQueue {
                 at = engine.sampleTime(forHostTime: stamp.mHostTime)
             } else {
                 guard stamp.mSampleTime.isFinite, stamp.mSampleTime >= 0 else {
-                    throw CompatError(.invalidParameter, "start time \(stamp.mSampleTime) is negative or not a number; device sample time starts at 0")
+                    throw AudioQueueError(.invalidParameter, "start time \(stamp.mSampleTime) is negative or not a number; device sample time starts at 0")
                 }
                 at = Int64(stamp.mSampleTime.rounded())
             }
@@ -25,9 +25,7 @@ extension CompatQueue {
         let running = output?.isRunning ?? input?.isRunning ?? false
         if !running { state.withLock { $0.startPending = true } }
         do {
-            try core { () throws(AudioQueueError) in
-                if let output { try output.start(at: at) } else { try input?.start(at: at) }
-            }
+            if let output { try output.start(at: at) } else { try input?.start(at: at) }
         } catch {
             state.withLock { $0.startPending = false }
             throw error
@@ -37,20 +35,16 @@ extension CompatQueue {
             return state.stopWhenDrained
         }
         if drain {
-            try core { () throws(AudioQueueError) in
-                if let output { try output.stop(immediately: false) } else { try input?.stop(immediately: false) }
-            }
+            if let output { try output.stop(immediately: false) } else { try input?.stop(immediately: false) }
         }
     }
 
-    func pause() throws(CompatError) {
-        let (output, input) = try state.withLock { (state) throws(CompatError) in
+    func pause() throws(AudioQueueError) {
+        let (output, input) = try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             return (state.output, state.input)
         }
-        try core { () throws(AudioQueueError) in
-            if let output { try output.pause() } else { try input?.pause() }
-        }
+        if let output { try output.pause() } else { try input?.pause() }
     }
 
     /// Stop and reset share this: an unbound queue hands its buffers back itself.
@@ -74,8 +68,8 @@ extension CompatQueue {
         state.withLock { state in if isOutput { state.resetting = Set(state.enqueued.map(\.buffer)) } }
     }
 
-    func stop(immediately: Bool) throws(CompatError) {
-        let (output, input, engine, deferred) = try state.withLock { (state) throws(CompatError) in
+    func stop(immediately: Bool) throws(AudioQueueError) {
+        let (output, input, engine, deferred) = try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             let running = state.output?.isRunning ?? state.input?.isRunning ?? false
             if !immediately && !running && !state.startPending {
@@ -91,9 +85,7 @@ extension CompatQueue {
         guard let engine else { return returnPendingBuffers() }
         if immediately { beginReset() }
         do {
-            try core { () throws(AudioQueueError) in
-                if let output { try output.stop(immediately: immediately) } else { try input?.stop(immediately: immediately) }
-            }
+            if let output { try output.stop(immediately: immediately) } else { try input?.stop(immediately: immediately) }
         } catch {
             state.withLock { $0.resetting.removeAll() }
             throw error
@@ -115,8 +107,8 @@ extension CompatQueue {
         while !condition() && Date() < deadline { usleep(1000) }
     }
 
-    func reset() throws(CompatError) {
-        let (output, input) = try state.withLock { (state) throws(CompatError) in
+    func reset() throws(AudioQueueError) {
+        let (output, input) = try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             return (state.output, state.input)
         }
@@ -124,32 +116,30 @@ extension CompatQueue {
         if let input, state.withLock({ $0.conversion != nil }) { return try resetConversion(input) }
         beginReset()
         do {
-            try core { () throws(AudioQueueError) in
-                if let output { try output.reset() } else { try input?.reset() }
-            }
+            if let output { try output.reset() } else { try input?.reset() }
         } catch {
             state.withLock { $0.resetting.removeAll() }
             throw error
         }
     }
 
-    func flush() throws(CompatError) {
-        let output = try state.withLock { (state) throws(CompatError) in
+    func flush() throws(AudioQueueError) {
+        let output = try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             return state.output
         }
-        try core { () throws(AudioQueueError) in try output?.flush() }
+        try output?.flush()
     }
 
-    func prime(frames: UInt32) throws(CompatError) -> UInt32 {
-        let output = try state.withLock { (state) throws(CompatError) in
+    func prime(frames: UInt32) throws(AudioQueueError) -> UInt32 {
+        let output = try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             try requireOutput("AudioQueuePrime")
             try bind(&state)
             return state.output
         }
         guard let output else { return 0 }
-        let prepared = try core { () throws(AudioQueueError) in try output.prime(frames: Int(frames)) }
+        let prepared = try output.prime(frames: Int(frames))
         return UInt32(clamping: prepared)
     }
 
@@ -174,12 +164,12 @@ extension CompatQueue {
     }
 
     /// Disposes of the queue. Returns whether the registry should forget it now.
-    func dispose(immediately: Bool) throws(CompatError) -> Bool {
-        try state.withLock { (state) throws(CompatError) -> Bool in
+    func dispose(immediately: Bool) throws(AudioQueueError) -> Bool {
+        try state.withLock { (state) throws(AudioQueueError) -> Bool in
             try state.checkDisposal()
             if !immediately, let output = state.output, output.isRunning {
                 state.disposal = .pending
-                try core { () throws(AudioQueueError) in try output.dispose(immediately: false) }
+                try output.dispose(immediately: false)
                 return false
             }
             state.disposal = .done

@@ -3,37 +3,37 @@ import Lockstep
 // Time: timelines, the queue's current time, the device's current time, and the device
 // functions that find start times and translate between sample and host time.
 extension CompatQueue {
-    func makeTimeline() throws(CompatError) -> AudioQueueTimelineRef {
-        try state.withLock { (state) throws(CompatError) -> AudioQueueTimelineRef in
+    func makeTimeline() throws(AudioQueueError) -> AudioQueueTimelineRef {
+        try state.withLock { (state) throws(AudioQueueError) -> AudioQueueTimelineRef in
             try state.checkDisposal()
             try requireOutput("AudioQueueCreateTimeline")
             try bind(&state)
-            guard let output = state.output else { throw CompatError(.invalidDevice, "the queue has no device") }
-            let timeline = try core { () throws(AudioQueueError) in try output.makeTimeline() }
+            guard let output = state.output else { throw AudioQueueError(.invalidDevice, "the queue has no device") }
+            let timeline = try output.makeTimeline()
             let key = AudioQueueTimelineRef(Unmanaged.passUnretained(timeline).toOpaque())
             state.timelines[key] = timeline
             return key
         }
     }
 
-    func disposeTimeline(_ key: AudioQueueTimelineRef) throws(CompatError) {
-        try state.withLock { (state) throws(CompatError) in
+    func disposeTimeline(_ key: AudioQueueTimelineRef) throws(AudioQueueError) {
+        try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             guard let timeline = state.timelines.removeValue(forKey: key), let output = state.output else {
-                throw CompatError(kAudio_ParamError, "the timeline does not belong to this queue (or was disposed of)")
+                throw AudioQueueError(kAudio_ParamError, "the timeline does not belong to this queue (or was disposed of)")
             }
-            try core { () throws(AudioQueueError) in try output.disposeTimeline(timeline) }
+            try output.disposeTimeline(timeline)
         }
     }
 
-    func currentTime(timeline key: AudioQueueTimelineRef?) throws(CompatError) -> (AudioTimeStamp, Bool) {
-        let (output, input, engine, timeline, origin) = try state.withLock { (state) throws(CompatError) in
+    func currentTime(timeline key: AudioQueueTimelineRef?) throws(AudioQueueError) -> (AudioTimeStamp, Bool) {
+        let (output, input, engine, timeline, origin) = try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             try bind(&state)
             var timeline: Timeline?
             if let key {
                 guard let known = state.timelines[key] else {
-                    throw CompatError(kAudio_ParamError, "the timeline does not belong to this queue (or was disposed of)")
+                    throw AudioQueueError(kAudio_ParamError, "the timeline does not belong to this queue (or was disposed of)")
                 }
                 timeline = known
             }
@@ -43,7 +43,7 @@ extension CompatQueue {
         stamp.mRateScalar = 1
         stamp.mFlags = kAudioTimeStampSampleHostTimeValid | kAudioTimeStampRateScalarValid
         if let output {
-            let now = try core { () throws(AudioQueueError) in try output.currentTime(timeline: timeline) }
+            let now = try output.currentTime(timeline: timeline)
             stamp.mSampleTime = Double(now.sampleTime)
             stamp.mHostTime = now.hostTime
             return (stamp, now.discontinuity)
@@ -55,16 +55,16 @@ extension CompatQueue {
         return (stamp, false)
     }
 
-    private func boundEngine() throws(CompatError) -> Engine {
-        try state.withLock { (state) throws(CompatError) -> Engine in
+    private func boundEngine() throws(AudioQueueError) -> Engine {
+        try state.withLock { (state) throws(AudioQueueError) -> Engine in
             try state.checkDisposal()
             try bind(&state)
-            guard let engine = state.engine else { throw CompatError(.invalidDevice, "the queue has no device") }
+            guard let engine = state.engine else { throw AudioQueueError(.invalidDevice, "the queue has no device") }
             return engine
         }
     }
 
-    func deviceCurrentTime() throws(CompatError) -> AudioTimeStamp {
+    func deviceCurrentTime() throws(AudioQueueError) -> AudioTimeStamp {
         let engine = try boundEngine()
         let now = engine.currentTime()
         var stamp = AudioTimeStamp()
@@ -78,24 +78,24 @@ extension CompatQueue {
         return stamp
     }
 
-    private func runningDevice(_ function: String) throws(CompatError) -> Engine {
+    private func runningDevice(_ function: String) throws(AudioQueueError) -> Engine {
         let engine = try boundEngine()
         guard engine.device.isRunning else {
-            throw CompatError(.invalidRunState, "\(function) needs the device running; '\(engine.device.name)' is not")
+            throw AudioQueueError(.invalidRunState, "\(function) needs the device running; '\(engine.device.name)' is not")
         }
         return engine
     }
 
-    private func deviceSampleTime(_ stamp: AudioTimeStamp, _ engine: Engine) throws(CompatError) -> Int64 {
+    private func deviceSampleTime(_ stamp: AudioTimeStamp, _ engine: Engine) throws(AudioQueueError) -> Int64 {
         if stamp.mFlags & kAudioTimeStampSampleTimeValid != 0 {
-            guard stamp.mSampleTime.isFinite else { throw CompatError(kAudio_ParamError, "mSampleTime is not a number") }
+            guard stamp.mSampleTime.isFinite else { throw AudioQueueError(kAudio_ParamError, "mSampleTime is not a number") }
             return Int64(stamp.mSampleTime.rounded())
         }
         if stamp.mFlags & kAudioTimeStampHostTimeValid != 0 { return engine.sampleTime(forHostTime: stamp.mHostTime) }
-        throw CompatError(kAudio_ParamError, "the time stamp has neither kAudioTimeStampSampleTimeValid nor kAudioTimeStampHostTimeValid set")
+        throw AudioQueueError(kAudio_ParamError, "the time stamp has neither kAudioTimeStampSampleTimeValid nor kAudioTimeStampHostTimeValid set")
     }
 
-    func nearestStartTime(_ stamp: inout AudioTimeStamp) throws(CompatError) {
+    func nearestStartTime(_ stamp: inout AudioTimeStamp) throws(AudioQueueError) {
         let engine = try runningDevice("AudioQueueDeviceGetNearestStartTime")
         let sample = engine.nearestStartTime(atOrAfter: try deviceSampleTime(stamp, engine))
         stamp.mSampleTime = Double(sample)
@@ -104,7 +104,7 @@ extension CompatQueue {
         stamp.mFlags = kAudioTimeStampSampleHostTimeValid | kAudioTimeStampRateScalarValid
     }
 
-    func translate(_ stamp: AudioTimeStamp) throws(CompatError) -> AudioTimeStamp {
+    func translate(_ stamp: AudioTimeStamp) throws(AudioQueueError) -> AudioTimeStamp {
         let engine = try runningDevice("AudioQueueDeviceTranslateTime")
         let sample = try deviceSampleTime(stamp, engine)
         var out = AudioTimeStamp()

@@ -1,3 +1,4 @@
+import Lockstep
 import Synchronization
 
 /// Live objects behind opaque C references (queues, files), looked up before every use.
@@ -6,9 +7,9 @@ import Synchronization
 final class HandleRegistry<Object: AnyObject & Sendable>: Sendable {
     /// Keyed by the handle's address (an integer, so a caller's pointer never enters the mutex).
     private let objects = Mutex<[UInt: Object]>([:])
-    private let unknown: CompatError
+    private let unknown: AudioQueueError
 
-    init(unknown: CompatError) { self.unknown = unknown }
+    init(unknown: AudioQueueError) { self.unknown = unknown }
 
     /// The reference C code holds for `object`.
     static func handle(_ object: Object) -> OpaquePointer { OpaquePointer(Unmanaged.passUnretained(object).toOpaque()) }
@@ -23,7 +24,7 @@ final class HandleRegistry<Object: AnyObject & Sendable>: Sendable {
         objects.withLock { _ = $0.removeValue(forKey: key) }
     }
 
-    func object(_ handle: OpaquePointer) throws(CompatError) -> Object {
+    func object(_ handle: OpaquePointer) throws(AudioQueueError) -> Object {
         let key = UInt(bitPattern: handle)
         guard let object = objects.withLock({ $0[key] }) else { throw unknown }
         return object
@@ -35,6 +36,6 @@ final class HandleRegistry<Object: AnyObject & Sendable>: Sendable {
 typealias QueueRegistry = HandleRegistry<CompatQueue>
 
 extension HandleRegistry where Object == CompatQueue {
-    static let shared = HandleRegistry(unknown: CompatError(kAudio_ParamError, "not an audio queue (never created, or disposed of)"))
-    func queue(_ ref: AudioQueueRef) throws(CompatError) -> CompatQueue { try object(ref) }
+    static let shared = HandleRegistry(unknown: AudioQueueError(kAudio_ParamError, "not an audio queue (never created, or disposed of)"))
+    func queue(_ ref: AudioQueueRef) throws(AudioQueueError) -> CompatQueue { try object(ref) }
 }

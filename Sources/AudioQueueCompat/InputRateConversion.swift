@@ -23,14 +23,14 @@ final class InputRateConversion {
     private var fifo: [Float] = []
     private var scratch: [Float] = []
 
-    init(layout: LinearPCMLayout, deviceRate: Double, factory: SampleRateConverterFactory) throws(CompatError) {
+    init(layout: LinearPCMLayout, deviceRate: Double, factory: SampleRateConverterFactory) throws(AudioQueueError) {
         self.layout = layout
         internalFormat = StreamFormat(sampleRate: deviceRate, channelCount: layout.format.channelCount, sampleFormat: .float32)
         deviceFramesPerFrame = deviceRate / layout.format.sampleRate
         do {
             converter = try factory(deviceRate, layout.format.sampleRate, layout.format.channelCount)
         } catch {
-            throw CompatError(.unsupportedFormat, "cannot record at \(layout.format.sampleRate) Hz from a \(deviceRate) Hz device: \(error)")
+            throw AudioQueueError(.unsupportedFormat, "cannot record at \(layout.format.sampleRate) Hz from a \(deviceRate) Hz device: \(error)")
         }
     }
 

@@ -327,7 +327,8 @@ public final class AudioFileReader: @unchecked Sendable {
         declaredFrameCount = frameCount
         let reason = decoderFailed ? " (\(Sndfile.errorText(handle)))" : ""
         truncationError = FileError(.truncated, path: path,
-            problem: "the audio stops at frame \(position) of \(frameCount)\(reason); the file is truncated or damaged, re-export or re-copy it from the original")
+            problem: "the audio stops at frame \(position) of \(frameCount)\(reason); the file is truncated or damaged, re-export or re-copy it from the original",
+            libsndfileCode: decoderFailed ? sf_error(handle) : nil)
     }
 
     /// Decodes the whole stream to count its frames, then rewinds (used when libsndfile
@@ -345,10 +346,11 @@ public final class AudioFileReader: @unchecked Sendable {
         }
         guard sf_seek(handle, 0, SEEK_SET) == 0 else {
             let reason = Sndfile.errorText(handle)
+            let code = sf_error(handle)
             sf_close(handle)
             self.handle = nil
             throw FileError(.corrupt, path: path,
-                problem: "the stream's length is unknown and it cannot be rewound (\(reason)); re-export the file")
+                problem: "the stream's length is unknown and it cannot be rewound (\(reason)); re-export the file", libsndfileCode: code)
         }
         return total
     }

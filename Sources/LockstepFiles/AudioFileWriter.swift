@@ -143,7 +143,8 @@ public final class AudioFileWriter: @unchecked Sendable {
         framesWritten += max(0, written)
         guard written == Int64(frames) else {
             throw FileError(.ioError, path: path,
-                problem: "writing audio failed after \(framesWritten) frames (\(Sndfile.errorText(handle))); check free disk space")
+                problem: "writing audio failed after \(framesWritten) frames (\(Sndfile.errorText(handle))); check free disk space",
+                libsndfileCode: sf_error(handle))
         }
     }
 

@@ -45,19 +45,24 @@ public struct FileError: Error, Sendable, Hashable, CustomStringConvertible {
     public var path: String
     /// A sentence naming the file, what is wrong and what to do.
     public var message: String
+    /// libsndfile's own error code (`sf_error`: `SF_ERR_UNRECOGNISED_FORMAT`, `SF_ERR_SYSTEM`,
+    /// `SF_ERR_MALFORMED_FILE`, `SF_ERR_UNSUPPORTED_ENCODING`, or a codec's code above those) when
+    /// libsndfile reported the failure; nil otherwise.
+    public var libsndfileCode: Int32?
 
     /// Creates an error from a kind, the path concerned and a complete message.
     ///
     /// The message is used as is; it should already name the file (see ``describe(_:)``).
-    public init(_ kind: Kind, path: String, message: String) {
+    public init(_ kind: Kind, path: String, message: String, libsndfileCode: Int32? = nil) {
         self.kind = kind
         self.path = path
         self.message = message
+        self.libsndfileCode = libsndfileCode
     }
 
     /// Creates an error whose message is `"<path>: <problem>"`, or just `problem` when `path` is empty.
-    public init(_ kind: Kind, path: String, problem: String) {
-        self.init(kind, path: path, message: Self.describe(path) + problem)
+    public init(_ kind: Kind, path: String, problem: String, libsndfileCode: Int32? = nil) {
+        self.init(kind, path: path, message: Self.describe(path) + problem, libsndfileCode: libsndfileCode)
     }
 
     /// The message, which names the file and says what to do.

@@ -78,11 +78,11 @@ public final class FilePlayer: @unchecked Sendable {
     ///   - truncation: whether a file holding less audio than its header declares is played
     ///     (`.tolerate`, the default: what is there plays and ``error`` reports it) or refused.
     /// - Throws: ``FileError`` if the file cannot be opened or the region is empty or out of
-    ///   range; ``Lockstep/AudioQueueError`` wrapped in a ``FileError`` if the queue cannot be
-    ///   created (for example a rate the engine cannot convert).
+    ///   range; the engine's ``Lockstep/AudioQueueError``, unchanged, if the queue cannot be
+    ///   created (for example a rate the engine cannot convert: `unsupportedFormat`).
     public init(path: String, engine: Engine, name: String? = nil, startFrame: Int64 = 0, endFrame: Int64? = nil,
                 playCount: PlayCount = .times(1), bufferDuration: Double = 0.25, bufferCount: Int = 4,
-                truncation: AudioFileReader.TruncationPolicy = .tolerate) throws(FileError)
+                truncation: AudioFileReader.TruncationPolicy = .tolerate) throws
     {
         let reader = try AudioFileReader(path: path, truncation: truncation)
         let end = endFrame ?? reader.frameCount
@@ -101,12 +101,8 @@ public final class FilePlayer: @unchecked Sendable {
                                        sampleFormat: .float32)
         let fileName = path.split(separator: "/").last.map(String.init) ?? path
         let box = PlayerBox()
-        do {
-            queue = try engine.makeOutputQueue(format: queueFormat, name: name ?? fileName) { queue, buffer in
-                box.player?.refill(buffer)
-            }
-        } catch {
-            throw FileError(.unsupportedFormat, path: path, problem: error.message)
+        queue = try engine.makeOutputQueue(format: queueFormat, name: name ?? fileName) { queue, buffer in
+            box.player?.refill(buffer)
         }
         self.path = path
         self.reader = reader
@@ -154,24 +150,17 @@ public final class FilePlayer: @unchecked Sendable {
     ///   same buffer size otherwise hand their buffers back on the same cycle, and every refill
     ///   falls on it; staggered (``stagger(forLayer:)``), they refill on different cycles. The
     ///   audio is the same: buffers follow each other gaplessly.
-    /// - Throws: ``FileError`` for a read error, a stagger outside 0 ..< 1, or when called twice.
-    public func prepare(stagger: Double = 0) throws(FileError) {
+    /// - Throws: ``FileError`` for a read error, a stagger outside 0 ..< 1, or when called twice;
+    ///   the queue's ``Lockstep/AudioQueueError``, unchanged, if it cannot allocate its buffers.
+    public func prepare(stagger: Double = 0) throws {
         guard stagger >= 0, stagger < 1 else {
             throw FileError(.invalidArgument, path: path, problem: "stagger \(stagger) is out of range; use 0 ..< 1 (a fraction of a buffer)")
         }
         let frames = max(64, Int((bufferDuration * fileFormat.sampleRate).rounded()))
-        let buffers: [QueueBuffer]
-        do {
-            let already = state.withLock { !$0.buffers.isEmpty }
-            if already { throw FileError(.invalidArgument, path: path, problem: "the player is already prepared") }
-            var list: [QueueBuffer] = []
-            for _ in 0..<bufferCount { list.append(try queue.allocateBuffer(frameCapacity: frames)) }
-            buffers = list
-        } catch let error as FileError {
-            throw error
-        } catch {
-            throw FileError(.invalidArgument, path: path, problem: "\(error)")
-        }
+        let already = state.withLock { !$0.buffers.isEmpty }
+        if already { throw FileError(.invalidArgument, path: path, problem: "the player is already prepared") }
+        var buffers: [QueueBuffer] = []
+        for _ in 0..<bufferCount { buffers.append(try queue.allocateBuffer(frameCapacity: frames)) }
         state.withLock { state in
             state.buffers = buffers
             state.stagger = stagger

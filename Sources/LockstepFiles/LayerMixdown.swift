@@ -123,11 +123,20 @@ public final class LayerMixdown: @unchecked Sendable {
                 throw FileError(.invalidArgument, path: layer.path,
                     problem: "offset \(layer.offset) s is invalid; use a time of 0 or more seconds")
             }
-            let player = try FilePlayer(path: layer.path, engine: engine, truncation: truncation)
-            do { try player.queue.setMixerGain(decibels: layer.gainDB) } catch {
-                throw FileError(.invalidArgument, path: layer.path, problem: error.message)
+            let player: FilePlayer
+            do {
+                player = try FilePlayer(path: layer.path, engine: engine, truncation: truncation)
+                try player.queue.setMixerGain(decibels: layer.gainDB)
+                try player.prepare()
+            } catch let error as FileError {
+                throw error
+            } catch let error as AudioQueueError {
+                // The mixdown names the layer's file with the engine's reason.
+                throw FileError(error.code == .unsupportedFormat ? .unsupportedFormat : .invalidArgument,
+                                path: layer.path, problem: error.message)
+            } catch {
+                throw FileError(.invalidArgument, path: layer.path, problem: "\(error)")
             }
-            try player.prepare()
             let start = Int64((layer.offset * format.sampleRate).rounded())
             let length = Int64((Double(player.totalFrames ?? 0) * format.sampleRate / player.fileFormat.sampleRate).rounded())
             expectedEnd = max(expectedEnd, start + length)

@@ -86,21 +86,21 @@ enum Sndfile {
         let text = errorText(nil)
         if forWriting {
             return FileError(.ioError, path: path,
-                problem: "cannot create the audio file (\(text)); check the folder's free space and permissions")
+                problem: "cannot create the audio file (\(text)); check the folder's free space and permissions", libsndfileCode: code)
         }
         switch code {
         case Int32(SF_ERR_UNRECOGNISED_FORMAT):
             return FileError(.unsupportedFormat, path: path,
-                problem: "not an audio file libsndfile can read (\(text)); convert it to WAV or FLAC")
+                problem: "not an audio file libsndfile can read (\(text)); convert it to WAV or FLAC", libsndfileCode: code)
         case Int32(SF_ERR_UNSUPPORTED_ENCODING):
             return FileError(.unsupportedFormat, path: path,
-                problem: "uses an audio encoding libsndfile cannot decode (\(text)); convert it to WAV or FLAC")
+                problem: "uses an audio encoding libsndfile cannot decode (\(text)); convert it to WAV or FLAC", libsndfileCode: code)
         case Int32(SF_ERR_SYSTEM):
             return FileError(.ioError, path: path,
-                problem: "cannot read the file (\(text)); check that the disk is readable and the file is not locked")
+                problem: "cannot read the file (\(text)); check that the disk is readable and the file is not locked", libsndfileCode: code)
         default:
             return FileError(.corrupt, path: path,
-                problem: "damaged or incomplete audio file (\(text)); re-export or re-copy it from the original")
+                problem: "damaged or incomplete audio file (\(text)); re-export or re-copy it from the original", libsndfileCode: code)
         }
     }
 }

@@ -241,18 +241,19 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         realtime.deallocate()
     }
 
-    static func describeOpenFailure(status: jack_status_t, server: String?) -> String {
+    static func describeOpenFailure(status raw: jack_status_t, server: String?) -> String {
+        let status = JACKStatus(raw)
         let serverText = server.map { "'\($0)'" } ?? "the default JACK server"
-        if status.rawValue & JackServerFailed.rawValue != 0 || status.rawValue & JackServerError.rawValue != 0 {
+        if !status.isDisjoint(with: [.serverFailed, .serverError]) {
             return "cannot connect to \(serverText): no server is running; start one (jackd -d alsa, or jackd -d dummy on a machine without a sound card) or let lockstep start one"
         }
-        if status.rawValue & JackVersionError.rawValue != 0 {
+        if status.contains(.versionError) {
             return "the JACK server \(serverText) speaks another protocol version than this libjack; use matching jackd and libjack"
         }
-        if status.rawValue & JackNameNotUnique.rawValue != 0 {
+        if status.contains(.nameNotUnique) {
             return "the client name is taken on \(serverText); choose another client name"
         }
-        return "cannot open a JACK client on \(serverText) (status 0x\(String(status.rawValue, radix: 16))); check that the server runs and accepts clients"
+        return "cannot open a JACK client on \(serverText) (status \(status)); check that the server runs and accepts clients"
     }
 
     // MARK: - AudioDevice
