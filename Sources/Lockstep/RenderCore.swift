@@ -71,8 +71,10 @@ struct RenderCore {
         applyEngineCommands()
         captureInputs(input, frames: frames, t0: sampleTime, mix: false)
 
+        let stateLines = (MemoryLayout<QueueRenderState>.size + 63) / 64
         for s in 0..<maximumQueues {
             guard let queue = slots[s] else { continue }
+            prefetchAhead(from: s, stateLines: stateLines)
             renderQueue(queue, frames: frames, t0: sampleTime, output: output)
             if queue.pointee.removed {
                 slots[s] = nil
@@ -88,6 +90,32 @@ struct RenderCore {
         }
         shared.pointee.renderedCycles.wrappingAdd(1, ordering: .relaxed)
         shared.pointee.nextSampleTime.store(sampleTime &+ Int64(requested), ordering: .releasing)
+    }
+
+    /// Hides memory latency with thousands of queues, whose state and audio lie scattered in
+    /// memory: while queue `s` renders, the state of queue `s + 12` and the audio, meter and
+    /// current segment of queue `s + 6` (whose state came in six queues ago) are touched — one
+    /// byte per cache line, all independent loads, so their misses overlap each other and the
+    /// mixing instead of stalling it one by one later. (Swift cannot emit a prefetch
+    /// instruction, and the realtime checks refuse C calls; the bytes read are summed into
+    /// ``touched`` so the loads stay.)
+    @inline(__always)
+    func prefetchAhead(from s: Int, stateLines: Int) {
+        var sum: UInt8 = 0
+        if s + 12 < maximumQueues, let far = slots[s + 12] {
+            let base = UnsafeRawPointer(far)
+            for line in 0..<stateLines { sum &+= base.load(fromByteOffset: 64 * line, as: UInt8.self) }
+        }
+        if s + 6 < maximumQueues, let near = slots[s + 6] {
+            if let hint = near.pointee.prefetchHint, let segment = near.pointee.current, segment == near.pointee.prefetchSegment {
+                // At most 2 KiB (a 256-frame stereo cycle), never past the segment's end.
+                let lines = min(32, (near.pointee.prefetchBytes + 63) / 64)
+                for line in 0..<lines { sum &+= hint.load(fromByteOffset: 64 * line, as: UInt8.self) }
+            }
+            sum &+= UnsafeRawPointer(near.pointee.meter.sumSquares).load(as: UInt8.self)
+            sum &+= UnsafeRawPointer(near.pointee.meter.peaks).load(as: UInt8.self)
+        }
+        shared.pointee.touched &+= sum
     }
 
     /// Applies every queue's pending commands and stops every queue at `sampleTime`, handing
@@ -291,6 +319,9 @@ struct RenderCore {
             let rampBefore = q.pointee.rampRemaining
             let gainBefore = q.pointee.gain
             mix(q, seg, from: position, frames: k, into: output, at: f, deviceTime: t0 + Int64(f))
+            q.pointee.prefetchHint = UnsafeRawPointer(seg.pointee.samples + (position + k) * seg.pointee.channelCount)
+            q.pointee.prefetchBytes = (count - position - k) * seg.pointee.channelCount * MemoryLayout<Float>.size
+            q.pointee.prefetchSegment = seg
             if let direct = directOutputs?[Int(q.pointee.slot)] {
                 mixDirect(q, seg, from: position, frames: k, into: direct, at: f,
                           ramped: rampBefore > 0, gain: gainBefore)
@@ -318,6 +349,7 @@ struct RenderCore {
                        t0: Int64) {
         q.pointee.lastEnd = seg.pointee.start + Int64(seg.pointee.frameCount)
         q.pointee.current = nil
+        q.pointee.prefetchSegment = nil
         emit(RenderEvent(kind: .bufferDone, slot: q.pointee.slot, segment: seg,
                          sampleTime: t0, value: 0, detail: 0))
     }
@@ -325,6 +357,7 @@ struct RenderCore {
     /// Returns every pending segment through `bufferDone` events, oldest first.
     @inline(__always)
     func returnAllSegments(_ q: UnsafeMutablePointer<QueueRenderState>, sampleTime: Int64, notify: Bool) {
+        q.pointee.prefetchSegment = nil
         if let seg = q.pointee.current {
             q.pointee.current = nil
             if notify { emit(RenderEvent(kind: .bufferDone, slot: q.pointee.slot, segment: seg,
@@ -582,27 +615,34 @@ struct RenderCore {
     func meterSteady(_ q: UnsafeMutablePointer<QueueRenderState>, _ source: UnsafePointer<Float>, channels qc: Int,
                      frames: Int, gain g: Float, at deviceTime: Int64) {
         if qc == 2 {
-            var s0: Float = 0, s1: Float = 0, t0: Float = 0, t1: Float = 0
-            var hi0: Float = 0, lo0: Float = 0, hi1: Float = 0, lo1: Float = 0
-            var i = 0
-            while i + 1 < frames {
-                let a = source[4 * (i / 2)], b = source[4 * (i / 2) + 1]
-                let c = source[4 * (i / 2) + 2], d = source[4 * (i / 2) + 3]
-                s0 += a * a; s1 += b * b; t0 += c * c; t1 += d * d
-                hi0 = max(hi0, max(a, c)); lo0 = min(lo0, min(a, c))
-                hi1 = max(hi1, max(b, d)); lo1 = min(lo1, min(b, d))
-                i += 2
+            // Eight interleaved samples at a time (even lanes left, odd lanes right): squares
+            // summed and magnitudes maxed lane by lane, which the compiler keeps in vector registers.
+            let raw = UnsafeRawPointer(source)
+            let count = 2 * frames
+            var squares = SIMD8<Float>(), peaks = SIMD8<Float>()
+            var k = 0
+            while k + 8 <= count {
+                let v = raw.loadUnaligned(fromByteOffset: 4 * k, as: SIMD8<Float>.self)
+                squares += v * v
+                let magnitude = v.replacing(with: -v, where: v .< 0)
+                peaks.replace(with: magnitude, where: magnitude .> peaks)
+                k += 8
             }
-            if i < frames {
-                let a = source[2 * i], b = source[2 * i + 1]
+            var s0 = squares[0] + squares[2] + squares[4] + squares[6]
+            var s1 = squares[1] + squares[3] + squares[5] + squares[7]
+            var p0 = max(max(peaks[0], peaks[2]), max(peaks[4], peaks[6]))
+            var p1 = max(max(peaks[1], peaks[3]), max(peaks[5], peaks[7]))
+            while k < count {
+                let a = source[k], b = source[k + 1]
                 s0 += a * a; s1 += b * b
-                hi0 = max(hi0, a); lo0 = min(lo0, a); hi1 = max(hi1, b); lo1 = min(lo1, b)
+                p0 = max(p0, abs(a)); p1 = max(p1, abs(b))
+                k += 2
             }
             let gg = g * g, ag = abs(g)
-            q.pointee.meter.sumSquares[0] += (s0 + t0) * gg
-            q.pointee.meter.sumSquares[1] += (s1 + t1) * gg
-            q.pointee.meter.peaks[0] = max(q.pointee.meter.peaks[0], max(hi0, -lo0) * ag)
-            q.pointee.meter.peaks[1] = max(q.pointee.meter.peaks[1], max(hi1, -lo1) * ag)
+            q.pointee.meter.sumSquares[0] += s0 * gg
+            q.pointee.meter.sumSquares[1] += s1 * gg
+            q.pointee.meter.peaks[0] = max(q.pointee.meter.peaks[0], p0 * ag)
+            q.pointee.meter.peaks[1] = max(q.pointee.meter.peaks[1], p1 * ag)
         } else {
             for c in 0..<qc {
                 var sumA: Float = 0, sumB: Float = 0
@@ -654,6 +694,9 @@ struct RenderShared: ~Copyable {
     /// The device's rate as the render thread last saw it (updated on a rate change).
     let deviceRate = Atomic<Int64>(0)
     let renderedCycles = Atomic<Int>(0)
+    /// The sum of the bytes the render loop touches ahead of use (see
+    /// ``RenderCore/prefetchAhead(from:stateLines:)``); meaningless, render thread only.
+    var touched: UInt8 = 0
     let droppedEvents = Atomic<Int>(0)
     let masterMeteringEnabled = Atomic<Bool>(false)
     var masterMeter: LevelAccumulator

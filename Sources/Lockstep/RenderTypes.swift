@@ -126,6 +126,13 @@ struct QueueRenderState: ~Copyable {
     var fifoHead = 0
     var fifoCount = 0
     var current: UnsafeMutablePointer<Segment>? = nil
+    /// Where the next cycle will read this queue's audio (the end of what it mixed last), how
+    /// many bytes of the segment lie from there, and the segment: the render loop touches them a
+    /// few queues ahead, only while that segment is still ``current`` (its memory is then the
+    /// render thread's; a finished segment may already be freed).
+    var prefetchHint: UnsafeRawPointer? = nil
+    var prefetchBytes = 0
+    var prefetchSegment: UnsafeMutablePointer<Segment>? = nil
 
     var runState: RenderRunState = .stopped
     var startAt: Int64 = 0
