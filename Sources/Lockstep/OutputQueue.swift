@@ -88,7 +88,7 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
         let frames = byteCapacity / format.bytesPerFrame
         let converted: Int
         let latency = state.withLock { $0.converter?.maximumLatencyFrames ?? 0 }
-        if ratio == 1 { converted = frames } else {
+        if playsInPlace { converted = 0 } else if ratio == 1 { converted = frames } else {
             converted = Int((Double(frames) * ratio).rounded(.up)) + latency + 8
         }
         return try state.withLock { state in
@@ -191,6 +191,10 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
                                              capacity: segment.pointee.capacityFrames)
                 }
                 state.converterHasInput = true
+            } else if playsInPlace {
+                // Already what the render thread mixes: it reads the buffer itself while enqueued.
+                segment.pointee.samples = UnsafeMutableRawPointer(mutating: source).assumingMemoryBound(to: Float.self)
+                produced = usable
             } else {
                 PCMCodec.decode(source, format: format.sampleFormat, sampleCount: samples, into: segment.pointee.samples)
                 produced = usable
@@ -232,6 +236,11 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
         state.nextStart += Int64(produced)
         return nil
     }
+
+    /// Whether enqueued buffers play from their own memory: float samples at the device's rate
+    /// need no conversion, so the render thread reads the buffer while it is enqueued (Audio
+    /// Queue's rule: its contents are the queue's until the callback hands it back).
+    var playsInPlace: Bool { ratio == 1 && format.sampleFormat == .float32 }
 
     func toDevice(_ queueTime: Int64) -> Int64 {
         ratio == 1 ? queueTime : Int64((Double(queueTime) * ratio).rounded())

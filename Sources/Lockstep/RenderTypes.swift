@@ -8,7 +8,11 @@ struct Segment {
     /// Marks a segment that follows the previous one gaplessly.
     static let follow: Int64 = .min
 
+    /// The frames the render thread plays: ``storage``, or — for a float queue at the device's
+    /// rate — the enqueued buffer's own memory, borrowed while it is enqueued (no copy).
     var samples: UnsafeMutablePointer<Float>
+    /// The segment's own memory (freed with it).
+    let storage: UnsafeMutablePointer<Float>
     var capacityFrames: Int
     var frameCount: Int
     var channelCount: Int
@@ -29,14 +33,14 @@ struct Segment {
         let samples = UnsafeMutablePointer<Float>.allocate(capacity: max(1, capacityFrames * channelCount))
         samples.initialize(repeating: 0, count: max(1, capacityFrames * channelCount))
         let segment = UnsafeMutablePointer<Segment>.allocate(capacity: 1)
-        segment.initialize(to: Segment(samples: samples, capacityFrames: capacityFrames, frameCount: 0,
+        segment.initialize(to: Segment(samples: samples, storage: samples, capacityFrames: capacityFrames, frameCount: 0,
                                        channelCount: channelCount, start: follow, volume: .nan,
                                        owner: owner, started: false, resolvedStart: 0))
         return segment
     }
 
     static func free(_ segment: UnsafeMutablePointer<Segment>) {
-        segment.pointee.samples.deallocate()
+        segment.pointee.storage.deallocate()
         segment.deinitialize(count: 1)
         segment.deallocate()
     }
