@@ -50,6 +50,8 @@ public final class FilePlayer: @unchecked Sendable {
 
     private let reader: AudioFileReader
     private let state = Mutex(PlaybackState())
+    /// Signalled whenever the queue hands a buffer back.
+    private let bufferReturned = ChangeSignal()
 
     struct PlaybackState {
         var position: Int64 = 0
@@ -190,13 +192,12 @@ public final class FilePlayer: @unchecked Sendable {
     public func reposition(toFrame frame: Int64) throws(FileError) {
         state.withLock { $0.stopRequested = true }
         try? queue.stop(immediately: true)
-        let deadline = ContinuousClock.now + .seconds(2)
-        while state.withLock({ state in state.buffers.contains { $0.isInFlight } }) {
-            if ContinuousClock.now > deadline {
-                throw FileError(.invalidArgument, path: path,
-                    problem: "the queue did not hand its buffers back within 2 s; is the engine's callback thread blocked?")
-            }
-            usleep(500)
+        let returned = bufferReturned.wait(until: Date().addingTimeInterval(2)) {
+            !state.withLock { state in state.buffers.contains { $0.isInFlight } }
+        }
+        guard returned else {
+            throw FileError(.invalidArgument, path: path,
+                problem: "the queue did not hand its buffers back within 2 s; is the engine's callback thread blocked?")
         }
         let region = endFrame - startFrame
         let target = max(0, frame)
@@ -233,6 +234,7 @@ public final class FilePlayer: @unchecked Sendable {
     /// Fills `buffer` with the next frames (at most `limit`; looping as asked) and enqueues it; at
     /// the end, asks the queue to stop after playing what it holds.
     func refill(_ buffer: QueueBuffer, limit: Int? = nil) {
+        defer { bufferReturned.signal() }
         let result: (enqueue: Bool, finish: Bool) = state.withLock { state in
             if state.endOfData || state.stopRequested || state.error != nil { return (false, false) }
             let channels = fileFormat.channelCount

@@ -59,6 +59,8 @@ public final class FileRecorder: @unchecked Sendable {
     private let writer: AudioFileWriter
     private let state = Mutex(WriterState())
     private let wake = DispatchSemaphore(value: 0)
+    /// Signalled when the queue stops, a write fails, and when the writer has finished.
+    private let changed = ChangeSignal()
     private var thread: Thread?
     private let channelCount: Int
 
@@ -113,6 +115,8 @@ public final class FileRecorder: @unchecked Sendable {
             throw FileError(.invalidArgument, path: path, problem: error.message)
         }
         state.withLock { $0.peaks = Array(repeating: 0, count: channels) }
+        let changed = self.changed
+        _ = try? queue.addPropertyListener(.isRunning) { _, _ in changed.signal() }
         box.recorder = self
         let thread = Thread { [weak self] in self?.writeLoop() }
         thread.name = "lockstep.recorder"
@@ -157,10 +161,10 @@ public final class FileRecorder: @unchecked Sendable {
     public func stop(timeout: Double = 10) throws(FileError) -> Summary {
         try? queue.stop(immediately: true)
         let deadline = Date().addingTimeInterval(timeout)
-        while queue.isRunning && Date() < deadline && state.withLock({ $0.error == nil }) { usleep(2000) }
+        changed.wait(until: deadline) { !queue.isRunning || state.withLock { $0.error != nil } }
         state.withLock { $0.stopping = true }
         wake.signal()
-        while !state.withLock({ $0.finished }) && Date() < deadline { usleep(1000) }
+        changed.wait(until: deadline) { state.withLock { $0.finished } }
         try? queue.dispose()
         let (error, summary) = state.withLock { state in
             (state.error, Summary(path: path, framesWritten: state.framesWritten, startSampleTime: state.firstSampleTime,
@@ -190,7 +194,10 @@ public final class FileRecorder: @unchecked Sendable {
                 if state.stopping && state.pending.isEmpty { state.finished = true }
                 return state.finished
             }
-            if done { return }
+            if done {
+                changed.signal()
+                return
+            }
         }
     }
 
@@ -216,6 +223,7 @@ public final class FileRecorder: @unchecked Sendable {
                 try writer.updateHeader()
             } catch {
                 state.withLock { $0.error = $0.error ?? error }
+                changed.signal()
                 try? queue.stop(immediately: true)
             }
         }
