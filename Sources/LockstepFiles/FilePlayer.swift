@@ -50,8 +50,10 @@ public final class FilePlayer: @unchecked Sendable {
 
     private let reader: AudioFileReader
     private let state = Mutex(PlaybackState())
-    /// Signalled whenever the queue hands a buffer back.
+    /// Signalled whenever the queue hands a buffer back and whenever a refill is done.
     private let bufferReturned = ChangeSignal()
+    /// The thread that refills the buffers, or nil for the engine's callback thread.
+    public let streamer: FileStreamer?
 
     struct PlaybackState {
         var position: Int64 = 0
@@ -63,6 +65,8 @@ public final class FilePlayer: @unchecked Sendable {
         var framesEnqueued: Int64 = 0
         var buffers: [QueueBuffer] = []
         var stagger = 0.0
+        /// Refills handed to the streamer and not yet done.
+        var pendingRefills = 0
     }
 
     /// Opens `path` and creates its queue on `engine`.
@@ -79,12 +83,15 @@ public final class FilePlayer: @unchecked Sendable {
     ///   - bufferCount: buffers in circulation (default 4; at least 2).
     ///   - truncation: whether a file holding less audio than its header declares is played
     ///     (`.tolerate`, the default: what is there plays and ``error`` reports it) or refused.
+    ///   - streamer: the thread that reads, decodes and enqueues each buffer the queue hands
+    ///     back; nil (the default) refills on the engine's callback thread. Share one among many
+    ///     players so disk and decoding never hold up the engine's callbacks.
     /// - Throws: ``FileError`` if the file cannot be opened or the region is empty or out of
     ///   range; the engine's ``Lockstep/AudioQueueError``, unchanged, if the queue cannot be
     ///   created (for example a rate the engine cannot convert: `unsupportedFormat`).
     public init(path: String, engine: Engine, name: String? = nil, startFrame: Int64 = 0, endFrame: Int64? = nil,
                 playCount: PlayCount = .times(1), bufferDuration: Double = 0.25, bufferCount: Int = 4,
-                truncation: AudioFileReader.TruncationPolicy = .tolerate) throws
+                truncation: AudioFileReader.TruncationPolicy = .tolerate, streamer: FileStreamer? = nil) throws
     {
         let reader = try AudioFileReader(path: path, truncation: truncation)
         let end = endFrame ?? reader.frameCount
@@ -104,8 +111,9 @@ public final class FilePlayer: @unchecked Sendable {
         let fileName = path.split(separator: "/").last.map(String.init) ?? path
         let box = PlayerBox()
         queue = try engine.makeOutputQueue(format: queueFormat, name: name ?? fileName) { queue, buffer in
-            box.player?.refill(buffer)
+            box.player?.bufferHandedBack(buffer)
         }
+        self.streamer = streamer
         self.path = path
         self.reader = reader
         self.startFrame = startFrame
@@ -193,7 +201,7 @@ public final class FilePlayer: @unchecked Sendable {
         state.withLock { $0.stopRequested = true }
         try? queue.stop(immediately: true)
         let returned = bufferReturned.wait(until: Date().addingTimeInterval(2)) {
-            !state.withLock { state in state.buffers.contains { $0.isInFlight } }
+            state.withLock { state in state.pendingRefills == 0 && !state.buffers.contains { $0.isInFlight } }
         }
         guard returned else {
             throw FileError(.invalidArgument, path: path,
@@ -229,6 +237,22 @@ public final class FilePlayer: @unchecked Sendable {
     public func stop() {
         state.withLock { $0.stopRequested = true }
         try? queue.stop(immediately: true)
+    }
+
+    /// A buffer the queue handed back: refilled here (callback thread) or on the streamer.
+    func bufferHandedBack(_ buffer: QueueBuffer) {
+        guard let streamer else { return refill(buffer) }
+        state.withLock { $0.pendingRefills += 1 }
+        let accepted = streamer.submit { [self] in
+            refill(buffer)
+            state.withLock { $0.pendingRefills -= 1 }
+            bufferReturned.signal()
+        }
+        if !accepted {
+            // The streamer was stopped: refill here rather than lose the buffer.
+            state.withLock { $0.pendingRefills -= 1 }
+            refill(buffer)
+        }
     }
 
     /// Fills `buffer` with the next frames (at most `limit`; looping as asked) and enqueues it; at

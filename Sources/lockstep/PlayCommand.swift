@@ -245,10 +245,13 @@ final class PlaySession {
         engine.isMasterMeteringEnabled = true
 
         var players: [FilePlayer] = []
+        // Disk reads and decoding of every layer run on a thread of their own, not the callbacks'.
+        let streamer = FileStreamer()
         for (index, path) in layers.files.enumerated() {
             do {
                 let player = try FilePlayer(path: path, engine: engine, playCount: command.loop ? .forever : .times(1),
-                                            bufferDuration: 0.25, bufferCount: 6, truncation: .reject)
+                                            bufferDuration: 0.25, bufferCount: 6, truncation: .reject,
+                                            streamer: streamer)
                 try player.queue.setMixerGain(decibels: layers.gains[index])
                 player.queue.isLevelMeteringEnabled = true
                 if command.portsPerFile { try player.queue.enableDirectOutputs() }
@@ -510,7 +513,8 @@ extension PlaySession {
         var fresh: [FilePlayer] = []
         for (index, player) in players.enumerated() {
             let again = try FilePlayer(path: player.path, engine: engine, playCount: player.playCount,
-                                       bufferDuration: player.bufferDuration, bufferCount: player.bufferCount, truncation: .reject)
+                                       bufferDuration: player.bufferDuration, bufferCount: player.bufferCount, truncation: .reject,
+                                       streamer: player.streamer)
             try again.queue.setMixerGain(decibels: layers.gains[index])
             again.queue.isLevelMeteringEnabled = true
             if command.portsPerFile { try again.queue.enableDirectOutputs() }

@@ -58,6 +58,37 @@ struct PlayerTests {
         #expect(throws: FileError.self) { try FilePlayer(path: path, engine: h.engine, playCount: .times(0)) }
     }
 
+    @Test("players refilled by a streamer thread play every frame in order, live, and can be repositioned")
+    func streamed() throws {
+        let ramp = Signals.ramp(frames: 24000, start: 1, step: 1.0 / 65536)
+        let path = try write("ramp.wav", ramp, rate: 48000)
+        let device = ThreadedTestDevice(channels: 1, period: 256, speed: 4)
+        let engine = try Engine(device: device)
+        let streamer = FileStreamer()
+        defer { streamer.stop() }
+        // Two players of the same file, each on one half of the gain: their sum is the ramp.
+        var players: [FilePlayer] = []
+        for index in 0..<2 {
+            let player = try FilePlayer(path: path, engine: engine, bufferDuration: 0.02, bufferCount: 4, streamer: streamer)
+            try player.queue.setMixerGain(decibels: -6.020599913279624)
+            try player.prepare(stagger: FilePlayer.stagger(forLayer: index))
+            players.append(player)
+        }
+        #expect(players.allSatisfy { $0.streamer === streamer })
+        try engine.start(players.map(\.queue), at: 1024)
+        #expect(ThreadedTestDevice.wait { players.allSatisfy { !$0.queue.isRunning && $0.hasEnqueuedEverything } })
+        let out = device.output
+        let first = try #require(out.firstIndex { $0 != 0 })
+        #expect(first == 1024)
+        let played = Array(out[first..<min(out.count, first + 24000)])
+        let mismatch = played.indices.first { played[$0] != ramp[$0] }
+        #expect(played.count == 24000 && mismatch == nil, "first difference at frame \(mismatch ?? -1)")
+        #expect(engine.discontinuities.filter { $0.kind == .underrun }.isEmpty)
+        // Repositioning waits for refills still queued on the streamer, then plays from the frame.
+        try players[0].reposition(toFrame: 12000)
+        #expect(!players[0].queue.isRunning && !players[0].hasEnqueuedEverything)
+    }
+
     @Test("staggered players play the same audio and hand their buffers back on different cycles")
     func staggered() throws {
         let ramp = Signals.ramp(frames: 4800, start: 1)
