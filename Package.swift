@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "LockstepFiles", targets: ["LockstepFiles"]),
         .library(name: "LockstepJACK", targets: ["LockstepJACK"]),
         .library(name: "LockstepSession", targets: ["LockstepSession"]),
+        .library(name: "LockstepControl", targets: ["LockstepControl"]),
         .executable(name: "lockstep", targets: ["lockstep"]),
         // Apple's Audio Queue Services API (names, signatures, result codes) on the engine.
         .library(name: "AudioQueueCompat", targets: ["AudioQueueCompat"]),
@@ -37,11 +38,13 @@ let package = Package(
         .target(name: "LockstepSession", dependencies: [
             "Lockstep", "LockstepFiles", .product(name: "Yams", package: "Yams"),
         ]),
+        // The one command path of every control surface: commands, the dispatcher, published updates.
+        .target(name: "LockstepControl", dependencies: ["Lockstep", "LockstepSession"]),
         // Starting a child the kernel stops when the CLI goes, however it goes (PR_SET_PDEATHSIG).
         .target(name: "CSpawn"),
         // The command-line tool.
         .executableTarget(name: "lockstep", dependencies: [
-            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "CSpawn",
+            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "CSpawn",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Examples (compiled in CI).
@@ -57,6 +60,8 @@ let package = Package(
                     dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepTestSupport", "CJack"]),
         .testTarget(name: "LockstepSessionTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepTestSupport"]),
+        .testTarget(name: "LockstepControlTests",
+                    dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepControl", "LockstepTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepTestSupport"]),
         // Audio Queue Services compatibility: Apple's C API names on the engine, its examples
         // (ports of the seed listings, compiled in CI and run by the tests) and its tests.

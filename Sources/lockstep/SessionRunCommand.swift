@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Lockstep
 import LockstepFiles
+import LockstepControl
 import LockstepJACK
 import LockstepSession
 import Synchronization
@@ -156,6 +157,7 @@ final class SessionRun {
                 throw CLIError(message: "session run: \(error.message)")
             }
         }
+        let dispatcher = ControlDispatcher(player: player)
         var stopAfter = command.duration.map { Int64(($0 * rate).rounded()) }
         var playedFrames: Int64 = 0
         var lastPosition = fromPosition
@@ -165,7 +167,6 @@ final class SessionRun {
         var rateChanges: [RateChange] = []
         let rateReports = RateChangeReports()
         var interrupted = false
-        var stopRequested = false
         var lateReported = 0
         let serverWatch = ServerWatch(device: device)
         loop: while true {
@@ -215,6 +216,7 @@ final class SessionRun {
                     lastPosition = position
                     rate = next.rate
                     live = next
+                    dispatcher.replacePlayer(next)
                     display = SessionDisplay(enabled: Terminal.stderrIsTerminal && !command.json, player: live)
                     continue
                 } catch {
@@ -227,10 +229,8 @@ final class SessionRun {
                     throw CLIError(message: "session run: \(error)")
                 }
             }
-            for line in controls?.take() ?? [] {
-                if handle(line, player: live, engine: engine, display: display) { stopRequested = true }
-            }
-            if stopRequested { break }
+            for line in controls?.take() ?? [] { typed(line, dispatcher: dispatcher, display: display) }
+            dispatcher.poll()
             reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
             let position = live.position
             if live.isRunning { playedFrames += max(0, position - lastPosition) }
@@ -238,12 +238,12 @@ final class SessionRun {
             if let stopAfter, playedFrames >= stopAfter { break }
             let timeline = live.timeline
             let canStillGo = controls.map { !$0.isFinished } ?? false
-            // Done when everything placed has played and no manual cue can still be fired (a
-            // transport follower runs until stopped).
+            // Done when everything placed has played and no manual cue can still be fired nor a
+            // paused one resumed (a transport follower runs until stopped).
             // (Against what has been rendered, not the estimate of now: the fade-out that follows
             // must not reach the last frames of the last cue.)
             if follower == nil, let end = timeline.end, live.position(atDeviceTime: engine.renderedSampleTime) >= end,
-               timeline.waitingCues.isEmpty || !canStillGo {
+               (timeline.waitingCues.isEmpty && timeline.pausedCues.isEmpty) || !canStillGo {
                 break
             }
             display.update()
@@ -329,104 +329,24 @@ final class SessionRun {
         reported = starts.count
     }
 
-    /// Carries out one control command; returns true for `stop`.
-    func handle(_ line: String, player: SessionPlayer, engine: Engine, display: SessionDisplay) -> Bool {
-        let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
-        guard let verb = words.first?.lowercased() else { return false }
-        let rate = player.rate
-        func fail(_ message: String) { display.note("control: \(message)") }
-        switch verb {
-        case "go":
-            do {
-                let result = try player.go(words.count > 1 ? words.dropFirst().joined(separator: " ") : nil)
-                display.note("go \(result.cue) at \(Terminal.time(Double(result.start) / rate)) (sample \(result.start))")
-            } catch { fail(error.message) }
-        case "pause":
-            player.pause()
-            display.note("paused at \(Terminal.time(Double(player.position) / rate))")
-        case "resume":
-            do { try player.resume() } catch { fail("resume: \(error.message)") }
-        case "stop": return true
-        case "seek":
-            let text = words.dropFirst().joined(separator: " ")
-            guard let time = SessionTime.parse(text) else {
-                fail("seek '\(text)' is not a time; \(SessionTime.formsHint)")
-                return false
-            }
-            do {
-                try player.seek(to: time.samples(at: rate))
-                display.note("seek to \(Terminal.time(Double(time.samples(at: rate)) / rate))")
-            } catch { fail("seek: \(error.message)") }
-        case "gain":
-            guard words.count == 3 || words.count == 4, let db = SessionGain.parse(words[2]) else {
-                fail("'\(line)' is not 'gain LAYER DB [RAMP]'; write e.g. gain drums -12dB 2")
-                return false
-            }
-            var ramp = 0.0
-            if words.count == 4 {
-                guard case .seconds(let seconds)? = SessionTime.parse(words[3]) else {
-                    fail("gain: ramp '\(words[3])' is not a number of seconds")
-                    return false
-                }
-                ramp = seconds
-            }
-            do {
-                let at = try player.setGain(layer: words[1], decibels: db, ramp: ramp)
-                display.note("gain \(words[1]) to \(SessionGain.format(db)) over \(ramp) s from \(Terminal.time(Double(at) / rate))")
-            } catch { fail(error.message) }
-        case "status":
-            FileHandle.standardOutput.write(Data((SessionStatus(player: player, engine: engine).json + "\n").utf8))
-        default:
-            fail("unknown command '\(verb)'\(suggestion(verb)); the commands are go, pause, resume, stop, seek, gain, status")
+    /// The typed-line surface: parses one line into a command, has the dispatcher carry it out,
+    /// and shows the reply — `status` as one JSON line on standard output, anything else as a
+    /// note (errors as `control: …`).
+    func typed(_ line: String, dispatcher: ControlDispatcher, display: SessionDisplay) {
+        let verb = ControlLine.verb(of: line)
+        let command: ControlCommand
+        do { command = try ControlLine.parse(line) } catch {
+            display.note("control: \(error.message)")
+            return
         }
-        return false
-    }
-
-    private func suggestion(_ verb: String) -> String {
-        Suggest.hint(for: verb, in: ["go", "pause", "resume", "stop", "seek", "gain", "status"])
-    }
-}
-
-/// A snapshot of a running session as one JSON line (the `status` command).
-struct SessionStatus {
-    let player: SessionPlayer
-    let engine: Engine
-
-    var json: String {
-        struct Cue: Encodable { var name: String; var layer: String; var state: String; var start: Int64?; var end: Int64? }
-        struct Layer: Encodable { var name: String; var gainDB: Double?; var peakDB: Double? }
-        struct Next: Encodable { var name: String; var inSeconds: Double?; var manual: Bool }
-        struct Status: Encodable {
-            var event = "status"
-            var state: String
-            var position: Int64
-            var seconds: Double
-            var rate: Double
-            var cues: [Cue]
-            var next: Next?
-            var layers: [Layer]
-            var discontinuities: Int
+        let reply = dispatcher.execute(command, address: verb)
+        if !reply.isOK {
+            display.note("control: \(reply.summary)")
+        } else if command == .status, let data = reply.data {
+            FileHandle.standardOutput.write(Data((data.json + "\n").utf8))
+        } else {
+            display.note(reply.summary)
         }
-        let timeline = player.timeline
-        let position = player.position
-        let rate = timeline.rate
-        var cues: [Cue] = []
-        for cue in timeline.cues {
-            cues.append(Cue(name: cue.name, layer: timeline.layers[cue.layer].name,
-                            state: SessionDisplay.state(of: cue, at: position), start: cue.start, end: cue.end))
-        }
-        let next = SessionDisplay.next(in: timeline, at: position).map { cue in
-            Next(name: cue.name, inSeconds: cue.start.map { Double($0 - position) / rate }, manual: cue.start == nil)
-        }
-        let layers = zip(timeline.layers.indices, player.queues).map { index, queue in
-            let db = timeline.layerGainDB(index, at: position)
-            let peak = ((try? queue.currentLevelMeterDB()) ?? []).map(\.peakPower).max() ?? -.infinity
-            return Layer(name: timeline.layers[index].name, gainDB: db.isFinite ? db : nil,
-                         peakDB: peak.isFinite ? Double(peak) : nil)
-        }
-        let state = player.isRunning ? "playing" : (player.isPaused ? "paused" : "stopped")
-        return jsonString(Status(state: state, position: position, seconds: Double(position) / rate, rate: rate,
-                                 cues: cues, next: next, layers: layers, discontinuities: engine.discontinuityCount))
     }
 }
 
