@@ -272,33 +272,31 @@ public final class ControlDispatcher: Sendable {
             let before = state.cueStates[cue.index]
             guard now != before else { continue }
             state.cueStates[cue.index] = now
-            let kind: ControlUpdate.Kind
-            let exact: Int64?
-            switch now {
-            case .playing where before == .paused:
-                kind = .cueResumed
-                exact = cue.interruptions.compactMap(\.resume).last { $0 <= position }
-            case .playing:
-                kind = .cueStarted
-                exact = cue.start
-            case .paused:
-                kind = .cuePaused
-                exact = cue.interruptions.last { !$0.isStop && $0.silentFrom <= position }?.silentFrom
-            case .stopped:
-                kind = .cueStopped
-                exact = cue.interruptions.filter(\.isStop).map(\.silentFrom).min()
-            case .done:
-                kind = .cueEnded
-                exact = cue.end
-            case .waiting, .scheduled:
-                continue                                    // (a seek back to before it started)
+            let resumedAt = cue.interruptions.compactMap(\.resume).last { $0 <= position }
+            var changes: [(ControlUpdate.Kind, Int64?)] = []
+            // A cue that started (or was resumed) and ended between two polls is reported as both.
+            let sounded = (cue.start ?? .max) < (cue.end ?? .max)
+            if [.waiting, .scheduled].contains(before) && [.done, .stopped, .paused].contains(now) && sounded {
+                changes.append((.cueStarted, cue.start))
+            } else if before == .paused && [.done, .stopped].contains(now), let resumedAt {
+                changes.append((.cueResumed, resumedAt))
             }
-            // The exact sample when it lies in the stretch played since the last poll; else (a
-            // seek) where the session is now.
-            let sample = exact.flatMap { state.lastPosition < $0 && $0 <= position ? $0 : nil } ?? position
-            updates.append(ControlUpdate(kind, cue: cue.name, layer: timeline.layers[cue.layer].name, position: sample,
-                                         sampleTime: running ? player.deviceTime(forPosition: sample) : nil,
-                                         seconds: Double(sample) / rate))
+            switch now {
+            case .playing where before == .paused: changes.append((.cueResumed, resumedAt))
+            case .playing: changes.append((.cueStarted, cue.start))
+            case .paused: changes.append((.cuePaused, cue.interruptions.last { !$0.isStop && $0.silentFrom <= position }?.silentFrom))
+            case .stopped: changes.append((.cueStopped, cue.interruptions.filter(\.isStop).map(\.silentFrom).min()))
+            case .done: changes.append((.cueEnded, cue.end))
+            case .waiting, .scheduled: break                       // (a seek back to before it started)
+            }
+            for (kind, exact) in changes {
+                // The exact sample when it lies in the stretch played since the last poll; else
+                // (a seek) where the session is now.
+                let sample = exact.flatMap { state.lastPosition < $0 && $0 <= position ? $0 : nil } ?? position
+                updates.append(ControlUpdate(kind, cue: cue.name, layer: timeline.layers[cue.layer].name, position: sample,
+                                             sampleTime: running ? player.deviceTime(forPosition: sample) : nil,
+                                             seconds: Double(sample) / rate))
+            }
         }
         let engine = player.engine
         let total = engine.discontinuityCount

@@ -4,6 +4,7 @@ import Lockstep
 import LockstepFiles
 import LockstepControl
 import LockstepJACK
+import LockstepOSC
 import LockstepSession
 import Synchronization
 
@@ -56,6 +57,15 @@ struct SessionRunCommand: ParsableCommand {
     @Option(help: "Read control commands from this file or FIFO ('-': standard input).")
     var control: String?
 
+    @Option(name: .customLong("osc"), help: ArgumentHelp("Answer control commands over OSC (UDP) with QLab's addresses, on [HOST:]PORT (HOST defaults to 127.0.0.1, this machine only; QLab's port is 53000).", valueName: "[HOST:]PORT"))
+    var osc: String?
+
+    @Option(name: .customLong("osc-passcode"), help: "OSC clients must send /connect CODE before any other message.")
+    var oscPasscode: String?
+
+    @Option(name: .customLong("osc-reply-port"), help: "The UDP port OSC replies and updates go to on the sender's host, until a client sends /udpReplyPort (default 53001, QLab's).")
+    var oscReplyPort: Int?
+
     @Option(name: .customLong("connect"), help: "Connect the master outputs to this port (repeat: out_1 to the first, out_2 to the second…).")
     var connections: [String] = []
 
@@ -78,6 +88,15 @@ struct SessionRunCommand: ParsableCommand {
         if let from, SessionTime.parse(from) == nil {
             throw ValidationError("--from '\(from)' is not a time; \(SessionTime.formsHint)")
         }
+        if let osc {
+            do { _ = try OSCEndpoint.parse(osc) } catch { throw ValidationError(error.message) }
+        } else if oscPasscode != nil || oscReplyPort != nil {
+            throw ValidationError("--osc-passcode and --osc-reply-port need --osc [HOST:]PORT")
+        }
+        if let oscPasscode, oscPasscode.isEmpty { throw ValidationError("--osc-passcode is empty; give a passcode, or leave the option out") }
+        if let oscReplyPort, !(1...65535).contains(oscReplyPort) {
+            throw ValidationError("--osc-reply-port \(oscReplyPort) is not a UDP port; use 1 to 65535")
+        }
     }
 
     func run() throws {
@@ -99,6 +118,13 @@ final class SessionRun {
 
     func run() throws {
         let interrupt = InterruptFlag()
+        // The OSC port is bound first, so that a port in use fails before any server starts.
+        let oscSocket: OSCUDPSocket?
+        do throws(OSCError) {
+            oscSocket = try command.osc.map { text throws(OSCError) in try OSCUDPSocket(binding: try OSCEndpoint.parse(text)) }
+        } catch {
+            throw CLIError(message: "session run: \(error.message)")
+        }
         defer { launcher.stop() }
         try launcher.ensureServer(for: "session run", named: command.server, modeName: command.startServer)
         let device: JACKDevice
@@ -158,6 +184,17 @@ final class SessionRun {
             }
         }
         let dispatcher = ControlDispatcher(player: player)
+        let notes = NoteQueue()
+        var osc: OSCUDPServer?
+        if let oscSocket {
+            let options = OSCControlServer.Options(passcode: command.oscPasscode,
+                                                   replyPort: UInt16(command.oscReplyPort ?? Int(OSCEndpoint.defaultReplyPort)))
+            let server = OSCUDPServer(socket: oscSocket, dispatcher: dispatcher, options: options, log: { notes.add($0) })
+            FileHandle.standardError.write(Data(("lockstep: OSC control on \(server.localAddress) (UDP); replies to port \(options.replyPort)"
+                + (options.passcode == nil ? "" : "; /connect with the passcode first") + "\n").utf8))
+            if let warning = server.exposureWarning { FileHandle.standardError.write(Data("lockstep: warning: \(warning)\n".utf8)) }
+            osc = server
+        }
         var stopAfter = command.duration.map { Int64(($0 * rate).rounded()) }
         var playedFrames: Int64 = 0
         var lastPosition = fromPosition
@@ -230,6 +267,7 @@ final class SessionRun {
                 }
             }
             for line in controls?.take() ?? [] { typed(line, dispatcher: dispatcher, display: display) }
+            for note in notes.take() { display.note(note) }
             dispatcher.poll()
             reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
             let position = live.position
@@ -237,7 +275,7 @@ final class SessionRun {
             lastPosition = position
             if let stopAfter, playedFrames >= stopAfter { break }
             let timeline = live.timeline
-            let canStillGo = controls.map { !$0.isFinished } ?? false
+            let canStillGo = osc != nil || controls.map { !$0.isFinished } ?? false
             // Done when everything placed has played and no manual cue can still be fired nor a
             // paused one resumed (a transport follower runs until stopped).
             // (Against what has been rendered, not the estimate of now: the fade-out that follows
@@ -251,10 +289,13 @@ final class SessionRun {
         }
         display.finish()
 
-        // Fade out over a few ms, then stop.
+        // Fade out over a few ms, then stop (what the last cues did is published first).
         let endPosition = live.position
         for queue in live.queues { try? queue.setVolume(0) }
         usleep(30_000)
+        dispatcher.poll()
+        osc?.stop()
+        for note in notes.take() { FileHandle.standardError.write(Data("lockstep: \(note)\n".utf8)) }
         live.stop()
         controls?.close()
         let timeline = live.timeline
@@ -272,6 +313,7 @@ final class SessionRun {
             var server: String?
             var lateStarts: [SessionPlayer.LateStart]
             var rateChanges: [RateChange]
+            var osc: OSCStatistics?
         }
         reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
         let error = engine.deviceError?.message ?? live.queues.lazy.compactMap { $0.stopError?.message }.first
@@ -282,11 +324,12 @@ final class SessionRun {
                                      discontinuities: gaps.map { "\($0.kind.rawValue)@\($0.sampleTime)" },
                                      cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
                                      server: launcher.description.isEmpty ? nil : launcher.description,
-                                     lateStarts: live.lateStarts, rateChanges: rateChanges)))
+                                     lateStarts: live.lateStarts, rateChanges: rateChanges, osc: osc?.statistics)))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
             print("ran \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
                   + "(\(endPosition) samples) at \(Int(rate)) Hz through '\(device.name)'; discontinuities: \(gaps.count)"
+                  + (osc.map { "; OSC: \($0.statistics.received) received, \($0.statistics.replies) replies, \($0.statistics.dropped) dropped" } ?? "")
                   + (interrupted ? " (interrupted)" : ""))
         }
         engine.device.stop()
@@ -370,6 +413,16 @@ struct TerminalEcho {
         var saved = self.saved
         tcsetattr(STDIN_FILENO, TCSANOW, &saved)
     }
+}
+
+/// Lines from other threads (the OSC server's log) for the run loop to show.
+final class NoteQueue: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    func add(_ line: String) { lines.withLock { $0.append(line) } }
+
+    /// The lines added since the last call.
+    func take() -> [String] { lines.withLock { list in defer { list.removeAll() }; return list } }
 }
 
 /// Reads control commands, one a line, on a thread of its own: from standard input, a file, or

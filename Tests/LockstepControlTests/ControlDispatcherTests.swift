@@ -7,16 +7,13 @@ import LockstepTestSupport
 import Synchronization
 import Testing
 
-/// A session on an offline device with a dispatcher and a subscriber that keeps every update.
-final class DispatchedShow: @unchecked Sendable {
-    let temp: TemporaryTestDirectory
-    let device: OfflineDevice
-    let player: SessionPlayer
+/// An offline show with a dispatcher (polled after every block rendered) and a subscriber that
+/// keeps every update.
+final class DispatchedShow: Sendable {
+    let show: OfflineShow
     let dispatcher: ControlDispatcher
     let received = UpdateLog()
-    private var subscription: ControlSubscription?
-    /// Everything rendered so far (mono).
-    var output: [Float] = []
+    private let subscription: ControlSubscription
 
     static let text = """
         channels: 1
@@ -28,57 +25,20 @@ final class DispatchedShow: @unchecked Sendable {
         """
 
     init(options: ControlDispatcher.Options = .init()) throws {
-        temp = try TemporaryTestDirectory(prefix: "lockstep-control")
-        let format = StreamFormat(sampleRate: 48000, channelCount: 1)
-        try FileFixtures.writeWAV(path: temp.file("bed.wav"), samples: Signals.constant(0.125, frames: 48000 * 2), format: format)
-        try FileFixtures.writeWAV(path: temp.file("click.wav"), samples: Signals.impulse(at: 0, frames: 4800, value: 0.5), format: format)
-        try FileFixtures.writeText(path: temp.file("show.yaml"), Self.text)
-        let session = try Session.load(path: temp.file("show.yaml"))
-        device = try OfflineDevice(format: format, maximumFramesPerRender: 256)
-        let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory)
-        player = try SessionPlayer(session: session, engine: engine)
-        try player.start(from: 0, at: 0)
-        dispatcher = ControlDispatcher(player: player, options: options)
+        show = try OfflineShow(Self.text, audio: [("bed.wav", Signals.constant(0.125, frames: 48000 * 2)),
+                                                  ("click.wav", Signals.impulse(at: 0, frames: 4800, value: 0.5))])
+        let dispatcher = ControlDispatcher(player: show.player, options: options)
+        self.dispatcher = dispatcher
+        show.afterEachBlock = { dispatcher.poll() }
         subscription = dispatcher.updates.subscribe { [received] update in received.list.withLock { $0.append(update) } }
     }
 
-    /// Renders `frames` more frames, polling the dispatcher after every 256.
-    func render(_ frames: Int) throws {
-        var left = frames
-        while left > 0 {
-            let n = min(256, left)
-            output += try device.renderFloat(frames: n)
-            left -= n
-            dispatcher.poll()
-        }
-    }
-
-    /// Renders on a thread of its own until stopped (for commands that wait for the layers'
-    /// buffers to come back: a pause, a seek while playing).
-    func renderInBackground() -> BackgroundRender {
-        let render = BackgroundRender()
-        let device = self.device
-        Thread { [render] in
-            while !render.stopping.load(ordering: .acquiring) { _ = try? device.renderFloat(frames: 256) }
-            render.done.signal()
-        }.start()
-        return render
-    }
+    var output: [Float] { show.output }
+    func render(_ frames: Int) throws { try show.render(frames) }
+    func render(until count: Int) throws { try show.render(until: count) }
 
     /// The updates received so far of `kind`.
     func updates(_ kind: ControlUpdate.Kind) -> [ControlUpdate] { received.list.withLock { $0.filter { $0.kind == kind } } }
-}
-
-/// A render loop on another thread.
-final class BackgroundRender: Sendable {
-    let stopping = Atomic<Bool>(false)
-    let done = DispatchSemaphore(value: 0)
-
-    /// Stops the loop and waits for it to end.
-    func stop() {
-        stopping.store(true, ordering: .releasing)
-        done.wait()
-    }
 }
 
 /// Every update a subscriber received.
@@ -101,7 +61,7 @@ struct ControlDispatcherTests {
         #expect(reply.summary == "go bell at \(SessionTime.clock(Double(start) / 48000)) (sample \(start))")
         #expect(reply.json.hasPrefix("{\"address\":\"/go\",\"data\":{"))
         #expect(reply.json.hasSuffix("\"status\":\"ok\"}"))
-        try show.render(Int(start) + 4800 - show.output.count)
+        try show.render(until: Int(start) + 4800)
         #expect(show.output.indices.filter { show.output[$0] > 0.5 } == [Int(start)])
         let started = show.updates(.cueStarted)
         #expect(started.map(\.cue) == ["bed", "bell"])
@@ -170,7 +130,7 @@ struct ControlDispatcherTests {
         let again = try #require(second.data?["position"]?.integerValue)
         #expect(second.data?["silentFrom"] == .integer(again + 240))
         #expect(second.summary.hasPrefix("panic again: stopped at once"))
-        try show.render(Int(again) + 1000 - show.output.count)
+        try show.render(until: Int(again) + 1000)
         #expect(show.output[(Int(again) + 240)...].allSatisfy { $0 == 0 })
         #expect(show.output[Int(again) - 1] > 0.1)                    // still in the first, slow fade
         #expect(show.updates(.panic).count == 2)
@@ -190,7 +150,7 @@ struct ControlDispatcherTests {
         #expect(list.map { $0["state"] } == [.string("playing"), .string("waiting"), .string("waiting")])
         #expect(list.map { $0["number"] } == [.integer(1), .integer(2), .integer(3)])
         // Pausing and seeking while playing wait for the layers' buffers to come back: render meanwhile.
-        let rendering = show.renderInBackground()
+        let rendering = show.show.renderInBackground()
         #expect(show.dispatcher.execute(.pause, address: "pause").isOK)
         #expect(show.dispatcher.execute(.pause, address: "pause").summary.contains("paused already"))
         let seek = show.dispatcher.execute(.seek(.samples(30000)), address: "/lockstep/seek")

@@ -5,28 +5,6 @@ import LockstepSession
 import LockstepTestSupport
 import Testing
 
-/// A session player on an offline device, for control tests.
-struct OfflineShow {
-    let fixture: SessionFixture
-    let device: OfflineDevice
-    let engine: Engine
-    let player: SessionPlayer
-    /// Everything rendered so far (mono).
-    var output: [Float] = []
-
-    init(_ text: String, audio: [(String, [Float])]) throws {
-        fixture = try SessionFixture()
-        for (name, samples) in audio { try fixture.audio(name, samples) }
-        let session = try Session.load(path: try fixture.session(text))
-        device = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 1), maximumFramesPerRender: 256)
-        engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory)
-        player = try SessionPlayer(session: session, engine: engine)
-        try player.start(from: 0, at: 0)
-    }
-
-    mutating func render(_ frames: Int) throws { output += try LockstepSessionTests.render(device, frames: frames) }
-}
-
 /// The quarter-cosine fade-out a pause or stop applies, `j` samples into a `length`-sample fade.
 func fadeOut(_ j: Int, _ length: Int) -> Double { cos(.pi / 2 * Double(j) / Double(length)) }
 
@@ -53,13 +31,13 @@ struct SessionControlTests {
 
     @Test("stop: a playing cue fades out over 5 ms from the control sample and is silent after; the timeline ends there")
     func stopCue() throws {
-        var show = try bedShow()
+        let show = try bedShow()
         try show.render(4096)
         let change = try show.player.stopCue("bed")
         let s = Int(change.start)
         #expect(change.end == change.start + Int64(Self.declick))
         #expect(s >= 4096 && s <= 4096 + 4096)
-        try show.render(s + 1000 - show.output.count)
+        try show.render(until: s + 1000)
         #expect(show.output[s - 1] == 0.125)
         for j in 0..<Self.declick {
             #expect(show.output[s + j] == 0.125 * Float(fadeOut(j, Self.declick)), "fade sample \(j)")
@@ -75,7 +53,7 @@ struct SessionControlTests {
 
     @Test("pause then resume: the cue falls silent and plays on from the very sample it paused at; its end moves by the pause")
     func pauseAndResume() throws {
-        var show = try bedShow()
+        let show = try bedShow()
         let fired = try show.player.go("a")
         try show.render(8192)
         let pause = try show.player.pauseCue("a")
@@ -87,7 +65,7 @@ struct SessionControlTests {
         #expect(throws: PlayerError.self) { try show.player.resumeCue("a") }      // not paused any more
         let cue = show.player.timeline.cues[2]
         #expect(cue.end == fired.start + Int64(Self.rampFrames) + (resume.start - pause.end))
-        try show.render(Int(cue.end!) + 100 - show.output.count)
+        try show.render(until: Int(cue.end!) + 100)
         // The bed plays on underneath throughout ('later' joins it at 1 s).
         func bed(_ i: Int) -> Float { i < 48000 ? 0.125 : 0.25 }
         let values = ramp(Self.rampFrames)
@@ -115,7 +93,7 @@ struct SessionControlTests {
 
     @Test("stop all (panic): every playing cue fades out together, scheduled cues are cancelled, manual cues stay ready")
     func stopAll() throws {
-        var show = try bedShow()
+        let show = try bedShow()
         try show.player.go("a")
         try show.render(4096)
         let result = show.player.stopAll(fade: 0.5)
@@ -123,7 +101,7 @@ struct SessionControlTests {
         #expect(result.cues == ["bed", "later", "a"])
         let s = Int(result.start)
         #expect(silentFrom == result.start + 24000)
-        try show.render(48000 * 2 - show.output.count)
+        try show.render(until: 48000 * 2)
         let values = ramp(Self.rampFrames)
         let aStart = Int(show.player.timeline.cues[2].start!)
         for j in stride(from: 0, to: 24000, by: 997) {
@@ -136,20 +114,20 @@ struct SessionControlTests {
         #expect(show.player.timeline.waitingCues.map(\.name) == ["b", "c"])
         let b = try show.player.go()
         #expect(b.cue == "b")
-        try show.render(Int(b.start) + 10 - show.output.count)
+        try show.render(until: Int(b.start) + 10)
         #expect(show.output[Int(b.start)] == values[0])
     }
 
     @Test("a cue's level changes on the control sample (a step) or along a ramp in dB")
     func cueLevel() throws {
-        var show = try bedShow()
+        let show = try bedShow()
         try show.render(2048)
         let at = Int(try show.player.setCueLevel("bed", decibels: -6))
-        try show.render(at + 100 - show.output.count)
+        try show.render(until: at + 100)
         #expect(show.output[at - 1] == 0.125)
         #expect(show.output[at] == 0.125 * Float(SessionGain.linear(-6)))
         let rampAt = Int(try show.player.setCueLevel("bed", decibels: -12, ramp: 0.01))
-        try show.render(rampAt + 1000 - show.output.count)
+        try show.render(until: rampAt + 1000)
         #expect(show.output[rampAt + 240] == 0.125 * Float(SessionGain.linear(-9)))
         #expect(show.output[rampAt + 480] == 0.125 * Float(SessionGain.linear(-12)))
         #expect(throws: PlayerError.self) { try show.player.setCueLevel("bed", decibels: 20) }
@@ -158,7 +136,7 @@ struct SessionControlTests {
 
     @Test("the playhead: go fires the selected cue and moves on; next, previous and select move it; start leaves it")
     func playhead() throws {
-        var show = try bedShow()
+        let show = try bedShow()
         let player = show.player
         #expect(player.playhead == "a")
         #expect(try player.selectAdjacent(forward: true) == "b")
@@ -180,7 +158,7 @@ struct SessionControlTests {
 
     @Test("pause, resume and level made at one rate carry over to the player made again at another")
     func carriedToAnotherRate() throws {
-        var show = try bedShow()
+        let show = try bedShow()
         try show.player.go("a")
         try show.render(4096)
         let pause = try show.player.pauseCue("a")
