@@ -32,7 +32,8 @@ public enum OSCRequest: Sendable, Hashable {
 /// | `/udpReplyPort` | port | reply port |
 /// | `/thump` | none | keep-alive |
 ///
-/// `{cue}` is a cue's name, or its number in the session file (from 1).
+/// `{cue}` is a cue's name, or its number in the session file (from 1). Every address may also
+/// come as QLab's `/workspace/{id}/…` form (Lockstep has one workspace: the id is not checked).
 public enum OSCAddressSpace {
     /// The addresses, for suggestions and help.
     public static let addresses = [
@@ -45,7 +46,9 @@ public enum OSCAddressSpace {
     /// - Throws: ``LockstepControl/ControlError`` for an unknown address or arguments of the
     ///   wrong number or type, saying what the address takes.
     public static func request(for message: OSCMessage) throws(ControlError) -> OSCRequest {
-        let parts = message.address.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        var parts = message.address.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        // QLab's /workspace/{id}/… form: a Lockstep run is one workspace, whatever the id.
+        if parts.count >= 3 && parts[0] == "workspace" { parts.removeFirst(2) }
         let arguments = message.arguments
         let address = message.address
         func none() throws(ControlError) {

@@ -83,12 +83,17 @@ extension JACKTests {
             try peer.send("/updates", [.int32(1)])
             #expect(peer.reply(to: "/updates")?["data"] as? Bool == true)
 
+            let sentAt = try #require(capture.currentFrameTime)
+            let clock = ContinuousClock.now
             try peer.send("/go")
             let go = try #require(peer.reply(to: "/go"))
+            let roundTrip = ContinuousClock.now - clock
             #expect(go["address"] as? String == "/go" && go["status"] as? String == "ok", "\(go)")
             let goData = try #require(go["data"] as? [String: Any])
             #expect(goData["cue"] as? String == "bell" && goData["playhead"] as? String == "horn")
             let bellAt = try #require(goData["sampleTime"] as? Int)
+            let lead = Int(UInt32(truncatingIfNeeded: bellAt) &- sentAt)
+            print("GO over OSC: reply after \(roundTrip); the cue starts \(lead) frames (\(lead * 1000 / 48000) ms) after the /go was sent")
             let started = peer.next { $0.address == "/update/cue/started" && OSCTestPeer.json($0)?["cue"] as? String == "bell" }
             let update = try #require(started.flatMap(OSCTestPeer.json))
             #expect(update["sampleTime"] as? Int == bellAt && update["position"] as? Int == goData["start"] as? Int)
@@ -277,7 +282,7 @@ extension JACKTests {
             #expect(osc["oversized"] as? Int == 1 && osc["bundles"] as? Int == 1 && osc["malformed"] as? Int == 2, "\(osc)")
             let flood = (osc["floodDropped"] as? Int ?? 0) + (osc["kernelDropped"] as? Int ?? 0)
             #expect(flood > 0 && (osc["received"] as? Int ?? 0) + (osc["kernelDropped"] as? Int ?? 0) >= 3008, "\(osc)")
-            print("OSC flood of 3000: \(osc)")
+            print("OSC abuse, the run's summary: \(result.stdout.split(separator: "\n").last ?? "")")
         }
 
         @Test("--osc on a non-local address warns, naming what is exposed")

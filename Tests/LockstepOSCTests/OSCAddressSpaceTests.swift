@@ -46,6 +46,8 @@ struct OSCAddressSpaceTests {
         #expect(try request("/updates", [.bool(false)]) == .updates(false))
         #expect(try request("/udpReplyPort", [.int32(9001)]) == .replyPort(9001))
         #expect(try request("/thump") == .thump)
+        #expect(try request("/workspace/5F1A/go") == .command(.go(nil)))                 // QLab's workspace form
+        #expect(try request("/workspace/default/cue/3/start") == .command(.startCue(.name("3"))))
     }
 
     @Test("unknown addresses and wrong arguments say what the address takes")
