@@ -126,6 +126,7 @@ extension JACKTests {
         @Test("liblo-tools as the peer: oscsend's commands are answered at --osc-reply-port, where oscdump prints QLab-style replies; errors say why and the show plays on")
         func oscsendAndOscdump() throws {
             let dump = try OSCDump()
+            defer { dump.stop() }
             let live = try live(extra: ["--osc-reply-port", String(dump.port)])
             let (capture, running, port) = (live.capture, live.running, live.port)
             func oscsend(_ arguments: String...) throws {

@@ -3,13 +3,21 @@ import LockstepOSC
 
 /// liblo-tools' `oscdump` as an independent OSC receiver: it listens on a free port and every
 /// message it prints is kept as a line (`/reply/go s "{…}"`).
+///
+/// ``stop()`` (or releasing it) kills the process: the test process blocks SIGTERM, and its
+/// children inherit that mask, so only SIGKILL ends them reliably.
 public final class OSCDump: @unchecked Sendable {
     /// The port it listens on.
     public let port: UInt16
     private let process = Process()
-    private let lock = NSLock()
-    private var text = ""
+    private let output = Output()
     private let readerDone = DispatchSemaphore(value: 0)
+
+    /// What `oscdump` printed (kept apart from the dump, which the reader must not retain).
+    private final class Output: @unchecked Sendable {
+        let lock = NSLock()
+        var text = ""
+    }
 
     /// The path of a liblo-tools program (`oscdump`, `oscsend`), nil when not installed.
     public static func tool(_ name: String) -> String? {
@@ -29,13 +37,13 @@ public final class OSCDump: @unchecked Sendable {
         process.standardOutput = out
         process.standardError = out
         try process.run()
-        DispatchQueue.global().async { [self] in
+        DispatchQueue.global().async { [output, readerDone] in
             while true {
                 let data = out.fileHandleForReading.availableData
                 if data.isEmpty { break }
-                lock.lock()
-                text += String(decoding: data, as: UTF8.self)
-                lock.unlock()
+                output.lock.lock()
+                output.text += String(decoding: data, as: UTF8.self)
+                output.lock.unlock()
             }
             readerDone.signal()
         }
@@ -58,9 +66,9 @@ public final class OSCDump: @unchecked Sendable {
 
     /// Every line printed so far.
     public var lines: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return text.split(separator: "\n").map(String.init)
+        output.lock.lock()
+        defer { output.lock.unlock() }
+        return output.text.split(separator: "\n").map(String.init)
     }
 
     /// Waits for a printed line containing `fragment`.
@@ -81,10 +89,10 @@ public final class OSCDump: @unchecked Sendable {
         return try? JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
     }
 
-    /// Stops `oscdump`.
+    /// Stops `oscdump` (SIGKILL) and waits for it.
     public func stop() {
         guard process.isRunning else { return }
-        process.terminate()
+        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         readerDone.wait()
     }

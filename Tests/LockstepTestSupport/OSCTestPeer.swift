@@ -10,24 +10,31 @@ public final class OSCTestPeer: @unchecked Sendable {
     public let socket: OSCUDPSocket
     /// The server's port on 127.0.0.1.
     public let serverPort: UInt16
-    private let condition = NSCondition()
-    private var inbox: [OSCMessage] = []
-    private var undecodable = 0
+    private let inbox = Inbox()
     private let finished = DispatchSemaphore(value: 0)
+
+    /// The messages received and not taken (kept apart from the peer, which the receiving thread
+    /// must not retain).
+    private final class Inbox: @unchecked Sendable {
+        let condition = NSCondition()
+        var messages: [OSCMessage] = []
+        var undecodable = 0
+    }
 
     /// Binds 127.0.0.1 on a free port and starts receiving.
     public init(serverPort: UInt16) throws {
-        socket = try OSCUDPSocket(binding: OSCEndpoint(host: "127.0.0.1", port: 0))
+        let socket = try OSCUDPSocket(binding: OSCEndpoint(host: "127.0.0.1", port: 0))
+        self.socket = socket
         self.serverPort = serverPort
-        Thread { [self] in
+        Thread { [inbox, finished] in
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65536, alignment: 8)
             defer { buffer.deallocate(); finished.signal() }
             while let datagram = socket.receive(into: buffer) {
                 let message = try? OSCMessage(decoding: UnsafeRawBufferPointer(rebasing: buffer[..<min(datagram.size, buffer.count)]))
-                condition.lock()
-                if let message { inbox.append(message) } else { undecodable += 1 }
-                condition.broadcast()
-                condition.unlock()
+                inbox.condition.lock()
+                if let message { inbox.messages.append(message) } else { inbox.undecodable += 1 }
+                inbox.condition.broadcast()
+                inbox.condition.unlock()
             }
         }.start()
     }
@@ -71,11 +78,13 @@ public final class OSCTestPeer: @unchecked Sendable {
     /// Waits for the first message not taken yet that `matches` and takes it.
     public func next(timeout: Double = 5, where matches: (OSCMessage) -> Bool) -> OSCMessage? {
         let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
+        inbox.condition.lock()
+        defer { inbox.condition.unlock() }
         while true {
-            if let index = inbox.firstIndex(where: matches) { return inbox.remove(at: index) }
-            guard condition.wait(until: deadline) else { return inbox.firstIndex(where: matches).map { inbox.remove(at: $0) } }
+            if let index = inbox.messages.firstIndex(where: matches) { return inbox.messages.remove(at: index) }
+            guard inbox.condition.wait(until: deadline) else {
+                return inbox.messages.firstIndex(where: matches).map { inbox.messages.remove(at: $0) }
+            }
         }
     }
 
@@ -93,8 +102,8 @@ public final class OSCTestPeer: @unchecked Sendable {
 
     /// Every message received and not taken, and how many datagrams did not decode.
     public var pending: (messages: [OSCMessage], undecodable: Int) {
-        condition.lock()
-        defer { condition.unlock() }
-        return (inbox, undecodable)
+        inbox.condition.lock()
+        defer { inbox.condition.unlock() }
+        return (inbox.messages, inbox.undecodable)
     }
 }
