@@ -9,6 +9,8 @@ let package = Package(
         .library(name: "LockstepFiles", targets: ["LockstepFiles"]),
         .library(name: "LockstepJACK", targets: ["LockstepJACK"]),
         .library(name: "LockstepSession", targets: ["LockstepSession"]),
+        .library(name: "LockstepControl", targets: ["LockstepControl"]),
+        .library(name: "LockstepOSC", targets: ["LockstepOSC"]),
         .executable(name: "lockstep", targets: ["lockstep"]),
         // Apple's Audio Queue Services API (names, signatures, result codes) on the engine.
         .library(name: "AudioQueueCompat", targets: ["AudioQueueCompat"]),
@@ -27,6 +29,8 @@ let package = Package(
                        providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr",
                        providers: [.apt(["libsoxr-dev"])]),
+        .systemLibrary(name: "CLo", pkgConfig: "liblo",
+                       providers: [.apt(["liblo-dev"])]),
         // libjack, through a tiny C shim (jack_client_open is variadic).
         .target(name: "CJack", linkerSettings: [.linkedLibrary("jack")]),
         // The live device: one JACK client, its ports and callbacks.
@@ -37,27 +41,35 @@ let package = Package(
         .target(name: "LockstepSession", dependencies: [
             "Lockstep", "LockstepFiles", .product(name: "Yams", package: "Yams"),
         ]),
+        // The one command path of every control surface: commands, the dispatcher, published updates.
+        .target(name: "LockstepControl", dependencies: ["Lockstep", "LockstepSession"]),
+        // OSC over UDP through liblo: QLab's address space mapped onto LockstepControl.
+        .target(name: "LockstepOSC", dependencies: ["LockstepControl", "LockstepSession", "CLo"]),
         // Starting a child the kernel stops when the CLI goes, however it goes (PR_SET_PDEATHSIG).
         .target(name: "CSpawn"),
         // The command-line tool.
         .executableTarget(name: "lockstep", dependencies: [
-            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "CSpawn",
+            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "LockstepOSC", "CSpawn",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // Examples (compiled in CI).
         .executableTarget(name: "LayeredRender", dependencies: ["Lockstep", "LockstepFiles"],
                           path: "Examples/LayeredRender"),
         // Shared test helpers: signal generators, offline driving, audio assertions.
-        .target(name: "LockstepTestSupport", dependencies: ["Lockstep", "CJack"],
+        .target(name: "LockstepTestSupport", dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepOSC", "CJack", "CLo"],
                 path: "Tests/LockstepTestSupport"),
         .testTarget(name: "LockstepTests", dependencies: ["Lockstep", "LockstepTestSupport"]),
         .testTarget(name: "LockstepFilesTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepTestSupport"]),
         .testTarget(name: "LockstepJACKTests",
-                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepTestSupport", "CJack"]),
+                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepOSC", "LockstepTestSupport", "CJack"]),
         .testTarget(name: "LockstepSessionTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepTestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepTestSupport"]),
+        .testTarget(name: "LockstepControlTests",
+                    dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepControl", "LockstepTestSupport"]),
+        .testTarget(name: "LockstepOSCTests",
+                    dependencies: ["LockstepOSC", "LockstepControl", "LockstepSession", "LockstepTestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepOSC", "LockstepTestSupport"]),
         // Audio Queue Services compatibility: Apple's C API names on the engine, its examples
         // (ports of the seed listings, compiled in CI and run by the tests) and its tests.
         .target(name: "CAudioQueueTypes"),

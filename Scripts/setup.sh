@@ -3,7 +3,7 @@
 # Idempotent and non-interactive; run as root (or with sudo available).
 set -euo pipefail
 
-packages=(pkg-config libsndfile1-dev libsoxr-dev libjack-jackd2-dev jackd2 pipewire pipewire-jack)
+packages=(pkg-config libsndfile1-dev libsoxr-dev libjack-jackd2-dev jackd2 pipewire pipewire-jack liblo-dev liblo-tools)
 if [[ "${LOCKSTEP_BENCH:-0}" == 1 ]]; then
     packages+=(sox ecasound)
 fi

@@ -39,50 +39,58 @@ final class LayerRenderer {
             guard let start = cue.start else { continue }
             let cueEnd = cue.end ?? .max
             if cueEnd <= position {
-                sources[cue.index] = nil
+                // (A paused cue keeps its source: a resume plays on from where it stopped.)
+                if !cue.awaitsResume { sources[cue.index] = nil }
                 continue
             }
             if start >= end {
-                if start - end < lookahead, sources[cue.index] == nil { _ = source(for: cue) }
+                if start - end < lookahead, cueEnd > start, sources[cue.index] == nil { _ = source(for: cue) }
                 continue
             }
-            let from = max(position, start)
-            let to = min(end, cueEnd)
-            let count = Int(to - from)
+            let stretches = cue.stretches(from: position, to: end)
+            if stretches.isEmpty { continue }
             guard let source = source(for: cue) else { continue }
-            let k0 = from - start
-            if source.position != k0 { source.seek(to: k0) }
-            let needed = count * cue.fileChannels
-            if scratch.count < needed { scratch = Array(repeating: 0, count: needed) }
-            let gain = SessionGain.linear(cue.gainDB)
-            scratch.withUnsafeMutableBufferPointer { buffer in
-                let samples = buffer.baseAddress!
-                source.read(into: samples, frames: count)
-                let offset = Int(from - position)
-                // Samples outside every fade take one constant gain (the fast, vectorised path);
-                // only fade regions are computed per sample.
-                let steadyFrom = max(cue.fadeIn, cue.crossfadeIn)
-                let steadyTo = cue.length.map { $0 - max(cue.fadeOut, cue.crossfadeOut) } ?? .max
-                var j = 0
-                while j < count {
-                    let k = k0 + Int64(j)
-                    if k >= steadyFrom && k < steadyTo {
-                        let run = Int(min(Int64(count - j), steadyTo - k))
-                        Self.mix(samples + j * cue.fileChannels, channels: cue.fileChannels, frames: run,
-                                 gain: Float(gain), into: out + (offset + j) * channels, outputChannels: channels)
-                        j += run
-                    } else {
-                        let g = Float(gain * SessionTimeline.envelope(cue, at: k))
-                        Self.mix(samples + j * cue.fileChannels, channels: cue.fileChannels, frames: 1,
-                                 gain: g, into: out + (offset + j) * channels, outputChannels: channels)
-                        j += 1
-                    }
-                }
+            for stretch in stretches {
+                mix(cue, stretch, from: source, position: position, into: out)
             }
             if let problem = source.error, error == nil { error = problem }
-            if cueEnd <= end { sources[cue.index] = nil }
+            if cueEnd <= end && !cue.awaitsResume { sources[cue.index] = nil }
         }
         applyLayerGain(timeline, position: position, frames: frames, to: out)
+    }
+
+    /// Reads one stretch of a cue from its source and mixes it into `out` (which starts at session
+    /// sample `position`) with the cue's gain: one constant factor over steady runs, computed per
+    /// sample only inside fades, crossfades, pause/stop fades and level ramps.
+    private func mix(_ cue: SessionTimeline.Cue, _ stretch: SessionTimeline.Cue.Stretch, from source: CueSource,
+                     position: Int64, into out: UnsafeMutablePointer<Float>) {
+        let channels = channelCount
+        let count = Int(stretch.to - stretch.from)
+        let k0 = stretch.cueSample
+        if source.position != k0 { source.seek(to: k0) }
+        let needed = count * cue.fileChannels
+        if scratch.count < needed { scratch = Array(repeating: 0, count: needed) }
+        scratch.withUnsafeMutableBufferPointer { buffer in
+            let samples = buffer.baseAddress!
+            source.read(into: samples, frames: count)
+            let offset = Int(stretch.from - position)
+            var j = 0
+            while j < count {
+                let sample = stretch.from + Int64(j), k = k0 + Int64(j)
+                let run = Int(cue.steadyRun(at: sample, cueSample: k, limit: Int64(count - j)))
+                if run > 0 {
+                    Self.mix(samples + j * cue.fileChannels, channels: cue.fileChannels, frames: run,
+                             gain: Float(SessionGain.linear(cue.levelDB(at: sample))),
+                             into: out + (offset + j) * channels, outputChannels: channels)
+                    j += run
+                } else {
+                    Self.mix(samples + j * cue.fileChannels, channels: cue.fileChannels, frames: 1,
+                             gain: Float(cue.gain(at: sample, cueSample: k)),
+                             into: out + (offset + j) * channels, outputChannels: channels)
+                    j += 1
+                }
+            }
+        }
     }
 
     /// Adds `frames` frames of `channels`-channel audio, times `gain`, to `out`: mono on every

@@ -9,10 +9,12 @@ import Synchronization
 /// Works the same on a live device (JACK) and on an ``OfflineDevice``: the audio is a function of
 /// session time only, so a live run and an offline render match sample for sample.
 ///
-/// Control (``go(_:)``, ``setGain(layer:decibels:ramp:)``, ``pause()``, ``resume()``,
-/// ``seek(to:)``) may come from any thread. A `go` or gain change lands on the first session
-/// sample no layer has computed yet: at most ``bufferFrames`` × ``bufferCount`` samples ahead
-/// (85 ms at 48 kHz with the defaults).
+/// Control (``go(_:)``, ``startCue(_:)``, ``stopCue(_:)``, ``pauseCue(_:)``, ``resumeCue(_:)``,
+/// ``stopAll(fade:)``, ``setCueLevel(_:decibels:ramp:)``, ``setGain(layer:decibels:ramp:)``,
+/// ``select(_:)``, ``pause()``, ``resume()``, ``seek(to:)``) may come from any thread. Each change
+/// lands on the first session sample no layer has computed yet: at most ``bufferFrames`` ×
+/// ``bufferCount`` samples ahead (85 ms at 48 kHz with the defaults). Changes are edits of the
+/// session's timeline, so the audio stays a function of session time.
 public final class SessionPlayer: @unchecked Sendable {
     /// The session being played.
     public let session: Session
@@ -47,6 +49,12 @@ public final class SessionPlayer: @unchecked Sendable {
         /// sample) and gain changes, to carry them over to another rate.
         var fired: [(name: String, sample: Int64)] = []
         var gainChanges: [(layer: Int, point: SessionTimeline.AutomationPoint)] = []
+        /// The selected manual cue (index) a plain `go` fires: nil, or a manual cue waiting.
+        var playhead: Int?
+
+        /// The session sample a control change lands on: the first one no layer has computed
+        /// (the paused position while paused).
+        var controlSample: Int64 { running && !paused ? (filled.max() ?? 0) : pausedPosition }
     }
 
     /// A start (or restart after a seek, a resume, a transport roll) that came too late for its
@@ -79,7 +87,22 @@ public final class SessionPlayer: @unchecked Sendable {
         public var placed: [String]
         /// The session sample it starts.
         public var start: Int64
+        /// The manual cue the playhead selects afterwards (nil when none waits).
+        public var playhead: String?
     }
+
+    /// What a change of one cue (stop, pause, resume) did.
+    public struct CueChange: Sendable, Hashable {
+        /// The cue.
+        public var cue: String
+        /// The session sample the change begins: a fade-out (stop, pause) or the fade-in (resume).
+        public var start: Int64
+        /// The session sample it is silent from (stop, pause) or fully back (resume).
+        public var end: Int64
+    }
+
+    /// The fade of a cue's pause, resume or stop while playing (5 ms), so that nothing clicks.
+    public static let declickSeconds = 0.005
 
     /// Creates the layer queues on `engine` and builds the timeline at the engine's rate.
     ///
@@ -120,7 +143,8 @@ public final class SessionPlayer: @unchecked Sendable {
         }
         self.queues = queues
         self.renderers = renderers
-        state = Mutex(State(timeline: timeline, filled: Array(repeating: 0, count: queues.count)))
+        state = Mutex(State(timeline: timeline, filled: Array(repeating: 0, count: queues.count),
+                            playhead: timeline.waitingCues.first?.index))
         var all: [[QueueBuffer]] = []
         for queue in queues {
             var list: [QueueBuffer] = []
@@ -170,6 +194,20 @@ public final class SessionPlayer: @unchecked Sendable {
                 state.timeline.addAutomation(layer: layer, moved)
                 state.gainChanges.append((layer, moved))
             }
+        }
+        let (cues, playhead) = state.withLock { ($0.timeline.cues, $0.playhead) }
+        func move(_ sample: Int64) -> Int64 { Int64((Double(sample) * factor).rounded()) }
+        next.state.withLock { state in
+            for cue in cues {
+                state.timeline.cues[cue.index].interruptions = cue.interruptions.map {
+                    SessionTimeline.Interruption(fadeStart: move($0.fadeStart), fade: move($0.fade),
+                                                 resume: $0.resume.map(move), isStop: $0.isStop)
+                }
+                state.timeline.cues[cue.index].levelChanges = cue.levelChanges.map {
+                    SessionTimeline.AutomationPoint(start: move($0.start), ramp: move($0.ramp), gainDB: $0.gainDB)
+                }
+            }
+            state.playhead = playhead
         }
         return next
     }
@@ -284,42 +322,247 @@ public final class SessionPlayer: @unchecked Sendable {
         state.withLock { $0.running = false }
     }
 
-    /// Fires a manual cue: `name`, or the next one waiting (in file order) when nil.
+    /// Fires a manual cue: `name`, or the one the playhead selects when nil (at first, the first
+    /// manual cue in file order). The playhead then selects the next manual cue waiting after
+    /// the one fired (in file order; the first one waiting when none waits after it).
     ///
     /// - Returns: what was placed and where.
-    /// - Throws: ``SessionError``-free ``PlayerError`` when the cue is unknown, not manual, or
-    ///   already fired, or when no manual cue is left.
+    /// - Throws: ``PlayerError`` when the cue is unknown, not manual, or already fired, or when
+    ///   no manual cue is left.
     @discardableResult
     public func go(_ name: String? = nil) throws(PlayerError) -> GoResult {
         try state.withLock { state throws(PlayerError) -> GoResult in
-            let waiting = state.timeline.waitingCues
             let cue: SessionTimeline.Cue
             if let name {
-                guard let found = state.timeline.cues.first(where: { $0.name == name }) else {
-                    throw PlayerError("go: unknown cue '\(name)'\(Suggest.hint(for: name, in: state.timeline.cues.map(\.name)))")
-                }
-                guard found.trigger == found.index else {
-                    throw PlayerError("go: cue '\(name)' is not manual (it has a fixed place in the timeline); only cues with 'at: manual' take go")
-                }
-                guard found.start == nil else {
-                    throw PlayerError("go: cue '\(name)' has already been fired")
-                }
-                cue = found
+                cue = try Self.manualCue(name, in: state.timeline, verb: "go")
             } else {
-                guard let first = waiting.first else { throw PlayerError("go: no manual cue is waiting") }
-                cue = first
+                guard let index = state.playhead ?? state.timeline.waitingCues.first?.index else {
+                    throw PlayerError("go: no manual cue is waiting")
+                }
+                cue = state.timeline.cues[index]
             }
-            let sample: Int64
-            if state.running && !state.paused {
-                sample = state.filled.max() ?? 0
-            } else {
-                sample = state.pausedPosition
-            }
-            let placed = state.timeline.fire(cue.index, at: sample)
-            state.fired.append((cue.name, sample))
-            return GoResult(cue: cue.name, placed: placed.map { state.timeline.cues[$0].name },
-                            start: sample + cue.offsetFromTrigger)
+            var result = Self.fire(cue, in: &state)
+            state.playhead = Self.waitingCue(after: cue.index, in: state.timeline)
+            result.playhead = state.playhead.map { state.timeline.cues[$0].name }
+            return result
         }
+    }
+
+    /// Fires manual cue `name` without moving the playhead (unless it selected this cue: it then
+    /// moves on as after a ``go(_:)``).
+    /// - Throws: ``PlayerError`` when the cue is unknown, not manual or already fired (a cue
+    ///   plays once per run; a paused one takes ``resumeCue(_:)``).
+    @discardableResult
+    public func startCue(_ name: String) throws(PlayerError) -> GoResult {
+        try state.withLock { state throws(PlayerError) -> GoResult in
+            let cue = try Self.manualCue(name, in: state.timeline, verb: "start")
+            var result = Self.fire(cue, in: &state)
+            if state.playhead == cue.index { state.playhead = Self.waitingCue(after: cue.index, in: state.timeline) }
+            result.playhead = state.playhead.map { state.timeline.cues[$0].name }
+            return result
+        }
+    }
+
+    /// The manual cue waiting to be fired that a command names.
+    private static func manualCue(_ name: String, in timeline: SessionTimeline, verb: String) throws(PlayerError) -> SessionTimeline.Cue {
+        let found = try cue(name, in: timeline, verb: verb)
+        guard found.trigger == found.index else {
+            let how = found.trigger.map { "it starts with manual cue '\(timeline.cues[$0].name)'; fire that one" }
+                ?? "it has a fixed place in the timeline; only cues with 'at: manual' take \(verb)"
+            throw PlayerError("\(verb): cue '\(name)' is not manual (\(how))")
+        }
+        guard found.start == nil else {
+            let paused = found.awaitsResume ? " and is paused; resume it" : "; a cue plays once per run"
+            throw PlayerError("\(verb): cue '\(name)' has already been fired\(paused)")
+        }
+        return found
+    }
+
+    /// The cue named `name`.
+    private static func cue(_ name: String, in timeline: SessionTimeline, verb: String) throws(PlayerError) -> SessionTimeline.Cue {
+        guard let found = timeline.cues.first(where: { $0.name == name }) else {
+            throw PlayerError("\(verb): unknown cue '\(name)'\(Suggest.hint(for: name, in: timeline.cues.map(\.name)))")
+        }
+        return found
+    }
+
+    /// Places `cue` on the control sample.
+    private static func fire(_ cue: SessionTimeline.Cue, in state: inout State) -> GoResult {
+        let sample = state.controlSample
+        let placed = state.timeline.fire(cue.index, at: sample)
+        state.fired.append((cue.name, sample))
+        return GoResult(cue: cue.name, placed: placed.map { state.timeline.cues[$0].name },
+                        start: sample + cue.offsetFromTrigger, playhead: nil)
+    }
+
+    /// The first manual cue waiting after cue `index` in file order, else the first one waiting.
+    private static func waitingCue(after index: Int, in timeline: SessionTimeline) -> Int? {
+        let waiting = timeline.waitingCues
+        return (waiting.first { $0.index > index } ?? waiting.first)?.index
+    }
+
+    // MARK: - Cues
+
+    /// Stops cue `name` where the control lands: a playing cue fades out over
+    /// ``declickSeconds``, a paused one ends, a scheduled one is cancelled (it will not play).
+    /// - Throws: ``PlayerError`` for an unknown cue, or one that waits for go, has ended or is
+    ///   stopped already.
+    @discardableResult
+    public func stopCue(_ name: String) throws(PlayerError) -> CueChange {
+        try interrupt(name, stop: true)
+    }
+
+    /// Pauses cue `name` where the control lands (fading out over ``declickSeconds``); the rest
+    /// of the session plays on. ``resumeCue(_:)`` plays it on from there.
+    /// - Throws: ``PlayerError`` for an unknown cue or one that is not playing.
+    @discardableResult
+    public func pauseCue(_ name: String) throws(PlayerError) -> CueChange {
+        try interrupt(name, stop: false)
+    }
+
+    /// Stops or pauses one cue where the control lands.
+    private func interrupt(_ name: String, stop: Bool) throws(PlayerError) -> CueChange {
+        let verb = stop ? "stop" : "pause"
+        return try state.withLock { state throws(PlayerError) -> CueChange in
+            let cue = try Self.cue(name, in: state.timeline, verb: verb)
+            let sample = state.controlSample
+            let cueState = cue.state(at: sample)
+            let allowed: [SessionTimeline.CueState] = stop ? [.scheduled, .playing, .paused] : [.playing]
+            guard allowed.contains(cueState), stop || !cue.awaitsResume else {
+                let why = !stop && cue.awaitsResume ? "is paused already" : Self.describe(cueState)
+                throw PlayerError("\(verb): cue '\(name)' \(why); only a \(stop ? "scheduled, playing or paused cue can be stopped" : "playing cue can be paused")")
+            }
+            let fade = cueState == .playing ? declickFade(state) : 0
+            state.timeline.interrupt(cue.index, .init(fadeStart: sample, fade: fade, isStop: stop))
+            return CueChange(cue: name, start: sample, end: sample + fade)
+        }
+    }
+
+    /// Plays paused cue `name` on from where it paused, fading in over ``declickSeconds``, from
+    /// where the control lands.
+    /// - Throws: ``PlayerError`` for an unknown cue or one that is not paused.
+    @discardableResult
+    public func resumeCue(_ name: String) throws(PlayerError) -> CueChange {
+        try state.withLock { state throws(PlayerError) -> CueChange in
+            let cue = try Self.cue(name, in: state.timeline, verb: "resume")
+            guard let at = state.timeline.resume(cue.index, at: state.controlSample) else {
+                throw PlayerError("resume: cue '\(name)' is not paused (it \(Self.describe(cue.state(at: state.controlSample)))); pause it first")
+            }
+            let fade = state.timeline.cues[cue.index].interruptions.last { $0.resume == at }?.fade ?? 0
+            return CueChange(cue: name, start: at, end: at + fade)
+        }
+    }
+
+    /// What a stop of every cue did.
+    public struct StopResult: Sendable, Hashable {
+        /// The cues stopped (or cancelled), in file order.
+        public var cues: [String]
+        /// The session sample the fade-outs begin.
+        public var start: Int64
+        /// The session sample from which everything they played is silent.
+        public var silentFrom: Int64
+    }
+
+    /// Stops every cue that is scheduled, playing or paused where the control lands: playing
+    /// cues fade out over `fade` seconds (at least ``declickSeconds``; none while the session is
+    /// paused), the others end at once. Manual cues waiting for go stay ready.
+    /// - Returns: the cues stopped and where.
+    @discardableResult
+    public func stopAll(fade seconds: Double = SessionPlayer.declickSeconds) -> StopResult {
+        let rate = self.rate
+        return state.withLock { state in
+            let sample = state.controlSample
+            let playingFade = declickFade(state) == 0 ? 0 : Int64((max(seconds, Self.declickSeconds) * rate).rounded())
+            var result = StopResult(cues: [], start: sample, silentFrom: sample)
+            for cue in state.timeline.cues {
+                let cueState = cue.state(at: sample)
+                guard [.scheduled, .playing, .paused].contains(cueState) else { continue }
+                let fade = cueState == .playing ? playingFade : 0
+                state.timeline.interrupt(cue.index, .init(fadeStart: sample, fade: fade, resume: nil, isStop: true))
+                result.cues.append(cue.name)
+                result.silentFrom = max(result.silentFrom, sample + fade)
+            }
+            return result
+        }
+    }
+
+    /// Changes cue `name`'s own level to `decibels` over `ramp` seconds, from where the control
+    /// lands (its layer's gain applies on top).
+    /// - Returns: the session sample the change starts.
+    /// - Throws: ``PlayerError`` for an unknown cue or a bad level or ramp.
+    @discardableResult
+    public func setCueLevel(_ name: String, decibels: Double, ramp: Double = 0) throws(PlayerError) -> Int64 {
+        try Self.check(decibels: decibels, ramp: ramp, verb: "level")
+        let rate = self.rate
+        return try state.withLock { state throws(PlayerError) -> Int64 in
+            let cue = try Self.cue(name, in: state.timeline, verb: "level")
+            let sample = state.controlSample
+            state.timeline.addLevelChange(cue.index, .init(start: sample, ramp: Int64((ramp * rate).rounded()), gainDB: decibels))
+            return sample
+        }
+    }
+
+    // MARK: - Playhead
+
+    /// The manual cue a plain ``go(_:)`` fires next; nil when none waits.
+    public var playhead: String? {
+        state.withLock { state in state.playhead.map { state.timeline.cues[$0].name } }
+    }
+
+    /// Selects manual cue `name` (waiting for go) as the one a plain ``go(_:)`` fires next.
+    /// - Throws: ``PlayerError`` for an unknown cue or one that does not wait for go.
+    @discardableResult
+    public func select(_ name: String) throws(PlayerError) -> String {
+        try state.withLock { state throws(PlayerError) -> String in
+            let cue = try Self.manualCue(name, in: state.timeline, verb: "playhead")
+            state.playhead = cue.index
+            return cue.name
+        }
+    }
+
+    /// Moves the playhead to the next manual cue waiting (`forward`) or the previous one, in file
+    /// order.
+    /// - Returns: the cue selected.
+    /// - Throws: ``PlayerError`` when there is none in that direction.
+    @discardableResult
+    public func selectAdjacent(forward: Bool) throws(PlayerError) -> String {
+        try state.withLock { state throws(PlayerError) -> String in
+            let waiting = state.timeline.waitingCues
+            let current = state.playhead
+            let candidate = forward ? waiting.first { current == nil || $0.index > current! }
+                                    : waiting.last { current == nil || $0.index < current! }
+            guard let cue = candidate else {
+                let here = current.map { " \(forward ? "after" : "before") '\(state.timeline.cues[$0].name)'" } ?? ""
+                throw PlayerError("select: no manual cue waits\(here); the playhead stays")
+            }
+            state.playhead = cue.index
+            return cue.name
+        }
+    }
+
+    /// The fade for a pause, resume or stop: ``declickSeconds`` while playing, 0 while paused.
+    private func declickFade(_ state: State) -> Int64 {
+        state.running && !state.paused ? Int64((Self.declickSeconds * rate).rounded()) : 0
+    }
+
+    /// "has ended", "waits for go"… for error messages.
+    private static func describe(_ state: SessionTimeline.CueState) -> String {
+        switch state {
+        case .waiting: return "waits for go"
+        case .scheduled: return "has not started yet"
+        case .playing: return "is playing"
+        case .paused: return "is paused"
+        case .stopped: return "is stopped"
+        case .done: return "has ended"
+        }
+    }
+
+    /// Checks a level or gain and its ramp.
+    private static func check(decibels: Double, ramp: Double, verb: String) throws(PlayerError) {
+        guard decibels <= SessionGain.maximum, !decibels.isNaN else {
+            throw PlayerError("\(verb): \(decibels) dB is out of range; use -inf to +\(Int(SessionGain.maximum)) dB")
+        }
+        guard ramp.isFinite, ramp >= 0 else { throw PlayerError("\(verb): ramp \(ramp) s must be 0 or more seconds") }
     }
 
     /// Fires manual cue `name` at session sample `sample` exactly (offline renders, tests).
@@ -334,6 +577,7 @@ public final class SessionPlayer: @unchecked Sendable {
             }
             state.timeline.fire(cue.index, at: sample)
             state.fired.append((name, sample))
+            if state.playhead == cue.index { state.playhead = Self.waitingCue(after: cue.index, in: state.timeline) }
         }
     }
 
@@ -343,16 +587,13 @@ public final class SessionPlayer: @unchecked Sendable {
     /// - Throws: ``PlayerError`` for an unknown layer or a bad gain or ramp.
     @discardableResult
     public func setGain(layer name: String, decibels: Double, ramp: Double = 0) throws(PlayerError) -> Int64 {
-        guard decibels <= SessionGain.maximum, !decibels.isNaN else {
-            throw PlayerError("gain: \(decibels) dB is out of range; use -inf to +\(Int(SessionGain.maximum)) dB")
-        }
-        guard ramp.isFinite, ramp >= 0 else { throw PlayerError("gain: ramp \(ramp) s must be 0 or more seconds") }
+        try Self.check(decibels: decibels, ramp: ramp, verb: "gain")
         let rate = self.rate
         return try state.withLock { state throws(PlayerError) -> Int64 in
             guard let layer = state.timeline.layers.firstIndex(where: { $0.name == name }) else {
                 throw PlayerError("gain: unknown layer '\(name)'\(Suggest.hint(for: name, in: state.timeline.layers.map(\.name))); the layers are \(state.timeline.layers.map(\.name).joined(separator: ", "))")
             }
-            let sample = state.running && !state.paused ? (state.filled.max() ?? 0) : state.pausedPosition
+            let sample = state.controlSample
             let point = SessionTimeline.AutomationPoint(start: sample, ramp: Int64((ramp * rate).rounded()), gainDB: decibels)
             state.timeline.addAutomation(layer: layer, point)
             state.gainChanges.append((layer, point))

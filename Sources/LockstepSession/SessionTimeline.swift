@@ -13,7 +13,7 @@ public struct SessionTimeline: Sendable, Hashable {
     /// The layers, in file order.
     public let layers: [Layer]
     /// The cues, in file order.
-    public private(set) var cues: [Cue]
+    public internal(set) var cues: [Cue]
     /// Gain changes, per layer index, sorted by time.
     public private(set) var automation: [[AutomationPoint]]
 
@@ -66,12 +66,12 @@ public struct SessionTimeline: Sendable, Hashable {
         public var crossfadeIn: Int64
         /// Samples at its end over which it fades out under a follower's crossfade.
         public var crossfadeOut: Int64
-
-        /// The session sample after its last sample, when known.
-        public var end: Int64? {
-            guard let start, let length else { return nil }
-            return start + length
-        }
+        /// Pauses and stops a control surface placed on it while the session ran, in session
+        /// order (see ``SessionTimeline/Interruption``).
+        public var interruptions: [Interruption] = []
+        /// Changes of its own level a control surface made while the session ran, in session
+        /// order (``gainDB`` applies before the first).
+        public var levelChanges: [AutomationPoint] = []
 
         /// Whether it waits for a `go` (itself or through the cue it chains to).
         public var isManual: Bool { trigger != nil }
@@ -111,13 +111,12 @@ public struct SessionTimeline: Sendable, Hashable {
     public var waitingCues: [Cue] { cues.filter { $0.trigger == $0.index && $0.start == nil } }
 
     /// The session sample after everything placed has finished (cues that end and automation);
-    /// nil if a placed cue loops forever.
+    /// nil if a placed cue loops forever. A paused cue counts as ending where it fell silent.
     public var end: Int64? {
         var end: Int64 = 0
-        for cue in cues {
-            guard let start = cue.start else { continue }
-            guard let length = cue.length else { return nil }
-            end = max(end, start + length)
+        for cue in cues where cue.start != nil {
+            guard let cueEnd = cue.end else { return nil }
+            end = max(end, cueEnd)
         }
         for points in automation {
             for point in points { end = max(end, point.start + point.ramp) }
@@ -127,8 +126,14 @@ public struct SessionTimeline: Sendable, Hashable {
 
     /// The layer's gain in dB at session sample `sample`, automation included.
     public func layerGainDB(_ layer: Int, at sample: Int64) -> Double {
-        var value = layers[layer].gainDB
-        for point in automation[layer] {
+        Self.gainDB(from: layers[layer].gainDB, points: automation[layer], at: sample)
+    }
+
+    /// The gain in dB at session sample `sample` of something that starts at `base` dB and follows
+    /// `points` (sorted by time).
+    static func gainDB(from base: Double, points: [AutomationPoint], at sample: Int64) -> Double {
+        var value = base
+        for point in points {
             if sample < point.start { break }
             if point.ramp > 0 && sample < point.start + point.ramp {
                 let fraction = Double(sample - point.start) / Double(point.ramp)

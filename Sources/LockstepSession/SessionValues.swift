@@ -72,6 +72,16 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Formats seconds as a clock, `m:ss.fff` (or `h:mm:ss.fff`), as Lockstep shows session times.
+    public static func clock(_ seconds: Double) -> String {
+        let totalMillis = Int((seconds * 1000).rounded())
+        let ms = totalMillis % 1000
+        let s = (totalMillis / 1000) % 60
+        let m = (totalMillis / 60_000) % 60
+        let h = totalMillis / 3_600_000
+        return h > 0 ? String(format: "%d:%02d:%02d.%03d", h, m, s, ms) : String(format: "%d:%02d.%03d", m, s, ms)
+    }
+
     /// The forms a time may take, for error messages.
     public static let formsHint = "write seconds (12 or 1.5), \"m:ss.fff\", \"h:mm:ss.fff\" or \"N samples\""
 }

@@ -16,21 +16,6 @@ final class SessionDisplay {
         self.player = player
     }
 
-    /// A cue's state at session sample `position`: playing, done, scheduled, or waiting (for go).
-    static func state(of cue: SessionTimeline.Cue, at position: Int64) -> String {
-        guard let start = cue.start else { return "waiting" }
-        if position < start { return "scheduled" }
-        if let end = cue.end, position >= end { return "done" }
-        return "playing"
-    }
-
-    /// The next cue to start after `position`: the earliest scheduled one, else the first
-    /// manual cue still waiting.
-    static func next(in timeline: SessionTimeline, at position: Int64) -> SessionTimeline.Cue? {
-        let scheduled = timeline.cues.filter { ($0.start ?? .min) > position }.min { $0.start! < $1.start! }
-        return scheduled ?? timeline.waitingCues.first
-    }
-
     /// Shows a message (a control command's answer or error) in the display, or on standard
     /// error when there is no display.
     func note(_ message: String) {
@@ -53,18 +38,23 @@ final class SessionDisplay {
         var rows: [String] = []
         let state = player.isRunning ? "playing" : (player.isPaused ? "paused" : "stopped")
         var header = "  \(Terminal.time(Double(position) / rate))  \(state)   discontinuities: \(player.engine.discontinuityCount)"
-        if let next = Self.next(in: timeline, at: position) {
+        let playhead = player.playhead
+        if let next = timeline.nextCue(at: position, playhead: timeline.cues.firstIndex { $0.name == playhead }) {
             header += next.start.map { "   next: \(next.name) in \(Terminal.time(Double($0 - position) / rate))" }
                 ?? "   next: \(next.name) (waits for go)"
         }
         rows.append(header)
         rows += notes.map { "  > " + $0 }
         // The cues around now: everything playing, then up to 4 to come.
-        let playing = timeline.cues.filter { Self.state(of: $0, at: position) == "playing" }
-        let coming = timeline.cues.filter { ["scheduled", "waiting"].contains(Self.state(of: $0, at: position)) }
+        let playing = timeline.cues.filter { [.playing, .paused].contains($0.state(at: position)) }
+        let coming = timeline.cues.filter { [.scheduled, .waiting].contains($0.state(at: position)) }
             .sorted { ($0.start ?? .max) < ($1.start ?? .max) }.prefix(4)
         for cue in playing + coming {
-            let mark = Self.state(of: cue, at: position) == "playing" ? "▶" : " "
+            let mark = switch cue.state(at: position) {
+            case .playing: "▶"
+            case .paused: "‖"
+            default: cue.name == playhead ? "»" : " "
+            }
             let when = cue.start.map { Terminal.time(Double($0) / rate) } ?? "go"
             let name = cue.name.padding(toLength: 18, withPad: " ", startingAt: 0)
             let layer = timeline.layers[cue.layer].name.padding(toLength: 12, withPad: " ", startingAt: 0)

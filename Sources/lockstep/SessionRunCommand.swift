@@ -2,7 +2,9 @@ import ArgumentParser
 import Foundation
 import Lockstep
 import LockstepFiles
+import LockstepControl
 import LockstepJACK
+import LockstepOSC
 import LockstepSession
 import Synchronization
 
@@ -55,6 +57,15 @@ struct SessionRunCommand: ParsableCommand {
     @Option(help: "Read control commands from this file or FIFO ('-': standard input).")
     var control: String?
 
+    @Option(name: .customLong("osc"), help: ArgumentHelp("Answer control commands over OSC (UDP) with QLab's addresses, on [HOST:]PORT (HOST defaults to 127.0.0.1, this machine only; QLab's port is 53000).", valueName: "[HOST:]PORT"))
+    var osc: String?
+
+    @Option(name: .customLong("osc-passcode"), help: "OSC clients must send /connect CODE before any other message.")
+    var oscPasscode: String?
+
+    @Option(name: .customLong("osc-reply-port"), help: "The UDP port OSC replies and updates go to on the sender's host, until a client sends /udpReplyPort (default 53001, QLab's).")
+    var oscReplyPort: Int?
+
     @Option(name: .customLong("connect"), help: "Connect the master outputs to this port (repeat: out_1 to the first, out_2 to the second…).")
     var connections: [String] = []
 
@@ -77,6 +88,15 @@ struct SessionRunCommand: ParsableCommand {
         if let from, SessionTime.parse(from) == nil {
             throw ValidationError("--from '\(from)' is not a time; \(SessionTime.formsHint)")
         }
+        if let osc {
+            do { _ = try OSCEndpoint.parse(osc) } catch { throw ValidationError(error.message) }
+        } else if oscPasscode != nil || oscReplyPort != nil {
+            throw ValidationError("--osc-passcode and --osc-reply-port need --osc [HOST:]PORT")
+        }
+        if let oscPasscode, oscPasscode.isEmpty { throw ValidationError("--osc-passcode is empty; give a passcode, or leave the option out") }
+        if let oscReplyPort, !(1...65535).contains(oscReplyPort) {
+            throw ValidationError("--osc-reply-port \(oscReplyPort) is not a UDP port; use 1 to 65535")
+        }
     }
 
     func run() throws {
@@ -98,6 +118,13 @@ final class SessionRun {
 
     func run() throws {
         let interrupt = InterruptFlag()
+        // The OSC port is bound first, so that a port in use fails before any server starts.
+        let oscSocket: OSCUDPSocket?
+        do throws(OSCError) {
+            oscSocket = try command.osc.map { text throws(OSCError) in try OSCUDPSocket(binding: try OSCEndpoint.parse(text)) }
+        } catch {
+            throw CLIError(message: "session run: \(error.message)")
+        }
         defer { launcher.stop() }
         try launcher.ensureServer(for: "session run", named: command.server, modeName: command.startServer)
         let device: JACKDevice
@@ -156,6 +183,18 @@ final class SessionRun {
                 throw CLIError(message: "session run: \(error.message)")
             }
         }
+        let dispatcher = ControlDispatcher(player: player)
+        let notes = NoteQueue()
+        var osc: OSCUDPServer?
+        if let oscSocket {
+            let options = OSCControlServer.Options(passcode: command.oscPasscode,
+                                                   replyPort: UInt16(command.oscReplyPort ?? Int(OSCEndpoint.defaultReplyPort)))
+            let server = OSCUDPServer(socket: oscSocket, dispatcher: dispatcher, options: options, log: { notes.add($0) })
+            FileHandle.standardError.write(Data(("lockstep: OSC control on \(server.localAddress) (UDP); replies to port \(options.replyPort)"
+                + (options.passcode == nil ? "" : "; /connect with the passcode first") + "\n").utf8))
+            if let warning = server.exposureWarning { FileHandle.standardError.write(Data("lockstep: warning: \(warning)\n".utf8)) }
+            osc = server
+        }
         var stopAfter = command.duration.map { Int64(($0 * rate).rounded()) }
         var playedFrames: Int64 = 0
         var lastPosition = fromPosition
@@ -165,7 +204,6 @@ final class SessionRun {
         var rateChanges: [RateChange] = []
         let rateReports = RateChangeReports()
         var interrupted = false
-        var stopRequested = false
         var lateReported = 0
         let serverWatch = ServerWatch(device: device)
         loop: while true {
@@ -215,6 +253,7 @@ final class SessionRun {
                     lastPosition = position
                     rate = next.rate
                     live = next
+                    dispatcher.replacePlayer(next)
                     display = SessionDisplay(enabled: Terminal.stderrIsTerminal && !command.json, player: live)
                     continue
                 } catch {
@@ -227,23 +266,22 @@ final class SessionRun {
                     throw CLIError(message: "session run: \(error)")
                 }
             }
-            for line in controls?.take() ?? [] {
-                if handle(line, player: live, engine: engine, display: display) { stopRequested = true }
-            }
-            if stopRequested { break }
+            for line in controls?.take() ?? [] { typed(line, dispatcher: dispatcher, display: display) }
+            for note in notes.take() { display.note(note) }
+            dispatcher.poll()
             reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
             let position = live.position
             if live.isRunning { playedFrames += max(0, position - lastPosition) }
             lastPosition = position
             if let stopAfter, playedFrames >= stopAfter { break }
             let timeline = live.timeline
-            let canStillGo = controls.map { !$0.isFinished } ?? false
-            // Done when everything placed has played and no manual cue can still be fired (a
-            // transport follower runs until stopped).
+            let canStillGo = osc != nil || controls.map { !$0.isFinished } ?? false
+            // Done when everything placed has played and no manual cue can still be fired nor a
+            // paused one resumed (a transport follower runs until stopped).
             // (Against what has been rendered, not the estimate of now: the fade-out that follows
             // must not reach the last frames of the last cue.)
             if follower == nil, let end = timeline.end, live.position(atDeviceTime: engine.renderedSampleTime) >= end,
-               timeline.waitingCues.isEmpty || !canStillGo {
+               (timeline.waitingCues.isEmpty && timeline.pausedCues.isEmpty) || !canStillGo {
                 break
             }
             display.update()
@@ -251,10 +289,13 @@ final class SessionRun {
         }
         display.finish()
 
-        // Fade out over a few ms, then stop.
+        // Fade out over a few ms, then stop (what the last cues did is published first).
         let endPosition = live.position
         for queue in live.queues { try? queue.setVolume(0) }
         usleep(30_000)
+        dispatcher.poll()
+        osc?.stop()
+        for note in notes.take() { FileHandle.standardError.write(Data("lockstep: \(note)\n".utf8)) }
         live.stop()
         controls?.close()
         let timeline = live.timeline
@@ -272,6 +313,7 @@ final class SessionRun {
             var server: String?
             var lateStarts: [SessionPlayer.LateStart]
             var rateChanges: [RateChange]
+            var osc: OSCStatistics?
         }
         reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
         let error = engine.deviceError?.message ?? live.queues.lazy.compactMap { $0.stopError?.message }.first
@@ -282,11 +324,12 @@ final class SessionRun {
                                      discontinuities: gaps.map { "\($0.kind.rawValue)@\($0.sampleTime)" },
                                      cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
                                      server: launcher.description.isEmpty ? nil : launcher.description,
-                                     lateStarts: live.lateStarts, rateChanges: rateChanges)))
+                                     lateStarts: live.lateStarts, rateChanges: rateChanges, osc: osc?.statistics)))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
             print("ran \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
                   + "(\(endPosition) samples) at \(Int(rate)) Hz through '\(device.name)'; discontinuities: \(gaps.count)"
+                  + (osc.map { "; OSC: \($0.statistics.received) received, \($0.statistics.replies) replies, \($0.statistics.dropped) dropped" } ?? "")
                   + (interrupted ? " (interrupted)" : ""))
         }
         engine.device.stop()
@@ -329,104 +372,24 @@ final class SessionRun {
         reported = starts.count
     }
 
-    /// Carries out one control command; returns true for `stop`.
-    func handle(_ line: String, player: SessionPlayer, engine: Engine, display: SessionDisplay) -> Bool {
-        let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
-        guard let verb = words.first?.lowercased() else { return false }
-        let rate = player.rate
-        func fail(_ message: String) { display.note("control: \(message)") }
-        switch verb {
-        case "go":
-            do {
-                let result = try player.go(words.count > 1 ? words.dropFirst().joined(separator: " ") : nil)
-                display.note("go \(result.cue) at \(Terminal.time(Double(result.start) / rate)) (sample \(result.start))")
-            } catch { fail(error.message) }
-        case "pause":
-            player.pause()
-            display.note("paused at \(Terminal.time(Double(player.position) / rate))")
-        case "resume":
-            do { try player.resume() } catch { fail("resume: \(error.message)") }
-        case "stop": return true
-        case "seek":
-            let text = words.dropFirst().joined(separator: " ")
-            guard let time = SessionTime.parse(text) else {
-                fail("seek '\(text)' is not a time; \(SessionTime.formsHint)")
-                return false
-            }
-            do {
-                try player.seek(to: time.samples(at: rate))
-                display.note("seek to \(Terminal.time(Double(time.samples(at: rate)) / rate))")
-            } catch { fail("seek: \(error.message)") }
-        case "gain":
-            guard words.count == 3 || words.count == 4, let db = SessionGain.parse(words[2]) else {
-                fail("'\(line)' is not 'gain LAYER DB [RAMP]'; write e.g. gain drums -12dB 2")
-                return false
-            }
-            var ramp = 0.0
-            if words.count == 4 {
-                guard case .seconds(let seconds)? = SessionTime.parse(words[3]) else {
-                    fail("gain: ramp '\(words[3])' is not a number of seconds")
-                    return false
-                }
-                ramp = seconds
-            }
-            do {
-                let at = try player.setGain(layer: words[1], decibels: db, ramp: ramp)
-                display.note("gain \(words[1]) to \(SessionGain.format(db)) over \(ramp) s from \(Terminal.time(Double(at) / rate))")
-            } catch { fail(error.message) }
-        case "status":
-            FileHandle.standardOutput.write(Data((SessionStatus(player: player, engine: engine).json + "\n").utf8))
-        default:
-            fail("unknown command '\(verb)'\(suggestion(verb)); the commands are go, pause, resume, stop, seek, gain, status")
+    /// The typed-line surface: parses one line into a command, has the dispatcher carry it out,
+    /// and shows the reply — `status` as one JSON line on standard output, anything else as a
+    /// note (errors as `control: …`).
+    func typed(_ line: String, dispatcher: ControlDispatcher, display: SessionDisplay) {
+        let verb = ControlLine.verb(of: line)
+        let command: ControlCommand
+        do { command = try ControlLine.parse(line) } catch {
+            display.note("control: \(error.message)")
+            return
         }
-        return false
-    }
-
-    private func suggestion(_ verb: String) -> String {
-        Suggest.hint(for: verb, in: ["go", "pause", "resume", "stop", "seek", "gain", "status"])
-    }
-}
-
-/// A snapshot of a running session as one JSON line (the `status` command).
-struct SessionStatus {
-    let player: SessionPlayer
-    let engine: Engine
-
-    var json: String {
-        struct Cue: Encodable { var name: String; var layer: String; var state: String; var start: Int64?; var end: Int64? }
-        struct Layer: Encodable { var name: String; var gainDB: Double?; var peakDB: Double? }
-        struct Next: Encodable { var name: String; var inSeconds: Double?; var manual: Bool }
-        struct Status: Encodable {
-            var event = "status"
-            var state: String
-            var position: Int64
-            var seconds: Double
-            var rate: Double
-            var cues: [Cue]
-            var next: Next?
-            var layers: [Layer]
-            var discontinuities: Int
+        let reply = dispatcher.execute(command, address: verb)
+        if !reply.isOK {
+            display.note("control: \(reply.summary)")
+        } else if command == .status, let data = reply.data {
+            FileHandle.standardOutput.write(Data((data.json + "\n").utf8))
+        } else {
+            display.note(reply.summary)
         }
-        let timeline = player.timeline
-        let position = player.position
-        let rate = timeline.rate
-        var cues: [Cue] = []
-        for cue in timeline.cues {
-            cues.append(Cue(name: cue.name, layer: timeline.layers[cue.layer].name,
-                            state: SessionDisplay.state(of: cue, at: position), start: cue.start, end: cue.end))
-        }
-        let next = SessionDisplay.next(in: timeline, at: position).map { cue in
-            Next(name: cue.name, inSeconds: cue.start.map { Double($0 - position) / rate }, manual: cue.start == nil)
-        }
-        let layers = zip(timeline.layers.indices, player.queues).map { index, queue in
-            let db = timeline.layerGainDB(index, at: position)
-            let peak = ((try? queue.currentLevelMeterDB()) ?? []).map(\.peakPower).max() ?? -.infinity
-            return Layer(name: timeline.layers[index].name, gainDB: db.isFinite ? db : nil,
-                         peakDB: peak.isFinite ? Double(peak) : nil)
-        }
-        let state = player.isRunning ? "playing" : (player.isPaused ? "paused" : "stopped")
-        return jsonString(Status(state: state, position: position, seconds: Double(position) / rate, rate: rate,
-                                 cues: cues, next: next, layers: layers, discontinuities: engine.discontinuityCount))
     }
 }
 
@@ -450,6 +413,16 @@ struct TerminalEcho {
         var saved = self.saved
         tcsetattr(STDIN_FILENO, TCSANOW, &saved)
     }
+}
+
+/// Lines from other threads (the OSC server's log) for the run loop to show.
+final class NoteQueue: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    func add(_ line: String) { lines.withLock { $0.append(line) } }
+
+    /// The lines added since the last call.
+    func take() -> [String] { lines.withLock { list in defer { list.removeAll() }; return list } }
 }
 
 /// Reads control commands, one a line, on a thread of its own: from standard input, a file, or

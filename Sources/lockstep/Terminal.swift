@@ -19,14 +19,7 @@ enum Terminal {
     }
 
     /// Formats seconds as `m:ss.fff` (or `h:mm:ss.fff`).
-    static func time(_ seconds: Double) -> String {
-        let totalMillis = Int((seconds * 1000).rounded())
-        let ms = totalMillis % 1000
-        let s = (totalMillis / 1000) % 60
-        let m = (totalMillis / 60_000) % 60
-        let h = totalMillis / 3_600_000
-        return h > 0 ? String(format: "%d:%02d:%02d.%03d", h, m, s, ms) : String(format: "%d:%02d.%03d", m, s, ms)
-    }
+    static func time(_ seconds: Double) -> String { SessionTime.clock(seconds) }
 
     /// Formats a dBFS value, `-inf` for silence.
     static func decibels(_ value: Float) -> String {

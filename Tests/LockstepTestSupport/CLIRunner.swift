@@ -108,6 +108,14 @@ public final class RunningCLI: @unchecked Sendable {
         return String(decoding: outData, as: UTF8.self)
     }
 
+    /// Waits until standard error holds `fragment`; returns false after `timeout` seconds or when
+    /// the process exits first.
+    public func waitForErrorOutput(containing fragment: String, timeout: Double = 10) -> Bool {
+        JACKFixtureSupport.poll(timeout: timeout, interval: 0.005) {
+            errorOutputSoFar.contains(fragment) || !process.isRunning
+        } && errorOutputSoFar.contains(fragment)
+    }
+
     /// Sends a signal (SIGINT, SIGTERM, …).
     public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
 

@@ -1,0 +1,62 @@
+import LockstepSession
+
+/// One command to a running session, as every control surface (typed lines, OSC, later MIDI and
+/// the web page) produces it for the ``ControlDispatcher``.
+///
+/// Every change lands on the first session sample no layer has computed yet (see
+/// ``LockstepSession/SessionPlayer``), and its reply says which.
+public enum ControlCommand: Sendable, Hashable {
+    /// Fires a manual cue: the one named, or the one the playhead selects; the playhead then moves
+    /// to the next manual cue waiting.
+    case go(CueReference?)
+    /// Stops every cue that is scheduled, playing or paused (a 5 ms fade); manual cues waiting for
+    /// go stay ready, and the session's time runs on.
+    case stop
+    /// Fades every cue out over the panic time, then stops them; a second panic while that fade
+    /// runs stops everything at once.
+    case panic
+    /// Pauses the whole session (fading out), keeping its position.
+    case pause
+    /// Plays the whole session on from where it paused.
+    case resume
+    /// Fires one manual cue without moving the playhead.
+    case startCue(CueReference)
+    /// Stops one cue (fading out if it plays; a scheduled cue is cancelled).
+    case stopCue(CueReference)
+    /// Pauses one playing cue; the rest of the session plays on.
+    case pauseCue(CueReference)
+    /// Plays a paused cue on from where it paused.
+    case resumeCue(CueReference)
+    /// Sets one cue's own level in dB, over a ramp in seconds.
+    case setCueLevel(CueReference, decibels: Double, ramp: Double)
+    /// Moves the playhead to the next manual cue waiting.
+    case selectNext
+    /// Moves the playhead to the previous manual cue waiting.
+    case selectPrevious
+    /// Puts the playhead on a manual cue waiting for go.
+    case selectPlayhead(CueReference)
+    /// Ramps a layer's gain to a level in dB over a ramp in seconds.
+    case setLayerGain(layer: String, decibels: Double, ramp: Double)
+    /// Moves the session to a time (seconds or samples at the session's rate).
+    case seek(SessionTime)
+    /// Answers with the session's state (``ControlStatus``).
+    case status
+}
+
+/// How a command names a cue: by name, or by its number (1 for the first cue of the session
+/// file, in file order).
+public enum CueReference: Sendable, Hashable, CustomStringConvertible {
+    /// The cue's name; when no cue has this name and it is a whole number, the cue with that
+    /// number.
+    case name(String)
+    /// The cue's position in the session file, from 1.
+    case number(Int)
+
+    /// The name, or `#N` for a number.
+    public var description: String {
+        switch self {
+        case .name(let name): return name
+        case .number(let number): return "#\(number)"
+        }
+    }
+}

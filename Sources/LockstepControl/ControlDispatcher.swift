@@ -1,0 +1,319 @@
+import Foundation
+import Lockstep
+import LockstepSession
+import Synchronization
+
+/// The one path every control command takes: carries it out on a ``SessionPlayer``, answers
+/// with a ``ControlReply``, and publishes what changed to ``updates``.
+///
+/// Surfaces (typed lines, OSC, later MIDI and the web page) only translate their input into a
+/// ``ControlCommand`` and the reply back into their own form. ``execute(_:address:)`` may be
+/// called from any thread; commands are carried out one at a time, in the order they arrive.
+/// ``poll(now:)``, called a few times a second by whoever runs the session, publishes what the
+/// timeline does by itself: cues starting, ending, falling silent after a pause or stop (each
+/// with its exact sample), discontinuities, and a heartbeat. None of it runs on the realtime
+/// thread.
+///
+/// ```swift
+/// let dispatcher = ControlDispatcher(player: player)
+/// let subscription = dispatcher.updates.subscribe { print($0.json) }
+/// let reply = dispatcher.execute(.go(nil), address: "go")    // {"address":"go","status":"ok","data":{"cue":…}}
+/// ```
+public final class ControlDispatcher: Sendable {
+    /// How the dispatcher behaves.
+    public struct Options: Sendable, Hashable {
+        /// Seconds a panic fades every cue out over (a second panic during the fade stops at once).
+        public var panicFade: Double
+        /// Seconds between two heartbeat updates.
+        public var heartbeatInterval: Double
+
+        /// Options with a 1 s panic fade and a heartbeat every second.
+        public init(panicFade: Double = 1, heartbeatInterval: Double = 1) {
+            self.panicFade = panicFade
+            self.heartbeatInterval = heartbeatInterval
+        }
+    }
+
+    /// The options it was made with.
+    public let options: Options
+    /// Every change of the session, for subscribers.
+    public let updates = ControlPublisher()
+    private let state: Mutex<State>
+
+    private struct State {
+        var player: SessionPlayer
+        /// Each cue's state at the last poll.
+        var cueStates: [SessionTimeline.CueState] = []
+        /// The session position at the last poll.
+        var lastPosition: Int64 = 0
+        var seenDiscontinuities = 0
+        var lastHeartbeat = ContinuousClock.now
+        /// While a panic fade runs: the session sample everything is silent from.
+        var panicUntil: Int64?
+
+        init(player: SessionPlayer) {
+            self.player = player
+            seenDiscontinuities = player.engine.discontinuityCount
+            baseline()
+        }
+
+        /// Takes the cues' states just before the position now as known, so that the next poll
+        /// reports only what happens from here (a cue starting on this very sample included).
+        mutating func baseline() {
+            lastPosition = player.position - 1
+            let position = lastPosition
+            cueStates = player.timeline.cues.map { $0.state(at: position) }
+        }
+    }
+
+    /// Creates a dispatcher for `player` (started, or halted at its first position).
+    public init(player: SessionPlayer, options: Options = Options()) {
+        self.options = options
+        state = Mutex(State(player: player))
+    }
+
+    /// The player commands go to.
+    public var player: SessionPlayer { state.withLock { $0.player } }
+
+    /// Sends commands to `player` from now on (the player made again after a sample-rate
+    /// change). What it already did is not published again.
+    public func replacePlayer(_ player: SessionPlayer) {
+        state.withLock { state in
+            state.player = player
+            state.panicUntil = nil
+            state.baseline()
+        }
+    }
+
+    /// Carries out `command` and answers; `address` is how the surface named it (`/go`, `go`).
+    /// Updates the command caused are published before this returns.
+    public func execute(_ command: ControlCommand, address: String) -> ControlReply {
+        let (reply, updates) = state.withLock { state -> (ControlReply, [ControlUpdate]) in
+            do throws(ControlError) {
+                return try Self.run(command, address: address, state: &state, options: options)
+            } catch {
+                return (.error(address, error.message), [])
+            }
+        }
+        self.updates.publish(updates)
+        return reply
+    }
+
+    /// Publishes what the session did by itself since the last poll: cue state changes with
+    /// their samples, discontinuities, and a heartbeat when one is due.
+    public func poll(now: ContinuousClock.Instant = .now) {
+        let updates = state.withLock { state in Self.observe(&state, now: now, options: options) }
+        self.updates.publish(updates)
+    }
+
+    // MARK: - Commands
+
+    private static func run(_ command: ControlCommand, address: String, state: inout State,
+                            options: Options) throws(ControlError) -> (ControlReply, [ControlUpdate]) {
+        let player = state.player
+        let rate = player.rate
+        let timeline = player.timeline
+        /// The device sample of session sample `position`, while playing.
+        func device(_ position: Int64) -> ControlValue {
+            player.isRunning ? .integer(player.deviceTime(forPosition: position)) : .null
+        }
+        func when(_ position: Int64) -> String { "\(SessionTime.clock(Double(position) / rate)) (sample \(position))" }
+        func at(_ position: Int64) -> [String: ControlValue] {
+            ["position": .integer(position), "seconds": .number(Double(position) / rate), "sampleTime": device(position)]
+        }
+        func update(_ kind: ControlUpdate.Kind, cue: String? = nil, layer: String? = nil, _ position: Int64? = nil,
+                    decibels: Double? = nil) -> ControlUpdate {
+            ControlUpdate(kind, cue: cue, layer: layer, position: position,
+                          sampleTime: position.flatMap { player.isRunning ? player.deviceTime(forPosition: $0) : nil },
+                          seconds: position.map { Double($0) / rate }, decibels: decibels)
+        }
+        func cue(_ reference: CueReference) throws(ControlError) -> String { try resolve(reference, in: timeline) }
+
+        switch command {
+        case .go(let reference):
+            let name = try reference.map { reference throws(ControlError) in try cue(reference) }
+            let result = try attempt { () throws(PlayerError) in try player.go(name) }
+            return (.ok(address, fired(result, at(result.start)), summary: "go \(result.cue) at \(when(result.start))"),
+                    [update(.playhead, cue: result.playhead)])
+        case .startCue(let reference):
+            let name = try cue(reference)
+            let result = try attempt { () throws(PlayerError) in try player.startCue(name) }
+            return (.ok(address, fired(result, at(result.start)), summary: "start \(result.cue) at \(when(result.start))"),
+                    [update(.playhead, cue: result.playhead)])
+        case .stop, .panic:
+            let again = command == .panic && state.panicUntil.map { player.position < $0 } ?? false
+            let result = player.stopAll(fade: command == .panic && !again ? options.panicFade : SessionPlayer.declickSeconds)
+            state.panicUntil = command == .panic && !again ? result.silentFrom : nil
+            var data = at(result.start)
+            data["cues"] = .array(result.cues.map(ControlValue.string))
+            data["silentFrom"] = .integer(result.silentFrom)
+            let what = "\(result.cues.count) cue\(result.cues.count == 1 ? "" : "s") silent from \(when(result.silentFrom))"
+            let how = command == .stop ? "stop" : again ? "panic again: stopped at once" : "panic: fading out over \(options.panicFade) s"
+            return (.ok(address, .object(data), summary: "\(how), \(what)"),
+                    [update(command == .stop ? .stopped : .panic, result.start)])
+        case .pause:
+            guard player.isRunning else {
+                throw ControlError("pause: the session is not playing (it is \(player.isPaused ? "paused already; resume plays it on" : "stopped"))")
+            }
+            player.pause()
+            let position = player.position
+            return (.ok(address, .object(at(position)), summary: "paused at \(when(position))"), [update(.paused, position)])
+        case .resume:
+            guard player.isPaused else { throw ControlError("resume: the session is not paused; pause it first") }
+            let position = player.position
+            do { try player.resume() } catch { throw ControlError("resume: \(error.message)") }
+            return (.ok(address, .object(at(position)), summary: "resumed at \(when(position))"), [update(.resumed, position)])
+        case .stopCue(let reference):
+            let name = try cue(reference)
+            let change = try attempt { () throws(PlayerError) in try player.stopCue(name) }
+            return (.ok(address, changed(change, at(change.start)), summary: "stop \(name): silent from \(when(change.end))"), [])
+        case .pauseCue(let reference):
+            let name = try cue(reference)
+            let change = try attempt { () throws(PlayerError) in try player.pauseCue(name) }
+            return (.ok(address, changed(change, at(change.start)), summary: "pause \(name): silent from \(when(change.end))"), [])
+        case .resumeCue(let reference):
+            let name = try cue(reference)
+            let change = try attempt { () throws(PlayerError) in try player.resumeCue(name) }
+            return (.ok(address, changed(change, at(change.start)), summary: "resume \(name) at \(when(change.start))"), [])
+        case .setCueLevel(_, let decibels, let ramp), .setLayerGain(_, let decibels, let ramp):
+            let what: (key: String, name: String, verb: String)
+            let start: Int64
+            if case .setCueLevel(let reference, _, _) = command {
+                let name = try cue(reference)
+                what = ("cue", name, "level")
+                start = try attempt { () throws(PlayerError) in try player.setCueLevel(name, decibels: decibels, ramp: ramp) }
+            } else {
+                guard case .setLayerGain(let layer, _, _) = command else { preconditionFailure() }
+                what = ("layer", layer, "gain")
+                start = try attempt { () throws(PlayerError) in try player.setGain(layer: layer, decibels: decibels, ramp: ramp) }
+            }
+            var data = at(start)
+            data[what.key] = .string(what.name)
+            data["decibels"] = .number(decibels)
+            data["ramp"] = .number(ramp)
+            let summary = "\(what.verb) \(what.name) to \(SessionGain.format(decibels)) over \(ramp) s from \(when(start))"
+            return (.ok(address, .object(data), summary: summary),
+                    [what.key == "cue" ? update(.cueLevel, cue: what.name, start, decibels: decibels)
+                                       : update(.layerGain, layer: what.name, start, decibels: decibels)])
+        case .selectNext, .selectPrevious, .selectPlayhead:
+            let selected: String
+            if case .selectPlayhead(let reference) = command {
+                let name = try cue(reference)
+                selected = try attempt { () throws(PlayerError) in try player.select(name) }
+            } else {
+                let forward = command == .selectNext
+                selected = try attempt { () throws(PlayerError) in try player.selectAdjacent(forward: forward) }
+            }
+            return (.ok(address, .object(["playhead": .string(selected)]), summary: "playhead on \(selected)"),
+                    [update(.playhead, cue: selected)])
+        case .seek(let time):
+            let position = time.samples(at: rate)
+            do { try player.seek(to: position) } catch { throw ControlError("seek: \(error.message)") }
+            return (.ok(address, .object(at(position)), summary: "seek to \(when(position))"), [update(.seeked, position)])
+        case .status:
+            let status = ControlStatus(player: player)
+            guard let value = try? ControlValue(encoding: status) else { throw ControlError("status: the state could not be encoded") }
+            return (.ok(address, value, summary: "status at \(when(status.position))"), [])
+        }
+    }
+
+    /// The data of a go or start.
+    private static func fired(_ result: SessionPlayer.GoResult, _ at: [String: ControlValue]) -> ControlValue {
+        var data = at
+        data["cue"] = .string(result.cue)
+        data["placed"] = .array(result.placed.map(ControlValue.string))
+        data["start"] = at["position"]
+        data["playhead"] = result.playhead.map(ControlValue.string) ?? .null
+        return .object(data)
+    }
+
+    /// The data of a cue's stop, pause or resume.
+    private static func changed(_ change: SessionPlayer.CueChange, _ at: [String: ControlValue]) -> ControlValue {
+        var data = at
+        data["cue"] = .string(change.cue)
+        data["start"] = .integer(change.start)
+        data["end"] = .integer(change.end)
+        return .object(data)
+    }
+
+    /// Runs a player call, turning its error into a ``ControlError``.
+    private static func attempt<T>(_ body: () throws(PlayerError) -> T) throws(ControlError) -> T {
+        do { return try body() } catch { throw ControlError(error.message) }
+    }
+
+    /// The name of the cue `reference` names (a name no cue has is passed on, for the player to
+    /// say it is unknown and suggest one).
+    static func resolve(_ reference: CueReference, in timeline: SessionTimeline) throws(ControlError) -> String {
+        switch reference {
+        case .name(let name):
+            if timeline.cues.contains(where: { $0.name == name }) { return name }
+            if let number = Int(name), timeline.cues.indices.contains(number - 1) { return timeline.cues[number - 1].name }
+            return name
+        case .number(let number):
+            guard timeline.cues.indices.contains(number - 1) else {
+                throw ControlError("there is no cue number \(number); the cues are numbered 1 to \(timeline.cues.count) in file order")
+            }
+            return timeline.cues[number - 1].name
+        }
+    }
+
+    // MARK: - Observing
+
+    private static func observe(_ state: inout State, now: ContinuousClock.Instant, options: Options) -> [ControlUpdate] {
+        let player = state.player
+        let timeline = player.timeline
+        let position = player.position
+        let running = player.isRunning
+        let rate = player.rate
+        var updates: [ControlUpdate] = []
+        if state.cueStates.count != timeline.cues.count { state.baseline() }
+        for cue in timeline.cues {
+            let now = cue.state(at: position)
+            let before = state.cueStates[cue.index]
+            guard now != before else { continue }
+            state.cueStates[cue.index] = now
+            let resumedAt = cue.interruptions.compactMap(\.resume).last { $0 <= position }
+            var changes: [(ControlUpdate.Kind, Int64?)] = []
+            // A cue that started (or was resumed) and ended between two polls is reported as both.
+            let sounded = (cue.start ?? .max) < (cue.end ?? .max)
+            if [.waiting, .scheduled].contains(before) && [.done, .stopped, .paused].contains(now) && sounded {
+                changes.append((.cueStarted, cue.start))
+            } else if before == .paused && [.done, .stopped].contains(now), let resumedAt {
+                changes.append((.cueResumed, resumedAt))
+            }
+            switch now {
+            case .playing where before == .paused: changes.append((.cueResumed, resumedAt))
+            case .playing: changes.append((.cueStarted, cue.start))
+            case .paused: changes.append((.cuePaused, cue.interruptions.last { !$0.isStop && $0.silentFrom <= position }?.silentFrom))
+            case .stopped: changes.append((.cueStopped, cue.interruptions.filter(\.isStop).map(\.silentFrom).min()))
+            case .done: changes.append((.cueEnded, cue.end))
+            case .waiting, .scheduled: break                       // (a seek back to before it started)
+            }
+            for (kind, exact) in changes {
+                // The exact sample when it lies in the stretch played since the last poll; else
+                // (a seek) where the session is now.
+                let sample = exact.flatMap { state.lastPosition < $0 && $0 <= position ? $0 : nil } ?? position
+                updates.append(ControlUpdate(kind, cue: cue.name, layer: timeline.layers[cue.layer].name, position: sample,
+                                             sampleTime: running ? player.deviceTime(forPosition: sample) : nil,
+                                             seconds: Double(sample) / rate))
+            }
+        }
+        let engine = player.engine
+        let total = engine.discontinuityCount
+        if total > state.seenDiscontinuities {
+            let log = engine.discontinuities
+            for gap in log.suffix(min(total - state.seenDiscontinuities, log.count)) {
+                updates.append(ControlUpdate(.discontinuity, sampleTime: gap.sampleTime, detail: gap.kind.rawValue))
+            }
+            state.seenDiscontinuities = total
+        }
+        if now - state.lastHeartbeat >= .seconds(options.heartbeatInterval) {
+            state.lastHeartbeat = now
+            updates.append(ControlUpdate(.heartbeat, position: position, sampleTime: engine.currentTime().sampleTime,
+                                         seconds: Double(position) / rate,
+                                         detail: running ? "playing" : (player.isPaused ? "paused" : "stopped")))
+        }
+        state.lastPosition = position
+        return updates
+    }
+}

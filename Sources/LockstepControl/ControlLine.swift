@@ -1,0 +1,80 @@
+import LockstepSession
+
+/// The typed-line control surface's language: one command a line, as read from standard input
+/// or a FIFO by `lockstep session run --control`.
+///
+/// ```
+/// go [CUE]              fire CUE, or the cue the playhead selects
+/// start CUE             fire CUE without moving the playhead
+/// stop [CUE]            stop CUE, or every cue
+/// pause [CUE]           pause CUE, or the whole session
+/// resume [CUE]          resume CUE, or the whole session
+/// panic                 fade everything out, then stop (twice: stop at once)
+/// level CUE DB [RAMP]   set a cue's level
+/// gain LAYER DB [RAMP]  ramp a layer's gain
+/// next | previous       move the playhead
+/// select CUE            put the playhead on CUE
+/// seek TIME             jump to a session time
+/// status                the state, as one JSON line
+/// ```
+///
+/// A CUE is a name, or a number (its position in the session file, from 1) when no cue has that
+/// name.
+public enum ControlLine {
+    /// The verbs, for help and suggestions.
+    public static let verbs = ["go", "start", "stop", "pause", "resume", "panic", "level", "gain", "next", "previous",
+                               "select", "seek", "status"]
+
+    /// The verb of `line` (its first word, lowercased), as the reply's address; empty for a
+    /// blank line.
+    public static func verb(of line: String) -> String {
+        line.split(whereSeparator: \.isWhitespace).first.map { $0.lowercased() } ?? ""
+    }
+
+    /// Parses one line.
+    /// - Throws: ``ControlError`` saying what is wrong and how to write it.
+    public static func parse(_ line: String) throws(ControlError) -> ControlCommand {
+        let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
+        guard let verb = words.first?.lowercased() else { throw ControlError("an empty line is not a command") }
+        let rest = words.dropFirst().joined(separator: " ")
+        let cue: CueReference? = rest.isEmpty ? nil : .name(rest)
+        func needsCue() throws(ControlError) -> CueReference {
+            guard let cue else { throw ControlError("'\(verb)' needs a cue: write '\(verb) CUE' (a cue name, or its number)") }
+            return cue
+        }
+        func noArguments() throws(ControlError) {
+            guard rest.isEmpty else { throw ControlError("'\(verb)' takes nothing after it; write just '\(verb)'") }
+        }
+        switch verb {
+        case "go": return .go(cue)
+        case "start": return .startCue(try needsCue())
+        case "stop": return cue.map(ControlCommand.stopCue) ?? .stop
+        case "pause": return cue.map(ControlCommand.pauseCue) ?? .pause
+        case "resume": return cue.map(ControlCommand.resumeCue) ?? .resume
+        case "panic": try noArguments(); return .panic
+        case "next": try noArguments(); return .selectNext
+        case "previous": try noArguments(); return .selectPrevious
+        case "status": try noArguments(); return .status
+        case "select": return .selectPlayhead(try needsCue())
+        case "seek":
+            guard let time = SessionTime.parse(rest) else { throw ControlError("seek '\(rest)' is not a time; \(SessionTime.formsHint)") }
+            return .seek(time)
+        case "level", "gain":
+            let what = verb == "level" ? "CUE" : "LAYER"
+            guard words.count == 3 || words.count == 4, let decibels = SessionGain.parse(words[2]) else {
+                throw ControlError("'\(line)' is not '\(verb) \(what) DB [RAMP]'; write e.g. \(verb) \(verb == "level" ? "bell" : "drums") -12dB 2")
+            }
+            var ramp = 0.0
+            if words.count == 4 {
+                guard case .seconds(let seconds)? = SessionTime.parse(words[3]) else {
+                    throw ControlError("\(verb): ramp '\(words[3])' is not a number of seconds")
+                }
+                ramp = seconds
+            }
+            return verb == "level" ? .setCueLevel(.name(words[1]), decibels: decibels, ramp: ramp)
+                : .setLayerGain(layer: words[1], decibels: decibels, ramp: ramp)
+        default:
+            throw ControlError("unknown command '\(verb)'\(Suggest.hint(for: verb, in: verbs)); the commands are \(verbs.joined(separator: ", "))")
+        }
+    }
+}

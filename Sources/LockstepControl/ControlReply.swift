@@ -1,0 +1,41 @@
+/// The answer to one command: what was asked, whether it was done, and what came of it.
+///
+/// Encoded as QLab encodes its OSC replies: `{"address": …, "status": "ok" | "error", "data": …}`.
+/// For an error, `data` is the message, which says what went wrong and what to do.
+public struct ControlReply: Sendable, Hashable, Codable {
+    /// Whether the command was carried out.
+    public enum Status: String, Sendable, Hashable, Codable {
+        /// Done.
+        case ok
+        /// Not done; ``ControlReply/data`` says why.
+        case error
+    }
+
+    /// The command as the surface named it: the OSC address (`/go`) or the typed verb (`go`).
+    public var address: String
+    /// Done or not.
+    public var status: Status
+    /// What came of it (the cue fired and its sample, the status…), or the error message.
+    public var data: ControlValue?
+    /// One line for a person: `go bell at 0:01.451 (sample 69632)`, or the error message. Not
+    /// encoded.
+    public var summary: String = ""
+
+    private enum CodingKeys: String, CodingKey { case address, status, data }
+
+    /// A reply that reports success.
+    public static func ok(_ address: String, _ data: ControlValue?, summary: String) -> ControlReply {
+        ControlReply(address: address, status: .ok, data: data, summary: summary)
+    }
+
+    /// A reply that reports an error with its message.
+    public static func error(_ address: String, _ message: String) -> ControlReply {
+        ControlReply(address: address, status: .error, data: .string(message), summary: message)
+    }
+
+    /// Whether the command was carried out.
+    public var isOK: Bool { status == .ok }
+
+    /// The reply as one line of JSON.
+    public var json: String { ControlJSON.line(self) }
+}

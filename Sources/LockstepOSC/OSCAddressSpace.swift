@@ -1,0 +1,152 @@
+import LockstepControl
+import LockstepSession
+
+/// What an OSC message asks for: a show command, or something about the connection itself.
+public enum OSCRequest: Sendable, Hashable {
+    /// A command for the ``LockstepControl/ControlDispatcher``.
+    case command(ControlCommand)
+    /// `/connect [PASSCODE]`: authorise this client.
+    case connect(String?)
+    /// `/updates 1|0`: start or stop pushing `/update/…` messages to this client.
+    case updates(Bool)
+    /// `/udpReplyPort N`: send this client's replies and updates to port N.
+    case replyPort(UInt16)
+    /// `/thump`: a keep-alive; answered with `thump`.
+    case thump
+}
+
+/// QLab's OSC dictionary, and Lockstep's own addresses, mapped onto ``OSCRequest``s.
+///
+/// | address | arguments | request |
+/// | --- | --- | --- |
+/// | `/go` | none, a cue name, or a cue number | ``ControlCommand/go(_:)`` |
+/// | `/stop`, `/pause`, `/resume`, `/panic` | none | the whole show |
+/// | `/cue/{cue}/start`, `/stop`, `/pause`, `/resume`, `/go` | none | one cue |
+/// | `/cue/{cue}/level` | dB, or row 0, column 0, dB | the cue's level |
+/// | `/playhead/{cue}`, `/playhead/next`, `/playhead/previous`, `/select/next`, `/select/previous` | none | the playhead |
+/// | `/lockstep/layer/{layer}/gain` | dB [, ramp seconds] | a layer's gain |
+/// | `/lockstep/seek` | seconds (a number), or a time (`"1:30"`, `"96000 samples"`) | seek |
+/// | `/lockstep/status` | none | status |
+/// | `/connect` | [passcode] | authorise |
+/// | `/updates` | 1 or 0 | subscribe |
+/// | `/udpReplyPort` | port | reply port |
+/// | `/thump` | none | keep-alive |
+///
+/// `{cue}` is a cue's name, or its number in the session file (from 1). Every address may also
+/// come as QLab's `/workspace/{id}/…` form (Lockstep has one workspace: the id is not checked).
+public enum OSCAddressSpace {
+    /// The addresses, for suggestions and help.
+    public static let addresses = [
+        "/go", "/stop", "/pause", "/resume", "/panic", "/cue/{cue}/start", "/cue/{cue}/stop", "/cue/{cue}/pause",
+        "/cue/{cue}/resume", "/cue/{cue}/go", "/cue/{cue}/level", "/playhead/{cue}", "/select/next", "/select/previous",
+        "/lockstep/layer/{layer}/gain", "/lockstep/seek", "/lockstep/status", "/connect", "/updates", "/udpReplyPort", "/thump",
+    ]
+
+    /// The request `message` makes.
+    /// - Throws: ``LockstepControl/ControlError`` for an unknown address or arguments of the
+    ///   wrong number or type, saying what the address takes.
+    public static func request(for message: OSCMessage) throws(ControlError) -> OSCRequest {
+        var parts = message.address.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        // QLab's /workspace/{id}/… form: a Lockstep run is one workspace, whatever the id.
+        if parts.count >= 3 && parts[0] == "workspace" { parts.removeFirst(2) }
+        let arguments = message.arguments
+        let address = message.address
+        func none() throws(ControlError) {
+            guard arguments.isEmpty else { throw ControlError("\(address) takes no arguments; it was sent \(list(arguments))") }
+        }
+        func numbers(_ counts: Set<Int>, _ form: String) throws(ControlError) -> [Double] {
+            let values = arguments.compactMap { $0.number ?? $0.text.flatMap(SessionGain.parse) }
+            guard counts.contains(arguments.count), values.count == arguments.count, values.allSatisfy({ !$0.isNaN }) else {
+                throw ControlError("\(address) takes \(form); it was sent \(list(arguments))")
+            }
+            return values
+        }
+        func cue(_ name: String) throws(ControlError) -> CueReference {
+            guard !name.isEmpty else { throw ControlError("\(address) names no cue; write the cue's name or number, e.g. /cue/1/start") }
+            return .name(name)
+        }
+
+        switch parts.count {
+        case 1:
+            switch parts[0] {
+            case "go":
+                switch arguments.first {
+                case nil: return .command(.go(nil))
+                case let argument? where arguments.count == 1:
+                    if let text = argument.text { return .command(.go(try cue(text))) }
+                    if let number = argument.number, number == number.rounded(), number >= 1, number < 1e9 {
+                        return .command(.go(.number(Int(number))))
+                    }
+                    fallthrough
+                default: throw ControlError("/go takes nothing, a cue name or a cue number; it was sent \(list(arguments))")
+                }
+            case "stop": try none(); return .command(.stop)
+            case "pause": try none(); return .command(.pause)
+            case "resume": try none(); return .command(.resume)
+            case "panic": try none(); return .command(.panic)
+            case "thump": return .thump
+            case "connect":
+                guard arguments.count <= 1, arguments.allSatisfy({ $0.text != nil }) else {
+                    throw ControlError("/connect takes the passcode as one string; it was sent \(list(arguments))")
+                }
+                return .connect(arguments.first?.text)
+            case "updates":
+                let value = try numbers([1], "1 (send me updates) or 0 (stop)")[0]
+                return .updates(value != 0)
+            case "udpReplyPort":
+                let value = try numbers([1], "a UDP port (1 to 65535)")[0]
+                guard value == value.rounded(), value >= 1, value <= 65535 else {
+                    throw ControlError("/udpReplyPort \(value) is not a UDP port; send 1 to 65535")
+                }
+                return .replyPort(UInt16(value))
+            default: break
+            }
+        case 2:
+            switch (parts[0], parts[1]) {
+            case ("select", "next"), ("playhead", "next"): try none(); return .command(.selectNext)
+            case ("select", "previous"), ("playhead", "previous"): try none(); return .command(.selectPrevious)
+            case ("playhead", let name): try none(); return .command(.selectPlayhead(try cue(name)))
+            case ("lockstep", "status"): try none(); return .command(.status)
+            case ("lockstep", "seek"):
+                guard arguments.count == 1 else { throw ControlError("/lockstep/seek takes one time: seconds, or a string such as \"1:30\" or \"96000 samples\"; it was sent \(list(arguments))") }
+                if let seconds = arguments[0].number, seconds.isFinite, seconds >= 0 { return .command(.seek(.seconds(seconds))) }
+                if let text = arguments[0].text, let time = SessionTime.parse(text) { return .command(.seek(time)) }
+                throw ControlError("/lockstep/seek: \(arguments[0]) is not a time; send seconds (a number ≥ 0) or a string: \(SessionTime.formsHint)")
+            default: break
+            }
+        case 3 where parts[0] == "cue":
+            let reference = try cue(parts[1])
+            switch parts[2] {
+            case "start": try none(); return .command(.startCue(reference))
+            case "stop": try none(); return .command(.stopCue(reference))
+            case "pause": try none(); return .command(.pauseCue(reference))
+            case "resume": try none(); return .command(.resumeCue(reference))
+            case "go": try none(); return .command(.go(reference))
+            case "level":
+                let values = try numbers([1, 3], "a level in dB (or QLab's row 0, column 0, dB)")
+                if values.count == 3 && (values[0] != 0 || values[1] != 0) {
+                    throw ControlError("\(address): Lockstep cues have one level (row 0, column 0); it was sent row \(values[0]), column \(values[1])")
+                }
+                return .command(.setCueLevel(reference, decibels: values.last!, ramp: 0))
+            default: break
+            }
+        case 4 where parts[0] == "lockstep" && parts[1] == "layer" && parts[3] == "gain":
+            let values = try numbers([1, 2], "a gain in dB and, optionally, a ramp in seconds")
+            if values.count == 2 && !(values[1].isFinite && values[1] >= 0) {
+                throw ControlError("\(address): the ramp \(values[1]) s must be 0 or more seconds")
+            }
+            return .command(.setLayerGain(layer: parts[2], decibels: values[0], ramp: values.count == 2 ? values[1] : 0))
+        default: break
+        }
+        let pattern = parts.count == 3 && parts[0] == "cue" ? "/cue/{cue}/\(parts[2])" : address
+        throw ControlError("unknown address \(address)\(Suggest.hint(for: pattern, in: addresses)); Lockstep answers /go, /stop, "
+                           + "/pause, /resume, /panic, /cue/{cue}/start|stop|pause|resume|go|level, /playhead/{cue}, /select/next|previous, "
+                           + "/lockstep/layer/{layer}/gain, /lockstep/seek, /lockstep/status, /connect, /updates, /udpReplyPort, /thump")
+    }
+
+    /// `no arguments`, or `2 arguments (s:"x", i:3)`.
+    static func list(_ arguments: [OSCArgument]) -> String {
+        arguments.isEmpty ? "no arguments"
+            : "\(arguments.count) argument\(arguments.count == 1 ? "" : "s") (\(arguments.map(\.description).joined(separator: ", ")))"
+    }
+}

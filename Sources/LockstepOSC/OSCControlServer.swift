@@ -1,0 +1,276 @@
+import LockstepControl
+import Synchronization
+
+/// The OSC surface of a show, apart from its transport: turns each datagram into a request
+/// (``OSCAddressSpace``), has the ``LockstepControl/ControlDispatcher`` carry out show commands,
+/// and answers as QLab does — `/reply/{address}` with one string argument, the JSON of the
+/// ``LockstepControl/ControlReply`` — to the sender's host at its reply port (53001 unless it
+/// sent `/udpReplyPort N`). Clients that sent `/updates 1` also get every
+/// ``LockstepControl/ControlUpdate`` as `/update/{kind}` with its JSON.
+///
+/// Nothing a client sends can crash it: a malformed or oversized datagram, an unknown address,
+/// the wrong arguments, a bundle, or a message without the passcode gets an error reply; a
+/// client sending faster than ``Options/messagesPerSecond`` has the excess dropped and counted,
+/// with one error reply a second. Clients are known by host and port; the table is bounded.
+///
+/// ``receive(_:size:from:droppedByKernel:now:)`` is called by one transport thread; updates are
+/// pushed from the thread that publishes them. Never on the realtime thread.
+public final class OSCControlServer: Sendable {
+    /// Limits and the passcode.
+    public struct Options: Sendable, Hashable {
+        /// The passcode clients must send with `/connect` before anything else; nil: none.
+        public var passcode: String?
+        /// The port replies go to on the sender's host, until it sends `/udpReplyPort`.
+        public var replyPort: UInt16
+        /// The largest datagram handled, in bytes; larger ones get an error reply.
+        public var maximumDatagramSize: Int
+        /// Messages per second a client may send on average…
+        public var messagesPerSecond: Double
+        /// …and in one burst.
+        public var burst: Double
+        /// The most clients remembered (the least recently heard one that is neither authorised
+        /// nor subscribed makes room for a new one).
+        public var maximumClients: Int
+
+        /// The defaults: no passcode, replies to port 53001, datagrams up to 8 KiB, 200 messages
+        /// a second per client (bursts of 400), 64 clients.
+        public init(passcode: String? = nil, replyPort: UInt16 = OSCEndpoint.defaultReplyPort, maximumDatagramSize: Int = 8192,
+                    messagesPerSecond: Double = 200, burst: Double = 400, maximumClients: Int = 64) {
+            self.passcode = passcode
+            self.replyPort = replyPort
+            self.maximumDatagramSize = maximumDatagramSize
+            self.messagesPerSecond = messagesPerSecond
+            self.burst = burst
+            self.maximumClients = maximumClients
+        }
+    }
+
+    /// What it was made with.
+    public let options: Options
+    /// Where show commands go.
+    public let dispatcher: ControlDispatcher
+    private let transmit: @Sendable (OSCPeer, [UInt8]) -> Bool
+    private let log: @Sendable (String) -> Void
+    private let table: Mutex<Table>
+    private let subscription = Mutex<ControlSubscription?>(nil)
+
+    private struct Client {
+        var peer: OSCPeer
+        var replyPort: UInt16
+        var authorised = false
+        var subscribed = false
+        var tokens: Double
+        var refilled: ContinuousClock.Instant
+        var lastSeen: ContinuousClock.Instant
+        var dropped = 0
+        var lastDropNotice: ContinuousClock.Instant?
+
+        var replyAddress: OSCPeer { peer.with(port: replyPort) }
+    }
+
+    private struct Table {
+        var clients: [OSCPeer: Client] = [:]
+        var statistics = OSCStatistics()
+        var kernelDropsSeen: UInt32 = 0
+    }
+
+    /// What to do with one datagram.
+    private enum Admission {
+        case accept(replyTo: OSCPeer, authorised: Bool)
+        case drop(notice: (to: OSCPeer, dropped: Int)?)
+        case turnAway
+    }
+
+    /// Makes the server; `transmit` sends one datagram (true when the kernel took it), `log`
+    /// hears a line for each command carried out and each error answered.
+    public init(dispatcher: ControlDispatcher, options: Options = Options(),
+                transmit: @escaping @Sendable (OSCPeer, [UInt8]) -> Bool, log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.dispatcher = dispatcher
+        self.options = options
+        self.transmit = transmit
+        self.log = log
+        table = Mutex(Table())
+        let subscription = dispatcher.updates.subscribe { [weak self] update in self?.push(update) }
+        self.subscription.withLock { $0 = subscription }
+    }
+
+    /// Stops pushing updates.
+    public func close() {
+        subscription.withLock { $0?.cancel(); $0 = nil }
+    }
+
+    /// What it has received, answered and dropped so far.
+    public var statistics: OSCStatistics {
+        table.withLock { table in
+            var statistics = table.statistics
+            statistics.clients = table.clients.count
+            statistics.subscribers = table.clients.values.filter(\.subscribed).count
+            return statistics
+        }
+    }
+
+    /// Handles one datagram of `size` bytes from `sender`, of which `packet` holds the first
+    /// (all, unless it was larger than ``Options/maximumDatagramSize``); `droppedByKernel` is
+    /// the socket's count of datagrams dropped so far.
+    public func receive(_ packet: UnsafeRawBufferPointer, size: Int, from sender: OSCPeer, droppedByKernel: UInt32 = 0,
+                        now: ContinuousClock.Instant = .now) {
+        switch admit(sender, droppedByKernel: droppedByKernel, now: now) {
+        case .turnAway:
+            return
+        case .drop(let notice):
+            guard let notice else { return }
+            let address = OSCMessage.address(of: packet) ?? ""
+            let message = "too many messages from \(sender): over \(Int(options.messagesPerSecond)) a second; \(notice.dropped) dropped so far. Send less often"
+            send(.error(address, message), to: notice.to)
+            log("OSC \(sender): \(message)")
+        case .accept(let replyTo, let authorised):
+            let (reply, destination) = answer(packet, size: size, from: sender, replyTo: replyTo, authorised: authorised)
+            send(reply, to: destination)
+            if reply.isOK {
+                if reply.address != "/lockstep/status" && reply.address != "/thump" { log("OSC \(sender): \(reply.summary)") }
+            } else {
+                log("OSC \(sender): \(reply.address.isEmpty ? "" : "\(reply.address): ")\(reply.summary)")
+            }
+        }
+    }
+
+    /// Counts the datagram, finds or makes its client, and applies the rate limit.
+    private func admit(_ sender: OSCPeer, droppedByKernel: UInt32, now: ContinuousClock.Instant) -> Admission {
+        let options = self.options
+        return table.withLock { table in
+            table.statistics.received += 1
+            if droppedByKernel > table.kernelDropsSeen {
+                table.statistics.kernelDropped += Int(droppedByKernel - table.kernelDropsSeen)
+                table.kernelDropsSeen = droppedByKernel
+            }
+            if table.clients[sender] == nil {
+                if table.clients.count >= options.maximumClients {
+                    let idle = table.clients.values.filter { !$0.subscribed && !$0.authorised }.min { $0.lastSeen < $1.lastSeen }
+                    guard let idle else {
+                        table.statistics.clientsTurnedAway += 1
+                        return .turnAway
+                    }
+                    table.clients[idle.peer] = nil
+                }
+                table.clients[sender] = Client(peer: sender, replyPort: options.replyPort, tokens: options.burst, refilled: now, lastSeen: now)
+            }
+            var client = table.clients[sender]!
+            defer { table.clients[sender] = client }
+            let elapsed = now - client.refilled
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            client.tokens = min(options.burst, client.tokens + max(0, seconds) * options.messagesPerSecond)
+            client.refilled = now
+            client.lastSeen = now
+            guard client.tokens >= 1 else {
+                client.dropped += 1
+                table.statistics.floodDropped += 1
+                let due = client.lastDropNotice.map { now - $0 >= .seconds(1) } ?? true
+                if due { client.lastDropNotice = now }
+                return .drop(notice: due ? (client.replyAddress, client.dropped) : nil)
+            }
+            client.tokens -= 1
+            return .accept(replyTo: client.replyAddress, authorised: client.authorised || options.passcode == nil)
+        }
+    }
+
+    /// The reply to one admitted datagram, and where it goes.
+    private func answer(_ packet: UnsafeRawBufferPointer, size: Int, from sender: OSCPeer, replyTo: OSCPeer,
+                        authorised: Bool) -> (ControlReply, OSCPeer) {
+        func count(_ counter: WritableKeyPath<OSCStatistics, Int>) { table.withLock { $0.statistics[keyPath: counter] += 1 } }
+        if size > options.maximumDatagramSize {
+            count(\.oversized)
+            return (.error(OSCMessage.address(of: packet) ?? "",
+                           "the datagram is \(size) bytes; the limit is \(options.maximumDatagramSize). Send one short message at a time"), replyTo)
+        }
+        if OSCMessage.isBundle(packet) {
+            count(\.bundles)
+            return (.error("", "OSC bundles are not supported yet; send each message in a datagram of its own"), replyTo)
+        }
+        let message: OSCMessage
+        let request: OSCRequest
+        do throws(OSCError) {
+            message = try OSCMessage(decoding: packet)
+        } catch {
+            count(\.malformed)
+            return (.error(OSCMessage.address(of: packet) ?? "", error.message), replyTo)
+        }
+        do throws(ControlError) {
+            request = try OSCAddressSpace.request(for: message)
+        } catch {
+            return (.error(message.address, error.message), replyTo)
+        }
+        let address = message.address
+        switch request {
+        case .connect(let code):
+            guard let passcode = options.passcode else {
+                return (.ok(address, .string("ok"), summary: "connected (no passcode is needed)"), replyTo)
+            }
+            guard let code, Self.same(code, passcode) else {
+                count(\.refused)
+                return (.error(address, "wrong passcode; send /connect with the passcode lockstep was started with (--osc-passcode)"), replyTo)
+            }
+            update(sender) { $0.authorised = true }
+            return (.ok(address, .string("ok"), summary: "connected with the passcode"), replyTo)
+        case .replyPort(let port):
+            update(sender) { $0.replyPort = port }
+            return (.ok(address, .integer(Int64(port)), summary: "replies to port \(port)"), replyTo.with(port: port))
+        case _ where !authorised:
+            count(\.refused)
+            return (.error(address, "this show needs a passcode: send /connect PASSCODE first"), replyTo)
+        case .updates(let on):
+            update(sender) { $0.subscribed = on }
+            return (.ok(address, .bool(on), summary: on ? "subscribed to updates" : "unsubscribed from updates"), replyTo)
+        case .thump:
+            return (.ok(address, .string("thump"), summary: "thump"), replyTo)
+        case .command(let command):
+            count(\.commands)
+            return (dispatcher.execute(command, address: address), replyTo)
+        }
+    }
+
+    /// Changes the record of a client (if it is still known).
+    private func update(_ peer: OSCPeer, _ change: (inout Client) -> Void) {
+        table.withLock { table in
+            if var client = table.clients[peer] {
+                change(&client)
+                table.clients[peer] = client
+            }
+        }
+    }
+
+    /// Sends `/reply{address}` with the reply's JSON.
+    private func send(_ reply: ControlReply, to destination: OSCPeer) {
+        let sent = (try? OSCMessage("/reply" + reply.address, [.string(reply.json)]).encoded()).map { transmit(destination, $0) } ?? false
+        table.withLock { table in
+            if sent {
+                table.statistics.replies += 1
+                if !reply.isOK { table.statistics.errorReplies += 1 }
+            } else {
+                table.statistics.sendFailures += 1
+            }
+        }
+    }
+
+    /// Sends an update to every subscribed client as `/update/{kind}` with its JSON.
+    private func push(_ update: ControlUpdate) {
+        let targets = table.withLock { $0.clients.values.filter(\.subscribed).map(\.replyAddress) }
+        guard !targets.isEmpty, let bytes = try? OSCMessage("/update/" + update.kind.rawValue, [.string(update.json)]).encoded() else {
+            return
+        }
+        let sent = targets.filter { transmit($0, bytes) }.count
+        table.withLock { table in
+            table.statistics.updatesSent += sent
+            table.statistics.sendFailures += targets.count - sent
+        }
+    }
+
+    /// Compares two passcodes in time that does not depend on where they differ.
+    static func same(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var difference = x.count ^ y.count
+        for i in 0..<max(x.count, y.count) {
+            difference |= Int((i < x.count ? x[i] : 0) ^ (i < y.count ? y[i] : 0))
+        }
+        return difference == 0
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import LockstepControl
+import Synchronization
+
+/// An OSC server on UDP for a show: an ``OSCUDPSocket`` read by a thread of its own, each
+/// datagram handled by an ``OSCControlServer``.
+///
+/// ```swift
+/// let server = try OSCUDPServer(endpoint: OSCEndpoint(), dispatcher: dispatcher)   // 127.0.0.1:53000
+/// if let warning = server.exposureWarning { print(warning) }
+/// …
+/// server.stop()
+/// ```
+public final class OSCUDPServer: Sendable {
+    /// The socket.
+    public let socket: OSCUDPSocket
+    /// The protocol: requests, replies, updates, limits.
+    public let control: OSCControlServer
+    private let finished = DispatchSemaphore(value: 0)
+    private let stopped = Atomic<Bool>(false)
+
+    /// Binds `endpoint` and starts answering.
+    /// - Throws: ``OSCError`` when the endpoint does not resolve or cannot be bound.
+    public convenience init(endpoint: OSCEndpoint, dispatcher: ControlDispatcher, options: OSCControlServer.Options = .init(),
+                            log: @escaping @Sendable (String) -> Void = { _ in }) throws(OSCError) {
+        self.init(socket: try OSCUDPSocket(binding: endpoint), dispatcher: dispatcher, options: options, log: log)
+    }
+
+    /// Starts answering on a socket already bound (bind early to fail before anything starts).
+    public init(socket: OSCUDPSocket, dispatcher: ControlDispatcher, options: OSCControlServer.Options = .init(),
+                log: @escaping @Sendable (String) -> Void = { _ in }) {
+        let control = OSCControlServer(dispatcher: dispatcher, options: options,
+                                       transmit: { peer, bytes in socket.send(bytes, to: peer) }, log: log)
+        self.socket = socket
+        self.control = control
+        let finished = self.finished
+        let thread = Thread {
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(16, options.maximumDatagramSize), alignment: 8)
+            defer {
+                buffer.deallocate()
+                finished.signal()
+            }
+            while let datagram = socket.receive(into: buffer) {
+                control.receive(UnsafeRawBufferPointer(rebasing: buffer[..<min(datagram.size, buffer.count)]), size: datagram.size,
+                                from: datagram.sender, droppedByKernel: datagram.droppedByKernel)
+            }
+        }
+        thread.name = "lockstep-osc"
+        thread.start()
+    }
+
+    /// The address it listens on (with the port the system chose, for port 0).
+    public var localAddress: OSCPeer { socket.localAddress }
+
+    /// What it has received, answered and dropped so far.
+    public var statistics: OSCStatistics { control.statistics }
+
+    /// A warning to print when the server can be reached from other machines (nil on a loopback
+    /// address): what it exposes, and how to restrict it.
+    public var exposureWarning: String? {
+        guard !localAddress.isLoopback else { return nil }
+        let guardText = control.options.passcode == nil
+            ? "no passcode is set (add --osc-passcode CODE)"
+            : "clients need the passcode, which travels unencrypted"
+        return "OSC control listens on \(localAddress) (UDP), reachable from other machines: anyone who can send to it can "
+            + "fire cues (go, start), stop, pause, panic, seek, change levels and gains, and read the cue list (/lockstep/status); "
+            + "\(guardText). Use --osc 127.0.0.1:\(localAddress.port) to keep it to this machine"
+    }
+
+    /// Stops reading, waits for the thread to finish the datagram in hand, and stops pushing
+    /// updates. Calling it again does nothing.
+    public func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        socket.interrupt()
+        finished.wait()
+        control.close()
+    }
+
+    deinit { stop() }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import Synchronization
+
+/// A UDP socket bound to one address, for OSC: it receives whole datagrams (reporting the real
+/// size of one too large for the buffer, and how many the kernel dropped because they came
+/// faster than they were read) and sends without ever blocking.
+///
+/// Lockstep binds the socket itself rather than through liblo's server, which binds every
+/// interface (`getaddrinfo(NULL, …, AI_PASSIVE)`) and so cannot keep a show to this machine.
+/// ``receive(into:)`` blocks one thread; ``send(_:to:)`` may be called from any thread.
+public final class OSCUDPSocket: Sendable {
+    /// One datagram received.
+    public struct Datagram: Sendable {
+        /// Its real size in bytes (more than the buffer holds when it was too large).
+        public var size: Int
+        /// Who sent it.
+        public var sender: OSCPeer
+        /// The kernel's count of datagrams dropped on this socket so far (`SO_RXQ_OVFL`).
+        public var droppedByKernel: UInt32
+    }
+
+    /// The address the socket is bound to (with the port the system chose, for port 0).
+    public let localAddress: OSCPeer
+    private let descriptor: Int32
+    private let wake: (read: Int32, write: Int32)
+    private let interrupted = Atomic<Bool>(false)
+
+    /// Makes a UDP socket bound to `endpoint`.
+    /// - Throws: ``OSCError`` (`.unresolvedHost`, `.cannotBind`) saying what to change.
+    public init(binding endpoint: OSCEndpoint) throws(OSCError) {
+        let address = try OSCPeer.resolve(endpoint, passive: true)
+        let fd = socket(address.family, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw OSCError(.cannotBind, "OSC: cannot make a UDP socket: \(String(cString: strerror(errno)))") }
+        var on: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, Self.receiveQueueOverflow, &on, socklen_t(MemoryLayout<Int32>.size))
+        guard address.withSocketAddress({ bind(fd, $0, $1) }) == 0 else {
+            let code = errno
+            close(fd)
+            let advice = switch code {
+            case EADDRINUSE: "the port is in use (QLab, another Lockstep, an OSC tool?); choose another with --osc HOST:PORT"
+            case EACCES: "ports below 1024 need privileges; use QLab's 53000 or another port above 1023"
+            case EADDRNOTAVAIL: "'\(endpoint.host)' is not an address of this machine; use 127.0.0.1, 0.0.0.0 or one of its interfaces' addresses"
+            default: "check the host and port"
+            }
+            throw OSCError(.cannotBind, "OSC: cannot listen on \(endpoint) (UDP): \(String(cString: strerror(code))); \(advice)")
+        }
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        withUnsafeMutablePointer(to: &bound) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
+        }
+        localAddress = withUnsafeBytes(of: &bound) { OSCPeer(address: $0.baseAddress!, length: Int(length)) }
+        var pipeEnds: [Int32] = [-1, -1]
+        guard pipe(&pipeEnds) == 0 else {
+            close(fd)
+            throw OSCError(.cannotBind, "OSC: cannot make a pipe: \(String(cString: strerror(errno)))")
+        }
+        for end in pipeEnds {
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        }
+        descriptor = fd
+        wake = (pipeEnds[0], pipeEnds[1])
+    }
+
+    deinit {
+        close(descriptor)
+        close(wake.read)
+        close(wake.write)
+    }
+
+    /// `SO_RXQ_OVFL`: report the socket's dropped-datagram count with each datagram.
+    private static let receiveQueueOverflow: Int32 = 40
+
+    /// Sends one datagram to `peer` without blocking.
+    /// - Returns: whether all of it was handed to the kernel (false when the send buffer is full
+    ///   or the address is unreachable).
+    @discardableResult
+    public func send(_ bytes: [UInt8], to peer: OSCPeer) -> Bool {
+        let sent = peer.withSocketAddress { address, length in
+            bytes.withUnsafeBytes { sendto(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL), address, length) }
+        }
+        return sent == bytes.count
+    }
+
+    /// Waits for the next datagram and reads it into `buffer` (a larger one is cut to the
+    /// buffer; its real size is reported).
+    /// - Returns: the datagram, or nil once ``interrupt()`` was called.
+    public func receive(into buffer: UnsafeMutableRawBufferPointer) -> Datagram? {
+        var control = [UInt8](repeating: 0, count: 64)
+        while !interrupted.load(ordering: .acquiring) {
+            var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            guard poll(&fds, 2, -1) >= 0 || errno == EINTR else { return nil }
+            if fds[1].revents != 0 { return nil }
+            guard fds[0].revents != 0 else { continue }
+            var sender = sockaddr_storage()
+            var vector = iovec(iov_base: buffer.baseAddress, iov_len: buffer.count)
+            let (size, senderLength, controlLength) = withUnsafeMutablePointer(to: &sender) { senderPointer in
+                withUnsafeMutablePointer(to: &vector) { vectorPointer in
+                    control.withUnsafeMutableBytes { controlBytes in
+                        var message = msghdr(msg_name: senderPointer, msg_namelen: socklen_t(MemoryLayout<sockaddr_storage>.size),
+                                             msg_iov: vectorPointer, msg_iovlen: 1, msg_control: controlBytes.baseAddress,
+                                             msg_controllen: controlBytes.count, msg_flags: 0)
+                        let size = recvmsg(descriptor, &message, Int32(MSG_TRUNC) | Int32(MSG_DONTWAIT))
+                        return (size, message.msg_namelen, message.msg_controllen)
+                    }
+                }
+            }
+            guard size >= 0 else { continue }              // (EAGAIN, EINTR: wait again)
+            let peer = withUnsafeBytes(of: &sender) { OSCPeer(address: $0.baseAddress!, length: Int(senderLength)) }
+            return Datagram(size: size, sender: peer, droppedByKernel: Self.droppedCount(control, length: controlLength))
+        }
+        return nil
+    }
+
+    /// Makes ``receive(into:)`` return nil, now and from then on.
+    public func interrupt() {
+        interrupted.store(true, ordering: .releasing)
+        var byte: UInt8 = 1
+        _ = write(wake.write, &byte, 1)
+    }
+
+    /// The `SO_RXQ_OVFL` count in a `recvmsg` control buffer (0 when absent).
+    private static func droppedCount(_ control: [UInt8], length: Int) -> UInt32 {
+        let align = MemoryLayout<Int>.size
+        func aligned(_ n: Int) -> Int { (n + align - 1) / align * align }
+        var offset = 0
+        return control.withUnsafeBytes { raw in
+            while offset + MemoryLayout<cmsghdr>.size <= min(length, raw.count) {
+                let header = raw.loadUnaligned(fromByteOffset: offset, as: cmsghdr.self)
+                let data = offset + aligned(MemoryLayout<cmsghdr>.size)
+                if header.cmsg_level == SOL_SOCKET && header.cmsg_type == receiveQueueOverflow && data + 4 <= raw.count {
+                    return raw.loadUnaligned(fromByteOffset: data, as: UInt32.self)
+                }
+                guard header.cmsg_len > 0 else { break }
+                offset += aligned(Int(header.cmsg_len))
+            }
+            return 0
+        }
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import Lockstep
+import LockstepControl
+import LockstepFiles
+import LockstepSession
+import LockstepTestSupport
+import Synchronization
+import Testing
+
+/// An offline show with a dispatcher (polled after every block rendered) and a subscriber that
+/// keeps every update.
+final class DispatchedShow: Sendable {
+    let show: OfflineShow
+    let dispatcher: ControlDispatcher
+    let received = UpdateLog()
+    private let subscription: ControlSubscription
+
+    static let text = """
+        channels: 1
+        layers: { bed: {}, fx: {} }
+        cues:
+          - { name: bed, layer: bed, file: bed.wav, at: 0, to: 1.0 }
+          - { name: bell, layer: fx, file: click.wav, at: manual }
+          - { name: horn, layer: fx, file: click.wav, at: manual }
+        """
+
+    init(options: ControlDispatcher.Options = .init()) throws {
+        show = try OfflineShow(Self.text, audio: [("bed.wav", Signals.constant(0.125, frames: 48000 * 2)),
+                                                  ("click.wav", Signals.impulse(at: 0, frames: 4800, value: 0.5))])
+        let dispatcher = ControlDispatcher(player: show.player, options: options)
+        self.dispatcher = dispatcher
+        show.afterEachBlock = { dispatcher.poll() }
+        subscription = dispatcher.updates.subscribe { [received] update in received.list.withLock { $0.append(update) } }
+    }
+
+    var output: [Float] { show.output }
+    func render(_ frames: Int) throws { try show.render(frames) }
+    func render(until count: Int) throws { try show.render(until: count) }
+
+    /// The updates received so far of `kind`.
+    func updates(_ kind: ControlUpdate.Kind) -> [ControlUpdate] { received.list.withLock { $0.filter { $0.kind == kind } } }
+}
+
+/// Every update a subscriber received.
+final class UpdateLog: Sendable {
+    let list = Mutex<[ControlUpdate]>([])
+}
+
+@Suite("ControlDispatcher: commands answered, changes published (offline)")
+struct ControlDispatcherTests {
+    @Test("go answers with the cue and its sample, the cue sounds on that sample, and cue/started reports it")
+    func goLandsOnTheReportedSample() throws {
+        let show = try DispatchedShow()
+        try show.render(4096)
+        let reply = show.dispatcher.execute(.go(nil), address: "/go")
+        #expect(reply.isOK, "\(reply)")
+        let start = try #require(reply.data?["start"]?.integerValue)
+        #expect(reply.data?["cue"] == .string("bell"))
+        #expect(reply.data?["sampleTime"] == .integer(start))               // offline: device sample = session sample
+        #expect(reply.data?["playhead"] == .string("horn"))
+        #expect(reply.summary == "go bell at \(SessionTime.clock(Double(start) / 48000)) (sample \(start))")
+        #expect(reply.json.hasPrefix("{\"address\":\"/go\",\"data\":{"))
+        #expect(reply.json.hasSuffix("\"status\":\"ok\"}"))
+        try show.render(until: Int(start) + 4800)
+        #expect(show.output.indices.filter { show.output[$0] > 0.5 } == [Int(start)])
+        let started = show.updates(.cueStarted)
+        #expect(started.map(\.cue) == ["bed", "bell"])
+        #expect(started.last?.position == start && started.last?.sampleTime == start)
+        #expect(show.updates(.playhead).map(\.cue) == ["horn"])
+    }
+
+    @Test("errors say why: an unknown cue (with a suggestion), a cue fired twice, no such cue number, the wrong state")
+    func errorReplies() throws {
+        let show = try DispatchedShow()
+        let unknown = show.dispatcher.execute(.startCue(.name("horm")), address: "/cue/horm/start")
+        #expect(unknown.status == .error)
+        #expect(unknown.data == .string("start: unknown cue 'horm'; did you mean 'horn'?"))
+        #expect(unknown.json == #"{"address":"/cue/horm/start","data":"start: unknown cue 'horm'; did you mean 'horn'?","status":"error"}"#)
+        #expect(show.dispatcher.execute(.go(.name("bell")), address: "go").isOK)
+        #expect(show.dispatcher.execute(.go(.name("bell")), address: "go").summary.contains("already been fired"))
+        #expect(show.dispatcher.execute(.go(.number(9)), address: "go").summary
+            == "there is no cue number 9; the cues are numbered 1 to 3 in file order")
+        #expect(show.dispatcher.execute(.pauseCue(.name("horn")), address: "pause").summary.contains("waits for go"))
+        #expect(show.dispatcher.execute(.resume, address: "resume").summary.contains("not paused"))
+        #expect(show.dispatcher.execute(.setLayerGain(layer: "bd", decibels: -6, ramp: 0), address: "gain").summary
+            .contains("did you mean 'bed'?"))
+    }
+
+    @Test("cues by number: 3 is the third cue of the file, as a name when no cue is called that")
+    func cueNumbers() throws {
+        let show = try DispatchedShow()
+        let reply = show.dispatcher.execute(.startCue(.name("3")), address: "/cue/3/start")
+        #expect(reply.data?["cue"] == .string("horn"))
+        #expect(show.dispatcher.execute(.stopCue(.number(1)), address: "stop").data?["cue"] == .string("bed"))
+    }
+
+    @Test("pause, resume and stop of a cue, and the cue's end, are published with the samples they happen on")
+    func cueUpdates() throws {
+        let show = try DispatchedShow()
+        try show.render(2048)
+        let pause = show.dispatcher.execute(.pauseCue(.name("bed")), address: "pause")
+        let silent = try #require(pause.data?["end"]?.integerValue)
+        try show.render(8192)
+        #expect(show.updates(.cuePaused).map(\.position) == [silent])
+        let resume = show.dispatcher.execute(.resumeCue(.name("bed")), address: "resume")
+        let back = try #require(resume.data?["start"]?.integerValue)
+        try show.render(4096)
+        #expect(show.updates(.cueResumed).map(\.position) == [back])
+        let go = show.dispatcher.execute(.go(nil), address: "go")
+        let bellStart = try #require(go.data?["start"]?.integerValue)
+        try show.render(4800 + 4096)
+        #expect(show.updates(.cueEnded).map(\.cue) == ["bell"])
+        #expect(show.updates(.cueEnded).first?.position == bellStart + 4800)
+        let stop = show.dispatcher.execute(.stopCue(.name("bed")), address: "stop")
+        let stopped = try #require(stop.data?["end"]?.integerValue)
+        try show.render(4096)
+        #expect(show.updates(.cueStopped).map(\.position) == [stopped])
+        #expect(show.output[Int(stopped)...].allSatisfy { $0 == 0 })
+    }
+
+    @Test("panic fades everything out over the panic time; a second panic during the fade stops at once")
+    func panicTwice() throws {
+        let show = try DispatchedShow(options: .init(panicFade: 0.5))
+        try show.render(2048)
+        let first = show.dispatcher.execute(.panic, address: "/panic")
+        let start = try #require(first.data?["position"]?.integerValue)
+        #expect(first.data?["silentFrom"] == .integer(start + 24000))
+        try show.render(4096)
+        let second = show.dispatcher.execute(.panic, address: "/panic")
+        let again = try #require(second.data?["position"]?.integerValue)
+        #expect(second.data?["silentFrom"] == .integer(again + 240))
+        #expect(second.summary.hasPrefix("panic again: stopped at once"))
+        try show.render(until: Int(again) + 1000)
+        #expect(show.output[(Int(again) + 240)...].allSatisfy { $0 == 0 })
+        #expect(show.output[Int(again) - 1] > 0.1)                    // still in the first, slow fade
+        #expect(show.updates(.panic).count == 2)
+        #expect(show.updates(.cueStopped).map(\.position) == [again + 240])
+    }
+
+    @Test("status, seek, pause and resume: replies carry the state; seeked, paused and resumed are published")
+    func statusAndTransport() throws {
+        let show = try DispatchedShow()
+        try show.render(1024)
+        let status = show.dispatcher.execute(.status, address: "/lockstep/status")
+        #expect(status.data?["state"] == .string("playing"))
+        #expect(status.data?["playhead"] == .string("bell"))
+        #expect(status.data?["event"] == .string("status"))
+        let cues = try #require(status.data?["cues"])
+        guard case .array(let list) = cues else { Issue.record("cues is not an array"); return }
+        #expect(list.map { $0["state"] } == [.string("playing"), .string("waiting"), .string("waiting")])
+        #expect(list.map { $0["number"] } == [.integer(1), .integer(2), .integer(3)])
+        // Pausing and seeking while playing wait for the layers' buffers to come back: render meanwhile.
+        let rendering = show.show.renderInBackground()
+        #expect(show.dispatcher.execute(.pause, address: "pause").isOK)
+        #expect(show.dispatcher.execute(.pause, address: "pause").summary.contains("paused already"))
+        let seek = show.dispatcher.execute(.seek(.samples(30000)), address: "/lockstep/seek")
+        #expect(seek.data?["position"] == .integer(30000))
+        #expect(seek.data?["sampleTime"] == .null)                        // paused: it plays nowhere yet
+        #expect(show.dispatcher.execute(.resume, address: "resume").data?["position"] == .integer(30000))
+        let playing = show.dispatcher.execute(.seek(.seconds(0.5)), address: "/lockstep/seek")
+        #expect(playing.data?["position"] == .integer(24000))
+        #expect(playing.data?["sampleTime"]?.integerValue != nil)
+        rendering.stop()
+        #expect(show.updates(.seeked).map(\.position) == [30000, 24000])
+        #expect(show.updates(.paused).count == 1 && show.updates(.resumed).map(\.position) == [30000])
+    }
+
+    @Test("a heartbeat is published once per interval, with the state and position")
+    func heartbeat() throws {
+        let show = try DispatchedShow(options: .init(heartbeatInterval: 1))
+        let later = ContinuousClock.now + .seconds(2)
+        show.dispatcher.poll(now: later)
+        show.dispatcher.poll(now: later + .milliseconds(500))
+        show.dispatcher.poll(now: later + .milliseconds(1000))
+        let beats = show.updates(.heartbeat)
+        #expect(beats.count == 2)
+        #expect(beats.first?.detail == "playing")
+        #expect(beats.first?.json.contains("\"kind\":\"heartbeat\"") == true)
+    }
+}
+
+@Suite("ControlLine: typed commands to ControlCommand")
+struct ControlLineTests {
+    @Test("every verb parses, with its cue, level, ramp or time")
+    func verbs() throws {
+        #expect(try ControlLine.parse("go") == .go(nil))
+        #expect(try ControlLine.parse("GO bell") == .go(.name("bell")))
+        #expect(try ControlLine.parse("start big horn") == .startCue(.name("big horn")))
+        #expect(try ControlLine.parse("stop") == .stop)
+        #expect(try ControlLine.parse("stop bed") == .stopCue(.name("bed")))
+        #expect(try ControlLine.parse("pause") == .pause)
+        #expect(try ControlLine.parse("pause 2") == .pauseCue(.name("2")))
+        #expect(try ControlLine.parse("resume bed") == .resumeCue(.name("bed")))
+        #expect(try ControlLine.parse("panic") == .panic)
+        #expect(try ControlLine.parse("level bell -6dB 0.5") == .setCueLevel(.name("bell"), decibels: -6, ramp: 0.5))
+        #expect(try ControlLine.parse("gain bed -inf") == .setLayerGain(layer: "bed", decibels: -.infinity, ramp: 0))
+        #expect(try ControlLine.parse("next") == .selectNext)
+        #expect(try ControlLine.parse("previous") == .selectPrevious)
+        #expect(try ControlLine.parse("select horn") == .selectPlayhead(.name("horn")))
+        #expect(try ControlLine.parse("seek 1:30") == .seek(.seconds(90)))
+        #expect(try ControlLine.parse("seek 4800 samples") == .seek(.samples(4800)))
+        #expect(try ControlLine.parse("status") == .status)
+    }
+
+    @Test("mistakes are errors that say how to write it")
+    func mistakes() {
+        func message(_ line: String) -> String {
+            do { _ = try ControlLine.parse(line); return "" } catch { return error.message }
+        }
+        #expect(message("jump 3").hasPrefix("unknown command 'jump'; the commands are go, start"))
+        #expect(message("staus") .hasPrefix("unknown command 'staus'; did you mean 'status'?"))
+        #expect(message("seek soon") == "seek 'soon' is not a time; \(SessionTime.formsHint)")
+        #expect(message("gain bed loud") == "'gain bed loud' is not 'gain LAYER DB [RAMP]'; write e.g. gain drums -12dB 2")
+        #expect(message("level bell -3 later") == "level: ramp 'later' is not a number of seconds")
+        #expect(message("start") == "'start' needs a cue: write 'start CUE' (a cue name, or its number)")
+        #expect(message("panic now") == "'panic' takes nothing after it; write just 'panic'")
+    }
+}

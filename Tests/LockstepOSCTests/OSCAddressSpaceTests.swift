@@ -1,0 +1,70 @@
+import LockstepControl
+import LockstepOSC
+import Testing
+
+@Suite("QLab's OSC dictionary mapped onto control commands")
+struct OSCAddressSpaceTests {
+    func request(_ address: String, _ arguments: [OSCArgument] = []) throws(ControlError) -> OSCRequest {
+        try OSCAddressSpace.request(for: OSCMessage(address, arguments))
+    }
+
+    func problem(_ address: String, _ arguments: [OSCArgument] = []) -> String {
+        do { _ = try request(address, arguments); return "" } catch { return error.message }
+    }
+
+    @Test("every address and argument form")
+    func addresses() throws {
+        #expect(try request("/go") == .command(.go(nil)))
+        #expect(try request("/go", [.string("bell")]) == .command(.go(.name("bell"))))
+        #expect(try request("/go", [.int32(3)]) == .command(.go(.number(3))))
+        #expect(try request("/go", [.float(3)]) == .command(.go(.number(3))))
+        #expect(try request("/stop") == .command(.stop))
+        #expect(try request("/pause") == .command(.pause))
+        #expect(try request("/resume") == .command(.resume))
+        #expect(try request("/panic") == .command(.panic))
+        #expect(try request("/cue/bell/start") == .command(.startCue(.name("bell"))))
+        #expect(try request("/cue/2/stop") == .command(.stopCue(.name("2"))))
+        #expect(try request("/cue/bed/pause") == .command(.pauseCue(.name("bed"))))
+        #expect(try request("/cue/bed/resume") == .command(.resumeCue(.name("bed"))))
+        #expect(try request("/cue/bell/go") == .command(.go(.name("bell"))))
+        #expect(try request("/cue/bed/level", [.float(-6)]) == .command(.setCueLevel(.name("bed"), decibels: -6, ramp: 0)))
+        #expect(try request("/cue/bed/level", [.int32(0), .int32(0), .double(-12)]) == .command(.setCueLevel(.name("bed"), decibels: -12, ramp: 0)))
+        #expect(try request("/cue/bed/level", [.string("-inf")]) == .command(.setCueLevel(.name("bed"), decibels: -.infinity, ramp: 0)))
+        #expect(try request("/playhead/horn") == .command(.selectPlayhead(.name("horn"))))
+        #expect(try request("/select/next") == .command(.selectNext))
+        #expect(try request("/select/previous") == .command(.selectPrevious))
+        #expect(try request("/playhead/next") == .command(.selectNext))
+        #expect(try request("/lockstep/layer/bed/gain", [.float(-20)]) == .command(.setLayerGain(layer: "bed", decibels: -20, ramp: 0)))
+        #expect(try request("/lockstep/layer/bed/gain", [.float(-20), .float(2)]) == .command(.setLayerGain(layer: "bed", decibels: -20, ramp: 2)))
+        #expect(try request("/lockstep/seek", [.double(90)]) == .command(.seek(.seconds(90))))
+        #expect(try request("/lockstep/seek", [.string("96000 samples")]) == .command(.seek(.samples(96000))))
+        #expect(try request("/lockstep/seek", [.string("1:30")]) == .command(.seek(.seconds(90))))
+        #expect(try request("/lockstep/status") == .command(.status))
+        #expect(try request("/connect") == .connect(nil))
+        #expect(try request("/connect", [.string("s3cret")]) == .connect("s3cret"))
+        #expect(try request("/updates", [.int32(1)]) == .updates(true))
+        #expect(try request("/updates", [.bool(false)]) == .updates(false))
+        #expect(try request("/udpReplyPort", [.int32(9001)]) == .replyPort(9001))
+        #expect(try request("/thump") == .thump)
+        #expect(try request("/workspace/5F1A/go") == .command(.go(nil)))                 // QLab's workspace form
+        #expect(try request("/workspace/default/cue/3/start") == .command(.startCue(.name("3"))))
+    }
+
+    @Test("unknown addresses and wrong arguments say what the address takes")
+    func mistakes() {
+        #expect(problem("/og").hasPrefix("unknown address /og; did you mean '/go'?; Lockstep answers /go, /stop"))
+        #expect(problem("/cue/bell/strat").hasPrefix("unknown address /cue/bell/strat; did you mean '/cue/{cue}/start'?"))
+        #expect(problem("/stop", [.int32(1)]) == "/stop takes no arguments; it was sent 1 argument (i:1.0)")
+        #expect(problem("/go", [.float(1.5)]) == "/go takes nothing, a cue name or a cue number; it was sent 1 argument (f:1.5)")
+        #expect(problem("/go", [.string("a"), .string("b")]).hasPrefix("/go takes nothing, a cue name or a cue number"))
+        #expect(problem("/cue//start") == "/cue//start names no cue; write the cue's name or number, e.g. /cue/1/start")
+        #expect(problem("/cue/bed/level") == "/cue/bed/level takes a level in dB (or QLab's row 0, column 0, dB); it was sent no arguments")
+        #expect(problem("/cue/bed/level", [.int32(1), .int32(2), .float(-3)])
+            == "/cue/bed/level: Lockstep cues have one level (row 0, column 0); it was sent row 1.0, column 2.0")
+        #expect(problem("/lockstep/layer/bed/gain", [.float(-3), .float(-1)]) == "/lockstep/layer/bed/gain: the ramp -1.0 s must be 0 or more seconds")
+        #expect(problem("/lockstep/seek", [.string("soon")]).hasPrefix("/lockstep/seek: s:\"soon\" is not a time"))
+        #expect(problem("/udpReplyPort", [.int32(0)]) == "/udpReplyPort 0.0 is not a UDP port; send 1 to 65535")
+        #expect(problem("/connect", [.int32(1234)]) == "/connect takes the passcode as one string; it was sent 1 argument (i:1234.0)")
+        #expect(problem("/updates", [.blob([1])]) == "/updates takes 1 (send me updates) or 0 (stop); it was sent 1 argument (b:1 bytes)")
+    }
+}
