@@ -32,17 +32,8 @@ struct PlayCommand: ParsableCommand {
             help: "Seconds from the common start to the next file's first frame (≥ 0); repeat per file.")
     var offsets: [Double] = []
 
-    @Option(help: "The JACK server to use (default: $JACK_DEFAULT_SERVER or JACK's default).")
-    var server: String?
-
-    @Option(name: .customLong("client-name"), help: "The JACK client name.")
-    var clientName: String = "lockstep"
-
-    @Option(name: .customLong("connect"), help: "Connect the master outputs to this port (repeat: out_1 to the first, out_2 to the second…).")
-    var connections: [String] = []
-
-    @Flag(name: .customLong("no-connect"), help: "Don't connect the outputs anywhere.")
-    var noConnect = false
+    @OptionGroup(title: "JACK")
+    var jack: JACKOptions
 
     @Flag(name: .customLong("ports-per-file"), help: "Give every layer its own ports (<file>_1…) besides the master mix.")
     var portsPerFile = false
@@ -50,20 +41,11 @@ struct PlayCommand: ParsableCommand {
     @Flag(help: "Follow JACK transport: rolling starts, stopping pauses, relocating seeks.")
     var transport = false
 
-    @Flag(name: .customLong("reconnect"), help: "If the JACK server goes away, wait for a server of the same name to come back and play on from where playback stopped (same ports, connections restored) instead of exiting.")
-    var reconnect = false
-
-    @Flag(name: .customLong("align-outputs"), help: "Delay every output port by the largest playback latency of the connected outputs minus its own (JACK's latency ranges), so all are heard on the same sample.")
-    var alignOutputs = false
-
     @Flag(name: .customLong("loop"), help: "Loop every layer until interrupted (or --duration).")
     var loop = false
 
     @Option(help: "Stop after this many seconds.")
     var duration: Double?
-
-    @Option(name: .customLong("start-server"), help: "Start a private jackd when none runs: auto, dummy, alsa or never.")
-    var startServer: String = "auto"
 
     @Flag(help: "Print one JSON object with the results on standard output.")
     var json = false
@@ -80,9 +62,6 @@ struct PlayCommand: ParsableCommand {
     func validate() throws {
         if !recordPorts.isEmpty && recordPath == nil {
             throw ValidationError("--record-port needs --record FILE to say where to record")
-        }
-        guard ServerLauncher.Mode(rawValue: startServer) != nil else {
-            throw ValidationError("--start-server '\(startServer)' is unknown; use auto, dummy, alsa or never")
         }
         if let duration, !(duration.isFinite && duration > 0) {
             throw ValidationError("--duration \(duration) is invalid; use a number of seconds above 0")
@@ -224,18 +203,7 @@ final class PlaySession {
     func run() throws {
         let interrupt = InterruptFlag()
         defer { launcher.stop() }
-        try launcher.ensureServer(for: "play", named: command.server, modeName: command.startServer)
-
-        let device: JACKDevice
-        do {
-            device = try JACKDevice(options: .init(clientName: command.clientName, serverName: command.server,
-                                                   channelCount: 2, inputChannelCount: command.recordPorts.count,
-                                                   connectToPhysicalOutputs: !command.noConnect && command.connections.isEmpty,
-                                                   compensatesPlaybackLatency: command.alignOutputs,
-                                                   survivesServerRestart: command.reconnect))
-        } catch {
-            throw CLIError(message: "play: \(error.message)")
-        }
+        let device = try command.jack.openDevice("play", launcher: launcher, channels: 2, inputs: command.recordPorts.count)
         let engine: Engine
         do {
             engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory, maximumQueues: max(16, layers.files.count))
@@ -270,7 +238,7 @@ final class PlaySession {
             for (source, destination) in zip(command.recordPorts, device.inputPortNames) {
                 try device.connect(source, to: destination)
             }
-            try device.connectMasterOutputs(to: command.connections)
+            try device.connectMasterOutputs(to: command.jack.connections)
         } catch {
             throw CLIError(message: "play: \(error.message)")
         }
@@ -352,7 +320,7 @@ final class PlaySession {
             if interrupt.received != 0 { interrupted = true; break }
             if engine.deviceError != nil { break }
             serverWatch.poll { FileHandle.standardError.write(Data("lockstep: \($0)\n".utf8)) }
-            if command.reconnect && device.isWaitingForServer, let note = launcher.restartIfDied() {
+            if command.jack.reconnect && device.isWaitingForServer, let note = launcher.restartIfDied() {
                 FileHandle.standardError.write(Data("lockstep: \(note)\n".utf8))
             }
             if players.contains(where: { $0.queue.stopError != nil }) {
@@ -442,7 +410,7 @@ final class PlaySession {
             error: engine.deviceError?.message ?? players.lazy.compactMap { $0.queue.stopError?.message }.first ?? recordError,
             recording: recording.map { Summary.Recording(file: $0.path, framesWritten: $0.framesWritten,
                                                          startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) },
-            playbackLatency: device.playbackLatency, outputDelays: command.alignOutputs ? device.outputDelays : nil,
+            playbackLatency: device.playbackLatency, outputDelays: command.jack.alignOutputs ? device.outputDelays : nil,
             rateChanges: rateChanges)
         if command.json {
             let encoder = JSONEncoder()

@@ -31,8 +31,8 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Stop after this many seconds.")
     var duration: Double?
 
-    @Option(name: .customLong("sample-format"), help: "File encoding: s16, s24, s32 or f32 (default f32; s24 for FLAC).")
-    var sampleFormat: String?
+    @Option(name: .customLong("sample-format"), help: "File encoding (default f32; s24 for FLAC).")
+    var sampleFormat: SampleFormatArgument?
 
     @Option(help: "The JACK server (default: $JACK_DEFAULT_SERVER or JACK's default).")
     var server: String?
@@ -60,7 +60,7 @@ struct RecordCommand: ParsableCommand {
         if let duration, !(duration.isFinite && duration > 0) {
             throw CLIError(message: "record: --duration \(duration) is invalid; use a number of seconds above 0", exitCode: 64)
         }
-        let encoding = try parseSampleFormat(sampleFormat, command: "record")
+        let encoding = sampleFormat?.format
         try refuseToReplace(output, force: force, command: "record")
         let interrupt = InterruptFlag()
         let device: JACKDevice

@@ -36,8 +36,8 @@ struct RenderCommand: ParsableCommand {
     @Option(name: .customLong("offset"), parsing: .unconditionalSingleValue, help: "Seconds from the start to the next file's first frame (≥ 0); repeat per file.")
     var offsets: [Double] = []
 
-    @Option(name: .customLong("sample-format"), help: "Output encoding: s16, s24, s32 or f32 (default f32; s24 for FLAC).")
-    var sampleFormat: String?
+    @Option(name: .customLong("sample-format"), help: "File encoding (default f32; s24 for FLAC).")
+    var sampleFormat: SampleFormatArgument?
 
     @Flag(name: .customLong("accept-truncated"), help: "Mix what a truncated file holds (a FLAC recording that was killed, say) instead of refusing it; a warning names each such file.")
     var acceptTruncated = false
@@ -57,7 +57,7 @@ struct RenderCommand: ParsableCommand {
             throw CLIError(message: "render: --channels \(channels) is out of range; use 1…64", exitCode: 64)
         }
         let arguments = try LayerArguments(command: "render", files: files, gains: gains, offsets: offsets)
-        let encoding = try parseSampleFormat(sampleFormat, command: "render")
+        let encoding = sampleFormat?.format
         let layers = files.indices.map { index in
             MixdownLayer(path: files[index], gainDB: arguments.gains[index], offset: arguments.offsets[index])
         }

@@ -21,8 +21,8 @@ final class ServerLauncher {
 
     /// Makes sure a server named `server` runs for `command` (`play`, `session run`), starting one
     /// as `--start-server` (`modeName`) allows, and tells the user on standard error when it did.
-    func ensureServer(for command: String, named server: String?, modeName: String) throws {
-        if let message = try ensureServer(named: server, mode: Mode(rawValue: modeName) ?? .auto, command: command) {
+    func ensureServer(for command: String, named server: String?, mode: Mode) throws {
+        if let message = try ensureServer(named: server, mode: mode, command: command) {
             FileHandle.standardError.write(Data("lockstep: \(message)\n".utf8))
         }
     }

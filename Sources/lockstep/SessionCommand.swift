@@ -188,8 +188,8 @@ struct SessionRenderCommand: ParsableCommand {
     @Option(help: "Render rate in Hz (default: the session's rate).")
     var rate: Int?
 
-    @Option(name: .customLong("sample-format"), help: "Output encoding: s16, s24, s32 or f32 (default f32; s24 for FLAC).")
-    var sampleFormat: String?
+    @Option(name: .customLong("sample-format"), help: "File encoding (default f32; s24 for FLAC).")
+    var sampleFormat: SampleFormatArgument?
 
     @Option(name: .customLong("go"), help: "Place a manual cue: CUE@TIME (a session time, e.g. bell@1:30 or bell@90). Repeat per cue.")
     var goes: [String] = []
@@ -208,7 +208,7 @@ struct SessionRenderCommand: ParsableCommand {
         if let rate, !(1000...768_000).contains(rate) {
             throw CLIError(message: "session render: --rate \(rate) is out of range; use 1000…768000 Hz", exitCode: 64)
         }
-        let encoding = try parseSampleFormat(sampleFormat, command: "session render")
+        let encoding = sampleFormat?.format
         var manual: [(cue: String, at: SessionTime)] = []
         for go in goes {
             guard let at = go.lastIndex(of: "@"), let time = SessionTime.parse(String(go[go.index(after: at)...])),

@@ -33,23 +33,15 @@ struct SessionRunCommand: ParsableCommand {
     @Argument(help: "The session file (YAML).")
     var file: String
 
-    @Option(help: "The JACK server to use (default: $JACK_DEFAULT_SERVER or JACK's default).")
-    var server: String?
-
-    @Option(name: .customLong("client-name"), help: "The JACK client name.")
-    var clientName: String = "lockstep"
+    @OptionGroup(title: "JACK")
+    var jack: JACKOptions
 
     @Flag(help: "Follow JACK transport: rolling plays from the transport position, stopping pauses, relocating seeks.")
     var transport = false
 
-    @Flag(name: .customLong("reconnect"), help: "If the JACK server goes away, wait for a server of the same name to come back and play on from where playback stopped (same ports, connections restored) instead of exiting.")
-    var reconnect = false
-
-    @Flag(name: .customLong("align-outputs"), help: "Delay every output port by the largest playback latency of the connected outputs minus its own (JACK's latency ranges), so all are heard on the same sample.")
-    var alignOutputs = false
-
-    @Option(help: "Start at this session time (every cue under way plays from the right place).")
-    var from: String?
+    @Option(help: ArgumentHelp("Start at this session time (every cue under way plays from the right place): 90, 1:30, 1:30.5 or \"4800 samples\".",
+                               valueName: "time"))
+    var from: SessionTimeArgument?
 
     @Option(help: "Stop after this many seconds of playing.")
     var duration: Double?
@@ -66,27 +58,12 @@ struct SessionRunCommand: ParsableCommand {
     @Option(name: .customLong("osc-reply-port"), help: "The UDP port OSC replies and updates go to on the sender's host, until a client sends /udpReplyPort (default 53001, QLab's).")
     var oscReplyPort: Int?
 
-    @Option(name: .customLong("connect"), help: "Connect the master outputs to this port (repeat: out_1 to the first, out_2 to the second…).")
-    var connections: [String] = []
-
-    @Flag(name: .customLong("no-connect"), help: "Don't connect the master outputs anywhere.")
-    var noConnect = false
-
-    @Option(name: .customLong("start-server"), help: "Start a private jackd when none runs: auto, dummy, alsa or never.")
-    var startServer: String = "auto"
-
     @Flag(help: "Print one JSON object with the results (and status lines) on standard output.")
     var json = false
 
     func validate() throws {
-        guard ServerLauncher.Mode(rawValue: startServer) != nil else {
-            throw ValidationError("--start-server '\(startServer)' is unknown; use auto, dummy, alsa or never")
-        }
         if let duration, !(duration.isFinite && duration > 0) {
             throw ValidationError("--duration \(duration) is invalid; use a number of seconds above 0")
-        }
-        if let from, SessionTime.parse(from) == nil {
-            throw ValidationError("--from '\(from)' is not a time; \(SessionTime.formsHint)")
         }
         if let osc {
             do { _ = try OSCEndpoint.parse(osc) } catch { throw ValidationError(error.message) }
@@ -126,16 +103,10 @@ final class SessionRun {
             throw CLIError(message: "session run: \(error.message)")
         }
         defer { launcher.stop() }
-        try launcher.ensureServer(for: "session run", named: command.server, modeName: command.startServer)
-        let device: JACKDevice
+        let device = try command.jack.openDevice("session run", launcher: launcher, channels: session.document.channelCount)
         let engine: Engine
         let player: SessionPlayer
         do {
-            device = try JACKDevice(options: .init(clientName: command.clientName, serverName: command.server,
-                                                   channelCount: session.document.channelCount,
-                                                   connectToPhysicalOutputs: !command.noConnect && command.connections.isEmpty,
-                                                   compensatesPlaybackLatency: command.alignOutputs,
-                                                   survivesServerRestart: command.reconnect))
             engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory,
                                 maximumQueues: max(16, session.document.layers.count))
             engine.isMasterMeteringEnabled = true
@@ -148,7 +119,7 @@ final class SessionRun {
         }
         var rate = engine.sampleRate
         do throws(AudioQueueError) {
-            try device.connectMasterOutputs(to: command.connections)
+            try device.connectMasterOutputs(to: command.jack.connections)
             try connectLayerPorts(player, device: device)
         } catch {
             throw CLIError(message: "session run: \(command.file): \(error.message)")
@@ -158,7 +129,7 @@ final class SessionRun {
         // Typed commands are shown in the live display, not echoed over it.
         let echo = command.control == "-" && Terminal.stderrIsTerminal && !command.json ? TerminalEcho.off() : nil
         defer { echo?.restore() }
-        let fromPosition = command.from.flatMap(SessionTime.parse)?.samples(at: rate) ?? 0
+        let fromPosition = command.from?.time.samples(at: rate) ?? 0
         var follower: TransportFollower?
         var startedAt: Int64?
         if command.transport {
@@ -212,7 +183,7 @@ final class SessionRun {
             serverWatch.poll { text in
                 if display.enabled { display.note(text) } else { FileHandle.standardError.write(Data("lockstep: \(text)\n".utf8)) }
             }
-            if command.reconnect && device.isWaitingForServer, let note = launcher.restartIfDied() {
+            if command.jack.reconnect && device.isWaitingForServer, let note = launcher.restartIfDied() {
                 if display.enabled { display.note(note) } else { FileHandle.standardError.write(Data("lockstep: \(note)\n".utf8)) }
             }
             if live.queues.contains(where: { $0.stopError != nil }) {

@@ -27,14 +27,5 @@ enum Terminal {
     }
 }
 
-/// Parses `--sample-format` (s16, s24, s32 or f32; nil when not given).
-func parseSampleFormat(_ text: String?, command: String) throws -> SampleFormat? {
-    guard let text else { return nil }
-    guard let parsed = SampleFormat(rawValue: text.lowercased()), parsed != .float64 else {
-        throw CLIError(message: "\(command): --sample-format '\(text)' is unknown; use s16, s24, s32 or f32", exitCode: 64)
-    }
-    return parsed
-}
-
 /// Parses a gain such as `-6`, `-6dB`, `+3 dB` or `-inf` (at most +12 dB), as session files do.
 func parseGain(_ text: String) -> Double? { SessionGain.parse(text) }

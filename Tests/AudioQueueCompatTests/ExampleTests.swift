@@ -156,12 +156,7 @@ extension JACKTests {
 
         @Test("AQRecorder at the listing's 44.1 kHz on a 48 kHz server records the ramp converted, smoothly")
         func recorderConverted() throws {
-            // A cycle the server skips is recorded as silence (the timeline stays true), which
-            // breaks the ramp this test checks for smoothness: take again, up to three times.
-            var take = try recordRamp("take-44k.aiff", [])
-            for _ in 0..<2 where take.xruns > 0 { take = try recordRamp("take-44k.aiff", []) }
-            let (result, format, samples, xruns) = take
-            try #require(xruns == 0, "the server xrun in three takes in a row")
+            let (result, format, samples, xruns) = try recordRamp("take-44k.aiff", [])
             #expect(result.stdout.contains("44100 Hz"))
             #expect(format.sampleRate == 44100 && format.sampleFormat == .int24)
             let left = stride(from: 0, to: samples.count, by: 2).map { Int64(samples[$0] >> 8) }
@@ -169,10 +164,29 @@ extension JACKTests {
             let first = try #require(left.firstIndex { $0 != 0 })
             // 48000 ramp steps a second resampled to 44100 frames: each frame climbs 48/44.1 steps,
             // so once the converter has settled every difference is 1 or 2 (nothing lost or doubled).
+            // A cycle the server skipped (an xrun) is recorded as silence to keep the timeline
+            // true, and the converter smears its edges: each such place is one cluster of other
+            // steps, and there may be at most as many as the server reported xruns.
             let settled = Array(left[(first + 200)..<(left.count - 200)])
             let steps = zip(settled, settled.dropFirst()).map { $1 - $0 }
-            #expect(!steps.isEmpty && steps.allSatisfy { $0 == 1 || $0 == 2 })
-            let mean = Double(settled.last! - settled.first!) / Double(settled.count - 1)
+            #expect(!steps.isEmpty)
+            let odd = steps.indices.filter { steps[$0] != 1 && steps[$0] != 2 }
+            var clusters: [ClosedRange<Int>] = []
+            for index in odd {
+                if let last = clusters.last, index - last.upperBound <= 400 {
+                    clusters[clusters.count - 1] = last.lowerBound...index
+                } else {
+                    clusters.append(index...index)
+                }
+            }
+            #expect(clusters.count <= xruns, "steps other than 1 or 2 at \(clusters) with \(xruns) xruns")
+            // The rate, over the longest stretch between such places.
+            var bounds = [0] + clusters.flatMap { [max(0, $0.lowerBound - 200), min(settled.count - 1, $0.upperBound + 200)] }
+            bounds.append(settled.count - 1)
+            let stretches = stride(from: 0, to: bounds.count - 1, by: 2).map { bounds[$0]...bounds[$0 + 1] }
+            let longest = try #require(stretches.max { $0.count < $1.count })
+            #expect(longest.count > 20_000)
+            let mean = Double(settled[longest.upperBound] - settled[longest.lowerBound]) / Double(longest.count - 1)
             #expect(abs(mean - 48000.0 / 44100.0) < 0.001)
         }
 

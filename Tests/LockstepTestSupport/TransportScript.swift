@@ -52,10 +52,14 @@ public enum TransportScript {
 
     /// Compares a ramp-file follower's capture with the transport (see ``Check``).
     public static func check(_ capture: JACKCapture, step: Float, relocateFrame: Int = 96000) -> Check {
+        // The capture may still be running: its cycles are read first, and only those whose
+        // frames the channel snapshot holds are checked.
+        let cycles = capture.cycles
         let left = capture.channel(0)
         let fadeStart = (left.lastIndex { $0 != 0 } ?? left.count) - 400
         var result = Check()
-        for cycle in capture.cycles where cycle.transportRolling {
+        let complete = cycles.filter { $0.firstRecordedFrame + $0.frames <= left.count }
+        for cycle in complete where cycle.transportRolling {
             for i in 0..<cycle.frames {
                 let value = left[cycle.firstRecordedFrame + i]
                 if value == 0 || cycle.firstRecordedFrame + i >= fadeStart { continue }
@@ -69,7 +73,7 @@ public enum TransportScript {
                 result.checked += 1
             }
         }
-        let stopped = capture.cycles.filter { !$0.transportRolling }.dropFirst(2)
+        let stopped = complete.filter { !$0.transportRolling }.dropFirst(2)
         result.loudStoppedCycles = stopped.filter { cycle in
             (0..<cycle.frames).contains { left[cycle.firstRecordedFrame + $0] != 0 }
         }.count

@@ -1,0 +1,75 @@
+import ArgumentParser
+import Lockstep
+import LockstepJACK
+import LockstepSession
+
+/// The JACK options `play` and `session run` share (`@OptionGroup`): which server, the client's
+/// name, where the master outputs go, starting a server, surviving its restart, aligning outputs.
+struct JACKOptions: ParsableArguments {
+    @Option(help: "The JACK server to use (default: $JACK_DEFAULT_SERVER or JACK's default).")
+    var server: String?
+
+    @Option(name: .customLong("client-name"), help: "The JACK client name.")
+    var clientName: String = "lockstep"
+
+    @Option(name: .customLong("connect"),
+            help: ArgumentHelp("Connect the master outputs to this port (repeat: out_1 to the first, out_2 to the second…).",
+                               valueName: "port"))
+    var connections: [String] = []
+
+    @Flag(name: .customLong("no-connect"), help: "Don't connect the master outputs anywhere.")
+    var noConnect = false
+
+    @Option(name: .customLong("start-server"), help: "Start a private jackd when none runs (alsa when there is a sound card, else dummy, for auto).")
+    var startServer: ServerLauncher.Mode = .auto
+
+    @Flag(name: .customLong("reconnect"), help: "If the JACK server goes away, wait for a server of the same name to come back and play on from where playback stopped (same ports, connections restored) instead of exiting.")
+    var reconnect = false
+
+    @Flag(name: .customLong("align-outputs"), help: "Delay every output port by the largest playback latency of the connected outputs minus its own (JACK's latency ranges), so all are heard on the same sample.")
+    var alignOutputs = false
+
+    /// Starts a server if none runs and the mode allows (through `launcher`), then opens the
+    /// client with these options.
+    /// - Throws: ``CLIError`` naming `command`.
+    func openDevice(_ command: String, launcher: ServerLauncher, channels: Int, inputs: Int = 0) throws -> JACKDevice {
+        try launcher.ensureServer(for: command, named: server, mode: startServer)
+        do {
+            return try JACKDevice(options: .init(clientName: clientName, serverName: server,
+                                                 channelCount: channels, inputChannelCount: inputs,
+                                                 connectToPhysicalOutputs: !noConnect && connections.isEmpty,
+                                                 compensatesPlaybackLatency: alignOutputs,
+                                                 survivesServerRestart: reconnect))
+        } catch {
+            throw CLIError(message: "\(command): \(error.message)")
+        }
+    }
+}
+
+extension ServerLauncher.Mode: ExpressibleByArgument {}
+
+/// `--sample-format`: the encodings a file can be written in (`s16`, `s24`, `s32`, `f32`).
+struct SampleFormatArgument: ExpressibleByArgument {
+    /// The encoding.
+    var format: SampleFormat
+
+    init?(argument: String) {
+        guard let parsed = SampleFormat(rawValue: argument.lowercased()), parsed != .float64 else { return nil }
+        format = parsed
+    }
+
+    static var allValueStrings: [String] { ["s16", "s24", "s32", "f32"] }
+}
+
+/// A session time argument (`90`, `1:30`, `1:30.5`, `4800 samples`), parsed once.
+struct SessionTimeArgument: ExpressibleByArgument {
+    /// The time.
+    var time: SessionTime
+
+    init?(argument: String) {
+        guard let time = SessionTime.parse(argument) else { return nil }
+        self.time = time
+    }
+
+    static var defaultCompletionKind: CompletionKind { .default }
+}
