@@ -3,10 +3,8 @@
 # Idempotent and non-interactive; run as root (or with sudo available).
 set -euo pipefail
 
-packages=(pkg-config libsndfile1-dev libsoxr-dev libjack-jackd2-dev jackd2 pipewire pipewire-jack liblo-dev liblo-tools)
-if [[ "${LOCKSTEP_BENCH:-0}" == 1 ]]; then
-    packages+=(sox ecasound)
-fi
+# Arguments: more packages to install (Scripts/bench.sh passes the tools it compares against).
+packages=(pkg-config libsndfile1-dev libsoxr-dev libjack-jackd2-dev jackd2 pipewire pipewire-jack liblo-dev liblo-tools "$@")
 
 missing=()
 for p in "${packages[@]}"; do

@@ -104,7 +104,9 @@ final class RenderRig: @unchecked Sendable {
         let rate = Self.sampleRate
         self.buffers = buffers
         device = BenchDevice(sampleRate: rate, channelCount: Self.channels, framesPerCycle: Self.framesPerCycle)
-        engine = try Engine(device: device)
+        // The default queue table (256 slots) unless more queues are asked for; the render loop
+        // walks every slot, so the 64-queue benchmarks keep the default.
+        engine = try Engine(device: device, maximumQueues: max(256, queueCount))
         guard let renderer = device.renderer else { fatalError("the engine did not attach to the bench device") }
         self.renderer = renderer
         // Meter the mix too (off by default): the whole render path, as a mixer UI would use it.
