@@ -259,8 +259,11 @@ public final class FilePlayer: @unchecked Sendable {
     /// the end, asks the queue to stop after playing what it holds.
     func refill(_ buffer: QueueBuffer, limit: Int? = nil) {
         defer { bufferReturned.signal() }
-        let result: (enqueue: Bool, finish: Bool) = state.withLock { state in
+        let result: (enqueued: Bool, finish: Bool) = state.withLock { state in
             if state.endOfData || state.stopRequested || state.error != nil { return (false, false) }
+            // A hand-back whose refill comes late (queued on the streamer, or delivered after a
+            // reposition already refilled this buffer) has nothing left to do.
+            if buffer.isInFlight { return (false, false) }
             let channels = fileFormat.channelCount
             var filled = 0
             let capacity = min(limit ?? buffer.frameCapacity, buffer.frameCapacity)
@@ -297,16 +300,18 @@ public final class FilePlayer: @unchecked Sendable {
             }
             if filled > 0 {
                 buffer.frameCount = filled
-                state.framesEnqueued += Int64(filled)
+                // Enqueued under the player's lock: refills on different threads (the streamer,
+                // the callback thread, a reposition) read and enqueue one after the other, so
+                // buffers reach the queue in the order their frames were read.
+                do throws(AudioQueueError) {
+                    try queue.enqueue(buffer)
+                    state.framesEnqueued += Int64(filled)
+                } catch {
+                    state.error = FileError(.invalidArgument, path: path, problem: error.message)
+                    return (true, true)
+                }
             }
             return (filled > 0, state.endOfData || state.error != nil)
-        }
-        if result.enqueue {
-            do { try queue.enqueue(buffer) } catch {
-                state.withLock { $0.error = FileError(.invalidArgument, path: path, problem: error.message) }
-                try? queue.stop(immediately: false)
-                return
-            }
         }
         if result.finish { try? queue.stop(immediately: false) }
     }
