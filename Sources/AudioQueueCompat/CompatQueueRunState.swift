@@ -102,9 +102,11 @@ extension CompatQueue {
         }
     }
 
+    /// Waits for `condition`, re-checked after each delivery of the engine's render events (the
+    /// stops, hand-backs and callbacks it waits for come through them), at most `seconds`.
     private func waitUntil(seconds: Double, _ condition: () -> Bool) {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() && Date() < deadline { usleep(1000) }
+        guard let engine = state.withLock({ $0.engine }) else { return }
+        engine.waitForDeliveries(timeout: seconds, until: condition)
     }
 
     func reset() throws(AudioQueueError) {

@@ -179,6 +179,31 @@ public final class Engine: @unchecked Sendable {
     /// which runs up to a period ahead of what is rendered — every frame before it has been mixed.
     public var renderedSampleTime: Int64 { core.shared.pointee.nextSampleTime.load(ordering: .acquiring) }
 
+    /// Signalled after every delivery of render events (each cycle of a live device, each render
+    /// of an offline one), once callbacks have run.
+    let delivered = ChangeSignal()
+
+    /// Waits until the engine has rendered every frame before device sample time `sampleTime`
+    /// and delivered what those cycles caused (callbacks, events), or `timeout` seconds pass.
+    /// Woken by each delivery, not by polling. With a device that delivers inline (offline) it
+    /// does not wait: the caller's own renders move that clock.
+    /// - Returns: whether the engine got there.
+    @discardableResult
+    public func waitUntilRendered(through sampleTime: Int64, timeout: Double = 2) -> Bool {
+        if device.callbackDelivery == .inline { return renderedSampleTime >= sampleTime }
+        return delivered.wait(until: Date().addingTimeInterval(timeout)) { renderedSampleTime >= sampleTime }
+    }
+
+    /// Waits until `condition` holds, re-checking it after every delivery of render events
+    /// (each cycle), or until `timeout` seconds pass. For conditions that callbacks and render
+    /// events make true (a queue stopped, its buffers handed back).
+    /// - Returns: whether the condition holds.
+    @discardableResult
+    public func waitForDeliveries(timeout: Double = 2, until condition: () -> Bool) -> Bool {
+        if device.callbackDelivery == .inline { return condition() }
+        return delivered.wait(until: Date().addingTimeInterval(timeout), for: condition)
+    }
+
     /// Render events that could not be reported because the event ring was full (should stay 0).
     public var droppedEventCount: Int { core.shared.pointee.droppedEvents.load(ordering: .relaxed) }
 

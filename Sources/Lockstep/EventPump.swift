@@ -95,6 +95,7 @@ final class EventPump: @unchecked Sendable {
             if let event = RenderEvent(message) { engine.handle(event) }
         }
         for (queue, limit) in zip(inputs, limits) where queue.service(upTo: limit) { any = true }
+        engine.delivered.signal()
         return any
     }
 }

@@ -298,7 +298,9 @@ public final class SessionPlayer: @unchecked Sendable {
         guard wasRunning else { return }
         let at = position
         for queue in queues { try? queue.setVolume(0) }
-        usleep(15_000)
+        // The 5 ms fade is rendered (plus a period in flight) before the layers stop.
+        let fadeEnd = engine.currentTime().sampleTime + Int64(engine.sampleRate * 0.005) + Int64(engine.device.maximumFramesPerCycle)
+        engine.waitUntilRendered(through: fadeEnd, timeout: 1)
         try? halt()
         for queue in queues { try? queue.setVolume(1) }
         state.withLock { state in
@@ -641,7 +643,8 @@ public final class SessionPlayer: @unchecked Sendable {
             if ContinuousClock.now > deadline {
                 throw AudioQueueError(.invalidRunState, "the layer queues did not hand their buffers back within 2 s; is the engine's callback thread blocked?")
             }
-            usleep(500)
+            // Woken by the next delivery of render events (the buffers come back through them).
+            engine.waitForDeliveries(timeout: 0.02) { !buffers.withLock { $0.joined().contains { $0.isInFlight } } }
         }
     }
 
