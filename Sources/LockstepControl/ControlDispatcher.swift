@@ -88,9 +88,23 @@ public final class ControlDispatcher: Sendable {
     /// Carries out `command` and answers; `address` is how the surface named it (`/go`, `go`).
     /// Updates the command caused are published before this returns.
     public func execute(_ command: ControlCommand, address: String) -> ControlReply {
+        execute(command, address: address, atSampleTime: nil)
+    }
+
+    /// Carries out `command` on device sample `sampleTime` (a time-tagged command, such as an OSC
+    /// bundle's), or as soon as it can when nil.
+    ///
+    /// Only the commands that fire a cue (``ControlCommand/go(_:)``,
+    /// ``ControlCommand/startCue(_:)``) can be placed on a sample; they need the session playing,
+    /// and a sample the layers have already computed (at most ``LockstepSession/SessionPlayer/bufferFrames``
+    /// × ``LockstepSession/SessionPlayer/bufferCount`` ahead of now) moves to the first one they
+    /// have not. The reply's data then holds `requestedSampleTime` and `late` (samples after it,
+    /// 0 when on time) beside `sampleTime`, the device sample the cue starts on. Any other command
+    /// with a sample gets an error reply saying to send it untimed.
+    public func execute(_ command: ControlCommand, address: String, atSampleTime sampleTime: Int64?) -> ControlReply {
         let (reply, updates) = state.withLock { state -> (ControlReply, [ControlUpdate]) in
             do throws(ControlError) {
-                return try Self.run(command, address: address, state: &state, options: options)
+                return try Self.run(command, address: address, sampleTime: sampleTime, state: &state, options: options)
             } catch {
                 return (.error(address, error.message), [])
             }
@@ -108,9 +122,29 @@ public final class ControlDispatcher: Sendable {
 
     // MARK: - Commands
 
-    private static func run(_ command: ControlCommand, address: String, state: inout State,
+    private static func run(_ command: ControlCommand, address: String, sampleTime: Int64?, state: inout State,
                             options: Options) throws(ControlError) -> (ControlReply, [ControlUpdate]) {
         let player = state.player
+        // A time-tagged command: the session sample device sample `sampleTime` plays.
+        var requested: Int64?
+        if let sampleTime {
+            switch command {
+            case .go, .startCue: break
+            default:
+                throw ControlError("\(address) cannot be placed on a sample yet (only go and cue start can); send it without a time tag")
+            }
+            guard player.isRunning else {
+                throw ControlError("\(address): the session is \(player.isPaused ? "paused" : "not playing"), so a time has no sample yet; resume it first, or send the command without a time tag")
+            }
+            requested = player.position(atDeviceTime: sampleTime)
+        }
+        /// A fired cue's data, with where it was asked for when it was time-tagged.
+        func scheduled(_ data: ControlValue, start: Int64) -> ControlValue {
+            guard let sampleTime, let requested, case .object(var fields) = data else { return data }
+            fields["requestedSampleTime"] = .integer(sampleTime)
+            fields["late"] = .integer(max(0, start - requested))
+            return .object(fields)
+        }
         let rate = player.rate
         let timeline = player.timeline
         /// The device sample of session sample `position`, while playing.
@@ -128,17 +162,24 @@ public final class ControlDispatcher: Sendable {
                           seconds: position.map { Double($0) / rate }, decibels: decibels)
         }
         func cue(_ reference: CueReference) throws(ControlError) -> String { try resolve(reference, in: timeline) }
+        /// For a time-tagged command: as asked, or how late.
+        func lateness(_ start: Int64) -> String {
+            guard let requested else { return "" }
+            return start > requested ? ", \(start - requested) samples after its time tag (the layers had computed past it)" : ", as time-tagged"
+        }
 
         switch command {
         case .go(let reference):
             let name = try reference.map { reference throws(ControlError) in try cue(reference) }
-            let result = try attempt { () throws(PlayerError) in try player.go(name) }
-            return (.ok(address, fired(result, at(result.start)), summary: "go \(result.cue) at \(when(result.start))"),
+            let result = try attempt { () throws(PlayerError) in try player.go(name, at: requested) }
+            return (.ok(address, scheduled(fired(result, at(result.start)), start: result.start),
+                        summary: "go \(result.cue) at \(when(result.start))\(lateness(result.start))"),
                     [update(.playhead, cue: result.playhead)])
         case .startCue(let reference):
             let name = try cue(reference)
-            let result = try attempt { () throws(PlayerError) in try player.startCue(name) }
-            return (.ok(address, fired(result, at(result.start)), summary: "start \(result.cue) at \(when(result.start))"),
+            let result = try attempt { () throws(PlayerError) in try player.startCue(name, at: requested) }
+            return (.ok(address, scheduled(fired(result, at(result.start)), start: result.start),
+                        summary: "start \(result.cue) at \(when(result.start))\(lateness(result.start))"),
                     [update(.playhead, cue: result.playhead)])
         case .stop, .panic:
             let again = command == .panic && state.panicUntil.map { player.position < $0 } ?? false

@@ -8,8 +8,16 @@ import Synchronization
 /// sent `/udpReplyPort N`). Clients that sent `/updates 1` also get every
 /// ``LockstepControl/ControlUpdate`` as `/update/{kind}` with its JSON.
 ///
+/// A bundle (decoded by liblo, nested bundles too) has each of its messages carried out in order
+/// and answered: at once when its time tag is "immediately" or has passed; when it lies ahead, a
+/// command that fires a cue (`/go`, `/cue/{cue}/start`, `/cue/{cue}/go`) is placed on the device
+/// sample of that time (the wall-clock time tag → host time → the device's sample time), and
+/// its reply names that sample. A bundle more than ``Options/maximumScheduleAhead`` seconds
+/// ahead, malformed, or holding more than ``OSCBundle/maximumMessages`` messages gets one error
+/// reply and nothing of it is carried out.
+///
 /// Nothing a client sends can crash it: a malformed or oversized datagram, an unknown address,
-/// the wrong arguments, a bundle, or a message without the passcode gets an error reply; a
+/// the wrong arguments, or a message without the passcode gets an error reply; a
 /// client sending faster than ``Options/messagesPerSecond`` has the excess dropped and counted,
 /// with one error reply a second. Clients are known by host and port; the table is bounded.
 ///
@@ -31,11 +39,19 @@ public final class OSCControlServer: Sendable {
         /// The most clients remembered (the least recently heard one that is neither authorised
         /// nor subscribed makes room for a new one).
         public var maximumClients: Int
+        /// How far ahead a bundle's time tag may lie, in seconds.
+        public var maximumScheduleAhead: Double
+        /// Whether replies go back to the sender itself (a TCP connection) rather than to its
+        /// host at the reply port; `/udpReplyPort` is then refused.
+        public var repliesToSender: Bool
 
         /// The defaults: no passcode, replies to port 53001, datagrams up to 8 KiB, 200 messages
-        /// a second per client (bursts of 400), 64 clients.
+        /// a second per client (bursts of 400), 64 clients, bundles up to an hour ahead.
         public init(passcode: String? = nil, replyPort: UInt16 = OSCEndpoint.defaultReplyPort, maximumDatagramSize: Int = 8192,
-                    messagesPerSecond: Double = 200, burst: Double = 400, maximumClients: Int = 64) {
+                    messagesPerSecond: Double = 200, burst: Double = 400, maximumClients: Int = 64,
+                    maximumScheduleAhead: Double = 3600, repliesToSender: Bool = false) {
+            self.maximumScheduleAhead = maximumScheduleAhead
+            self.repliesToSender = repliesToSender
             self.passcode = passcode
             self.replyPort = replyPort
             self.maximumDatagramSize = maximumDatagramSize
@@ -65,7 +81,7 @@ public final class OSCControlServer: Sendable {
         var dropped = 0
         var lastDropNotice: ContinuousClock.Instant?
 
-        var replyAddress: OSCPeer { peer.with(port: replyPort) }
+        var replyAddress: OSCPeer { replyPort == 0 ? peer : peer.with(port: replyPort) }
     }
 
     private struct Table {
@@ -124,14 +140,40 @@ public final class OSCControlServer: Sendable {
             send(.error(address, message), to: notice.to)
             log("OSC \(sender): \(message)")
         case .accept(let replyTo, let authorised):
-            let (reply, destination) = answer(packet, size: size, from: sender, replyTo: replyTo, authorised: authorised)
-            send(reply, to: destination)
-            if reply.isOK {
-                if reply.address != "/lockstep/status" && reply.address != "/thump" { log("OSC \(sender): \(reply.summary)") }
-            } else {
-                log("OSC \(sender): \(reply.address.isEmpty ? "" : "\(reply.address): ")\(reply.summary)")
+            for (reply, destination) in answer(packet, size: size, from: sender, replyTo: replyTo, authorised: authorised) {
+                send(reply, to: destination)
+                if reply.isOK {
+                    if reply.address != "/lockstep/status" && reply.address != "/thump" { log("OSC \(sender): \(reply.summary)") }
+                } else {
+                    log("OSC \(sender): \(reply.address.isEmpty ? "" : "\(reply.address): ")\(reply.summary)")
+                }
             }
         }
+    }
+
+    /// Answers `sender` with an error at `/reply` (a transport's own refusal: an oversized or
+    /// broken SLIP frame), counting it under `counter`.
+    func refuse(_ sender: OSCPeer, _ message: String, counting counter: WritableKeyPath<OSCStatistics, Int>) {
+        table.withLock { $0.statistics[keyPath: counter] += 1 }
+        send(.error("", message), to: sender)
+        log("OSC \(sender): \(message)")
+    }
+
+    /// A warning to print when a server on `address` can be reached from other machines (nil on
+    /// a loopback address): what it exposes, and how to restrict it with `option`.
+    func exposureWarning(for address: OSCPeer, transport: String, option: String) -> String? {
+        guard !address.isLoopback else { return nil }
+        let guardText = options.passcode == nil
+            ? "no passcode is set (add --osc-passcode CODE)"
+            : "clients need the passcode, which travels unencrypted"
+        return "OSC control listens on \(address) (\(transport)), reachable from other machines: anyone who can \(transport == "TCP" ? "connect" : "send") to it can "
+            + "fire cues (go, start), stop, pause, panic, seek, change levels and gains, and read the cue list (/lockstep/status); "
+            + "\(guardText). Use \(option) 127.0.0.1:\(address.port) to keep it to this machine"
+    }
+
+    /// Forgets a client (its connection closed): it no longer gets updates nor holds a place.
+    func forget(_ peer: OSCPeer) {
+        table.withLock { _ = $0.clients.removeValue(forKey: peer) }
     }
 
     /// Counts the datagram, finds or makes its client, and applies the rate limit.
@@ -152,7 +194,8 @@ public final class OSCControlServer: Sendable {
                     }
                     table.clients[idle.peer] = nil
                 }
-                table.clients[sender] = Client(peer: sender, replyPort: options.replyPort, tokens: options.burst, refilled: now, lastSeen: now)
+                table.clients[sender] = Client(peer: sender, replyPort: options.repliesToSender ? 0 : options.replyPort,
+                                               tokens: options.burst, refilled: now, lastSeen: now)
             }
             var client = table.clients[sender]!
             defer { table.clients[sender] = client }
@@ -173,27 +216,75 @@ public final class OSCControlServer: Sendable {
         }
     }
 
-    /// The reply to one admitted datagram, and where it goes.
+    /// Adds to one of the counts.
+    func count(_ counter: WritableKeyPath<OSCStatistics, Int>, by amount: Int = 1) {
+        table.withLock { $0.statistics[keyPath: counter] += amount }
+    }
+
+    /// The replies to one admitted packet (one for a message, one for each message of a bundle),
+    /// and where they go.
     private func answer(_ packet: UnsafeRawBufferPointer, size: Int, from sender: OSCPeer, replyTo: OSCPeer,
-                        authorised: Bool) -> (ControlReply, OSCPeer) {
-        func count(_ counter: WritableKeyPath<OSCStatistics, Int>) { table.withLock { $0.statistics[keyPath: counter] += 1 } }
+                        authorised: Bool) -> [(ControlReply, OSCPeer)] {
         if size > options.maximumDatagramSize {
             count(\.oversized)
-            return (.error(OSCMessage.address(of: packet) ?? "",
-                           "the datagram is \(size) bytes; the limit is \(options.maximumDatagramSize). Send one short message at a time"), replyTo)
+            return [(.error(OSCMessage.address(of: packet) ?? "",
+                            "the \(options.repliesToSender ? "packet" : "datagram") is \(size) bytes; the limit is \(options.maximumDatagramSize). Send one short message at a time"), replyTo)]
         }
         if OSCMessage.isBundle(packet) {
             count(\.bundles)
-            return (.error("", "OSC bundles are not supported yet; send each message in a datagram of its own"), replyTo)
+            let bundle: OSCBundle
+            do throws(OSCError) {
+                bundle = try OSCBundle(decoding: packet)
+            } catch {
+                count(\.malformed)
+                return [(.error("", error.message), replyTo)]
+            }
+            guard !bundle.entries.isEmpty else {
+                return [(.error("", "the bundle holds no messages; put the messages to carry out in it (e.g. /go)"), replyTo)]
+            }
+            let wallNow = OSCTimeTag.wallClock()
+            if let far = bundle.entries.first(where: { !$0.timeTag.isImmediate && $0.timeTag.seconds(after: wallNow) > options.maximumScheduleAhead }) {
+                count(\.tooFarAhead)
+                let ahead = far.timeTag.seconds(after: wallNow)
+                return [(.error("", "the bundle's time tag \(far.timeTag) lies \(Self.duration(ahead)) ahead; the limit is \(Self.duration(options.maximumScheduleAhead)). Check the sender's clock, or send the bundle closer to its time"), replyTo)]
+            }
+            var authorised = authorised
+            var replies: [(ControlReply, OSCPeer)] = []
+            for entry in bundle.entries {
+                let (reply, destination) = handle(entry.message, timeTag: entry.timeTag, from: sender, replyTo: replyTo, authorised: authorised)
+                if reply.isOK, case .connect = (try? OSCAddressSpace.request(for: entry.message)) { authorised = true }
+                replies.append((reply, destination))
+            }
+            return replies
         }
         let message: OSCMessage
-        let request: OSCRequest
         do throws(OSCError) {
             message = try OSCMessage(decoding: packet)
         } catch {
             count(\.malformed)
-            return (.error(OSCMessage.address(of: packet) ?? "", error.message), replyTo)
+            return [(.error(OSCMessage.address(of: packet) ?? "", error.message), replyTo)]
         }
+        return [handle(message, timeTag: nil, from: sender, replyTo: replyTo, authorised: authorised)]
+    }
+
+    /// `5 s`, `2 h 5 min`…
+    static func duration(_ seconds: Double) -> String {
+        seconds < 120 ? "\(Int(seconds.rounded())) s" : seconds < 7200 ? "\(Int((seconds / 60).rounded())) min" : "\(Int((seconds / 3600).rounded())) h"
+    }
+
+    /// The device sample a time tag ahead names: the wall-clock time → host time (µs, the
+    /// device's clock) by one reading of both clocks → the device's sample time.
+    func sampleTime(of tag: OSCTimeTag) -> Int64 {
+        let engine = dispatcher.player.engine
+        let now = engine.currentTime()
+        let host = tag.hostTime(wallNow: OSCTimeTag.wallClock(), hostNow: now.hostTime)
+        return engine.sampleTime(forHostTime: host)
+    }
+
+    /// The reply to one message (alone, or of a bundle with its time tag), and where it goes.
+    private func handle(_ message: OSCMessage, timeTag: OSCTimeTag?, from sender: OSCPeer, replyTo: OSCPeer,
+                        authorised: Bool) -> (ControlReply, OSCPeer) {
+        let request: OSCRequest
         do throws(ControlError) {
             request = try OSCAddressSpace.request(for: message)
         } catch {
@@ -211,6 +302,8 @@ public final class OSCControlServer: Sendable {
             }
             update(sender) { $0.authorised = true }
             return (.ok(address, .string("ok"), summary: "connected with the passcode"), replyTo)
+        case .replyPort where options.repliesToSender:
+            return (.error(address, "replies come back on this connection; /udpReplyPort is for UDP"), replyTo)
         case .replyPort(let port):
             update(sender) { $0.replyPort = port }
             return (.ok(address, .integer(Int64(port)), summary: "replies to port \(port)"), replyTo.with(port: port))
@@ -224,7 +317,11 @@ public final class OSCControlServer: Sendable {
             return (.ok(address, .string("thump"), summary: "thump"), replyTo)
         case .command(let command):
             count(\.commands)
-            return (dispatcher.execute(command, address: address), replyTo)
+            guard let timeTag, !timeTag.isImmediate, timeTag.seconds(after: OSCTimeTag.wallClock()) > 0 else {
+                return (dispatcher.execute(command, address: address), replyTo)
+            }
+            count(\.scheduled)
+            return (dispatcher.execute(command, address: address, atSampleTime: sampleTime(of: timeTag)), replyTo)
         }
     }
 
@@ -239,7 +336,7 @@ public final class OSCControlServer: Sendable {
     }
 
     /// Sends `/reply{address}` with the reply's JSON.
-    private func send(_ reply: ControlReply, to destination: OSCPeer) {
+    func send(_ reply: ControlReply, to destination: OSCPeer) {
         let sent = (try? OSCMessage("/reply" + reply.address, [.string(reply.json)]).encoded()).map { transmit(destination, $0) } ?? false
         table.withLock { table in
             if sent {

@@ -64,19 +64,27 @@ public struct OSCMessage: Sendable, Hashable {
     /// - Throws: ``OSCError`` (`.encoding`) if liblo cannot build it (out of memory, a bad
     ///   argument).
     public func encoded() throws(OSCError) -> [UInt8] {
-        guard let message = lo_message_new() else { throw OSCError(.encoding, "liblo could not allocate a message") }
+        let message = try makeLiblo()
         defer { lo_message_free(message) }
-        for argument in arguments {
-            guard argument.add(to: message) == 0 else {
-                throw OSCError(.encoding, "liblo could not add the argument \(argument) to \(address)")
-            }
-        }
         var size = 0
         guard let bytes = lo_message_serialise(message, address, nil, &size) else {
             throw OSCError(.encoding, "liblo could not encode the message to \(address)")
         }
         defer { free(bytes) }
         return Array(UnsafeRawBufferPointer(start: bytes, count: size))
+    }
+
+    /// The message as a liblo message (the caller frees it with `lo_message_free`, or hands it
+    /// to a bundle).
+    func makeLiblo() throws(OSCError) -> lo_message {
+        guard let message = lo_message_new() else { throw OSCError(.encoding, "liblo could not allocate a message") }
+        for argument in arguments {
+            guard argument.add(to: message) == 0 else {
+                lo_message_free(message)
+                throw OSCError(.encoding, "liblo could not add the argument \(argument) to \(address)")
+            }
+        }
+        return message
     }
 
     /// liblo's result codes, in words.
@@ -89,6 +97,7 @@ public struct OSCMessage: Sendable, Hashable {
         case LO_EINVALIDARG: return "an argument does not match its type tag or runs past the end"
         case LO_ESIZE: return "the arguments do not fill the packet exactly"
         case LO_EALLOC: return "liblo ran out of memory"
+        case LO_EINVALIDBUND: return "it is not a bundle"
         default: return "liblo error \(code)"
         }
     }

@@ -27,6 +27,31 @@ public struct OSCPeer: Sendable, Hashable, CustomStringConvertible {
         return OSCPeer(address: first.pointee.ai_addr, length: Int(first.pointee.ai_addrlen))
     }
 
+    /// Binds socket `fd` to `address` (what `endpoint` resolved to).
+    /// - Throws: ``OSCError`` (`.cannotBind`) naming the endpoint and `transport`, and saying what
+    ///   to change (with `option`, the command-line option that chose it).
+    static func bind(_ fd: Int32, to address: OSCPeer, endpoint: OSCEndpoint, transport: String, option: String) throws(OSCError) {
+        guard address.withSocketAddress({ Glibc.bind(fd, $0, $1) }) != 0 else { return }
+        let code = errno
+        let advice = switch code {
+        case EADDRINUSE: "the port is in use (QLab, another Lockstep, an OSC tool?); choose another with \(option) HOST:PORT"
+        case EACCES: "ports below 1024 need privileges; use QLab's 53000 or another port above 1023"
+        case EADDRNOTAVAIL: "'\(endpoint.host)' is not an address of this machine; use 127.0.0.1, 0.0.0.0 or one of its interfaces' addresses"
+        default: "check the host and port"
+        }
+        throw OSCError(.cannotBind, "OSC: cannot listen on \(endpoint) (\(transport)): \(String(cString: strerror(code))); \(advice)")
+    }
+
+    /// The address socket `fd` is bound to (with the port the system chose, for port 0).
+    static func localAddress(of fd: Int32) -> OSCPeer {
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        withUnsafeMutablePointer(to: &bound) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
+        }
+        return withUnsafeBytes(of: &bound) { OSCPeer(address: $0.baseAddress!, length: Int(length)) }
+    }
+
     /// The address family (`AF_INET` or `AF_INET6`).
     public var family: Int32 {
         bytes.withUnsafeBytes { Int32($0.load(fromByteOffset: MemoryLayout<sockaddr>.offset(of: \.sa_family)!, as: sa_family_t.self)) }

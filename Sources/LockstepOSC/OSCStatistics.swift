@@ -17,8 +17,17 @@ public struct OSCStatistics: Sendable, Hashable, Codable {
     public var malformed = 0
     /// Datagrams larger than the limit.
     public var oversized = 0
-    /// OSC bundles (not supported yet).
+    /// OSC bundles received (their messages are counted as commands).
     public var bundles = 0
+    /// Commands of bundles time-tagged ahead, placed on the sample of their time.
+    public var scheduled = 0
+    /// Bundles refused because their time tag lay too far ahead.
+    public var tooFarAhead = 0
+    /// TCP connections accepted.
+    public var connections = 0
+    /// TCP connections closed by the server for an oversized frame (a client that does not read
+    /// its replies is cut off too, counted in ``sendFailures``).
+    public var disconnected = 0
     /// Messages dropped because their client sent too many too fast.
     public var floodDropped = 0
     /// Datagrams the kernel dropped because they came faster than they were read.
@@ -35,7 +44,7 @@ public struct OSCStatistics: Sendable, Hashable, Codable {
     /// No traffic yet.
     public init() {}
 
-    /// Everything that was received but not carried out: malformed, oversized, bundles, floods,
-    /// kernel drops, refusals and turned-away clients.
-    public var dropped: Int { malformed + oversized + bundles + floodDropped + kernelDropped + refused + clientsTurnedAway }
+    /// Everything that was received but not carried out: malformed, oversized, too far ahead,
+    /// floods, kernel drops, refusals and turned-away clients.
+    public var dropped: Int { malformed + oversized + tooFarAhead + floodDropped + kernelDropped + refused + clientsTurnedAway }
 }

@@ -57,15 +57,7 @@ public final class OSCUDPServer: Sendable {
 
     /// A warning to print when the server can be reached from other machines (nil on a loopback
     /// address): what it exposes, and how to restrict it.
-    public var exposureWarning: String? {
-        guard !localAddress.isLoopback else { return nil }
-        let guardText = control.options.passcode == nil
-            ? "no passcode is set (add --osc-passcode CODE)"
-            : "clients need the passcode, which travels unencrypted"
-        return "OSC control listens on \(localAddress) (UDP), reachable from other machines: anyone who can send to it can "
-            + "fire cues (go, start), stop, pause, panic, seek, change levels and gains, and read the cue list (/lockstep/status); "
-            + "\(guardText). Use --osc 127.0.0.1:\(localAddress.port) to keep it to this machine"
-    }
+    public var exposureWarning: String? { control.exposureWarning(for: localAddress, transport: "UDP", option: "--osc") }
 
     /// Stops reading, waits for the thread to finish the datagram in hand, and stops pushing
     /// updates. Calling it again does nothing.

@@ -33,23 +33,13 @@ public final class OSCUDPSocket: Sendable {
         guard fd >= 0 else { throw OSCError(.cannotBind, "OSC: cannot make a UDP socket: \(String(cString: strerror(errno)))") }
         var on: Int32 = 1
         setsockopt(fd, SOL_SOCKET, Self.receiveQueueOverflow, &on, socklen_t(MemoryLayout<Int32>.size))
-        guard address.withSocketAddress({ bind(fd, $0, $1) }) == 0 else {
-            let code = errno
+        do throws(OSCError) {
+            try OSCPeer.bind(fd, to: address, endpoint: endpoint, transport: "UDP", option: "--osc")
+        } catch {
             close(fd)
-            let advice = switch code {
-            case EADDRINUSE: "the port is in use (QLab, another Lockstep, an OSC tool?); choose another with --osc HOST:PORT"
-            case EACCES: "ports below 1024 need privileges; use QLab's 53000 or another port above 1023"
-            case EADDRNOTAVAIL: "'\(endpoint.host)' is not an address of this machine; use 127.0.0.1, 0.0.0.0 or one of its interfaces' addresses"
-            default: "check the host and port"
-            }
-            throw OSCError(.cannotBind, "OSC: cannot listen on \(endpoint) (UDP): \(String(cString: strerror(code))); \(advice)")
+            throw error
         }
-        var bound = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        withUnsafeMutablePointer(to: &bound) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &length) }
-        }
-        localAddress = withUnsafeBytes(of: &bound) { OSCPeer(address: $0.baseAddress!, length: Int(length)) }
+        localAddress = OSCPeer.localAddress(of: fd)
         var pipeEnds: [Int32] = [-1, -1]
         guard pipe(&pipeEnds) == 0 else {
             close(fd)

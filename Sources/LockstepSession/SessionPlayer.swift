@@ -9,7 +9,7 @@ import Synchronization
 /// Works the same on a live device (JACK) and on an ``OfflineDevice``: the audio is a function of
 /// session time only, so a live run and an offline render match sample for sample.
 ///
-/// Control (``go(_:)``, ``startCue(_:)``, ``stopCue(_:)``, ``pauseCue(_:)``, ``resumeCue(_:)``,
+/// Control (``go(_:at:)``, ``startCue(_:at:)``, ``stopCue(_:)``, ``pauseCue(_:)``, ``resumeCue(_:)``,
 /// ``stopAll(fade:)``, ``setCueLevel(_:decibels:ramp:)``, ``setGain(layer:decibels:ramp:)``,
 /// ``select(_:)``, ``pause()``, ``resume()``, ``seek(to:)``) may come from any thread. Each change
 /// lands on the first session sample no layer has computed yet: at most ``bufferFrames`` ×
@@ -328,11 +328,15 @@ public final class SessionPlayer: @unchecked Sendable {
     /// manual cue in file order). The playhead then selects the next manual cue waiting after
     /// the one fired (in file order; the first one waiting when none waits after it).
     ///
+    /// With `position`, the cue is placed on that session sample instead (a time-tagged command),
+    /// or on the control sample when `position` lies before it: a sample some layer has already
+    /// computed cannot change any more. ``GoResult/start`` says where it went.
+    ///
     /// - Returns: what was placed and where.
     /// - Throws: ``PlayerError`` when the cue is unknown, not manual, or already fired, or when
     ///   no manual cue is left.
     @discardableResult
-    public func go(_ name: String? = nil) throws(PlayerError) -> GoResult {
+    public func go(_ name: String? = nil, at position: Int64? = nil) throws(PlayerError) -> GoResult {
         try state.withLock { state throws(PlayerError) -> GoResult in
             let cue: SessionTimeline.Cue
             if let name {
@@ -343,7 +347,7 @@ public final class SessionPlayer: @unchecked Sendable {
                 }
                 cue = state.timeline.cues[index]
             }
-            var result = Self.fire(cue, in: &state)
+            var result = Self.fire(cue, at: position, in: &state)
             state.playhead = Self.waitingCue(after: cue.index, in: state.timeline)
             result.playhead = state.playhead.map { state.timeline.cues[$0].name }
             return result
@@ -351,14 +355,15 @@ public final class SessionPlayer: @unchecked Sendable {
     }
 
     /// Fires manual cue `name` without moving the playhead (unless it selected this cue: it then
-    /// moves on as after a ``go(_:)``).
+    /// moves on as after a ``go(_:at:)``). With `position`, on that session sample, or on the
+    /// control sample when `position` lies before it (as ``go(_:at:)``).
     /// - Throws: ``PlayerError`` when the cue is unknown, not manual or already fired (a cue
     ///   plays once per run; a paused one takes ``resumeCue(_:)``).
     @discardableResult
-    public func startCue(_ name: String) throws(PlayerError) -> GoResult {
+    public func startCue(_ name: String, at position: Int64? = nil) throws(PlayerError) -> GoResult {
         try state.withLock { state throws(PlayerError) -> GoResult in
             let cue = try Self.manualCue(name, in: state.timeline, verb: "start")
-            var result = Self.fire(cue, in: &state)
+            var result = Self.fire(cue, at: position, in: &state)
             if state.playhead == cue.index { state.playhead = Self.waitingCue(after: cue.index, in: state.timeline) }
             result.playhead = state.playhead.map { state.timeline.cues[$0].name }
             return result
@@ -388,9 +393,9 @@ public final class SessionPlayer: @unchecked Sendable {
         return found
     }
 
-    /// Places `cue` on the control sample.
-    private static func fire(_ cue: SessionTimeline.Cue, in state: inout State) -> GoResult {
-        let sample = state.controlSample
+    /// Places `cue` on `position`, or on the control sample when `position` is nil or lies before it.
+    private static func fire(_ cue: SessionTimeline.Cue, at position: Int64?, in state: inout State) -> GoResult {
+        let sample = max(position ?? .min, state.controlSample)
         let placed = state.timeline.fire(cue.index, at: sample)
         state.fired.append((cue.name, sample))
         return GoResult(cue: cue.name, placed: placed.map { state.timeline.cues[$0].name },
@@ -506,12 +511,12 @@ public final class SessionPlayer: @unchecked Sendable {
 
     // MARK: - Playhead
 
-    /// The manual cue a plain ``go(_:)`` fires next; nil when none waits.
+    /// The manual cue a plain ``go(_:at:)`` fires next; nil when none waits.
     public var playhead: String? {
         state.withLock { state in state.playhead.map { state.timeline.cues[$0].name } }
     }
 
-    /// Selects manual cue `name` (waiting for go) as the one a plain ``go(_:)`` fires next.
+    /// Selects manual cue `name` (waiting for go) as the one a plain ``go(_:at:)`` fires next.
     /// - Throws: ``PlayerError`` for an unknown cue or one that does not wait for go.
     @discardableResult
     public func select(_ name: String) throws(PlayerError) -> String {

@@ -52,6 +52,9 @@ struct SessionRunCommand: ParsableCommand {
     @Option(name: .customLong("osc"), help: ArgumentHelp("Answer control commands over OSC (UDP) with QLab's addresses, on [HOST:]PORT (HOST defaults to 127.0.0.1, this machine only; QLab's port is 53000).", valueName: "[HOST:]PORT"))
     var osc: String?
 
+    @Option(name: .customLong("osc-tcp"), help: ArgumentHelp("Answer control commands over OSC on TCP with SLIP framing (OSC 1.1, QLab 5's TCP) on [HOST:]PORT (HOST defaults to 127.0.0.1); replies and updates come back on the connection.", valueName: "[HOST:]PORT"))
+    var oscTCP: String?
+
     @Option(name: .customLong("osc-passcode"), help: "OSC clients must send /connect CODE before any other message.")
     var oscPasscode: String?
 
@@ -67,8 +70,14 @@ struct SessionRunCommand: ParsableCommand {
         }
         if let osc {
             do { _ = try OSCEndpoint.parse(osc) } catch { throw ValidationError(error.message) }
-        } else if oscPasscode != nil || oscReplyPort != nil {
-            throw ValidationError("--osc-passcode and --osc-reply-port need --osc [HOST:]PORT")
+        } else if oscReplyPort != nil {
+            throw ValidationError("--osc-reply-port needs --osc [HOST:]PORT (TCP replies come back on the connection)")
+        }
+        if let oscTCP {
+            do { _ = try OSCEndpoint.parse(oscTCP, option: "--osc-tcp") } catch { throw ValidationError(error.message) }
+        }
+        if osc == nil && oscTCP == nil && oscPasscode != nil {
+            throw ValidationError("--osc-passcode needs --osc [HOST:]PORT or --osc-tcp [HOST:]PORT")
         }
         if let oscPasscode, oscPasscode.isEmpty { throw ValidationError("--osc-passcode is empty; give a passcode, or leave the option out") }
         if let oscReplyPort, !(1...65535).contains(oscReplyPort) {
@@ -97,8 +106,12 @@ final class SessionRun {
         let interrupt = InterruptFlag()
         // The OSC port is bound first, so that a port in use fails before any server starts.
         let oscSocket: OSCUDPSocket?
+        let oscListener: OSCTCPServer.Listener?
         do throws(OSCError) {
             oscSocket = try command.osc.map { text throws(OSCError) in try OSCUDPSocket(binding: try OSCEndpoint.parse(text)) }
+            oscListener = try command.oscTCP.map { text throws(OSCError) in
+                try OSCTCPServer.Listener(binding: try OSCEndpoint.parse(text, option: "--osc-tcp"))
+            }
         } catch {
             throw CLIError(message: "session run: \(error.message)")
         }
@@ -165,6 +178,19 @@ final class SessionRun {
                 + (options.passcode == nil ? "" : "; /connect with the passcode first") + "\n").utf8))
             if let warning = server.exposureWarning { FileHandle.standardError.write(Data("lockstep: warning: \(warning)\n".utf8)) }
             osc = server
+        }
+        var oscTCP: OSCTCPServer?
+        if let oscListener {
+            let options = OSCControlServer.Options(passcode: command.oscPasscode)
+            do throws(OSCError) {
+                let server = try OSCTCPServer(listener: oscListener, dispatcher: dispatcher, options: options, log: { notes.add($0) })
+                FileHandle.standardError.write(Data(("lockstep: OSC control on \(server.localAddress) (TCP, SLIP framing); replies on the connection"
+                    + (options.passcode == nil ? "" : "; /connect with the passcode first") + "\n").utf8))
+                if let warning = server.exposureWarning { FileHandle.standardError.write(Data("lockstep: warning: \(warning)\n".utf8)) }
+                oscTCP = server
+            } catch {
+                throw CLIError(message: "session run: \(error.message)")
+            }
         }
         var stopAfter = command.duration.map { Int64(($0 * rate).rounded()) }
         var playedFrames: Int64 = 0
@@ -246,7 +272,7 @@ final class SessionRun {
             lastPosition = position
             if let stopAfter, playedFrames >= stopAfter { break }
             let timeline = live.timeline
-            let canStillGo = osc != nil || controls.map { !$0.isFinished } ?? false
+            let canStillGo = osc != nil || oscTCP != nil || controls.map { !$0.isFinished } ?? false
             // Done when everything placed has played and no manual cue can still be fired nor a
             // paused one resumed (a transport follower runs until stopped).
             // (Against what has been rendered, not the estimate of now: the fade-out that follows
@@ -266,6 +292,7 @@ final class SessionRun {
         usleep(30_000)
         dispatcher.poll()
         osc?.stop()
+        oscTCP?.stop()
         for note in notes.take() { FileHandle.standardError.write(Data("lockstep: \(note)\n".utf8)) }
         live.stop()
         controls?.close()
@@ -285,6 +312,7 @@ final class SessionRun {
             var lateStarts: [SessionPlayer.LateStart]
             var rateChanges: [RateChange]
             var osc: OSCStatistics?
+            var oscTCP: OSCStatistics?
         }
         reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
         let error = engine.deviceError?.message ?? live.queues.lazy.compactMap { $0.stopError?.message }.first
@@ -295,12 +323,15 @@ final class SessionRun {
                                      discontinuities: gaps.map { "\($0.kind.rawValue)@\($0.sampleTime)" },
                                      cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
                                      server: launcher.description.isEmpty ? nil : launcher.description,
-                                     lateStarts: live.lateStarts, rateChanges: rateChanges, osc: osc?.statistics)))
+                                     lateStarts: live.lateStarts, rateChanges: rateChanges, osc: osc?.statistics,
+                                     oscTCP: oscTCP?.statistics)))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
             print("ran \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
                   + "(\(endPosition) samples) at \(Int(rate)) Hz through '\(device.name)'; discontinuities: \(gaps.count)"
                   + (osc.map { "; OSC: \($0.statistics.received) received, \($0.statistics.replies) replies, \($0.statistics.dropped) dropped" } ?? "")
+                  + (oscTCP.map { "; OSC over TCP: \($0.statistics.connections) connections, \($0.statistics.received) received, "
+                                  + "\($0.statistics.replies) replies, \($0.statistics.dropped) dropped" } ?? "")
                   + (interrupted ? " (interrupted)" : ""))
         }
         engine.device.stop()

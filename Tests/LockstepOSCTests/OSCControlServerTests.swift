@@ -14,13 +14,16 @@ final class ServerBench: Sendable {
     let sent = Outbox()
     let start = ContinuousClock.now
 
-    init(_ options: OSCControlServer.Options = .init()) throws {
-        show = try OfflineShow("""
-            channels: 1
-            cues:
-              - { name: bed, file: bed.wav, at: 0 }
-              - { name: bell, file: bed.wav, at: manual }
-            """, audio: [("bed.wav", Signals.constant(0.125, frames: 48000))])
+    static let defaultSession = """
+        channels: 1
+        cues:
+          - { name: bed, file: bed.wav, at: 0 }
+          - { name: bell, file: bed.wav, at: manual }
+        """
+
+    init(_ options: OSCControlServer.Options = .init(), session: String = ServerBench.defaultSession,
+         audio: [(name: String, samples: [Float])] = [("bed.wav", Signals.constant(0.125, frames: 48000))]) throws {
+        show = try OfflineShow(session, audio: audio)
         dispatcher = ControlDispatcher(player: show.player)
         let sent = self.sent
         server = OSCControlServer(dispatcher: dispatcher, options: options, transmit: { peer, bytes in
@@ -35,6 +38,12 @@ final class ServerBench: Sendable {
     func receive(_ message: OSCMessage, from port: UInt16, at seconds: Double = 0) throws {
         let bytes = try message.encoded()
         bytes.withUnsafeBytes { server.receive($0, size: $0.count, from: Self.peer(port), now: start + .seconds(seconds)) }
+    }
+
+    /// Hands a packet (a bundle, say) to the server as if `port` on 127.0.0.1 sent it.
+    func receive(_ packet: OSCPacket, from port: UInt16) throws {
+        let bytes = try packet.encoded()
+        bytes.withUnsafeBytes { server.receive($0, size: $0.count, from: Self.peer(port)) }
     }
 
     /// What was sent since the last call: destination and decoded message.
@@ -134,7 +143,7 @@ struct OSCControlServerTests {
         #expect(bench.server.statistics.clientsTurnedAway == 1)
     }
 
-    @Test("an oversized datagram, a bundle and the kernel's drop count are answered or counted")
+    @Test("an oversized datagram, an empty bundle and the kernel's drop count are answered or counted")
     func oversizedAndDrops() throws {
         let bench = try ServerBench(.init(maximumDatagramSize: 64))
         let bytes = try OSCMessage("/lockstep/status").encoded()

@@ -1,4 +1,3 @@
-import CLo
 import Foundation
 import LockstepOSC
 
@@ -57,16 +56,9 @@ public final class OSCTestPeer: @unchecked Sendable {
     /// Sends raw bytes (a malformed or oversized datagram) to the server.
     public func send(bytes: [UInt8]) { socket.send(bytes, to: server) }
 
-    /// Sends an OSC bundle (encoded by liblo: `lo_bundle_serialise`) holding argument-free
-    /// messages to `addresses`.
-    public func sendBundle(_ addresses: [String]) {
-        let bundle = lo_bundle_new(lo_timetag(sec: 0, frac: 1))
-        defer { lo_bundle_free_recursive(bundle) }
-        for address in addresses { lo_bundle_add_message(bundle, address, lo_message_new()) }
-        var size = 0
-        guard let bytes = lo_bundle_serialise(bundle, nil, &size) else { return }
-        defer { free(bytes) }
-        send(bytes: Array(UnsafeRawBufferPointer(start: bytes, count: size)))
+    /// Sends a message or a bundle (encoded by liblo).
+    public func send(_ packet: OSCPacket) throws {
+        socket.send(try packet.encoded(), to: server)
     }
 
     /// Waits for the first message not taken yet whose address is `address` and takes it
