@@ -31,11 +31,12 @@ extension CompatQueue {
     }
 
     /// Runs one call of a block callback on the block's dispatch queue, marked as a callback:
-    /// synchronously for an offline device (as the core does), else asynchronously. `work` holds
+    /// synchronously when the device delivers inline (offline, as the core does), else
+    /// asynchronously. `work` holds
     /// the user's block and buffer pointers, which Apple's API hands to that queue as they are.
     func onDispatchQueue(_ dispatch: DispatchQueue, _ work: @escaping () -> Void) {
         let work = Unchecked(work)
-        if state.withLock({ $0.engine?.device.isOffline ?? false }) {
+        if state.withLock({ $0.engine?.device.callbackDelivery == .inline }) {
             dispatch.sync { CallbackThread.run(work.value) }
         } else {
             dispatch.async { CallbackThread.run(work.value) }

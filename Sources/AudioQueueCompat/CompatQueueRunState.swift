@@ -92,7 +92,7 @@ extension CompatQueue {
         }
         // Apple's synchronous stop: every callback of the stop has run when it returns. An offline
         // device delivers them at its next render; a callback must not wait for itself.
-        guard immediately, !engine.device.isOffline, !CallbackThread.isCurrent else { return }
+        guard immediately, engine.device.callbackDelivery != .inline, !CallbackThread.isCurrent else { return }
         waitUntil(seconds: 2) {
             let running = output?.isRunning ?? input?.isRunning ?? false
             return state.withLock { state in
