@@ -326,6 +326,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// Deactivates and closes the client; the device cannot be used afterwards.
     public func detach() {
         monitorStop.store(true, ordering: .sequentiallyConsistent)
+        realtime.pointee.monitorWake.signal()
         if Thread.current.name != "lockstep.jack-monitor" {
             while monitorPolling.load(ordering: .sequentiallyConsistent) { usleep(200) }
         }
@@ -506,6 +507,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             throw error
         }
         realtime.pointee.latencyDirty.store(true, ordering: .releasing)
+        realtime.pointee.monitorWake.signal()
         return outputs
     }
 
@@ -522,6 +524,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         Self.freeDelays(entry.record.pointee.delays)
         entry.record.deallocate()
         realtime.pointee.latencyDirty.store(true, ordering: .releasing)
+        realtime.pointee.monitorWake.signal()
     }
 
     private static func freeDelays(_ bank: UnsafeMutablePointer<JACKDelayBank>?) {
@@ -839,6 +842,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         }
         restoreConnections()
         rt.pointee.latencyDirty.store(true, ordering: .releasing)
+        rt.pointee.monitorWake.signal()
     }
 
     /// Makes the connections the device's ports had before the server went away, as far as the
@@ -873,7 +877,13 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
                 }
                 self.poll()
                 self.monitorPolling.store(false, ordering: .sequentiallyConsistent)
-                usleep(5000)
+                // Woken by JACK's latency and shutdown callbacks and by detach; it also looks
+                // every 250 ms, and every 20 ms while a server restart is awaited or connections
+                // wait to be restored.
+                let busy = self.realtime.pointee.isShutDown.load(ordering: .acquiring)
+                    || !self.control.withLock { $0.pendingConnections.isEmpty }
+                let wake = self.realtime.pointee.monitorWake
+                _ = wake.wait(timeout: .now() + .milliseconds(busy ? 20 : 250))
             }
         }
         thread.name = "lockstep.jack-monitor"
@@ -881,8 +891,8 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         thread.start()
     }
 
-    /// Handles a server shutdown (everything else JACK's callbacks record is reported by the
-    /// process thread, on its sample).
+    /// Handles a server shutdown, a latency change and connections to restore (everything else
+    /// JACK's callbacks record is reported by the process thread, on its sample).
     func poll() {
         guard let renderer = realtime.pointee.renderer else { return }
         let rt = realtime

@@ -1,4 +1,5 @@
 import CJack
+import Dispatch
 import Lockstep
 import Synchronization
 
@@ -19,6 +20,9 @@ struct JACKRealtimeState: ~Copyable {
     let inputPorts: UnsafeMutablePointer<OpaquePointer?>
     let inputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     var renderer: DeviceRenderer?
+    /// Wakes the device's monitor thread (latency change, shutdown, detach), from JACK's
+    /// notification thread or the user side — never from the process thread.
+    let monitorWake = DispatchSemaphore(value: 0)
 
     // Clock. The device sample time counts the frames really rendered (plus the frames an xrun
     // skipped at the hardware); JACK's frame time (32-bit, extended here to 64 bits) is mapped to
@@ -421,7 +425,9 @@ func reportLatencyChanges(_ state: UnsafeMutablePointer<JACKRealtimeState>, samp
 /// device's monitor thread.
 let jackLatencyCallback: JackLatencyCallback = { _, argument in
     guard let argument else { return }
-    argument.assumingMemoryBound(to: JACKRealtimeState.self).pointee.latencyDirty.store(true, ordering: .releasing)
+    let state = argument.assumingMemoryBound(to: JACKRealtimeState.self)
+    state.pointee.latencyDirty.store(true, ordering: .releasing)
+    state.pointee.monitorWake.signal()
 }
 
 /// How many cycles an xrun callback waits for the clock skip it caused before it is reported on
@@ -615,4 +621,5 @@ let jackShutdownCallback: JackInfoShutdownCallback = { _, reason, argument in
         state.pointee.shutdownReason[i] = 0
     }
     state.pointee.isShutDown.store(true, ordering: .sequentiallyConsistent)
+    state.pointee.monitorWake.signal()
 }
