@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// An audio buffer owned by an ``OutputQueue``: Audio Queue's `AudioQueueBuffer`.
 ///
 /// Allocate buffers with ``OutputQueue/allocateBuffer(byteCapacity:)`` (or `frameCapacity:`),
@@ -35,8 +39,11 @@ public final class QueueBuffer: @unchecked Sendable {
         self.format = format
         self.byteCapacity = byteCapacity
         byteSize = 0
-        data = .allocate(byteCount: max(byteCapacity, 1), alignment: 16)
-        data.initializeMemory(as: UInt8.self, repeating: 0, count: max(byteCapacity, 1))
+        // Zeroed by calloc: large buffers come from fresh zero pages the kernel maps on first
+        // use, so allocating thousands of buffers does not write them all once more (16-byte
+        // aligned, as malloc is on 64-bit Linux).
+        guard let memory = calloc(1, max(byteCapacity, 1)) else { fatalError("out of memory for a \(byteCapacity)-byte buffer") }
+        data = memory
         segment = Segment.allocate(capacityFrames: convertedFrames, channelCount: format.channelCount, owner: nil)
         segment.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
     }
@@ -45,7 +52,7 @@ public final class QueueBuffer: @unchecked Sendable {
     /// allocated until it is freed or the queue is disposed of, and never lets go of one the
     /// render thread still references, so the memory is never freed under the render thread.
     deinit {
-        data.deallocate()
+        free(data)
         Segment.free(segment)
     }
 

@@ -153,7 +153,9 @@ public final class FilePlayer: @unchecked Sendable {
     }
 
     /// Allocates the buffers, fills them from the file and enqueues them, so a start is instant.
-    /// Call once, before starting the queue.
+    /// Call once, before starting the queue. With a ``streamer`` only the first two buffers are
+    /// filled here and the others on the streamer, which has them ready long before the first
+    /// two have played; a read error there shows in ``error``.
     ///
     /// - Parameter stagger: the fraction (0 ..< 1) of a buffer by which the first buffer is
     ///   shortened (also after ``reposition(toFrame:)``). Queues started on one sample with the
@@ -179,10 +181,16 @@ public final class FilePlayer: @unchecked Sendable {
         if let error = self.error { throw error }
     }
 
-    /// Fills and enqueues `buffers` in order, the first one shortened by the stagger.
+    /// Fills and enqueues `buffers` in order, the first one shortened by the stagger. With a
+    /// streamer, only the first two are filled here — enough to start on — and the rest are left
+    /// to the streamer, so preparing thousands of layers takes a third of the reading.
     private func refillAll(_ buffers: [QueueBuffer]) {
         let stagger = state.withLock { $0.stagger }
         for (index, buffer) in buffers.enumerated() {
+            if index >= 2, streamer != nil {
+                bufferHandedBack(buffer)
+                continue
+            }
             let shortened = index == 0 ? Int(stagger * Double(buffer.frameCapacity)) : 0
             refill(buffer, limit: max(min(64, buffer.frameCapacity), buffer.frameCapacity - shortened))
         }
