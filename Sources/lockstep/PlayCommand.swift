@@ -63,9 +63,8 @@ struct PlayCommand: ParsableCommand {
         if !recordPorts.isEmpty && recordPath == nil {
             throw ValidationError("--record-port needs --record FILE to say where to record")
         }
-        if let duration, !(duration.isFinite && duration > 0) {
-            throw ValidationError("--duration \(duration) is invalid; use a number of seconds above 0")
-        }
+        if let duration { try Limits.checkSeconds(duration, option: "--duration") }
+        for offset in offsets { try Limits.checkSeconds(offset, option: "--offset", allowsZero: true) }
     }
 
     func run() throws {

@@ -57,8 +57,10 @@ struct RecordCommand: ParsableCommand {
         guard ports.isEmpty || ports.count == count else {
             throw CLIError(message: "record: \(ports.count) --port values for \(count) channels; give one --port per channel", exitCode: 64)
         }
-        if let duration, !(duration.isFinite && duration > 0) {
-            throw CLIError(message: "record: --duration \(duration) is invalid; use a number of seconds above 0", exitCode: 64)
+        if let duration {
+            do { try Limits.checkSeconds(duration, option: "--duration") } catch let error as ValidationError {
+                throw CLIError(message: "record: \(error.message)", exitCode: 64)
+            }
         }
         let encoding = sampleFormat?.format
         try refuseToReplace(output, force: force, command: "record")

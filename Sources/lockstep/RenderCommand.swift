@@ -56,6 +56,11 @@ struct RenderCommand: ParsableCommand {
         guard (1...64).contains(channels) else {
             throw CLIError(message: "render: --channels \(channels) is out of range; use 1…64", exitCode: 64)
         }
+        for offset in offsets {
+            do { try Limits.checkSeconds(offset, option: "--offset", allowsZero: true) } catch let error as ValidationError {
+                throw CLIError(message: "render: \(error.message)", exitCode: 64)
+            }
+        }
         let arguments = try LayerArguments(command: "render", files: files, gains: gains, offsets: offsets)
         let encoding = sampleFormat?.format
         let layers = files.indices.map { index in

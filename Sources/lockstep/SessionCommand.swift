@@ -111,6 +111,8 @@ struct SessionCheckCommand: ParsableCommand {
     @Flag(help: "Print the timeline (or the errors) as one JSON object.")
     var json = false
 
+    func validate() throws { try Limits.checkSessionRate(rate) }
+
     func run() throws {
         let session = try loadSession(file, command: "check", json: json)
         let rate = Double(self.rate ?? Int(session.document.rate))
@@ -205,8 +207,8 @@ struct SessionRenderCommand: ParsableCommand {
         guard let output, !output.isEmpty else {
             throw CLIError(message: "session render: missing --output/-o; name the file to write, e.g. -o show.wav", exitCode: 64)
         }
-        if let rate, !(1000...768_000).contains(rate) {
-            throw CLIError(message: "session render: --rate \(rate) is out of range; use 1000…768000 Hz", exitCode: 64)
+        do { try Limits.checkSessionRate(rate) } catch let error as ValidationError {
+            throw CLIError(message: "session render: \(error.message)", exitCode: 64)
         }
         let encoding = sampleFormat?.format
         var manual: [(cue: String, at: SessionTime)] = []

@@ -65,9 +65,7 @@ struct SessionRunCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        if let duration, !(duration.isFinite && duration > 0) {
-            throw ValidationError("--duration \(duration) is invalid; use a number of seconds above 0")
-        }
+        if let duration { try Limits.checkSeconds(duration, option: "--duration") }
         if let osc {
             do { _ = try OSCEndpoint.parse(osc) } catch { throw ValidationError(error.message) }
         } else if oscReplyPort != nil {
