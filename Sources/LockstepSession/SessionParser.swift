@@ -204,10 +204,10 @@ public struct SessionParser {
                     let text = string(value)?.lowercased() ?? ""
                     if text == "forever" || text == "true" || text == "inf" {
                         cue.loop = .forever
-                    } else if let count = Int(text), count >= 1 {
+                    } else if let count = Int(text), (1...1_000_000).contains(count) {
                         cue.loop = .times(count)
                     } else {
-                        report(.invalidValue, value, "\(label): loop '\(text)' is not a play count; write a whole number of 1 or more, or forever")
+                        report(.invalidValue, value, "\(label): loop '\(text)' is not a play count; write a whole number from 1 to 1000000, or forever")
                     }
                 default: break
                 }

@@ -11,8 +11,23 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
     /// `from`/`to`).
     case samples(Int64)
 
-    /// Parses a time; nil if `text` is not one of the forms, or is negative or not finite.
+    /// The longest time a session takes: a week, far beyond any show and far inside `Int64`
+    /// samples at any rate, so no time can overflow when it becomes samples.
+    public static let maximumSeconds = 7.0 * 24 * 3600
+    /// The largest sample count a session takes: a week at 768 kHz.
+    public static let maximumSamples = Int64(maximumSeconds) * 768_000
+
+    /// Parses a time; nil if `text` is not one of the forms, is negative or not finite, or is
+    /// longer than a week (``maximumSeconds``, ``maximumSamples``).
     public static func parse(_ text: String) -> SessionTime? {
+        guard let time = parseUnbounded(text) else { return nil }
+        switch time {
+        case .seconds(let value): return value <= maximumSeconds ? time : nil
+        case .samples(let value): return value <= maximumSamples ? time : nil
+        }
+    }
+
+    private static func parseUnbounded(_ text: String) -> SessionTime? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let lower = trimmed.lowercased()
         for suffix in [" samples", " sample", "samples", "sample", " smp", "smp"] where lower.hasSuffix(suffix) {
@@ -83,7 +98,7 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The forms a time may take, for error messages.
-    public static let formsHint = "write seconds (12 or 1.5), \"m:ss.fff\", \"h:mm:ss.fff\" or \"N samples\""
+    public static let formsHint = "write seconds (12 or 1.5), \"m:ss.fff\", \"h:mm:ss.fff\" or \"N samples\", at most a week"
 }
 
 /// Gains as sessions and commands write them: decibels, with or without `dB`, or `-inf`.

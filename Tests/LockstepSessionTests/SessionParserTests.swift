@@ -138,6 +138,27 @@ struct SessionParserTests {
         #expect(problems.first { $0.location.line == 5 }?.message.contains("loops forever") == true)
     }
 
+    @Test("times beyond a week and huge loop counts are errors with their line, never an overflow")
+    func limits() throws {
+        let fixture = try SessionFixture()
+        try fixture.audio("a.wav", ramp(480))
+        let problems = try fixture.diagnostics("""
+            cues:
+              - { name: a, file: a.wav, at: "9223372036854775807 samples" }
+              - { name: b, file: a.wav, at: "99999999:00:00" }
+              - { name: c, file: a.wav, at: 1e300 }
+              - { name: d, file: a.wav, at: 0, loop: 9223372036854775807 }
+              - { name: e, file: a.wav, at: "168:00:00", loop: 1000000 }
+            """)
+        let found = problems.map { "\($0.kind.rawValue)@\($0.location.line)" }
+        #expect(found == ["invalidTime@2", "invalidTime@3", "invalidTime@4", "invalidValue@5"],
+                "\(problems.map(\.description).joined(separator: "\n"))")
+        #expect(problems.first?.message.contains("at most a week") == true)
+        #expect(SessionTime.parse("168:00:00") == .seconds(604_800) && SessionTime.parse("168:00:01") == nil)
+        #expect(SessionTime.parse("\(SessionTime.maximumSamples) samples") != nil)
+        #expect(SessionTime.parse("\(SessionTime.maximumSamples + 1) samples") == nil)
+    }
+
     @Test("layers come from the cues when none are declared; names default to the file name")
     func implicitLayers() throws {
         let fixture = try SessionFixture()
