@@ -12,9 +12,9 @@ struct PlayCommand: ParsableCommand {
         commandName: "play",
         abstract: "Play audio files as sample-aligned layers through one JACK client.",
         discussion: """
-            Every layer's first frame lands on the same device sample time (plus its --offset). Gains
-            and offsets apply to the files in order. Exits when every layer has finished (or after
-            --duration); Ctrl-C fades out and exits cleanly. If no JACK server runs, one is started
+            Every layer's first frame lands on the same device sample time (plus its --offset). Gains \
+            and offsets apply to the files in order. Exits when every layer has finished (or after \
+            --duration); Ctrl-C fades out and exits cleanly. If no JACK server runs, one is started \
             (the ALSA driver when there is a sound card, else the dummy driver) and stopped at exit.
 
             Example: lockstep play drums.wav bass.flac --gain -3 --offset 0 --offset 1.5

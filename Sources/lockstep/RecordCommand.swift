@@ -10,9 +10,9 @@ struct RecordCommand: ParsableCommand {
         commandName: "record",
         abstract: "Record JACK ports into an audio file, every frame, crash-safe.",
         discussion: """
-            Records the given ports (one channel per port, in order; without --port, the physical
-            capture ports) until --duration or Ctrl-C. The file's header is kept valid while
-            recording, so even a killed process leaves a readable file. If the writer falls seconds
+            Records the given ports (one channel per port, in order; without --port, the physical \
+            capture ports) until --duration or Ctrl-C. The file's header is kept valid while \
+            recording, so even a killed process leaves a readable file. If the writer falls seconds \
             behind, lost frames are reported and recorded as exactly that much silence.
 
             Example: lockstep record -o take.wav --port system:capture_1 --port system:capture_2 --duration 60

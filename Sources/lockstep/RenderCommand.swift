@@ -9,9 +9,9 @@ struct RenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Mix audio files as layers into one file, offline, sample-aligned.",
         discussion: """
-            Every layer's first frame lands on output sample 0 (plus its --offset). Gains and offsets
-            apply to the files in order: the first --gain to the first file, and so on. The output is
-            as long as the longest layer; its container follows OUT's extension (wav, aiff, flac,
+            Every layer's first frame lands on output sample 0 (plus its --offset). Gains and offsets \
+            apply to the files in order: the first --gain to the first file, and so on. The output is \
+            as long as the longest layer; its container follows OUT's extension (wav, aiff, flac, \
             caf, w64, rf64). Files at other sample rates are converted (libsoxr).
 
             Example: lockstep render drums.wav bass.flac -o mix.wav --gain -3 --gain -6dB --offset 0 --offset 1.5

@@ -97,7 +97,7 @@ struct SessionCheckCommand: ParsableCommand {
         commandName: "check",
         abstract: "Validate a session file and print its resolved timeline.",
         discussion: """
-            Reports every problem as FILE:LINE:COLUMN: error: what is wrong; what would fix it.
+            Reports every problem as FILE:LINE:COLUMN: error: what is wrong; what would fix it. \
             Exits 0 when the session is valid, 1 otherwise.
             """
     )

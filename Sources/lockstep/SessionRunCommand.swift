@@ -14,17 +14,23 @@ struct SessionRunCommand: ParsableCommand {
         commandName: "run",
         abstract: "Play a session live through one JACK client.",
         discussion: """
-            Each layer is an output queue; all start on one sample and mix to out_1…out_N. A layer
-            with 'ports' gets its own ports (<layer>_1…) connected there instead. Exits when every
+            Each layer is an output queue; all start on one sample and mix to out_1…out_N. A layer \
+            with 'ports' gets its own ports (<layer>_1…) connected there instead. Exits when every \
             placed cue has ended and no manual cue can still be fired; Ctrl-C fades out and exits.
 
-            --control reads commands, one a line, from standard input (-) or a file/FIFO:
-              go [CUE]            fire the next manual cue (or CUE)
-              pause | resume      pause (fading out) and resume where it paused
-              stop                fade out and exit
-              seek TIME           jump to a session time (e.g. 1:30, 90, "4800 samples")
-              gain LAYER DB [RAMP] ramp a layer to DB over RAMP seconds
-              status              print one JSON line describing the state
+            --control reads commands, one a line, from standard input (-) or a file/FIFO (the same commands come over OSC with --osc: see Docs/ShowControl.md):
+              go [CUE]               fire the playhead's manual cue (or CUE)
+              start CUE              fire CUE, the playhead stays
+              next | previous        move the playhead
+              select CUE             put the playhead on CUE
+              stop [CUE]             stop every cue (or CUE)
+              pause [CUE]            pause the session (or CUE) with a 5 ms fade
+              resume [CUE]           resume where it paused
+              panic                  fade everything out over 1 s, then stop
+              level CUE DB [RAMP]    set a cue's level over RAMP seconds
+              gain LAYER DB [RAMP]   set a layer's gain over RAMP seconds
+              seek TIME              jump to a session time (90, 1:30, "4800 samples")
+              status                 print one JSON line describing the state
 
             Example: lockstep session run show.yaml --control -
             """
