@@ -119,9 +119,9 @@ public final class LayerMixdown: @unchecked Sendable {
         var starts: [Int64] = []
         var expectedEnd: Int64 = 0
         for layer in layers {
-            guard layer.offset.isFinite, layer.offset >= 0, layer.offset <= 7 * 24 * 3600 else {
+            guard TimeLimit.contains(layer.offset) else {
                 throw FileError(.invalidArgument, path: layer.path,
-                    problem: "offset \(layer.offset) s is invalid; use 0 to 604800 seconds (a week)")
+                    problem: "offset \(layer.offset) s is invalid; use 0 to \(Int(TimeLimit.maximumSeconds)) seconds (a week)")
             }
             let player: FilePlayer
             do {

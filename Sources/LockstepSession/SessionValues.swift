@@ -1,4 +1,5 @@
 import Foundation
+import Lockstep
 
 /// A point or a length in time as a session file writes it.
 ///
@@ -11,11 +12,10 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
     /// `from`/`to`).
     case samples(Int64)
 
-    /// The longest time a session takes: a week, far beyond any show and far inside `Int64`
-    /// samples at any rate, so no time can overflow when it becomes samples.
-    public static let maximumSeconds = 7.0 * 24 * 3600
+    /// The longest time a session takes: ``Lockstep/TimeLimit/maximumSeconds`` (a week).
+    public static let maximumSeconds = TimeLimit.maximumSeconds
     /// The largest sample count a session takes: a week at 768 kHz.
-    public static let maximumSamples = Int64(maximumSeconds) * 768_000
+    public static let maximumSamples = TimeLimit.maximumSamples
 
     /// Parses a time; nil if `text` is not one of the forms, is negative or not finite, or is
     /// longer than a week (``maximumSeconds``, ``maximumSamples``).

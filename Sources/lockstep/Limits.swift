@@ -1,23 +1,19 @@
 import ArgumentParser
+import Lockstep
 
 /// The ranges the CLI accepts for times and rates, checked where the options are parsed so a
 /// number never overflows when it is turned into samples (1e30 seconds would trap).
 enum Limits {
-    /// The longest duration or offset, in seconds: a week, far beyond any show, and at 768 kHz
-    /// still far inside `Int64` samples.
-    static let maximumSeconds = 7.0 * 24 * 3600
-
     /// Checks a `--duration` (more than 0) or an `--offset` (0 or more) in seconds.
     /// - Throws: `ValidationError` naming the option, the value and the range.
     static func checkSeconds(_ value: Double, option: String, allowsZero: Bool = false) throws {
-        let low = allowsZero ? value >= 0 : value > 0
-        guard value.isFinite, low, value <= maximumSeconds else {
-            throw ValidationError("\(option) \(value) is out of range; use \(allowsZero ? "0" : "more than 0") to \(Int(maximumSeconds)) seconds (a week)")
+        guard TimeLimit.contains(value, allowsZero: allowsZero) else {
+            throw ValidationError("\(option) \(value) is out of range; use \(allowsZero ? "0" : "more than 0") to \(Int(TimeLimit.maximumSeconds)) seconds (a week)")
         }
     }
 
     /// The sample rates a session can be resolved or rendered at.
-    static let sessionRates = 1000...768_000
+    static let sessionRates = 1000...TimeLimit.maximumSampleRate
 
     /// Checks a session `--rate`.
     /// - Throws: `ValidationError` naming the value and the range.

@@ -119,6 +119,7 @@ struct ReaderTests {
         let path = dir.file("nope.wav")
         let error = #expect(throws: FileError.self) { try AudioFileReader(path: path) }
         #expect(error?.kind == .notFound)
+        #expect(error?.libsndfileCode == nil)                 // found before libsndfile saw it
         #expect(error?.path == path)
         #expect(error?.description.hasPrefix(path + ": no such file") == true)
         let inMissingFolder = #expect(throws: FileError.self) { try AudioFileReader(path: dir.file("x/y.wav")) }
@@ -144,6 +145,7 @@ struct ReaderTests {
         #expect(error?.kind == .unsupportedFormat)
         #expect(error?.message.hasPrefix("\(path): not an audio file libsndfile can read (") == true)
         #expect(error?.message.hasSuffix("convert it to WAV or FLAC") == true)
+        #expect(error?.libsndfileCode == 1)                   // SF_ERR_UNRECOGNISED_FORMAT, kept
     }
 
     @Test("a WAV cut inside its header is corrupt")

@@ -77,6 +77,35 @@ struct LiveThreadTests {
 
 @Suite("Live engine lifetime")
 struct LiveLifetimeTests {
+    @Test("waits wake on deliveries: waitUntilRendered returns once the frames are rendered, waitForDeliveries once a callback made its condition true, and both time out")
+    func waitsOnDeliveries() throws {
+        let device = ThreadedTestDevice(channels: 2, period: 256, speed: 4)
+        let engine = try Engine(device: device)
+        let handedBack = Recorder<Int>()
+        let queue = try engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 2)) { _, _ in
+            handedBack.append(1)
+        }
+        try queue.enqueueSamples(Signals.constant(0.1, frames: 1024, channels: 2))
+        try queue.start()
+        #expect(engine.waitUntilRendered(through: 4096, timeout: 5))
+        #expect(engine.renderedSampleTime >= 4096)
+        #expect(engine.waitForDeliveries(timeout: 5) { !handedBack.values.isEmpty })
+        let start = Date()
+        #expect(!engine.waitForDeliveries(timeout: 0.1) { false })
+        #expect(Date().timeIntervalSince(start) >= 0.1)
+        // ChangeSignal on its own: a change signalled from another thread ends the wait.
+        let signal = ChangeSignal()
+        let flag = Recorder<Bool>()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.05) { flag.append(true); signal.signal() }
+        #expect(signal.wait(until: Date().addingTimeInterval(5)) { !flag.values.isEmpty })
+        #expect(!signal.wait(until: Date().addingTimeInterval(0.05)) { false })
+        // An offline device does not wait: the caller's renders move its clock.
+        let offline = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 2))
+        let offlineEngine = try Engine(device: offline)
+        #expect(!offlineEngine.waitUntilRendered(through: 1, timeout: 5))
+        #expect(offline.callbackDelivery == .inline && device.callbackDelivery == .callbackThread)
+    }
+
     @Test("an engine with a callback thread is freed when its owner lets go, and its device stops")
     func engineFreed() throws {
         weak var weakEngine: Engine?
