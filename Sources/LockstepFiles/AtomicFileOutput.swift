@@ -10,23 +10,26 @@ import Synchronization
 
 /// A file that appears at its destination only when it is complete.
 ///
-/// The output is written to a hidden temporary file, `<folder>/.<name>.<pid>.<random>.tmp-render`,
-/// in the destination's folder. ``commit()`` flushes it to disk and renames it over the destination
-/// in one POSIX `rename`; ``abort()`` (or deinitializing without committing) deletes it. A render
-/// that fails, is cancelled or crashes therefore never leaves a file that looks whole at the
-/// destination, and an existing file there is replaced only by a finished one.
+/// The output is written to an unnamed file in the destination's folder (Linux `O_TMPFILE`): it
+/// has no name until ``commit()`` flushes it to disk, links it into the folder and renames it over
+/// the destination in one POSIX `rename`. A render that fails, is cancelled or is killed — even
+/// with SIGKILL — therefore leaves nothing behind: the kernel frees an unnamed file when its last
+/// descriptor closes. ``abort()`` (or deinitializing without committing) closes it.
 ///
-/// A process ending on a signal removes its temporary files with ``removeAllTemporaryFiles()``
-/// (the `lockstep` CLI does, on SIGINT, SIGTERM, SIGHUP and SIGQUIT). Temporary files left by a
-/// process that was killed outright (SIGKILL) are removed by the next output to the same
-/// destination: their name carries the pid of a process that no longer exists.
+/// Where the file system has no `O_TMPFILE`, the output is a hidden named file,
+/// `<folder>/.<name>.<pid>.<random>.tmp-render`, which ``abort()`` deletes; a process ending on a
+/// signal removes its named files with ``removeAllTemporaryFiles()`` (the `lockstep` CLI does, on
+/// SIGINT, SIGTERM, SIGHUP and SIGQUIT), and the named files of a process killed outright are
+/// removed by the next output to the same destination (their name carries the pid of a process
+/// that no longer exists). An existing file at the destination is replaced only by a finished one.
 ///
 /// **Threads.** Not thread-safe: use it from one thread at a time; it may move between threads.
 public final class AtomicFileOutput: @unchecked Sendable {
     /// Where the finished file goes, as the caller gave it.
     public let destinationPath: String
-    /// The hidden temporary file being written, in the destination's folder.
-    public let temporaryPath: String
+    /// The hidden named temporary file being written in the destination's folder, or nil when the
+    /// file is unnamed (`O_TMPFILE`, the usual case on Linux) until ``commit()``.
+    public let temporaryPath: String?
 
     /// The life cycle of an output.
     public enum State: Sendable, Hashable {
@@ -42,7 +45,10 @@ public final class AtomicFileOutput: @unchecked Sendable {
     public private(set) var state: State = .open
 
     /// The temporary file's descriptor, open for reading and writing until commit or abort.
-    private(set) var descriptor: Int32
+    public private(set) var descriptor: Int32
+
+    /// The name prefix of named temporary files: `<folder>/.<name>.<pid>.`.
+    private let prefix: String
 
     /// Creates the temporary file next to `destinationPath`.
     ///
@@ -56,12 +62,18 @@ public final class AtomicFileOutput: @unchecked Sendable {
         let folder = FileSystem.directory(of: destinationPath)
         let stem = "." + FileSystem.fileName(of: destinationPath) + "."
         Self.removeStaleTemporaryFiles(in: folder, stem: stem)
-        let prefix = (destinationPath.contains("/") ? folder + "/" : "") + stem + "\(getpid())."
-        var generator = SystemRandomNumberGenerator()
+        prefix = (destinationPath.contains("/") ? folder + "/" : "") + stem + "\(getpid())."
+        #if os(Linux)
+        let unnamed = open(folder.isEmpty ? "." : folder, Self.temporaryFileFlag | O_RDWR | O_CLOEXEC, 0o666)
+        if unnamed >= 0 {
+            temporaryPath = nil
+            descriptor = unnamed
+            return
+        }
+        #endif
         var lastError: Int32 = 0
         for _ in 0..<16 {
-            let token = String(generator.next() as UInt64, radix: 16)
-            let candidate = prefix + token + ".tmp-render"
+            let candidate = Self.candidateName(prefix)
             let fd = open(candidate, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o666)
             if fd >= 0 {
                 temporaryPath = candidate
@@ -74,6 +86,20 @@ public final class AtomicFileOutput: @unchecked Sendable {
         }
         throw FileError(lastError == EACCES ? .permissionDenied : .ioError, path: destinationPath,
             problem: "cannot create a temporary file in \(folder) (\(FileSystem.errorText(lastError))); check the folder's permissions and free space")
+    }
+
+    #if os(Linux)
+    /// Linux's `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`), which Swift does not import.
+    private static let temporaryFileFlag: Int32 = 0o20_000_000 | O_DIRECTORY
+    #endif
+
+    /// Linux's `AT_EMPTY_PATH` (link the descriptor itself), which Swift does not import.
+    private static let emptyPathFlag: Int32 = 0x1000
+
+    /// A fresh `<prefix><random hex>.tmp-render` name.
+    private static func candidateName(_ prefix: String) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return prefix + String(generator.next() as UInt64, radix: 16) + ".tmp-render"
     }
 
     deinit {
@@ -102,16 +128,45 @@ public final class AtomicFileOutput: @unchecked Sendable {
             throw FileError(.ioError, path: destinationPath,
                 problem: "cannot flush the rendered audio to disk (\(FileSystem.errorText(code))); check free space and render again")
         }
+        let named: String
+        if let temporaryPath {
+            named = temporaryPath
+        } else {
+            do throws(FileError) { named = try linkUnnamedFile() } catch {
+                abort()
+                throw error
+            }
+        }
         close(descriptor)
         descriptor = -1
-        if rename(temporaryPath, destinationPath) != 0 {
+        if rename(named, destinationPath) != 0 {
             let code = errno
-            abort()
+            unlink(named)
+            _ = Self.openTemporaryPaths.withLock { $0.remove(named) }
+            state = .aborted
             throw FileError(.ioError, path: destinationPath,
                 problem: "cannot move the finished file into place (\(FileSystem.errorText(code))); check the folder's permissions and render again")
         }
-        _ = Self.openTemporaryPaths.withLock { $0.remove(temporaryPath) }
+        _ = Self.openTemporaryPaths.withLock { $0.remove(named) }
         state = .committed
+    }
+
+    /// Gives the unnamed file a hidden name in the destination's folder (for the final `rename`).
+    private func linkUnnamedFile() throws(FileError) -> String {
+        var lastError: Int32 = 0
+        for _ in 0..<16 {
+            let candidate = Self.candidateName(prefix)
+            _ = Self.openTemporaryPaths.withLock { $0.insert(candidate) }
+            if linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, candidate, AT_SYMLINK_FOLLOW) == 0
+                || linkat(descriptor, "", AT_FDCWD, candidate, Self.emptyPathFlag) == 0 {
+                return candidate
+            }
+            lastError = errno
+            _ = Self.openTemporaryPaths.withLock { $0.remove(candidate) }
+            if lastError != EEXIST { break }
+        }
+        throw FileError(.ioError, path: destinationPath,
+            problem: "cannot give the finished file a name in its folder (\(FileSystem.errorText(lastError))); check the folder's permissions and render again")
     }
 
     /// Deletes the temporary file; the destination is left untouched.
@@ -123,16 +178,18 @@ public final class AtomicFileOutput: @unchecked Sendable {
             close(descriptor)
             descriptor = -1
         }
-        unlink(temporaryPath)
-        _ = Self.openTemporaryPaths.withLock { $0.remove(temporaryPath) }
+        if let temporaryPath {
+            unlink(temporaryPath)
+            _ = Self.openTemporaryPaths.withLock { $0.remove(temporaryPath) }
+        }
         state = .aborted
     }
 
-    /// The temporary files of this process's outputs that are neither committed nor aborted.
+    /// The named temporary files of this process's outputs that are neither committed nor aborted.
     private static let openTemporaryPaths = Mutex<Set<String>>([])
 
-    /// Deletes the temporary file of every open output of this process (destinations are left
-    /// untouched). For a signal handler that is about to end the process; any thread.
+    /// Deletes the named temporary file of every open output of this process (destinations are
+    /// left untouched; unnamed files vanish with the process). For a signal handler that is about to end the process; any thread.
     public static func removeAllTemporaryFiles() {
         let paths = openTemporaryPaths.withLock { paths -> [String] in
             defer { paths.removeAll() }

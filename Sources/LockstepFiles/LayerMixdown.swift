@@ -96,13 +96,15 @@ public final class LayerMixdown: @unchecked Sendable {
     /// - Parameter progress: called now and then with the fraction done (0…1).
     /// - Returns: a summary of what was written.
     /// - Throws: ``FileError`` naming the file at fault (unreadable input, bad gain or offset,
-    ///   unwritable output); the output is then left untouched.
+    ///   unwritable output, an output that is one of the inputs or that would not fit in its
+    ///   container or on its disk); the output is then left untouched.
     public func run(progress: ((Double) -> Void)? = nil) throws(FileError) -> MixdownSummary {
         do {
             try format.validate()
         } catch {
             throw FileError(.invalidArgument, path: outputPath, problem: error.message)
         }
+        try OutputSafety.refuseOverwritingInputs(output: outputPath, inputs: layers.map(\.path))
         let device: OfflineDevice
         let engine: Engine
         do {
@@ -143,6 +145,8 @@ public final class LayerMixdown: @unchecked Sendable {
             players.append(player)
             starts.append(start)
         }
+
+        try OutputSafety.checkSize(path: outputPath, type: AudioFileType.forOutput(path: outputPath), format: format, frames: expectedEnd)
 
         // Each layer reports the device time at which it really stopped.
         let stopTimes = StopTimes(count: players.count)

@@ -76,8 +76,11 @@ public struct SessionRenderer: Sendable {
             throw PlayerError("cue '\(forever)' loops forever, so the render has no end; give --duration or a loop count")
         }
         guard end > 0 else { throw PlayerError("the session is empty: nothing is placed on its timeline (are all cues manual? place them with --go CUE@TIME)") }
+        let outputFormat = StreamFormat(sampleRate: rate, channelCount: channels, sampleFormat: encoding)
+        try OutputSafety.refuseOverwritingInputs(output: outputPath, inputs: session.document.cues.map(\.resolvedFile) + [session.document.path])
+        try OutputSafety.checkSize(path: outputPath, type: type, format: outputFormat, frames: end)
         try player.start(from: 0, at: 0)
-        let writer = try AudioFileWriter(path: outputPath, format: StreamFormat(sampleRate: rate, channelCount: channels, sampleFormat: encoding))
+        let writer = try AudioFileWriter(path: outputPath, format: outputFormat)
         var written: Int64 = 0
         var peak: Float = 0
         var samples = [Float](repeating: 0, count: period * channels)

@@ -62,9 +62,12 @@ struct RecordCommand: ParsableCommand {
                 throw CLIError(message: "record: \(error.message)", exitCode: 64)
             }
         }
+        if let startAt, startAt < 0 {
+            throw CLIError(message: "record: --start-at \(startAt) is negative; give a JACK frame time (0 or more) still to come, or leave it out to start now", exitCode: 64)
+        }
         let encoding = sampleFormat?.format
         try refuseToReplace(output, force: force, command: "record")
-        let interrupt = InterruptFlag()
+        let interrupt = InterruptFlag(command: "record")
         let device: JACKDevice
         let engine: Engine
         do {
@@ -86,6 +89,14 @@ struct RecordCommand: ParsableCommand {
             }
         } catch {
             throw CLIError(message: "record: \(error.message)")
+        }
+        if let startAt {
+            // Checked before the file exists: a start in the past would record nothing.
+            let now = engine.currentTime().sampleTime
+            if startAt <= now {
+                device.stop()
+                throw CLIError(message: "record: --start-at \(startAt) is in the past (the server's frame time is \(now) now); give a later frame time, or leave it out to start now", exitCode: 64)
+            }
         }
         let recorder: FileRecorder
         do {

@@ -224,6 +224,9 @@ struct SessionRenderCommand: ParsableCommand {
             guard let parsed = SessionTime.parse(duration) else {
                 throw CLIError(message: "session render: --duration '\(duration)' is not a time; \(SessionTime.formsHint)", exitCode: 64)
             }
+            guard parsed.samples(at: Double(rate ?? 48000)) > 0 else {
+                throw CLIError(message: "session render: --duration \(duration) is shorter than one sample; give a length above 0 (e.g. --duration 90), or leave it out to render until every placed cue has ended", exitCode: 64)
+            }
             length = parsed
         }
         let session = try loadSession(file, command: "render")

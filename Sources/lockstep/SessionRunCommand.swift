@@ -72,6 +72,20 @@ struct SessionRunCommand: ParsableCommand {
 
     func validate() throws {
         if let duration { try Limits.checkSeconds(duration, option: "--duration") }
+        if let control, control != "-" {
+            var info = stat()
+            guard stat(control, &info) == 0 else {
+                throw ValidationError("--control \(control): \(String(cString: strerror(errno))); give a file or FIFO of commands (mkfifo makes one), or - for standard input")
+            }
+            let type = info.st_mode & S_IFMT
+            guard type == S_IFREG || type == S_IFIFO || type == S_IFCHR || type == S_IFSOCK else {
+                let what = type == S_IFDIR ? "is a directory" : "is not a file or FIFO"
+                throw ValidationError("--control \(control) \(what); give a file or FIFO of commands (mkfifo makes one), or - for standard input")
+            }
+            guard access(control, R_OK) == 0 else {
+                throw ValidationError("--control \(control) cannot be read (\(String(cString: strerror(errno)))); check its permissions")
+            }
+        }
         if let osc {
             do { _ = try OSCEndpoint.parse(osc) } catch { throw ValidationError(error.message) }
         } else if oscReplyPort != nil {
@@ -107,7 +121,7 @@ final class SessionRun {
     }
 
     func run() throws {
-        let interrupt = InterruptFlag()
+        let interrupt = InterruptFlag(command: "session run")
         // The OSC port is bound first, so that a port in use fails before any server starts.
         let oscSocket: OSCUDPSocket?
         let oscListener: OSCTCPServer.Listener?

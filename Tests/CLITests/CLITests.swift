@@ -109,18 +109,35 @@ struct CLITests {
         (["render", "GOOD.wav", "-o", "x.flac", "--sample-format", "f32"], "x.flac"),
         (["render", "GOOD.wav", "-o", "x.wav", "--sample-format", "u8"], "--sample-format"),
         (["render", "GOOD.wav"], "--output"),
+        // An output that is one of the inputs, by any path, is refused before anything is written.
+        (["render", "GOOD.wav", "FULL.wav", "-o", "GOOD.wav"], "GOOD.wav: the output is the same file as the input"),
+        (["render", "FULL.wav", "GOOD.wav", "-o", "./GOOD.wav"], "the same file as the input (GOOD.wav)"),
+        (["render", "GOOD.wav", "-o", "LINK.wav"], "LINK.wav: the output is the same file as the input (GOOD.wav)"),
+        (["session", "render", "GOOD.yaml", "-o", "GOOD.wav"], "GOOD.wav: the output is the same file as the input"),
+        // Outputs longer than the container holds or the disk has room for are refused up front.
+        (["render", "GOOD.wav", "-o", "x.wav", "--offset", "100000"], "more than WAV holds"),
+        (["render", "GOOD.wav", "-o", "x.caf", "--rate", "768000", "--channels", "64", "--offset", "604000"], "free; free some space"),
+        (["session", "render", "GOOD.yaml", "-o", "x.wav", "--duration", "0"], "--duration 0 is shorter than one sample"),
+        (["session", "run", "GOOD.yaml", "--control", "."], "--control . is a directory"),
+        (["session", "run", "GOOD.yaml", "--control", "NOWHERE"], "--control NOWHERE"),
         (["info"], "no input files"),
         (["info", "MISSING.wav"], "MISSING.wav"),
         (["info", "TRUNC.wav"], "TRUNC.wav"),
     ])
     func badInput(arguments: [String], mention: String) throws {
         _ = try write("GOOD.wav", Signals.constant(0.1, frames: 480), rate: 48000)
-        FileManager.default.createFile(atPath: "\(dir)/EMPTY.wav", contents: Data())
-        FileManager.default.createFile(atPath: "\(dir)/TEXT.wav", contents: Data("hello, this is not audio\n".utf8))
+        _ = FileManager.default.createFile(atPath: "\(dir)/EMPTY.wav", contents: Data())
+        _ = FileManager.default.createFile(atPath: "\(dir)/TEXT.wav", contents: Data("hello, this is not audio\n".utf8))
         let full = try write("FULL.wav", Signals.constant(0.1, frames: 48000), rate: 48000, sampleFormat: .int16)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: full))
         try bytes.prefix(bytes.count / 2).write(to: URL(fileURLWithPath: "\(dir)/TRUNC.wav"))
+        try? FileManager.default.createSymbolicLink(atPath: "\(dir)/LINK.wav", withDestinationPath: "GOOD.wav")
+        try "cues:\n  - { name: one, layer: a, file: GOOD.wav, at: 0 }\n".write(toFile: "\(dir)/GOOD.yaml", atomically: true, encoding: .utf8)
+        let inputs = try ["GOOD.wav", "FULL.wav", "GOOD.yaml"].map { try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\($0)")) }
         let r = try CLI.run(arguments, in: dir)
+        // Inputs are byte-identical after any failure.
+        #expect(try ["GOOD.wav", "FULL.wav", "GOOD.yaml"].map { try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\($0)")) } == inputs)
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/x.caf"))
         #expect(r.status != 0)
         let lines = r.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(r.stderr)")

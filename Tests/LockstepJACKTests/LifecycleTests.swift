@@ -84,6 +84,19 @@ extension JACKTests {
             #expect(bad.stderr.contains("nobody:nothing"), "\(bad.stderr)")
             #expect(!FileManager.default.fileExists(atPath: missing))
 
+            // Everything is validated before an existing take is replaced, and before a file is made.
+            let forced = try CLI.run(["record", "-o", take, "--port", "nobody:nothing", "--duration", "0.2",
+                                      "--server", server.name, "--force"])
+            #expect(forced.status == 1, "\(forced.stderr)")
+            #expect(try AudioFileReader(path: take).frameCount == 9600, "a failed --force record touched the take")
+            for (arguments, mention) in [(["--port", "nocolon"], "nocolon"), (["--start-at=-1"], "--start-at -1 is negative"),
+                                         (["--start-at", "100"], "--start-at 100 is in the past")] {
+                let result = try CLI.run(["record", "-o", missing, "--duration", "0.2", "--server", server.name] + arguments)
+                #expect(result.status != 0 && result.status < 128, "\(arguments): \(result.status) \(result.stderr)")
+                #expect(result.stderr.contains(mention), "\(arguments): \(result.stderr)")
+                #expect(!FileManager.default.fileExists(atPath: missing), "\(arguments) left a file")
+            }
+
             let played = temp.file("played.wav")
             try Data("keep me".utf8).write(to: URL(fileURLWithPath: played))
             let tone = try temp.writeAudio("short.wav", Signals.constant(0.1, frames: 4800))
@@ -91,6 +104,41 @@ extension JACKTests {
             #expect(play.status == 1)
             #expect(play.stderr.contains("\(played) exists"), "\(play.stderr)")
             #expect(try String(contentsOfFile: played, encoding: .utf8) == "keep me")
+
+            // --record onto an input, by any path to it, is refused even with --force.
+            let before = try Data(contentsOf: URL(fileURLWithPath: tone))
+            let link = temp.file("link.wav")
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: tone)
+            for target in [tone, link, temp.path + "/./short.wav"] {
+                let onto = try CLI.run(["play", tone, "--record", target, "--force", "--no-connect", "--server", server.name])
+                #expect(onto.status == 64, "\(target): \(onto.stderr)")
+                #expect(onto.stderr.contains("the same file as the input"), "\(onto.stderr)")
+            }
+            #expect(try Data(contentsOf: URL(fileURLWithPath: tone)) == before)
+        }
+
+        @Test("Ctrl-C ends play and record on a frozen server (SIGSTOP): a watchdog exits 130 within seconds; a second signal at once")
+        func frozenServer() throws {
+            let server = try JACKServer()
+            let tone = try temp.writeAudio("tone.wav", Signals.constant(0.1, frames: 48000))
+            for (index, arguments) in [["play", tone, "--loop", "--no-connect"], ["record", "-o", temp.file("frozen.wav"), "--port", "system:capture_1"]].enumerated() {
+                let running = try CLI.spawn(arguments + ["--server", server.name])
+                usleep(1_500_000)
+                Foundation.kill(server.pid, SIGSTOP)
+                defer { Foundation.kill(server.pid, SIGCONT) }
+                usleep(300_000)
+                running.send(SIGINT)
+                if index == 1 {
+                    usleep(300_000)
+                    running.send(SIGINT)
+                }
+                let result = running.wait(timeout: 15)
+                #expect(result.status == 130, "\(arguments[0]): \(result.status) \(result.stderr)")
+                let reason = index == 0 ? "did not stop within 5 s" : "a second signal arrived"
+                #expect(result.stderr.contains(reason), "\(arguments[0]): \(result.stderr)")
+                Foundation.kill(server.pid, SIGCONT)
+                usleep(500_000)
+            }
         }
 
         @Test("a FLAC take killed with SIGKILL keeps every complete block: it decodes to an unbroken ramp, and render --accept-truncated converts it")
