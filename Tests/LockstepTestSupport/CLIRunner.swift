@@ -10,6 +10,16 @@ public enum CLI {
         public var stdout: String
         /// Everything written to standard error.
         public var stderr: String
+        /// The signal that ended the process when it did not exit by itself (SIGILL for a trap,
+        /// SIGSEGV, SIGKILL after a timeout, …); nil after a normal exit. ``status`` then holds the
+        /// signal's number, not an exit status.
+        public var uncaughtSignal: Int32? = nil
+        /// Whether the process was still running at the timeout and was killed.
+        public var timedOut = false
+
+        /// Whether the process ended by itself (no timeout, no uncaught signal) with a status
+        /// below 128: what every run on bad input must do.
+        public var endedCleanly: Bool { uncaughtSignal == nil && !timedOut && status < 128 }
     }
 
     /// The `lockstep` executable next to the test bundle in the build folder.
@@ -123,12 +133,14 @@ public final class RunningCLI: @unchecked Sendable {
     public func wait(timeout: Double = 60) -> CLI.Result {
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(10_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        let timedOut = process.isRunning
+        if timedOut { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         readers.wait()
         lock.lock()
         defer { lock.unlock() }
+        let signal = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
         return CLI.Result(status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                          stderr: String(decoding: errData, as: UTF8.self))
+                          stderr: String(decoding: errData, as: UTF8.self), uncaughtSignal: signal, timedOut: timedOut)
     }
 }
