@@ -86,7 +86,10 @@ struct YAMLReader {
             }
             defer { yaml_parser_delete(&parser) }
             yaml_parser_set_encoding(&parser, YAML_UTF8_ENCODING)
-            yaml_parser_set_input_string(&parser, bytes.baseAddress, bytes.count)
+            // (libyaml asserts its input is not NULL, which an empty buffer's address may be: an
+            // empty file holds no document.)
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return }
+            yaml_parser_set_input_string(&parser, base, bytes.count)
             do throws(SessionError) {
                 outcome = .success(try compose(&parser, bytes))
             } catch {
