@@ -3,9 +3,11 @@ import Lockstep
 import LockstepFiles
 
 /// Where each input is written: libsndfile reads files, and AudioFileReader has no virtual I/O,
-/// so the bytes go to one file (in /dev/shm when there is one), rewritten for every input.
+/// so the bytes go to one file (in /dev/shm when there is one), rewritten for every input and
+/// removed when the fuzzer exits.
 let inputPath: String = {
     let folder = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm/" : NSTemporaryDirectory()
+    atexit { try? FileManager.default.removeItem(atPath: inputPath) }
     return folder + "lockstep-audio-fuzz-\(getpid()).bin"
 }()
 

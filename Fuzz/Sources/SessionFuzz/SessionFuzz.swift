@@ -3,11 +3,15 @@ import Lockstep
 import LockstepFiles
 import LockstepSession
 
+/// The folder below, removed when the fuzzer exits.
+let fixtureRoot = NSTemporaryDirectory() + "lockstep-session-fuzz-\(getpid())"
+
 /// A folder with the audio files the seed sessions (Fuzz/corpus/session) name, made once per run:
 /// `Sessions/` holds the session (never written: it is parsed from memory) and short WAVs at
 /// 48 kHz, 44.1 kHz and in stereo; `Layers/` the stems Examples/Sessions/stems.yaml names.
 let fixtureDirectory: String = {
-    let root = NSTemporaryDirectory() + "lockstep-session-fuzz-\(getpid())"
+    let root = fixtureRoot
+    atexit { try? FileManager.default.removeItem(atPath: fixtureRoot) }
     let sessions = root + "/Sessions", layers = root + "/Layers"
     for folder in [sessions, layers] {
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
