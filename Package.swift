@@ -38,6 +38,7 @@ let package = Package(
         // Audio files (libsndfile), the file player and rate conversion (libsoxr).
         .target(name: "LockstepFiles", dependencies: ["Lockstep", "CSndfile", "CSoxr"]),
         // Scripted playlist sessions: the YAML session file, its timeline, the session player.
+        // The file is read event by event with libyaml, the CYaml module of Yams.
         .target(name: "LockstepSession", dependencies: [
             "Lockstep", "LockstepFiles", .product(name: "Yams", package: "Yams"),
         ]),

@@ -21,7 +21,10 @@
 #      keep both cores busy: lost frames (must be 0) and the file's length (exactly 600 x 48000);
 #   7. `lockstep session render` of a session playing the eight stems of part 2 on eight layers,
 #      against `lockstep render` of the same stems: median wall time, and the two mixes must hold
-#      the same samples (target: the session path at most 2x the plain render's time, difference 0).
+#      the same samples (target: the session path at most 2x the plain render's time, difference 0);
+#   8. `lockstep session check` of huge sessions: 100 000 cues at given times, all playing one
+#      10 ms WAV, and a 100 000-long `after:` chain (each cue starts where the previous one ends):
+#      median wall time of 3 runs each (target: under 2 s each; both were quadratic, 40 s and 101 s).
 #
 # Parts 4 and 5 (part 6: a server of its own, with -C 2 -P 2) run on one private realtime server,
 # `jackd -n lockstep-bench-PID -R -d dummy -r 48000 -p 256`, every client connected to its (dummy)
@@ -37,7 +40,7 @@
 # Environment: LOCKSTEP_BENCH_RUNS (runs per tool in part 2, default 7),
 # LOCKSTEP_BENCH_CACHE (generated audio and tools, default ${TMPDIR:-/tmp}/lockstep-bench),
 # LOCKSTEP_BENCH_FORCE_ALLOCATION=1 (make the measured render cycle allocate: the script must fail),
-# LOCKSTEP_BENCH_PARTS (which parts to run, default "1 2 3 4 5 6 7"),
+# LOCKSTEP_BENCH_PARTS (which parts to run, default "1 2 3 4 5 6 7 8"),
 # LOCKSTEP_BENCH_QUICK=1 (parts 4-6: 15 s per capacity trial instead of 60 s, one load round
 # instead of 3 (part 6a: 1 instead of 2), a 60 s recording instead of 600 s; the full mode takes
 # about 20 minutes for parts 4-5 and 13 for part 6), LOCKSTEP_BENCH_RECORD_SECONDS (part 6b's take),
@@ -87,7 +90,7 @@ mix_round() {
 # Median of field $2 (2: wall, 3: CPU) of mixer $1's lines in $3.
 median_of() { awk -v t="$1" -v f="$2" '$1 == t { print $f }' <<<"$3" | median; }
 # Whether part $1 runs (LOCKSTEP_BENCH_PARTS, default all).
-PARTS=" ${LOCKSTEP_BENCH_PARTS:-1 2 3 4 5 6 7} "
+PARTS=" ${LOCKSTEP_BENCH_PARTS:-1 2 3 4 5 6 7 8} "
 PARTS=${PARTS//,/ }
 want() { [[ $PARTS == *" $1 "* ]]; }
 
@@ -106,7 +109,7 @@ LOCKSTEP="$(swift build -c release --show-bin-path)/lockstep"
 
 # --- 1. Allocations and time per render cycle ----------------------------------------------------
 if want 1; then
-    say "1/7 render cycle: building and running Tests/Benchmarks (ordo-one/benchmark, release)"
+    say "1/8 render cycle: building and running Tests/Benchmarks (ordo-one/benchmark, release)"
     ALLOC_LOG="$CACHE/render-benchmark.txt"
     (cd Tests/Benchmarks && swift package benchmark --target RenderBenchmark --no-progress) >"$ALLOC_LOG" 2>&1 || {
         status=$?
@@ -188,12 +191,12 @@ if want 2; then
         ecasound -q "${inputs[@]}" -a:all -f:f32_le,2,48000 -o "$CACHE/mix-ecasound.wav" >/dev/null
     }
 
-    say "2/7 fixed cost per run: mixing eight 10 ms stems, 3 rounds"
+    say "2/8 fixed cost per run: mixing eight 10 ms stems, 3 rounds"
     STEM=tiny
     fixed=$(for r in 1 2 3; do mix_round "${MIXERS[@]}"; done)
 
     STEM=s
-    say "2/7 mixing: one untimed round, then $RUNS alternating timed rounds (lockstep, sox, ecasound)"
+    say "2/8 mixing: one untimed round, then $RUNS alternating timed rounds (lockstep, sox, ecasound)"
     mix_round "${MIXERS[@]}" >/dev/null
     timings=""
     for ((r = 1; r <= RUNS; r++)); do
@@ -221,7 +224,7 @@ fi
 
 # --- 7. Session render against plain render -------------------------------------------------------
 if want 7; then
-    say "7/7 session render: the eight stems as a session on eight layers, against lockstep render, $RUNS rounds"
+    say "7/8 session render: the eight stems as a session on eight layers, against lockstep render, $RUNS rounds"
     SESSION_FILE="$CACHE/stems-session.yaml"
     { echo "rate: 48000"; echo "cues:"
       for i in {1..8}; do echo "  - { name: s$i, layer: l$i, file: $STEMS/s$i.wav, at: 0 }"; done; } >"$SESSION_FILE"
@@ -236,9 +239,37 @@ if want 7; then
     session_frames="$(soxi -s "$CACHE/mix-session.wav") / $(soxi -s "$CACHE/mix-plain.wav")"
 fi
 
+# --- 8. Checking huge sessions ----------------------------------------------------------------------
+if want 8; then
+    say "8/8 session check: 100000 cues on one 10 ms WAV, and a 100000-long after chain, 3 runs each"
+    HUGE="$CACHE/huge-sessions"
+    mkdir -p "$HUGE"
+    HUGE_CUES=100000
+    [[ -s "$HUGE/tick.wav" ]] || sox -n -r 48000 -c 1 -b 16 "$HUGE/tick.wav" synth 0.01 sine 1000 vol 0.5
+    if [[ ! -s "$HUGE/cues.yaml" || ! -s "$HUGE/chain.yaml" ]]; then
+        awk -v n="$HUGE_CUES" 'BEGIN { print "rate: 48000"; print "cues:"
+            for (i = 0; i < n; i++) printf "  - { name: c%d, file: tick.wav, at: \"%d samples\" }\n", i, i * 960 }' >"$HUGE/cues.yaml"
+        awk -v n="$HUGE_CUES" 'BEGIN { print "rate: 48000"; print "cues:"; print "  - { name: c0, file: tick.wav, at: 0 }"
+            for (i = 1; i < n; i++) printf "  - { name: c%d, file: tick.wav, after: c%d }\n", i, i - 1 }' >"$HUGE/chain.yaml"
+    fi
+    # Prints the median wall time (s) of 3 runs of `lockstep session check $1`, checking it ends
+    # where it must ($2 samples).
+    check_time() {
+        local times="$CACHE/check-times.txt" out="$CACHE/check-out.txt" TIMEFORMAT='%3R' r
+        for r in 1 2 3; do
+            { time "$LOCKSTEP" session check "$1" >"$out"; } 2>>"$times" || die "lockstep session check $1 failed"
+            grep -q "^$HUGE_CUES cues on 1 layers at 48000 Hz.*($2 samples)" "$out" || die "session check $1 printed: $(tail -n 1 "$out")"
+        done
+        median <"$times"
+        rm -f "$times"
+    }
+    check_cues=$(check_time "$HUGE/cues.yaml" $(((HUGE_CUES - 1) * 960 + 480)))
+    check_chain=$(check_time "$HUGE/chain.yaml" $((HUGE_CUES * 480)))
+fi
+
 # --- 3. Peak memory against input length ---------------------------------------------------------
 if want 3; then
-    say "3/7 memory: rendering a 1-minute and a 30-minute mono 16-bit 44.1 kHz file"
+    say "3/8 memory: rendering a 1-minute and a 30-minute mono 16-bit 44.1 kHz file"
     LONG="$CACHE/long-30min.wav"
     SHORT="$CACHE/short-1min.wav"
     [[ -s "$SHORT" ]] || sox -n -r 44100 -c 1 -e signed-integer -b 16 "$SHORT" synth 60 sine 440 vol 0.5
@@ -440,7 +471,7 @@ if want 4 || want 5; then
 fi
 
 if want 4; then
-    say "4/7 DSP load: $LIVE_ROUNDS round(s) of idle, null client, lockstep play (8 stems), 8 x sndfile-jackplay; $LOAD_WINDOW s each after ${LIVE_WARMUP} s"
+    say "4/8 DSP load: $LIVE_ROUNDS round(s) of idle, null client, lockstep play (8 stems), 8 x sndfile-jackplay; $LOAD_WINDOW s each after ${LIVE_WARMUP} s"
     rounds 4 "$LIVE_ROUNDS" idle null lockstep jackplay
     load_ls_above=$(above 4 lockstep)
     load_jp_above=$(above 4 jackplay)
@@ -449,7 +480,7 @@ if want 4; then
 fi
 
 if want 5; then
-    say "5/7 capacity: idle server for $CAP_WINDOW s, then lockstep play with N looping stereo layers, $CAP_WINDOW s each"
+    say "5/8 capacity: idle server for $CAP_WINDOW s, then lockstep play with N looping stereo layers, $CAP_WINDOW s each"
     load_idle "$CAP_WINDOW"
     cap_idle=$LINE
     cap_idle_xruns=$(get xruns "$cap_idle")
@@ -513,7 +544,7 @@ if want 5; then
     cap_max=$cap_lo
 
     # The claim behind period 256: an idle realtime dummy server at period 64, same window.
-    say "5/7 idle server at period 64 for $CAP_WINDOW s (reference for the choice of period 256)"
+    say "5/8 idle server at period 64 for $CAP_WINDOW s (reference for the choice of period 256)"
     stop_server
     SERVER="$SERVER-p64" start_server -R -d dummy -r "$LIVE_RATE" -p 64
     SERVER="$SERVER-p64" monitor "$CAP_WINDOW"
@@ -547,7 +578,7 @@ if want 6; then
     }
 
     [[ -n ${JACKD_PID:-} ]] && stop_server    # part 4's server, if it still runs (same name)
-    say "6/7 recording: starting jackd -n $SERVER ${REC_SERVER_ARGS[*]}"
+    say "6/8 recording: starting jackd -n $SERVER ${REC_SERVER_ARGS[*]}"
     start_server "${REC_SERVER_ARGS[@]}"
 
     load_record() {
@@ -570,7 +601,7 @@ if want 6; then
         rm -f "$LOG.wav"
     }
 
-    say "6/7 recorder load: $REC_ROUNDS round(s) of idle, lockstep record, jack_capture (2 capture ports); $LOAD_WINDOW s each after ${LIVE_WARMUP} s"
+    say "6/8 recorder load: $REC_ROUNDS round(s) of idle, lockstep record, jack_capture (2 capture ports); $LOAD_WINDOW s each after ${LIVE_WARMUP} s"
     rounds 6 "$REC_ROUNDS" idle record jack_capture
     rec_ls_above=$(above 6 record)
     rec_jc_above=$(above 6 jack_capture)
@@ -578,7 +609,7 @@ if want 6; then
     rec_load_result=$(pass at_least "$(median_key mean "${LINES[6.jack_capture]}")" "$(median_key mean "${LINES[6.record]}")")
 
     # (b) The long take under CPU load.
-    say "6/7 long take: lockstep record of ${REC_PORTS[*]} for $REC_SECONDS s with 2 busy loops"
+    say "6/8 long take: lockstep record of ${REC_PORTS[*]} for $REC_SECONDS s with 2 busy loops"
     busy_pids=()
     for i in 1 2; do spawn sh -c 'while :; do :; done'; busy_pids+=("$PID"); done
     LOG="$REC_DIR/take"
@@ -672,6 +703,10 @@ fi
 if want 7; then
     row 7 "session render, 8 stems on 8 layers: wall, median" "$med_session s = ${session_ratio}x lockstep render ($med_plain s)" "<= 2x" "$(pass at_least 2 "$session_ratio")"
     row 7 "max |session - render|, frames $session_frames" "$session_diff" "0" "$(pass awk -v d="$session_diff" 'BEGIN { exit !(d == 0) }')"
+fi
+if want 8; then
+    row 8 "session check, $HUGE_CUES cues: wall, median of 3" "$check_cues s" "< 2 s" "$(pass awk -v t="$check_cues" 'BEGIN { exit !(t < 2) }')"
+    row 8 "session check, $HUGE_CUES-long after chain: median" "$check_chain s" "< 2 s" "$(pass awk -v t="$check_chain" 'BEGIN { exit !(t < 2) }')"
 fi
 want 3 && echo "(30-min input: $long_input_mib MiB on disk.)"
 want 1 && echo "(Benchmark tables: $ALLOC_LOG.)"

@@ -15,6 +15,8 @@ public struct Session: Sendable {
     public let document: SessionDocument
     /// What each cue's audio file holds, by cue index.
     public let files: [AudioFileInfo]
+    /// The timeline at the document's rate, built when the session was checked.
+    private var checkedTimeline: SessionTimeline?
 
     /// The facts about an audio file the timeline needs.
     public struct AudioFileInfo: Sendable, Hashable {
@@ -56,44 +58,59 @@ public struct Session: Sendable {
         let (document, parsed) = try parser.parseCollecting()
         var diagnostics = parsed
         var files: [AudioFileInfo] = []
+        files.reserveCapacity(document.cues.count)
+        // Each file is opened once, however many cues play it.
+        var opened: [String: Result<AudioFileInfo, FileError>] = [:]
         for cue in document.cues {
             var info = AudioFileInfo(path: cue.resolvedFile, sampleRate: document.rate, channelCount: 1, frameCount: 0)
             if !cue.file.isEmpty {
-                do {
-                    let reader = try AudioFileReader(path: cue.resolvedFile, truncation: .reject)
-                    info = AudioFileInfo(path: cue.resolvedFile, sampleRate: reader.format.sampleRate,
-                                         channelCount: reader.format.channelCount, frameCount: reader.frameCount)
-                    reader.close()
+                let result = opened[cue.resolvedFile] ?? Self.inspect(cue.resolvedFile)
+                opened[cue.resolvedFile] = result
+                switch result {
+                case .success(let found):
+                    info = found
                     if info.channelCount > 1 && info.channelCount > document.channelCount {
                         diagnostics.append(.init(.audioFile, at: cue.location(of: "file"),
-                            "cue '\(cue.name)': '\(cue.file)' has \(info.channelCount) channels but the session has \(document.channelCount); set 'channels: \(info.channelCount)' or mix the file down"))
+                            "cue '\(SessionParser.excerpt(cue.name))': '\(SessionParser.excerpt(cue.file))' has \(info.channelCount) channels but the session has \(document.channelCount); set 'channels: \(info.channelCount)' or mix the file down"))
                     }
                     if info.frameCount == 0 {
                         diagnostics.append(.init(.audioFile, at: cue.location(of: "file"),
-                            "cue '\(cue.name)': '\(cue.file)' holds no audio; use a file with at least one frame"))
+                            "cue '\(SessionParser.excerpt(cue.name))': '\(SessionParser.excerpt(cue.file))' holds no audio; use a file with at least one frame"))
                     }
                     let ratio = document.rate / info.sampleRate
                     if !SoxrRateConverter.supportedRatios.contains(ratio) {
                         diagnostics.append(.init(.audioFile, at: cue.location(of: "file"),
-                            "cue '\(cue.name)': '\(cue.file)' is at \(Int(info.sampleRate)) Hz, too far from the session's \(Int(document.rate)) Hz to convert; resample the file"))
+                            "cue '\(SessionParser.excerpt(cue.name))': '\(SessionParser.excerpt(cue.file))' is at \(Int(info.sampleRate)) Hz, too far from the session's \(Int(document.rate)) Hz to convert; resample the file"))
                     }
-                } catch {
+                case .failure(let error):
                     let how = error.kind == .notFound ? "not found at \(cue.resolvedFile); relative paths resolve against the session file's folder, check the name"
                         : "\(error.message)"
-                    diagnostics.append(.init(.audioFile, at: cue.location(of: "file"), "cue '\(cue.name)': audio file '\(cue.file)' \(error.kind == .notFound ? "" : "is unusable: ")\(how)"))
+                    diagnostics.append(.init(.audioFile, at: cue.location(of: "file"), "cue '\(SessionParser.excerpt(cue.name))': audio file '\(SessionParser.excerpt(cue.file))' \(error.kind == .notFound ? "" : "is unusable: ")\(how)"))
                 }
             }
             files.append(info)
         }
-        let session = Session(document: document, files: files)
-        // Reference and timing checks (at the session's own rate).
+        var session = Session(document: document, files: files)
+        // Reference and timing checks (at the session's own rate), kept for timeline(rate:).
         do throws(SessionError) {
-            _ = try session.timeline(rate: document.rate)
+            session.checkedTimeline = try session.timeline(rate: document.rate)
         } catch {
             diagnostics += error.diagnostics
         }
         if !diagnostics.isEmpty { throw SessionError(diagnostics) }
         return session
+    }
+
+    /// Opens the audio file at `path` (rejecting truncated files) and reads what the timeline needs.
+    private static func inspect(_ path: String) -> Result<AudioFileInfo, FileError> {
+        do {
+            let reader = try AudioFileReader(path: path, truncation: .reject)
+            defer { reader.close() }
+            return .success(AudioFileInfo(path: path, sampleRate: reader.format.sampleRate,
+                                          channelCount: reader.format.channelCount, frameCount: reader.frameCount))
+        } catch {
+            return .failure(error)
+        }
     }
 
     /// Resolves every cue and automation point to sample times at `rate`.
@@ -103,6 +120,7 @@ public struct Session: Sendable {
     /// - Throws: ``SessionError`` for unknown references, cycles, cues following a cue that never
     ///   ends, crossfades longer than the cues, and regions outside their files.
     public func timeline(rate: Double) throws(SessionError) -> SessionTimeline {
+        if let checkedTimeline, checkedTimeline.rate == rate { return checkedTimeline }
         var builder = SessionTimelineBuilder(session: self, rate: rate)
         return try builder.build()
     }

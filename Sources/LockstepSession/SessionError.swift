@@ -46,6 +46,9 @@ public struct SessionDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case cycle
         /// Keys that contradict each other, or a timeline that cannot be built.
         case conflict
+        /// Aliases that would expand the document beyond ``SessionParser/maximumAliasExpansion``
+        /// nodes (an alias bomb).
+        case aliasLimit
     }
 
     /// What kind of problem it is.

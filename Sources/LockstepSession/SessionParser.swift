@@ -1,8 +1,13 @@
 import Foundation
-import Yams
 
-/// Reads a session file (YAML, through Yams) into a ``SessionDocument``, checking every key and
-/// value and collecting every problem with its line and column.
+/// Reads a session file (YAML, through libyaml as Yams builds it) into a ``SessionDocument``,
+/// checking every key and value and collecting every problem with its line and column.
+///
+/// Hostile input is refused, never trusted: aliases may add at most ``maximumAliasExpansion``
+/// nodes to the document (an alias bomb is one error at the alias), no value may be longer than
+/// ``maximumValueLength`` characters, and a value of the wrong type (a boolean, null, a list or a
+/// mapping where a number, a name or a time belongs) is an error at the value. The work is linear
+/// in the size of the file.
 ///
 /// Files are not opened here; ``Session/load(path:)`` does that.
 public struct SessionParser {
@@ -17,10 +22,19 @@ public struct SessionParser {
     public static let automationKeys = ["layer", "at", "gain", "ramp"]
     /// The layer cues play on when they name none.
     public static let defaultLayerName = "main"
+    /// How many nodes aliases may add to a session file: with every alias (`*name`) replaced by
+    /// the value its anchor (`&name`) names, the file may hold at most this many nodes more than as
+    /// written. An alias of a single value adds none; an alias bomb is refused at the alias that
+    /// crosses the limit, before anything is expanded.
+    public static let maximumAliasExpansion = YAMLReader.maximumAliasExpansion
+    /// The longest value (a name, a path, a time…) a session file may hold, in characters.
+    public static let maximumValueLength = 4096
 
     let path: String
     let text: String
     private var diagnostics: [SessionDiagnostic] = []
+    /// The cues (by index in the document) whose `layer` value was reported.
+    private var cuesWithoutLayer: [Int] = []
 
     /// Creates a parser for `text`, the contents of the session file at `path`.
     public init(path: String, text: String) {
@@ -37,38 +51,33 @@ public struct SessionParser {
     }
 
     /// Parses the file, returning the document (with defaults where values were bad) and the
-    /// problems found; throws only when there is no document at all (a YAML syntax error, say).
+    /// problems found; throws only when there is no document at all (a YAML syntax error, an
+    /// alias bomb, a file that is not a mapping).
     mutating func parseCollecting() throws(SessionError) -> (SessionDocument, [SessionDiagnostic]) {
-        let root: Node?
-        do {
-            root = try Yams.compose(yaml: text)
-        } catch let error as YamlError {
-            throw SessionError(.syntax, at: location(of: error), "the file is not valid YAML: \(Self.problem(of: error)); fix the syntax there (indent with spaces, quote values that contain ': ' or '#')")
-        } catch {
-            throw SessionError(.syntax, at: SourceLocation(path: path, line: 1, column: 1), "the file is not valid YAML: \(error)")
-        }
+        let root = try YAMLReader(path: path).read(text)
         let directory = (URL(fileURLWithPath: path).deletingLastPathComponent().path as String)
         var document = SessionDocument(path: path, baseDirectory: directory, rate: 48000, channelCount: 2,
                                        layers: [], cues: [], automation: [], declaresLayers: false)
-        guard let root, case .mapping(let top) = root else {
-            throw SessionError(.invalidValue, at: SourceLocation(path: path, line: 1, column: 1),
+        guard let root, case .mapping(let top) = root.content else {
+            throw SessionError(.invalidValue, at: root.map(location(of:)) ?? SourceLocation(path: path, line: 1, column: 1),
                 "a session file is a mapping with the keys rate, channels, layers, cues and automation; start with 'cues:' and a list of cues")
         }
         var sawCues = false
-        for (keyNode, value) in top {
-            guard let key = keyName(keyNode, allowed: Self.topKeys, context: "the session") else { continue }
+        for (key, value) in entries(top, allowed: Self.topKeys, context: "the session") {
             switch key {
             case "rate":
-                if let rate = number(value, "rate"), rate >= 1000, rate <= 768_000, rate == rate.rounded() {
-                    document.rate = rate
-                } else {
-                    report(.invalidValue, value, "rate '\(string(value) ?? "?")' is not a sample rate; write a whole number of Hz from 1000 to 768000, e.g. 48000")
+                if let text = scalar(value, "rate", expecting: "a sample rate in Hz"),
+                   let rate = Self.wholeNumber(text), rate >= 1000, rate <= 768_000 {
+                    document.rate = Double(rate)
+                } else if isScalarValue(value) {
+                    report(.invalidValue, value, "rate '\(Self.excerpt(value.scalar ?? ""))' is not a sample rate; write a whole number of Hz from 1000 to 768000, e.g. 48000")
                 }
             case "channels":
-                if let count = number(value, "channels"), count >= 1, count <= 64, count == count.rounded() {
-                    document.channelCount = Int(count)
-                } else {
-                    report(.invalidValue, value, "channels '\(string(value) ?? "?")' is not a channel count; write a whole number from 1 to 64")
+                if let text = scalar(value, "channels", expecting: "a channel count"),
+                   let count = Self.wholeNumber(text), count >= 1, count <= 64 {
+                    document.channelCount = count
+                } else if isScalarValue(value) {
+                    report(.invalidValue, value, "channels '\(Self.excerpt(value.scalar ?? ""))' is not a channel count; write a whole number from 1 to 64")
                 }
             case "layers":
                 document.declaresLayers = true
@@ -84,10 +93,13 @@ public struct SessionParser {
         if !sawCues {
             report(.missingKey, root, "the session has no 'cues:'; add a list of cues, each with at least a 'file:'")
         }
+        // A cue whose 'layer' is reported goes on the first layer, not "unknown layer 'main'" too.
+        if let first = document.layers.first {
+            for index in cuesWithoutLayer { document.cues[index].layer = first.name }
+        }
         if !document.declaresLayers {
-            var seen: [String] = []
-            for cue in document.cues where !seen.contains(cue.layer) {
-                seen.append(cue.layer)
+            var seen: Set<String> = []
+            for cue in document.cues where seen.insert(cue.layer).inserted {
                 document.layers.append(.init(name: cue.layer, gainDB: 0, ports: [], location: cue.location(of: "layer")))
             }
         }
@@ -96,72 +108,85 @@ public struct SessionParser {
 
     // MARK: - Sections
 
-    private mutating func parseLayers(_ node: Node) -> [SessionDocument.Layer] {
-        guard case .mapping(let mapping) = node else {
-            report(.invalidValue, node, "'layers' must be a mapping of layer names to their settings, e.g. 'drums: { gain: -3dB }'")
+    private mutating func parseLayers(_ node: YAMLNode) -> [SessionDocument.Layer] {
+        guard case .mapping(let mapping) = node.content else {
+            report(.invalidValue, node, node.isNull
+                ? "'layers' has no value; list the layers under it (e.g. 'drums: { gain: -3dB }') or remove the key"
+                : "'layers' must be a mapping of layer names to their settings, e.g. 'drums: { gain: -3dB }'")
             return []
         }
         var layers: [SessionDocument.Layer] = []
-        for (nameNode, settings) in mapping {
-            guard let name = string(nameNode), !name.isEmpty else {
-                report(.invalidValue, nameNode, "a layer name must be a non-empty string")
+        var declared: [String: Int32] = [:]
+        for pair in mapping {
+            let nameNode = pair.key, settings = pair.value
+            guard let name = scalar(nameNode, "a layer name", expecting: "a name"), !name.isEmpty else {
+                if isScalarValue(nameNode) { report(.invalidValue, nameNode, "a layer name must be a non-empty string") }
                 continue
             }
-            if layers.contains(where: { $0.name == name }) {
-                report(.duplicateName, nameNode, "layer '\(name)' is declared twice; give each layer its own name")
+            if let line = declared[name] {
+                report(.duplicateName, nameNode, "layer '\(Self.excerpt(name))' is declared twice (first at line \(line)); give each layer its own name")
                 continue
             }
+            declared[name] = nameNode.line
             var layer = SessionDocument.Layer(name: name, gainDB: 0, ports: [], location: location(of: nameNode))
-            switch settings {
-            case .scalar(let scalar) where scalar.string.isEmpty || scalar.string == "~" || scalar.string == "null":
+            let label = "layer '\(Self.excerpt(name))'"
+            switch settings.content {
+            case .scalar where settings.isNull:
                 break  // `drums:` with nothing: defaults
-            case .mapping(let entries):
-                for (keyNode, value) in entries {
-                    guard let key = keyName(keyNode, allowed: Self.layerKeys, context: "layer '\(name)'") else { continue }
+            case .mapping(let pairs):
+                for (key, value) in entries(pairs, allowed: Self.layerKeys, context: label) {
                     switch key {
                     case "gain":
-                        if let gain = gain(value, what: "layer '\(name)' gain") { layer.gainDB = gain }
+                        if let gain = gain(value, what: "\(label) gain") { layer.gainDB = gain }
                     case "ports":
-                        layer.ports = ports(value, layer: name)
+                        layer.ports = ports(value, label: label)
                     default: break
                     }
                 }
             default:
-                report(.invalidValue, settings, "layer '\(name)' must be a mapping such as '{ gain: -3dB, ports: [system:playback_1] }'")
+                report(.invalidValue, settings, "\(label) must be a mapping such as '{ gain: -3dB, ports: [system:playback_1] }'")
             }
             layers.append(layer)
         }
         return layers
     }
 
-    private mutating func ports(_ node: Node, layer: String) -> [String] {
-        switch node {
-        case .scalar(let scalar) where !scalar.string.isEmpty:
-            return [scalar.string]
-        case .sequence(let sequence):
-            var result: [String] = []
-            for item in sequence {
-                guard let port = string(item), port.contains(":") else {
-                    report(.invalidValue, item, "layer '\(layer)' port '\(string(item) ?? "?")' is not a JACK port name; write client:port, e.g. system:playback_1")
-                    continue
-                }
-                result.append(port)
-            }
-            return result
+    private mutating func ports(_ node: YAMLNode, label: String) -> [String] {
+        let items: [YAMLNode]
+        switch node.content {
+        case .sequence(let sequence): items = sequence
+        case .scalar where !node.isNull && !(node.scalar ?? "").isEmpty: items = [node]
         default:
-            report(.invalidValue, node, "layer '\(layer)' ports must be a list of JACK port names, e.g. [system:playback_1, system:playback_2]")
+            report(.invalidValue, node, "\(label) ports must be a list of JACK port names, e.g. [system:playback_1, system:playback_2]")
             return []
         }
+        var result: [String] = []
+        for item in items {
+            guard let port = scalar(item, "\(label) port", expecting: "a JACK port name (client:port)") else { continue }
+            guard port.contains(":") else {
+                report(.invalidValue, item, "\(label) port '\(Self.excerpt(port))' is not a JACK port name; write client:port, e.g. system:playback_1")
+                continue
+            }
+            result.append(port)
+        }
+        return result
     }
 
-    private mutating func parseCues(_ node: Node, baseDirectory: String) -> [SessionDocument.Cue] {
-        guard case .sequence(let sequence) = node else {
+    private mutating func parseCues(_ node: YAMLNode, baseDirectory: String) -> [SessionDocument.Cue] {
+        guard case .sequence(let sequence) = node.content else {
             report(.invalidValue, node, "'cues' must be a list; start each cue with '- ' (e.g. '- { file: a.wav, at: 0 }')")
             return []
         }
         var cues: [SessionDocument.Cue] = []
+        cues.reserveCapacity(sequence.count)
+        var names: [String: Int] = [:]      // name → the line of the first cue with it
+        let base = URL(fileURLWithPath: baseDirectory)
+        // Paths and default names by file as written: URL work (a stat per path) once per file,
+        // however many cues play it.
+        var resolvedPaths: [String: String] = [:]
+        var stems: [String: String] = [:]
         for (index, item) in sequence.enumerated() {
-            guard case .mapping(let entries) = item else {
+            guard case .mapping(let pairs) = item.content else {
                 report(.invalidValue, item, "cue \(index + 1) must be a mapping with at least 'file:'")
                 continue
             }
@@ -169,26 +194,30 @@ public struct SessionParser {
                                           start: .afterPrevious, offset: nil, gainDB: 0, fadeIn: nil, fadeOut: nil,
                                           from: nil, to: nil, loop: .times(1), crossfade: nil,
                                           location: location(of: item), keyLocations: [:])
-            var startKeys: [(String, Node)] = []
+            var startKeys: [(String, YAMLNode)] = []
+            var nameNode: YAMLNode?
+            var crossfadeNode: YAMLNode?
             let label = "cue \(index + 1)"
-            for (keyNode, value) in entries {
-                guard let key = keyName(keyNode, allowed: Self.cueKeys, context: label) else { continue }
+            for (key, value) in entries(pairs, allowed: Self.cueKeys, context: label) {
                 cue.keyLocations[key] = location(of: value)
                 switch key {
                 case "name":
-                    if let name = string(value), !name.isEmpty { cue.name = name } else {
-                        report(.invalidValue, value, "\(label): 'name' must be a non-empty string")
-                    }
+                    nameNode = value
+                    if let name = scalar(value, "\(label) name", expecting: "a name"), !name.isEmpty { cue.name = name }
+                    else if isScalarValue(value) { report(.invalidValue, value, "\(label): 'name' must be a non-empty string") }
                 case "layer":
-                    if let name = string(value), !name.isEmpty { cue.layer = name } else {
-                        report(.invalidValue, value, "\(label): 'layer' must name a layer")
+                    if let name = scalar(value, "\(label) layer", expecting: "a layer name"), !name.isEmpty { cue.layer = name }
+                    else {
+                        if isScalarValue(value) { report(.invalidValue, value, "\(label): 'layer' must name a layer") }
+                        cuesWithoutLayer.append(cues.count)
                     }
                 case "file":
-                    if let file = string(value), !file.isEmpty {
+                    if let file = scalar(value, "\(label) file", expecting: "the path of an audio file"), !file.isEmpty {
                         cue.file = file
-                        cue.resolvedFile = file.hasPrefix("/") ? file
-                            : URL(fileURLWithPath: baseDirectory).appendingPathComponent(file).standardizedFileURL.path
-                    } else {
+                        cue.resolvedFile = resolvedPaths[file] ?? (file.hasPrefix("/") ? file
+                            : base.appendingPathComponent(file).standardizedFileURL.path)
+                        resolvedPaths[file] = cue.resolvedFile
+                    } else if isScalarValue(value) {
                         report(.invalidValue, value, "\(label): 'file' must be the path of an audio file")
                     }
                 case "at", "after", "with":
@@ -199,15 +228,18 @@ public struct SessionParser {
                 case "fade_out": cue.fadeOut = time(value, what: "\(label) fade_out")
                 case "from": cue.from = time(value, what: "\(label) from")
                 case "to": cue.to = time(value, what: "\(label) to")
-                case "crossfade": cue.crossfade = time(value, what: "\(label) crossfade")
+                case "crossfade":
+                    crossfadeNode = value
+                    cue.crossfade = time(value, what: "\(label) crossfade")
                 case "loop":
-                    let text = string(value)?.lowercased() ?? ""
-                    if text == "forever" || text == "true" || text == "inf" {
+                    let expecting = "a play count (a whole number from 1 to 1000000) or forever"
+                    guard let text = scalar(value, "\(label) loop", expecting: expecting) else { break }
+                    if text.lowercased() == "forever" {
                         cue.loop = .forever
-                    } else if let count = Int(text), (1...1_000_000).contains(count) {
+                    } else if let count = Self.wholeNumber(text), (1...1_000_000).contains(count) {
                         cue.loop = .times(count)
                     } else {
-                        report(.invalidValue, value, "\(label): loop '\(text)' is not a play count; write a whole number from 1 to 1000000, or forever")
+                        report(.invalidValue, value, "\(label): loop '\(Self.excerpt(text))' is not a play count; write a whole number from 1 to 1000000, or forever")
                     }
                 default: break
                 }
@@ -216,52 +248,52 @@ public struct SessionParser {
                 report(.missingKey, item, "\(label) has no 'file:'; add the audio file it plays (relative to the session file's folder)")
             }
             if cue.name.isEmpty {
-                let stem = URL(fileURLWithPath: cue.file).deletingPathExtension().lastPathComponent
+                let stem = stems[cue.file] ?? URL(fileURLWithPath: cue.file).deletingPathExtension().lastPathComponent
+                stems[cue.file] = stem
                 cue.name = stem.isEmpty ? "cue \(index + 1)" : stem
-                if cues.contains(where: { $0.name == cue.name }) { cue.name = "\(cue.name) \(index + 1)" }
-            } else if let other = cues.first(where: { $0.name == cue.name }) {
-                report(.duplicateName, entries.first(where: { string($0.key) == "name" })?.value ?? item,
-                       "\(label): cue name '\(cue.name)' is already used by the cue at line \(other.location.line); give every cue its own name")
+                if names[cue.name] != nil { cue.name = "\(cue.name) \(index + 1)" }
+            } else if let line = names[cue.name] {
+                report(.duplicateName, nameNode ?? item,
+                       "\(label): cue name '\(Self.excerpt(cue.name))' is already used by the cue at line \(line); give every cue its own name")
             }
+            if names[cue.name] == nil { names[cue.name] = cue.location.line }
             if startKeys.count > 1 {
-                let names = startKeys.map(\.0).joined(separator: "', '")
-                report(.conflict, startKeys[1].1, "\(label) ('\(cue.name)') has '\(names)'; a cue starts in one way only: keep one of at, after and with")
+                let keys = startKeys.map(\.0).joined(separator: "', '")
+                report(.conflict, startKeys[1].1, "\(label) ('\(Self.excerpt(cue.name))') has '\(keys)'; a cue starts in one way only: keep one of at, after and with")
             }
             if let (key, value) = startKeys.first {
-                let text = string(value) ?? ""
                 switch key {
                 case "at":
-                    if text.lowercased() == "manual" { cue.start = .manual }
+                    if value.scalar?.lowercased() == "manual" { cue.start = .manual }
                     else if let t = time(value, what: "\(label) at", allowManual: true) { cue.start = .at(t) }
-                case "after":
-                    if text.isEmpty { report(.invalidValue, value, "\(label): 'after' must name a cue") }
-                    else { cue.start = .after(text) }
-                case "with":
-                    if text.isEmpty { report(.invalidValue, value, "\(label): 'with' must name a cue") }
-                    else { cue.start = .with(text) }
+                case "after", "with":
+                    if let name = scalar(value, "\(label) \(key)", expecting: "a cue name"), !name.isEmpty {
+                        cue.start = key == "after" ? .after(name) : .with(name)
+                    } else if isScalarValue(value) {
+                        report(.invalidValue, value, "\(label): '\(key)' must name a cue")
+                    }
                 default: break
                 }
             }
-            if cue.crossfade != nil, !(startKeysContain(startKeys, "after") || cue.start == .afterPrevious) {
-                report(.conflict, entries.first(where: { string($0.key) == "crossfade" })!.value,
-                       "\(label) ('\(cue.name)'): 'crossfade' overlaps the cue this one follows, so it needs 'after: CUE' (or no start key, to follow the previous cue); remove it or use 'after'")
+            if let crossfadeNode, cue.crossfade != nil,
+               !(startKeys.contains { $0.0 == "after" } || cue.start == .afterPrevious) {
+                report(.conflict, crossfadeNode,
+                       "\(label) ('\(Self.excerpt(cue.name))'): 'crossfade' overlaps the cue this one follows, so it needs 'after: CUE' (or no start key, to follow the previous cue); remove it or use 'after'")
             }
             cues.append(cue)
         }
         return cues
     }
 
-    private func startKeysContain(_ keys: [(String, Node)], _ key: String) -> Bool { keys.contains { $0.0 == key } }
-
-    private mutating func parseAutomation(_ node: Node) -> [SessionDocument.Automation] {
-        guard case .sequence(let sequence) = node else {
+    private mutating func parseAutomation(_ node: YAMLNode) -> [SessionDocument.Automation] {
+        guard case .sequence(let sequence) = node.content else {
             report(.invalidValue, node, "'automation' must be a list such as '- { layer: drums, at: 12, gain: -12dB, ramp: 2 }'")
             return []
         }
         var result: [SessionDocument.Automation] = []
         for (index, item) in sequence.enumerated() {
             let label = "automation \(index + 1)"
-            guard case .mapping(let entries) = item else {
+            guard case .mapping(let pairs) = item.content else {
                 report(.invalidValue, item, "\(label) must be a mapping with layer, at, gain and ramp")
                 continue
             }
@@ -271,11 +303,15 @@ public struct SessionParser {
             var ramp = SessionTime.seconds(0)
             var locations: [String: SourceLocation] = [:]
             var complete = true
-            for (keyNode, value) in entries {
-                guard let key = keyName(keyNode, allowed: Self.automationKeys, context: label) else { continue }
+            for (key, value) in entries(pairs, allowed: Self.automationKeys, context: label) {
                 locations[key] = location(of: value)
                 switch key {
-                case "layer": layer = string(value)
+                case "layer":
+                    if let name = scalar(value, "\(label) layer", expecting: "a layer name"), !name.isEmpty { layer = name }
+                    else {
+                        if isScalarValue(value) { report(.invalidValue, value, "\(label): 'layer' must name a layer") }
+                        complete = false
+                    }
                 case "at":
                     at = time(value, what: "\(label) at")
                     if at == nil { complete = false }
@@ -287,7 +323,7 @@ public struct SessionParser {
                 default: break
                 }
             }
-            for (key, present) in [("layer", layer != nil), ("at", locations["at"] != nil), ("gain", locations["gain"] != nil)] where !present {
+            for key in ["layer", "at", "gain"] where locations[key] == nil {
                 report(.missingKey, item, "\(label) has no '\(key):'; an automation entry needs layer, at and gain (ramp is optional)")
                 complete = false
             }
@@ -299,75 +335,109 @@ public struct SessionParser {
         return result
     }
 
-    // MARK: - Values
+    // MARK: - Keys and values
 
-    private mutating func keyName(_ node: Node, allowed: [String], context: String) -> String? {
-        guard let key = string(node) else {
-            report(.invalidValue, node, "\(context): keys must be plain words")
+    /// The entries of a mapping whose keys are known words, in file order: a key that is not a
+    /// word, not one of `allowed`, or given a second time is reported and left out.
+    private mutating func entries(_ pairs: [YAMLPair], allowed: [String], context: String) -> [(String, YAMLNode)] {
+        var result: [(String, YAMLNode)] = []
+        var seen: [String: Int32] = [:]
+        for pair in pairs {
+            guard let key = keyName(pair.key, allowed: allowed, context: context) else { continue }
+            if let line = seen[key] {
+                report(.conflict, pair.key, "\(context): '\(key)' is given twice (first at line \(line)); keep one")
+                continue
+            }
+            seen[key] = pair.key.line
+            result.append((key, pair.value))
+        }
+        return result
+    }
+
+    private mutating func keyName(_ node: YAMLNode, allowed: [String], context: String) -> String? {
+        guard let key = node.scalar, !node.isNull, key.utf8.count <= Self.maximumValueLength else {
+            report(.invalidValue, node, "\(context): keys must be plain words, such as \(allowed.prefix(3).joined(separator: ", "))")
             return nil
         }
         if allowed.contains(key) { return key }
         let suggestion = Suggest.closest(to: key, in: allowed)
-        report(.unknownKey, node, "\(context): unknown key '\(key)'"
+        report(.unknownKey, node, "\(context): unknown key '\(Self.excerpt(key))'"
                + (suggestion.map { "; did you mean '\($0)'?" } ?? "; the keys are \(allowed.joined(separator: ", "))"))
         return nil
     }
 
-    private mutating func time(_ node: Node, what: String, allowManual: Bool = false) -> SessionTime? {
-        let text = string(node) ?? ""
+    /// The text of a scalar value for `what`, or nil, reporting a value of the wrong type: a list
+    /// or mapping, null (nothing written), a boolean, or text longer than ``maximumValueLength``.
+    /// An empty quoted string is returned (callers refuse it with their own message).
+    private mutating func scalar(_ node: YAMLNode, _ what: String, expecting: String) -> String? {
+        switch node.content {
+        case .sequence:
+            report(.invalidValue, node, "\(what) must be \(expecting), not a list; write one value without '-' or '[ ]'")
+            return nil
+        case .mapping:
+            report(.invalidValue, node, "\(what) must be \(expecting), not a mapping; write one value without 'key:' or '{ }'")
+            return nil
+        case .scalar(let text):
+            if node.isNull {
+                report(.invalidValue, node, "\(what) has no value; write \(expecting) after the colon, or remove the key")
+                return nil
+            }
+            if node.isBoolean {
+                report(.invalidValue, node, "\(what) is '\(text)', a YAML boolean; write \(expecting)"
+                       + (expecting.contains("name") ? " (quote the word, \"\(text)\", to use it as a name)" : ""))
+                return nil
+            }
+            let length = text.utf8.count
+            if length > Self.maximumValueLength {
+                report(.invalidValue, node, "\(what) is \(length) bytes long; a value is at most \(Self.maximumValueLength), so shorten it")
+                return nil
+            }
+            return text
+        }
+    }
+
+    /// Whether `node` is a scalar that ``scalar(_:_:expecting:)`` accepts, so that a caller refusing
+    /// its text reports the value (and a value reported for its type is not reported twice).
+    private func isScalarValue(_ node: YAMLNode) -> Bool {
+        guard let text = node.scalar else { return false }
+        return !node.isNull && !node.isBoolean && text.utf8.count <= Self.maximumValueLength
+    }
+
+    private mutating func time(_ node: YAMLNode, what: String, allowManual: Bool = false) -> SessionTime? {
+        let expecting = allowManual ? "a time or manual" : "a time"
+        guard let text = scalar(node, what, expecting: expecting) else { return nil }
         if let value = SessionTime.parse(text) { return value }
         let negative = text.trimmingCharacters(in: .whitespaces).hasPrefix("-")
-        report(.invalidTime, node, negative ? "\(what) '\(text)' is negative; times count from the session's start (or the file's), so use 0 or more"
-               : "\(what) '\(text)' is not a time; " + SessionTime.formsHint + (allowManual ? ", or manual" : ""))
+        report(.invalidTime, node, negative ? "\(what) '\(Self.excerpt(text))' is negative; times count from the session's start (or the file's), so use 0 or more"
+               : "\(what) '\(Self.excerpt(text))' is not a time; " + SessionTime.formsHint + (allowManual ? ", or manual" : ""))
         return nil
     }
 
-    private mutating func gain(_ node: Node, what: String) -> Double? {
-        let text = string(node) ?? ""
+    private mutating func gain(_ node: YAMLNode, what: String) -> Double? {
+        guard let text = scalar(node, what, expecting: "a gain in dB") else { return nil }
         if let value = SessionGain.parse(text) { return value }
-        report(.invalidGain, node, "\(what) '\(text)' is not a gain; write decibels from -inf to +\(Int(SessionGain.maximum)), e.g. -6dB, 0 or -inf")
+        report(.invalidGain, node, "\(what) '\(Self.excerpt(text))' is not a gain; write decibels from -inf to +\(Int(SessionGain.maximum)), e.g. -6dB, 0 or -inf")
         return nil
     }
 
-    private mutating func number(_ node: Node, _ what: String) -> Double? {
-        guard let text = string(node), let value = Double(text), value.isFinite else { return nil }
-        return value
+    /// A whole number written as decimal digits only (no sign, point, exponent or hex), if it
+    /// fits an `Int`.
+    static func wholeNumber(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(text)
     }
 
-    private func string(_ node: Node) -> String? {
-        if case .scalar(let scalar) = node { return scalar.string }
-        return nil
+    /// `text` for an error message: at most 60 characters, the rest elided.
+    static func excerpt(_ text: String) -> String {
+        guard text.count > 60 else { return text }
+        return String(text.prefix(57)) + "…"
     }
 
-    private func location(of node: Node) -> SourceLocation {
-        let mark = node.mark
-        return SourceLocation(path: path, line: mark?.line ?? 1, column: mark?.column ?? 1)
+    private func location(of node: YAMLNode) -> SourceLocation {
+        SourceLocation(path: path, line: Int(node.line), column: Int(node.column))
     }
 
-    private mutating func report(_ kind: SessionDiagnostic.Kind, _ node: Node, _ message: String) {
+    private mutating func report(_ kind: SessionDiagnostic.Kind, _ node: YAMLNode, _ message: String) {
         diagnostics.append(SessionDiagnostic(kind, at: location(of: node), message))
-    }
-
-    private func location(of error: YamlError) -> SourceLocation {
-        switch error {
-        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _):
-            return SourceLocation(path: path, line: mark.line, column: mark.column)
-        case .duplicatedKeysInMapping(_, let context):
-            return SourceLocation(path: path, line: context.mark.line, column: context.mark.column)
-        default:
-            return SourceLocation(path: path, line: 1, column: 1)
-        }
-    }
-
-    private static func problem(of error: YamlError) -> String {
-        switch error {
-        case .scanner(let context, let problem, _, _), .parser(let context, let problem, _, _),
-             .composer(let context, let problem, _, _):
-            return context.map { "\(problem) (\($0.text))" } ?? problem
-        case .duplicatedKeysInMapping(let duplicates, _):
-            return "duplicated keys \(duplicates.joined(separator: ", "))"
-        default:
-            return "\(error)"
-        }
     }
 }

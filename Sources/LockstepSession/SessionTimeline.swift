@@ -179,13 +179,27 @@ public struct SessionTimeline: Sendable, Hashable {
 
 /// Builds a ``SessionTimeline`` from a ``Session``: resolves references, detects cycles, checks
 /// regions and crossfades, collecting every problem.
+///
+/// Linear in the number of cues and automation entries (names are looked up in dictionaries, a
+/// chain of `after`/`with` is followed without recursion), so a session of 100 000 cues, or an
+/// `after` chain 100 000 long, resolves in a fraction of a second.
 struct SessionTimelineBuilder {
     let session: Session
     let rate: Double
     private var diagnostics: [SessionDiagnostic] = []
     private var cues: [SessionTimeline.Cue] = []
+    /// Each cue's index by name (the first cue with a name).
+    private var cueIndex: [String: Int] = [:]
     /// 0: not visited, 1: in progress, 2: done, 3: failed.
-    private var state: [Int] = []
+    private var state: [Int8] = []
+    /// Names "did you mean" may still compare: each suggestion searches every name, so once
+    /// 200 000 comparisons are spent unknown names get none (thousands of unknown references to
+    /// thousands of cues stay linear). The first suggestion is always made.
+    private var suggestionBudget = 200_000
+
+    /// The latest sample a cue may start on: far beyond any show, and far enough inside `Int64`
+    /// that its end (at most a week later) and a `go` time added to it cannot overflow.
+    static let latestStart = Int64.max / 4
 
     init(session: Session, rate: Double) {
         self.session = session
@@ -196,142 +210,208 @@ struct SessionTimelineBuilder {
         let document = session.document
         let layers = document.layers.map { SessionTimeline.Layer(name: $0.name, gainDB: $0.gainDB, ports: $0.ports) }
         let layerNames = layers.map(\.name)
+        var layerIndex: [String: Int] = [:]
+        for (index, name) in layerNames.enumerated() where layerIndex[name] == nil { layerIndex[name] = index }
+        cues.reserveCapacity(document.cues.count)
         for (index, cue) in document.cues.enumerated() {
             let info = session.files[index]
-            var layerIndex = layerNames.firstIndex(of: cue.layer) ?? 0
-            if !layerNames.contains(cue.layer) {
-                layerIndex = 0
+            let name = SessionParser.excerpt(cue.name), file = SessionParser.excerpt(cue.file)
+            let layer = layerIndex[cue.layer] ?? 0
+            if layerIndex[cue.layer] == nil {
                 diagnostics.append(.init(.unknownLayer, at: cue.location(of: "layer"),
-                    "cue '\(cue.name)': unknown layer '\(cue.layer)'\(Suggest.hint(for: cue.layer, in: layerNames)); declare it under 'layers:' or use one of \(layerNames.joined(separator: ", "))"))
+                    "cue '\(name)': unknown layer '\(SessionParser.excerpt(cue.layer))'\(suggestion(for: cue.layer, in: layerNames)); declare it under 'layers:' or use \(Self.oneOf(layerNames))"))
             }
             let regionStart = cue.from.map { $0.samples(at: info.sampleRate) } ?? 0
             let regionEnd = cue.to.map { $0.samples(at: info.sampleRate) } ?? info.frameCount
             if info.frameCount > 0 {      // (an unreadable file is reported already)
                 if regionEnd > info.frameCount {
                     diagnostics.append(.init(.invalidTime, at: cue.location(of: "to"),
-                        "cue '\(cue.name)': 'to' \(cue.to!) is past the end of '\(cue.file)' (\(info.frameCount) frames, \(Self.seconds(Double(info.frameCount) / info.sampleRate))); use a position inside the file or leave 'to' out"))
+                        "cue '\(name)': 'to' \(cue.to!) is past the end of '\(file)' (\(info.frameCount) frames, \(Self.seconds(Double(info.frameCount) / info.sampleRate))); use a position inside the file or leave 'to' out"))
                 } else if regionStart >= regionEnd {
                     diagnostics.append(.init(.invalidTime, at: cue.location(of: cue.from != nil ? "from" : "to"),
-                        "cue '\(cue.name)': the region from frame \(regionStart) to \(regionEnd) of '\(cue.file)' is empty; 'from' must come before 'to' (and before the file's end, \(info.frameCount) frames)"))
+                        "cue '\(name)': the region from frame \(regionStart) to \(regionEnd) of '\(file)' is empty; 'from' must come before 'to' (and before the file's end, \(info.frameCount) frames)"))
                 }
             }
             let playCount: Int? = if case .times(let n) = cue.loop { n } else { nil }
             let regionFrames = max(0, regionEnd - regionStart)
-            let length = playCount.map { Int64((Double(regionFrames * Int64($0)) * rate / info.sampleRate).rounded()) }
+            var length: Int64?
+            if let playCount {
+                // In floating point: a long region played a million times overflows Int64.
+                let samples = (Double(regionFrames) * Double(playCount) * rate / info.sampleRate).rounded()
+                if samples <= Double(SessionTime.maximumSamples) {
+                    length = Int64(samples)
+                } else {
+                    length = SessionTime.maximumSamples
+                    diagnostics.append(.init(.invalidTime, at: cue.location(of: cue.keyLocations["loop"] != nil ? "loop" : "file"),
+                        "cue '\(name)' plays \(Self.seconds(samples / rate)), longer than a week; play fewer loops or a shorter region"))
+                }
+            }
             cues.append(SessionTimeline.Cue(
-                name: cue.name, index: index, layer: layerIndex, path: info.path, fileRate: info.sampleRate,
+                name: cue.name, index: index, layer: layer, path: info.path, fileRate: info.sampleRate,
                 fileChannels: info.channelCount, regionStart: regionStart, regionEnd: regionEnd, playCount: playCount,
                 trigger: nil, offsetFromTrigger: 0, start: nil, length: length, gainDB: cue.gainDB,
                 fadeIn: cue.fadeIn?.samples(at: rate) ?? 0, fadeOut: cue.fadeOut?.samples(at: rate) ?? 0,
                 crossfadeIn: 0, crossfadeOut: 0))
+            if cueIndex[cue.name] == nil { cueIndex[cue.name] = index }
             if let length {
                 for (key, value) in [("fade_in", cue.fadeIn), ("fade_out", cue.fadeOut)] {
                     if let value, value.samples(at: rate) > length {
                         diagnostics.append(.init(.conflict, at: cue.location(of: key),
-                            "cue '\(cue.name)': \(key) \(value) is longer than the cue (\(Self.seconds(Double(length) / rate))); shorten it"))
+                            "cue '\(name)': \(key) \(value) is longer than the cue (\(Self.seconds(Double(length) / rate))); shorten it"))
                     }
                 }
             } else if cue.fadeOut != nil {
                 diagnostics.append(.init(.conflict, at: cue.location(of: "fade_out"),
-                    "cue '\(cue.name)' loops forever, so it has no end to fade out at; give 'loop' a count or remove 'fade_out'"))
+                    "cue '\(name)' loops forever, so it has no end to fade out at; give 'loop' a count or remove 'fade_out'"))
             }
         }
         state = Array(repeating: 0, count: cues.count)
-        for index in cues.indices { resolve(index, path: []) }
+        for index in cues.indices where state[index] == 0 { resolveChain(from: index) }
 
-        // Automation.
-        var automation = Array(repeating: [SessionTimeline.AutomationPoint](), count: layers.count)
-        for entry in document.automation {
-            guard let layer = layerNames.firstIndex(of: entry.layer) else {
+        // Automation, sorted by time per layer (each point with its entry, for errors).
+        var entries = Array(repeating: [(point: SessionTimeline.AutomationPoint, entry: Int)](), count: layers.count)
+        for (number, entry) in document.automation.enumerated() {
+            guard let layer = layerIndex[entry.layer] else {
                 diagnostics.append(.init(.unknownLayer, at: entry.keyLocations["layer"] ?? entry.location,
-                    "automation: unknown layer '\(entry.layer)'\(Suggest.hint(for: entry.layer, in: layerNames)); use one of \(layerNames.joined(separator: ", "))"))
+                    "automation: unknown layer '\(SessionParser.excerpt(entry.layer))'\(suggestion(for: entry.layer, in: layerNames)); use \(Self.oneOf(layerNames))"))
                 continue
             }
-            automation[layer].append(.init(start: entry.at.samples(at: rate), ramp: entry.ramp.samples(at: rate),
-                                           gainDB: entry.gainDB))
+            entries[layer].append((.init(start: entry.at.samples(at: rate), ramp: entry.ramp.samples(at: rate),
+                                         gainDB: entry.gainDB), number))
         }
-        for index in automation.indices { automation[index].sort { $0.start < $1.start } }
-        for (layer, points) in automation.enumerated() {
-            for (a, b) in zip(points, points.dropFirst()) where a.start + a.ramp > b.start {
-                let entry = document.automation.first { $0.layer == layers[layer].name && $0.at.samples(at: rate) == b.start }
-                diagnostics.append(.init(.conflict, at: entry?.location ?? document.layers[layer].location,
-                    "automation on layer '\(layers[layer].name)': a ramp starts at \(Self.seconds(Double(b.start) / rate)) while the previous one (until \(Self.seconds(Double(a.start + a.ramp) / rate))) still runs; start it later or shorten the earlier ramp"))
+        for index in entries.indices { entries[index].sort { ($0.point.start, $0.entry) < ($1.point.start, $1.entry) } }
+        for (layer, points) in entries.enumerated() {
+            for (a, b) in zip(points, points.dropFirst()) where a.point.start + a.point.ramp > b.point.start {
+                diagnostics.append(.init(.conflict, at: document.automation[b.entry].location,
+                    "automation on layer '\(SessionParser.excerpt(layers[layer].name))': a ramp starts at \(Self.seconds(Double(b.point.start) / rate)) while the previous one (until \(Self.seconds(Double(a.point.start + a.point.ramp) / rate))) still runs; start it later or shorten the earlier ramp"))
             }
         }
         if !diagnostics.isEmpty { throw SessionError(diagnostics) }
         return SessionTimeline(rate: rate, channelCount: document.channelCount, layers: layers, cues: cues,
-                               automation: automation)
+                               automation: entries.map { $0.map(\.point) })
     }
 
-    /// Resolves cue `index`'s trigger and offset (depth first, detecting cycles).
-    private mutating func resolve(_ index: Int, path: [Int]) {
-        if state[index] >= 2 { return }
-        let cue = session.document.cues[index]
-        if state[index] == 1 {
-            let cycle = (path.drop { $0 != index } + [index]).map { "'\(cues[$0].name)'" }.joined(separator: " → ")
-            diagnostics.append(.init(.cycle, at: cue.location(of: Self.startKey(cue.start)),
-                "cue '\(cue.name)': its start depends on itself (\(cycle)); break the cycle by giving one of these cues 'at:'"))
-            state[index] = 3
-            return
+    /// The cue `index`'s start depends on (through `after`, `with` or the list order), or nil
+    /// when it starts on its own (`at`, `manual`, the first cue) or names no cue (reported when
+    /// it is resolved).
+    private func dependency(of index: Int) -> Int? {
+        switch session.document.cues[index].start {
+        case .at, .manual: return nil
+        case .after(let name), .with(let name): return cueIndex[name]
+        case .afterPrevious: return index == 0 ? nil : index - 1
         }
-        state[index] = 1
+    }
+
+    /// Resolves cue `start` and every unresolved cue its start depends on: follows the chain of
+    /// dependencies (reporting a cycle where it closes), then resolves it from its far end.
+    private mutating func resolveChain(from start: Int) {
+        var chain: [Int] = []
+        var current: Int? = start
+        while let index = current, state[index] < 2 {
+            if state[index] == 1 {
+                let names = chain[chain.lastIndex(of: index)!...].map { cues[$0].name } + [cues[index].name]
+                let cue = session.document.cues[index]
+                diagnostics.append(.init(.cycle, at: cue.location(of: Self.startKey(cue.start)),
+                    "cue '\(SessionParser.excerpt(cue.name))': its start depends on itself (\(Self.path(names))); break the cycle by giving one of these cues 'at:'"))
+                state[index] = 3
+                break
+            }
+            state[index] = 1
+            chain.append(index)
+            current = dependency(of: index)
+        }
+        for index in chain.reversed() where state[index] == 1 {
+            state[index] = resolve(index) ? 2 : 3
+            if state[index] == 2, cues[index].trigger == nil { cues[index].start = cues[index].offsetFromTrigger }
+        }
+    }
+
+    /// Resolves cue `index`'s trigger and offset, once the cue it depends on is resolved (or
+    /// has failed); false if it cannot be placed.
+    private mutating func resolve(_ index: Int) -> Bool {
+        let cue = session.document.cues[index]
         let offset = cue.offset?.samples(at: rate) ?? 0
-        var ok = true
         switch cue.start {
         case .at(let time):
             cues[index].offsetFromTrigger = time.samples(at: rate) + offset
+            return true
         case .manual:
             cues[index].trigger = index
             cues[index].offsetFromTrigger = offset
+            return true
         case .with(let name), .after(let name):
             let isAfter = if case .after = cue.start { true } else { false }
-            guard let target = cues.firstIndex(where: { $0.name == name }) else {
+            guard let target = cueIndex[name] else {
+                let names = suggestionBudget > 0 ? cues.map(\.name) : []
                 diagnostics.append(.init(.unknownCue, at: cue.location(of: isAfter ? "after" : "with"),
-                    "cue '\(cue.name)': unknown cue '\(name)'\(Suggest.hint(for: name, in: cues.map(\.name))); name a cue of this session"))
-                ok = false
-                break
+                    "cue '\(SessionParser.excerpt(cue.name))': unknown cue '\(SessionParser.excerpt(name))'\(suggestion(for: name, in: names)); name a cue of this session"))
+                return false
             }
-            ok = follow(index, target: target, isAfter: isAfter, offset: offset, path: path + [index])
+            return follow(index, target: target, isAfter: isAfter, offset: offset)
         case .afterPrevious:
             if index == 0 {
                 cues[index].offsetFromTrigger = offset
-            } else {
-                ok = follow(index, target: index - 1, isAfter: true, offset: offset, path: path + [index])
+                return true
             }
+            return follow(index, target: index - 1, isAfter: true, offset: offset)
         }
-        if state[index] == 3 { return }
-        state[index] = ok ? 2 : 3
-        if ok, cues[index].trigger == nil { cues[index].start = cues[index].offsetFromTrigger }
     }
 
-    private mutating func follow(_ index: Int, target: Int, isAfter: Bool, offset: Int64, path: [Int]) -> Bool {
-        let cue = session.document.cues[index]
-        resolve(target, path: path)
-        if state[index] == 3 { return false }
+    private mutating func follow(_ index: Int, target: Int, isAfter: Bool, offset: Int64) -> Bool {
         guard state[target] == 2 else { return false }
+        let cue = session.document.cues[index]
+        let name = SessionParser.excerpt(cue.name), targetName = SessionParser.excerpt(cues[target].name)
         cues[index].trigger = cues[target].trigger
-        if !isAfter {
-            cues[index].offsetFromTrigger = cues[target].offsetFromTrigger + offset
-            return true
-        }
-        guard let length = cues[target].length else {
-            diagnostics.append(.init(.conflict, at: cue.location(of: Self.startKey(cue.start)),
-                "cue '\(cue.name)' follows '\(cues[target].name)', which loops forever and never ends; give '\(cues[target].name)' a loop count, or start this cue with 'at:' or 'with:'"))
-            return false
-        }
-        let crossfade = cue.crossfade?.samples(at: rate) ?? 0
-        if crossfade > 0 {
-            let mine = cues[index].length
-            if crossfade > length || (mine != nil && crossfade > mine!) {
-                diagnostics.append(.init(.conflict, at: cue.location(of: "crossfade"),
-                    "cue '\(cue.name)': crossfade \(cue.crossfade!) is longer than \(crossfade > length ? "'\(cues[target].name)' (\(Self.seconds(Double(length) / rate)))" : "this cue"); shorten the crossfade"))
+        var start = cues[target].offsetFromTrigger + offset
+        if isAfter {
+            guard let length = cues[target].length else {
+                diagnostics.append(.init(.conflict, at: cue.location(of: Self.startKey(cue.start)),
+                    "cue '\(name)' follows '\(targetName)', which loops forever and never ends; give '\(targetName)' a loop count, or start this cue with 'at:' or 'with:'"))
                 return false
             }
-            cues[index].crossfadeIn = crossfade
-            cues[target].crossfadeOut = max(cues[target].crossfadeOut, crossfade)
+            let crossfade = cue.crossfade?.samples(at: rate) ?? 0
+            if crossfade > 0 {
+                let mine = cues[index].length
+                if crossfade > length || (mine != nil && crossfade > mine!) {
+                    diagnostics.append(.init(.conflict, at: cue.location(of: "crossfade"),
+                        "cue '\(name)': crossfade \(cue.crossfade!) is longer than \(crossfade > length ? "'\(targetName)' (\(Self.seconds(Double(length) / rate)))" : "this cue"); shorten the crossfade"))
+                    return false
+                }
+                cues[index].crossfadeIn = crossfade
+                cues[target].crossfadeOut = max(cues[target].crossfadeOut, crossfade)
+            }
+            start += length - crossfade
         }
-        cues[index].offsetFromTrigger = cues[target].offsetFromTrigger + length - crossfade + offset
+        // Each step adds at most a few weeks: only an absurdly long chain gets here.
+        guard start <= Self.latestStart else {
+            diagnostics.append(.init(.conflict, at: cue.location(of: Self.startKey(cue.start)),
+                "cue '\(name)' would start more than \(Self.latestStart) samples after \(cues[index].trigger == nil ? "the session's start" : "its go"), beyond what the timeline counts; shorten the chain of cues before it"))
+            return false
+        }
+        cues[index].offsetFromTrigger = start
         return true
+    }
+
+    /// `; did you mean 'x'?` while the budget lasts, else nothing.
+    private mutating func suggestion(for word: String, in candidates: [String]) -> String {
+        guard suggestionBudget > 0, !candidates.isEmpty else { return "" }
+        suggestionBudget -= candidates.count
+        return Suggest.hint(for: word, in: candidates)
+    }
+
+    /// "one of a, b, c", or for many names the first few and how many there are.
+    static func oneOf(_ names: [String]) -> String {
+        if names.isEmpty { return "a declared layer" }
+        if names.count <= 8 { return "one of " + names.map(SessionParser.excerpt).joined(separator: ", ") }
+        return "one of the \(names.count) layers (" + names.prefix(5).map(SessionParser.excerpt).joined(separator: ", ") + ", …)"
+    }
+
+    /// `'a' → 'b' → 'a'`, shortened in the middle when long.
+    static func path(_ names: [String]) -> String {
+        let quoted = { (name: String) in "'\(SessionParser.excerpt(name))'" }
+        if names.count <= 10 { return names.map(quoted).joined(separator: " → ") }
+        return (names.prefix(5).map(quoted) + ["… (\(names.count - 1) cues in all)"] + names.suffix(3).map(quoted))
+            .joined(separator: " → ")
     }
 
     private static func startKey(_ start: SessionDocument.Start) -> String {

@@ -28,25 +28,24 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
     }
 
     private static func parseUnbounded(_ text: String) -> SessionTime? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let value = decimal(Substring(text)) { return .seconds(value) }     // the common case: 1.5
+        let trimmed = trim(Substring(text))
         let lower = trimmed.lowercased()
         for suffix in [" samples", " sample", "samples", "sample", " smp", "smp"] where lower.hasSuffix(suffix) {
-            let number = lower.dropLast(suffix.count).trimmingCharacters(in: .whitespaces)
+            let number = trim(lower.dropLast(suffix.count))
             guard let value = Int64(number), value >= 0 else { return nil }
             return .samples(value)
         }
         if lower.hasSuffix("ms") {
-            let number = lower.dropLast(2).trimmingCharacters(in: .whitespaces)
-            guard let value = Self.decimal(number) else { return nil }
+            guard let value = Self.decimal(trim(lower.dropLast(2))) else { return nil }
             return .seconds(value / 1000)
         }
         if lower.hasSuffix("s") {
-            let number = lower.dropLast(1).trimmingCharacters(in: .whitespaces)
-            guard let value = Self.decimal(number) else { return nil }
+            guard let value = Self.decimal(trim(lower.dropLast(1))) else { return nil }
             return .seconds(value)
         }
         if lower.contains(":") {
-            let parts = lower.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            let parts = lower.split(separator: ":", omittingEmptySubsequences: false)
             guard parts.count == 2 || parts.count == 3 else { return nil }
             guard let seconds = Self.decimal(parts.last!), seconds < 60 else { return nil }
             var total = seconds
@@ -59,14 +58,27 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
             }
             return .seconds(total)
         }
-        guard let value = Self.decimal(lower) else { return nil }
+        guard let value = Self.decimal(Substring(lower)) else { return nil }
         return .seconds(value)
     }
 
-    /// A plain non-negative decimal number (no exponent, no sign other than none).
-    private static func decimal(_ text: String) -> Double? {
-        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
-              text.filter({ $0 == "." }).count <= 1, text != "." else { return nil }
+    /// `text` without leading and trailing spaces and tabs (what `.whitespaces` trims).
+    private static func trim(_ text: Substring) -> Substring {
+        func isSpace(_ c: Character) -> Bool {
+            c == "\t" || c.unicodeScalars.allSatisfy { $0.properties.generalCategory == .spaceSeparator }
+        }
+        guard let first = text.firstIndex(where: { !isSpace($0) }) else { return text[text.endIndex...] }
+        let last = text.lastIndex(where: { !isSpace($0) })!
+        return text[first...last]
+    }
+
+    /// A plain non-negative decimal number (digits and at most one point; no sign or exponent).
+    private static func decimal(_ text: Substring) -> Double? {
+        var points = 0
+        for byte in text.utf8 {
+            if byte == UInt8(ascii: ".") { points += 1 } else if byte < 0x30 || byte > 0x39 { return nil }
+        }
+        guard !text.isEmpty, points <= 1, text != "." else { return nil }
         guard let value = Double(text), value.isFinite, value >= 0 else { return nil }
         return value
     }
@@ -94,7 +106,13 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
         let s = (totalMillis / 1000) % 60
         let m = (totalMillis / 60_000) % 60
         let h = totalMillis / 3_600_000
-        return h > 0 ? String(format: "%d:%02d:%02d.%03d", h, m, s, ms) : String(format: "%d:%02d.%03d", m, s, ms)
+        // (Integer formatting by hand: String(format:) costs microseconds, and a check of a
+        // 100 000-cue session prints 200 000 of these.)
+        func padded(_ value: Int, _ width: Int) -> String {
+            let digits = String(value)
+            return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        }
+        return h > 0 ? "\(h):\(padded(m, 2)):\(padded(s, 2)).\(padded(ms, 3))" : "\(m):\(padded(s, 2)).\(padded(ms, 3))"
     }
 
     /// The forms a time may take, for error messages.
@@ -130,26 +148,46 @@ public enum SessionGain {
 
 /// "Did you mean" suggestions for misspelt keys, names and commands, by edit distance.
 public enum Suggest {
-    /// The candidate closest to `word`, if close enough to be a likely typo.
+    /// The candidate closest to `word`, if close enough to be a likely typo: at most
+    /// max(2, a third of its length) edits away. Words longer than 64 characters get none.
+    /// Linear in the candidates' total length: each comparison stops once it exceeds the limit.
     public static func closest(to word: String, in candidates: [String]) -> String? {
-        let scored = candidates.map { ($0, distance(word.lowercased(), $0.lowercased())) }
-        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
-        return best.1 <= max(2, word.count / 3) ? best.0 : nil
+        let word = Array(word.lowercased())
+        guard word.count <= 64 else { return nil }
+        let limit = max(2, word.count / 3)
+        var best: (candidate: String, distance: Int)?
+        for candidate in candidates {
+            guard candidate.utf8.count <= 16 * (word.count + limit) else { continue }  // too long to be close
+            let other = Array(candidate.lowercased())
+            guard abs(other.count - word.count) <= min(limit, best.map { $0.distance - 1 } ?? limit),
+                  let d = distance(word, other, limit: min(limit, best.map { $0.distance - 1 } ?? limit)) else { continue }
+            best = (candidate, d)
+            if d == 0 { break }
+        }
+        return best?.candidate
     }
 
     static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
+        distance(Array(a), Array(b), limit: .max) ?? .max
+    }
+
+    /// The edit distance between `a` and `b`, or nil once it is certain to exceed `limit`.
+    static func distance(_ a: [Character], _ b: [Character], limit: Int) -> Int? {
+        if a.isEmpty { return b.count <= limit ? b.count : nil }
+        if b.isEmpty { return a.count <= limit ? a.count : nil }
         var previous = Array(0...b.count)
+        var current = Array(repeating: 0, count: b.count + 1)
         for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
+            current[0] = i
+            var rowMinimum = i
             for j in 1...b.count {
                 current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+                rowMinimum = min(rowMinimum, current[j])
             }
-            previous = current
+            if rowMinimum > limit { return nil }
+            swap(&previous, &current)
         }
-        return previous[b.count]
+        return previous[b.count] <= limit ? previous[b.count] : nil
     }
 
     /// `; did you mean 'x'?` or an empty string.
