@@ -16,14 +16,36 @@ import Darwin
 /// Integer files are scaled to −1…1 (a 16-bit sample `s` reads as `s / 32768`); float files are
 /// returned unchanged, including values outside −1…1.
 ///
-/// **Truncated files.** libsndfile opens a WAV, AIFF, W64 or RF64 file whose audio stops before
-/// the header says it should and reports only the frames actually present. The reader compares
-/// that with the header's claim when it opens the file; for compressed formats (FLAC, MP3, Opus,
-/// …) it notices when decoding stops before ``frameCount``. Either way ``isTruncated`` becomes
-/// `true` and ``truncationError`` describes the problem. With ``TruncationPolicy/reject`` the
-/// reader throws instead: from the initializer when the header gives it away, otherwise from
-/// ``read(into:frames:)`` once the audio that is present has been delivered. Call
-/// ``scanPeak()`` up front to find truncation in compressed files before playing them.
+/// **Only regular files.** A FIFO, a device (`/dev/zero`, a terminal), a socket or a directory
+/// is refused with a ``FileError`` of kind ``FileError/Kind/notAFile`` before anything reads from
+/// it, so a path that would never deliver an end of file cannot hang the caller (see
+/// ``init(path:truncation:warnings:)``).
+///
+/// **Truncated files.** libsndfile opens a WAV, AIFF, CAF, W64 or RF64 file whose audio stops
+/// before the header says it should and reports only the whole frames actually present. The
+/// reader compares what is there with the header's claim when it opens the file, the same way for
+/// all five containers:
+/// - data that ends inside its last frame (a partial frame at the end, by a cut of fewer bytes
+///   than a frame or a header that declares it) is not truncation: the whole frames play, the
+///   partial frame's bytes are ignored (``partialFrameByteCount``) and a ``FileWarning`` of kind
+///   ``FileWarning/Kind/partialFrame`` is recorded;
+/// - data missing at least one whole declared frame is truncation.
+///
+/// For compressed formats (FLAC, MP3, Opus, …) the reader notices when decoding stops before
+/// ``frameCount``. Either way ``isTruncated`` becomes `true` and ``truncationError`` describes
+/// the problem. With ``TruncationPolicy/reject`` the reader throws instead: from the initializer
+/// when the header gives it away, otherwise from ``read(into:frames:)`` once the audio that is
+/// present has been delivered; with ``TruncationPolicy/tolerate`` it records a
+/// ``FileWarning/Kind/truncated`` warning. Call ``scanPeak()`` up front to find truncation in
+/// compressed files before playing them.
+///
+/// **Non-finite samples.** A float file can hold NaN or ±infinity, which would poison a mix and
+/// every level computed from it. The float and double reads replace them by 0 (silence) as they
+/// decode and count them in ``nonFiniteSampleCount`` (each sample of the file once, however often
+/// it is read), recording a ``FileWarning/Kind/nonFiniteSamples`` warning. Only formats that
+/// decode to floating point are scanned (integer PCM, FLAC and ALAC cannot hold such values);
+/// the scan is a tight loop over the samples just read, and a second one replaces only when the
+/// first found something. ``read(int32Samples:frames:)`` is not scanned: use it for integer files.
 ///
 /// **Threads.** A reader is not thread-safe: use it from one thread at a time. It may be created
 /// on one thread and handed to another (hence `@unchecked Sendable`).
@@ -69,36 +91,74 @@ public final class AudioFileReader: @unchecked Sendable {
     public private(set) var truncationError: FileError?
     /// The frame the next ``read(into:frames:)`` starts at.
     public private(set) var position: Int64 = 0
+    /// The bytes of a partial frame at the end of the audio data that are ignored (the data ends
+    /// inside a frame); 0 when the data holds whole frames only.
+    public private(set) var partialFrameByteCount = 0
+    /// How many NaN or infinite samples the float and double reads have replaced by 0 so far,
+    /// each sample of the file counted once however often it is read (see ``scanPeak()`` to
+    /// count a whole file).
+    public private(set) var nonFiniteSampleCount: Int64 = 0
+    /// Where the reader records the problems it works around.
+    public let warnings: FileWarnings
 
     private var handle: OpaquePointer?
+    /// The view libsndfile reads a cut CAF file through, if it does (see ``reopenCutCAF``).
+    private var fileView: PatchedFileView?
+    /// Whether the decoded samples are floating point and so may be NaN or infinite.
+    private let scansForNonFiniteSamples: Bool
+    /// The frame ranges whose non-finite samples have been counted (sorted, disjoint).
+    private var countedRanges: [Range<Int64>] = []
 
     /// Opens an audio file for reading.
+    ///
+    /// The path is looked up before it is opened, and opened so that nothing can block: a FIFO,
+    /// device, socket or directory is refused (also one swapped in between the look-up and the
+    /// open), and libsndfile reads the checked file through its descriptor.
     ///
     /// - Parameters:
     ///   - path: the file to open.
     ///   - truncation: whether a file that holds less audio than it declares is tolerated
     ///     (the default) or rejected.
+    ///   - warnings: where the problems worked around are recorded (a partial frame at the end,
+    ///     non-finite samples, tolerated truncation); ``FileWarnings/shared`` by default.
     /// - Throws: ``FileError`` when the file is missing (``FileError/Kind/notFound``), unreadable
-    ///   for this user (``FileError/Kind/permissionDenied``), a directory
+    ///   for this user (``FileError/Kind/permissionDenied``), a directory, FIFO, device or socket
     ///   (``FileError/Kind/notAFile``), zero bytes long (``FileError/Kind/emptyFile``), not audio
     ///   libsndfile can decode (``FileError/Kind/unsupportedFormat``), damaged
     ///   (``FileError/Kind/corrupt``), visibly truncated under ``TruncationPolicy/reject``
     ///   (``FileError/Kind/truncated``), or cannot be read (``FileError/Kind/ioError``).
-    public init(path: String, truncation: TruncationPolicy = .tolerate) throws(FileError) {
+    public init(path: String, truncation: TruncationPolicy = .tolerate,
+                warnings: FileWarnings = .shared) throws(FileError) {
         self.path = path
         self.truncationPolicy = truncation
-        try Self.checkReadable(path)
+        self.warnings = warnings
 
-        var info = SF_INFO()
-        guard let handle = sf_open(path, Int32(SFM_READ), &info) else {
-            throw Sndfile.openError(path: path, forWriting: false)
-        }
+        let opened = try Sndfile.openForReading(path: path)
+        // Only the header walk below reads through the reader's own descriptor; libsndfile has its own.
+        defer { FileSystem.closeDescriptor(opened.descriptor) }
+        var info = opened.info
+        var handle = opened.handle
         self.handle = handle
         guard info.channels >= 1, info.samplerate >= 1 else {
             sf_close(handle)
             self.handle = nil
             throw FileError(.corrupt, path: path,
                 problem: "the header declares \(info.channels) channels at \(info.samplerate) Hz; re-export the file")
+        }
+        let layout: (layout: ContainerLayout, bytesPerFrame: Int64)?
+        do throws(FileError) {
+            layout = try Self.layout(of: opened, path: path)
+        } catch {
+            sf_close(handle)
+            self.handle = nil
+            throw error
+        }
+        if let layout, let repaired = Self.reopenCutCAF(opened, layout: layout.layout, bytesPerFrame: layout.bytesPerFrame) {
+            sf_close(handle)
+            handle = repaired.handle
+            info = repaired.info
+            self.handle = handle
+            fileView = repaired.view
         }
 
         let subtype = Sndfile.subtype(info.format)
@@ -108,14 +168,16 @@ public final class AudioFileReader: @unchecked Sendable {
         encodingName = Sndfile.formatName(subtype)
         format = StreamFormat(sampleRate: Double(info.samplerate), channelCount: Int(info.channels),
                               sampleFormat: Sndfile.nearestSampleFormat(subtype: subtype))
+        scansForNonFiniteSamples = format.sampleFormat.isFloat
         frameCount = info.frames
+        let extent = layout.flatMap { $0.layout.extent(fileSize: opened.size, bytesPerFrame: $0.bytesPerFrame, frames: info.frames) }
 
         if Sndfile.major(info.format) == Int32(SF_FORMAT_MPEG) {
             // MP3 stores no exact length: play and render what is really there, to its end. An
             // estimate off by encoder padding is normal; a clear shortfall (more than 5 % or 1 s)
             // means the file was cut short. The count is kept per file version, so opening the
             // same file again (a session cue opened on the callback thread) decodes nothing.
-            let key = Self.fileVersion(path)
+            let key = Self.fileVersion(descriptor: opened.descriptor)
             let counted: Int64
             if let key, let known = Self.decodedLengths.withLock({ $0[key] }) {
                 counted = known
@@ -138,21 +200,96 @@ public final class AudioFileReader: @unchecked Sendable {
             frameCount = counted
             truncationError = FileError(.truncated, path: path,
                 problem: "the end of the audio stream is missing or damaged (\(counted) frames could be decoded); re-export or re-copy the file")
+        } else if let extent {
+            switch extent {
+            case .complete:
+                break
+            case .partialFrame(let bytes):
+                partialFrameByteCount = bytes
+                warnings.record(.partialFrame(path: path, bytes: bytes, frames: info.frames))
+            case .truncated(let declared):
+                declaredFrameCount = declared
+                truncationError = Self.headerTruncation(path: path, declared: declared, present: info.frames)
+            }
         } else if let declared = Self.declaredFrameCount(log: Sndfile.log(handle), format: info.format,
                                                          channels: Int(info.channels), frames: info.frames) {
             declaredFrameCount = declared
-            truncationError = FileError(.truncated, path: path,
-                problem: "the file is truncated: its header declares \(declared) frames but only \(info.frames) are present; re-export or re-copy it from the original")
+            truncationError = Self.headerTruncation(path: path, declared: declared, present: info.frames)
         }
-        if truncation == .reject, let error = truncationError {
-            sf_close(handle)
-            self.handle = nil
-            throw error
+        if let error = truncationError {
+            if truncation == .reject {
+                sf_close(handle)
+                self.handle = nil
+                throw error
+            }
+            warnings.record(.truncated(error, frames: frameCount))
         }
     }
 
     deinit {
-        if let handle { sf_close(handle) }
+        close()
+    }
+
+    /// The error for a file whose header declares `declared` frames of which `present` are there.
+    private static func headerTruncation(path: String, declared: Int64, present: Int64) -> FileError {
+        FileError(.truncated, path: path,
+            problem: "the file is truncated: its header declares \(declared) frames but only \(present) are present; re-export or re-copy it from the original")
+    }
+
+    /// Where the audio data of an uncompressed WAV, RF64, W64, AIFF or CAF file lies and how
+    /// long its header says it is (see ``ContainerLayout``), with its bytes per frame; nil for
+    /// other files or a header the walk cannot follow.
+    /// - Throws: ``FileError/Kind/corrupt`` when the file ends before its audio data begins
+    ///   (libsndfile opens some such files, taking sizes from beyond their end).
+    private static func layout(of file: Sndfile.OpenedFile, path: String) throws(FileError)
+        -> (layout: ContainerLayout, bytesPerFrame: Int64)?
+    {
+        switch Sndfile.major(file.info.format) {
+        case Int32(SF_FORMAT_WAV), Int32(SF_FORMAT_WAVEX), Int32(SF_FORMAT_RF64), Int32(SF_FORMAT_W64),
+             Int32(SF_FORMAT_AIFF), Int32(SF_FORMAT_CAF):
+            break
+        default:
+            return nil
+        }
+        guard let bytesPerSample = Sndfile.uncompressedBytesPerSample(subtype: Sndfile.subtype(file.info.format)) else { return nil }
+        switch ContainerLayout.read(descriptor: file.descriptor, fileSize: file.size) {
+        case .found(let layout):
+            return (layout, Int64(bytesPerSample) * Int64(file.info.channels))
+        case .unknown:
+            return nil
+        case .endsInHeader:
+            throw FileError(.corrupt, path: path,
+                problem: "damaged or incomplete audio file (it ends inside its header, before the audio data); re-export or re-copy it from the original")
+        }
+    }
+
+    /// Opens a cut CAF file again so that libsndfile keeps every whole frame present.
+    ///
+    /// libsndfile 1.2 keeps 8 bytes fewer than a CAF file holds once its data chunk declares
+    /// more than is there (up to two frames fewer than a WAV cut at the same place would give).
+    /// Through a ``PatchedFileView`` whose data chunk size is the bytes present it keeps them
+    /// all. Nil when the file is not such a CAF, or the view does not open to the same format
+    /// with the frames expected.
+    private static func reopenCutCAF(_ file: Sndfile.OpenedFile, layout: ContainerLayout, bytesPerFrame: Int64)
+        -> (handle: OpaquePointer, info: SF_INFO, view: PatchedFileView)?
+    {
+        guard Sndfile.major(file.info.format) == Int32(SF_FORMAT_CAF), let declared = layout.declaredBytes else { return nil }
+        let available = file.size - layout.dataOffset
+        guard available >= 0, declared > available, file.info.frames < available / bytesPerFrame else { return nil }
+        // The data chunk: its type, its 8-byte big-endian size (which counts the 4-byte edit
+        // count before the audio), the edit count, then the audio at `dataOffset`.
+        let size = UInt64(available + 4)
+        let patch = (0..<8).map { UInt8(truncatingIfNeeded: size >> (8 * (7 - UInt64($0)))) }
+        guard let view = PatchedFileView(descriptor: file.descriptor, size: file.size,
+                                         patchOffset: layout.dataOffset - 12, patch: patch) else { return nil }
+        var info = SF_INFO()
+        guard let handle = view.open(&info) else { return nil }
+        guard info.format == file.info.format, info.channels == file.info.channels,
+              info.samplerate == file.info.samplerate, info.frames == available / bytesPerFrame else {
+            sf_close(handle)
+            return nil
+        }
+        return (handle, info, view)
     }
 
     /// A file's identity and version (device, inode, size, modification time).
@@ -167,12 +304,20 @@ public final class AudioFileReader: @unchecked Sendable {
     /// Decoded lengths of files whose stored length is an estimate (MP3), by file version.
     private static let decodedLengths = Mutex<[FileVersion: Int64]>([:])
 
-    /// The version of the file at `path`, or nil when it cannot be read.
-    static func fileVersion(_ path: String) -> FileVersion? {
+    /// The version of the file open on `descriptor`, or nil when it cannot be read.
+    static func fileVersion(descriptor: Int32) -> FileVersion? {
         var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
+        guard fstat(descriptor, &info) == 0 else { return nil }
         return FileVersion(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
                            modified: Int(info.st_mtim.tv_sec), modifiedNanoseconds: Int(info.st_mtim.tv_nsec))
+    }
+
+    /// Whether the file stores IEEE floating-point samples (32- or 64-bit float PCM), the only
+    /// encodings that can hold NaN or infinity as written (a lossy decoder's output is scanned
+    /// too, but cannot normally hold them).
+    public var storesFloatingPointSamples: Bool {
+        let subtype = Sndfile.subtype(libsndfileFormat)
+        return subtype == Int32(SF_FORMAT_FLOAT) || subtype == Int32(SF_FORMAT_DOUBLE)
     }
 
     /// Whether the file holds less audio than it declares (see ``truncationError``).
@@ -196,8 +341,15 @@ public final class AudioFileReader: @unchecked Sendable {
     ///   ``TruncationPolicy/reject`` when the audio stops before ``frameCount`` (after the frames
     ///   that are present have been returned), or ``FileError/Kind/ioError`` when the reader is
     ///   closed.
+    ///
+    /// NaN and infinite samples are replaced by 0 and counted (see ``nonFiniteSampleCount``).
     public func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(FileError) -> Int {
-        try read(frames: frames) { sf_readf_float($0, buffer, $1) }
+        let start = position
+        let got = try read(frames: frames) { sf_readf_float($0, buffer, $1) }
+        if scansForNonFiniteSamples && got > 0 {
+            replaceNonFinite(from: start, frames: got) { NonFinite.replace(buffer + $0, count: $1) }
+        }
+        return got
     }
 
     /// Reads up to `frames` interleaved frames as 32-bit integers, full scale ±2³¹ (libsndfile's
@@ -208,9 +360,62 @@ public final class AudioFileReader: @unchecked Sendable {
     }
 
     /// Reads up to `frames` interleaved frames as 64-bit floats (libsndfile's `sf_readf_double`):
-    /// exact for 64-bit float files. Otherwise like ``read(into:frames:)``.
+    /// exact for 64-bit float files. Otherwise like ``read(into:frames:)``, NaN and infinite
+    /// samples included.
     public func read(doubleSamples buffer: UnsafeMutablePointer<Double>, frames: Int) throws(FileError) -> Int {
-        try read(frames: frames) { sf_readf_double($0, buffer, $1) }
+        let start = position
+        let got = try read(frames: frames) { sf_readf_double($0, buffer, $1) }
+        if scansForNonFiniteSamples && got > 0 {
+            replaceNonFinite(from: start, frames: got) { NonFinite.replace(buffer + $0, count: $1) }
+        }
+        return got
+    }
+
+    /// Replaces the non-finite samples of `frames` frames just read from frame `start` (through
+    /// `replace(sampleOffset, sampleCount)`, which returns how many it replaced) and counts those
+    /// in frames not counted before.
+    private func replaceNonFinite(from start: Int64, frames: Int, _ replace: (Int, Int) -> Int) {
+        let channels = format.channelCount
+        let end = start + Int64(frames)
+        var found: Int64 = 0
+        var cursor = start
+        // Frames already counted are cleaned again (they were decoded again) but not recounted.
+        for counted in countedRanges where counted.upperBound > cursor && counted.lowerBound < end {
+            if counted.lowerBound > cursor {
+                found += Int64(replace(Int(cursor - start) * channels, Int(counted.lowerBound - cursor) * channels))
+            }
+            let upper = min(end, counted.upperBound)
+            _ = replace(Int(max(cursor, counted.lowerBound) - start) * channels, Int(upper - max(cursor, counted.lowerBound)) * channels)
+            cursor = upper
+        }
+        if cursor < end {
+            found += Int64(replace(Int(cursor - start) * channels, Int(end - cursor) * channels))
+        }
+        markCounted(start..<end)
+        if found > 0 {
+            nonFiniteSampleCount += found
+            warnings.record(.nonFiniteSamples(path: path, count: nonFiniteSampleCount))
+        }
+    }
+
+    /// Adds `range` to ``countedRanges``, merging ranges that touch. The list stays short (a
+    /// reader plays forward, looping over one region); past 256 ranges new ones are no longer
+    /// remembered, so a pathological pattern of seeks can only over-count.
+    private func markCounted(_ range: Range<Int64>) {
+        var merged = range
+        var kept: [Range<Int64>] = []
+        kept.reserveCapacity(countedRanges.count + 1)
+        for existing in countedRanges {
+            if existing.upperBound < merged.lowerBound || existing.lowerBound > merged.upperBound {
+                kept.append(existing)
+            } else {
+                merged = min(existing.lowerBound, merged.lowerBound)..<max(existing.upperBound, merged.upperBound)
+            }
+        }
+        guard kept.count < 256 else { return }
+        kept.append(merged)
+        kept.sort { $0.lowerBound < $1.lowerBound }
+        countedRanges = kept
     }
 
     private func read(frames: Int, _ body: (OpaquePointer, Int64) -> Int64) throws(FileError) -> Int {
@@ -243,14 +448,14 @@ public final class AudioFileReader: @unchecked Sendable {
             // A decoder that hit damaged data (a truncated FLAC, say) may refuse to seek at all;
             // a fresh handle can still seek within the intact part.
             let reason = Sndfile.errorText(handle)
-            var info = SF_INFO()
-            if let fresh = sf_open(path, Int32(SFM_READ), &info) {
-                if info.format == libsndfileFormat, info.channels == Int32(format.channelCount) {
+            if fileView == nil, let fresh = try? Sndfile.openForReading(path: path) {
+                FileSystem.closeDescriptor(fresh.descriptor)
+                if fresh.info.format == libsndfileFormat, fresh.info.channels == Int32(format.channelCount) {
                     sf_close(handle)
-                    self.handle = fresh
-                    result = sf_seek(fresh, frame, SEEK_SET)
+                    self.handle = fresh.handle
+                    result = sf_seek(fresh.handle, frame, SEEK_SET)
                 } else {
-                    sf_close(fresh)
+                    sf_close(fresh.handle)
                 }
             }
             guard result >= 0 else {
@@ -265,7 +470,9 @@ public final class AudioFileReader: @unchecked Sendable {
     /// number of frames actually decoded.
     ///
     /// The read position is restored afterwards. Decoding the whole file also discovers
-    /// truncation in compressed files (see ``isTruncated``).
+    /// truncation in compressed files (see ``isTruncated``) and counts every non-finite sample
+    /// (``nonFiniteSampleCount``); those read as 0, so the peak is that of the finite samples and
+    /// is never NaN or infinite.
     /// - Throws: ``FileError`` when reading or seeking fails, or of kind
     ///   ``FileError/Kind/truncated`` when the file is truncated and the policy is
     ///   ``TruncationPolicy/reject``.
@@ -306,6 +513,7 @@ public final class AudioFileReader: @unchecked Sendable {
     public func close() {
         if let handle { sf_close(handle) }
         handle = nil
+        fileView = nil
     }
 
     // MARK: - Internals
@@ -326,9 +534,11 @@ public final class AudioFileReader: @unchecked Sendable {
         }
         declaredFrameCount = frameCount
         let reason = decoderFailed ? " (\(Sndfile.errorText(handle)))" : ""
-        truncationError = FileError(.truncated, path: path,
+        let error = FileError(.truncated, path: path,
             problem: "the audio stops at frame \(position) of \(frameCount)\(reason); the file is truncated or damaged, re-export or re-copy it from the original",
             libsndfileCode: decoderFailed ? sf_error(handle) : nil)
+        truncationError = error
+        if truncationPolicy == .tolerate { warnings.record(.truncated(error, frames: position)) }
     }
 
     /// Decodes the whole stream to count its frames, then rewinds (used when libsndfile
@@ -355,41 +565,9 @@ public final class AudioFileReader: @unchecked Sendable {
         return total
     }
 
-    /// Checks the path before libsndfile sees it, for precise messages.
-    private static func checkReadable(_ path: String) throws(FileError) {
-        switch FileSystem.status(path) {
-        case .missing:
-            throw FileError(.notFound, path: path,
-                problem: "no such file; check the path and the file name's spelling")
-        case .directory:
-            throw FileError(.notAFile, path: path,
-                problem: "is a directory, not an audio file; give the path of a file inside it")
-        case .failed(let code):
-            if code == EACCES {
-                throw FileError(.permissionDenied, path: path,
-                    problem: "permission denied while looking up the file; check the permissions of the folders on its path")
-            }
-            throw FileError(.ioError, path: path,
-                problem: "cannot look up the file (\(FileSystem.errorText(code))); check the path")
-        case .regularFile(let size):
-            guard FileSystem.isAccessible(path, R_OK) else {
-                throw FileError(.permissionDenied, path: path,
-                    problem: "permission denied; make the file readable (chmod +r) or run as its owner")
-            }
-            guard size > 0 else {
-                throw FileError(.emptyFile, path: path,
-                    problem: "the file is empty (0 bytes), so it was never written completely; re-export or re-copy it")
-            }
-        case .other:
-            guard FileSystem.isAccessible(path, R_OK) else {
-                throw FileError(.permissionDenied, path: path,
-                    problem: "permission denied; make it readable or run as its owner")
-            }
-        }
-    }
-
     /// The frame count the header declares, when libsndfile's parse log shows it exceeds the
-    /// `frames` actually present; `nil` otherwise.
+    /// `frames` actually present; `nil` otherwise. Used when ``ContainerLayout`` cannot walk the
+    /// header.
     ///
     /// libsndfile trims the frame count of a truncated WAV, AIFF, W64 or RF64 file to the data
     /// present and records the header's figure in its log: `data : 384000 (should be 191978)`
@@ -442,4 +620,54 @@ public final class AudioFileReader: @unchecked Sendable {
 extension Character {
     /// Whether the character is one of `0`…`9`.
     fileprivate var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+}
+
+/// Finding and replacing NaN and infinite samples (internal).
+///
+/// The counting loops are written so the compiler vectorizes them (checked in the optimised
+/// build's assembly: SSE `pand`/`paddd`/`psrld`): a sample is non-finite when its exponent bits
+/// are all ones, and adding the exponent's lowest bit then carries into the sign bit, which a
+/// shift turns into 0 or 1 — no branch, no comparison per sample. The samples are rewritten only
+/// when a block holds any.
+enum NonFinite {
+    /// Samples counted per block (the 32-bit count of a block cannot overflow).
+    static let block = 1 << 16
+
+    /// Replaces every NaN or ±infinity among `count` samples by 0; returns how many there were.
+    static func replace(_ samples: UnsafeMutablePointer<Float>, count: Int) -> Int {
+        var total = 0
+        var start = 0
+        while start < count {
+            let chunk = UnsafeMutableBufferPointer(start: samples + start, count: min(block, count - start))
+            var found: UInt32 = 0
+            for value in chunk {
+                found &+= ((value.bitPattern & 0x7F80_0000) &+ 0x0080_0000) >> 31
+            }
+            if found > 0 {
+                for index in chunk.indices where !chunk[index].isFinite { chunk[index] = 0 }
+                total += Int(found)
+            }
+            start += chunk.count
+        }
+        return total
+    }
+
+    /// Replaces every NaN or ±infinity among `count` samples by 0; returns how many there were.
+    static func replace(_ samples: UnsafeMutablePointer<Double>, count: Int) -> Int {
+        var total = 0
+        var start = 0
+        while start < count {
+            let chunk = UnsafeMutableBufferPointer(start: samples + start, count: min(block, count - start))
+            var found: UInt64 = 0
+            for value in chunk {
+                found &+= ((value.bitPattern & 0x7FF0_0000_0000_0000) &+ 0x0010_0000_0000_0000) >> 63
+            }
+            if found > 0 {
+                for index in chunk.indices where !chunk[index].isFinite { chunk[index] = 0 }
+                total += Int(found)
+            }
+            start += chunk.count
+        }
+        return total
+    }
 }

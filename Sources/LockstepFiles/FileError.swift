@@ -11,7 +11,8 @@ public struct FileError: Error, Sendable, Hashable, CustomStringConvertible {
         case notFound
         /// The file or a folder on its path cannot be read (or written) by this user.
         case permissionDenied
-        /// The path names a directory (or another non-file object) where an audio file was expected.
+        /// The path names a directory, a FIFO (named pipe), a device or a socket where an audio file
+        /// was expected; such paths are refused before they are read.
         case notAFile
         /// The file exists but holds zero bytes (or, for `lockstep info`, a valid header and no
         /// audio frames).

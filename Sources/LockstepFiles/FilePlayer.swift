@@ -143,6 +143,13 @@ public final class FilePlayer: @unchecked Sendable {
     /// The first read or queue error that ended playback early, if any.
     public var error: FileError? { state.withLock { $0.error } }
 
+    /// ``error`` unless it only says the file is truncated and the player tolerates that (the
+    /// audio that is there plays; ``prepare(stagger:)`` and ``reposition(toFrame:)`` go on).
+    private var unacceptedError: FileError? {
+        guard let error else { return nil }
+        return error.kind == .truncated && reader.truncationPolicy == .tolerate ? nil : error
+    }
+
     /// Whether every frame has been handed to the queue (playback then ends once the queue drains).
     public var hasEnqueuedEverything: Bool { state.withLock { $0.endOfData } }
 
@@ -178,7 +185,7 @@ public final class FilePlayer: @unchecked Sendable {
             state.stagger = stagger
         }
         refillAll(buffers)
-        if let error = self.error { throw error }
+        if let error = unacceptedError { throw error }
     }
 
     /// Fills and enqueues `buffers` in order, the first one shortened by the stagger. With a
@@ -238,7 +245,7 @@ public final class FilePlayer: @unchecked Sendable {
         if endOfData { return }
         try reader.seek(toFrame: startFrame + target % max(1, region))
         refillAll(buffers)
-        if let error = self.error { throw error }
+        if let error = unacceptedError { throw error }
     }
 
     /// Stops feeding the queue and stops it at once.

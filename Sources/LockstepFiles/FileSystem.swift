@@ -12,9 +12,42 @@ enum FileSystem {
     enum Status {
         case regularFile(size: Int64)
         case directory
-        case other
+        /// A FIFO, a device, a socket: something that is neither a file nor a directory.
+        case special(SpecialKind)
         case missing
         case failed(errno: Int32)
+    }
+
+    /// The kinds of file-system object that are neither regular files nor directories.
+    enum SpecialKind {
+        case fifo
+        case characterDevice
+        case blockDevice
+        case socket
+        case unknown
+
+        /// The kind from a `st_mode`, or nil for a regular file or a directory.
+        init?(mode: mode_t) {
+            switch mode & S_IFMT {
+            case S_IFREG, S_IFDIR: return nil
+            case S_IFIFO: self = .fifo
+            case S_IFCHR: self = .characterDevice
+            case S_IFBLK: self = .blockDevice
+            case S_IFSOCK: self = .socket
+            default: self = .unknown
+            }
+        }
+
+        /// What the object is, for a message: `a FIFO (named pipe)`, `a character device`, ….
+        var name: String {
+            switch self {
+            case .fifo: "a FIFO (named pipe)"
+            case .characterDevice: "a character device"
+            case .blockDevice: "a block device (a disk or a partition)"
+            case .socket: "a socket"
+            case .unknown: "a special file"
+            }
+        }
     }
 
     /// Stats `path`, following symbolic links.
@@ -24,11 +57,125 @@ enum FileSystem {
             let code = errno
             return code == ENOENT || code == ENOTDIR ? .missing : .failed(errno: code)
         }
+        return status(of: info)
+    }
+
+    /// The status a `stat` result describes.
+    private static func status(of info: stat) -> Status {
         switch info.st_mode & S_IFMT {
         case S_IFREG: return .regularFile(size: Int64(info.st_size))
         case S_IFDIR: return .directory
-        default: return .other
+        default: return .special(SpecialKind(mode: info.st_mode) ?? .unknown)
         }
+    }
+
+    /// The error for an input path that is not a regular file.
+    static func notARegularFile(_ path: String, _ kind: SpecialKind) -> FileError {
+        FileError(.notAFile, path: path,
+            problem: "is \(kind.name), not a regular file; give the path of an audio file (a stream must be saved to a file first)")
+    }
+
+    /// The error for an input path that is a directory.
+    static func isADirectory(_ path: String) -> FileError {
+        FileError(.notAFile, path: path,
+            problem: "is a directory, not an audio file; give the path of a file inside it")
+    }
+
+    /// Opens `path` for reading, refusing everything but a non-empty regular file, without ever
+    /// blocking: the path is looked up first (a FIFO, device, socket or directory is refused before
+    /// it is opened), then opened with `O_NONBLOCK` — so a FIFO swapped in after the look-up cannot
+    /// block the open — and checked again with `fstat` on the descriptor itself. `O_NONBLOCK` is
+    /// cleared before the descriptor is returned.
+    ///
+    /// - Returns: the open descriptor (close-on-exec; the caller closes it) and the file's size.
+    /// - Throws: ``FileError`` naming the path: ``FileError/Kind/notFound``,
+    ///   ``FileError/Kind/permissionDenied``, ``FileError/Kind/notAFile`` (a directory, FIFO,
+    ///   device or socket), ``FileError/Kind/emptyFile`` or ``FileError/Kind/ioError``.
+    static func openRegularFileForReading(_ path: String) throws(FileError) -> (descriptor: Int32, size: Int64) {
+        switch status(path) {
+        case .missing:
+            throw FileError(.notFound, path: path, problem: "no such file; check the path and the file name's spelling")
+        case .directory:
+            throw isADirectory(path)
+        case .special(let kind):
+            throw notARegularFile(path, kind)
+        case .failed(let code):
+            if code == EACCES {
+                throw FileError(.permissionDenied, path: path,
+                    problem: "permission denied while looking up the file; check the permissions of the folders on its path")
+            }
+            throw FileError(.ioError, path: path, problem: "cannot look up the file (\(errorText(code))); check the path")
+        case .regularFile:
+            break
+        }
+        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let code = errno
+            switch code {
+            case EACCES, EPERM:
+                throw FileError(.permissionDenied, path: path,
+                    problem: "permission denied; make the file readable (chmod +r) or run as its owner")
+            case ENOENT, ENOTDIR:
+                throw FileError(.notFound, path: path, problem: "no such file (it disappeared while being opened); check the path")
+            case EMFILE, ENFILE:
+                throw FileError(.ioError, path: path,
+                    problem: "cannot open the file: too many files are open (\(errorText(code))); raise the limit (ulimit -n) or use fewer files")
+            default:
+                throw FileError(.ioError, path: path, problem: "cannot open the file (\(errorText(code))); check the path and the disk")
+            }
+        }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else {
+            let code = errno
+            close(descriptor)
+            throw FileError(.ioError, path: path, problem: "cannot inspect the opened file (\(errorText(code))); check the disk")
+        }
+        switch status(of: info) {
+        case .regularFile(let size):
+            guard size > 0 else {
+                close(descriptor)
+                throw FileError(.emptyFile, path: path,
+                    problem: "the file is empty (0 bytes), so it was never written completely; re-export or re-copy it")
+            }
+            let flags = fcntl(descriptor, F_GETFL)
+            guard flags >= 0, fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) == 0 else {
+                let code = errno
+                close(descriptor)
+                throw FileError(.ioError, path: path, problem: "cannot prepare the file for reading (\(errorText(code))); check the disk")
+            }
+            return (descriptor, size)
+        case .directory:
+            close(descriptor)
+            throw isADirectory(path)
+        case .special(let kind):
+            close(descriptor)
+            throw notARegularFile(path, kind)
+        case .missing, .failed:
+            close(descriptor)
+            throw FileError(.ioError, path: path, problem: "cannot inspect the opened file; check the disk")
+        }
+    }
+
+    /// Closes a descriptor this module opened (retrying is wrong on Linux, so it is not retried).
+    static func closeDescriptor(_ descriptor: Int32) {
+        _ = close(descriptor)
+    }
+
+    /// Reads exactly `count` bytes at `offset` of `descriptor` without moving its file position;
+    /// nil at the end of the file or on a read error.
+    static func read(_ descriptor: Int32, at offset: Int64, count: Int) -> [UInt8]? {
+        guard count > 0, offset >= 0 else { return count == 0 ? [] : nil }
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let got = bytes.withUnsafeMutableBytes { raw in
+                pread(descriptor, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+            }
+            if got < 0 && errno == EINTR { continue }
+            guard got > 0 else { return nil }
+            done += got
+        }
+        return bytes
     }
 
     /// The operating system's text for an `errno` value, such as `Permission denied`.
@@ -76,7 +223,7 @@ enum FileSystem {
         case .missing:
             throw FileError(.unwritableOutput, path: path,
                 problem: "the output folder \(dir) does not exist; create it first or choose another folder")
-        case .regularFile, .other:
+        case .regularFile, .special:
             throw FileError(.unwritableOutput, path: path,
                 problem: "\(dir) is not a folder; choose an output path inside an existing folder")
         case .failed(let code):
@@ -96,9 +243,9 @@ enum FileSystem {
                 throw FileError(.permissionDenied, path: path,
                     problem: "the file exists and is read-only; remove it, make it writable or choose another name")
             }
-        case .other:
+        case .special(let kind):
             throw FileError(.unwritableOutput, path: path,
-                problem: "the path names a device, pipe or socket, not a regular file; choose a file name for the output")
+                problem: "the path names \(kind.name), not a regular file; choose a file name for the output")
         case .missing, .failed:
             break
         }

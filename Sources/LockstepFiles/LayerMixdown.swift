@@ -73,7 +73,8 @@ public final class LayerMixdown: @unchecked Sendable {
     ///   - sampleFormat: output encoding (default: f32, or s24 for FLAC).
     ///   - period: frames per render cycle (default 4096).
     ///   - truncation: `.reject` (the default) refuses a layer that holds less audio than it
-    ///     declares; `.tolerate` mixes what it holds (a killed FLAC recording, say).
+    ///     declares; `.tolerate` mixes what it holds (a killed FLAC recording, say), whether the
+    ///     header shows it or decoding stops early, and its reader records a ``FileWarning``.
     /// - Throws: ``FileError`` for an unknown output type or an encoding it cannot hold.
     public init(layers: [MixdownLayer], outputPath: String, sampleRate: Double = 48000, channelCount: Int = 2,
                 sampleFormat: SampleFormat? = nil, period: Int = 4096,
@@ -178,7 +179,10 @@ public final class LayerMixdown: @unchecked Sendable {
                     try samples.withUnsafeBufferPointer { (pointer) throws(FileError) in try output.write(pointer.baseAddress!, frames: frames) }
                     written += Int64(frames)
                 }
-                if let error = players.compactMap(\.error).first {
+                // Under `.tolerate`, a layer whose audio stops early (a cut FLAC, found only while
+                // decoding) ends there, as one whose header gives it away does; its reader has
+                // recorded the warning. Every other error ends the render.
+                if let error = players.lazy.compactMap(\.error).first(where: { !(self.truncation == .tolerate && $0.kind == .truncated) }) {
                     throw error
                 }
                 if let progress, expectedEnd > 0 {

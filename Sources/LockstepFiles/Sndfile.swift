@@ -1,6 +1,14 @@
 import CSndfile
 import Lockstep
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Internal helpers around the libsndfile C API.
 enum Sndfile {
     /// libsndfile's name for a major format or a subtype, from `SFC_GET_FORMAT_INFO`
@@ -78,6 +86,83 @@ enum Sndfile {
     /// Whether a subtype is a lossy codec whose frame count libsndfile may only estimate.
     static func hasEstimatedLength(format: Int32) -> Bool {
         major(format) == Int32(SF_FORMAT_MPEG)
+    }
+
+    /// A file open for reading: libsndfile's handle, and the descriptor Lockstep opened and
+    /// checked. libsndfile reads through a descriptor of its own (closed by `sf_close`); the
+    /// caller closes ``descriptor`` once it no longer needs it (the reader does at the end of
+    /// opening, so an open file costs one descriptor).
+    struct OpenedFile {
+        var handle: OpaquePointer
+        var info: SF_INFO
+        var descriptor: Int32
+        var size: Int64
+    }
+
+    /// Opens `path` for reading without ever blocking.
+    ///
+    /// ``FileSystem/openRegularFileForReading(_:)`` opens and checks the file (only a non-empty
+    /// regular file passes); libsndfile then opens that same open file as `/proc/self/fd/N`, so a
+    /// FIFO swapped in under the path afterwards cannot reach it. Neither `sf_open(path)` nor
+    /// `sf_open_fd` would do: the first opens the path again (racing the check), and with the
+    /// second libsndfile, having no file name, probes `._` and `.AppleDouble/` in the current
+    /// folder for a Mac resource fork when it does not recognise a header at once (every MP3
+    /// without a tag) — a FIFO of that name blocks it, a `.AppleDouble` folder makes it fail —
+    /// and libsndfile 1.2.0 closes the descriptor it was given when opening fails. Under
+    /// `/proc/self/fd/` those probes find nothing.
+    ///
+    /// libsndfile recognises a few formats by their file name's extension alone (headerless `.au`,
+    /// `.snd`, `.vox`, `.gsm`, and `.mp3` that starts with neither a tag nor a frame header): for
+    /// those the same open file is offered again under its extension, through a symbolic link to
+    /// `/proc/self/fd/N` in a private temporary folder. Without `/proc`, libsndfile gets a
+    /// duplicate of the descriptor (`sf_open_fd`).
+    /// - Throws: ``FileError`` as ``FileSystem/openRegularFileForReading(_:)`` and
+    ///   ``openError(path:forWriting:)`` describe.
+    static func openForReading(path: String) throws(FileError) -> OpenedFile {
+        let (descriptor, size) = try FileSystem.openRegularFileForReading(path)
+        let procPath = "/proc/self/fd/\(descriptor)"
+        var info = SF_INFO()
+        var handle = sf_open(procPath, Int32(SFM_READ), &info)
+        var error = handle == nil ? openError(path: path, forWriting: false) : nil
+        if handle == nil, error?.libsndfileCode == Int32(SF_ERR_SYSTEM), !FileSystem.isAccessible(procPath, R_OK) {
+            // No /proc: libsndfile reads a duplicate descriptor of its own (closed on failure too).
+            let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+            if duplicate >= 0 {
+                info = SF_INFO()
+                handle = sf_open_fd(duplicate, Int32(SFM_READ), &info, 1)
+                error = handle == nil ? openError(path: path, forWriting: false) : nil
+            }
+        }
+        if handle == nil, error?.libsndfileCode == Int32(SF_ERR_UNRECOGNISED_FORMAT) {
+            info = SF_INFO()
+            handle = openByExtension(descriptor: descriptor, path: path, info: &info)
+        }
+        guard let handle else {
+            FileSystem.closeDescriptor(descriptor)
+            throw error ?? openError(path: path, forWriting: false)
+        }
+        return OpenedFile(handle: handle, info: info, descriptor: descriptor, size: size)
+    }
+
+    /// The extensions libsndfile recognises a file by when its content does not say what it is.
+    static let extensionOnlyFormats: Set<String> = ["au", "snd", "vox", "vox6", "vox8", "gsm", "mp3"]
+
+    /// Opens the file on `descriptor` by its name's extension (see ``openForReading(path:)``), or
+    /// nil when the extension is not one libsndfile uses or the open fails.
+    private static func openByExtension(descriptor: Int32, path: String, info: inout SF_INFO) -> OpaquePointer? {
+        let ext = FileSystem.pathExtension(of: path).lowercased()
+        guard extensionOnlyFormats.contains(ext) else { return nil }
+        let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array("\(base)/lockstep-open-XXXXXX".utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else { return nil }
+        let folder = String(cString: made)
+        let link = folder + "/audio." + ext
+        defer {
+            unlink(link)
+            rmdir(folder)
+        }
+        guard symlink("/proc/self/fd/\(descriptor)", link) == 0 else { return nil }
+        return sf_open(link, Int32(SFM_READ), &info)
     }
 
     /// The error for a failed `sf_open`, classified by `sf_error(NULL)`.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LockstepFiles
 
 /// The `lockstep` command: plays, renders and inspects layered audio in sample-accurate sync.
 @main
@@ -12,12 +13,18 @@ struct LockstepCommand: ParsableCommand {
     )
 
     /// Runs the command; every failure becomes one line on standard error and a non-zero exit.
+    /// The problems worked around in input files (``FileWarnings/shared``) are reported at the
+    /// end, one line per file and kind, however the command ended.
     static func main() {
         raiseOpenFileLimit()
+        var name: String?
         do {
             var command = try parseAsRoot()
+            name = displayName(of: command)
             try command.run()
+            reportFileWarnings(command: name)
         } catch let error as CLIError {
+            reportFileWarnings(command: name)
             FileHandle.standardError.write(Data("lockstep: \(error.message)\n".utf8))
             Foundation.exit(error.exitCode)
         } catch {
@@ -26,6 +33,7 @@ struct LockstepCommand: ParsableCommand {
                 print(fullMessage(for: error))
                 Foundation.exit(0)
             }
+            reportFileWarnings(command: name)
             let message = self.message(for: error)
                 .split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
                 .filter { !$0.isEmpty }.joined(separator: "; ")
@@ -33,6 +41,25 @@ struct LockstepCommand: ParsableCommand {
                 FileHandle.standardError.write(Data("lockstep: \(message) (see 'lockstep --help')\n".utf8))
             }
             Foundation.exit(code.rawValue == 0 ? 64 : code.rawValue)
+        }
+    }
+}
+
+extension LockstepCommand {
+    /// The command's name as typed: `render`, `session check`, ….
+    static func displayName(of command: ParsableCommand) -> String {
+        let type = type(of: command)
+        let name = type.configuration.commandName ?? String(describing: type)
+        let inSession = SessionCommand.configuration.subcommands.contains { ObjectIdentifier($0) == ObjectIdentifier(type) }
+        return inSession ? "session \(name)" : name
+    }
+
+    /// Writes every warning about an input file on standard error, as
+    /// `lockstep: COMMAND: warning: FILE: what was worked around; what to do`.
+    static func reportFileWarnings(command: String?) {
+        for warning in FileWarnings.shared.all {
+            let prefix = command.map { "lockstep: \($0): warning: " } ?? "lockstep: warning: "
+            FileHandle.standardError.write(Data((prefix + warning.message + "\n").utf8))
         }
     }
 }

@@ -66,12 +66,6 @@ struct RenderCommand: ParsableCommand {
         let layers = files.indices.map { index in
             MixdownLayer(path: files[index], gainDB: arguments.gains[index], offset: arguments.offsets[index])
         }
-        if acceptTruncated {
-            for path in Set(files).sorted() {
-                guard let reader = try? AudioFileReader(path: path), let problem = reader.truncationError else { continue }
-                FileHandle.standardError.write(Data("lockstep: render: warning: \(problem.description); mixing the \(reader.frameCount) frames it holds\n".utf8))
-            }
-        }
         let summary: MixdownSummary
         do {
             let mixdown = try LayerMixdown(layers: layers, outputPath: output, sampleRate: Double(rate),
@@ -79,7 +73,10 @@ struct RenderCommand: ParsableCommand {
                                            truncation: acceptTruncated ? .tolerate : .reject)
             summary = try mixdown.run { fraction in Terminal.progress(fraction, label: "rendering") }
         } catch {
-            throw CLIError(message: "render: \(error.description)")
+            // With --accept-truncated a truncated file is mixed as far as it goes (and reported
+            // among the file warnings at the end).
+            let hint = error.kind == .truncated && !acceptTruncated ? "; or give --accept-truncated to mix what it holds" : ""
+            throw CLIError(message: "render: \(error.description)\(hint)")
         }
         let layerWord = files.count == 1 ? "layer" : "layers"
         print("rendered \(files.count) \(layerWord) to \(summary.outputPath): \(summary.frames) frames, "

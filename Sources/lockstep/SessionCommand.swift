@@ -115,6 +115,7 @@ struct SessionCheckCommand: ParsableCommand {
 
     func run() throws {
         let session = try loadSession(file, command: "check", json: json)
+        countNonFiniteSamples(in: session)
         let rate = Double(self.rate ?? Int(session.document.rate))
         let timeline: SessionTimeline
         do { timeline = try session.timeline(rate: rate) } catch {
@@ -125,6 +126,20 @@ struct SessionCheckCommand: ParsableCommand {
             return
         }
         print(SessionTable.render(timeline))
+    }
+}
+
+extension SessionCheckCommand {
+    /// Decodes every float audio file of the session once, so NaN or infinite samples (which
+    /// play as silence) are counted and reported with the file warnings when the check ends.
+    /// Integer and compressed files cannot hold them and are not decoded.
+    func countNonFiniteSamples(in session: Session) {
+        var seen = Set<String>()
+        for (cue, info) in zip(session.document.cues, session.files) where !cue.file.isEmpty && seen.insert(info.path).inserted {
+            guard let reader = try? AudioFileReader(path: info.path), reader.storesFloatingPointSamples else { continue }
+            _ = try? reader.scanPeak()
+            reader.close()
+        }
     }
 }
 
