@@ -228,7 +228,7 @@ struct SessionTimelineBuilder {
                     diagnostics.append(.init(.invalidTime, at: cue.location(of: "to"),
                         "cue '\(name)': 'to' \(cue.to!) is past the end of '\(file)' (\(info.frameCount) frames, \(Self.seconds(Double(info.frameCount) / info.sampleRate))); use a position inside the file or leave 'to' out"))
                 } else if regionStart >= regionEnd {
-                    diagnostics.append(.init(.invalidTime, at: cue.location(of: cue.from != nil ? "from" : "to"),
+                    diagnostics.append(.init(.invalidTime, at: cue.location(of: cue.to != nil && regionStart < info.frameCount ? "to" : "from"),
                         "cue '\(name)': the region from frame \(regionStart) to \(regionEnd) of '\(file)' is empty; 'from' must come before 'to' (and before the file's end, \(info.frameCount) frames)"))
                 }
             }

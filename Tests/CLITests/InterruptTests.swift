@@ -58,8 +58,9 @@ struct InterruptTests {
         #expect(try String(contentsOfFile: output, encoding: .utf8) == "an earlier mix")
     }
 
-    @Test("session render: SIGTERM leaves no temporary file and no output")
-    func sessionRender() throws {
+    @Test("session render: SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGKILL leave no temporary file; a new output is not made, an existing one is untouched",
+          arguments: [SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGKILL])
+    func sessionRender(signal: Int32) throws {
         let long = try longFile()
         let session = temp.file("show.yaml")
         try """
@@ -70,14 +71,22 @@ struct InterruptTests {
               - { name: one, layer: a, file: \(long), at: 0 }
               - { name: two, layer: b, file: \(long), at: 0.5 }
             """.write(toFile: session, atomically: true, encoding: .utf8)
-        let output = temp.file("show.wav")
-        let running = try CLI.spawn(["session", "render", session, "-o", output])
-        #expect(waitForTemporary(running.pid), "no temporary file appeared: \(running.errorOutputSoFar)")
-        running.send(SIGTERM)
-        let result = running.wait(timeout: 20)
-        #expect(result.status == 143, "\(result.stderr)")
-        #expect(try temporaries().isEmpty)
-        #expect(!FileManager.default.fileExists(atPath: output))
+        for existing in [false, true] {
+            let output = temp.file("show.wav")
+            if existing { try Data("an earlier show".utf8).write(to: URL(fileURLWithPath: output)) }
+            let running = try CLI.spawn(["session", "render", session, "-o", output])
+            #expect(waitForTemporary(running.pid), "no temporary file appeared: \(running.errorOutputSoFar)")
+            running.send(signal)
+            let result = running.wait(timeout: 20)
+            if signal == SIGKILL {
+                #expect(result.uncaughtSignal == SIGKILL)
+            } else {
+                #expect(result.status == 128 + signal, "\(result.stderr)")
+                #expect(result.stderr.contains("interrupted"), "\(result.stderr)")
+            }
+            #expect(try temp.contents().sorted() == (existing ? ["long.wav", "show.wav", "show.yaml"] : ["long.wav", "show.yaml"]))
+            if existing { #expect(try String(contentsOfFile: output, encoding: .utf8) == "an earlier show") }
+        }
     }
 
     @Test("SIGKILL mid-render leaves nothing: the file being written has no name until it is complete")
