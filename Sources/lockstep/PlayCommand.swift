@@ -235,6 +235,15 @@ final class PlaySession {
     func run() throws {
         let interrupt = InterruptFlag(command: "play")
         defer { launcher.stop() }
+        // Every file is opened (header, size, truncation) before the server is reached or started:
+        // a missing, damaged or special file is its own error, never a jackd started for nothing.
+        for path in layers.files {
+            do {
+                _ = try AudioFileReader(path: path, truncation: .reject, warnings: FileWarnings())
+            } catch {
+                throw CLIError(message: "play: \(error.description)")
+            }
+        }
         let device = try command.jack.openDevice("play", launcher: launcher, channels: 2, inputs: command.recordPorts.count)
         let engine: Engine
         do {

@@ -86,6 +86,32 @@ struct HostileInputCLITests {
         #expect(Date().timeIntervalSince(started) < 15)
     }
 
+    @Test("a session file that is a FIFO, a device, a folder, binary or too big: one error at 1:1 saying what it is, at once, from every session command")
+    func specialSessionFiles() throws {
+        let fifo = "\(dir)/show.yaml"
+        #expect(mkfifo(fifo, 0o644) == 0)
+        try Data([0xC3, 0x28, 0x0A, 0xFF]).write(to: URL(fileURLWithPath: "\(dir)/binary.yaml"))
+        #expect(FileManager.default.createFile(atPath: "\(dir)/huge.yaml", contents: nil))
+        #expect(truncate("\(dir)/huge.yaml", 65 << 20) == 0)         // sparse: 65 MiB of nothing
+        let cases: [(String, String)] = [
+            (fifo, "\(fifo):1:1: error: this is a FIFO (named pipe), not a session file"),
+            ("/dev/zero", "/dev/zero:1:1: error: this is a character device, not a session file"),
+            (dir, "\(dir):1:1: error: this is a folder, not a session file"),
+            ("\(dir)/binary.yaml", "binary.yaml:1:1: error: the session file is not UTF-8 text"),
+            ("\(dir)/huge.yaml", "huge.yaml:1:1: error: the session file is 65 MiB, more than the 64 MiB"),
+        ]
+        for (path, message) in cases {
+            for arguments in [["session", "check", path], ["session", "render", path, "-o", "\(dir)/x.wav"],
+                              ["session", "run", path, "--server", "lockstep-none", "--start-server", "never"]] {
+                let started = Date()
+                let result = try CLI.run(arguments, timeout: 20)
+                #expect(result.status == 1 && result.stderr.contains(message), "\(arguments): \(result.status) \(result.stderr)")
+                #expect(Date().timeIntervalSince(started) < 15, "\(arguments) took too long")
+                #expect(!FileManager.default.fileExists(atPath: "\(dir)/x.wav"))
+            }
+        }
+    }
+
     @Test("NaN and infinity in a float file: read as silence everywhere, counted by info, warned about once per file by every command")
     func nonFinite() throws {
         var samples = FileFixtures.sine(frames: 4800, channels: 2, sampleRate: 48000, frequency: 440, amplitude: 0.5)

@@ -166,6 +166,21 @@ extension JACKTests {
             #expect(result.status != 0)
             #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
             #expect(result.stderr.contains("lockstep-no-such-server") && result.stderr.contains("never"))
+            // Files are opened before the server is reached: no jackd is started for a missing file
+            // or a FIFO (which would otherwise block in open()).
+            let unused = "lockstep-unused-\(getpid())"
+            mkfifo(temp.file("pipe.wav"), 0o600)
+            for input in [temp.file("missing.wav"), temp.file("pipe.wav")] {
+                result = try CLI.run(["play", input, "--server", unused, "--start-server", "dummy"], timeout: 20)
+                #expect(result.status == 1 && result.stderr.contains(URL(fileURLWithPath: input).lastPathComponent), "\(result.stderr)")
+                #expect(!result.stderr.contains("start"), "\(result.stderr)")
+            }
+            let probe = Process()
+            probe.executableURL = URL(fileURLWithPath: "/usr/bin/pgrep")
+            probe.arguments = ["-f", "jackd -n \(unused)"]
+            try probe.run()
+            probe.waitUntilExit()
+            #expect(probe.terminationStatus == 1, "a jackd named \(unused) was started")
             let server = try JACKServer()
             result = try CLI.run(["play", temp.file("missing.wav"), "--server", server.name, "--no-connect"])
             #expect(result.status != 0)
