@@ -204,6 +204,7 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
             segment.pointee.start = deviceStart ?? Segment.follow
             segment.pointee.volume = volume
             segment.pointee.started = false
+            segment.pointee.truncatedFrames = 0
             guard renderState.pointee.commands.push(QueueCommand(kind: .enqueue, segment: segment, time: 0).message) else {
                 return .failure(AudioQueueError(.invalidRunState,
                     "queue '\(name)' has too many pending commands; the device is not rendering"))
@@ -379,6 +380,38 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
             state.converterHasInput = false
             state.nextStart = current
             return pushOrError(.reset)
+        }
+        if let error { throw error }
+    }
+
+    /// Cuts the enqueued audio at queue sample time `queueTime`, without stopping: frames from
+    /// there on are not played. A buffer that starts there or later comes back through the
+    /// callback unplayed; one that runs across it plays up to it; buffers enqueued afterwards
+    /// without a start time follow from `queueTime`, and a start time of `queueTime` or later is
+    /// accepted. Lockstep's own addition to the Audio Queue model (an `AudioQueueReset` that
+    /// keeps what plays before a given time), for changing audio already enqueued — a cue fired
+    /// on a layer whose next seconds are queued — within a period or two.
+    ///
+    /// The cut is applied at the start of the next render cycle. A `queueTime` the queue has
+    /// already played past cuts where the queue is instead; buffers then enqueued with a start
+    /// time stay on the timeline (their first frames, already late, are skipped). A queue that
+    /// converts its rate restarts its converter, as after ``reset()``.
+    /// - Throws: ``AudioQueueError/Code/invalidParameter`` for a negative time,
+    ///   ``AudioQueueError/Code/disposalPending``.
+    public func truncate(at queueTime: Int64) throws(AudioQueueError) {
+        guard queueTime >= 0 else {
+            throw AudioQueueError(.invalidParameter, "truncate time \(queueTime) is negative; queue sample time starts at 0")
+        }
+        let error: AudioQueueError? = state.withLock { state in
+            if let error = state.pool.usableError() { return error }
+            let cut = toDevice(queueTime)
+            if state.converter != nil {
+                state.converter?.reset()
+                state.converterHasInput = false
+            }
+            state.nextStart = min(state.nextStart, cut)
+            return renderState.pointee.commands.push(QueueCommand(kind: .truncate, segment: nil, time: cut).message) ? nil :
+                AudioQueueError(.invalidRunState, "queue '\(name)' has too many pending commands; the device is not rendering")
         }
         if let error { throw error }
     }
@@ -717,7 +750,7 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
         case .bufferDone:
             guard let segment = event.segment else { return }
             let delivery: (QueueBuffer?, Bool) = state.withLock { state in
-                state.pendingFrames -= segment.pointee.frameCount
+                state.pendingFrames -= segment.pointee.frameCount + segment.pointee.truncatedFrames
                 guard let owner = segment.pointee.owner else {
                     state.internalSegments.remove(segment)
                     Segment.free(segment)

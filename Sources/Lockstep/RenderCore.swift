@@ -369,6 +369,66 @@ struct RenderCore {
         }
     }
 
+    /// Cuts the queue's audio at queue time `time`: the part of the current or a pending segment
+    /// from there on is dropped, segments that start there or later come back unplayed (oldest
+    /// first), and segments enqueued afterwards without a start time follow from `time`. Audio
+    /// already played cannot be cut: a `time` the queue has passed cuts where it is.
+    @inline(__always)
+    func truncate(_ q: UnsafeMutablePointer<QueueRenderState>, at time: Int64, t0: Int64) {
+        let playing = q.pointee.runState == .running || q.pointee.runState == .paused
+        let cut = playing ? max(time, q.pointee.queueTime) : time
+        let followFrom = q.pointee.awaitingAfterReset ? max(q.pointee.lastEnd, q.pointee.queueTime) : q.pointee.lastEnd
+        var end = followFrom
+        if let seg = q.pointee.current {
+            if !seg.pointee.started && seg.pointee.start == Segment.follow { seg.pointee.start = followFrom }
+            let start = seg.pointee.start
+            if start >= cut && !seg.pointee.started {
+                q.pointee.current = nil
+                q.pointee.prefetchSegment = nil
+                emit(RenderEvent(kind: .bufferDone, slot: q.pointee.slot, segment: seg, sampleTime: t0, value: 0, detail: 0))
+            } else {
+                cutSegment(seg, start: start, at: cut)
+                end = start + Int64(seg.pointee.frameCount)
+                if q.pointee.prefetchSegment == seg { q.pointee.prefetchSegment = nil }
+            }
+        }
+        var kept = 0
+        while kept < q.pointee.fifoCount {
+            let seg = q.pointee.fifo[(q.pointee.fifoHead + kept) & q.pointee.fifoMask]!
+            let start = seg.pointee.start == Segment.follow ? end : seg.pointee.start
+            if start >= cut { break }
+            cutSegment(seg, start: start, at: cut)
+            end = start + Int64(seg.pointee.frameCount)
+            kept += 1
+        }
+        var index = kept
+        while index < q.pointee.fifoCount {
+            let slot = (q.pointee.fifoHead + index) & q.pointee.fifoMask
+            if let seg = q.pointee.fifo[slot] {
+                q.pointee.fifo[slot] = nil
+                emit(RenderEvent(kind: .bufferDone, slot: q.pointee.slot, segment: seg, sampleTime: t0, value: 0, detail: 0))
+            }
+            index += 1
+        }
+        q.pointee.fifoCount = kept
+        if q.pointee.current == nil && kept == 0 {
+            // Nothing left before the cut: what follows starts at `time` (a late cut stays on
+            // the timeline: the render loop skips the part already passed).
+            q.pointee.lastEnd = time
+            q.pointee.awaitingAfterReset = false
+        }
+    }
+
+    /// Shortens `seg` (starting at queue time `start`) so that it ends at `cut` at the latest.
+    @inline(__always)
+    func cutSegment(_ seg: UnsafeMutablePointer<Segment>, start: Int64, at cut: Int64) {
+        let count = Int64(seg.pointee.frameCount)
+        guard start + count > cut else { return }
+        let removed = Int(start + count - max(cut, start))
+        seg.pointee.frameCount -= removed
+        seg.pointee.truncatedFrames += removed
+    }
+
     @inline(__always)
     func endStarvation(_ q: UnsafeMutablePointer<QueueRenderState>) {
         if q.pointee.starvedSince >= 0 {
@@ -444,6 +504,8 @@ struct RenderCore {
                 q.pointee.lastEnd = q.pointee.queueTime
                 q.pointee.drainThenStop = false
                 q.pointee.awaitingAfterReset = true
+            case .truncate:
+                truncate(q, at: command.time, t0: t0)
             case .disposeNow:
                 returnAllSegments(q, sampleTime: t0, notify: false)
                 q.pointee.runState = .stopped

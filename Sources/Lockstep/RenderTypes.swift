@@ -26,6 +26,9 @@ struct Segment {
     var started: Bool
     /// Rendered start (queue time) once resolved by the render thread.
     var resolvedStart: Int64
+    /// Frames the render thread cut from the end of the segment (``OutputQueue/truncate(at:)``);
+    /// reset when the segment is enqueued. The user side counts them out of its pending frames.
+    var truncatedFrames: Int = 0
 
     static func allocate(capacityFrames: Int, channelCount: Int, owner: UnsafeMutableRawPointer?)
         -> UnsafeMutablePointer<Segment>
@@ -51,6 +54,8 @@ struct Segment {
 struct QueueCommand {
     enum Kind: UInt8 {
         case enqueue, start, pause, stopNow, stopWhenDrained, reset, disposeNow, disposeWhenDrained
+        /// Cut the enqueued audio at queue time `time` (device frames); see ``OutputQueue/truncate(at:)``.
+        case truncate
     }
     var kind: Kind
     var segment: UnsafeMutablePointer<Segment>?

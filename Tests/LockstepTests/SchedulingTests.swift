@@ -1,6 +1,7 @@
 import Foundation
 import Lockstep
 import LockstepTestSupport
+import Synchronization
 import Testing
 
 @Suite("Scheduling on the shared timeline")
@@ -45,6 +46,46 @@ struct SchedulingTests {
             let expected: Float = (10..<60).contains(t) ? 0.1 : (60..<90).contains(t) ? 0.2 : (200..<220).contains(t) ? 0.3 : 0
             #expect(out[i] == expected, "frame \(i)")
         }
+    }
+
+    @Test("truncate cuts enqueued audio at a queue time: earlier audio plays, the buffer across it stops there, later buffers come back unplayed, new audio follows on the sample")
+    func truncate() throws {
+        let h = try OfflineHarness(channels: 1, period: 100)
+        let returned = Mutex<[Float]>([])
+        let q = try h.engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1)) { _, buffer in
+            buffer.withFloatSamples { samples in returned.withLock { $0.append(samples[0]) } }
+        }
+        try q.enqueueSamples(Signals.constant(0.1, frames: 300))
+        try q.enqueueSamples(Signals.constant(0.2, frames: 300))          // 300..<600: cut at 450
+        try q.enqueueSamples(Signals.constant(0.3, frames: 300))          // 600..<900: back unplayed
+        try q.enqueueSamples(Signals.constant(0.4, frames: 300), startTime: 1000)
+        try q.start(at: 0)
+        var out = try h.render(frames: 200)
+        #expect(try q.prime() == 1200)          // (counted out as buffers come back)
+        try q.truncate(at: 450)
+        // New audio from the cut on; a start time at the cut is accepted, as is following it.
+        let (_, at) = try q.enqueueSamples(Signals.constant(0.5, frames: 100), startTime: 450)
+        #expect(at == 450)
+        try q.enqueueSamples(Signals.constant(0.6, frames: 100))
+        out += try h.render(frames: 1000)
+        for i in 0..<1200 {
+            let expected: Float = i < 300 ? 0.1 : i < 450 ? 0.2 : i < 550 ? 0.5 : i < 650 ? 0.6 : 0
+            #expect(out[i] == expected, "frame \(i)")
+        }
+        // The cut buffers came back (0.3 and 0.4 unplayed, 0.2 shortened), and nothing is pending.
+        #expect(Set(returned.withLock { $0 }) == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
+        #expect(try q.prime() == 0)
+        // A cut the queue has passed cuts where it is; a buffer enqueued for the old time skips
+        // what is late and stays on the timeline.
+        try q.enqueueSamples(Signals.constant(0.7, frames: 1000))           // 1200..<2200
+        out = try h.render(frames: 200)                                     // plays 1200..<1400
+        try q.truncate(at: 1300)
+        try q.enqueueSamples(Signals.constant(0.8, frames: 400), startTime: 1300)
+        out += try h.render(frames: 400)
+        #expect(Array(out[0..<200]).allSatisfy { $0 == 0.7 })
+        #expect(Array(out[200..<400]).allSatisfy { $0 == 0.8 }, "the late part (1300..<1400) is skipped: 1400..<1700 plays")
+        #expect(Array(out[500..<600]).allSatisfy { $0 == 0 })
+        #expect(throws: AudioQueueError.self) { try q.truncate(at: -1) }
     }
 
     @Test("start times must ascend")
