@@ -83,6 +83,12 @@ final class CompatQueue: @unchecked Sendable {
         var outputCallbacksRunning = 0
         /// Set while an input queue records at a rate other than the device's.
         var conversion: InputRateConversion?
+        /// Engine buffers recorded at the device rate, with their frame counts, waiting to be
+        /// converted into the queue's buffers (an input queue with a ``conversion``); handed back to
+        /// the engine queue once converted.
+        var recorded: [(QueueBuffer, Int)] = []
+        /// Input callbacks on a dispatch queue that have not returned yet.
+        var inputCallbacksRunning = 0
 
         var isBound: Bool { output != nil || input != nil }
 

@@ -24,6 +24,8 @@ final class EventPump: @unchecked Sendable {
     private let semaphore: UnsafeMutablePointer<sem_t>
     private var thread: Thread?
     private let threadDone = DispatchSemaphore(value: 0)
+    /// Work to run on the draining thread (``schedule(_:)``), in order.
+    private let scheduled = Mutex<[@Sendable () -> Void]>([])
 
     init() {
         semaphore = .allocate(capacity: 1)
@@ -42,6 +44,14 @@ final class EventPump: @unchecked Sendable {
         var pending: Int32 = 0
         sem_getvalue(semaphore, &pending)
         if pending <= 0 { sem_post(semaphore) }
+    }
+
+    /// Runs `work` on the thread that drains, after the events pending then: at once on the
+    /// callback thread (woken now), or for a device that delivers inline in its next render.
+    /// Not for the realtime thread (it takes a lock).
+    func schedule(_ work: @escaping @Sendable () -> Void) {
+        scheduled.withLock { $0.append(work) }
+        wake()
     }
 
     /// Starts the engine's callback thread, which drains on every wake.
@@ -95,6 +105,16 @@ final class EventPump: @unchecked Sendable {
             if let event = RenderEvent(message) { engine.handle(event) }
         }
         for (queue, limit) in zip(inputs, limits) where queue.service(upTo: limit) { any = true }
+        // Scheduled work, including what that work schedules in turn.
+        while true {
+            let work = scheduled.withLock { work in
+                defer { work.removeAll() }
+                return work
+            }
+            if work.isEmpty { break }
+            any = true
+            for item in work { item() }
+        }
         engine.delivered.signal()
         return any
     }
