@@ -52,6 +52,15 @@ extension CompatQueue {
                 }
                 var converted: [QueueBuffer] = []
                 var filled: [ConvertedBuffer] = []
+                if conversion.flushing {
+                    // A stop is under way: the engine queue must reach its stop mark, so it gets
+                    // every buffer back at once (what no buffer of the queue takes waits here).
+                    for (buffer, frames) in state.recorded {
+                        buffer.withFloatSamples { conversion.append($0.baseAddress!, frames: frames) }
+                        converted.append(buffer)
+                    }
+                    state.recorded.removeAll()
+                }
                 while let item = state.enqueued.first {
                     if let (time, frames) = conversion.fill(item.buffer, final: false) {
                         state.enqueued.removeFirst()

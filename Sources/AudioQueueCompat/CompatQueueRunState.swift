@@ -84,6 +84,8 @@ extension CompatQueue {
         }
         if deferred { return }
         guard let engine else { return returnPendingBuffers() }
+        // A converting input queue hands its held engine buffers back from now on.
+        if input != nil, state.withLock({ $0.conversion?.flushing ?? false }) { schedulePump(engine) }
         if immediately { beginReset() }
         do {
             if let output {

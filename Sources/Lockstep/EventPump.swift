@@ -104,16 +104,18 @@ final class EventPump: @unchecked Sendable {
             any = true
             if let event = RenderEvent(message) { engine.handle(event) }
         }
-        for (queue, limit) in zip(inputs, limits) where queue.service(upTo: limit) { any = true }
-        // Scheduled work, including what that work schedules in turn.
-        while true {
+        // Input buffers, then scheduled work (including what that work schedules in turn); work
+        // may enqueue input buffers again, which the next round fills from what is captured.
+        for _ in 0..<4096 {
+            var progress = false
+            for (queue, limit) in zip(inputs, limits) where queue.service(upTo: limit) { progress = true }
             let work = scheduled.withLock { work in
                 defer { work.removeAll() }
                 return work
             }
-            if work.isEmpty { break }
-            any = true
             for item in work { item() }
+            if !progress && work.isEmpty { break }
+            any = true
         }
         engine.delivered.signal()
         return any

@@ -128,3 +128,106 @@ extension JACKTests {
         func player100FramesLongPeriod() throws { try playAndCheck(packets: 100, period: 1024) }
     }
 }
+
+extension AQCompatTests {
+    /// Recording at 44.1 kHz from a 48 kHz offline device, deterministically: the exact frame
+    /// counts of the conversion, buffers filled as soon as they are enqueued, and what a new run
+    /// must drop reported.
+    @Suite("Input conversion, offline", .serialized)
+    struct InputConversionTests {
+        /// Little-endian float32 samples of an input's bytes.
+        static func floats(_ bytes: [UInt8]) -> [Float] {
+            stride(from: 0, to: bytes.count, by: 4).map {
+                Float(bitPattern: UInt32(bytes[$0]) | UInt32(bytes[$0 + 1]) << 8 | UInt32(bytes[$0 + 2]) << 16 | UInt32(bytes[$0 + 3]) << 24)
+            }
+        }
+
+        /// The device's input: a ramp whose frame t holds t / 2¹⁶ (device sample time).
+        static let ramp: OfflineDevice.InputProvider = { time, frames, channels in
+            for i in 0..<frames { channels[0][i] = Float(time + Int64(i)) / 65536 }
+        }
+
+        @Test("one second at 48 kHz records 44 100 frames at 44.1 kHz into 100-frame buffers, every one on the ramp")
+        func exactLength() throws {
+            let (device, queue, log) = try startedOfflineInputQueue(
+                rate: 48000, channels: 1, maximumFrames: 480, format: pcm(44100, channels: 1, bits: 32, float: true),
+                bufferFrames: 100, provider: Self.ramp)
+            defer { AudioQueueSetDefaultDevice(.standard) }
+            for _ in 0..<100 { _ = try device.renderFloat(frames: 480) }     // device frames 0 ..< 48 000
+            #expect(AudioQueueStop(queue, true) == noErr)                   // stops at 48 000
+            _ = try device.renderFloat(frames: 480)
+            #expect(AudioQueueDispose(queue, true) == noErr)
+            let inputs = log.inputs
+            var time = 0.0
+            for input in inputs {
+                #expect(input.sampleTime == time)
+                time += Double(input.packets)
+            }
+            // 48 000 device frames are 44 100 queue frames: the converter is latency-compensated
+            // (its delay is taken off the front, its tail flushed at the stop), so not a frame more
+            // or less.
+            #expect(time == 44100, "converted frames: \(time)")
+            #expect(inputs.dropLast().allSatisfy { $0.packets == 100 })
+            // Frame k holds the ramp at device time k × 48/44.1, past the filter's edges (it rings
+            // before the cut at the stop).
+            let samples = inputs.flatMap { Self.floats($0.bytes) }
+            let off = (64..<(samples.count - 128)).filter { abs(Double(samples[$0]) * 65536 - Double($0) * 48000 / 44100) > 0.05 }
+            #expect(off.isEmpty, "\(off.count) frames off the ramp, first at \(off.first ?? -1)")
+        }
+
+        @Test("a buffer enqueued late is filled from what was recorded meanwhile, at once and in order")
+        func lateEnqueue() throws {
+            let (device, queue, log) = try startedOfflineInputQueue(
+                rate: 48000, channels: 1, maximumFrames: 480, format: pcm(44100, channels: 1, bits: 32, float: true),
+                bufferFrames: 441, provider: Self.ramp)
+            defer { AudioQueueSetDefaultDevice(.standard) }
+            log.reenqueue = false
+            for _ in 0..<50 { _ = try device.renderFloat(frames: 480) }      // 0.5 s; only 3 × 10 ms taken
+            #expect(log.inputs.count == 3)
+            // Three more buffers: the next render fills each from the backlog, in order.
+            var refs: [AudioQueueBufferRef] = []
+            for _ in 0..<3 {
+                var buffer: AudioQueueBufferRef?
+                #expect(AudioQueueAllocateBuffer(queue, 441 * 4, &buffer) == noErr)
+                refs.append(buffer!)
+            }
+            for ref in refs { #expect(AudioQueueEnqueueBuffer(queue, ref, 0, nil) == noErr) }
+            _ = try device.renderFloat(frames: 480)
+            let inputs = log.inputs
+            #expect(inputs.count == 6)
+            #expect(inputs.map(\.sampleTime) == [0, 441, 882, 1323, 1764, 2205])
+            let samples = inputs.flatMap { Self.floats($0.bytes) }
+            let off = (64..<samples.count).filter { abs(Double(samples[$0]) * 65536 - Double($0) * 48000 / 44100) > 0.05 }
+            #expect(off.isEmpty, "\(off.count) frames off the ramp, first at \(off.first ?? -1)")
+            #expect(AudioQueueStop(queue, true) == noErr)
+            _ = try device.renderFloat(frames: 480)
+            #expect(AudioQueueDispose(queue, true) == noErr)
+        }
+
+        @Test("what no buffer took before a new run is dropped at the start and reported as an overflow")
+        func leftoverReported() throws {
+            let (device, queue, log) = try startedOfflineInputQueue(
+                rate: 48000, channels: 1, maximumFrames: 480, format: pcm(44100, channels: 1, bits: 32, float: true),
+                bufferFrames: 441, provider: Self.ramp)
+            defer { AudioQueueSetDefaultDevice(.standard) }
+            log.reenqueue = false
+            for _ in 0..<50 { _ = try device.renderFloat(frames: 480) }      // 24 000 device frames
+            #expect(AudioQueueStop(queue, true) == noErr)
+            _ = try device.renderFloat(frames: 480)
+            #expect(log.inputs.count == 3)                                 // 1 323 of 22 050 frames taken
+            let engine = try AudioQueueCompatDefaultEngine()
+            #expect(!engine.discontinuities.contains { $0.kind == .overflow })
+            #expect(AudioQueueStart(queue, nil) == noErr)
+            let overflows = engine.discontinuities.filter { $0.kind == .overflow }
+            #expect(overflows.count == 1)
+            // 22 050 − 1 323 queue frames, in device frames.
+            if let overflow = overflows.first {
+                #expect(abs(Double(overflow.length) - Double(22050 - 1323) * 48000 / 44100) <= 2, "\(overflow)")
+                #expect(abs(Double(overflow.sampleTime) - 1323 * 48000 / 44100) <= 2, "\(overflow)")
+            }
+            #expect(AudioQueueStop(queue, true) == noErr)
+            _ = try device.renderFloat(frames: 480)
+            #expect(AudioQueueDispose(queue, true) == noErr)
+        }
+    }
+}
