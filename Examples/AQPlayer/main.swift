@@ -5,10 +5,13 @@
 //
 //   swift run AQPlayer IN.aiff                              # live, through JACK
 //   swift run AQPlayer IN.aiff --offline OUT.wav           # offline render, as fast as the CPU allows
-//   options: --server NAME (JACK server), --volume 0…1
+//   options: --server NAME (JACK server), --volume 0…1, --packets N (packets per buffer, as players
+//            that size buffers in packets do; default half a second), --connect PORT (also connect
+//            output N to the N-th such JACK input port)
 import AQExampleSupport   // Linux: command-line options and error messages of the examples.
 import AudioQueueCompat
 import Foundation
+import LockstepJACK      // Linux: only to connect the outputs to the JACK ports given with --connect.
 
 let kNumberBuffers = 3
 // Create a data structure to manage information needed by the audio queue
@@ -65,8 +68,11 @@ var arguments = ExampleArguments()
 let offlinePath = arguments.option("--offline")
 let server = arguments.option("--server")
 let volume = Float32(arguments.option("--volume") ?? "1") ?? 1
+let packetsPerBuffer = arguments.option("--packets").flatMap { UInt32($0) }
+var connections: [String] = []
+while let port = arguments.option("--connect") { connections.append(port) }
 guard let inputPath = arguments.positional.first else {
-    exitWithMessage("usage: AQPlayer IN [--offline OUT.wav|.aiff|.caf] [--server NAME] [--volume V]", code: 2)
+    exitWithMessage("usage: AQPlayer IN [--offline OUT.wav|.aiff|.caf] [--server NAME] [--volume V] [--packets N] [--connect PORT]...", code: 2)
 }
 if let server { setenv("JACK_DEFAULT_SERVER", server, 1) }   // Linux: which JACK server is "the device"
 
@@ -94,8 +100,8 @@ let queue = myInfo.pointee.mQueue!
 check(AudioQueueAddPropertyListener(queue, kAudioQueueProperty_IsRunning, IsRunningChanged, myInfo),
       "AudioQueueAddPropertyListener")
 
-// Buffers of half a second; prime them by calling the callback, as Apple's samples do.
-let bufferByteSize = UInt32(myInfo.pointee.mDataFormat.mSampleRate / 2) * maxPacketSize
+// Buffers of half a second (or --packets packets); prime them by calling the callback, as Apple's samples do.
+let bufferByteSize = (packetsPerBuffer ?? UInt32(myInfo.pointee.mDataFormat.mSampleRate / 2)) * maxPacketSize
 myInfo.pointee.mNumPacketsToRead = bufferByteSize / maxPacketSize
 for i in 0..<kNumberBuffers {
     check(AudioQueueAllocateBuffer(queue, bufferByteSize, &myInfo.pointee.mBuffers[i]), "AudioQueueAllocateBuffer")
@@ -144,6 +150,16 @@ if let offlinePath {
     check(AudioFileClose(outputFile!), "AudioFileClose")
     print("rendered \(written) frames of \(inputPath) offline to \(offlinePath)")
 } else {
+    // Linux: connect the outputs to the JACK ports given with --connect.
+    do {
+        if !connections.isEmpty, let device = try AudioQueueCompatDefaultEngine().device as? JACKDevice {
+            for (index, port) in connections.enumerated() {
+                try device.connect(device.outputPortNames[index % device.outputPortNames.count], to: port)
+            }
+        }
+    } catch {
+        exitWithMessage("\(error)")
+    }
     check(AudioQueueStart(queue, nil), "AudioQueueStart")
     repeat {
         CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.05, false)

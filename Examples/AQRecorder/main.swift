@@ -3,6 +3,7 @@
 // as Swift allows: `inBuffer->mAudioData` becomes `inBuffer.pointee.mAudioData`, `&x` stays `&x`.
 //
 //   swift run AQRecorder OUT.aiff [--seconds 2] [--server NAME] [--connect PORT]... [--bits 16|24] [--rate 44100]
+//                                 [--buffer-seconds 0.5]
 //
 // It records the default JACK device's inputs (`in_1`, `in_2`; or the ports given with --connect)
 // into a big-endian AIFF file at 44.1 kHz, as the guide does (the queue converts from the JACK
@@ -76,10 +77,11 @@ let seconds = Double(arguments.option("--seconds") ?? "2") ?? 2
 let server = arguments.option("--server")
 let bits = UInt32(arguments.option("--bits") ?? "16") ?? 16
 let rate = Double(arguments.option("--rate") ?? "44100") ?? 44100
+let bufferSeconds = Double(arguments.option("--buffer-seconds") ?? "0.5") ?? 0.5   // the listing's 0.5 s
 var connections: [String] = []
 while let port = arguments.option("--connect") { connections.append(port) }
 guard let filePath = arguments.positional.first else {
-    exitWithMessage("usage: AQRecorder OUT.aiff [--seconds S] [--server NAME] [--connect PORT]... [--bits 16|24] [--rate HZ]", code: 2)
+    exitWithMessage("usage: AQRecorder OUT.aiff [--seconds S] [--server NAME] [--connect PORT]... [--bits 16|24] [--rate HZ] [--buffer-seconds S]", code: 2)
 }
 // Linux: the default device is a JACK client; name it and pick the server.
 AudioQueueSetDefaultDevice(.jack(JACKDevice.Options(clientName: "AQRecorder", serverName: server, channelCount: 2,
@@ -111,6 +113,14 @@ do {
     exitWithMessage("\(error)")
 }
 
+// Linux: prints the JACK frame time at which the stop is asked for (tests compare the take's end with it).
+func printStopRequest(_ queue: AudioQueueRef) {
+    var now = AudioTimeStamp()
+    guard AudioQueueDeviceGetCurrentTime(queue, &now) == noErr, now.mFlags & kAudioTimeStampSampleTimeValid != 0,
+          let device = (try? AudioQueueCompatDefaultEngine())?.device as? JACKDevice else { return }
+    print("stop requested at JACK frame \(device.jackFrameTime(forSampleTime: Int64(now.mSampleTime)))")
+}
+
 // Listing 2-9  Creating a recording audio queue
 check(AudioQueueNewInput(&aqData.pointee.mDataFormat, HandleInputBuffer, aqData, nil, kCFRunLoopCommonModes, 0, &aqData.pointee.mQueue),
       "AudioQueueNewInput")
@@ -126,7 +136,7 @@ check(AudioFileCreateWithURL(audioFileURL, fileType, &aqData.pointee.mDataFormat
       "AudioFileCreateWithURL")                                                                        // 6
 
 // Listing 2-12  Setting an audio queue buffer size
-DeriveBufferSize(aqData.pointee.mQueue!, &aqData.pointee.mDataFormat, 0.5, &aqData.pointee.bufferByteSize)
+DeriveBufferSize(aqData.pointee.mQueue!, &aqData.pointee.mDataFormat, bufferSeconds, &aqData.pointee.bufferByteSize)
 
 // Listing 2-13  Preparing a set of audio queue buffers
 for i in 0..<kNumberBuffers {                                                              // 1
@@ -140,6 +150,7 @@ aqData.pointee.mCurrentPacket = 0                                               
 aqData.pointee.mIsRunning = true                                                                   // 2
 check(AudioQueueStart(aqData.pointee.mQueue!, nil), "AudioQueueStart")                             // 3
 Thread.sleep(forTimeInterval: seconds)   // Wait, on user interface thread, until user stops the recording
+printStopRequest(aqData.pointee.mQueue!)  // Linux: says when the stop was asked for, on JACK's clock
 check(AudioQueueStop(aqData.pointee.mQueue!, true), "AudioQueueStop")                              // 6
 aqData.pointee.mIsRunning = false                                                                  // 9
 

@@ -87,6 +87,12 @@ public let kAudioQueueProperty_CurrentLevelMeter = fourCharCode("aqmv")
 /// Levels in dBFS, one ``AudioQueueLevelMeterState`` per channel (read-only). The corresponding
 /// Apple constant is `kAudioQueueProperty_CurrentLevelMeterDB` (`'aqmd'`).
 public let kAudioQueueProperty_CurrentLevelMeterDB = fourCharCode("aqmd")
+/// How many frames (at the queue's rate) an output queue converts ahead of the device (`UInt32`,
+/// get and set; output queues only). A buffer is handed back to the output callback as soon as
+/// its audio is in this decode buffer — not when it has played — so small buffers are refilled
+/// long before the device needs them. Default 8192; 0 hands buffers back only once played. The
+/// corresponding Apple constant is `kAudioQueueProperty_DecodeBufferSizeFrames` (`'dcbf'`).
+public let kAudioQueueProperty_DecodeBufferSizeFrames = fourCharCode("dcbf")
 
 // MARK: - Parameter IDs
 

@@ -37,6 +37,17 @@ final class CompatQueue: @unchecked Sendable {
     /// Where disposal stands: not asked for, waiting for an asynchronous stop, or over.
     enum Disposal { case none, pending, done }
 
+    /// The default `kAudioQueueProperty_DecodeBufferSizeFrames`.
+    static let defaultDecodeBufferFrames = 8192
+
+    /// An engine buffer of an output queue in the engine queue: its frame count and the queue's
+    /// buffer whose audio it carries, until that buffer is handed back to the callback.
+    struct InFlight {
+        var engineBuffer: QueueBuffer
+        var frames: Int
+        var buffer: AudioQueueBufferRef?
+    }
+
     /// One enqueued buffer with what came with it, kept in order while the queue is unbound (and,
     /// while bound, until the engine hands the buffer back).
     struct Enqueue {
@@ -83,6 +94,20 @@ final class CompatQueue: @unchecked Sendable {
         var outputCallbacksRunning = 0
         /// Set while an input queue records at a rate other than the device's.
         var conversion: InputRateConversion?
+        /// Engine buffers recorded at the device rate, with their frame counts, waiting to be
+        /// converted into the queue's buffers (an input queue with a ``conversion``); handed back to
+        /// the engine queue once converted.
+        var recorded: [(QueueBuffer, Int)] = []
+        /// Input callbacks on a dispatch queue that have not returned yet.
+        var inputCallbacksRunning = 0
+        /// `kAudioQueueProperty_DecodeBufferSizeFrames`: how many frames an output queue holds
+        /// converted ahead of the device before it stops handing buffers back early.
+        var decodeBufferFrames = CompatQueue.defaultDecodeBufferFrames
+        /// Engine buffers of an output queue in the engine queue, oldest first, each with the
+        /// queue's buffer it carries while that one has not been handed back yet.
+        var inFlight: [InFlight] = []
+        /// Engine buffers of an output queue that are free to carry the next enqueue.
+        var spare: [QueueBuffer] = []
 
         var isBound: Bool { output != nil || input != nil }
 

@@ -18,6 +18,8 @@ extension CompatQueue {
         if isOutput {
             let queue = try engine.makeOutputQueue(format: layout.format) { [self] _, buffer in outputDone(buffer) }
             _ = try queue.addPropertyListener(.isRunning) { [self] queue, _ in runningChanged(queue.isRunning) }
+            // Apple's timing: a buffer that arrives late plays in full and the timeline slides.
+            queue.lateBufferPolicy = .playInFull
             let volume = state.volume
             try queue.setVolume(volume)
             queue.isLevelMeteringEnabled = state.metering
@@ -82,20 +84,41 @@ extension CompatQueue {
     /// Hands one enqueued buffer to the engine queue. Called with `state` locked, while bound.
     func submit(_ item: Enqueue, _ state: inout State) throws(AudioQueueError) -> Int64 {
         if state.conversion != nil { return 0 }    // stays in `enqueued` until the conversion fills it
-        guard let record = state.buffers[item.buffer], let engineBuffer = record.engineBuffer else {
-            throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue")
-        }
         if let input = state.input {
+            guard let record = state.buffers[item.buffer], let engineBuffer = record.engineBuffer else {
+                throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue")
+            }
             try input.enqueue(engineBuffer)
             return 0
         }
         guard let output = state.output else { return 0 }
         let bytes = Int(item.buffer.pointee.mAudioDataByteSize)
+        let engineBuffer = try spareEngineBuffer(bytes: max(bytes, Int(item.buffer.pointee.mAudioDataBytesCapacity)), output, &state)
         layout.convertByteOrder(from: item.buffer.pointee.mAudioData, to: engineBuffer.data, byteCount: bytes)
         engineBuffer.byteSize = bytes
         let parameters = item.volume.map { [ParameterEvent(.volume, $0)] } ?? []
-        return try output.enqueue(engineBuffer, startTime: item.startTime, trimFramesAtStart: item.trimStart,
-                           trimFramesAtEnd: item.trimEnd, parameters: parameters)
+        let start: Int64
+        do {
+            start = try output.enqueue(engineBuffer, startTime: item.startTime, trimFramesAtStart: item.trimStart,
+                                       trimFramesAtEnd: item.trimEnd, parameters: parameters)
+        } catch {
+            state.spare.append(engineBuffer)
+            throw error
+        }
+        state.inFlight.append(InFlight(engineBuffer: engineBuffer, frames: bytes / layout.bytesPerFrame, buffer: item.buffer))
+        // Its audio is converted and in the engine queue: the buffer may go back to the callback
+        // now (on the callback thread), if the decode buffer has room.
+        if let engine = state.engine { engine.performOnCallbackThread { [weak self] in self?.releaseDecoded() } }
+        return start
+    }
+
+    /// An engine buffer of at least `bytes` bytes for the next enqueue of an output queue: a spare
+    /// one, or a new one. Called with `state` locked.
+    private func spareEngineBuffer(bytes: Int, _ output: OutputQueue, _ state: inout State) throws(AudioQueueError) -> QueueBuffer {
+        if let index = state.spare.firstIndex(where: { $0.byteCapacity >= bytes }) {
+            return state.spare.remove(at: index)
+        }
+        return try output.allocateBuffer(byteCapacity: max(bytes, layout.bytesPerFrame))
     }
 
     /// Disposes of the engine queue at once (no more callbacks; a no-op if it is already going)
@@ -109,6 +132,9 @@ extension CompatQueue {
         state.engine = nil
         state.offlineDevice = nil
         state.conversion = nil
+        state.recorded.removeAll()
+        state.inFlight.removeAll()
+        state.spare.removeAll()
         state.timelines.removeAll()
     }
 }

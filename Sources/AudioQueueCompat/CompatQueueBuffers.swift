@@ -24,6 +24,7 @@ extension CompatQueue {
     /// conversion. Called with `state` locked.
     func attachEngineBuffer(_ record: BufferRecord, _ state: State) throws(AudioQueueError) {
         if state.conversion != nil { return }      // the queue's buffers are filled by the conversion
+        if isOutput { return }                     // output queues carry audio in pooled engine buffers
         let capacity = max(Int(record.ref.pointee.mAudioDataBytesCapacity), layout.bytesPerFrame)
         let buffer: QueueBuffer
         if let output = state.output {

@@ -25,6 +25,8 @@ extension CompatQueue {
                 if state.isBound { _ = try submit(item, &state) }
                 state.enqueued.append(item)
                 record.isEnqueued = true
+                // Converted audio may be waiting: the callback thread fills the buffer now.
+                if state.conversion != nil, let engine = state.engine { schedulePump(engine) }
                 return 0
             }
             let bytes = Int(ref.pointee.mAudioDataByteSize)

@@ -19,28 +19,112 @@ extension CompatQueue {
                      packets: UInt32(bytes / layout.bytesPerFrame))
     }
 
-    /// A recorded engine buffer at the device rate, for a queue at another rate: convert it, hand
-    /// it back to the engine, and deliver every buffer of the queue that is now full.
+    /// A recorded engine buffer at the device rate, for a queue at another rate: keep it until a
+    /// buffer of the queue needs its audio, and fill what can be filled now. Called on the
+    /// callback thread.
     func convertedInput(_ engineBuffer: QueueBuffer, start: Int64, frames: Int) {
-        let (input, filled) = state.withLock { (state) -> (InputQueue?, [ConvertedBuffer]) in
-            guard state.disposal != .done, let conversion = state.conversion else { return (nil, []) }
-            engineBuffer.withFloatSamples { conversion.append($0.baseAddress!, frames: frames) }
-            return (state.input, fillConverted(final: false, &state))
+        let input = state.withLock { (state) -> InputQueue? in
+            guard state.disposal != .done, state.conversion != nil else { return state.input }
+            state.recorded.append((engineBuffer, frames))
+            return nil
         }
-        try? input?.enqueue(engineBuffer)
-        deliverConverted(filled)
+        // Not converting (any more): the buffer goes straight back to the engine queue.
+        if let input { try? input.enqueue(engineBuffer) }
+        pumpConversion()
     }
 
-    /// Fills the queue's enqueued buffers, in order, from the converted audio. Called with `state` locked.
-    func fillConverted(final: Bool, _ state: inout State) -> [ConvertedBuffer] {
-        guard let conversion = state.conversion else { return [] }
-        var filled: [ConvertedBuffer] = []
-        while let item = state.enqueued.first, let (time, frames) = conversion.fill(item.buffer, final: final) {
-            state.enqueued.removeFirst()
-            state.buffers[item.buffer]?.isEnqueued = false
-            filled.append((item.buffer, time, frames))
+    /// Asks the callback thread to fill the queue's enqueued buffers from the recorded audio (after
+    /// an enqueue): the buffer is filled at once, not at the next device cycle, and its callback
+    /// is not called from inside the enqueue.
+    func schedulePump(_ engine: Engine) {
+        engine.performOnCallbackThread { [weak self] in self?.pumpConversion() }
+    }
+
+    /// Fills the queue's enqueued buffers, in order, converting recorded engine buffers only as
+    /// their audio is needed, and delivers each full buffer (the last one of a stopped recording
+    /// partly filled) — again and again while the callbacks enqueue buffers. Engine buffers whose
+    /// audio is converted go back to the engine queue. Called on the callback thread.
+    func pumpConversion() {
+        while true {
+            let (input, converted, filled) = state.withLock { (state) -> (InputQueue?, [QueueBuffer], [ConvertedBuffer]) in
+                guard state.disposal != .done, let conversion = state.conversion, !conversion.discarding else {
+                    return (nil, [], [])
+                }
+                var converted: [QueueBuffer] = []
+                var filled: [ConvertedBuffer] = []
+                if conversion.flushing {
+                    // A stop is under way: the engine queue must reach its stop mark, so it gets
+                    // every buffer back at once (what no buffer of the queue takes waits here).
+                    for (buffer, frames) in state.recorded {
+                        buffer.withFloatSamples { conversion.append($0.baseAddress!, frames: frames) }
+                        converted.append(buffer)
+                    }
+                    state.recorded.removeAll()
+                }
+                while let item = state.enqueued.first {
+                    if let (time, frames) = conversion.fill(item.buffer, final: false) {
+                        state.enqueued.removeFirst()
+                        state.buffers[item.buffer]?.isEnqueued = false
+                        filled.append((item.buffer, time, frames))
+                    } else if !state.recorded.isEmpty {
+                        let (buffer, frames) = state.recorded.removeFirst()
+                        buffer.withFloatSamples { conversion.append($0.baseAddress!, frames: frames) }
+                        converted.append(buffer)
+                    } else if conversion.ended, let (time, frames) = conversion.fill(item.buffer, final: true) {
+                        state.enqueued.removeFirst()
+                        state.buffers[item.buffer]?.isEnqueued = false
+                        filled.append((item.buffer, time, frames))
+                    } else {
+                        break
+                    }
+                }
+                return (state.input, converted, filled)
+            }
+            for buffer in converted { try? input?.enqueue(buffer) }
+            if filled.isEmpty { break }
+            deliverConverted(filled)
         }
-        return filled
+        // A stop is over once the recording's last frame is delivered, or no buffer (and no
+        // callback that could enqueue one) is left to take what remains.
+        state.withLock { state in
+            guard let conversion = state.conversion, conversion.flushing, conversion.ended else { return }
+            if conversion.fifoFrames == 0 || (state.enqueued.isEmpty && state.inputCallbacksRunning == 0) {
+                conversion.flushing = false
+            }
+        }
+    }
+
+    /// The recording stopped (the engine queue has delivered its last buffer): convert everything
+    /// recorded, release the converter's tail, and deliver. Called on the callback thread.
+    func endConversion() {
+        let (input, converted) = state.withLock { (state) -> (InputQueue?, [QueueBuffer]) in
+            guard state.disposal != .done, let conversion = state.conversion else { return (nil, []) }
+            var converted: [QueueBuffer] = []
+            for (buffer, frames) in state.recorded {
+                buffer.withFloatSamples { conversion.append($0.baseAddress!, frames: frames) }
+                converted.append(buffer)
+            }
+            state.recorded.removeAll()
+            conversion.flush()
+            return (state.input, converted)
+        }
+        for buffer in converted { try? input?.enqueue(buffer) }
+        pumpConversion()
+    }
+
+    /// A new run of an input queue that converts: what the last run left that no buffer took is
+    /// dropped now — and reported (the engine queue's ``InputQueue/lostFrames`` and an `overflow`
+    /// discontinuity), never silently.
+    func beginConversionRun() {
+        let (input, dropped, time) = state.withLock { (state) -> (InputQueue?, Int, Int64) in
+            guard let conversion = state.conversion, conversion.ended else { return (nil, 0, 0) }
+            let ratio = conversion.deviceFramesPerFrame
+            let time = (state.inputOrigin ?? 0) + Int64((Double(conversion.deliveredFrames) * ratio).rounded())
+            let dropped = conversion.beginRun()
+            conversion.flushing = false
+            return (state.input, Int((Double(dropped) * ratio).rounded()), time)
+        }
+        if dropped > 0 { input?.reportLostFrames(Int64(dropped), at: time) }
     }
 
     func deliverConverted(_ filled: [ConvertedBuffer]) {
@@ -66,9 +150,20 @@ extension CompatQueue {
             CallbackThread.run { withUnsafePointer(to: &time) { proc(userData, queue, ref, $0, packets, nil) } }
         case .inputBlock(let block, let dispatch):
             let stamp = time
-            onDispatchQueue(dispatch) {
+            // While converting, a stop waits for blocks still to run (they may enqueue again), and
+            // each one that returns lets the conversion fill what it enqueued.
+            let engine = state.withLock { (state) -> Engine? in
+                guard state.conversion != nil, let engine = state.engine else { return nil }
+                state.inputCallbacksRunning += 1
+                return engine
+            }
+            onDispatchQueue(dispatch) { [self] in
                 var time = stamp
                 withUnsafePointer(to: &time) { block(queue, ref, $0, packets, nil) }
+                if let engine {
+                    state.withLock { $0.inputCallbacksRunning -= 1 }
+                    schedulePump(engine)
+                }
             }
         case .output, .outputBlock:
             break
@@ -80,16 +175,19 @@ extension CompatQueue {
         state.withLock { $0.conversion?.discarding = true }
         defer { state.withLock { $0.conversion?.discarding = false } }
         try input.reset()
-        let empty = state.withLock { (state) -> [AudioQueueBufferRef] in
+        let (empty, recorded) = state.withLock { (state) -> ([AudioQueueBufferRef], [QueueBuffer]) in
             state.conversion?.reset()
+            let recorded = state.recorded.map(\.0)
+            state.recorded.removeAll()
             let refs = state.enqueued.map(\.buffer)
             for ref in refs {
                 state.buffers[ref]?.isEnqueued = false
                 ref.pointee.mAudioDataByteSize = 0
             }
             state.enqueued.removeAll()
-            return refs
+            return (refs, recorded)
         }
+        for buffer in recorded { try? input.enqueue(buffer) }
         let time = state.withLock { $0.conversion.map { Int64($0.deliveredFrames) } ?? 0 }
         for ref in empty { deliverInput(ref, sampleTime: time, hostTime: 0, packets: 0) }
     }

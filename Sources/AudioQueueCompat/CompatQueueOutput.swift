@@ -4,16 +4,60 @@ import Lockstep
 // The output side: buffers the engine has played come back and go to the user's output callback
 // (a C function on the callback thread, or a block on its dispatch queue).
 extension CompatQueue {
-    /// An engine buffer has played. Called on the callback thread (or the offline render thread).
+    /// An engine buffer has played (or was handed back by a stop or reset): it becomes spare,
+    /// and the queue's buffer it carried, if not handed back yet, goes to the callback now, with
+    /// any others the decode buffer has room for. Called on the callback thread (or the offline
+    /// render thread).
     func outputDone(_ engineBuffer: QueueBuffer) {
-        guard let ref = takeBack(engineBuffer) else { return }
-        state.withLock { $0.outputCallbacksRunning += 1 }
-        deliverOutput([ref])
+        let finished = state.withLock { (state) -> AudioQueueBufferRef? in
+            guard state.disposal != .done,
+                  let index = state.inFlight.firstIndex(where: { $0.engineBuffer === engineBuffer }) else { return nil }
+            let entry = state.inFlight.remove(at: index)
+            state.spare.append(engineBuffer)
+            if let ref = entry.buffer { forget(ref, &state) }
+            return entry.buffer
+        }
+        releaseDecoded(finished: finished)
+    }
+
+    /// Hands back to the callback, in order, the queue's buffers whose audio is in the engine
+    /// queue and within `kAudioQueueProperty_DecodeBufferSizeFrames` of the play position (each
+    /// carries one engine buffer; their number stays within the engine's per-queue limit), and
+    /// `finished`, a buffer whose audio has played. Called on the callback thread.
+    func releaseDecoded(finished: AudioQueueBufferRef? = nil) {
+        let withFinished = finished != nil
+        let decoded = state.withLock { (state) -> [AudioQueueBufferRef] in
+            guard state.disposal != .done else { return [] }
+            var refs: [AudioQueueBufferRef] = []
+            let limit = state.decodeBufferFrames
+            let maximum = state.engine?.maximumBuffersPerQueue ?? 0
+            var ahead = 0
+            for index in state.inFlight.indices where limit > 0 {
+                ahead += state.inFlight[index].frames
+                guard let buffer = state.inFlight[index].buffer else { continue }
+                guard ahead <= limit || ahead == state.inFlight[index].frames,
+                      state.inFlight.count + state.buffers.count < maximum else { break }
+                state.inFlight[index].buffer = nil
+                refs.append(buffer)
+            }
+            for ref in refs { forget(ref, &state) }
+            if !refs.isEmpty || withFinished { state.outputCallbacksRunning += 1 }
+            return refs
+        }
+        let refs = (finished.map { [$0] } ?? []) + decoded
+        guard !refs.isEmpty else { return }
+        deliverOutput(refs)
         // A reset is over once the callback of its last buffer has run.
         state.withLock { state in
-            state.resetting.remove(ref)
+            for ref in refs { state.resetting.remove(ref) }
             state.outputCallbacksRunning -= 1
         }
+    }
+
+    /// Marks a buffer handed back: no longer enqueued. Called with `state` locked.
+    private func forget(_ ref: AudioQueueBufferRef, _ state: inout State) {
+        state.buffers[ref]?.isEnqueued = false
+        if let index = state.enqueued.firstIndex(where: { $0.buffer == ref }) { state.enqueued.remove(at: index) }
     }
 
     /// Hands buffers to the output callback: the C function on this thread, or the block on its

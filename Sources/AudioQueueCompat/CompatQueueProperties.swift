@@ -35,9 +35,19 @@ extension CompatQueue {
         kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_SampleRate, kAudioQueueDeviceProperty_NumberChannels,
         kAudioQueueProperty_CurrentDevice, kAudioQueueProperty_MagicCookie, kAudioQueueProperty_StreamDescription,
         kAudioQueueProperty_ChannelLayout, kAudioQueueProperty_EnableLevelMetering,
-        kAudioQueueProperty_MaximumOutputPacketSize,
+        kAudioQueueProperty_MaximumOutputPacketSize, kAudioQueueProperty_DecodeBufferSizeFrames,
     ]
     static let meters: Set<AudioQueuePropertyID> = [kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB]
+
+    /// The largest `kAudioQueueProperty_DecodeBufferSizeFrames` accepted (about 6 minutes at 48 kHz).
+    static let maximumDecodeBufferFrames: UInt32 = 1 << 24
+
+    /// Throws `kAudioQueueErr_InvalidProperty` for a property of output queues asked of an input queue.
+    func requireOutputProperty(_ id: AudioQueuePropertyID) throws(AudioQueueError) {
+        guard isOutput else {
+            throw AudioQueueError(.invalidProperty, "property '\(fourCharCodeString(id))' belongs to output (playback) queues; this is an input queue")
+        }
+    }
 
     func unknownProperty(_ id: AudioQueuePropertyID) -> AudioQueueError {
         AudioQueueError(.invalidProperty, "property '\(fourCharCodeString(id))' is not an audio queue property Lockstep knows")
@@ -69,6 +79,9 @@ extension CompatQueue {
         switch id {
         case kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_NumberChannels,
              kAudioQueueProperty_EnableLevelMetering, kAudioQueueProperty_MaximumOutputPacketSize:
+            return 4
+        case kAudioQueueProperty_DecodeBufferSizeFrames:
+            try requireOutputProperty(id)
             return 4
         case kAudioQueueDeviceProperty_SampleRate: return 8
         case kAudioQueueProperty_CurrentDevice: return UInt32(MemoryLayout<CFString?>.size)
@@ -124,6 +137,9 @@ extension CompatQueue {
             try putBytes(state.withLock { $0.channelLayout ?? defaultChannelLayout })
         case kAudioQueueProperty_EnableLevelMetering:
             try put(UInt32(state.withLock { $0.metering } ? 1 : 0))
+        case kAudioQueueProperty_DecodeBufferSizeFrames:
+            try requireOutputProperty(id)
+            try put(UInt32(state.withLock { $0.decodeBufferFrames }))
         case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
             let stride = MemoryLayout<AudioQueueLevelMeterState>.size
             guard available >= stride, available % stride == 0 else {
@@ -169,6 +185,19 @@ extension CompatQueue {
                 state.output?.isLevelMeteringEnabled = on
                 state.input?.isLevelMeteringEnabled = on
             }
+        case kAudioQueueProperty_DecodeBufferSizeFrames:
+            try requireOutputProperty(id)
+            try expect(4)
+            let frames = data.loadUnaligned(as: UInt32.self)
+            guard frames <= Self.maximumDecodeBufferFrames else {
+                throw AudioQueueError(kAudioQueueErr_InvalidPropertyValue, "a decode buffer of \(frames) frames is too large; use 0…\(Self.maximumDecodeBufferFrames) frames")
+            }
+            let engine = state.withLock { state in
+                state.decodeBufferFrames = Int(frames)
+                return state.engine
+            }
+            // A larger decode buffer may take buffers now.
+            engine?.performOnCallbackThread { [weak self] in self?.releaseDecoded() }
         case kAudioQueueProperty_MagicCookie:
             let bytes = Array(UnsafeRawBufferPointer(start: data, count: Int(size)))
             state.withLock { $0.magicCookie = bytes }

@@ -23,6 +23,7 @@ extension CompatQueue {
             }
         }
         let running = output?.isRunning ?? input?.isRunning ?? false
+        if !running && input != nil { beginConversionRun() }
         if !running { state.withLock { $0.startPending = true } }
         do {
             if let output { try output.start(at: at) } else { try input?.start(at: at) }
@@ -83,9 +84,17 @@ extension CompatQueue {
         }
         if deferred { return }
         guard let engine else { return returnPendingBuffers() }
+        // A converting input queue hands its held engine buffers back from now on.
+        if input != nil, state.withLock({ $0.conversion?.flushing ?? false }) { schedulePump(engine) }
         if immediately { beginReset() }
         do {
-            if let output { try output.stop(immediately: immediately) } else { try input?.stop(immediately: immediately) }
+            if let output {
+                try output.stop(immediately: immediately)
+            } else if !immediately, let input, let end = conversionEnd() {
+                try input.stop(atSampleTime: end)
+            } else {
+                try input?.stop(immediately: immediately)
+            }
         } catch {
             state.withLock { $0.resetting.removeAll() }
             throw error
@@ -99,6 +108,18 @@ extension CompatQueue {
                 !running && !state.startPending && !(state.conversion?.flushing ?? false)
                     && (input != nil || (state.enqueued.isEmpty && state.outputCallbacksRunning == 0))
             }
+        }
+    }
+
+    /// For an asynchronous stop of an input queue that converts: the device sample time at which
+    /// the buffers enqueued now are full (Apple's queue stops once its enqueued buffers are
+    /// recorded), or now if the recording is already past it; nil when that is not known yet.
+    private func conversionEnd() -> Int64? {
+        state.withLock { (state) -> Int64? in
+            guard let conversion = state.conversion, let origin = state.inputOrigin else { return nil }
+            let room = state.enqueued.reduce(0) { $0 + Int($1.buffer.pointee.mAudioDataBytesCapacity) / layout.bytesPerFrame }
+            let frames = conversion.deliveredFrames + Int64(room)
+            return origin + Int64((Double(frames) * conversion.deviceFramesPerFrame).rounded(.up))
         }
     }
 
@@ -147,20 +168,15 @@ extension CompatQueue {
 
     /// The engine queue started or stopped. Called on the callback thread (or the offline render thread).
     func runningChanged(_ running: Bool) {
-        let (targets, finish, tail) = state.withLock { (state) -> ([Listener], Bool, [ConvertedBuffer]) in
+        let (targets, finish, ended) = state.withLock { (state) -> ([Listener], Bool, Bool) in
             if running { state.startPending = false }
             let finish = !running && state.disposal == .pending
-            var tail: [ConvertedBuffer] = []
-            if !running, let conversion = state.conversion, state.disposal != .done {
-                // The recording ended: the converter's tail goes into the last (partial) buffer.
-                conversion.flush()
-                tail = fillConverted(final: true, &state)
-            }
-            return (state.listeners.filter { $0.id == kAudioQueueProperty_IsRunning }, finish, tail)
+            let ended = !running && state.conversion != nil && state.disposal != .done
+            return (state.listeners.filter { $0.id == kAudioQueueProperty_IsRunning }, finish, ended)
         }
-        deliverConverted(tail)
-        // Only now may a synchronous stop return: the last buffer's callback has run.
-        if !running { state.withLock { $0.conversion?.flushing = false } }
+        // The recording ended: everything recorded, and the converter's tail, goes into the
+        // enqueued buffers (the last one partly filled) before the listeners hear of the stop.
+        if ended { endConversion() }
         notify(targets, kAudioQueueProperty_IsRunning)
         if finish { finishDisposal() }
     }

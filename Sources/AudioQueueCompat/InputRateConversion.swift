@@ -5,6 +5,12 @@ import Lockstep
 /// into buffers of this layer, and this object converts them (libsoxr, latency-compensated) and
 /// fills the queue's own buffers, in order, in their format — on the callback thread.
 ///
+/// It converts only as much as the enqueued buffers need: recorded engine buffers wait
+/// (``CompatQueue/State/recorded``) until a buffer of the queue is enqueued, and behind them the
+/// engine queue's ring (10 s) holds what is captured meanwhile — where an overflow is counted and
+/// reported. So the converted audio held here stays below one engine buffer plus one buffer of
+/// the queue, and nothing waits for the next device cycle once a buffer is there.
+///
 /// Not thread-safe: the owning ``CompatQueue`` calls it with its lock held.
 final class InputRateConversion {
     /// The format of the engine queue: the device's rate, the queue's channels, float.
@@ -15,8 +21,12 @@ final class InputRateConversion {
     private(set) var deliveredFrames: Int64 = 0
     /// While true (a reset), recorded audio is dropped instead of converted.
     var discarding = false
-    /// True from an immediate stop until the converter's tail has been delivered.
+    /// True from a stop of a running queue until the recording's last frame has been delivered
+    /// (or no buffer is left to take it): a synchronous `AudioQueueStop` waits for it.
     var flushing = false
+    /// True once the recording has stopped and the converter's tail is in ``fifoFrames``: the
+    /// last buffer may then be delivered partly filled. Cleared by ``beginRun()``.
+    private(set) var ended = false
 
     private let converter: any SampleRateConverter
     private let layout: LinearPCMLayout
@@ -44,10 +54,26 @@ final class InputRateConversion {
         convert(capacity: capacity) { converter.process(samples, frames: frames, into: $0, capacity: capacity) }
     }
 
-    /// Releases what the converter still holds (the end of a recording).
+    /// Releases what the converter still holds (the end of a recording) and marks it ended.
     func flush() {
         let capacity = converter.maximumLatencyFrames + 16
         convert(capacity: capacity) { converter.flush(into: $0, capacity: capacity) }
+        converter.reset()
+        ended = true
+    }
+
+    /// Converted frames waiting for a buffer of the queue.
+    var fifoFrames: Int { fifo.count / internalFormat.channelCount }
+
+    /// A new recording begins: drops what the last one left that no buffer took, and returns how
+    /// many frames that was (the caller reports them).
+    func beginRun() -> Int {
+        let dropped = fifoFrames
+        deliveredFrames += Int64(dropped)   // their place on the queue's timeline stays theirs
+        fifo.removeAll(keepingCapacity: true)
+        converter.reset()
+        ended = false
+        return dropped
     }
 
     /// Drops everything recorded but not delivered, and the converter's state.

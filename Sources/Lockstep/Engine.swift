@@ -204,6 +204,18 @@ public final class Engine: @unchecked Sendable {
         return delivered.wait(until: Date().addingTimeInterval(timeout), for: condition)
     }
 
+    /// Runs `work` on the thread that delivers the engine's callbacks, after the render events
+    /// pending now: on the engine's callback thread, woken at once (not at the next cycle), or —
+    /// for a device that delivers inline, such as ``OfflineDevice`` — inside its next render.
+    /// Work scheduled from scheduled work runs in the same round. Layers on top of the queues use
+    /// it to hand audio to a callback as soon as a buffer arrives, without calling the callback
+    /// from inside the enqueue that made it possible.
+    ///
+    /// Thread safety: any thread except the realtime thread (it takes a lock).
+    public func performOnCallbackThread(_ work: @escaping @Sendable () -> Void) {
+        pump.schedule(work)
+    }
+
     /// Render events that could not be reported because the event ring was full (should stay 0).
     public var droppedEventCount: Int { core.shared.pointee.droppedEvents.load(ordering: .relaxed) }
 

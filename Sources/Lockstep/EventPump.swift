@@ -24,6 +24,8 @@ final class EventPump: @unchecked Sendable {
     private let semaphore: UnsafeMutablePointer<sem_t>
     private var thread: Thread?
     private let threadDone = DispatchSemaphore(value: 0)
+    /// Work to run on the draining thread (``schedule(_:)``), in order.
+    private let scheduled = Mutex<[@Sendable () -> Void]>([])
 
     init() {
         semaphore = .allocate(capacity: 1)
@@ -42,6 +44,14 @@ final class EventPump: @unchecked Sendable {
         var pending: Int32 = 0
         sem_getvalue(semaphore, &pending)
         if pending <= 0 { sem_post(semaphore) }
+    }
+
+    /// Runs `work` on the thread that drains, after the events pending then: at once on the
+    /// callback thread (woken now), or for a device that delivers inline in its next render.
+    /// Not for the realtime thread (it takes a lock).
+    func schedule(_ work: @escaping @Sendable () -> Void) {
+        scheduled.withLock { $0.append(work) }
+        wake()
     }
 
     /// Starts the engine's callback thread, which drains on every wake.
@@ -94,7 +104,19 @@ final class EventPump: @unchecked Sendable {
             any = true
             if let event = RenderEvent(message) { engine.handle(event) }
         }
-        for (queue, limit) in zip(inputs, limits) where queue.service(upTo: limit) { any = true }
+        // Input buffers, then scheduled work (including what that work schedules in turn); work
+        // may enqueue input buffers again, which the next round fills from what is captured.
+        for _ in 0..<4096 {
+            var progress = false
+            for (queue, limit) in zip(inputs, limits) where queue.service(upTo: limit) { progress = true }
+            let work = scheduled.withLock { work in
+                defer { work.removeAll() }
+                return work
+            }
+            for item in work { item() }
+            if !progress && work.isEmpty { break }
+            any = true
+        }
         engine.delivered.signal()
         return any
     }

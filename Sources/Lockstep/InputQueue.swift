@@ -73,6 +73,21 @@ public final class InputQueue: QueueBufferOwner, @unchecked Sendable {
     /// an `overflow` discontinuity and replaced by silence).
     public var lostFrames: Int64 { renderState.pointee.lostFrames.load(ordering: .relaxed) }
 
+    /// Reports frames that a layer recording through this queue had to drop after the queue
+    /// delivered them (for example a converter's leftover that no buffer took before a new
+    /// recording began): counts them in ``lostFrames`` and reports an `overflow`
+    /// ``Discontinuity`` at device sample time `sampleTime`, exactly as a ring overflow is
+    /// reported, so nothing is lost silently.
+    ///
+    /// Thread safety: any thread except the realtime thread.
+    public func reportLostFrames(_ count: Int64, at sampleTime: Int64) {
+        guard count > 0 else { return }
+        renderState.pointee.lostFrames.wrappingAdd(count, ordering: .relaxed)
+        let discontinuity = Discontinuity(kind: .overflow, sampleTime: sampleTime, length: count, queues: [name])
+        engine?.record(discontinuity)
+        yield(.discontinuity(discontinuity))
+    }
+
     /// Frames the device skipped while the queue ran (its clock jumped over them in an xrun),
     /// recorded as silence so the timeline stays true. The xrun itself is reported by the device.
     public var skippedFrames: Int64 { renderState.pointee.skippedFrames.load(ordering: .relaxed) }

@@ -14,8 +14,10 @@ import Synchronization
 ///
 /// **Underruns.** If a running queue runs out of buffers, it plays silence and reports a
 /// ``Discontinuity`` of kind `underrun` with the device sample time it began and its exact length.
-/// The queue's clock keeps running meanwhile, so audio enqueued late plays at the time it was
-/// scheduled for — the late part is skipped — and the queue stays aligned with the others.
+/// By default (``lateBufferPolicy`` = ``LateBufferPolicy/skipToStayAligned``) the queue's clock
+/// keeps running meanwhile, so audio enqueued late plays at the time it was scheduled for — the
+/// late part is skipped — and the queue stays aligned with the others; with
+/// ``LateBufferPolicy/playInFull`` a late buffer plays in full and the queue's timeline slides.
 ///
 /// Thread safety: every method may be called from any thread (not the realtime thread), including
 /// from the queue's own callbacks.
@@ -236,6 +238,17 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
         state.pendingFrames += produced
         state.nextStart += Int64(produced)
         return nil
+    }
+
+    /// What the queue does with a buffer that arrives late, after an underrun: skip its late
+    /// part to stay aligned (``LateBufferPolicy/skipToStayAligned``, the default) or play it in
+    /// full and let the queue's timeline slide (``LateBufferPolicy/playInFull``, Apple's
+    /// behaviour). The underrun is reported either way. Takes effect from the next render cycle.
+    ///
+    /// Thread safety: any thread except the realtime thread.
+    public var lateBufferPolicy: LateBufferPolicy {
+        get { renderState.pointee.playsLateInFull.load(ordering: .relaxed) ? .playInFull : .skipToStayAligned }
+        set { renderState.pointee.playsLateInFull.store(newValue == .playInFull, ordering: .relaxed) }
     }
 
     /// Whether enqueued buffers play from their own memory: float samples at the device's rate

@@ -277,7 +277,7 @@ struct RenderCore {
                     ? max(q.pointee.lastEnd, q.pointee.queueTime) : q.pointee.lastEnd
             }
             q.pointee.awaitingAfterReset = false
-            let segStart = seg.pointee.start
+            var segStart = seg.pointee.start
             if q.pointee.starvedSince >= 0 {
                 // Silence ran from `starvedSince` to now; the part from when this segment was due
                 // (its start, if later) to now was missing audio: that is the underrun.
@@ -289,6 +289,13 @@ struct RenderCore {
                                      value: length, detail: 0))
                 }
                 q.pointee.starvedSince = -1
+            }
+            if !seg.pointee.started && segStart < q.pointee.queueTime
+                && q.pointee.playsLateInFull.load(ordering: .relaxed) {
+                // Late (after an underrun, reported above): play it in full from now; the
+                // queue's timeline slides by the lateness.
+                segStart = q.pointee.queueTime
+                seg.pointee.start = segStart
             }
             let queueTime = q.pointee.queueTime
             if queueTime < segStart {

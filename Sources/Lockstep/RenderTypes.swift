@@ -161,6 +161,9 @@ struct QueueRenderState: ~Copyable {
 
     /// Whether the queue stays out of the master mix (it plays on its direct outputs only).
     let excludedFromMaster = Atomic<Bool>(false)
+    /// ``LateBufferPolicy/playInFull``: a segment that starts late (after an underrun) is moved
+    /// to the current queue time instead of losing its late part.
+    let playsLateInFull = Atomic<Bool>(false)
 
     // Gain: current applied linear gain, the target it ramps to, and the ramp.
     var gain: Float = 1

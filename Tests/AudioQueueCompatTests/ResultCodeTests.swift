@@ -83,6 +83,10 @@ extension AQCompatTests {
             #expect(AudioQueueNewOutput(&format, reenqueueOutput, log.pointer, nil, nil, 0, &queue) == noErr)
             defer { AudioQueueDispose(queue!, true) }
             #expect(AudioQueueSetOfflineRenderFormat(queue!, &format, nil) == noErr)
+            // No decode-ahead: the buffers stay in the queue until played or reset (with it, the
+            // callback would get them back, and re-enqueue them, before the reset).
+            var noDecodeAhead: UInt32 = 0
+            #expect(AudioQueueSetProperty(queue!, kAudioQueueProperty_DecodeBufferSizeFrames, &noDecodeAhead, 4) == noErr)
             let a = try filledBuffer(queue!, [UInt8](repeating: 1, count: 2000))
             let b = try filledBuffer(queue!, [UInt8](repeating: 1, count: 2000))
             #expect(AudioQueueEnqueueBuffer(queue!, a, 0, nil) == noErr)
@@ -182,7 +186,8 @@ extension AQCompatTests {
         func timingAndOffline() throws {
             var format = pcm(48000, channels: 1, bits: 16)
             var queue: AudioQueueRef?
-            #expect(AudioQueueNewOutput(&format, logOutput, nil, nil, nil, 0, &queue) == noErr)
+            // A log: the queue hands `audio` back once it is decoded ahead, before it has played.
+            #expect(AudioQueueNewOutput(&format, logOutput, CallbackLog().pointer, nil, nil, 0, &queue) == noErr)
             defer { AudioQueueDispose(queue!, true) }
             var buffer: AudioQueueBufferRef?
             #expect(AudioQueueAllocateBuffer(queue!, 64, &buffer) == noErr)

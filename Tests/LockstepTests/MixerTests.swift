@@ -123,6 +123,41 @@ struct MixerTests {
         #expect(h.engine.discontinuities.map(\.length) == [64])
     }
 
+    @Test("the late-buffer policy is explicit: skipping to stay aligned by default, or playing in full as the timeline slides")
+    func lateBufferPolicy() throws {
+        let h = try OfflineHarness(channels: 2, period: 100)
+        let stereo = StreamFormat(sampleRate: 48000, channelCount: 2)
+        let aligned = try h.engine.makeOutputQueue(format: stereo, name: "aligned") { _, _ in }
+        let full = try h.engine.makeOutputQueue(format: stereo, name: "full") { _, _ in }
+        #expect(aligned.lateBufferPolicy == .skipToStayAligned)
+        full.lateBufferPolicy = .playInFull
+        #expect(full.lateBufferPolicy == .playInFull)
+        let timeline = try full.makeTimeline()
+        let ramp = Signals.ramp(frames: 1000, start: 1)
+        // `aligned` on the left channel, `full` on the right: both run dry at frame 250 and get
+        // the rest of the ramp 150 frames late, at frame 400.
+        try aligned.enqueueSamples((0..<250).flatMap { [ramp[$0], 0] })
+        try full.enqueueSamples((0..<250).flatMap { [0, ramp[$0]] })
+        try h.engine.start([aligned, full], at: 0)
+        _ = try h.render(frames: 400)
+        try aligned.enqueueSamples((250..<1000).flatMap { [ramp[$0], 0] })
+        try full.enqueueSamples((250..<1000).flatMap { [0, ramp[$0]] })
+        let rest = try h.render(frames: 1000)
+        for i in 0..<1000 {
+            // Skip: frame 400 + i plays ramp frame 400 + i (frames 250…399 are lost).
+            #expect(rest[i * 2] == (400 + i < 1000 ? ramp[400 + i] : 0), "aligned, frame \(400 + i)")
+            // In full: frame 400 + i plays ramp frame 250 + i, every frame heard.
+            #expect(rest[i * 2 + 1] == (250 + i < 1000 ? ramp[250 + i] : 0), "full, frame \(400 + i)")
+        }
+        // Both report the 150 missing frames where they were due, and the timeline flag is set.
+        let underruns = h.engine.discontinuities.filter { $0.kind == .underrun }
+        #expect(underruns.map(\.queues) == [["aligned"], ["full"]] || underruns.map(\.queues) == [["full"], ["aligned"]])
+        #expect(underruns.allSatisfy { $0.sampleTime == 250 && $0.length == 150 })
+        #expect(try full.currentTime(timeline: timeline).discontinuity)
+        // Queue time ran on through the gap (1400 device frames rendered, 1400 queue frames).
+        #expect(try full.currentTime().sampleTime == 1400)
+    }
+
     @Test("queue time, device time and host time translate consistently")
     func timeTranslation() throws {
         let h = try OfflineHarness(channels: 1, period: 480)
