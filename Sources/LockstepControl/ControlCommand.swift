@@ -3,7 +3,7 @@ import LockstepSession
 /// One command to a running session, as every control surface (typed lines, OSC, later MIDI and
 /// the web page) produces it for the ``ControlDispatcher``.
 ///
-/// Every change lands on the first session sample no layer has computed yet (see
+/// Every change lands on the earliest session sample the device can still change (see
 /// ``LockstepSession/SessionPlayer``), and its reply says which.
 public enum ControlCommand: Sendable, Hashable {
     /// Fires a manual cue: the one named, or the one the playhead selects; the playhead then moves

@@ -331,9 +331,10 @@ public final class ControlDispatcher: Sendable {
             case .waiting, .scheduled: break                       // (a seek back to before it started)
             }
             for (kind, exact) in changes {
-                // The exact sample when it lies in the stretch played since the last poll; else
-                // (a seek) where the session is now.
-                let sample = exact.flatMap { state.lastPosition < $0 && $0 <= position ? $0 : nil } ?? position
+                // The exact sample when it lies in the stretch played since the last poll (from
+                // its first sample: a change made after that poll can land on it); else (a seek)
+                // where the session is now.
+                let sample = exact.flatMap { state.lastPosition <= $0 && $0 <= position ? $0 : nil } ?? position
                 updates.append(ControlUpdate(kind, cue: cue.name, layer: timeline.layers[cue.layer].name, position: sample,
                                              sampleTime: running ? player.deviceTime(forPosition: sample) : nil,
                                              seconds: Double(sample) / rate))

@@ -11,10 +11,13 @@ import Synchronization
 ///
 /// Control (``go(_:at:)``, ``startCue(_:at:)``, ``stopCue(_:)``, ``pauseCue(_:)``, ``resumeCue(_:)``,
 /// ``stopAll(fade:)``, ``setCueLevel(_:decibels:ramp:)``, ``setGain(layer:decibels:ramp:)``,
-/// ``select(_:)``, ``pause()``, ``resume()``, ``seek(to:)``) may come from any thread. Each change
-/// lands on the first session sample no layer has computed yet: at most ``bufferFrames`` ×
-/// ``bufferCount`` samples ahead (85 ms at 48 kHz with the defaults). Changes are edits of the
-/// session's timeline, so the audio stays a function of session time.
+/// ``select(_:)``, ``pause()``, ``resume()``, ``seek(to:)``) may come from any thread. While the
+/// session plays, each change lands on the earliest sample the device can still change — two
+/// periods ahead at most on JACK (``Engine/nearestStartTime(atOrAfter:)``), the next frame to render
+/// offline — however much audio the layers have computed ahead: the layers it touches are cut at
+/// that sample (``OutputQueue/truncate(at:)``) and computed again from there, their first buffer at
+/// once on the calling thread. Changes are edits of the session's timeline, so the audio stays a
+/// function of session time.
 public final class SessionPlayer: @unchecked Sendable {
     /// The session being played.
     public let session: Session
@@ -30,6 +33,9 @@ public final class SessionPlayer: @unchecked Sendable {
     private let renderers: [LayerRenderer]
     private let state: Mutex<State>
     private let buffers: Mutex<[[QueueBuffer]]>
+    /// One per layer: held while the layer's renderer computes and enqueues a buffer (a refill on
+    /// the callback thread, or a control change recomputing the layer). Taken before `state`.
+    private let layerLocks: [NSLock]
 
     struct State {
         var timeline: SessionTimeline
@@ -51,10 +57,34 @@ public final class SessionPlayer: @unchecked Sendable {
         var gainChanges: [(layer: Int, point: SessionTimeline.AutomationPoint)] = []
         /// The selected manual cue (index) a plain `go` fires: nil, or a manual cue waiting.
         var playhead: Int?
+        /// The session sample at queue time 0 of this run's layer queues.
+        var queueOrigin: Int64 = 0
+        /// Per layer: a buffer kept out of circulation, so that a control change can recompute
+        /// the layer's next audio at once without waiting for a buffer to come back.
+        var spares: [QueueBuffer?] = []
+        /// While a control change is applied: the earliest session sample the device can still
+        /// change.
+        var earliestChangeable: Int64?
+        /// Per layer: the earliest session sample the control change being applied altered.
+        var touched: [Int: Int64] = [:]
 
-        /// The session sample a control change lands on: the first one no layer has computed
-        /// (the paused position while paused).
-        var controlSample: Int64 { running && !paused ? (filled.max() ?? 0) : pausedPosition }
+        /// The session sample a control change lands on: the earliest the device can still change
+        /// while playing (the first one no layer has computed when that is not known), the paused
+        /// position while paused.
+        var controlSample: Int64 { running && !paused ? (earliestChangeable ?? (filled.max() ?? 0)) : pausedPosition }
+
+        /// Notes that the audio of `layer` changes from session sample `sample` on.
+        mutating func touch(layer: Int, from sample: Int64) {
+            touched[layer] = min(touched[layer] ?? .max, sample)
+        }
+
+        /// Notes the layers of the cues `indices` as changed from each one's start.
+        mutating func touch(cues indices: [Int], from sample: Int64) {
+            for index in indices {
+                let cue = timeline.cues[index]
+                touch(layer: cue.layer, from: min(cue.start ?? sample, sample))
+            }
+        }
     }
 
     /// A start (or restart after a seek, a resume, a transport roll) that came too late for its
@@ -144,14 +174,17 @@ public final class SessionPlayer: @unchecked Sendable {
         self.queues = queues
         self.renderers = renderers
         state = Mutex(State(timeline: timeline, filled: Array(repeating: 0, count: queues.count),
-                            playhead: timeline.waitingCues.first?.index))
+                            playhead: timeline.waitingCues.first?.index,
+                            spares: Array(repeating: nil, count: queues.count)))
         var all: [[QueueBuffer]] = []
         for queue in queues {
             var list: [QueueBuffer] = []
-            for _ in 0..<bufferCount { list.append(try queue.allocateBuffer(frameCapacity: bufferFrames)) }
+            // (One more than circulate: the spare a control change recomputes into.)
+            for _ in 0...bufferCount { list.append(try queue.allocateBuffer(frameCapacity: bufferFrames)) }
             all.append(list)
         }
         buffers = Mutex(all)
+        layerLocks = queues.map { _ in NSLock() }
         box.player = self
     }
 
@@ -337,7 +370,7 @@ public final class SessionPlayer: @unchecked Sendable {
     ///   no manual cue is left.
     @discardableResult
     public func go(_ name: String? = nil, at position: Int64? = nil) throws(PlayerError) -> GoResult {
-        try state.withLock { state throws(PlayerError) -> GoResult in
+        try control { state throws(PlayerError) -> GoResult in
             let cue: SessionTimeline.Cue
             if let name {
                 cue = try Self.manualCue(name, in: state.timeline, verb: "go")
@@ -361,7 +394,7 @@ public final class SessionPlayer: @unchecked Sendable {
     ///   plays once per run; a paused one takes ``resumeCue(_:)``).
     @discardableResult
     public func startCue(_ name: String, at position: Int64? = nil) throws(PlayerError) -> GoResult {
-        try state.withLock { state throws(PlayerError) -> GoResult in
+        try control { state throws(PlayerError) -> GoResult in
             let cue = try Self.manualCue(name, in: state.timeline, verb: "start")
             var result = Self.fire(cue, at: position, in: &state)
             if state.playhead == cue.index { state.playhead = Self.waitingCue(after: cue.index, in: state.timeline) }
@@ -397,6 +430,7 @@ public final class SessionPlayer: @unchecked Sendable {
     private static func fire(_ cue: SessionTimeline.Cue, at position: Int64?, in state: inout State) -> GoResult {
         let sample = max(position ?? .min, state.controlSample)
         let placed = state.timeline.fire(cue.index, at: sample)
+        state.touch(cues: placed, from: sample)
         state.fired.append((cue.name, sample))
         return GoResult(cue: cue.name, placed: placed.map { state.timeline.cues[$0].name },
                         start: sample + cue.offsetFromTrigger, playhead: nil)
@@ -430,7 +464,7 @@ public final class SessionPlayer: @unchecked Sendable {
     /// Stops or pauses one cue where the control lands.
     private func interrupt(_ name: String, stop: Bool) throws(PlayerError) -> CueChange {
         let verb = stop ? "stop" : "pause"
-        return try state.withLock { state throws(PlayerError) -> CueChange in
+        return try control { state throws(PlayerError) -> CueChange in
             let cue = try Self.cue(name, in: state.timeline, verb: verb)
             let sample = state.controlSample
             let cueState = cue.state(at: sample)
@@ -441,6 +475,7 @@ public final class SessionPlayer: @unchecked Sendable {
             }
             let fade = cueState == .playing ? declickFade(state) : 0
             state.timeline.interrupt(cue.index, .init(fadeStart: sample, fade: fade, isStop: stop))
+            state.touch(layer: cue.layer, from: sample)
             return CueChange(cue: name, start: sample, end: sample + fade)
         }
     }
@@ -450,12 +485,13 @@ public final class SessionPlayer: @unchecked Sendable {
     /// - Throws: ``PlayerError`` for an unknown cue or one that is not paused.
     @discardableResult
     public func resumeCue(_ name: String) throws(PlayerError) -> CueChange {
-        try state.withLock { state throws(PlayerError) -> CueChange in
+        try control { state throws(PlayerError) -> CueChange in
             let cue = try Self.cue(name, in: state.timeline, verb: "resume")
             guard let at = state.timeline.resume(cue.index, at: state.controlSample) else {
                 throw PlayerError("resume: cue '\(name)' is not paused (it \(Self.describe(cue.state(at: state.controlSample)))); pause it first")
             }
             let fade = state.timeline.cues[cue.index].interruptions.last { $0.resume == at }?.fade ?? 0
+            state.touch(layer: cue.layer, from: at)
             return CueChange(cue: name, start: at, end: at + fade)
         }
     }
@@ -477,7 +513,7 @@ public final class SessionPlayer: @unchecked Sendable {
     @discardableResult
     public func stopAll(fade seconds: Double = SessionPlayer.declickSeconds) -> StopResult {
         let rate = self.rate
-        return state.withLock { state in
+        return control { state in
             let sample = state.controlSample
             let playingFade = declickFade(state) == 0 ? 0 : Int64((max(seconds, Self.declickSeconds) * rate).rounded())
             var result = StopResult(cues: [], start: sample, silentFrom: sample)
@@ -486,6 +522,7 @@ public final class SessionPlayer: @unchecked Sendable {
                 guard [.scheduled, .playing, .paused].contains(cueState) else { continue }
                 let fade = cueState == .playing ? playingFade : 0
                 state.timeline.interrupt(cue.index, .init(fadeStart: sample, fade: fade, resume: nil, isStop: true))
+                state.touch(layer: cue.layer, from: sample)
                 result.cues.append(cue.name)
                 result.silentFrom = max(result.silentFrom, sample + fade)
             }
@@ -501,10 +538,11 @@ public final class SessionPlayer: @unchecked Sendable {
     public func setCueLevel(_ name: String, decibels: Double, ramp: Double = 0) throws(PlayerError) -> Int64 {
         try Self.check(decibels: decibels, ramp: ramp, verb: "level")
         let rate = self.rate
-        return try state.withLock { state throws(PlayerError) -> Int64 in
+        return try control { state throws(PlayerError) -> Int64 in
             let cue = try Self.cue(name, in: state.timeline, verb: "level")
             let sample = state.controlSample
             state.timeline.addLevelChange(cue.index, .init(start: sample, ramp: Int64((ramp * rate).rounded()), gainDB: decibels))
+            state.touch(layer: cue.layer, from: sample)
             return sample
         }
     }
@@ -575,14 +613,14 @@ public final class SessionPlayer: @unchecked Sendable {
     /// Fires manual cue `name` at session sample `sample` exactly (offline renders, tests).
     /// - Throws: ``PlayerError`` if the cue is unknown, not manual or already fired.
     public func go(_ name: String, atPosition sample: Int64) throws(PlayerError) {
-        try state.withLock { state throws(PlayerError) in
+        try control { state throws(PlayerError) in
             guard let cue = state.timeline.cues.first(where: { $0.name == name }) else {
                 throw PlayerError("unknown cue '\(name)'\(Suggest.hint(for: name, in: state.timeline.cues.map(\.name)))")
             }
             guard cue.trigger == cue.index, cue.start == nil else {
                 throw PlayerError("cue '\(name)' is not a manual cue waiting for go; only cues with 'at: manual' can be placed")
             }
-            state.timeline.fire(cue.index, at: sample)
+            state.touch(cues: state.timeline.fire(cue.index, at: sample), from: sample)
             state.fired.append((name, sample))
             if state.playhead == cue.index { state.playhead = Self.waitingCue(after: cue.index, in: state.timeline) }
         }
@@ -596,7 +634,7 @@ public final class SessionPlayer: @unchecked Sendable {
     public func setGain(layer name: String, decibels: Double, ramp: Double = 0) throws(PlayerError) -> Int64 {
         try Self.check(decibels: decibels, ramp: ramp, verb: "gain")
         let rate = self.rate
-        return try state.withLock { state throws(PlayerError) -> Int64 in
+        return try control { state throws(PlayerError) -> Int64 in
             guard let layer = state.timeline.layers.firstIndex(where: { $0.name == name }) else {
                 throw PlayerError("gain: unknown layer '\(name)'\(Suggest.hint(for: name, in: state.timeline.layers.map(\.name))); the layers are \(state.timeline.layers.map(\.name).joined(separator: ", "))")
             }
@@ -604,6 +642,7 @@ public final class SessionPlayer: @unchecked Sendable {
             let point = SessionTimeline.AutomationPoint(start: sample, ramp: Int64((ramp * rate).rounded()), gainDB: decibels)
             state.timeline.addAutomation(layer: layer, point)
             state.gainChanges.append((layer, point))
+            state.touch(layer: layer, from: sample)
             return sample
         }
     }
@@ -620,15 +659,73 @@ public final class SessionPlayer: @unchecked Sendable {
     // MARK: - Refills
 
     private func prepare(from position: Int64) throws(AudioQueueError) {
+        let all = buffers.withLock { $0 }
         state.withLock { state in
             state.filled = Array(repeating: position, count: queues.count)
             state.halted = false
             state.pausedPosition = position
+            state.queueOrigin = position
+            state.spares = all.map(\.last)
         }
         for renderer in renderers { renderer.reset() }
-        let all = buffers.withLock { $0 }
         for (layer, list) in all.enumerated() {
-            for buffer in list { refill(layer: layer, buffer: buffer) }
+            for buffer in list.dropLast() { refill(layer: layer, buffer: buffer) }
+        }
+    }
+
+    /// Applies a control change: `body` edits the state (timeline, playhead…) with the control
+    /// sample set to the earliest sample the device can still change, noting the layers it
+    /// touches; then every touched layer that has computed audio past its change is cut there
+    /// and computed again from there — its first buffer at once, into the layer's spare.
+    private func control<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
+        let earliestDevice = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
+        for lock in layerLocks { lock.lock() }
+        defer { for lock in layerLocks.reversed() { lock.unlock() } }
+        let frames = bufferFrames
+        let outcome: Result<(T, [(layer: Int, from: Int64, spare: QueueBuffer?)], SessionTimeline, Int64), E> = state.withLock { state in
+            let live = state.running && !state.paused && !state.halted
+            state.earliestChangeable = live
+                ? max(state.originPosition, state.originPosition + earliestDevice - state.originDevice) : nil
+            state.touched = [:]
+            defer {
+                state.earliestChangeable = nil
+                state.touched = [:]
+            }
+            let result: T
+            do throws(E) { result = try body(&state) } catch { return .failure(error) }
+            var repairs: [(layer: Int, from: Int64, spare: QueueBuffer?)] = []
+            if live {
+                for (layer, sample) in state.touched.sorted(by: { $0.key < $1.key }) where sample < state.filled[layer] {
+                    let from = max(sample, state.queueOrigin)
+                    let spare = state.spares[layer]
+                    state.spares[layer] = nil
+                    state.filled[layer] = from + (spare == nil ? 0 : Int64(frames))
+                    repairs.append((layer, from, spare))
+                }
+            }
+            return .success((result, repairs, state.timeline, state.queueOrigin))
+        }
+        let (result, repairs, timeline, origin) = try outcome.get()
+        for repair in repairs {
+            let queue = queues[repair.layer]
+            try? queue.truncate(at: repair.from - origin)
+            guard let spare = repair.spare else { continue }       // the buffers cut come back and refill
+            render(layer: repair.layer, timeline: timeline, position: repair.from, into: spare)
+            _ = try? queue.enqueue(spare, startTime: repair.from - origin)
+        }
+        return result
+    }
+
+    /// Computes `buffer` (all its frames) of `layer` from session sample `position`.
+    private func render(layer: Int, timeline: SessionTimeline, position: Int64, into buffer: QueueBuffer) {
+        let renderer = renderers[layer]
+        let frames = buffer.frameCapacity
+        buffer.withFloatSamples { samples in
+            renderer.render(timeline, position: position, frames: frames, into: samples.baseAddress!)
+        }
+        buffer.frameCount = frames
+        if let problem = renderer.error {
+            state.withLock { if $0.error == nil { $0.error = problem } }
         }
     }
 
@@ -653,23 +750,24 @@ public final class SessionPlayer: @unchecked Sendable {
         }
     }
 
+    /// Computes the layer's next buffer into `buffer` (back from the queue) and enqueues it on
+    /// its sample; keeps it as the layer's spare when the layer has none.
     func refill(layer: Int, buffer: QueueBuffer) {
-        guard let (timeline, position) = state.withLock({ state -> (SessionTimeline, Int64)? in
+        let lock = layerLocks[layer]
+        lock.lock()
+        defer { lock.unlock() }
+        guard let (timeline, position, origin) = state.withLock({ state -> (SessionTimeline, Int64, Int64)? in
             if state.halted { return nil }
+            if state.spares[layer] == nil {
+                state.spares[layer] = buffer
+                return nil
+            }
             let position = state.filled[layer]
             state.filled[layer] += Int64(buffer.frameCapacity)
-            return (state.timeline, position)
+            return (state.timeline, position, state.queueOrigin)
         }) else { return }
-        let renderer = renderers[layer]
-        let frames = buffer.frameCapacity
-        buffer.withFloatSamples { samples in
-            renderer.render(timeline, position: position, frames: frames, into: samples.baseAddress!)
-        }
-        buffer.frameCount = frames
-        if let problem = renderer.error {
-            state.withLock { if $0.error == nil { $0.error = problem } }
-        }
-        _ = try? queues[layer].enqueue(buffer)
+        render(layer: layer, timeline: timeline, position: position, into: buffer)
+        _ = try? queues[layer].enqueue(buffer, startTime: position - origin)
     }
 }
 
