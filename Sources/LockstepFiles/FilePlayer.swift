@@ -51,6 +51,8 @@ public final class FilePlayer: @unchecked Sendable {
     /// The conversion from the file's channels to the queue's, applied as each buffer is
     /// filled (off the realtime thread); nil when the queue has the file's own channels.
     public let channelMatrix: ChannelMatrix?
+    /// The routing asked for when the player was created (to create another like it).
+    public let channelRouting: ChannelRouting
 
     /// How a player's queue gets its channels from the file's.
     public enum ChannelRouting: Sendable, Hashable {
@@ -142,6 +144,7 @@ public final class FilePlayer: @unchecked Sendable {
             }
         }
         channelMatrix = matrix
+        channelRouting = channels
         if let matrix, !matrix.droppedInputs.isEmpty {
             reader.warnings.record(.droppedChannels(path: path, channels: matrix.droppedInputs.map { $0 + 1 }, matrix: matrix))
         }
