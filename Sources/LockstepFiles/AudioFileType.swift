@@ -255,7 +255,7 @@ public enum AudioFileType: String, Sendable, Hashable, CaseIterable, CustomStrin
     ///   cannot store the sample format (FLAC with 32-bit integers or floats: use s24).
     public func libsndfileFormat(for sampleFormat: SampleFormat, path: String = "") throws(FileError) -> Int32 {
         if let codecSubtype { return majorFormat | codecSubtype }
-        return try libsndfileFormat(for: FileSampleFormat(sampleFormat), path: path)
+        return try libsndfileFormat(forFileSampleFormat: FileSampleFormat(sampleFormat), path: path)
     }
 
     /// The libsndfile format word (major type | subtype) for writing `sampleFormat` in this container.
@@ -263,7 +263,7 @@ public enum AudioFileType: String, Sendable, Hashable, CaseIterable, CustomStrin
     /// - Parameter path: the output file, named in the error message (may be empty).
     /// - Throws: ``FileError`` of kind ``FileError/Kind/unsupportedOutputFormat`` listing what
     ///   the type holds, when it cannot hold `sampleFormat` (or holds no sample format choice).
-    public func libsndfileFormat(for sampleFormat: FileSampleFormat, path: String = "") throws(FileError) -> Int32 {
+    public func libsndfileFormat(forFileSampleFormat sampleFormat: FileSampleFormat, path: String = "") throws(FileError) -> Int32 {
         guard fileSampleFormats.contains(sampleFormat) else {
             throw sampleFormatError(sampleFormat, path: path)
         }

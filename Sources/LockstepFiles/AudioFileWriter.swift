@@ -88,7 +88,7 @@ public final class AudioFileWriter: @unchecked Sendable {
         self.isAtomic = atomic
 
         if let sampleFormat = encoding.sampleFormat {
-            _ = try encoding.type.libsndfileFormat(for: sampleFormat, path: path)
+            _ = try encoding.type.libsndfileFormat(forFileSampleFormat: sampleFormat, path: path)
         }
         do {
             try format.validate()
@@ -125,6 +125,12 @@ public final class AudioFileWriter: @unchecked Sendable {
         // AudioFileEncoding.resolve has already refused what a type does not take.
         if var level = encoding.compressionLevel {
             sf_command(handle, Int32(SFC_SET_COMPRESSION_LEVEL), &level, Int32(MemoryLayout<Double>.size))
+        }
+        if !atomic, encoding.type == .oggVorbis || encoding.type == .opus {
+            // A direct writer is a recording's: short Ogg pages (about 100 ms instead of the
+            // encoder's second or so) leave less unwritten audio should the process be killed.
+            var milliseconds = 100.0
+            sf_command(handle, Int32(SFC_SET_OGG_PAGE_LATENCY_MS), &milliseconds, Int32(MemoryLayout<Double>.size))
         }
         if let mode = encoding.bitrateMode {
             var value = mode.libsndfileValue
