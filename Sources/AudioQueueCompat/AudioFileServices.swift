@@ -402,6 +402,7 @@ final class CompatAudioFile: Sendable {
         case .w64: kAudioFileWave64Type
         case .rf64: kAudioFileRF64Type
         case .mp3: kAudioFileMP3Type
+        case .au: fourCharCode("NeXT")  // Apple's kAudioFileNextType
         case .oggVorbis, .opus: 0
         }
     }

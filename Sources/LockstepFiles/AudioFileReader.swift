@@ -61,6 +61,33 @@ public final class AudioFileReader: @unchecked Sendable {
 
     /// The path the reader was opened with.
     public let path: String
+
+    /// The codec or sample encoding, short: `PCM s16`, `PCM f32`, `µ-law`, `A-law`, `IMA ADPCM`,
+    /// `FLAC s24`, `ALAC s16`, `Vorbis`, `Opus`, `MP3`, …; libsndfile's own name for others.
+    public var codecName: String { Sndfile.codecName(format: libsndfileFormat) }
+
+    /// Whether the encoding is lossy (Vorbis, Opus, MP3, ADPCM, GSM, …).
+    public var isLossy: Bool { Sndfile.isLossy(format: libsndfileFormat) }
+
+    /// Bits per second: exact for uncompressed encodings (rate × channels × bits); for
+    /// compressed ones the average over the file (its size in bytes × 8 ÷ its duration, headers
+    /// and tags included). Nil for an empty file.
+    public var bitrate: Int? {
+        if let bytes = Sndfile.uncompressedBytesPerSample(subtype: Sndfile.subtype(libsndfileFormat)),
+           Sndfile.major(libsndfileFormat) != Int32(SF_FORMAT_FLAC) {
+            return Int(format.sampleRate) * format.channelCount * bytes * 8
+        }
+        guard frameCount > 0 else { return nil }
+        let seconds = Double(frameCount) / format.sampleRate
+        return Int((Double(fileSize) * 8 / seconds).rounded())
+    }
+
+    /// Whether ``bitrate`` is the encoding's exact rate (uncompressed) rather than an average
+    /// computed from the file's size.
+    public var bitrateIsExact: Bool {
+        Sndfile.uncompressedBytesPerSample(subtype: Sndfile.subtype(libsndfileFormat)) != nil
+            && Sndfile.major(libsndfileFormat) != Int32(SF_FORMAT_FLAC)
+    }
     /// Sample rate, channel count and the Lockstep sample format nearest to the file's encoding
     /// (its bit depth for PCM and lossless codecs, 32-bit float for lossy codecs).
     ///
@@ -84,6 +111,18 @@ public final class AudioFileReader: @unchecked Sendable {
     public let encodingName: String
     /// The policy chosen when the reader was opened.
     public let truncationPolicy: TruncationPolicy
+    /// The file's size in bytes when it was opened.
+    public let fileSize: Int64
+    /// Whether the file states its length exactly: true for every container that stores it
+    /// (WAV, FLAC, Ogg with an intact last page, MP3 whose Xing/LAME header agrees with its
+    /// frames, …); false when libsndfile could only estimate it (an MP3 without a Xing/LAME
+    /// header, whose length it takes from the first frame's bitrate and the file's size) or
+    /// found none (an Ogg file cut short). ``frameCount`` is exact either way: such files are
+    /// counted by decoding them once.
+    public private(set) var lengthIsExact = true
+    /// The bitrate mode an MP3 file declares (libsndfile's `SFC_GET_BITRATE_MODE`), nil for
+    /// other files.
+    public private(set) var bitrateMode: BitrateMode?
     /// The frame count the file's header declares when it is larger than what the file holds,
     /// `nil` when the header agrees with the data or declares nothing usable.
     public private(set) var declaredFrameCount: Int64?
@@ -162,6 +201,7 @@ public final class AudioFileReader: @unchecked Sendable {
         }
 
         let subtype = Sndfile.subtype(info.format)
+        fileSize = opened.size
         libsndfileFormat = info.format
         fileType = AudioFileType(libsndfileFormat: info.format)
         containerName = Sndfile.formatName(Sndfile.major(info.format))
@@ -185,7 +225,11 @@ public final class AudioFileReader: @unchecked Sendable {
                 counted = try countFramesByDecoding()
                 if let key { Self.decodedLengths.withLock { $0[key] = counted } }
             }
-            if counted != info.frames { estimatedFrameCount = info.frames }
+            if counted != info.frames {
+                estimatedFrameCount = info.frames
+                lengthIsExact = false
+            }
+            bitrateMode = BitrateMode(libsndfileValue: sf_command(handle, Int32(SFC_GET_BITRATE_MODE), nil, 0))
             frameCount = counted
             let tolerance = max(info.frames / 20, Int64(info.samplerate))
             if info.frames - counted > tolerance {
@@ -198,6 +242,7 @@ public final class AudioFileReader: @unchecked Sendable {
             // decode it once to learn its real length.
             let counted = try countFramesByDecoding()
             frameCount = counted
+            lengthIsExact = false
             truncationError = FileError(.truncated, path: path,
                 problem: "the end of the audio stream is missing or damaged (\(counted) frames could be decoded); re-export or re-copy the file")
         } else if let extent {

@@ -9,15 +9,19 @@ import Musl
 import Darwin
 #endif
 
-/// Writes interleaved 32-bit float audio to a WAV, AIFF, FLAC, CAF, W64 or RF64 file.
+/// Writes interleaved 32-bit float audio to any file type libsndfile 1.2 writes (see
+/// ``AudioFileType``): WAV, AIFF, FLAC, CAF, W64, RF64, AU, Ogg Vorbis, Opus or MP3.
 ///
 /// Samples are converted to the file's encoding by libsndfile. Integer encodings clip values
-/// outside −1…1 (instead of wrapping around); float encodings store them unchanged.
+/// outside −1…1 (instead of wrapping around); float encodings store them unchanged; the lossy
+/// codecs encode what they are given (values beyond full scale may clip when decoded).
 ///
 /// By default the writer is *atomic*: it writes a hidden temporary file in the destination's
 /// folder (see ``AtomicFileOutput``) and ``close()`` renames it into place only after the header
-/// is finalized. ``abort()``, a failed ``close()``, or deinitializing an open atomic writer deletes
-/// the temporary file, so a failed render never leaves a file that looks whole.
+/// is finalized (for a codec: after its last frame or page is flushed). ``abort()``, a failed
+/// ``close()``, or deinitializing an open atomic writer deletes the temporary file, so a failed
+/// render never leaves a file that looks whole — a half-written MP3 or Ogg file never appears
+/// under the destination's name.
 ///
 /// **Threads.** Not thread-safe: use a writer from one thread at a time; it may move between
 /// threads.
@@ -26,8 +30,11 @@ public final class AudioFileWriter: @unchecked Sendable {
     public let path: String
     /// The container written.
     public let type: AudioFileType
-    /// Sample rate, channel count and the sample encoding stored in the file.
+    /// Sample rate, channel count and the queue sample format nearest to what the file stores
+    /// (32-bit float for the lossy codecs; 16-bit for u8, s8, µ-law and A-law).
     public let format: StreamFormat
+    /// The container, sample format and codec settings written.
+    public let encoding: AudioFileEncoding
     /// Whether the file is written to a temporary file and renamed into place by ``close()``.
     public let isAtomic: Bool
     /// Frames written so far.
@@ -43,24 +50,55 @@ public final class AudioFileWriter: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - path: the destination file.
-    ///   - type: the container; must be writable (see ``AudioFileType/isWritable``).
+    ///   - type: the container.
     ///   - format: the sample rate (a whole number of Hz), channel count and the sample encoding
-    ///     to store (see ``AudioFileType/writableSampleFormats``).
+    ///     to store (see ``AudioFileType/writableSampleFormats``; ignored by the lossy codecs).
+    ///   - atomic: write through a temporary file that ``close()`` renames into place (the
+    ///     default), or write `path` directly.
+    /// - Throws: ``FileError`` as ``init(path:encoding:sampleRate:channelCount:atomic:)`` does.
+    public convenience init(path: String, type: AudioFileType, format: StreamFormat, atomic: Bool = true) throws(FileError) {
+        if !type.isLossy { _ = try type.libsndfileFormat(for: format.sampleFormat, path: path) }
+        try self.init(path: path, encoding: AudioFileEncoding(type: type, format: format),
+                      sampleRate: format.sampleRate, channelCount: format.channelCount, atomic: atomic)
+    }
+
+    /// Creates the output file in the given encoding and prepares it for writing.
+    ///
+    /// - Parameters:
+    ///   - path: the destination file.
+    ///   - encoding: the container, sample format and codec settings (see
+    ///     ``AudioFileEncoding/resolve(path:formatName:sampleFormat:quality:bitrateMode:)``).
+    ///   - sampleRate: frames per second, a whole number the type holds.
+    ///   - channelCount: channels, 1…64 (and what the type holds).
     ///   - atomic: write through a temporary file that ``close()`` renames into place (the
     ///     default), or write `path` directly.
     /// - Throws: ``FileError`` of kind ``FileError/Kind/unwritableOutput`` or
     ///   ``FileError/Kind/permissionDenied`` when the folder is missing or not writable,
-    ///   ``FileError/Kind/unsupportedOutputFormat`` when the container cannot store the format
-    ///   (FLAC with s32/f32/f64 or more than 8 channels, a fractional sample rate, …), or
+    ///   ``FileError/Kind/unsupportedOutputFormat`` when the type cannot hold the encoding, rate
+    ///   or channel count (FLAC with f32 or more than 8 channels, MP3 at 96 kHz, …), or
     ///   ``FileError/Kind/ioError`` when the file cannot be created.
-    public init(path: String, type: AudioFileType, format: StreamFormat, atomic: Bool = true) throws(FileError) {
+    public init(path: String, encoding: AudioFileEncoding, sampleRate: Double, channelCount: Int,
+                atomic: Bool = true) throws(FileError) {
         self.path = path
-        self.type = type
+        self.type = encoding.type
+        self.encoding = encoding
+        let format = StreamFormat(sampleRate: sampleRate, channelCount: channelCount,
+                                  sampleFormat: encoding.nearestSampleFormat)
         self.format = format
         self.isAtomic = atomic
 
-        let sfFormat = try type.libsndfileFormat(for: format.sampleFormat, path: path)
-        var info = try Self.makeInfo(path: path, type: type, format: format, sfFormat: sfFormat)
+        if let sampleFormat = encoding.sampleFormat {
+            _ = try encoding.type.libsndfileFormat(forFileSampleFormat: sampleFormat, path: path)
+        }
+        do {
+            try format.validate()
+        } catch {
+            throw FileError(.unsupportedOutputFormat, path: path, problem: error.message)
+        }
+        var info = SF_INFO()
+        info.samplerate = Int32(clamping: Int64(sampleRate.isFinite ? sampleRate : 0))
+        info.channels = Int32(channelCount)
+        info.format = try encoding.check(sampleRate: sampleRate, channelCount: channelCount, path: path)
 
         if atomic {
             let output = try AtomicFileOutput(destinationPath: path)
@@ -79,8 +117,24 @@ public final class AudioFileWriter: @unchecked Sendable {
             self.output = nil
             self.handle = handle
         }
-        if !format.sampleFormat.isFloat {
+        if let sampleFormat = encoding.sampleFormat, !sampleFormat.isFloat {
             sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))
+        }
+        // libsndfile's return values for these two differ between codecs (SF_TRUE from some, 0
+        // from others even when the setting took effect), so they are not checked here:
+        // AudioFileEncoding.resolve has already refused what a type does not take.
+        if var level = encoding.compressionLevel {
+            sf_command(handle, Int32(SFC_SET_COMPRESSION_LEVEL), &level, Int32(MemoryLayout<Double>.size))
+        }
+        if !atomic, encoding.type == .oggVorbis || encoding.type == .opus {
+            // A direct writer is a recording's: short Ogg pages (about 100 ms instead of the
+            // encoder's second or so) leave less unwritten audio should the process be killed.
+            var milliseconds = 100.0
+            sf_command(handle, Int32(SFC_SET_OGG_PAGE_LATENCY_MS), &milliseconds, Int32(MemoryLayout<Double>.size))
+        }
+        if let mode = encoding.bitrateMode {
+            var value = mode.libsndfileValue
+            sf_command(handle, Int32(SFC_SET_BITRATE_MODE), &value, Int32(MemoryLayout<Int32>.size))
         }
     }
 
@@ -132,11 +186,11 @@ public final class AudioFileWriter: @unchecked Sendable {
             throw FileError(.ioError, path: path, problem: "the writer has been closed; create a new one")
         }
         guard frames > 0 else { return }
-        if let limit = type.maximumDataBytes {
-            let bytes = (framesWritten + Int64(frames)) * Int64(format.bytesPerFrame)
+        if let limit = type.maximumDataBytes, let bytesPerSample = encoding.bytesPerSample {
+            let bytes = (framesWritten + Int64(frames)) * Int64(bytesPerSample * format.channelCount)
             if bytes > limit {
                 throw FileError(.unsupportedOutputFormat, path: path,
-                    problem: "\(type) files cannot hold more than \(limit / (1 << 20)) MiB of audio (\(Self.limitDuration(limit, format))); write .w64, .rf64 or .caf instead")
+                    problem: "\(type) files cannot hold more than \(limit / (1 << 20)) MiB of audio (\(Self.limitDuration(limit, bytesPerFrame: bytesPerSample * format.channelCount, format))); write .w64, .rf64 or .caf instead")
             }
         }
         let written = body(handle, Int64(frames))
@@ -209,52 +263,22 @@ public final class AudioFileWriter: @unchecked Sendable {
     public var keepsFileOnFailure = false
 
     /// Rewrites the header for the audio written so far (`SFC_UPDATE_HEADER_NOW`), so the file
-    /// is complete and readable as it stands should the process die. For WAV, AIFF, CAF, W64 and
-    /// RF64; a no-op for FLAC.
+    /// is complete and readable as it stands should the process die. For WAV, AIFF, CAF, W64, RF64
+    /// and AU; a no-op for FLAC and the lossy codecs, which have no header to rewrite (FLAC's
+    /// frames and Ogg's pages are readable as they are written; see ``AudioFileType/survivesKill``).
     /// - Throws: ``FileError`` of kind ``FileError/Kind/ioError`` when the writer is closed.
     public func updateHeader() throws(FileError) {
         guard let handle, phase == .writing else {
             throw FileError(.ioError, path: path, problem: "the writer has been closed")
         }
+        guard !type.isCompressed else { return }
         sf_command(handle, Int32(SFC_UPDATE_HEADER_NOW), nil, 0)
     }
 
     // MARK: - Internals
 
-    private static func makeInfo(path: String, type: AudioFileType, format: StreamFormat,
-                                 sfFormat: Int32) throws(FileError) -> SF_INFO {
-        do {
-            try format.validate()
-        } catch {
-            throw FileError(.unsupportedOutputFormat, path: path, problem: error.message)
-        }
-        guard format.sampleRate == format.sampleRate.rounded(), format.sampleRate <= Double(Int32.max) else {
-            throw FileError(.unsupportedOutputFormat, path: path,
-                problem: "audio files store whole-number sample rates, not \(format.sampleRate) Hz; render at a whole-number rate")
-        }
-        if type == .flac {
-            guard format.channelCount <= 8 else {
-                throw FileError(.unsupportedOutputFormat, path: path,
-                    problem: "FLAC stores at most 8 channels, not \(format.channelCount); write .wav, .w64 or .caf instead")
-            }
-            guard format.sampleRate <= 655_350 else {
-                throw FileError(.unsupportedOutputFormat, path: path,
-                    problem: "FLAC stores sample rates up to 655350 Hz, not \(Int(format.sampleRate)); write .wav or .caf instead")
-            }
-        }
-        var info = SF_INFO()
-        info.samplerate = Int32(format.sampleRate)
-        info.channels = Int32(format.channelCount)
-        info.format = sfFormat
-        guard sf_format_check(&info) != 0 else {
-            throw FileError(.unsupportedOutputFormat, path: path,
-                problem: "libsndfile cannot write \(type) with \(format); choose another file type or sample format")
-        }
-        return info
-    }
-
-    private static func limitDuration(_ limit: Int64, _ format: StreamFormat) -> String {
-        let seconds = Double(limit) / Double(format.bytesPerFrame) / format.sampleRate
+    private static func limitDuration(_ limit: Int64, bytesPerFrame: Int, _ format: StreamFormat) -> String {
+        let seconds = Double(limit) / Double(bytesPerFrame) / format.sampleRate
         let minutes = Int(seconds / 60)
         return "about \(minutes / 60) h \(minutes % 60) min at \(format)"
     }

@@ -45,10 +45,33 @@ public final class FilePlayer: @unchecked Sendable {
     public let bufferDuration: Double
     /// Buffers in circulation.
     public let bufferCount: Int
-    /// The file's format (the queue's format is its rate and channels as 32-bit float).
+    /// The file's format (the queue's format is its rate and channels as 32-bit float, or the
+    /// matrix's output channels when there is a ``channelMatrix``).
     public let fileFormat: StreamFormat
+    /// The conversion from the file's channels to the queue's, applied as each buffer is
+    /// filled (off the realtime thread); nil when the queue has the file's own channels.
+    public let channelMatrix: ChannelMatrix?
+    /// The routing asked for when the player was created (to create another like it).
+    public let channelRouting: ChannelRouting
+
+    /// How a player's queue gets its channels from the file's.
+    public enum ChannelRouting: Sendable, Hashable {
+        /// The queue has the file's channels; the engine maps them to its outputs (mono on the
+        /// first two, otherwise channel to channel — channels beyond the engine's are not heard).
+        case unchanged
+        /// A file with more channels than this is downmixed to it by
+        /// ``ChannelMatrix/standardDownmix(from:to:)`` (BS.775 for 5.1 and 7.1, equal-power
+        /// otherwise); other files are unchanged.
+        case downmix(to: Int)
+        /// Explicit routing into this many channels.
+        case map(ChannelMap, outputs: Int)
+    }
 
     private let reader: AudioFileReader
+    /// Where a refill reads the file's channels before ``channelMatrix`` converts them (one
+    /// buffer's worth; used under the state lock only).
+    private let scratch: UnsafeMutablePointer<Float>?
+    private let scratchFrames: Int
     private let state = Mutex(PlaybackState())
     /// Signalled whenever the queue hands a buffer back and whenever a refill is done.
     private let bufferReturned = ChangeSignal()
@@ -86,12 +109,15 @@ public final class FilePlayer: @unchecked Sendable {
     ///   - streamer: the thread that reads, decodes and enqueues each buffer the queue hands
     ///     back; nil (the default) refills on the engine's callback thread. Share one among many
     ///     players so disk and decoding never hold up the engine's callbacks.
+    ///   - channels: how the queue's channels come from the file's (default: unchanged).
     /// - Throws: ``FileError`` if the file cannot be opened or the region is empty or out of
-    ///   range; the engine's ``Lockstep/AudioQueueError``, unchanged, if the queue cannot be
+    ///   range, or (kind ``FileError/Kind/invalidArgument``) when a channel map names a channel
+    ///   the file or the output does not have; the engine's ``Lockstep/AudioQueueError``, unchanged, if the queue cannot be
     ///   created (for example a rate the engine cannot convert: `unsupportedFormat`).
     public init(path: String, engine: Engine, name: String? = nil, startFrame: Int64 = 0, endFrame: Int64? = nil,
                 playCount: PlayCount = .times(1), bufferDuration: Double = 0.25, bufferCount: Int = 4,
-                truncation: AudioFileReader.TruncationPolicy = .tolerate, streamer: FileStreamer? = nil) throws
+                truncation: AudioFileReader.TruncationPolicy = .tolerate, streamer: FileStreamer? = nil,
+                channels: ChannelRouting = .unchanged) throws
     {
         let reader = try AudioFileReader(path: path, truncation: truncation)
         let end = endFrame ?? reader.frameCount
@@ -106,7 +132,32 @@ public final class FilePlayer: @unchecked Sendable {
             throw FileError(.invalidArgument, path: path,
                 problem: "buffering of \(bufferCount) × \(bufferDuration) s is out of range; use 2…64 buffers of up to 10 s")
         }
-        let queueFormat = StreamFormat(sampleRate: reader.format.sampleRate, channelCount: reader.format.channelCount,
+        let matrix: ChannelMatrix?
+        switch channels {
+        case .unchanged:
+            matrix = nil
+        case .downmix(let outputs):
+            matrix = ChannelMatrix.standardDownmix(from: reader.format.channelCount, to: outputs)
+        case .map(let map, let outputs):
+            do { matrix = try map.matrix(inputs: reader.format.channelCount, outputs: outputs) } catch {
+                throw FileError(.invalidArgument, path: path, problem: "channel map \(error.problem)")
+            }
+        }
+        channelMatrix = matrix
+        channelRouting = channels
+        if let matrix, !matrix.droppedInputs.isEmpty {
+            reader.warnings.record(.droppedChannels(path: path, channels: matrix.droppedInputs.map { $0 + 1 }, matrix: matrix))
+        }
+        if let matrix {
+            let frames = max(64, Int((bufferDuration * reader.format.sampleRate).rounded()))
+            scratch = UnsafeMutablePointer<Float>.allocate(capacity: frames * matrix.inputCount)
+            scratchFrames = frames
+        } else {
+            scratch = nil
+            scratchFrames = 0
+        }
+        let queueFormat = StreamFormat(sampleRate: reader.format.sampleRate,
+                                       channelCount: matrix?.outputCount ?? reader.format.channelCount,
                                        sampleFormat: .float32)
         let fileName = path.split(separator: "/").last.map(String.init) ?? path
         let box = PlayerBox()
@@ -132,6 +183,13 @@ public final class FilePlayer: @unchecked Sendable {
         }
         box.player = self
     }
+
+    deinit {
+        scratch?.deallocate()
+    }
+
+    /// The file's channels (from 0) the ``channelMatrix`` sends nowhere; empty without one.
+    public var droppedChannels: [Int] { channelMatrix?.droppedInputs ?? [] }
 
     /// The frames of the file (at its own rate) this player will play in total, or nil when it
     /// loops forever.
@@ -279,7 +337,7 @@ public final class FilePlayer: @unchecked Sendable {
             // A hand-back whose refill comes late (queued on the streamer, or delivered after a
             // reposition already refilled this buffer) has nothing left to do.
             if buffer.isInFlight { return (false, false) }
-            let channels = fileFormat.channelCount
+            let channels = queue.format.channelCount
             var filled = 0
             let capacity = min(limit ?? buffer.frameCapacity, buffer.frameCapacity)
             let base = buffer.data.bindMemory(to: Float.self, capacity: capacity * channels)
@@ -299,7 +357,14 @@ public final class FilePlayer: @unchecked Sendable {
                 }
                 let want = Int(min(Int64(capacity - filled), endFrame - state.position))
                 let got: Int
-                do throws(FileError) { got = try reader.read(into: base + filled * channels, frames: want) } catch {
+                do throws(FileError) {
+                    if let channelMatrix, let scratch {
+                        got = try reader.read(into: scratch, frames: min(want, scratchFrames))
+                        channelMatrix.apply(scratch, frames: got, into: base + filled * channels)
+                    } else {
+                        got = try reader.read(into: base + filled * channels, frames: want)
+                    }
+                } catch {
                     state.error = error
                     break
                 }

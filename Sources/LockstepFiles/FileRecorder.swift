@@ -80,10 +80,14 @@ public final class FileRecorder: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - engine: the engine to record on.
-    ///   - path: the output file; its extension picks the container (WAV, AIFF, CAF, W64, RF64; FLAC
-    ///     works but is not crash-safe).
+    ///   - path: the output file; its extension picks the container unless `encoding` does. Every
+    ///     ``AudioFileType`` records; ``AudioFileType/survivesKill`` says which keep their audio
+    ///     if the process is killed (WAV, AIFF, CAF, W64, RF64, AU and FLAC; not Ogg or MP3,
+    ///     whose encoders hold back their last pages or frames).
     ///   - channels: channels to record.
     ///   - sampleFormat: the file's encoding (default: the type's default — f32, s24 for FLAC).
+    ///   - encoding: the full encoding (type, sample format, codec settings), overriding the
+    ///     extension and `sampleFormat`; nil to use them.
     ///   - source: the device's input (default) or the engine's own mix.
     ///   - channelMap: the device input (or mix) channel for each recorded channel.
     ///   - bufferSeconds: seconds per buffer handed to the writer (default 0.25).
@@ -91,12 +95,20 @@ public final class FileRecorder: @unchecked Sendable {
     /// - Throws: ``FileError`` for an output that cannot be written; ``FileError`` wrapping the
     ///   queue's error otherwise.
     public init(engine: Engine, path: String, channels: Int, sampleFormat: SampleFormat? = nil,
+                encoding: AudioFileEncoding? = nil,
                 source: InputSource = .deviceInput, channelMap: [Int]? = nil,
                 bufferSeconds: Double = 0.25, ringSeconds: Double = 20) throws(FileError) {
-        let type = try AudioFileType.forOutput(path: path)
-        let encoding = sampleFormat ?? type.defaultSampleFormat
-        fileFormat = StreamFormat(sampleRate: engine.sampleRate, channelCount: channels, sampleFormat: encoding)
-        writer = try AudioFileWriter(path: path, type: type, format: fileFormat, atomic: false)
+        let chosen: AudioFileEncoding
+        if let encoding {
+            chosen = encoding
+        } else {
+            let type = try AudioFileType.forOutput(path: path)
+            if let sampleFormat, !type.isLossy { _ = try type.libsndfileFormat(for: sampleFormat, path: path) }
+            chosen = AudioFileEncoding(type: type, sampleFormat: sampleFormat.map(FileSampleFormat.init))
+        }
+        writer = try AudioFileWriter(path: path, encoding: chosen, sampleRate: engine.sampleRate, channelCount: channels,
+                                     atomic: false)
+        fileFormat = writer.format
         writer.keepsFileOnFailure = true
         try? writer.updateHeader()
         self.path = path

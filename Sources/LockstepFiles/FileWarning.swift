@@ -20,6 +20,10 @@ public struct FileWarning: Sendable, Hashable, CustomStringConvertible {
         /// ``AudioFileReader/TruncationPolicy/tolerate``, as `render --accept-truncated` does).
         /// ``FileWarning/count`` is the number of frames present.
         case truncated
+        /// Channels of the file reach no output: a channel map leaves them out, or the default
+        /// downmix drops them (BS.775 drops the LFE channel). ``FileWarning/count`` is the number
+        /// of channels dropped.
+        case droppedChannels
 
         /// The case name, such as `partialFrame`.
         public var description: String { rawValue }
@@ -61,6 +65,15 @@ public struct FileWarning: Sendable, Hashable, CustomStringConvertible {
     public static func truncated(_ error: FileError, frames: Int64) -> FileWarning {
         FileWarning(.truncated, path: error.path, count: frames,
                     message: error.message + "; using the \(frames) frames it holds")
+    }
+
+    /// The warning for a file whose `channels` (from 1) reach no output through `matrix`.
+    public static func droppedChannels(path: String, channels: [Int], matrix: ChannelMatrix) -> FileWarning {
+        let list = channels.map(String.init).joined(separator: ", ")
+        let them = channels.count == 1 ? "it" : "them"
+        return FileWarning(.droppedChannels, path: path, count: Int64(channels.count),
+            message: FileError.describe(path) + "\(channels.count == 1 ? "channel" : "channels") \(list) of \(matrix.inputCount) not heard (\(matrix.rule)); "
+                + "route \(them) with a channel map to keep \(them)")
     }
 
     /// The message.

@@ -9,12 +9,32 @@ public struct MixdownLayer: Sendable, Hashable {
     public var gainDB: Double
     /// Seconds from the start of the output to the layer's first frame (≥ 0).
     public var offset: Double
+    /// Explicit routing of the file's channels to the output's; nil for the default (a file with
+    /// more channels than the output is downmixed, see ``ChannelMatrix/standardDownmix(from:to:)``).
+    public var channelMap: ChannelMap?
 
     /// Creates a layer.
-    public init(path: String, gainDB: Double = 0, offset: Double = 0) {
+    public init(path: String, gainDB: Double = 0, offset: Double = 0, channelMap: ChannelMap? = nil) {
         self.path = path
         self.gainDB = gainDB
         self.offset = offset
+        self.channelMap = channelMap
+    }
+}
+
+/// How one layer's channels were converted to the output's.
+public struct ChannelConversion: Sendable, Hashable {
+    /// The layer's file.
+    public var path: String
+    /// The matrix used.
+    public var matrix: ChannelMatrix
+    /// The file's channels (from 1) that reach no output.
+    public var droppedChannels: [Int] { matrix.droppedInputs.map { $0 + 1 } }
+
+    /// Creates a record of a conversion.
+    public init(path: String, matrix: ChannelMatrix) {
+        self.path = path
+        self.matrix = matrix
     }
 }
 
@@ -32,6 +52,10 @@ public struct MixdownSummary: Sendable, Hashable {
     public var sampleFormat: SampleFormat
     /// The output's container.
     public var fileType: AudioFileType
+    /// The output's full encoding (container, sample format, codec settings).
+    public var encoding: AudioFileEncoding
+    /// The layers whose channels were converted (downmixed or mapped), in layer order.
+    public var channelConversions: [ChannelConversion]
     /// The largest absolute sample value of the mix (before encoding; above 1.0 means clipping).
     public var peak: Float
     /// Discontinuities during the render (an offline render should have none).
@@ -55,8 +79,10 @@ public final class LayerMixdown: @unchecked Sendable {
     public let layers: [MixdownLayer]
     /// The output path; its extension picks the container.
     public let outputPath: String
-    /// The output format.
+    /// The output format (its sample format is the queue format nearest to the encoding's).
     public let format: StreamFormat
+    /// The output's container, sample format and codec settings.
+    public let encoding: AudioFileEncoding
     /// Frames rendered per cycle.
     public let period: Int
     /// Whether a layer holding less audio than it declares is refused (the default) or mixed as
@@ -67,7 +93,8 @@ public final class LayerMixdown: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - layers: at least one layer.
-    ///   - outputPath: WAV, AIFF, FLAC, CAF, W64 or RF64 by extension.
+    ///   - outputPath: any ``AudioFileType`` by extension (WAV, AIFF, FLAC, CAF, W64, RF64, AU,
+    ///     Ogg Vorbis, Opus, MP3).
     ///   - sampleRate: output rate (default 48000).
     ///   - channelCount: output channels (default 2).
     ///   - sampleFormat: output encoding (default: f32, or s24 for FLAC).
@@ -76,18 +103,36 @@ public final class LayerMixdown: @unchecked Sendable {
     ///     declares; `.tolerate` mixes what it holds (a killed FLAC recording, say), whether the
     ///     header shows it or decoding stops early, and its reader records a ``FileWarning``.
     /// - Throws: ``FileError`` for an unknown output type or an encoding it cannot hold.
-    public init(layers: [MixdownLayer], outputPath: String, sampleRate: Double = 48000, channelCount: Int = 2,
-                sampleFormat: SampleFormat? = nil, period: Int = 4096,
-                truncation: AudioFileReader.TruncationPolicy = .reject) throws(FileError) {
+    public convenience init(layers: [MixdownLayer], outputPath: String, sampleRate: Double = 48000, channelCount: Int = 2,
+                            sampleFormat: SampleFormat? = nil, period: Int = 4096,
+                            truncation: AudioFileReader.TruncationPolicy = .reject) throws(FileError) {
         let type = try AudioFileType.forOutput(path: outputPath)
-        let encoding = sampleFormat ?? type.defaultSampleFormat
-        _ = try type.libsndfileFormat(for: encoding, path: outputPath)
+        if let sampleFormat, !type.isLossy { _ = try type.libsndfileFormat(for: sampleFormat, path: outputPath) }
+        try self.init(layers: layers, outputPath: outputPath,
+                      encoding: AudioFileEncoding(type: type, sampleFormat: sampleFormat.map(FileSampleFormat.init)),
+                      sampleRate: sampleRate, channelCount: channelCount, period: period, truncation: truncation)
+    }
+
+    /// Creates a mixdown into an output of the given encoding (any type, sample format and codec
+    /// settings; see ``AudioFileEncoding/resolve(path:formatName:sampleFormat:quality:bitrateMode:)``).
+    ///
+    /// Each layer with more channels than the output is downmixed by
+    /// ``ChannelMatrix/standardDownmix(from:to:)`` unless it has a ``MixdownLayer/channelMap``.
+    /// - Throws: ``FileError`` when the encoding cannot hold the rate or channel count, or there
+    ///   are no layers.
+    public init(layers: [MixdownLayer], outputPath: String, encoding: AudioFileEncoding, sampleRate: Double = 48000,
+                channelCount: Int = 2, period: Int = 4096,
+                truncation: AudioFileReader.TruncationPolicy = .reject) throws(FileError) {
         guard !layers.isEmpty else {
             throw FileError(.invalidArgument, path: outputPath, problem: "no input files; give at least one layer to render")
         }
         self.layers = layers
         self.outputPath = outputPath
-        format = StreamFormat(sampleRate: sampleRate, channelCount: channelCount, sampleFormat: encoding)
+        self.encoding = encoding
+        format = StreamFormat(sampleRate: sampleRate, channelCount: channelCount, sampleFormat: encoding.nearestSampleFormat)
+        if (try? format.validate()) != nil {
+            try encoding.check(sampleRate: sampleRate, channelCount: channelCount, path: outputPath)
+        }
         self.period = period
         self.truncation = truncation
     }
@@ -128,7 +173,9 @@ public final class LayerMixdown: @unchecked Sendable {
             }
             let player: FilePlayer
             do {
-                player = try FilePlayer(path: layer.path, engine: engine, truncation: truncation)
+                let routing: FilePlayer.ChannelRouting = layer.channelMap.map { .map($0, outputs: format.channelCount) }
+                    ?? .downmix(to: format.channelCount)
+                player = try FilePlayer(path: layer.path, engine: engine, truncation: truncation, channels: routing)
                 try player.queue.setMixerGain(decibels: layer.gainDB)
                 try player.prepare()
             } catch let error as FileError {
@@ -147,7 +194,8 @@ public final class LayerMixdown: @unchecked Sendable {
             starts.append(start)
         }
 
-        try OutputSafety.checkSize(path: outputPath, type: AudioFileType.forOutput(path: outputPath), format: format, frames: expectedEnd)
+        try OutputSafety.checkSize(path: outputPath, encoding: encoding, sampleRate: format.sampleRate,
+                                   channelCount: format.channelCount, frames: expectedEnd)
 
         // Each layer reports the device time at which it really stopped.
         let stopTimes = StopTimes(count: players.count)
@@ -162,7 +210,8 @@ public final class LayerMixdown: @unchecked Sendable {
             }
         }
 
-        let output = try AudioFileWriter(path: outputPath, format: format)
+        let output = try AudioFileWriter(path: outputPath, encoding: encoding, sampleRate: format.sampleRate,
+                                         channelCount: format.channelCount)
         var written: Int64 = 0
         var peak: Float = 0
         let channels = format.channelCount
@@ -199,6 +248,10 @@ public final class LayerMixdown: @unchecked Sendable {
         progress?(1)
         return MixdownSummary(outputPath: outputPath, frames: written, sampleRate: format.sampleRate,
                               channelCount: channels, sampleFormat: format.sampleFormat, fileType: output.type,
+                              encoding: encoding,
+                              channelConversions: players.compactMap { player in
+                                  player.channelMatrix.map { ChannelConversion(path: player.path, matrix: $0) }
+                              },
                               peak: peak, discontinuities: engine.discontinuities)
     }
 

@@ -38,12 +38,20 @@ public enum OutputSafety {
 
     /// The largest number of frames a container holds, or nil when it has no practical limit.
     ///
-    /// WAV and AIFF store sizes in 32 bits (see ``AudioFileType/maximumDataBytes``; RF64 and W64
-    /// are the 64-bit versions of WAV); FLAC stores its length in 36 bits of frames.
+    /// WAV, AU and AIFF store sizes in 32 bits (see ``AudioFileType/maximumDataBytes``; RF64 and
+    /// W64 are the 64-bit versions of WAV); FLAC stores its length in 36 bits of frames.
     public static func frameLimit(of type: AudioFileType, format: StreamFormat) -> Int64? {
-        if type == .flac { return (Int64(1) << 36) - 1 }
-        guard let bytes = type.maximumDataBytes else { return nil }
-        return bytes / Int64(max(1, format.bytesPerFrame))
+        frameLimit(of: AudioFileEncoding(type: type, format: format), channelCount: format.channelCount)
+    }
+
+    /// The largest number of frames an encoding holds with `channelCount` channels, or nil when
+    /// it has no limit known before writing: WAV, AU and AIFF by their 32-bit byte counts, FLAC by
+    /// its 36-bit frame count; CAF, W64, RF64 and the lossy codecs (Ogg's 64-bit granule
+    /// positions, MP3's unbounded stream of frames) have none.
+    public static func frameLimit(of encoding: AudioFileEncoding, channelCount: Int) -> Int64? {
+        if encoding.type == .flac { return (Int64(1) << 36) - 1 }
+        guard let bytes = encoding.type.maximumDataBytes, let bytesPerSample = encoding.bytesPerSample else { return nil }
+        return bytes / Int64(max(1, bytesPerSample * channelCount))
     }
 
     /// Refuses an output of `frames` frames that its container cannot hold, or (for uncompressed
@@ -57,19 +65,37 @@ public enum OutputSafety {
     /// - Throws: ``FileError`` of kind ``FileError/Kind/invalidArgument`` with the size, the limit
     ///   and what to do.
     public static func checkSize(path: String, type: AudioFileType, format: StreamFormat, frames: Int64) throws(FileError) {
-        let frameBytes = Int64(max(1, format.bytesPerFrame))
+        try checkSize(path: path, encoding: AudioFileEncoding(type: type, format: format), sampleRate: format.sampleRate,
+                      channelCount: format.channelCount, frames: frames)
+    }
+
+    /// Refuses an output of `frames` frames that its encoding cannot hold (see
+    /// ``frameLimit(of:channelCount:)``), or, when the size is known in advance (uncompressed
+    /// encodings), that does not fit in the free space of the output's disk. A compressed
+    /// output's size is not known before it is written: only its container's length limit
+    /// applies (FLAC's), and a full disk is reported when a write fails, with the destination
+    /// left untouched.
+    ///
+    /// - Throws: ``FileError`` of kind ``FileError/Kind/invalidArgument`` with the size, the limit
+    ///   and what to do.
+    public static func checkSize(path: String, encoding: AudioFileEncoding, sampleRate: Double, channelCount: Int,
+                                 frames: Int64) throws(FileError) {
+        let type = encoding.type
+        let frameBytes = Int64(max(1, (encoding.bytesPerSample ?? 4) * channelCount))
         let (bytes, overflow) = frames.multipliedReportingOverflow(by: frameBytes)
         let size = overflow ? Int64.max : bytes
-        if let limit = frameLimit(of: type, format: format), frames > limit {
+        if let limit = frameLimit(of: encoding, channelCount: channelCount), frames > limit {
             let wider = type == .flac ? "CAF or W64" : "RF64, W64 or CAF"
+            let length = type.isCompressed ? describe(frames: frames, rate: sampleRate)
+                : describe(frames: frames, rate: sampleRate, bytes: size)
             throw FileError(.invalidArgument, path: path,
-                problem: "the output would be \(describe(frames: frames, rate: format.sampleRate, bytes: size)), more than \(type.description) holds (\(describe(frames: limit, rate: format.sampleRate))); write \(wider) instead, or shorten it")
+                problem: "the output would be \(length), more than \(type.description) holds (\(describe(frames: limit, rate: sampleRate))); write \(wider) instead, or shorten it")
         }
-        guard !isCompressed(type), let free = freeBytes(near: path) else { return }
+        guard !type.isCompressed, let free = freeBytes(near: path) else { return }
         let needed = size.addingReportingOverflow(65_536)
         if needed.overflow || needed.partialValue > free {
             throw FileError(.invalidArgument, path: path,
-                problem: "the output would be \(describe(frames: frames, rate: format.sampleRate, bytes: size)) and its disk has \(describe(bytes: free)) free; free some space, write elsewhere, or shorten it")
+                problem: "the output would be \(describe(frames: frames, rate: sampleRate, bytes: size)) and its disk has \(describe(bytes: free)) free; free some space, write elsewhere, or shorten it")
         }
     }
 
@@ -110,14 +136,6 @@ public enum OutputSafety {
         }
         if unit == 0 { return "\(bytes) bytes" }
         return String(Int((value * 10).rounded()) / 10) + "." + String(Int((value * 10).rounded()) % 10) + " " + units[unit]
-    }
-
-    /// Whether the container compresses (so its size cannot be known before it is written).
-    private static func isCompressed(_ type: AudioFileType) -> Bool {
-        switch type {
-        case .flac, .oggVorbis, .opus, .mp3: true
-        default: false
-        }
     }
 
     private static func twoDigits(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }

@@ -83,6 +83,55 @@ enum Sndfile {
         }
     }
 
+    /// A short name for a format word's codec or sample encoding: `PCM s16`, `µ-law`, `Vorbis`,
+    /// `FLAC s24`, `MP3`, …; libsndfile's own subtype name for the rarer ones.
+    static func codecName(format: Int32) -> String {
+        let sub = subtype(format)
+        let width: String? = switch sub {
+        case Int32(SF_FORMAT_PCM_U8): "u8"
+        case Int32(SF_FORMAT_PCM_S8): "s8"
+        case Int32(SF_FORMAT_PCM_16), Int32(SF_FORMAT_ALAC_16): "s16"
+        case Int32(SF_FORMAT_ALAC_20): "s20"
+        case Int32(SF_FORMAT_PCM_24), Int32(SF_FORMAT_ALAC_24): "s24"
+        case Int32(SF_FORMAT_PCM_32), Int32(SF_FORMAT_ALAC_32): "s32"
+        case Int32(SF_FORMAT_FLOAT): "f32"
+        case Int32(SF_FORMAT_DOUBLE): "f64"
+        default: nil
+        }
+        if major(format) == Int32(SF_FORMAT_FLAC) { return "FLAC" + (width.map { " " + $0 } ?? "") }
+        switch sub {
+        case Int32(SF_FORMAT_ALAC_16), Int32(SF_FORMAT_ALAC_20), Int32(SF_FORMAT_ALAC_24), Int32(SF_FORMAT_ALAC_32):
+            return "ALAC " + (width ?? "")
+        case Int32(SF_FORMAT_ULAW): return "µ-law"
+        case Int32(SF_FORMAT_ALAW): return "A-law"
+        case Int32(SF_FORMAT_IMA_ADPCM): return "IMA ADPCM"
+        case Int32(SF_FORMAT_MS_ADPCM): return "MS ADPCM"
+        case Int32(SF_FORMAT_GSM610): return "GSM 6.10"
+        case Int32(SF_FORMAT_VORBIS): return "Vorbis"
+        case Int32(SF_FORMAT_OPUS): return "Opus"
+        case Int32(SF_FORMAT_MPEG_LAYER_I): return "MP1"
+        case Int32(SF_FORMAT_MPEG_LAYER_II): return "MP2"
+        case Int32(SF_FORMAT_MPEG_LAYER_III): return "MP3"
+        default:
+            if let width { return "PCM " + width }
+            return formatName(sub)
+        }
+    }
+
+    /// Whether a format word's encoding is lossy (everything but PCM, floats, FLAC and ALAC; the
+    /// companding laws count as lossy).
+    static func isLossy(format: Int32) -> Bool {
+        if major(format) == Int32(SF_FORMAT_FLAC) { return false }
+        switch subtype(format) {
+        case Int32(SF_FORMAT_PCM_U8), Int32(SF_FORMAT_PCM_S8), Int32(SF_FORMAT_PCM_16), Int32(SF_FORMAT_PCM_24),
+             Int32(SF_FORMAT_PCM_32), Int32(SF_FORMAT_FLOAT), Int32(SF_FORMAT_DOUBLE),
+             Int32(SF_FORMAT_ALAC_16), Int32(SF_FORMAT_ALAC_20), Int32(SF_FORMAT_ALAC_24), Int32(SF_FORMAT_ALAC_32):
+            return false
+        default:
+            return true
+        }
+    }
+
     /// Whether a subtype is a lossy codec whose frame count libsndfile may only estimate.
     static func hasEstimatedLength(format: Int32) -> Bool {
         major(format) == Int32(SF_FORMAT_MPEG)

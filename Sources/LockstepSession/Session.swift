@@ -133,9 +133,24 @@ public struct Session: Sendable {
                 switch result {
                 case .success(let found):
                     info = found
-                    if info.channelCount > 1 && info.channelCount > document.channelCount {
-                        diagnostics.append(.init(.audioFile, at: cue.location(of: "file"),
-                            "cue '\(SessionParser.excerpt(cue.name))': '\(SessionParser.excerpt(cue.file))' has \(info.channelCount) channels but the session has \(document.channelCount); set 'channels: \(info.channelCount)' or mix the file down"))
+                    let layer = document.layers.first { $0.name == cue.layer }
+                    if let map = cue.channelMap ?? layer?.channelMap {
+                        let at = cue.channelMap != nil ? cue.location(of: "channel_map") : (layer?.channelMapLocation ?? cue.location)
+                        do {
+                            let matrix = try map.matrix(inputs: info.channelCount, outputs: document.channelCount)
+                            if !matrix.droppedInputs.isEmpty {
+                                FileWarnings.shared.record(.droppedChannels(path: cue.resolvedFile,
+                                    channels: matrix.droppedInputs.map { $0 + 1 }, matrix: matrix))
+                            }
+                        } catch {
+                            let whose = cue.channelMap != nil ? "" : " (layer '\(SessionParser.excerpt(cue.layer))')"
+                            diagnostics.append(.init(.invalidValue, at: at,
+                                "cue '\(SessionParser.excerpt(cue.name))': channel_map\(whose) for '\(SessionParser.excerpt(cue.file))': \(error.problem)"))
+                        }
+                    } else if let matrix = ChannelMatrix.standardDownmix(from: info.channelCount, to: document.channelCount),
+                              !matrix.droppedInputs.isEmpty {
+                        FileWarnings.shared.record(.droppedChannels(path: cue.resolvedFile,
+                            channels: matrix.droppedInputs.map { $0 + 1 }, matrix: matrix))
                     }
                     if info.frameCount == 0 {
                         diagnostics.append(.init(.audioFile, at: cue.location(of: "file"),

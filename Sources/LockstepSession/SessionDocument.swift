@@ -1,3 +1,5 @@
+import LockstepFiles
+
 /// A session file as written, after parsing and checking each value on its own (references,
 /// files and timing are checked by ``Session``).
 ///
@@ -30,6 +32,11 @@ public struct SessionDocument: Sendable, Hashable {
         public var ports: [String]
         /// Where the layer is declared.
         public var location: SourceLocation
+        /// The layer's `channel_map`: how its cues' file channels reach the session's channels
+        /// (a cue's own `channel_map` wins); nil for the default downmix.
+        public var channelMap: ChannelMap? = nil
+        /// Where the layer's `channel_map` value is, if it has one.
+        public var channelMapLocation: SourceLocation? = nil
     }
 
     /// When a cue starts.
@@ -86,6 +93,9 @@ public struct SessionDocument: Sendable, Hashable {
         public var location: SourceLocation
         /// Where each key's value is, for later errors (`file`, `after`, `to`…).
         public var keyLocations: [String: SourceLocation]
+        /// The cue's `channel_map`: how its file's channels reach the session's channels; nil for
+        /// its layer's, or the default downmix.
+        public var channelMap: ChannelMap? = nil
 
         /// Where `key`'s value is, or the cue's own location.
         public func location(of key: String) -> SourceLocation { keyLocations[key] ?? location }

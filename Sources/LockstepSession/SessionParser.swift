@@ -1,4 +1,5 @@
 import Foundation
+import LockstepFiles
 
 /// Reads a session file (YAML, through libyaml as Yams builds it) into a ``SessionDocument``,
 /// checking every key and value and collecting every problem with its line and column.
@@ -14,10 +15,10 @@ public struct SessionParser {
     /// The keys of the top-level mapping.
     public static let topKeys = ["rate", "channels", "layers", "cues", "automation"]
     /// The keys of a layer.
-    public static let layerKeys = ["gain", "ports"]
+    public static let layerKeys = ["gain", "ports", "channel_map"]
     /// The keys of a cue.
     public static let cueKeys = ["name", "layer", "file", "at", "after", "with", "offset", "gain", "fade_in",
-                                 "fade_out", "from", "to", "loop", "crossfade"]
+                                 "fade_out", "from", "to", "loop", "crossfade", "channel_map"]
     /// The keys of an automation entry.
     public static let automationKeys = ["layer", "at", "gain", "ramp"]
     /// The layer cues play on when they name none.
@@ -140,6 +141,9 @@ public struct SessionParser {
                         if let gain = gain(value, what: "\(label) gain") { layer.gainDB = gain }
                     case "ports":
                         layer.ports = ports(value, label: label)
+                    case "channel_map":
+                        layer.channelMap = channelMap(value, label: label)
+                        layer.channelMapLocation = location(of: value)
                     default: break
                     }
                 }
@@ -149,6 +153,30 @@ public struct SessionParser {
             layers.append(layer)
         }
         return layers
+    }
+
+    /// A `channel_map` value: a string such as `2,1` or `1:1,2:2,3:1@-3`, or a list such as
+    /// `[2, 1]` (see ``LockstepFiles/ChannelMap``); errors name the entry at fault.
+    private mutating func channelMap(_ node: YAMLNode, label: String) -> ChannelMap? {
+        let text: String
+        switch node.content {
+        case .sequence(let items):
+            var parts: [String] = []
+            for item in items {
+                guard let part = scalar(item, "\(label) channel_map entry", expecting: "a channel number or a route IN:OUT") else { return nil }
+                parts.append(part)
+            }
+            text = parts.joined(separator: ",")
+        default:
+            guard let value = scalar(node, "\(label) channel_map", expecting: "a channel map such as 2,1 or 1:1,2:2") else { return nil }
+            text = value
+        }
+        do {
+            return try ChannelMap(parsing: text)
+        } catch {
+            report(.invalidValue, node, "\(label) channel_map '\(Self.excerpt(text))': \(error.problem)")
+            return nil
+        }
     }
 
     private mutating func ports(_ node: YAMLNode, label: String) -> [String] {
@@ -222,6 +250,7 @@ public struct SessionParser {
                     }
                 case "at", "after", "with":
                     startKeys.append((key, value))
+                case "channel_map": cue.channelMap = channelMap(value, label: label)
                 case "offset": cue.offset = time(value, what: "\(label) offset")
                 case "gain": if let gain = gain(value, what: "\(label) gain") { cue.gainDB = gain }
                 case "fade_in": cue.fadeIn = time(value, what: "\(label) fade_in")

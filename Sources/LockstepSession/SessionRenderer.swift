@@ -8,12 +8,15 @@ import LockstepFiles
 public struct SessionRenderer: Sendable {
     /// The session.
     public var session: Session
-    /// The output file; its extension picks the container (WAV, AIFF, FLAC, CAF, W64, RF64).
+    /// The output file; its extension picks the type (any ``AudioFileType``) unless ``encoding`` does.
     public var outputPath: String
     /// The render rate (default: the session's `rate`).
     public var rate: Double
     /// The output encoding (default: the container's, f32 for WAV).
     public var sampleFormat: SampleFormat?
+    /// The full output encoding (type, sample format, codec settings), overriding the path's
+    /// extension and ``sampleFormat``; nil to use them.
+    public var encoding: AudioFileEncoding?
     /// Manual cues to fire, by name, at these session times.
     public var manualCues: [(cue: String, at: SessionTime)]
     /// Length to render; nil: until every placed cue has ended (required if one loops forever).
@@ -29,8 +32,10 @@ public struct SessionRenderer: Sendable {
         public var rate: Double
         /// The channels.
         public var channelCount: Int
-        /// The encoding.
+        /// The queue sample format nearest to the file's (32-bit float for the lossy codecs).
         public var sampleFormat: SampleFormat
+        /// The file's encoding (type, sample format, codec settings).
+        public var encoding: AudioFileEncoding
         /// The largest absolute sample of the mix (above 1.0 clips).
         public var peak: Float
         /// The resolved timeline (manual cues placed).
@@ -39,8 +44,10 @@ public struct SessionRenderer: Sendable {
 
     /// Creates a renderer.
     public init(session: Session, outputPath: String, rate: Double? = nil, sampleFormat: SampleFormat? = nil,
+                encoding: AudioFileEncoding? = nil,
                 manualCues: [(cue: String, at: SessionTime)] = [], duration: SessionTime? = nil) {
         self.session = session
+        self.encoding = encoding
         self.outputPath = outputPath
         self.rate = rate ?? session.document.rate
         self.sampleFormat = sampleFormat
@@ -55,8 +62,14 @@ public struct SessionRenderer: Sendable {
     ///   ``PlayerError`` for a bad manual cue or a session with no end; ``FileError`` for the
     ///   output or an input that fails while reading (the output is then not created).
     public func run(progress: ((Double) -> Void)? = nil) throws -> Summary {
-        let type = try AudioFileType.forOutput(path: outputPath)
-        let encoding = sampleFormat ?? type.defaultSampleFormat
+        let encoding: AudioFileEncoding
+        if let chosen = self.encoding {
+            encoding = chosen
+        } else {
+            let type = try AudioFileType.forOutput(path: outputPath)
+            if let sampleFormat, !type.isLossy { _ = try type.libsndfileFormat(for: sampleFormat, path: outputPath) }
+            encoding = AudioFileEncoding(type: type, sampleFormat: sampleFormat.map(FileSampleFormat.init))
+        }
         let channels = session.document.channelCount
         let period = 4096
         let device = try OfflineDevice(format: StreamFormat(sampleRate: rate, channelCount: channels, sampleFormat: .float32),
@@ -76,11 +89,10 @@ public struct SessionRenderer: Sendable {
             throw PlayerError("cue '\(forever)' loops forever, so the render has no end; give --duration or a loop count")
         }
         guard end > 0 else { throw PlayerError("the session is empty: nothing is placed on its timeline (are all cues manual? place them with --go CUE@TIME)") }
-        let outputFormat = StreamFormat(sampleRate: rate, channelCount: channels, sampleFormat: encoding)
         try OutputSafety.refuseOverwritingInputs(output: outputPath, inputs: session.document.cues.map(\.resolvedFile) + [session.document.path])
-        try OutputSafety.checkSize(path: outputPath, type: type, format: outputFormat, frames: end)
+        try OutputSafety.checkSize(path: outputPath, encoding: encoding, sampleRate: rate, channelCount: channels, frames: end)
         try player.start(from: 0, at: 0)
-        let writer = try AudioFileWriter(path: outputPath, format: outputFormat)
+        let writer = try AudioFileWriter(path: outputPath, encoding: encoding, sampleRate: rate, channelCount: channels)
         var written: Int64 = 0
         var peak: Float = 0
         var samples = [Float](repeating: 0, count: period * channels)
@@ -110,6 +122,6 @@ public struct SessionRenderer: Sendable {
         player.finishRendering()
         progress?(1)
         return Summary(outputPath: outputPath, frames: written, rate: rate, channelCount: channels,
-                       sampleFormat: encoding, peak: peak, timeline: timeline)
+                       sampleFormat: writer.format.sampleFormat, encoding: encoding, peak: peak, timeline: timeline)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LockstepFiles
 
 /// A session resolved to sample times at one rate: what plays where, when, how loud.
 ///
@@ -66,6 +67,10 @@ public struct SessionTimeline: Sendable, Hashable {
         public var crossfadeIn: Int64
         /// Samples at its end over which it fades out under a follower's crossfade.
         public var crossfadeOut: Int64
+        /// How its file's channels become the session's: its or its layer's `channel_map`, or the
+        /// default downmix for a file with more channels than the session; nil when the file's
+        /// channels go straight through (mono on every channel, otherwise channel to channel).
+        public var channelMatrix: ChannelMatrix? = nil
         /// Pauses and stops a control surface placed on it while the session ran, in session
         /// order (see ``SessionTimeline/Interruption``).
         public var interruptions: [Interruption] = []
@@ -184,6 +189,17 @@ public struct SessionTimeline: Sendable, Hashable {
 /// chain of `after`/`with` is followed without recursion), so a session of 100 000 cues, or an
 /// `after` chain 100 000 long, resolves in a fraction of a second.
 struct SessionTimelineBuilder {
+    /// The matrix a cue plays through (see ``SessionTimeline/Cue/channelMatrix``); a map that does
+    /// not fit the file was reported by ``Session/parse(text:path:)`` and falls back to the default.
+    static func channelMatrix(_ cue: SessionDocument.Cue, layer: SessionDocument.Layer?, fileChannels: Int,
+                              outputs: Int) -> ChannelMatrix? {
+        if let map = cue.channelMap ?? layer?.channelMap,
+           let matrix = try? map.matrix(inputs: fileChannels, outputs: outputs) {
+            return matrix
+        }
+        return ChannelMatrix.standardDownmix(from: fileChannels, to: outputs)
+    }
+
     let session: Session
     let rate: Double
     private var diagnostics: [SessionDiagnostic] = []
@@ -251,7 +267,9 @@ struct SessionTimelineBuilder {
                 fileChannels: info.channelCount, regionStart: regionStart, regionEnd: regionEnd, playCount: playCount,
                 trigger: nil, offsetFromTrigger: 0, start: nil, length: length, gainDB: cue.gainDB,
                 fadeIn: cue.fadeIn?.samples(at: rate) ?? 0, fadeOut: cue.fadeOut?.samples(at: rate) ?? 0,
-                crossfadeIn: 0, crossfadeOut: 0))
+                crossfadeIn: 0, crossfadeOut: 0,
+                channelMatrix: Self.channelMatrix(cue, layer: document.layers.first { $0.name == cue.layer },
+                                                  fileChannels: info.channelCount, outputs: document.channelCount)))
             if cueIndex[cue.name] == nil { cueIndex[cue.name] = index }
             if let length {
                 for (key, value) in [("fade_in", cue.fadeIn), ("fade_out", cue.fadeOut)] {

@@ -12,6 +12,12 @@ struct InfoCommand: ParsableCommand {
             With --json, prints one JSON object per file, one per line. The peak is that of the \
             finite samples: NaN or infinite samples in a float file read as silence, and their count \
             is shown (and warned about). A file whose data ends inside a frame shows the bytes ignored.
+
+            The codec is shown short (PCM s16, FLAC s24, µ-law, IMA ADPCM, Vorbis, Opus, MP3, …) with \
+            the bitrate: exact for uncompressed encodings, the file's average (size × 8 ÷ duration) \
+            for compressed ones, and an MP3's declared mode (constant, average, variable). The length \
+            is always the frames really decoded; "estimated" marks a file that does not state it \
+            exactly (an MP3 without a Xing/LAME header, an Ogg file cut short), with the estimate.
             """
     )
 
@@ -26,6 +32,20 @@ struct InfoCommand: ParsableCommand {
         var container: String
         var encoding: String
         var sampleFormat: String
+        /// The codec or sample encoding, short: `PCM s16`, `µ-law`, `Vorbis`, `MP3`, ….
+        var codec: String
+        /// Whether the encoding is lossy.
+        var lossy: Bool
+        /// Bits per second (exact for uncompressed, the file's average for compressed).
+        var bitrate: Int?
+        /// Whether `bitrate` is exact (uncompressed) or an average over the file.
+        var bitrateExact: Bool
+        /// An MP3's declared bitrate mode (constant, average, variable), else nil.
+        var bitrateMode: String?
+        /// Whether the file states its length exactly (false: an estimate, see `estimatedFrames`).
+        var lengthExact: Bool
+        /// The length libsndfile estimated when it differs from the frames decoded.
+        var estimatedFrames: Int64?
         var sampleRate: Int
         var channels: Int
         var frames: Int64
@@ -36,6 +56,11 @@ struct InfoCommand: ParsableCommand {
         var nonFiniteSamples: Int64
         /// Bytes of a partial frame at the end of the data, ignored.
         var partialFrameBytes: Int
+    }
+
+    /// Bits per second as `1536 kb/s` (`kb` = 1000 bits).
+    static func kilobits(_ bitsPerSecond: Int) -> String {
+        bitsPerSecond >= 10_000 ? "\((bitsPerSecond + 500) / 1000) kb/s" : String(format: "%.1f kb/s", Double(bitsPerSecond) / 1000)
     }
 
     func run() throws {
@@ -60,6 +85,9 @@ struct InfoCommand: ParsableCommand {
                 let peakDB = Decibels.fromLinear(peak)
                 let report = Report(file: path, container: reader.containerName, encoding: reader.encodingName,
                                     sampleFormat: reader.format.sampleFormat.rawValue,
+                                    codec: reader.codecName, lossy: reader.isLossy, bitrate: reader.bitrate,
+                                    bitrateExact: reader.bitrateIsExact, bitrateMode: reader.bitrateMode?.rawValue,
+                                    lengthExact: reader.lengthIsExact, estimatedFrames: reader.estimatedFrameCount,
                                     sampleRate: Int(reader.format.sampleRate), channels: reader.format.channelCount,
                                     frames: scan.frames, duration: Double(scan.frames) / reader.format.sampleRate,
                                     peak: Double(peak), peakDB: peakDB.isFinite ? Double(peakDB) : nil,
@@ -69,9 +97,18 @@ struct InfoCommand: ParsableCommand {
                     let data = try encoder.encode(report)
                     print(String(decoding: data, as: UTF8.self))
                 } else {
-                    var line = "\(path): \(report.container), \(report.encoding), \(report.sampleRate) Hz, "
-                        + "\(report.channels) ch, \(report.frames) frames, \(Terminal.time(report.duration)), "
-                        + "peak \(Terminal.decibels(peakDB))"
+                    var line = "\(path): \(report.container), \(report.codec), \(report.sampleRate) Hz, "
+                        + "\(report.channels) ch, \(report.frames) frames, \(Terminal.time(report.duration))"
+                    if !report.lengthExact {
+                        line += " (length estimated"
+                            + (report.estimatedFrames.map { " as \($0) frames" } ?? "")
+                            + "; counted by decoding)"
+                    }
+                    if let bitrate = report.bitrate {
+                        line += ", " + Self.kilobits(bitrate) + (report.bitrateExact ? "" : " average")
+                            + (report.bitrateMode.map { " (\($0) bitrate)" } ?? "")
+                    }
+                    line += ", peak \(Terminal.decibels(peakDB))"
                     if report.nonFiniteSamples > 0 {
                         line += ", \(report.nonFiniteSamples) non-finite \(report.nonFiniteSamples == 1 ? "sample" : "samples") (read as silence)"
                     }

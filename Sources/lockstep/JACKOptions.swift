@@ -48,19 +48,6 @@ struct JACKOptions: ParsableArguments {
 
 extension ServerLauncher.Mode: ExpressibleByArgument {}
 
-/// `--sample-format`: the encodings a file can be written in (`s16`, `s24`, `s32`, `f32`).
-struct SampleFormatArgument: ExpressibleByArgument {
-    /// The encoding.
-    var format: SampleFormat
-
-    init?(argument: String) {
-        guard let parsed = SampleFormat(rawValue: argument.lowercased()), parsed != .float64 else { return nil }
-        format = parsed
-    }
-
-    static var allValueStrings: [String] { ["s16", "s24", "s32", "f32"] }
-}
-
 /// A session time argument (`90`, `1:30`, `1:30.5`, `4800 samples`), parsed once.
 struct SessionTimeArgument: ExpressibleByArgument {
     /// The time.

@@ -32,6 +32,9 @@ struct PlayCommand: ParsableCommand {
             help: "Seconds from the common start to the next file's first frame (≥ 0); repeat per file.")
     var offsets: [Double] = []
 
+    @Option(name: .customLong("channel-map"), parsing: .unconditionalSingleValue, help: ChannelMapOption.help)
+    var channelMaps: [String] = []
+
     @OptionGroup(title: "JACK")
     var jack: JACKOptions
 
@@ -71,7 +74,15 @@ struct PlayCommand: ParsableCommand {
         guard !files.isEmpty else {
             throw CLIError(message: "play: no input files; give one or more audio files, e.g. lockstep play a.wav b.wav", exitCode: 64)
         }
-        let layers = try LayerArguments(command: "play", files: files, gains: gains, offsets: offsets)
+        var layers = try LayerArguments(command: "play", files: files, gains: gains, offsets: offsets)
+        let maps = try ChannelMapOption.parse(channelMaps, files: files.count, command: "play")
+        layers.channelMaps = maps
+        for (path, map) in zip(files, maps) {
+            guard let map, let reader = try? AudioFileReader(path: path, warnings: FileWarnings()) else { continue }
+            do { _ = try map.matrix(inputs: reader.format.channelCount, outputs: 2) } catch {
+                throw CLIError(message: "play: \(path): --channel-map '\(map)': \(error.problem)", exitCode: 64)
+            }
+        }
         if let recordPath {
             do { try OutputSafety.refuseOverwritingInputs(output: recordPath, inputs: files, option: "--record") } catch {
                 throw CLIError(message: "play: \(error.description)", exitCode: 64)
@@ -88,6 +99,8 @@ struct LayerArguments {
     var files: [String]
     var gains: [Double]
     var offsets: [Double]
+    /// Each file's `--channel-map`, nil for the default (a downmix when it has more channels).
+    var channelMaps: [ChannelMap?] = []
 
     init(command: String, files: [String], gains: [String], offsets: [Double]) throws {
         guard gains.count <= files.count else {
@@ -258,9 +271,11 @@ final class PlaySession {
         let streamer = FileStreamer()
         for (index, path) in layers.files.enumerated() {
             do {
+                let routing: FilePlayer.ChannelRouting = (index < layers.channelMaps.count ? layers.channelMaps[index] : nil).map { .map($0, outputs: engine.channelCount) }
+                    ?? .downmix(to: engine.channelCount)
                 let player = try FilePlayer(path: path, engine: engine, playCount: command.loop ? .forever : .times(1),
                                             bufferDuration: 0.25, bufferCount: 6, truncation: .reject,
-                                            streamer: streamer)
+                                            streamer: streamer, channels: routing)
                 try player.queue.setMixerGain(decibels: layers.gains[index])
                 player.queue.isLevelMeteringEnabled = true
                 if command.portsPerFile { try player.queue.enableDirectOutputs() }
@@ -523,7 +538,7 @@ extension PlaySession {
         for (index, player) in players.enumerated() {
             let again = try FilePlayer(path: player.path, engine: engine, playCount: player.playCount,
                                        bufferDuration: player.bufferDuration, bufferCount: player.bufferCount, truncation: .reject,
-                                       streamer: player.streamer)
+                                       streamer: player.streamer, channels: player.channelRouting)
             try again.queue.setMixerGain(decibels: layers.gains[index])
             again.queue.isLevelMeteringEnabled = true
             if command.portsPerFile { try again.queue.enableDirectOutputs() }

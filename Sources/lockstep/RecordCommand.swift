@@ -12,14 +12,18 @@ struct RecordCommand: ParsableCommand {
         discussion: """
             Records the given ports (one channel per port, in order; without --port, the physical \
             capture ports) until --duration or Ctrl-C. The file's header is kept valid while \
-            recording, so even a killed process leaves a readable file. If the writer falls seconds \
-            behind, lost frames are reported and recorded as exactly that much silence.
+            recording, so even a killed process leaves a readable file: WAV, AIFF, CAF, W64, RF64, AU \
+            and FLAC survive a kill (FLAC up to its last whole frame). Ogg Vorbis, Opus and MP3 \
+            record too (encoded on the writer thread, never the realtime one), but a killed \
+            recording loses what their encoder still held (up to about a second for Ogg) and its \
+            length must be counted by decoding. If the writer falls seconds behind, lost frames are \
+            reported and recorded as exactly that much silence.
 
             Example: lockstep record -o take.wav --port system:capture_1 --port system:capture_2 --duration 60
             """
     )
 
-    @Option(name: .shortAndLong, help: "The file to write (.wav, .aiff, .caf, .w64, .rf64; .flac works but is not crash-safe).")
+    @Option(name: .shortAndLong, help: "The file to write (.wav, .aiff, .caf, .w64, .rf64, .au, .flac survive a kill; .ogg, .opus, .mp3 lose their last moments).")
     var output: String
 
     @Option(name: .customLong("port"), help: "A port to record (repeat: one channel per port, in order).")
@@ -31,8 +35,8 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Stop after this many seconds.")
     var duration: Double?
 
-    @Option(name: .customLong("sample-format"), help: "File encoding (default f32; s24 for FLAC).")
-    var sampleFormat: SampleFormatArgument?
+    @OptionGroup(title: "Output format")
+    var outputFormat: OutputFormatOptions
 
     @Option(help: "The JACK server (default: $JACK_DEFAULT_SERVER or JACK's default).")
     var server: String?
@@ -65,7 +69,10 @@ struct RecordCommand: ParsableCommand {
         if let startAt, startAt < 0 {
             throw CLIError(message: "record: --start-at \(startAt) is negative; give a JACK frame time (0 or more) still to come, or leave it out to start now", exitCode: 64)
         }
-        let encoding = sampleFormat?.format
+        let encoding = try outputFormat.encoding(path: output, command: "record")
+        if let limit = encoding.type.maximumChannelCount, count > limit {
+            throw CLIError(message: "record: \(output): \(encoding.type) holds at most \(limit) channels, not \(count); record fewer ports, or write WAV, W64 or CAF", exitCode: 64)
+        }
         try refuseToReplace(output, force: force, command: "record")
         let interrupt = InterruptFlag(command: "record")
         let device: JACKDevice
@@ -100,7 +107,7 @@ struct RecordCommand: ParsableCommand {
         }
         let recorder: FileRecorder
         do {
-            recorder = try FileRecorder(engine: engine, path: output, channels: count, sampleFormat: encoding)
+            recorder = try FileRecorder(engine: engine, path: output, channels: count, encoding: encoding)
         } catch {
             throw CLIError(message: "record: \(error.description)")
         }

@@ -9,19 +9,22 @@ struct RenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Mix audio files as layers into one file, offline, sample-aligned.",
         discussion: """
-            Every layer's first frame lands on output sample 0 (plus its --offset). Gains and offsets \
-            apply to the files in order: the first --gain to the first file, and so on. The output is \
-            as long as the longest layer; its container follows OUT's extension (wav, aiff, flac, \
-            caf, w64, rf64). Files at other sample rates are converted (libsoxr).
+            Every layer's first frame lands on output sample 0 (plus its --offset). Gains, offsets \
+            and channel maps apply to the files in order: the first --gain to the first file, and so \
+            on. The output is as long as the longest layer; its type follows OUT's extension (wav, \
+            aiff, flac, caf, w64, rf64, au, ogg, opus, mp3) or --format. Files at other sample rates \
+            are converted (libsoxr); files with more channels than --channels are downmixed (ITU-R \
+            BS.775 for 5.1 and 7.1, equal-power otherwise) unless --channel-map routes them.
 
             Example: lockstep render drums.wav bass.flac -o mix.wav --gain -3 --gain -6dB --offset 0 --offset 1.5
+            Example: lockstep render film-5.1.wav -o stereo.mp3 --quality 0.8
             """
     )
 
     @Argument(help: "The audio files to mix (any format libsndfile reads).")
     var files: [String] = []
 
-    @Option(name: .shortAndLong, help: "The output file (.wav, .aiff, .flac, .caf, .w64, .rf64).")
+    @Option(name: .shortAndLong, help: "The output file (.wav, .aiff, .flac, .caf, .w64, .rf64, .au, .ogg, .opus, .mp3).")
     var output: String?
 
     @Option(help: "Output sample rate in Hz (1…768000).")
@@ -36,8 +39,11 @@ struct RenderCommand: ParsableCommand {
     @Option(name: .customLong("offset"), parsing: .unconditionalSingleValue, help: "Seconds from the start to the next file's first frame (≥ 0); repeat per file.")
     var offsets: [Double] = []
 
-    @Option(name: .customLong("sample-format"), help: "File encoding (default f32; s24 for FLAC).")
-    var sampleFormat: SampleFormatArgument?
+    @OptionGroup(title: "Output format")
+    var outputFormat: OutputFormatOptions
+
+    @Option(name: .customLong("channel-map"), parsing: .unconditionalSingleValue, help: ChannelMapOption.help)
+    var channelMaps: [String] = []
 
     @Flag(name: .customLong("accept-truncated"), help: "Mix what a truncated file holds (a FLAC recording that was killed, say) instead of refusing it; a warning names each such file.")
     var acceptTruncated = false
@@ -62,14 +68,17 @@ struct RenderCommand: ParsableCommand {
             }
         }
         let arguments = try LayerArguments(command: "render", files: files, gains: gains, offsets: offsets)
-        let encoding = sampleFormat?.format
+        let maps = try ChannelMapOption.parse(channelMaps, files: files.count, command: "render")
+        let encoding = try outputFormat.encoding(path: output, command: "render")
+        try outputFormat.check(encoding, path: output, sampleRate: Double(rate), channels: channels, command: "render")
         let layers = files.indices.map { index in
-            MixdownLayer(path: files[index], gainDB: arguments.gains[index], offset: arguments.offsets[index])
+            MixdownLayer(path: files[index], gainDB: arguments.gains[index], offset: arguments.offsets[index],
+                         channelMap: maps[index])
         }
         let summary: MixdownSummary
         do {
-            let mixdown = try LayerMixdown(layers: layers, outputPath: output, sampleRate: Double(rate),
-                                           channelCount: channels, sampleFormat: encoding,
+            let mixdown = try LayerMixdown(layers: layers, outputPath: output, encoding: encoding, sampleRate: Double(rate),
+                                           channelCount: channels,
                                            truncation: acceptTruncated ? .tolerate : .reject)
             summary = try mixdown.run { fraction in Terminal.progress(fraction, label: "rendering") }
         } catch {
@@ -81,7 +90,7 @@ struct RenderCommand: ParsableCommand {
         let layerWord = files.count == 1 ? "layer" : "layers"
         print("rendered \(files.count) \(layerWord) to \(summary.outputPath): \(summary.frames) frames, "
               + "\(Terminal.time(summary.duration)) (\(String(format: "%.3f", summary.duration)) s), "
-              + "\(Int(summary.sampleRate)) Hz, \(summary.channelCount) ch, \(summary.fileType) \(summary.sampleFormat), "
+              + "\(Int(summary.sampleRate)) Hz, \(summary.channelCount) ch, \(encodingSummary(summary.encoding)), "
               + "peak \(Terminal.decibels(summary.peakDB))"
               + (summary.peak > 1 ? " (clipped: lower the gains)" : ""))
     }

@@ -199,14 +199,14 @@ struct SessionRenderCommand: ParsableCommand {
     @Argument(help: "The session file (YAML).")
     var file: String
 
-    @Option(name: .shortAndLong, help: "The output file (.wav, .aiff, .flac, .caf, .w64, .rf64).")
+    @Option(name: .shortAndLong, help: "The output file (.wav, .aiff, .flac, .caf, .w64, .rf64, .au, .ogg, .opus, .mp3).")
     var output: String?
 
     @Option(help: "Render rate in Hz (default: the session's rate).")
     var rate: Int?
 
-    @Option(name: .customLong("sample-format"), help: "File encoding (default f32; s24 for FLAC).")
-    var sampleFormat: SampleFormatArgument?
+    @OptionGroup(title: "Output format")
+    var outputFormat: OutputFormatOptions
 
     @Option(name: .customLong("go"), help: "Place a manual cue: CUE@TIME (a session time, e.g. bell@1:30 or bell@90). Repeat per cue.")
     var goes: [String] = []
@@ -225,7 +225,7 @@ struct SessionRenderCommand: ParsableCommand {
         do { try Limits.checkSessionRate(rate) } catch let error as ValidationError {
             throw CLIError(message: "session render: \(error.message)", exitCode: 64)
         }
-        let encoding = sampleFormat?.format
+        let encoding = try outputFormat.encoding(path: output, command: "session render")
         var manual: [(cue: String, at: SessionTime)] = []
         for go in goes {
             guard let at = go.lastIndex(of: "@"), let time = SessionTime.parse(String(go[go.index(after: at)...])),
@@ -245,8 +245,10 @@ struct SessionRenderCommand: ParsableCommand {
             length = parsed
         }
         let session = try loadSession(file, command: "render")
+        try outputFormat.check(encoding, path: output, sampleRate: Double(rate ?? Int(session.document.rate)),
+                               channels: session.document.channelCount, command: "session render")
         let renderer = SessionRenderer(session: session, outputPath: output, rate: rate.map(Double.init),
-                                       sampleFormat: encoding, manualCues: manual, duration: length)
+                                       encoding: encoding, manualCues: manual, duration: length)
         let summary: SessionRenderer.Summary
         do {
             summary = try renderer.run { fraction in Terminal.progress(fraction, label: "rendering") }
@@ -264,16 +266,18 @@ struct SessionRenderCommand: ParsableCommand {
         if json {
             struct Report: Encodable {
                 var output: String; var frames: Int64; var seconds: Double; var rate: Double; var channels: Int
-                var sampleFormat: String; var peakDB: Double?; var timeline: TimelineReport
+                var sampleFormat: String; var fileType: String; var encoding: String; var peakDB: Double?
+                var timeline: TimelineReport
             }
             print(jsonString(Report(output: summary.outputPath, frames: summary.frames, seconds: seconds, rate: summary.rate,
                                     channels: summary.channelCount, sampleFormat: summary.sampleFormat.rawValue,
+                                    fileType: summary.encoding.type.fileExtension, encoding: encodingSummary(summary.encoding),
                                     peakDB: peakDB.isFinite ? Double(peakDB) : nil,
                                     timeline: TimelineReport(path: file, timeline: summary.timeline))))
         } else {
             let placed = summary.timeline.cues.filter { $0.start != nil }.count
             print("rendered \(placed) of \(summary.timeline.cues.count) cues to \(summary.outputPath): \(summary.frames) frames, "
-                  + "\(Terminal.time(seconds)), \(Int(summary.rate)) Hz, \(summary.channelCount) ch, \(summary.sampleFormat), "
+                  + "\(Terminal.time(seconds)), \(Int(summary.rate)) Hz, \(summary.channelCount) ch, \(encodingSummary(summary.encoding)), "
                   + "peak \(Terminal.decibels(peakDB))" + (summary.peak > 1 ? " (clipped: lower the gains)" : ""))
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Lockstep
+import LockstepFiles
 import LockstepSession
 
 /// Terminal helpers: progress bars on standard error when it is a terminal.
@@ -25,6 +26,12 @@ enum Terminal {
     static func decibels(_ value: Float) -> String {
         value == -.infinity ? "-inf dBFS" : String(format: "%.2f dBFS", value)
     }
+}
+
+/// An encoding for summary lines: `WAV 32-bit float`, `FLAC 24-bit integer`, `AU µ-law`, `MP3`,
+/// `Ogg Vorbis`.
+func encodingSummary(_ encoding: AudioFileEncoding) -> String {
+    encoding.sampleFormat.map { "\(encoding.type) \($0)" } ?? encoding.type.description
 }
 
 /// Parses a gain such as `-6`, `-6dB`, `+3 dB` or `-inf` (at most +12 dB), as session files do.

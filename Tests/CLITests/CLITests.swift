@@ -107,7 +107,8 @@ struct CLITests {
         (["session", "check", "GOOD.yaml", "--rate", "0"], "--rate 0 is out of range"),
         (["session", "run", "GOOD.yaml", "--duration", "inf"], "--duration"),
         (["render", "GOOD.wav", "-o", "x.flac", "--sample-format", "f32"], "x.flac"),
-        (["render", "GOOD.wav", "-o", "x.wav", "--sample-format", "u8"], "--sample-format"),
+        (["render", "GOOD.wav", "-o", "x.wav", "--sample-format", "u7"], "--sample-format"),
+        (["render", "GOOD.wav", "-o", "x.wav", "--sample-format", "s8"], "x.wav: WAV cannot store s8 (8-bit integer) samples; WAV holds u8, s16, s24, s32, f32, f64, ulaw, alaw"),
         (["render", "GOOD.wav"], "--output"),
         // An output that is one of the inputs, by any path, is refused before anything is written.
         (["render", "GOOD.wav", "FULL.wav", "-o", "GOOD.wav"], "GOOD.wav: the output is the same file as the input"),

@@ -24,8 +24,8 @@ struct AudioFileTypeTests {
 
     @Test("writable types and their sample formats")
     func writability() {
-        #expect(AudioFileType.writableTypes == [.wav, .aiff, .flac, .caf, .w64, .rf64])
-        #expect(!AudioFileType.mp3.isWritable && !AudioFileType.opus.isWritable && !AudioFileType.oggVorbis.isWritable)
+        #expect(AudioFileType.writableTypes == [.wav, .aiff, .flac, .caf, .w64, .rf64, .oggVorbis, .opus, .mp3, .au])
+        #expect(AudioFileType.mp3.isWritable && AudioFileType.opus.isWritable && AudioFileType.oggVorbis.isWritable)
         #expect(AudioFileType.flac.writableSampleFormats == [.int16, .int24])
         #expect(AudioFileType.flac.defaultSampleFormat == .int24)
         #expect(AudioFileType.wav.defaultSampleFormat == .float32)
@@ -46,7 +46,8 @@ struct AudioFileTypeTests {
         #expect(AudioFileType(libsndfileFormat: 0x200064) == .opus)
         #expect(AudioFileType(libsndfileFormat: 0x200060) == .oggVorbis)
         #expect(AudioFileType(libsndfileFormat: 0x130002) == .wav)
-        #expect(AudioFileType(libsndfileFormat: 0x030002) == nil)
+        #expect(AudioFileType(libsndfileFormat: 0x030002) == .au)
+        #expect(AudioFileType(libsndfileFormat: 0x040002) == nil)
     }
 
     @Test("FLAC refuses floats and 32-bit integers, suggesting s24", arguments: [SampleFormat.float32, .int32, .float64])
@@ -60,11 +61,12 @@ struct AudioFileTypeTests {
         #expect(error?.message.contains("s24") == true)
     }
 
-    @Test("read-only types cannot be given a write format")
-    func readOnlyFormat() {
-        let error = #expect(throws: FileError.self) { try AudioFileType.mp3.libsndfileFormat(for: .int16) }
+    @Test("a lossy codec takes no sample format: the queue format is ignored, a file sample format refused")
+    func lossyFormat() throws {
+        #expect(try AudioFileType.mp3.libsndfileFormat(for: SampleFormat.int16) == 0x230082)
+        let error = #expect(throws: FileError.self) { try AudioFileType.mp3.libsndfileFormat(forFileSampleFormat: .int16, path: "x.mp3") }
         #expect(error?.kind == .unsupportedOutputFormat)
-        #expect(error?.message.contains("cannot write MP3") == true)
+        #expect(error?.message == "x.mp3: MP3 holds no sample format choice (the codec chooses its own); leave --sample-format out")
     }
 
     @Test("forOutput picks writable types from the extension")
@@ -72,15 +74,19 @@ struct AudioFileTypeTests {
         #expect(try AudioFileType.forOutput(path: "out/Mix.WAV") == .wav)
         #expect(try AudioFileType.forOutput(path: "a.aifc") == .aiff)
         #expect(try AudioFileType.forOutput(path: "a.rf64") == .rf64)
+        #expect(try AudioFileType.forOutput(path: "a.mp3") == .mp3)
+        #expect(try AudioFileType.forOutput(path: "a.OPUS") == .opus)
+        #expect(try AudioFileType.forOutput(path: "a.oga") == .oggVorbis)
+        #expect(try AudioFileType.forOutput(path: "a.snd") == .au)
     }
 
-    @Test("forOutput explains unknown, missing and read-only extensions", arguments: ["song.mp3", "song.txt", "song", "song.opus"])
+    @Test("forOutput explains unknown and missing extensions", arguments: ["song.txt", "song", "song.m4a"])
     func forOutputErrors(path: String) {
         let error = #expect(throws: FileError.self) { try AudioFileType.forOutput(path: path) }
         #expect(error?.kind == .unsupportedOutputFormat)
         #expect(error?.path == path)
         #expect(error?.message.hasPrefix(path + ": ") == true)
-        for ext in [".wav", ".aiff", ".flac", ".caf", ".w64", ".rf64"] {
+        for ext in [".wav", ".aiff", ".flac", ".caf", ".w64", ".rf64", ".au", ".ogg", ".opus", ".mp3"] {
             #expect(error?.message.contains(ext) == true)
         }
     }

@@ -40,7 +40,9 @@ struct WriterTests {
         (AudioFileType.flac, StreamFormat(sampleRate: 48000, channelCount: 10, sampleFormat: .int16), "at most 8 channels"),
         (.wav, StreamFormat(sampleRate: 44100.5, channelCount: 2, sampleFormat: .int16), "whole-number sample rates"),
         (.wav, StreamFormat(sampleRate: 48000, channelCount: 0, sampleFormat: .int16), "channel count 0"),
-        (.mp3, StreamFormat(sampleRate: 48000, channelCount: 2, sampleFormat: .float32), "cannot write MP3"),
+        (.mp3, StreamFormat(sampleRate: 96000, channelCount: 2, sampleFormat: .float32), "MP3 holds only 8000, 11025"),
+        (.mp3, StreamFormat(sampleRate: 48000, channelCount: 6, sampleFormat: .float32), "MP3 holds at most 2 channels"),
+        (.opus, StreamFormat(sampleRate: 44100, channelCount: 2, sampleFormat: .float32), "Opus holds only 8000, 12000, 16000, 24000, 48000 Hz"),
     ])
     func impossibleFormats(type: AudioFileType, format: StreamFormat, reason: String) throws {
         let dir = try TemporaryTestDirectory()
