@@ -25,6 +25,10 @@
 #   8. `lockstep session check` of huge sessions: 100 000 cues at given times, all playing one
 #      10 ms WAV, and a 100 000-long `after:` chain (each cue starts where the previous one ends):
 #      median wall time of 3 runs each (target: under 2 s each; both were quadratic, 40 s and 101 s).
+#   9. GO latency on a live session (private dummy jackd, period 256): 100 GOs at random phases of
+#      the period, from the command being read to the cue's first sample, p50 / p99 / max (target:
+#      at most 2 periods, 10.7 ms); every cue is checked to sound on the sample its GO reported
+#      (the GoLatencyTests JACK test, run with LOCKSTEP_GO_COUNT=100).
 #
 # Parts 4 and 5 (part 6: a server of its own, with -C 2 -P 2) run on one private realtime server,
 # `jackd -n lockstep-bench-PID -R -d dummy -r 48000 -p 256`, every client connected to its (dummy)
@@ -40,7 +44,7 @@
 # Environment: LOCKSTEP_BENCH_RUNS (runs per tool in part 2, default 7),
 # LOCKSTEP_BENCH_CACHE (generated audio and tools, default ${TMPDIR:-/tmp}/lockstep-bench),
 # LOCKSTEP_BENCH_FORCE_ALLOCATION=1 (make the measured render cycle allocate: the script must fail),
-# LOCKSTEP_BENCH_PARTS (which parts to run, default "1 2 3 4 5 6 7 8"),
+# LOCKSTEP_BENCH_PARTS (which parts to run, default "1 2 3 4 5 6 7 8 9"),
 # LOCKSTEP_BENCH_QUICK=1 (parts 4-6: 15 s per capacity trial instead of 60 s, one load round
 # instead of 3 (part 6a: 1 instead of 2), a 60 s recording instead of 600 s; the full mode takes
 # about 20 minutes for parts 4-5 and 13 for part 6), LOCKSTEP_BENCH_RECORD_SECONDS (part 6b's take),
@@ -90,7 +94,7 @@ mix_round() {
 # Median of field $2 (2: wall, 3: CPU) of mixer $1's lines in $3.
 median_of() { awk -v t="$1" -v f="$2" '$1 == t { print $f }' <<<"$3" | median; }
 # Whether part $1 runs (LOCKSTEP_BENCH_PARTS, default all).
-PARTS=" ${LOCKSTEP_BENCH_PARTS:-1 2 3 4 5 6 7 8} "
+PARTS=" ${LOCKSTEP_BENCH_PARTS:-1 2 3 4 5 6 7 8 9} "
 PARTS=${PARTS//,/ }
 want() { [[ $PARTS == *" $1 "* ]]; }
 
@@ -265,6 +269,17 @@ if want 8; then
     }
     check_cues=$(check_time "$HUGE/cues.yaml" $(((HUGE_CUES - 1) * 960 + 480)))
     check_chain=$(check_time "$HUGE/chain.yaml" $((HUGE_CUES * 480)))
+fi
+
+# --- 9. GO latency -----------------------------------------------------------------------------------
+if want 9; then
+    say "9/9 GO latency: 100 GOs on a live session, period 256"
+    go_log="$CACHE/go-latency.txt"
+    LOCKSTEP_GO_COUNT=100 swift test --filter GoLatencyTests >"$go_log" 2>&1 || die "the GO latency test failed (see $go_log)"
+    go_line=$(grep -m 1 '^GO latency:' "$go_log") || die "no GO latency line in $go_log"
+    go_p50=$(sed -E 's/.*p50 ([0-9]+) frames.*/\1/' <<<"$go_line")
+    go_p99=$(sed -E 's/.*p99 ([0-9]+) .*/\1/' <<<"$go_line")
+    go_max=$(sed -E 's/.*max ([0-9]+) .*/\1/' <<<"$go_line")
 fi
 
 # --- 3. Peak memory against input length ---------------------------------------------------------
@@ -707,6 +722,11 @@ fi
 if want 8; then
     row 8 "session check, $HUGE_CUES cues: wall, median of 3" "$check_cues s" "< 2 s" "$(pass awk -v t="$check_cues" 'BEGIN { exit !(t < 2) }')"
     row 8 "session check, $HUGE_CUES-long after chain: median" "$check_chain s" "< 2 s" "$(pass awk -v t="$check_chain" 'BEGIN { exit !(t < 2) }')"
+fi
+if want 9; then
+    go_ms() { awk -v f="$1" 'BEGIN { printf "%.2f", f * 1000 / 48000 }'; }
+    row 9 "GO to first sample, 100 GOs, period 256: p50 / p99" "$go_p50 / $go_p99 frames ($(go_ms "$go_p50") / $(go_ms "$go_p99") ms)" "<= 512 (2 periods)" "$(pass awk -v m="$go_max" 'BEGIN { exit !(m <= 512) }')"
+    row 9 "GO to first sample: max; cues on their reported sample" "$go_max frames ($(go_ms "$go_max") ms); all" "" ""
 fi
 want 3 && echo "(30-min input: $long_input_mib MiB on disk.)"
 want 1 && echo "(Benchmark tables: $ALLOC_LOG.)"
