@@ -336,10 +336,32 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             state.closed = true
             realtime.pointee.renderer = nil
             live.withLock { live in
-                if let client = live.client { jack_client_close(client) }
+                if let client = live.client {
+                    if realtime.pointee.isShutDown.load(ordering: .acquiring) { Self.closeDeadClient(client) } else { jack_client_close(client) }
+                }
                 live.client = nil
             }
         }
+    }
+
+    /// Closes a client whose server has gone away, waiting at most 2 s. libjack's close of such a
+    /// client can block for ever on a lock its own (dead) client thread holds; the close then
+    /// goes on on a thread of its own and the client's memory is abandoned rather than the
+    /// program hanging.
+    static func closeDeadClient(_ client: OpaquePointer) {
+        final class Closing: @unchecked Sendable {
+            let client: OpaquePointer
+            let done = DispatchSemaphore(value: 0)
+            init(_ client: OpaquePointer) { self.client = client }
+        }
+        let closing = Closing(client)
+        let thread = Thread {
+            jack_client_close(closing.client)
+            closing.done.signal()
+        }
+        thread.name = "lockstep.jack-close"
+        thread.start()
+        _ = closing.done.wait(timeout: .now() + 2)
     }
 
     /// The device time now: JACK's current frame time mapped to the device timeline, and
@@ -751,7 +773,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         if first {
             while rt.pointee.inRender.load(ordering: .sequentiallyConsistent) { usleep(100) }
             live.withLock { live in
-                if let client = live.client { jack_client_close(client) }
+                if let client = live.client { Self.closeDeadClient(client) }
                 live.client = nil
             }
             // The process thread is gone: its clock fields are ours to read.
