@@ -91,7 +91,7 @@ enum FileSystem {
     /// - Throws: ``FileError`` naming the path: ``FileError/Kind/notFound``,
     ///   ``FileError/Kind/permissionDenied``, ``FileError/Kind/notAFile`` (a directory, FIFO,
     ///   device or socket), ``FileError/Kind/emptyFile`` or ``FileError/Kind/ioError``.
-    static func openRegularFileForReading(_ path: String) throws(FileError) -> (descriptor: Int32, size: Int64) {
+    static func openRegularFileForReading(_ path: String, allowEmpty: Bool = false) throws(FileError) -> (descriptor: Int32, size: Int64) {
         switch status(path) {
         case .missing:
             throw FileError(.notFound, path: path, problem: "no such file; check the path and the file name's spelling")
@@ -132,7 +132,7 @@ enum FileSystem {
         }
         switch status(of: info) {
         case .regularFile(let size):
-            guard size > 0 else {
+            guard size > 0 || allowEmpty else {
                 close(descriptor)
                 throw FileError(.emptyFile, path: path,
                     problem: "the file is empty (0 bytes), so it was never written completely; re-export or re-copy it")
@@ -249,5 +249,56 @@ enum FileSystem {
         case .missing, .failed:
             break
         }
+    }
+}
+
+/// Whole small files read the way audio files are opened: never blocking on a FIFO, a device or a
+/// socket, never reading more than asked.
+public enum RegularFile {
+    /// What stands at `path` when it is not a regular file — `a folder`, `a FIFO (named pipe)`,
+    /// `a character device`, `a block device (a disk or a partition)`, `a socket` — for a
+    /// message; nil for a regular file or nothing at all.
+    public static func kind(at path: String) -> String? {
+        switch FileSystem.status(path) {
+        case .directory: "a folder"
+        case .special(let kind): kind.name
+        case .regularFile, .missing, .failed: nil
+        }
+    }
+
+    /// Reads the regular file at `path` (an empty one too), refusing anything else without
+    /// blocking, as audio files are opened (``AudioFileReader``).
+    /// - Parameter maximumBytes: the most it reads: a bigger file is not read (``Contents/bytes``
+    ///   empty) and one that grows past it while read stops there; ``Contents/size`` says how big
+    ///   it was.
+    /// - Throws: ``FileError`` naming the path: ``FileError/Kind/notFound``,
+    ///   ``FileError/Kind/permissionDenied``, ``FileError/Kind/notAFile`` (a folder, FIFO, device
+    ///   or socket; ``kind(at:)`` says which) or ``FileError/Kind/ioError``.
+    public static func read(_ path: String, maximumBytes: Int) throws(FileError) -> Contents {
+        let (descriptor, size) = try FileSystem.openRegularFileForReading(path, allowEmpty: true)
+        defer { FileSystem.closeDescriptor(descriptor) }
+        guard size <= Int64(maximumBytes) else { return Contents(bytes: [], size: size) }
+        var bytes = [UInt8](repeating: 0, count: Int(size) + 1)
+        var filled = 0
+        while filled <= maximumBytes {
+            if filled == bytes.count { bytes.append(contentsOf: repeatElement(0, count: 1 << 16)) }
+            let got = bytes.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
+            if got == 0 { break }
+            if got < 0 {
+                if errno == EINTR { continue }
+                throw FileError(.ioError, path: path, problem: "cannot read the file (\(FileSystem.errorText(errno))); check the disk")
+            }
+            filled += got
+        }
+        // (A file that grew past the limit while it was read: its size is what was read.)
+        return filled > maximumBytes ? Contents(bytes: [], size: Int64(filled)) : Contents(bytes: Array(bytes[..<filled]), size: Int64(filled))
+    }
+
+    /// What ``read(_:maximumBytes:)`` read.
+    public struct Contents: Sendable {
+        /// The file's bytes; empty when it is bigger than asked.
+        public var bytes: [UInt8]
+        /// Its size in bytes.
+        public var size: Int64
     }
 }

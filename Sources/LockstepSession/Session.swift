@@ -51,64 +51,31 @@ public struct Session: Sendable {
     /// Why a session file cannot be read.
     struct ReadProblem: Error { var problem: String }
 
-    /// Reads the session file at `path` as UTF-8 text, refusing, without ever blocking, a folder,
-    /// a FIFO, a device or a socket (opened with `O_NONBLOCK`, checked again on the descriptor), a
-    /// file over ``maximumFileBytes`` and text that is not UTF-8.
+    /// Reads the session file at `path` as UTF-8 text through ``LockstepFiles/RegularFile``
+    /// (never blocking on a FIFO, device or socket), refusing a folder, such special files, a file
+    /// over ``maximumFileBytes`` and text that is not UTF-8.
     static func readSessionFile(_ path: String) throws(ReadProblem) -> String {
-        func kind(_ mode: mode_t) -> String? {
-            switch mode & S_IFMT {
-            case S_IFREG: nil
-            case S_IFDIR: "a folder"
-            case S_IFIFO: "a FIFO (named pipe)"
-            case S_IFCHR: "a character device"
-            case S_IFBLK: "a block device"
-            case S_IFSOCK: "a socket"
-            default: "a special file"
+        let contents: RegularFile.Contents
+        do {
+            contents = try RegularFile.read(path, maximumBytes: maximumFileBytes)
+        } catch {
+            switch error.kind {
+            case .notFound:
+                throw ReadProblem(problem: "no session file here; check the path")
+            case .notAFile:
+                let what = RegularFile.kind(at: path) ?? "not a regular file"
+                throw ReadProblem(problem: what == "a folder" ? "this is a folder, not a session file; name the .yaml file"
+                    : "this is \(what), not a session file; save the session to a file and give its path (its relative audio paths resolve against the file's folder)")
+            case .permissionDenied:
+                throw ReadProblem(problem: "permission denied; make the session file readable (chmod +r) or run as its owner")
+            default:
+                throw ReadProblem(problem: "cannot read the session file: \(error.message)")
             }
         }
-        func refusal(_ what: String) -> ReadProblem {
-            what == "a folder" ? ReadProblem(problem: "this is a folder, not a session file; name the .yaml file")
-                : ReadProblem(problem: "this is \(what), not a session file; save the session to a file and give its path (its relative audio paths resolve against the file's folder)")
+        guard contents.size <= Int64(maximumFileBytes) else {
+            throw ReadProblem(problem: "the session file is \(contents.size / (1 << 20)) MiB, more than the \(maximumFileBytes >> 20) MiB a session may be; is it really a session file?")
         }
-        var info = stat()
-        guard stat(path, &info) == 0 else {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { throw ReadProblem(problem: "no session file here; check the path") }
-            throw ReadProblem(problem: "cannot look up the session file (\(String(cString: strerror(code)))); check the path and its folders' permissions")
-        }
-        if let what = kind(info.st_mode) { throw refusal(what) }
-        let descriptor = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let code = errno
-            throw ReadProblem(problem: code == EACCES || code == EPERM
-                ? "permission denied; make the session file readable (chmod +r) or run as its owner"
-                : "cannot open the session file (\(String(cString: strerror(code)))); check the path")
-        }
-        defer { close(descriptor) }
-        guard fstat(descriptor, &info) == 0 else {
-            throw ReadProblem(problem: "cannot inspect the opened session file (\(String(cString: strerror(errno)))); check the disk")
-        }
-        if let what = kind(info.st_mode) { throw refusal(what) }
-        guard info.st_size <= maximumFileBytes else {
-            throw ReadProblem(problem: "the session file is \(info.st_size / (1 << 20)) MiB, more than the \(maximumFileBytes >> 20) MiB a session may be; is it really a session file?")
-        }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) + 1)
-        var filled = 0
-        while filled < bytes.count {
-            let got = bytes.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + filled, $0.count - filled) }
-            if got == 0 { break }
-            if got < 0 {
-                if errno == EINTR { continue }
-                throw ReadProblem(problem: "cannot read the session file (\(String(cString: strerror(errno)))); check the disk")
-            }
-            filled += got
-            // A file that grows while it is read is read up to the limit, no further.
-            if filled == bytes.count && filled <= maximumFileBytes { bytes.append(contentsOf: repeatElement(0, count: 1 << 16)) }
-        }
-        guard filled <= maximumFileBytes else {
-            throw ReadProblem(problem: "the session file grew past the \(maximumFileBytes >> 20) MiB a session may be while it was read; is it really a session file?")
-        }
-        guard let text = String(validating: bytes[..<filled], as: UTF8.self) else {
+        guard let text = String(validating: contents.bytes, as: UTF8.self) else {
             throw ReadProblem(problem: "the session file is not UTF-8 text; save it as UTF-8 (it is a YAML text file)")
         }
         return text
