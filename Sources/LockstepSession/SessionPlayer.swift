@@ -78,11 +78,13 @@ public final class SessionPlayer: @unchecked Sendable {
             touched[layer] = min(touched[layer] ?? .max, sample)
         }
 
-        /// Notes the layers of the cues `indices` as changed from each one's start.
+        /// Notes the layers of the cues `indices` (just placed) as changed from each one's start
+        /// (`sample` for one without): a cue chained to start later on another layer leaves that
+        /// layer's computed audio before its start as it is.
         mutating func touch(cues indices: [Int], from sample: Int64) {
             for index in indices {
                 let cue = timeline.cues[index]
-                touch(layer: cue.layer, from: min(cue.start ?? sample, sample))
+                touch(layer: cue.layer, from: cue.start ?? sample)
             }
         }
     }
