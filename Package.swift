@@ -18,6 +18,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
+        // Diagnostics of the CLI (--verbose, --quiet) and colour on terminals (honours NO_COLOR).
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        .package(url: "https://github.com/onevcat/Rainbow", from: "4.0.0"),
     ],
     targets: [
         // Pure Swift core: formats, buffers, queues, timeline, mixer, engine, offline device.
@@ -52,6 +55,8 @@ let package = Package(
         .executableTarget(name: "lockstep", dependencies: [
             "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "LockstepOSC", "CSpawn",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Rainbow", package: "Rainbow"),
         ]),
         // Examples (compiled in CI).
         .executableTarget(name: "LayeredRender", dependencies: ["Lockstep", "LockstepFiles"],

@@ -42,7 +42,8 @@ public struct AudioFileEncoding: Sendable, Hashable, CustomStringConvertible {
     /// Builds and checks the encoding of an output from the user's choices.
     ///
     /// - Parameters:
-    ///   - path: the output file; its extension picks the type unless `formatName` is given.
+    ///   - path: the output file; its extension picks the type unless `formatName` is given
+    ///     (`-`, standard output, is WAV unless `formatName` says otherwise).
     ///   - formatName: a `--format` name (`wav`, `flac`, `mp3`, `vorbis`, …), overriding the extension.
     ///   - sampleFormat: `--sample-format`, nil for the type's default.
     ///   - quality: `--quality` 0…1, nil for the encoder's default.
@@ -60,6 +61,9 @@ public struct AudioFileEncoding: Sendable, Hashable, CustomStringConvertible {
                     problem: "unknown --format '\(formatName)'; use one of \(AudioFileType.formatNames.joined(separator: ", "))")
             }
             type = named
+        } else if StandardStreams.names(path) {
+            // Standard output has no extension to go by: WAV, which every audio program reads.
+            type = .wav
         } else {
             type = try AudioFileType.forOutput(path: path)
         }

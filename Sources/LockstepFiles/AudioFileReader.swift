@@ -243,8 +243,13 @@ public final class AudioFileReader: @unchecked Sendable {
             let counted = try countFramesByDecoding()
             frameCount = counted
             lengthIsExact = false
-            truncationError = FileError(.truncated, path: path,
-                problem: "the end of the audio stream is missing or damaged (\(counted) frames could be decoded); re-export or re-copy the file")
+            // A FLAC stream may leave its length open (STREAMINFO's total of 0, as a FLAC written
+            // to a pipe does): that is not damage. Truncated FLAC with a length is found when
+            // decoding stops early.
+            if Sndfile.major(info.format) != Int32(SF_FORMAT_FLAC) {
+                truncationError = FileError(.truncated, path: path,
+                    problem: "the end of the audio stream is missing or damaged (\(counted) frames could be decoded); re-export or re-copy the file")
+            }
         } else if let extent {
             switch extent {
             case .complete:
@@ -628,10 +633,11 @@ public final class AudioFileReader: @unchecked Sendable {
             let line = rawLine.drop { $0 == " " || $0 == "\t" }
             switch major {
             case Int32(SF_FORMAT_WAV), Int32(SF_FORMAT_WAVEX):
-                // "data : 384000 (should be 191978)"; 0 and 0xFFFFFFFF are streaming placeholders.
+                // "data : 384000 (should be 191978)"; 0, 0xFFFFFFFF and sox's 0x7FFFF000 are
+                // streaming placeholders.
                 guard line.hasPrefix("data :"), line.contains("(should be"),
                       let bytes = firstInteger(in: line.dropFirst(6)), let bytesPerFrame,
-                      bytes != 0, bytes < 0xFFFF_FFFF else { continue }
+                      bytes != 0, bytes < 0xFFFF_FFFF, bytes != ContainerLayout.soxUnspecifiedLength else { continue }
                 declared = bytes / bytesPerFrame
             case Int32(SF_FORMAT_W64):
                 // The size includes the 24-byte chunk header and padding to 8 bytes.

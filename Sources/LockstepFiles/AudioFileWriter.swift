@@ -42,6 +42,8 @@ public final class AudioFileWriter: @unchecked Sendable {
 
     private var handle: OpaquePointer?
     private let output: AtomicFileOutput?
+    /// For standard output on a pipe: the sink libsndfile writes through (see ``PipeSink``).
+    private var sink: PipeSink?
     private var phase = Phase.writing
 
     private enum Phase { case writing, closed, aborted }
@@ -65,7 +67,8 @@ public final class AudioFileWriter: @unchecked Sendable {
     /// Creates the output file in the given encoding and prepares it for writing.
     ///
     /// - Parameters:
-    ///   - path: the destination file.
+    ///   - path: the destination file; `-` writes standard output (never atomic; see
+    ///     ``StandardStreams`` for what a pipe can carry).
     ///   - encoding: the container, sample format and codec settings (see
     ///     ``AudioFileEncoding/resolve(path:formatName:sampleFormat:quality:bitrateMode:)``).
     ///   - sampleRate: frames per second, a whole number the type holds.
@@ -85,7 +88,6 @@ public final class AudioFileWriter: @unchecked Sendable {
         let format = StreamFormat(sampleRate: sampleRate, channelCount: channelCount,
                                   sampleFormat: encoding.nearestSampleFormat)
         self.format = format
-        self.isAtomic = atomic
 
         if let sampleFormat = encoding.sampleFormat {
             _ = try encoding.type.libsndfileFormat(forFileSampleFormat: sampleFormat, path: path)
@@ -100,7 +102,34 @@ public final class AudioFileWriter: @unchecked Sendable {
         info.channels = Int32(channelCount)
         info.format = try encoding.check(sampleRate: sampleRate, channelCount: channelCount, path: path)
 
-        if atomic {
+        if StandardStreams.names(path) {
+            // `-`: standard output, written in place (a file) or through a sink (a pipe).
+            try StandardStreams.checkOutput(encoding.type)
+            self.output = nil
+            self.isAtomic = false
+            if StandardStreams.connection(of: STDOUT_FILENO) == .stream {
+                let sink = PipeSink(descriptor: STDOUT_FILENO)
+                var callbacks = PipeSink.callbacks
+                guard let handle = sf_open_virtual(&callbacks, Int32(SFM_WRITE), &info, Unmanaged.passUnretained(sink).toOpaque()) else {
+                    throw Sndfile.openError(path: path, forWriting: true)
+                }
+                self.handle = handle
+                self.sink = sink
+                guard sink.seal(patching: encoding.type) else {
+                    sf_close(handle)
+                    self.handle = nil
+                    phase = .aborted
+                    throw Self.pipeError(sink, frames: 0)
+                }
+            } else {
+                let duplicate = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0)
+                guard duplicate >= 0, let handle = sf_open_fd(duplicate, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
+                    if duplicate >= 0 { FileSystem.closeDescriptor(duplicate) }
+                    throw Sndfile.openError(path: path, forWriting: true)
+                }
+                self.handle = handle
+            }
+        } else if atomic {
             let output = try AtomicFileOutput(destinationPath: path)
             guard let handle = sf_open_fd(output.descriptor, Int32(SFM_WRITE), &info, Int32(SF_FALSE)) else {
                 let error = Sndfile.openError(path: path, forWriting: true)
@@ -108,8 +137,10 @@ public final class AudioFileWriter: @unchecked Sendable {
                 throw error
             }
             self.output = output
+            self.isAtomic = true
             self.handle = handle
         } else {
+            self.isAtomic = false
             try FileSystem.checkWritableDestination(path)
             guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
                 throw Sndfile.openError(path: path, forWriting: true)
@@ -195,6 +226,7 @@ public final class AudioFileWriter: @unchecked Sendable {
         }
         let written = body(handle, Int64(frames))
         framesWritten += max(0, written)
+        if let sink, sink.failure != nil { throw Self.pipeError(sink, frames: framesWritten) }
         guard written == Int64(frames) else {
             throw FileError(.ioError, path: path,
                 problem: "writing audio failed after \(framesWritten) frames (\(Sndfile.errorText(handle))); check free disk space",
@@ -220,6 +252,10 @@ public final class AudioFileWriter: @unchecked Sendable {
         }
         let status = handle.map { sf_close($0) } ?? 0
         handle = nil
+        if let sink, !sink.flush() {
+            phase = .aborted
+            throw Self.pipeError(sink, frames: framesWritten)
+        }
         guard status == 0 else {
             let text = Sndfile.errorText(nil)
             discardFile()
@@ -252,7 +288,7 @@ public final class AudioFileWriter: @unchecked Sendable {
         phase = .aborted
         if let output {
             output.abort()
-        } else if !keepsFileOnFailure {
+        } else if !keepsFileOnFailure && !StandardStreams.names(path) {
             unlink(path)
         }
     }
@@ -276,6 +312,16 @@ public final class AudioFileWriter: @unchecked Sendable {
     }
 
     // MARK: - Internals
+
+    /// The error for a write to standard output that failed: its reader went away (`EPIPE`) or
+    /// the pipe failed otherwise.
+    private static func pipeError(_ sink: PipeSink, frames: Int64) -> FileError {
+        let code = sink.failure ?? EIO
+        let reason = code == EPIPE
+            ? "the program reading standard output stopped reading (\(FileSystem.errorText(code))) after \(frames) frames; check that program's own error"
+            : "writing standard output failed after \(frames) frames (\(FileSystem.errorText(code))); check the program or file it goes to"
+        return FileError(.ioError, path: StandardStreams.path, problem: reason)
+    }
 
     private static func limitDuration(_ limit: Int64, bytesPerFrame: Int, _ format: StreamFormat) -> String {
         let seconds = Double(limit) / Double(bytesPerFrame) / format.sampleRate

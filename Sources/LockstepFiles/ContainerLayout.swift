@@ -9,7 +9,7 @@ struct ContainerLayout: Equatable {
     /// The byte offset of the first audio byte.
     var dataOffset: Int64
     /// The audio bytes the header declares, or nil when it leaves the length open (a streaming
-    /// placeholder: a WAV data size of 0 or 0xFFFFFFFF, a CAF data size of −1).
+    /// placeholder: a WAV data size of 0, 0xFFFFFFFF or sox's 0x7FFFF000, a CAF data size of −1).
     var declaredBytes: Int64?
     /// For W64: the size of the whole file the header declares. libsndfile's W64 writer counts the
     /// padding to 8 bytes in the data chunk's size without writing it (nor counting it in the file
@@ -35,6 +35,11 @@ struct ContainerLayout: Equatable {
         }
         return declaredBytes
     }
+
+    /// The WAV data size sox writes when it cannot seek back to fix it (its `MS_UNSPEC`,
+    /// 0x7FFFF000), which Lockstep writes too for WAV on a pipe (see ``PipeSink``): a length left
+    /// open, like 0 and 0xFFFFFFFF.
+    static let soxUnspecifiedLength: Int64 = 0x7FFF_F000
 
     /// The most chunks looked at before giving up (a hostile file cannot make the walk long).
     static let maximumChunks = 4096
@@ -88,7 +93,7 @@ struct ContainerLayout: Equatable {
                 var declared: Int64? = size
                 if sixtyFour && size == 0xFFFF_FFFF {
                     declared = ds64DataSize.flatMap { $0 > 0 ? $0 : nil }
-                } else if size == 0 || size == 0xFFFF_FFFF {
+                } else if size == 0 || size == 0xFFFF_FFFF || size == Self.soxUnspecifiedLength {
                     declared = nil
                 }
                 return .found(ContainerLayout(dataOffset: offset + 8, declaredBytes: declared))

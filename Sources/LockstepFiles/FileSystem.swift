@@ -91,7 +91,10 @@ enum FileSystem {
     /// - Throws: ``FileError`` naming the path: ``FileError/Kind/notFound``,
     ///   ``FileError/Kind/permissionDenied``, ``FileError/Kind/notAFile`` (a directory, FIFO,
     ///   device or socket), ``FileError/Kind/emptyFile`` or ``FileError/Kind/ioError``.
+    ///
+    /// `-` opens standard input (see ``StandardStreams``).
     static func openRegularFileForReading(_ path: String, allowEmpty: Bool = false) throws(FileError) -> (descriptor: Int32, size: Int64) {
+        if StandardStreams.names(path) { return try StandardStreams.openInput(allowEmpty: allowEmpty) }
         switch status(path) {
         case .missing:
             throw FileError(.notFound, path: path, problem: "no such file; check the path and the file name's spelling")

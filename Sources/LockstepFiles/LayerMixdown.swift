@@ -139,12 +139,13 @@ public final class LayerMixdown: @unchecked Sendable {
 
     /// Renders the mix to the output file.
     ///
-    /// - Parameter progress: called now and then with the fraction done (0…1).
+    /// - Parameter progress: called now and then (every 1 %) with the frames written and expected,
+    ///   and once at the end.
     /// - Returns: a summary of what was written.
     /// - Throws: ``FileError`` naming the file at fault (unreadable input, bad gain or offset,
     ///   unwritable output, an output that is one of the inputs or that would not fit in its
     ///   container or on its disk); the output is then left untouched.
-    public func run(progress: ((Double) -> Void)? = nil) throws(FileError) -> MixdownSummary {
+    public func run(progress: ((RenderProgress) -> Void)? = nil) throws(FileError) -> MixdownSummary {
         do {
             try format.validate()
         } catch {
@@ -236,7 +237,10 @@ public final class LayerMixdown: @unchecked Sendable {
                 }
                 if let progress, expectedEnd > 0 {
                     let fraction = min(1, Double(written) / Double(expectedEnd))
-                    if fraction - lastReported >= 0.01 { progress(fraction); lastReported = fraction }
+                    if fraction - lastReported >= 0.01 {
+                        progress(RenderProgress(frames: written, totalFrames: expectedEnd, sampleRate: format.sampleRate))
+                        lastReported = fraction
+                    }
                 }
                 if end != nil && written >= end! { break }
             }
@@ -245,7 +249,7 @@ public final class LayerMixdown: @unchecked Sendable {
             output.abort()
             throw error
         }
-        progress?(1)
+        progress?(RenderProgress(frames: written, totalFrames: max(written, expectedEnd), sampleRate: format.sampleRate))
         return MixdownSummary(outputPath: outputPath, frames: written, sampleRate: format.sampleRate,
                               channelCount: channels, sampleFormat: format.sampleFormat, fileType: output.type,
                               encoding: encoding,

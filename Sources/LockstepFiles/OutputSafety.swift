@@ -20,16 +20,17 @@ public enum OutputSafety {
     ///
     /// Paths are compared by the file they resolve to (device and inode, through symlinks), so
     /// `in.wav`, `./in.wav`, `/abs/path/in.wav`, a symlink to it and a hard link all match. An
-    /// output that does not exist yet matches nothing.
+    /// output that does not exist yet matches nothing. `-` is standard output as the output and
+    /// standard input as an input, so `render - -o - < in.wav >> in.wav` is refused too.
     /// - Parameters:
     ///   - output: the path the command will write.
     ///   - inputs: every file the command reads.
     ///   - option: how the command names the output (`-o`, `--record`, …), used in the message.
     /// - Throws: ``FileError`` of kind ``FileError/Kind/invalidArgument`` naming both paths.
     public static func refuseOverwritingInputs(output: String, inputs: some Sequence<String>, option: String = "the output") throws(FileError) {
-        guard let target = identity(of: output) else { return }
+        guard let target = identity(of: output, standard: STDOUT_FILENO) else { return }
         for input in inputs {
-            guard let source = identity(of: input), source == target else { continue }
+            guard let source = identity(of: input, standard: STDIN_FILENO), source == target else { continue }
             let same = input == output ? "" : " (\(input))"
             throw FileError(.invalidArgument, path: output,
                 problem: "\(option) is the same file as the input\(same); writing it would destroy the input: choose another output name")
@@ -145,8 +146,13 @@ public enum OutputSafety {
         var inode: UInt64
     }
 
-    private static func identity(of path: String) -> Identity? {
+    /// The file `path` resolves to; for `-`, the file on descriptor `standard`.
+    private static func identity(of path: String, standard: Int32) -> Identity? {
         var info = stat()
+        if StandardStreams.names(path) {
+            guard fstat(standard, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+            return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        }
         guard !path.isEmpty, stat(path, &info) == 0 else { return nil }
         return Identity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }

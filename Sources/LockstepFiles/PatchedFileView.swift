@@ -54,13 +54,7 @@ final class PatchedFileView {
     }
 
     private func seek(_ offset: sf_count_t, _ whence: Int32) -> sf_count_t {
-        let base: Int64 = switch whence {
-        case SEEK_CUR: position
-        case SEEK_END: size
-        default: 0
-        }
-        let target = base + offset
-        guard target >= 0 else { return -1 }
+        guard let target = Sndfile.seekTarget(offset, whence: whence, position: position, end: size) else { return -1 }
         position = target
         return position
     }

@@ -41,6 +41,18 @@ enum Sndfile {
         return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 
+    /// Where a virtual I/O seek (`sf_vio_seek`) lands: `offset` from the start (`SEEK_SET`), from
+    /// `position` (`SEEK_CUR`) or from `end` (`SEEK_END`); nil before the start.
+    static func seekTarget(_ offset: Int64, whence: Int32, position: Int64, end: Int64) -> Int64? {
+        let base: Int64 = switch whence {
+        case SEEK_CUR: position
+        case SEEK_END: end
+        default: 0
+        }
+        let target = base + offset
+        return target >= 0 ? target : nil
+    }
+
     /// The subtype part of a libsndfile format word.
     static func subtype(_ format: Int32) -> Int32 { format & Int32(SF_FORMAT_SUBMASK) }
 

@@ -56,12 +56,13 @@ public struct SessionRenderer: Sendable {
     }
 
     /// Renders the session.
-    /// - Parameter progress: called now and then with the fraction done (0…1).
+    /// - Parameter progress: called now and then (every 1 %) with the frames written and expected,
+    ///   and once at the end.
     /// - Returns: what was written.
     /// - Throws: ``SessionError`` for a timeline that cannot be built at ``rate``;
     ///   ``PlayerError`` for a bad manual cue or a session with no end; ``FileError`` for the
     ///   output or an input that fails while reading (the output is then not created).
-    public func run(progress: ((Double) -> Void)? = nil) throws -> Summary {
+    public func run(progress: ((RenderProgress) -> Void)? = nil) throws -> Summary {
         let encoding: AudioFileEncoding
         if let chosen = self.encoding {
             encoding = chosen
@@ -110,7 +111,10 @@ public struct SessionRenderer: Sendable {
                 if let error = player.error { throw error }
                 if let progress {
                     let fraction = Double(written) / Double(end)
-                    if fraction - reported >= 0.01 { progress(fraction); reported = fraction }
+                    if fraction - reported >= 0.01 {
+                        progress(RenderProgress(frames: written, totalFrames: end, sampleRate: rate))
+                        reported = fraction
+                    }
                 }
             }
             try writer.close()
@@ -120,7 +124,7 @@ public struct SessionRenderer: Sendable {
             throw error
         }
         player.finishRendering()
-        progress?(1)
+        progress?(RenderProgress(frames: written, totalFrames: end, sampleRate: rate))
         return Summary(outputPath: outputPath, frames: written, rate: rate, channelCount: channels,
                        sampleFormat: writer.format.sampleFormat, encoding: encoding, peak: peak, timeline: timeline)
     }

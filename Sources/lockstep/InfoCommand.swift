@@ -24,6 +24,9 @@ struct InfoCommand: ParsableCommand {
     @Argument(help: "The audio files to describe.")
     var files: [String] = []
 
+    @OptionGroup(title: "Messages")
+    var global: GlobalOptions
+
     @Flag(help: "Print JSON (one object per file, one per line) instead of text.")
     var json = false
 
@@ -124,7 +127,7 @@ struct InfoCommand: ParsableCommand {
             }
         }
         for failure in failures {
-            FileHandle.standardError.write(Data("lockstep: info: \(failure)\n".utf8))
+            log.error("info: \(failure)")
         }
         if !failures.isEmpty { throw ExitCode(1) }
     }

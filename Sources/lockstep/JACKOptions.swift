@@ -35,11 +35,13 @@ struct JACKOptions: ParsableArguments {
     func openDevice(_ command: String, launcher: ServerLauncher, channels: Int, inputs: Int = 0) throws -> JACKDevice {
         try launcher.ensureServer(for: command, named: server, mode: startServer)
         do {
-            return try JACKDevice(options: .init(clientName: clientName, serverName: server,
-                                                 channelCount: channels, inputChannelCount: inputs,
-                                                 connectToPhysicalOutputs: !noConnect && connections.isEmpty,
-                                                 compensatesPlaybackLatency: alignOutputs,
-                                                 survivesServerRestart: reconnect))
+            let device = try JACKDevice(options: .init(clientName: clientName, serverName: server,
+                                                       channelCount: channels, inputChannelCount: inputs,
+                                                       connectToPhysicalOutputs: !noConnect && connections.isEmpty,
+                                                       compensatesPlaybackLatency: alignOutputs,
+                                                       survivesServerRestart: reconnect))
+            log.info("JACK client '\(device.name)' on server '\(server ?? "default")': \(Int(device.sampleRate)) Hz, period \(device.periodFrames) frames")
+            return device
         } catch {
             throw CLIError(message: "\(command): \(error.message)")
         }

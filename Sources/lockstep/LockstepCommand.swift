@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LockstepFiles
+import Logging
 
 /// The `lockstep` command: plays, renders and inspects layered audio in sample-accurate sync.
 @main
@@ -16,16 +17,23 @@ struct LockstepCommand: ParsableCommand {
     /// The problems worked around in input files (``FileWarnings/shared``) are reported at the
     /// end, one line per file and kind, however the command ended.
     static func main() {
+        LoggingSystem.bootstrap { _ in CLILogHandler() }
+        // A reader of standard output that goes away is reported as an error, not a silent death.
+        signal(SIGPIPE, SIG_IGN)
         raiseOpenFileLimit()
+        Terminal.configureColour()
         var name: String?
         do {
             var command = try parseAsRoot()
             name = displayName(of: command)
+            CLILogHandler.command.withLock { $0 = name }
+            GlobalOptions.of(command)?.apply()
             try command.run()
-            reportFileWarnings(command: name)
+            reportFileWarnings()
         } catch let error as CLIError {
-            reportFileWarnings(command: name)
-            FileHandle.standardError.write(Data("lockstep: \(error.message)\n".utf8))
+            StatusArea.shared.clear()
+            reportFileWarnings()
+            log.critical("\(error.message)")
             Foundation.exit(error.exitCode)
         } catch {
             let code = exitCode(for: error)
@@ -33,12 +41,13 @@ struct LockstepCommand: ParsableCommand {
                 print(fullMessage(for: error))
                 Foundation.exit(0)
             }
-            reportFileWarnings(command: name)
+            StatusArea.shared.clear()
+            reportFileWarnings()
             let message = self.message(for: error)
                 .split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
                 .filter { !$0.isEmpty }.joined(separator: "; ")
             if !message.isEmpty {
-                FileHandle.standardError.write(Data("lockstep: \(message) (see 'lockstep --help')\n".utf8))
+                log.critical("\(message) (see 'lockstep --help')")
             }
             Foundation.exit(code.rawValue == 0 ? 64 : code.rawValue)
         }
@@ -54,12 +63,11 @@ extension LockstepCommand {
         return inSession ? "session \(name)" : name
     }
 
-    /// Writes every warning about an input file on standard error, as
+    /// Logs every warning about an input file, as
     /// `lockstep: COMMAND: warning: FILE: what was worked around; what to do`.
-    static func reportFileWarnings(command: String?) {
+    static func reportFileWarnings() {
         for warning in FileWarnings.shared.all {
-            let prefix = command.map { "lockstep: \($0): warning: " } ?? "lockstep: warning: "
-            FileHandle.standardError.write(Data((prefix + warning.message + "\n").utf8))
+            log.warning("\(warning.message)")
         }
     }
 }

@@ -18,7 +18,8 @@ enum OfflineInterrupts {
             source.setEventHandler {
                 AtomicFileOutput.removeAllTemporaryFiles()
                 let name = sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "SIGQUIT"
-                FileHandle.standardError.write(Data("lockstep: \(command): interrupted (\(name)); nothing was written\n".utf8))
+                StatusArea.shared.clear()
+                log.critical("\(command): interrupted (\(name)); nothing was written")
                 _exit(128 + sig)
             }
             source.resume()

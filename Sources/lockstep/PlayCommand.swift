@@ -50,6 +50,9 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Stop after this many seconds.")
     var duration: Double?
 
+    @OptionGroup(title: "Messages")
+    var global: GlobalOptions
+
     @Flag(help: "Print one JSON object with the results on standard output.")
     var json = false
 
@@ -252,7 +255,8 @@ final class PlaySession {
         // a missing, damaged or special file is its own error, never a jackd started for nothing.
         for path in layers.files {
             do {
-                _ = try AudioFileReader(path: path, truncation: .reject, warnings: FileWarnings())
+                let reader = try AudioFileReader(path: path, truncation: .reject, warnings: FileWarnings())
+                log.info("\(path): \(reader.containerName), \(reader.codecName), \(Int(reader.format.sampleRate)) Hz, \(reader.format.channelCount) ch, \(reader.frameCount) frames")
             } catch {
                 throw CLIError(message: "play: \(error.description)")
             }
@@ -332,7 +336,7 @@ final class PlaySession {
             }, stop: { _ in
                 for player in players { try? player.queue.stop(immediately: true) }
             })
-            FileHandle.standardError.write(Data("lockstep: following JACK transport; waiting for it to roll\n".utf8))
+            log.notice("following JACK transport; waiting for it to roll")
         } else {
             do {
                 // Layers with the same offset start as one group (all on one sample or none).
@@ -341,9 +345,8 @@ final class PlaySession {
                     let start = try engine.start(group.map { players[$0].queue }, at: base + offset, ifLate: .skipAhead)
                     if start.framesLate > 0 {
                         for index in group { lateStarts[index] = start.queueTimeAtStart }
-                        FileHandle.standardError.write(Data(("lockstep: \(group.map { URL(fileURLWithPath: players[$0].path).lastPathComponent }.joined(separator: ", ")) "
-                            + "started \(start.framesLate) frames (\(String(format: "%.1f", Double(start.framesLate) * 1000 / rate)) ms) late; "
-                            + "skipped them to stay on the timeline\n").utf8))
+                        let names = group.map { URL(fileURLWithPath: players[$0].path).lastPathComponent }.joined(separator: ", ")
+                        log.warning("\(names) started \(start.framesLate) frames (\(String(format: "%.1f", Double(start.framesLate) * 1000 / rate)) ms) late; skipped them to stay on the timeline")
                     }
                 }
                 try recorder?.start(at: base)
@@ -364,7 +367,8 @@ final class PlaySession {
             }
         }
         var end: Int64? = command.duration.map { base + Int64(($0 * rate).rounded()) }
-        var display = LiveDisplay(enabled: Terminal.stderrIsTerminal && !command.json, players: players, engine: engine)
+        var display = LiveDisplay(enabled: Terminal.display != .none && !command.json, players: players, engine: engine,
+                                  offsets: layers.offsets, duration: command.duration)
         // Where each layer is on the timeline: at device time `deviceTime` it plays file frame
         // `fileFrame` (of the whole play); moved by a rate change.
         var anchors = offsetFrames.map { LayerAnchor(deviceTime: base + $0, fileFrame: 0) }
@@ -375,9 +379,9 @@ final class PlaySession {
         loop: while true {
             if interrupt.received != 0 { interrupted = true; break }
             if engine.deviceError != nil { break }
-            serverWatch.poll { FileHandle.standardError.write(Data("lockstep: \($0)\n".utf8)) }
+            serverWatch.poll { log.notice("\($0)") }
             if command.jack.reconnect && device.isWaitingForServer, let note = launcher.restartIfDied() {
-                FileHandle.standardError.write(Data("lockstep: \(note)\n".utf8))
+                log.notice("\(note)")
             }
             if players.contains(where: { $0.queue.stopError != nil }) {
                 // The server's rate changed and every layer stopped on that sample rather than play
@@ -393,13 +397,12 @@ final class PlaySession {
                 do {
                     resumed = try resume(players, anchors: anchors, at: change.sampleTime, oldRate: rate, engine: engine)
                 } catch {
-                    FileHandle.standardError.write(Data("lockstep: play: cannot play on at the new rate: \(error)\n".utf8))
+                    log.error("play: cannot play on at the new rate: \(error)")
                     break
                 }
                 end = end.map { resumed.resumedAt + Int64((Double(max(0, $0 - change.sampleTime)) * engine.sampleRate / rate).rounded()) }
-                FileHandle.standardError.write(Data(("lockstep: the server's rate changed from \(Int(rate)) Hz to \(Int(engine.sampleRate)) Hz at sample \(change.sampleTime); "
-                    + "every layer plays on from where it was at sample \(resumed.resumedAt)"
-                    + (recorder != nil ? " (the recording ends at the change: its file stays at \(Int(rate)) Hz)" : "") + "\n").utf8))
+                let recordingNote = recorder != nil ? " (the recording ends at the change: its file stays at \(Int(rate)) Hz)" : ""
+                log.notice("the server's rate changed from \(Int(rate)) Hz to \(Int(engine.sampleRate)) Hz at sample \(change.sampleTime); every layer plays on from where it was at sample \(resumed.resumedAt)\(recordingNote)")
                 rateChanges.append(Summary.RateChange(sampleTime: change.sampleTime, rate: Int(engine.sampleRate),
                                                       resumedAt: resumed.resumedAt,
                                                       resumedAtJACKFrame: device.jackFrameTime(forSampleTime: resumed.resumedAt),
@@ -412,7 +415,8 @@ final class PlaySession {
                         if case .stopped = event { finished.insert(ObjectIdentifier(queue)) }
                     }
                 }
-                display = LiveDisplay(enabled: Terminal.stderrIsTerminal && !command.json, players: players, engine: engine)
+                display = LiveDisplay(enabled: Terminal.display != .none && !command.json, players: players, engine: engine,
+                                      offsets: layers.offsets, duration: command.duration)
                 continue
             }
             let now = engine.currentTime().sampleTime
@@ -553,52 +557,6 @@ extension PlaySession {
         }
         let moved = zip(frames, waits).map { LayerAnchor(deviceTime: resumedAt + $0.1, fileFrame: $0.0) }
         return RateResume(players: fresh, anchors: moved, resumedAt: resumedAt)
-    }
-}
-
-/// The live display on a terminal: time, per-layer meters, discontinuities so far.
-final class LiveDisplay {
-    let enabled: Bool
-    let players: [FilePlayer]
-    let engine: Engine
-    private var lastDraw = Date.distantPast
-    private var lines = 0
-
-    init(enabled: Bool, players: [FilePlayer], engine: Engine) {
-        self.enabled = enabled
-        self.players = players
-        self.engine = engine
-    }
-
-    func update(now: Int64, start: Int64) {
-        guard enabled, Date().timeIntervalSince(lastDraw) >= 0.1 else { return }
-        lastDraw = Date()
-        var text = lines > 0 ? "\u{1B}[\(lines)A" : ""
-        let seconds = Double(max(0, now - start)) / engine.sampleRate
-        var rows = ["\u{1B}[K  \(Terminal.time(seconds))   discontinuities: \(engine.discontinuityCount)"]
-        for player in players {
-            let levels = (try? player.queue.currentLevelMeterDB()) ?? []
-            let peak = levels.map(\.peakPower).max() ?? -.infinity
-            let rms = levels.map(\.averagePower).max() ?? -.infinity
-            let bar = Self.bar(peak)
-            let name = URL(fileURLWithPath: player.path).lastPathComponent
-            rows.append("\u{1B}[K  \(name.padding(toLength: 20, withPad: " ", startingAt: 0)) \(bar) "
-                        + String(format: "peak %6.1f  rms %6.1f dB", max(peak, -99), max(rms, -99)))
-        }
-        text += rows.joined(separator: "\n") + "\n"
-        lines = rows.count
-        FileHandle.standardError.write(Data(text.utf8))
-    }
-
-    func finish() {
-        guard enabled, lines > 0 else { return }
-        FileHandle.standardError.write(Data("\u{1B}[\(lines)A\u{1B}[J".utf8))
-    }
-
-    static func bar(_ db: Float) -> String {
-        let width = 24
-        let filled = db.isFinite ? max(0, min(width, Int(((db + 60) / 60) * Float(width)))) : 0
-        return "[" + String(repeating: "=", count: filled) + String(repeating: " ", count: width - filled) + "]"
     }
 }
 

@@ -12,6 +12,9 @@ struct PortsCommand: ParsableCommand {
     @Option(help: "The JACK server (default: $JACK_DEFAULT_SERVER or JACK's default).")
     var server: String?
 
+    @OptionGroup(title: "Messages")
+    var global: GlobalOptions
+
     @Flag(help: "Print JSON: an array of ports with name, client, type, direction, isPhysical, connections.")
     var json = false
 

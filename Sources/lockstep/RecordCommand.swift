@@ -50,6 +50,9 @@ struct RecordCommand: ParsableCommand {
     @Flag(help: "Replace OUT if it exists. Without it an existing file is never touched: record refuses and says so.")
     var force = false
 
+    @OptionGroup(title: "Messages")
+    var global: GlobalOptions
+
     @Flag(help: "Print one JSON object with the results on standard output.")
     var json = false
 
@@ -89,7 +92,7 @@ struct RecordCommand: ParsableCommand {
             try device.start()
             if ports.isEmpty {
                 if device.connectToPhysicalInputs().isEmpty {
-                    FileHandle.standardError.write(Data("lockstep: record: the server has no physical capture ports; connect ports to \(device.inputPortNames.joined(separator: ", ")) or use --port\n".utf8))
+                    log.warning("the server has no physical capture ports; connect ports to \(device.inputPortNames.joined(separator: ", ")) or use --port")
                 }
             } else {
                 for (source, destination) in zip(ports, device.inputPortNames) { try device.connect(source, to: destination) }
@@ -124,7 +127,7 @@ struct RecordCommand: ParsableCommand {
                 throw CLIError(message: "record: \(error.description)")
             }
         }
-        let meter = RecordDisplay(enabled: Terminal.stderrIsTerminal && !json, queue: recorder.queue, rate: rate)
+        let meter = RecordDisplay(enabled: Terminal.display != .none && !json, queue: recorder.queue, rate: rate)
         var interrupted = false
         while true {
             if interrupt.received != 0 { interrupted = true; break }
@@ -192,33 +195,50 @@ func refuseToReplace(_ path: String, force: Bool, command: String) throws {
     throw CLIError(message: "\(command): \(path) exists; choose another name, or add --force to replace it")
 }
 
-/// The live meter of `lockstep record` on a terminal.
+/// The live meter of `lockstep record` on standard error: the time recorded and a meter per
+/// channel, on one row fitted to the terminal's width (``StatusArea``); one plain line every
+/// 2 seconds on a `dumb` terminal.
 final class RecordDisplay {
+    /// Whether anything is shown (a terminal, no `--json`, no `--no-progress`).
     let enabled: Bool
+    /// The queue recorded, for its meters.
     let queue: InputQueue
+    /// The sample rate, to turn frames into time.
     let rate: Double
     private var last = Date.distantPast
-    private var drawn = false
 
+    /// A meter of `queue` at `rate`, drawn only when `enabled`.
     init(enabled: Bool, queue: InputQueue, rate: Double) {
         self.enabled = enabled
         self.queue = queue
         self.rate = rate
     }
 
+    /// Shows the time for `frames` recorded and the channels' peaks.
     func update(frames: Int64) {
-        guard enabled, Date().timeIntervalSince(last) >= 0.1 else { return }
+        guard enabled else { return }
+        let plain = Terminal.display == .plain
+        guard Date().timeIntervalSince(last) >= (plain ? 2 : 0.1) else { return }
         last = Date()
         let levels = (try? queue.currentLevelMeterDB()) ?? []
+        let time = Terminal.time(Double(frames) / rate)
+        if plain {
+            let peaks = levels.map { String(format: "%.1f", max($0.peakPower, -99)) }.joined(separator: " ")
+            StatusArea.shared.printAbove("record: \(time), peak dB \(peaks)\n")
+            return
+        }
+        // Each channel: "N [bar] -xx.x", sharing the width left after the time.
+        let each = (Terminal.columns - 1 - 2 - Terminal.width(of: time)) / max(1, levels.count) - 2
+        let cells = max(4, min(24, each - 12))
         let meters = levels.enumerated().map { index, level in
-            "\(index + 1) \(LiveDisplay.bar(level.peakPower)) \(String(format: "%6.1f", max(level.peakPower, -99)))"
+            "\(index + 1) \(Terminal.meter(level.peakPower, cells: cells)) \(String(format: "%6.1f", max(level.peakPower, -99)))"
         }.joined(separator: "  ")
-        let text = "\r\u{1B}[K  \(Terminal.time(Double(frames) / rate))  \(meters)"
-        FileHandle.standardError.write(Data(text.utf8))
-        drawn = true
+        StatusArea.shared.draw(["  \(time)  \(meters)"])
     }
 
+    /// Erases the meter.
     func finish() {
-        if drawn { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        guard enabled else { return }
+        StatusArea.shared.clear()
     }
 }

@@ -9,22 +9,22 @@ struct RenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Mix audio files as layers into one file, offline, sample-aligned.",
         discussion: """
-            Every layer's first frame lands on output sample 0 (plus its --offset). Gains, offsets \
-            and channel maps apply to the files in order: the first --gain to the first file, and so \
-            on. The output is as long as the longest layer; its type follows OUT's extension (wav, \
-            aiff, flac, caf, w64, rf64, au, ogg, opus, mp3) or --format. Files at other sample rates \
-            are converted (libsoxr); files with more channels than --channels are downmixed (ITU-R \
-            BS.775 for 5.1 and 7.1, equal-power otherwise) unless --channel-map routes them.
+            Every layer's first frame lands on output sample 0 (plus its --offset). Gains, offsets and channel maps apply to the files in order: the first --gain to the first file, and so on. The output is as long as the longest layer; its type follows OUT's extension (wav, aiff, flac, caf, w64, rf64, au, ogg, opus, mp3) or --format. Files at other sample rates are converted (libsoxr, at most 256 times apart); files with more channels than --channels are downmixed (ITU-R BS.775 for 5.1 and 7.1, equal-power otherwise) unless --channel-map routes them.
 
-            Example: lockstep render drums.wav bass.flac -o mix.wav --gain -3 --gain -6dB --offset 0 --offset 1.5
-            Example: lockstep render film-5.1.wav -o stereo.mp3 --quality 0.8
+            '-' as a file reads standard input (once per command); -o - writes standard output (WAV unless --format says otherwise; on a pipe WAV, AU, CAF, FLAC, Ogg Vorbis, Opus and MP3 work), and the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left.
+
+            Examples:
+              lockstep render drums.wav bass.flac -o mix.wav --gain -3 --gain -6dB --offset 0 --offset 1.5
+              lockstep render film-5.1.wav -o stereo.mp3 --quality 0.8
+              lockstep render a.wav b.flac -o - --format flac | sox -t flac - -n stat
+              sox in.mp3 -t wav - | lockstep render - -o out.flac --rate 44100
             """
     )
 
-    @Argument(help: "The audio files to mix (any format libsndfile reads).")
+    @Argument(help: "The audio files to mix (any format libsndfile reads; - reads standard input).")
     var files: [String] = []
 
-    @Option(name: .shortAndLong, help: "The output file (.wav, .aiff, .flac, .caf, .w64, .rf64, .au, .ogg, .opus, .mp3).")
+    @Option(name: .shortAndLong, help: ArgumentHelp("The output file (.wav, .aiff, .flac, .caf, .w64, .rf64, .au, .ogg, .opus, .mp3); - writes standard output.", valueName: "out"))
     var output: String?
 
     @Option(help: "Output sample rate in Hz (1…768000).")
@@ -44,6 +44,9 @@ struct RenderCommand: ParsableCommand {
 
     @Option(name: .customLong("channel-map"), parsing: .unconditionalSingleValue, help: ChannelMapOption.help)
     var channelMaps: [String] = []
+
+    @OptionGroup(title: "Messages")
+    var global: GlobalOptions
 
     @Flag(name: .customLong("accept-truncated"), help: "Mix what a truncated file holds (a FLAC recording that was killed, say) instead of refusing it; a warning names each such file.")
     var acceptTruncated = false
@@ -67,20 +70,26 @@ struct RenderCommand: ParsableCommand {
                 throw CLIError(message: "render: \(error.message)", exitCode: 64)
             }
         }
+        try InputFiles.checkStandardInput(files, command: "render")
         let arguments = try LayerArguments(command: "render", files: files, gains: gains, offsets: offsets)
         let maps = try ChannelMapOption.parse(channelMaps, files: files.count, command: "render")
         let encoding = try outputFormat.encoding(path: output, command: "render")
         try outputFormat.check(encoding, path: output, sampleRate: Double(rate), channels: channels, command: "render")
+        try InputFiles.checkStandardOutput(output, encoding: encoding, command: "render")
+        try InputFiles.checkRates(InputFiles.describe(files), outputRate: Double(rate), option: "--rate \(rate)", command: "render")
+        log.info("writing \(StandardStreams.names(output) ? "standard output" : output): \(encodingSummary(encoding)), \(rate) Hz, \(channels) ch")
         let layers = files.indices.map { index in
             MixdownLayer(path: files[index], gainDB: arguments.gains[index], offset: arguments.offsets[index],
                          channelMap: maps[index])
         }
         let summary: MixdownSummary
+        let progress = ProgressDisplay(label: "rendering")
         do {
             let mixdown = try LayerMixdown(layers: layers, outputPath: output, encoding: encoding, sampleRate: Double(rate),
                                            channelCount: channels,
                                            truncation: acceptTruncated ? .tolerate : .reject)
-            summary = try mixdown.run { fraction in Terminal.progress(fraction, label: "rendering") }
+            summary = try mixdown.run { progress.update($0) }
+            progress.finish()
         } catch {
             // With --accept-truncated a truncated file is mixed as far as it goes (and reported
             // among the file warnings at the end).
@@ -88,10 +97,12 @@ struct RenderCommand: ParsableCommand {
             throw CLIError(message: "render: \(error.description)\(hint)")
         }
         let layerWord = files.count == 1 ? "layer" : "layers"
-        print("rendered \(files.count) \(layerWord) to \(summary.outputPath): \(summary.frames) frames, "
-              + "\(Terminal.time(summary.duration)) (\(String(format: "%.3f", summary.duration)) s), "
-              + "\(Int(summary.sampleRate)) Hz, \(summary.channelCount) ch, \(encodingSummary(summary.encoding)), "
-              + "peak \(Terminal.decibels(summary.peakDB))"
-              + (summary.peak > 1 ? " (clipped: lower the gains)" : ""))
+        let line = "rendered \(files.count) \(layerWord) to \(summary.outputPath): \(summary.frames) frames, "
+            + "\(Terminal.time(summary.duration)) (\(String(format: "%.3f", summary.duration)) s), "
+            + "\(Int(summary.sampleRate)) Hz, \(summary.channelCount) ch, \(encodingSummary(summary.encoding)), "
+            + "peak \(Terminal.decibels(summary.peakDB))"
+            + (summary.peak > 1 ? " (clipped: lower the gains)" : "")
+        // Standard output carries the audio with -o -: the summary goes to standard error.
+        if StandardStreams.names(output) { log.notice("\(line)") } else { print(line) }
     }
 }

@@ -23,7 +23,7 @@ final class ServerLauncher {
     /// as `--start-server` (`modeName`) allows, and tells the user on standard error when it did.
     func ensureServer(for command: String, named server: String?, mode: Mode) throws {
         if let message = try ensureServer(named: server, mode: mode, command: command) {
-            FileHandle.standardError.write(Data("lockstep: \(message)\n".utf8))
+            log.notice("\(message)")
         }
     }
 
@@ -64,6 +64,7 @@ final class ServerLauncher {
                 if JACKGraph.serverIsRunning(server) {
                     self.child = child
                     spawned = (jackd, arguments, environment)
+                    log.info("started \(([jackd] + arguments).joined(separator: " "))")
                     description = "jackd (\(driver) driver, \(sampleRate) Hz, period \(period)\(realtime ? ", realtime" : ""))"
                     return "no JACK server '\(shownName)' was running; started \(description), pid \(child.pid) — it stops when lockstep exits"
                 }

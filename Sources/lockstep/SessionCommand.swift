@@ -108,6 +108,9 @@ struct SessionCheckCommand: ParsableCommand {
     @Option(help: "Resolve sample times at this rate (default: the session's rate).")
     var rate: Int?
 
+    @OptionGroup(title: "Messages")
+    var global: GlobalOptions
+
     @Flag(help: "Print the timeline (or the errors) as one JSON object.")
     var json = false
 
@@ -214,6 +217,9 @@ struct SessionRenderCommand: ParsableCommand {
     @Option(help: "Render this long (a session time); needed when a cue loops forever.")
     var duration: String?
 
+    @OptionGroup(title: "Messages")
+    var global: GlobalOptions
+
     @Flag(help: "Print one JSON object with the results.")
     var json = false
 
@@ -247,11 +253,23 @@ struct SessionRenderCommand: ParsableCommand {
         let session = try loadSession(file, command: "render")
         try outputFormat.check(encoding, path: output, sampleRate: Double(rate ?? Int(session.document.rate)),
                                channels: session.document.channelCount, command: "session render")
+        try InputFiles.checkStandardOutput(output, encoding: encoding, json: json, command: "session render")
+        let renderRate = Double(rate ?? Int(session.document.rate))
+        let fileRates = session.files.filter { $0.frameCount > 0 }.map { (path: $0.path, rate: $0.sampleRate) }
+        for file in session.files where file.frameCount > 0 {
+            log.info("\(file.path): \(Int(file.sampleRate)) Hz, \(file.channelCount) ch, \(file.frameCount) frames")
+        }
+        try InputFiles.checkRates(fileRates, outputRate: renderRate,
+                                  option: rate.map { "--rate \($0)" } ?? "the session's rate \(Int(renderRate))", command: "session render")
+        log.info("writing \(StandardStreams.names(output) ? "standard output" : output): \(encodingSummary(encoding)), \(Int(renderRate)) Hz, \(session.document.channelCount) ch")
         let renderer = SessionRenderer(session: session, outputPath: output, rate: rate.map(Double.init),
                                        encoding: encoding, manualCues: manual, duration: length)
         let summary: SessionRenderer.Summary
+        let progress = ProgressDisplay(label: "rendering")
+        defer { progress.finish() }
         do {
-            summary = try renderer.run { fraction in Terminal.progress(fraction, label: "rendering") }
+            summary = try renderer.run { progress.update($0) }
+            progress.finish()
         } catch let error as SessionError {
             throw CLIError(message: "session render: \(error.description)")
         } catch let error as PlayerError {
@@ -276,9 +294,11 @@ struct SessionRenderCommand: ParsableCommand {
                                     timeline: TimelineReport(path: file, timeline: summary.timeline))))
         } else {
             let placed = summary.timeline.cues.filter { $0.start != nil }.count
-            print("rendered \(placed) of \(summary.timeline.cues.count) cues to \(summary.outputPath): \(summary.frames) frames, "
-                  + "\(Terminal.time(seconds)), \(Int(summary.rate)) Hz, \(summary.channelCount) ch, \(encodingSummary(summary.encoding)), "
-                  + "peak \(Terminal.decibels(peakDB))" + (summary.peak > 1 ? " (clipped: lower the gains)" : ""))
+            let line = "rendered \(placed) of \(summary.timeline.cues.count) cues to \(summary.outputPath): \(summary.frames) frames, "
+                + "\(Terminal.time(seconds)), \(Int(summary.rate)) Hz, \(summary.channelCount) ch, \(encodingSummary(summary.encoding)), "
+                + "peak \(Terminal.decibels(peakDB))" + (summary.peak > 1 ? " (clipped: lower the gains)" : "")
+            // Standard output carries the audio with -o -: the summary goes to standard error.
+            if StandardStreams.names(output) { log.notice("\(line)") } else { print(line) }
         }
     }
 }

@@ -67,6 +67,9 @@ struct SessionRunCommand: ParsableCommand {
     @Option(name: .customLong("osc-reply-port"), help: "The UDP port OSC replies and updates go to on the sender's host, until a client sends /udpReplyPort (default 53001, QLab's).")
     var oscReplyPort: Int?
 
+    @OptionGroup(title: "Messages")
+    var global: GlobalOptions
+
     @Flag(help: "Print one JSON object with the results (and status lines) on standard output.")
     var json = false
 
@@ -176,7 +179,7 @@ final class SessionRun {
                 if player.position != frame { _ = try? player.seek(to: frame) }
             })
             player.halt(at: fromPosition)
-            FileHandle.standardError.write(Data("lockstep: following JACK transport; waiting for it to roll\n".utf8))
+            log.notice("following JACK transport; waiting for it to roll")
         } else {
             do {
                 let at = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64(rate * 0.05)
@@ -192,9 +195,9 @@ final class SessionRun {
             let options = OSCControlServer.Options(passcode: command.oscPasscode,
                                                    replyPort: UInt16(command.oscReplyPort ?? Int(OSCEndpoint.defaultReplyPort)))
             let server = OSCUDPServer(socket: oscSocket, dispatcher: dispatcher, options: options, log: { notes.add($0) })
-            FileHandle.standardError.write(Data(("lockstep: OSC control on \(server.localAddress) (UDP); replies to port \(options.replyPort)"
-                + (options.passcode == nil ? "" : "; /connect with the passcode first") + "\n").utf8))
-            if let warning = server.exposureWarning { FileHandle.standardError.write(Data("lockstep: warning: \(warning)\n".utf8)) }
+            let passcodeNote = options.passcode == nil ? "" : "; /connect with the passcode first"
+            log.notice("OSC control on \(server.localAddress) (UDP); replies to port \(options.replyPort)\(passcodeNote)")
+            if let warning = server.exposureWarning { log.warning("\(warning)") }
             osc = server
         }
         var oscTCP: OSCTCPServer?
@@ -202,9 +205,9 @@ final class SessionRun {
             let options = OSCControlServer.Options(passcode: command.oscPasscode)
             do throws(OSCError) {
                 let server = try OSCTCPServer(listener: oscListener, dispatcher: dispatcher, options: options, log: { notes.add($0) })
-                FileHandle.standardError.write(Data(("lockstep: OSC control on \(server.localAddress) (TCP, SLIP framing); replies on the connection"
-                    + (options.passcode == nil ? "" : "; /connect with the passcode first") + "\n").utf8))
-                if let warning = server.exposureWarning { FileHandle.standardError.write(Data("lockstep: warning: \(warning)\n".utf8)) }
+                let passcodeNote = options.passcode == nil ? "" : "; /connect with the passcode first"
+                log.notice("OSC control on \(server.localAddress) (TCP, SLIP framing); replies on the connection\(passcodeNote)")
+                if let warning = server.exposureWarning { log.warning("\(warning)") }
                 oscTCP = server
             } catch {
                 throw CLIError(message: "session run: \(error.message)")
@@ -215,7 +218,7 @@ final class SessionRun {
         var lastPosition = fromPosition
         // The player playing now (made again at a new rate after a sample-rate change).
         var live = player
-        var display = SessionDisplay(enabled: Terminal.stderrIsTerminal && !command.json, player: live)
+        var display = SessionDisplay(enabled: Terminal.display != .none && !command.json, player: live)
         var rateChanges: [RateChange] = []
         let rateReports = RateChangeReports()
         var interrupted = false
@@ -225,10 +228,10 @@ final class SessionRun {
             if interrupt.received != 0 { interrupted = true; break }
             if engine.deviceError != nil { break }
             serverWatch.poll { text in
-                if display.enabled { display.note(text) } else { FileHandle.standardError.write(Data("lockstep: \(text)\n".utf8)) }
+                display.note(text)
             }
             if command.jack.reconnect && device.isWaitingForServer, let note = launcher.restartIfDied() {
-                if display.enabled { display.note(note) } else { FileHandle.standardError.write(Data("lockstep: \(note)\n".utf8)) }
+                display.note(note)
             }
             if live.queues.contains(where: { $0.stopError != nil }) {
                 // The server's rate changed and every layer stopped on that sample rather than play
@@ -259,7 +262,7 @@ final class SessionRun {
                     }
                     let text = "the server's rate changed from \(Int(live.rate)) Hz to \(Int(next.rate)) Hz at sample \(change.sampleTime); "
                         + "the session plays on from \(Terminal.time(Double(position) / next.rate))"
-                    if display.enabled { display.note(text) } else { FileHandle.standardError.write(Data("lockstep: \(text)\n".utf8)) }
+                    display.note(text)
                     rateChanges.append(RateChange(sampleTime: change.sampleTime, rate: Int(next.rate), position: position,
                                                   resumedAt: resumedAt,
                                                   resumedAtJACKFrame: resumedAt.map { device.jackFrameTime(forSampleTime: $0) }))
@@ -269,10 +272,10 @@ final class SessionRun {
                     rate = next.rate
                     live = next
                     dispatcher.replacePlayer(next)
-                    display = SessionDisplay(enabled: Terminal.stderrIsTerminal && !command.json, player: live)
+                    display = SessionDisplay(enabled: Terminal.display != .none && !command.json, player: live)
                     continue
                 } catch {
-                    FileHandle.standardError.write(Data("lockstep: session run: cannot play on at the new rate: \(error)\n".utf8))
+                    log.error("session run: cannot play on at the new rate: \(error)")
                     break
                 }
             }
@@ -311,7 +314,7 @@ final class SessionRun {
         dispatcher.poll()
         osc?.stop()
         oscTCP?.stop()
-        for note in notes.take() { FileHandle.standardError.write(Data("lockstep: \(note)\n".utf8)) }
+        for note in notes.take() { log.notice("\(note)") }
         live.stop()
         controls?.close()
         let timeline = live.timeline
@@ -387,7 +390,7 @@ final class SessionRun {
         for late in starts[reported...] {
             let text = "started \(late.framesSkipped) frames (\(String(format: "%.1f", Double(late.framesSkipped) * 1000 / rate)) ms) late "
                 + "at sample \(late.sampleTime); skipped them to stay on the session's timeline"
-            if display.enabled { display.note(text) } else { FileHandle.standardError.write(Data("lockstep: \(text)\n".utf8)) }
+            display.note(text, level: .warning)
         }
         reported = starts.count
     }
@@ -399,14 +402,15 @@ final class SessionRun {
         let verb = ControlLine.verb(of: line)
         let command: ControlCommand
         do { command = try ControlLine.parse(line) } catch {
-            display.note("control: \(error.message)")
+            display.note("control: \(error.message)", level: .error)
             return
         }
         let reply = dispatcher.execute(command, address: verb)
         if !reply.isOK {
-            display.note("control: \(reply.summary)")
+            display.note("control: \(reply.summary)", level: .error)
         } else if command == .status, let data = reply.data {
-            FileHandle.standardOutput.write(Data((data.json + "\n").utf8))
+            // Above the live display, so the next redraw does not overwrite it.
+            StatusArea.shared.printAbove(data.json + "\n", to: STDOUT_FILENO)
         } else {
             display.note(reply.summary)
         }
@@ -477,7 +481,7 @@ final class ControlReader: @unchecked Sendable {
         repeat {
             let handle: UnsafeMutablePointer<FILE>? = path == "-" ? fdopen(dup(STDIN_FILENO), "r") : fopen(path, "r")
             guard let handle else {
-                FileHandle.standardError.write(Data("lockstep: control: cannot open '\(path)': \(String(cString: strerror(errno))); no commands will be read\n".utf8))
+                log.error("control: cannot open '\(path)': \(String(cString: strerror(errno))); no commands will be read")
                 break
             }
             var buffer: UnsafeMutablePointer<CChar>?
