@@ -248,9 +248,12 @@ public final class Engine: @unchecked Sendable {
             }
             do {
                 converter = try factory(format.sampleRate, device.sampleRate, format.channelCount)
+            } catch let error as AudioQueueError {
+                // The converter's own sentence already names both rates: pass it on once.
+                throw AudioQueueError(.unsupportedFormat, error.message)
             } catch {
                 throw AudioQueueError(.unsupportedFormat,
-                    "cannot convert \(format.sampleRate) Hz to \(device.sampleRate) Hz: \(error)")
+                    "cannot convert \(Int(format.sampleRate)) Hz to \(Int(device.sampleRate)) Hz (\(error)); use rates closer together")
             }
         }
         let sendableConverter = UncheckedBox(converter)

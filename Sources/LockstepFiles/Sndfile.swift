@@ -25,9 +25,25 @@ enum Sndfile {
     }
 
     /// The text of libsndfile's current error for `handle`, or for the last failed open when `nil`.
+    ///
+    /// libsndfile's sentence is made a phrase for Lockstep's own: its `Error : ` prefix and final
+    /// full stop dropped, its first letter lower-cased (`Error : this file format does not support
+    /// pipe write.` reads `this file format does not support pipe write`).
     static func errorText(_ handle: OpaquePointer?) -> String {
         guard let text = sf_strerror(handle) else { return "unknown libsndfile error" }
-        return String(cString: text)
+        return phrase(String(cString: text))
+    }
+
+    /// libsndfile's error sentence as a phrase (see ``errorText(_:)``).
+    static func phrase(_ sentence: String) -> String {
+        var text = Substring(sentence)
+        while let last = text.last, last == " " || last == "\n" { text = text.dropLast() }
+        for prefix in ["Error : ", "Error: ", "Error :"] where text.hasPrefix(prefix) { text = text.dropFirst(prefix.count) }
+        while text.last == "." { text = text.dropLast() }
+        guard let first = text.first else { return "unknown libsndfile error" }
+        // Lower-case a sentence's first word, not an acronym (`MP3 …`, `FLAC …`).
+        let second = text.dropFirst().first
+        return second.map { $0.isLowercase } ?? true ? first.lowercased() + text.dropFirst() : String(text)
     }
 
     /// The diagnostic log libsndfile wrote while parsing the file's header.

@@ -87,7 +87,7 @@ public final class SoxrRateConverter: SampleRateConverter, @unchecked Sendable {
                 quality: Quality = .high) throws(AudioQueueError) {
         guard inputRate.isFinite, outputRate.isFinite, inputRate > 0, outputRate > 0 else {
             throw AudioQueueError(.unsupportedFormat,
-                "cannot convert from \(inputRate) Hz to \(outputRate) Hz; both rates must be positive")
+                "cannot convert \(Self.hertz(inputRate)) to \(Self.hertz(outputRate)): both rates must be positive and finite")
         }
         guard (1...StreamFormat.maximumChannelCount).contains(channelCount) else {
             throw AudioQueueError(.unsupportedFormat,
@@ -96,7 +96,7 @@ public final class SoxrRateConverter: SampleRateConverter, @unchecked Sendable {
         let ratio = outputRate / inputRate
         guard Self.supportedRatios.contains(ratio) else {
             throw AudioQueueError(.unsupportedFormat,
-                "cannot convert from \(inputRate) Hz to \(outputRate) Hz; the rates may differ by a factor of at most 256")
+                "cannot convert \(Self.hertz(inputRate)) to \(Self.hertz(outputRate)): libsoxr converts between rates at most 256 times apart; resample in two steps or choose closer rates")
         }
         self.inputRate = inputRate
         self.outputRate = outputRate
@@ -214,6 +214,11 @@ public final class SoxrRateConverter: SampleRateConverter, @unchecked Sendable {
 
     // MARK: - libsoxr set-up
 
+    /// A rate for a message: `48000 Hz`, `22050.5 Hz`.
+    static func hertz(_ rate: Double) -> String {
+        rate.isFinite && rate == rate.rounded() && abs(rate) < 1e15 ? "\(Int(rate)) Hz" : "\(rate) Hz"
+    }
+
     private static func makeSoxr(_ inputRate: Double, _ outputRate: Double, _ channelCount: Int,
                                  _ quality: Quality) throws(AudioQueueError) -> soxr_t {
         var ioSpec = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
@@ -226,7 +231,7 @@ public final class SoxrRateConverter: SampleRateConverter, @unchecked Sendable {
             if let handle { soxr_delete(handle) }
             let reason = error.map { String(cString: $0) } ?? "unknown error"
             throw AudioQueueError(.unsupportedFormat,
-                "libsoxr cannot convert from \(inputRate) Hz to \(outputRate) Hz (\(reason)); choose other rates")
+                "libsoxr cannot convert \(Self.hertz(inputRate)) to \(Self.hertz(outputRate)) (\(reason)); choose other rates")
         }
         return handle
     }

@@ -122,6 +122,9 @@ public enum StandardStreams {
                 throw FileError(.ioError, path: path,
                     problem: "cannot open standard input again (\(FileSystem.errorText(errno))); raise the open-file limit (ulimit -n)")
             }
+            // The copy was written to its end; a reader that reads on (a session file) starts at 0.
+            // (libsndfile opens /proc/self/fd/N, a file position of its own.)
+            lseek(duplicate, 0, SEEK_SET)
             return (duplicate, size)
         }
     }

@@ -18,10 +18,17 @@ struct InfoCommand: ParsableCommand {
             for compressed ones, and an MP3's declared mode (constant, average, variable). The length \
             is always the frames really decoded; "estimated" marks a file that does not state it \
             exactly (an MP3 without a Xing/LAME header, an Ogg file cut short), with the estimate.
+
+            '-' reads standard input (a pipe is read to its end first).
+
+            Examples:
+              lockstep info mix.wav take.flac
+              lockstep info --json *.wav
+              sox in.mp3 -t wav - | lockstep info -
             """
     )
 
-    @Argument(help: "The audio files to describe.")
+    @Argument(help: "The audio files to describe (- reads standard input).")
     var files: [String] = []
 
     @OptionGroup(title: "Messages")
@@ -123,7 +130,7 @@ struct InfoCommand: ParsableCommand {
             } catch let error as FileError {
                 failures.append(error.description)
             } catch {
-                failures.append("\(path): \(error)")
+                failures.append("\(path): \(userMessage(error))")
             }
         }
         for failure in failures {

@@ -20,7 +20,9 @@ struct JACKOptions: ParsableArguments {
     @Flag(name: .customLong("no-connect"), help: "Don't connect the master outputs anywhere.")
     var noConnect = false
 
-    @Option(name: .customLong("start-server"), help: "Start a private jackd when none runs (alsa when there is a sound card, else dummy, for auto).")
+    @Option(name: .customLong("start-server"),
+            help: ArgumentHelp("Start a private jackd when none runs (alsa when there is a sound card, else dummy, for auto).",
+                               valueName: ServerLauncher.Mode.allCases.map(\.rawValue).joined(separator: "|")))
     var startServer: ServerLauncher.Mode = .auto
 
     @Flag(name: .customLong("reconnect"), help: "If the JACK server goes away, wait for a server of the same name to come back and play on from where playback stopped (same ports, connections restored) instead of exiting.")

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Lockstep
 import LockstepFiles
 import Logging
 
@@ -9,6 +10,14 @@ struct LockstepCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lockstep",
         abstract: "Plays many audio streams in sample-accurate sync (Audio Queue Services for Linux, over JACK).",
+        discussion: """
+            Every command takes --verbose, --quiet and --no-progress. '-' as a file reads standard input; -o - writes standard output. Shell completion: lockstep --generate-completion-script bash (or zsh, fish).
+
+            Examples:
+              lockstep play drums.wav bass.flac
+              lockstep render drums.wav bass.flac -o mix.wav
+              lockstep session run show.yaml --control -
+            """,
         version: "0.1.0",
         subcommands: [PlayCommand.self, RecordCommand.self, RenderCommand.self, SessionCommand.self, InfoCommand.self, PortsCommand.self]
     )
@@ -81,6 +90,18 @@ func raiseOpenFileLimit() {
     guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
     limit.rlim_cur = limit.rlim_max
     _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+}
+
+/// An error as one sentence for the user: an ``AudioQueueError``'s message without its Audio
+/// Queue result code (`kAudioFormatUnsupportedDataFormatError, 1718449215` means nothing to a
+/// user), a ``FileError``'s or ``CLIError``'s message, else the error's description.
+func userMessage(_ error: any Error) -> String {
+    switch error {
+    case let error as AudioQueueError: error.message
+    case let error as FileError: error.description
+    case let error as CLIError: error.message
+    default: "\(error)"
+    }
 }
 
 /// A failure the CLI reports as one line.

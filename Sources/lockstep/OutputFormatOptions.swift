@@ -28,13 +28,15 @@ struct OutputFormatOptions: ParsableArguments {
     var formatName: String?
 
     @Option(name: .customLong("sample-format"),
-            help: "Sample format: u8, s8, s16, s24, s32, f32, f64, ulaw or alaw, as the type holds (default f32; s24 for FLAC; none for Ogg Vorbis, Opus and MP3).")
+            help: ArgumentHelp("Sample format, as the type holds (default f32; s24 for FLAC; none for Ogg Vorbis, Opus and MP3).",
+                               valueName: FileSampleFormat.allCases.map(\.rawValue).joined(separator: "|")))
     var sampleFormat: SampleFormatArgument?
 
-    @Option(help: "Codec quality 0…1 for FLAC, Ogg Vorbis, Opus and MP3 (1 best; libsndfile's compression level is 1 - Q; for FLAC, higher is faster and larger).")
+    @Option(help: ArgumentHelp("Codec quality 0…1 for FLAC, Ogg Vorbis, Opus and MP3 (1 best; libsndfile's compression level is 1 - Q; for FLAC, higher is faster and larger).", valueName: "0…1"))
     var quality: Double?
 
-    @Option(name: .customLong("bitrate-mode"), help: "MP3 bitrate mode: constant, average or variable (default variable).")
+    @Option(name: .customLong("bitrate-mode"),
+            help: ArgumentHelp("MP3 bitrate mode (default variable).", valueName: BitrateMode.allCases.map(\.rawValue).joined(separator: "|")))
     var bitrateMode: BitrateMode?
 
     /// The checked encoding for `path`, or a usage error (exit 64) naming what the type holds.

@@ -17,11 +17,16 @@ struct PlayCommand: ParsableCommand {
             --duration); Ctrl-C fades out and exits cleanly. If no JACK server runs, one is started \
             (the ALSA driver when there is a sound card, else the dummy driver) and stopped at exit.
 
-            Example: lockstep play drums.wav bass.flac --gain -3 --offset 0 --offset 1.5
+            '-' as a file reads standard input: the stream is read to its end first (into a temporary file), then played. On a terminal the display shows the elapsed and remaining time, the master meter (CLIP stays lit once it reached 0 dBFS) and a meter per layer.
+
+            Examples:
+              lockstep play drums.wav bass.flac --gain -3 --offset 0 --offset 1.5
+              lockstep play stems/*.wav --ports-per-file --no-connect --json
+              sox in.mp3 -t wav - | lockstep play -
             """
     )
 
-    @Argument(help: "The audio files to play (any format libsndfile reads).")
+    @Argument(help: "The audio files to play (any format libsndfile reads; - reads standard input).")
     var files: [String] = []
 
     @Option(name: .customLong("gain"), parsing: .unconditionalSingleValue,
@@ -397,7 +402,7 @@ final class PlaySession {
                 do {
                     resumed = try resume(players, anchors: anchors, at: change.sampleTime, oldRate: rate, engine: engine)
                 } catch {
-                    log.error("play: cannot play on at the new rate: \(error)")
+                    log.error("play: cannot play on at the new rate: \(userMessage(error))")
                     break
                 }
                 end = end.map { resumed.resumedAt + Int64((Double(max(0, $0 - change.sampleTime)) * engine.sampleRate / rate).rounded()) }
@@ -422,7 +427,7 @@ final class PlaySession {
             let now = engine.currentTime().sampleTime
             if let follower {
                 do { try follower.poll() } catch {
-                    throw CLIError(message: "play: \(error)")
+                    throw CLIError(message: "play: \(userMessage(error))")
                 }
                 if let first = follower.firstStart, end == nil || base != first {
                     base = first

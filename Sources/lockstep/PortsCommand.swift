@@ -6,7 +6,14 @@ import LockstepJACK
 struct PortsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ports",
-        abstract: "List the JACK server's ports and their connections."
+        abstract: "List the JACK server's ports and their connections.",
+        discussion: """
+            One line per port: its name, direction (in or out), whether it is physical, its type and what it is connected to. With --json, one array of objects.
+
+            Examples:
+              lockstep ports
+              lockstep ports --server show --json
+            """
     )
 
     @Option(help: "The JACK server (default: $JACK_DEFAULT_SERVER or JACK's default).")

@@ -19,7 +19,9 @@ struct RecordCommand: ParsableCommand {
             length must be counted by decoding. If the writer falls seconds behind, lost frames are \
             reported and recorded as exactly that much silence.
 
-            Example: lockstep record -o take.wav --port system:capture_1 --port system:capture_2 --duration 60
+            Examples:
+              lockstep record -o take.wav --port system:capture_1 --port system:capture_2 --duration 60
+              lockstep record -o take.flac --channels 1 --duration 10
             """
     )
 

@@ -11,10 +11,10 @@ struct RenderCommand: ParsableCommand {
         discussion: """
             Every layer's first frame lands on output sample 0 (plus its --offset). Gains, offsets and channel maps apply to the files in order: the first --gain to the first file, and so on. The output is as long as the longest layer; its type follows OUT's extension (wav, aiff, flac, caf, w64, rf64, au, ogg, opus, mp3) or --format. Files at other sample rates are converted (libsoxr, at most 256 times apart); files with more channels than --channels are downmixed (ITU-R BS.775 for 5.1 and 7.1, equal-power otherwise) unless --channel-map routes them.
 
-            '-' as a file reads standard input (once per command); -o - writes standard output (WAV unless --format says otherwise; on a pipe WAV, AU, CAF, FLAC, Ogg Vorbis, Opus and MP3 work), and the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left.
+            '-' as a file reads standard input (once per command); -o - writes standard output (WAV unless --format says otherwise; on a pipe WAV, AU, FLAC, Ogg Vorbis, Opus and MP3 work), and the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left.
 
             Examples:
-              lockstep render drums.wav bass.flac -o mix.wav --gain -3 --gain -6dB --offset 0 --offset 1.5
+              lockstep render drums.wav bass.flac -o mix.wav --gain -3 --offset 1.5
               lockstep render film-5.1.wav -o stereo.mp3 --quality 0.8
               lockstep render a.wav b.flac -o - --format flac | sox -t flac - -n stat
               sox in.mp3 -t wav - | lockstep render - -o out.flac --rate 44100

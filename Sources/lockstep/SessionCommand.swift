@@ -9,7 +9,14 @@ struct SessionCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "session",
         abstract: "Check, render or run a session file: what plays on which layer, when, and how loud.",
-        discussion: "The format is described in Docs/SessionFormat.md.",
+        discussion: """
+            The format is described in Docs/SessionFormat.md.
+
+            Examples:
+              lockstep session check show.yaml
+              lockstep session render show.yaml -o show.wav --go bell@1:30
+              lockstep session run show.yaml --control -
+            """,
         subcommands: [SessionCheckCommand.self, SessionRenderCommand.self, SessionRunCommand.self]
     )
 }
@@ -98,11 +105,17 @@ struct SessionCheckCommand: ParsableCommand {
         abstract: "Validate a session file and print its resolved timeline.",
         discussion: """
             Reports every problem as FILE:LINE:COLUMN: error: what is wrong; what would fix it. \
-            Exits 0 when the session is valid, 1 otherwise.
+            Exits 0 when the session is valid, 1 otherwise. '-' reads the session from standard input; \
+            its audio paths then resolve against the current folder.
+
+            Examples:
+              lockstep session check show.yaml
+              lockstep session check show.yaml --rate 44100 --json
+              generate-show | lockstep session check -
             """
     )
 
-    @Argument(help: "The session file (YAML).")
+    @Argument(help: "The session file (YAML; - reads standard input).")
     var file: String
 
     @Option(help: "Resolve sample times at this rate (default: the session's rate).")
@@ -193,16 +206,18 @@ struct SessionRenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Render a session offline to an audio file.",
         discussion: """
-            Output sample N is session sample N. Manual cues are left out unless --go places them.
+            Output sample N is session sample N. Manual cues are left out unless --go places them. -o - writes standard output (WAV unless --format says otherwise), as render does; the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left.
 
-            Example: lockstep session render show.yaml -o show.wav --go bell@1:30
+            Examples:
+              lockstep session render show.yaml -o show.wav --go bell@1:30
+              lockstep session render show.yaml -o - --format flac | sox -t flac - show.mp3
             """
     )
 
-    @Argument(help: "The session file (YAML).")
+    @Argument(help: "The session file (YAML; - reads standard input).")
     var file: String
 
-    @Option(name: .shortAndLong, help: "The output file (.wav, .aiff, .flac, .caf, .w64, .rf64, .au, .ogg, .opus, .mp3).")
+    @Option(name: .shortAndLong, help: ArgumentHelp("The output file (.wav, .aiff, .flac, .caf, .w64, .rf64, .au, .ogg, .opus, .mp3); - writes standard output.", valueName: "out"))
     var output: String?
 
     @Option(help: "Render rate in Hz (default: the session's rate).")

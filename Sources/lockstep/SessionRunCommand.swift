@@ -275,13 +275,13 @@ final class SessionRun {
                     display = SessionDisplay(enabled: Terminal.display != .none && !command.json, player: live)
                     continue
                 } catch {
-                    log.error("session run: cannot play on at the new rate: \(error)")
+                    log.error("session run: cannot play on at the new rate: \(userMessage(error))")
                     break
                 }
             }
             if let follower {
                 do { try follower.poll() } catch {
-                    throw CLIError(message: "session run: \(error)")
+                    throw CLIError(message: "session run: \(userMessage(error))")
                 }
             }
             for line in controls?.take() ?? [] { typed(line, dispatcher: dispatcher, display: display) }

@@ -293,7 +293,7 @@ extension JACKTests {
             let result = try CLI.run(["session", "run", temp.file("show.yaml"), "--server", server.name, "--no-connect",
                                       "--osc", "0.0.0.0:0", "--duration", "0.2"], timeout: 20)
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stderr.contains("lockstep: warning: OSC control listens on 0.0.0.0:"))
+            #expect(result.stderr.contains("lockstep: session run: warning: OSC control listens on 0.0.0.0:"))
             #expect(result.stderr.contains("reachable from other machines: anyone who can send to it can fire cues (go, start), stop, pause, panic, seek, change levels and gains, and read the cue list (/lockstep/status); no passcode is set (add --osc-passcode CODE)"))
             let local = try CLI.run(["session", "run", temp.file("show.yaml"), "--server", server.name, "--no-connect",
                                      "--osc", "0", "--duration", "0.2"], timeout: 20)

@@ -1,0 +1,171 @@
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepTestSupport
+import Testing
+
+/// `-` as a file, with real `sox` on the other end of the pipe, and the errors of bad
+/// combinations: one sentence each, naming the file or option, no raw library codes.
+@Suite("lockstep CLI: pipes and translated errors")
+struct PipeCLITests {
+    let temp: TemporaryTestDirectory
+    var dir: String { temp.path }
+
+    init() throws {
+        temp = try TemporaryTestDirectory(prefix: "lockstep-pipes")
+    }
+
+    /// Runs `script` with bash (pipefail off), in the test directory; `$L` is the lockstep binary.
+    /// The status is lockstep's own when the script ends with `exit ${PIPESTATUS[i]}`.
+    func shell(_ script: String) throws -> CLI.Result {
+        try CLI.run(["-c", "L='\(CLI.binary)'; cd '\(dir)'; " + script], executable: "/bin/bash")
+    }
+
+    /// A ramp file: sample n of channel c is (n + c) / 32768, exact in 16-bit and every wider type.
+    func ramp(_ name: String, frames: Int, rate: Double = 48000, channels: Int = 2, sampleFormat: SampleFormat = .int16) throws -> [Float] {
+        let samples = (0..<frames * channels).map { Float(($0 % channels + $0 / channels) % 32768) / 32768 }
+        let writer = try AudioFileWriter(path: "\(dir)/\(name)", type: AudioFileType(path: name) ?? .wav,
+                                         format: StreamFormat(sampleRate: rate, channelCount: channels, sampleFormat: sampleFormat))
+        try samples.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: frames) }
+        try writer.close()
+        return samples
+    }
+
+    func read(_ path: String) throws -> (StreamFormat, [Float]) {
+        let reader = try AudioFileReader(path: path, truncation: .reject)
+        var out = [Float](repeating: 0, count: Int(reader.frameCount) * reader.format.channelCount)
+        let got = try out.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
+        return (reader.format, Array(out[..<(got * reader.format.channelCount)]))
+    }
+
+    @Test("render -o - writes WAV, AU and FLAC that sox reads back sample for sample; stdout holds only audio")
+    func renderToSox() throws {
+        let input = try ramp("in.wav", frames: 4800)
+        for (format, soxType) in [("wav", "wav"), ("au", "au"), ("flac", "flac")] {
+            let r = try shell("$L render in.wav -o - --format \(format) --sample-format s16 --verbose | sox -t \(soxType) - out-\(format).wav 2>sox.log; exit ${PIPESTATUS[0]}")
+            #expect(r.status == 0, "\(format): \(r.stderr)")
+            // The summary and the verbose details went to standard error, not into the pipe.
+            #expect(r.stderr.contains("rendered 1 layer to -: 4800 frames"), "\(r.stderr)")
+            #expect(r.stderr.contains("writing standard output"), "\(r.stderr)")
+            let soxLog = try String(contentsOfFile: "\(dir)/sox.log", encoding: .utf8)
+            #expect(!soxLog.contains("Premature EOF") && !soxLog.contains("FAIL"), "sox: \(soxLog)")
+            let (shape, samples) = try read("\(dir)/out-\(format).wav")
+            #expect(shape.sampleRate == 48000 && shape.channelCount == 2)
+            #expect(samples == input, "\(format): sox read back other samples")
+        }
+    }
+
+    @Test("the lossy types stream too: sox or lockstep reads Ogg Vorbis, Opus and MP3 from the pipe")
+    func lossyToPipe() throws {
+        _ = try ramp("in.wav", frames: 48000)
+        for format in ["ogg", "opus", "mp3"] {
+            let r = try shell("$L render in.wav -o - --format \(format) | $L info --json -; exit ${PIPESTATUS[0]}")
+            #expect(r.status == 0, "\(format): \(r.stderr)")
+            let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+            #expect(object?["frames"] as? Int == 48000, "\(format): \(r.stdout) \(r.stderr)")
+        }
+    }
+
+    @Test("sox into lockstep: render -, info - and session check - read standard input; sox's unspecified WAV length is no truncation")
+    func soxIntoLockstep() throws {
+        var r = try shell("sox -n -r 44100 -c 1 -b 16 -t wav - synth 0.5 sine 440 2>/dev/null | $L render - -o out.flac")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.isEmpty, "a sox stream is not truncated: \(r.stderr)")
+        let (format, samples) = try read("\(dir)/out.flac")
+        #expect(format.sampleRate == 48000 && samples.count == 24000 * 2)
+        r = try shell("sox -n -r 22050 -c 2 -t wav - synth 1 sine 300 2>/dev/null | $L info -")
+        #expect(r.status == 0 && r.stderr.isEmpty, "\(r.stderr)")
+        #expect(r.stdout.hasPrefix("-: ") && r.stdout.contains("22050 Hz, 2 ch, 22050 frames"), "\(r.stdout)")
+        _ = try ramp("bed.wav", frames: 4800)
+        r = try shell("printf 'rate: 48000\\ncues:\\n  - file: bed.wav\\n' | $L session check -")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("1 cues on 1 layers at 48000 Hz"), "\(r.stdout)")
+    }
+
+    @Test("standard input is read once: '-' twice is refused; a device on standard input is refused")
+    func standardInputOnce() throws {
+        _ = try ramp("a.wav", frames: 100)
+        var r = try shell("$L render - - -o out.wav < a.wav")
+        #expect(r.status == 64 && r.stderr == "lockstep: render: '-' (standard input) is given 2 times; standard input can be read once: give '-' for one file and name the others\n")
+        r = try shell("$L info - < /dev/null")
+        #expect(r.status == 1 && r.stderr.split(separator: "\n").count == 1 && r.stderr.contains("standard input is a device"), "\(r.stderr)")
+        r = try shell("$L render - -o out.wav < a.wav")
+        #expect(r.status == 0, "a regular file on standard input is read in place: \(r.stderr)")
+    }
+
+    @Test("a type that cannot go through a pipe is refused before anything is read, naming the types that can")
+    func unseekableTypes() throws {
+        _ = try ramp("a.wav", frames: 100)
+        for format in ["aiff", "w64", "rf64", "caf"] {
+            let r = try shell("$L render a.wav -o - --format \(format) | wc -c; exit ${PIPESTATUS[0]}")
+            #expect(r.status == 64, "\(format): \(r.stderr)")
+            #expect(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "nothing written for \(format)")
+            #expect(r.stderr.split(separator: "\n").count == 1 && r.stderr.contains("cannot be written to a pipe")
+                    && r.stderr.contains("WAV, AU, FLAC, Ogg Vorbis, Opus, MP3"), "\(r.stderr)")
+        }
+        // Standard output redirected to a file can seek: every type works there.
+        let r = try shell("$L render a.wav -o - --format aiff > out.aiff")
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(try AudioFileReader(path: "\(dir)/out.aiff").frameCount == 100)
+    }
+
+    @Test("a reader that goes away is one clear error, and --json is refused with -o -")
+    func brokenPipeAndJSON() throws {
+        _ = try ramp("long.wav", frames: 480_000)
+        var r = try shell("$L render long.wav -o - | head -c 100 > /dev/null; exit ${PIPESTATUS[0]}")
+        #expect(r.status == 1, "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1 && r.stderr.contains("the program reading standard output stopped reading"), "\(r.stderr)")
+        r = try shell("printf 'rate: 48000\\ncues:\\n  - file: long.wav\\n' > s.yaml; $L session render s.yaml -o - --json | wc -c; exit ${PIPESTATUS[0]}")
+        #expect(r.status == 64 && r.stderr.contains("--json prints on standard output"), "\(r.stderr)")
+    }
+
+    @Test("rates the converter cannot reach name the option and the rates that work, once, without result codes")
+    func rateErrors() throws {
+        _ = try ramp("a.wav", frames: 100)
+        for rate in ["1", "7", "100"] {
+            let r = try CLI.run(["render", "\(dir)/a.wav", "-o", "\(dir)/x.wav", "--rate", rate])
+            #expect(r.status == 64)
+            #expect(r.stderr == "lockstep: render: \(dir)/a.wav: its 48000 Hz cannot be converted to --rate \(rate) Hz (libsoxr converts between rates at most 256 times apart); give a rate from 188 to 768000 Hz\n")
+            #expect(!FileManager.default.fileExists(atPath: "\(dir)/x.wav"))
+        }
+        _ = try ramp("low.wav", frames: 100, rate: 2000)
+        try "rate: 48000\ncues:\n  - file: low.wav\n".write(toFile: "\(dir)/s.yaml", atomically: true, encoding: .utf8)
+        let r = try CLI.run(["session", "render", "\(dir)/s.yaml", "-o", "\(dir)/x.wav", "--rate", "768000"])
+        #expect(r.status == 64 && r.stderr.hasPrefix("lockstep: session render: ") && r.stderr.contains("its 2000 Hz cannot be converted to --rate 768000 Hz"), "\(r.stderr)")
+        #expect(r.stderr.split(separator: "\n").count == 1)
+    }
+
+    @Test("libsndfile's errors read as Lockstep's sentences: no 'Error :' prefix, no result codes, one line")
+    func libsndfileErrors() throws {
+        try "not audio at all".write(toFile: "\(dir)/text.wav", atomically: true, encoding: .utf8)
+        let cases: [[String]] = [
+            ["info", "\(dir)/text.wav"],
+            ["render", "\(dir)/text.wav", "-o", "\(dir)/x.wav"],
+            ["render", "\(dir)/text.wav", "-o", "\(dir)/x.flac", "--sample-format", "f32"],
+            ["render", "\(dir)/text.wav", "-o", "\(dir)/x.opus", "--rate", "44100"],
+        ]
+        for arguments in cases {
+            let r = try CLI.run(arguments)
+            #expect(r.status != 0)
+            #expect(r.stderr.split(separator: "\n").count == 1, "\(arguments): \(r.stderr)")
+            for raw in ["Error :", "kAudio", "OSStatus", "1718449215", "Format not recognised."] {
+                #expect(!r.stderr.contains(raw), "\(arguments): \(r.stderr)")
+            }
+        }
+    }
+
+    @Test("--quiet leaves errors only; --verbose and --quiet together are a usage error")
+    func quietAndVerbose() throws {
+        let path = "\(dir)/cut.wav"
+        _ = try ramp("cut.wav", frames: 100)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        try handle.truncate(atOffset: try handle.seekToEnd() - 1)
+        try handle.close()
+        var r = try CLI.run(["render", path, "-o", "\(dir)/x.wav"])
+        #expect(r.status == 0 && r.stderr.contains(": warning: "), "\(r.stderr)")
+        r = try CLI.run(["render", path, "-o", "\(dir)/x.wav", "--quiet"])
+        #expect(r.status == 0 && r.stderr.isEmpty, "\(r.stderr)")
+        r = try CLI.run(["info", path, "-v", "-q"])
+        #expect(r.status == 64 && r.stderr.contains("--verbose and --quiet contradict each other"))
+    }
+}
