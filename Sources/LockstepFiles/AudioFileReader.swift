@@ -243,13 +243,10 @@ public final class AudioFileReader: @unchecked Sendable {
             let counted = try countFramesByDecoding()
             frameCount = counted
             lengthIsExact = false
-            // A FLAC stream may leave its length open (STREAMINFO's total of 0, as a FLAC written
-            // to a pipe does): that is not damage. Truncated FLAC with a length is found when
-            // decoding stops early.
-            if Sndfile.major(info.format) != Int32(SF_FORMAT_FLAC) {
-                truncationError = FileError(.truncated, path: path,
-                    problem: "the end of the audio stream is missing or damaged (\(counted) frames could be decoded); re-export or re-copy the file")
-            }
+            // (A FLAC whose STREAMINFO leaves the length open, as a killed FLAC recording's and
+            // a FLAC written to a pipe do, is counted here too: it cannot be told from a cut one.)
+            truncationError = FileError(.truncated, path: path,
+                problem: "the end of the audio stream is missing or damaged (\(counted) frames could be decoded); re-export or re-copy the file")
         } else if let extent {
             switch extent {
             case .complete:

@@ -82,7 +82,7 @@ struct HostileInputCLITests {
         let started = Date()
         let probed = try CLI.run(["info", "notes.wav"], in: "\(dir)/work", timeout: 20)
         #expect(probed.status == 1, "\(probed.status) \(probed.stderr)")
-        #expect(probed.stderr == "lockstep: info: notes.wav: not an audio file libsndfile can read (Format not recognised.); convert it to WAV or FLAC\n")
+        #expect(probed.stderr == "lockstep: info: notes.wav: not an audio file libsndfile can read (format not recognised); convert it to WAV or FLAC\n")
         #expect(Date().timeIntervalSince(started) < 15)
     }
 
