@@ -43,7 +43,7 @@ let package = Package(
             "Lockstep", "LockstepFiles", .product(name: "Yams", package: "Yams"),
         ]),
         // The one command path of every control surface: commands, the dispatcher, published updates.
-        .target(name: "LockstepControl", dependencies: ["Lockstep", "LockstepSession"]),
+        .target(name: "LockstepControl", dependencies: ["Lockstep", "LockstepFiles", "LockstepSession"]),
         // OSC over UDP through liblo: QLab's address space mapped onto LockstepControl.
         .target(name: "LockstepOSC", dependencies: ["LockstepControl", "LockstepSession", "CLo"]),
         // Starting a child the kernel stops when the CLI goes, however it goes (PR_SET_PDEATHSIG).
