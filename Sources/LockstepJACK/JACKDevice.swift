@@ -503,6 +503,22 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         _ = withClient { jack_transport_locate($0, jack_nframes_t(clamping: max(0, frame))) }
     }
 
+    /// Gives the calling thread realtime scheduling (JACK's `jack_acquire_real_time_scheduling`)
+    /// at `below` steps under the client's own realtime priority: for a thread that must act
+    /// within a period of being woken by the process thread, such as the reader of
+    /// ``midiInput`` whose commands land two periods after their event. It still may allocate
+    /// and lock; it only runs before ordinary threads.
+    /// - Returns: whether the priority was granted (not on a server without realtime scheduling,
+    ///   or without the rights to it: the thread then runs on as before).
+    @discardableResult
+    public func promoteCurrentThread(below: Int32 = 10) -> Bool {
+        withClient { client -> Bool in
+            let priority = jack_client_real_time_priority(client)
+            guard priority > 0 else { return false }
+            return jack_acquire_real_time_scheduling(pthread_self(), max(1, priority - below)) == 0
+        } ?? false
+    }
+
     // MARK: - Per-queue ports
 
     /// Registers ports `<name>_1…<name>_N` and has the process callback refresh their buffers.

@@ -73,6 +73,9 @@ public final class JACKMIDIInput: @unchecked Sendable {
     }
 
     /// Wakes a ``read(timeout:)`` that waits (to stop the thread that reads).
+    ///
+    /// (A reader that must act within a period — MIDI control does — should run at realtime
+    /// priority: ``JACKDevice/promoteCurrentThread(below:)``.)
     public func interruptRead() { sem_post(ring.pointee.semaphore) }
 }
 

@@ -43,10 +43,13 @@ final class MIDIReader: Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     /// Starts reading `input`; `log` gets each reply's summary (errors as `MIDI …: why`).
-    init(input: JACKMIDIInput, control: MIDIControl, log: @escaping @Sendable (String) -> Void) {
+    init(input: JACKMIDIInput, device: JACKDevice, control: MIDIControl, log: @escaping @Sendable (String) -> Void) {
         self.input = input
         self.control = control
         let thread = Thread { [self] in
+            // Realtime priority (under the process thread's): a command must be carried out in
+            // the period its event arrived in to land two periods after it.
+            device.promoteCurrentThread()
             while !stopping.load(ordering: .acquiring) {
                 for event in input.read(timeout: 0.1) {
                     for reply in control.handle(event) {

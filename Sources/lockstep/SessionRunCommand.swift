@@ -251,7 +251,10 @@ final class SessionRun {
                     throw CLIError(message: "session run: --midi-connect: \(error.message)")
                 }
             }
-            midi = MIDIReader(input: input, control: MIDIControl(dispatcher: dispatcher, triggers: triggers, latency: latency),
+            // The refills a MIDI command may wait for (a layer's lock) run at realtime priority
+            // too, under the reader's.
+            engine.performOnCallbackThread { device.promoteCurrentThread(below: 12) }
+            midi = MIDIReader(input: input, device: device, control: MIDIControl(dispatcher: dispatcher, triggers: triggers, latency: latency),
                               log: { notes.add($0) })
             MIDIDefaults.note("MIDI control on \(input.portName): \(triggers.entries.count) trigger\(triggers.entries.count == 1 ? "" : "s"); commands land \(latency) samples after their event"
                 + (latency < 2 * period ? " (warning: less than two periods of \(period); commands can land late)" : ""))
