@@ -689,44 +689,72 @@ public final class SessionPlayer: @unchecked Sendable {
     /// touches; then every touched layer that has computed audio past its change is cut there
     /// and computed again from there — its first buffer at once, into the layer's spare.
     private func control<T, E: Error>(at requested: Int64? = nil, _ body: (inout State) throws(E) -> T) throws(E) -> T {
-        let earliestDevice = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
+        var earliestDevice = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
         for lock in layerLocks { lock.lock() }
         defer { for lock in layerLocks.reversed() { lock.unlock() } }
         let frames = bufferFrames
-        let outcome: Result<(T, [(layer: Int, from: Int64, spare: QueueBuffer?)], SessionTimeline, Int64), E> = state.withLock { state in
-            let live = state.running && !state.paused && !state.halted
-            state.earliestChangeable = live
-                ? max(state.originPosition, state.originPosition + earliestDevice - state.originDevice) : nil
-            state.touched = [:]
-            state.requestedSample = requested
-            defer {
-                state.earliestChangeable = nil
-                state.requestedSample = nil
+        typealias Repair = (layer: Int, from: Int64, spare: QueueBuffer?)
+        var attempt = 0
+        while true {
+            attempt += 1
+            if attempt > 1 { earliestDevice = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) }
+            let outcome: Result<(T, [Repair], SessionTimeline, Int64, State, Int64), E> = state.withLock { state in
+                let before = state
+                let live = state.running && !state.paused && !state.halted
+                state.earliestChangeable = live
+                    ? max(state.originPosition, state.originPosition + earliestDevice - state.originDevice) : nil
                 state.touched = [:]
+                state.requestedSample = requested
+                defer {
+                    state.earliestChangeable = nil
+                    state.requestedSample = nil
+                    state.touched = [:]
+                }
+                let result: T
+                do throws(E) { result = try body(&state) } catch { return .failure(error) }
+                var repairs: [Repair] = []
+                if live {
+                    for (layer, sample) in state.touched.sorted(by: { $0.key < $1.key }) where sample < state.filled[layer] {
+                        let from = max(sample, state.queueOrigin)
+                        let spare = state.spares[layer]
+                        state.spares[layer] = nil
+                        state.filled[layer] = from + (spare == nil ? 0 : Int64(frames))
+                        repairs.append((layer, from, spare))
+                    }
+                }
+                return .success((result, repairs, state.timeline, state.queueOrigin, before,
+                                 state.originDevice - state.originPosition))
             }
-            let result: T
-            do throws(E) { result = try body(&state) } catch { return .failure(error) }
-            var repairs: [(layer: Int, from: Int64, spare: QueueBuffer?)] = []
-            if live {
-                for (layer, sample) in state.touched.sorted(by: { $0.key < $1.key }) where sample < state.filled[layer] {
-                    let from = max(sample, state.queueOrigin)
-                    let spare = state.spares[layer]
-                    state.spares[layer] = nil
-                    state.filled[layer] = from + (spare == nil ? 0 : Int64(frames))
-                    repairs.append((layer, from, spare))
+            let (result, repairs, timeline, origin, before, deviceOffset) = try outcome.get()
+            // The layers' new audio, computed before anything reaches the queues.
+            for repair in repairs {
+                if let spare = repair.spare { render(layer: repair.layer, timeline: timeline, position: repair.from, into: spare) }
+            }
+            // Still in time? A change reaches the device at the start of its next cycle, which
+            // renders from the current cycle's end (the earliest changeable sample − a period): if
+            // cycles passed while it was computed (a busy machine) and one of them has already
+            // begun what it changes, it is undone and made again on the earliest sample now, so
+            // that what is reported is what plays.
+            if let first = repairs.map(\.from).min(), attempt < 4 {
+                let earliestNow = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
+                let period = Int64(max(1, engine.device.periodFrames))
+                if earliestNow != earliestDevice && first + deviceOffset < earliestNow - period {
+                    state.withLock { state in
+                        // (What other threads changed meanwhile — a halt, an error — stays.)
+                        let (halted, running, paused, error) = (state.halted, state.running, state.paused, state.error)
+                        state = before
+                        (state.halted, state.running, state.paused, state.error) = (halted, running, paused, error)
+                    }
+                    continue
                 }
             }
-            return .success((result, repairs, state.timeline, state.queueOrigin))
+            for repair in repairs {
+                let queue = queues[repair.layer]
+                try? queue.truncate(at: repair.from - origin)
+                if let spare = repair.spare { _ = try? queue.enqueue(spare, startTime: repair.from - origin) }
+            }
+            return result
         }
-        let (result, repairs, timeline, origin) = try outcome.get()
-        for repair in repairs {
-            let queue = queues[repair.layer]
-            try? queue.truncate(at: repair.from - origin)
-            guard let spare = repair.spare else { continue }       // the buffers cut come back and refill
-            render(layer: repair.layer, timeline: timeline, position: repair.from, into: spare)
-            _ = try? queue.enqueue(spare, startTime: repair.from - origin)
-        }
-        return result
     }
 
     /// Computes `buffer` (all its frames) of `layer` from session sample `position`.
