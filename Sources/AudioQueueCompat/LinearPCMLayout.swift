@@ -23,6 +23,9 @@ struct LinearPCMLayout: Sendable, Hashable {
         guard flags & kAudioFormatFlagIsNonInterleaved == 0 else {
             return unsupported("non-interleaved linear PCM is not supported by audio queues (as on Apple); use interleaved frames")
         }
+        guard flags & kLinearPCMFormatFlagsSampleFractionMask == 0 else {
+            return unsupported("fixed-point samples (\((flags & kLinearPCMFormatFlagsSampleFractionMask) >> kLinearPCMFormatFlagsSampleFractionShift) fraction bits) are not supported; use integer or float samples")
+        }
         guard asbd.mFramesPerPacket == 1 else {
             return unsupported("linear PCM has 1 frame per packet, not \(asbd.mFramesPerPacket)")
         }

@@ -112,7 +112,7 @@ extension AQCompatTests {
             #expect(AudioQueueEnqueueBufferWithParameters(queue, a, 0, nil, 6, 4, 0, nil, nil, nil) == kAudioQueueErr_InvalidParameter)
             var start = AudioTimeStamp()
             start.mSampleTime = 100
-            start.mFlags = kAudioTimeStampSampleTimeValid
+            start.mFlags = .sampleTimeValid
             #expect(AudioQueueEnqueueBufferWithParameters(queue, a, 0, nil, 0, 0, 0, nil, &start, nil) == noErr)
             start.mSampleTime = 105                                   // before a's end (110)
             #expect(AudioQueueEnqueueBufferWithParameters(queue, b, 0, nil, 0, 0, 0, nil, &start, nil) == kAudioQueueErr_InvalidParameter)
