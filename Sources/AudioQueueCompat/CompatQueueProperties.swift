@@ -104,15 +104,7 @@ extension CompatQueue {
         return (device.device.name, device.sampleRate, isOutput ? device.channelCount : device.device.inputChannelCount)
     }
 
-    private var defaultChannelLayout: [UInt8] {
-        var value = AudioChannelLayout()
-        switch layout.format.channelCount {
-        case 1: value.mChannelLayoutTag = kAudioChannelLayoutTag_Mono
-        case 2: value.mChannelLayoutTag = kAudioChannelLayoutTag_Stereo
-        default: value.mChannelLayoutTag = kAudioChannelLayoutTag_DiscreteInOrder | UInt32(layout.format.channelCount)
-        }
-        return withUnsafeBytes(of: &value) { Array($0.prefix(12)) }
-    }
+    private var defaultChannelLayout: [UInt8] { ChannelLayoutBytes.standard(channels: layout.format.channelCount) }
 
     func propertySize(_ id: AudioQueuePropertyID) throws(AudioQueueError) -> UInt32 {
         try state.withLock { (state) throws(AudioQueueError) in try state.checkDisposal() }
@@ -322,23 +314,7 @@ extension CompatQueue {
             let bytes = Array(UnsafeRawBufferPointer(start: data, count: Int(size)))
             state.withLock { $0.magicCookie = bytes }
         case kAudioQueueProperty_ChannelLayout:
-            guard size >= 12 else {
-                throw AudioQueueError(.invalidPropertySize, "an AudioChannelLayout is at least 12 bytes, not \(size)")
-            }
-            let tag = data.loadUnaligned(as: UInt32.self)
-            let descriptions = Int(data.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
-            let channels: Int
-            switch tag {
-            case kAudioChannelLayoutTag_UseChannelDescriptions:
-                guard Int(size) >= 12 + 20 * descriptions else {
-                    throw AudioQueueError(.invalidPropertySize, "a layout of \(descriptions) channel descriptions is \(12 + 20 * descriptions) bytes, not \(size)")
-                }
-                channels = descriptions
-            case kAudioChannelLayoutTag_UseChannelBitmap:
-                channels = data.loadUnaligned(fromByteOffset: 4, as: UInt32.self).nonzeroBitCount
-            default:
-                channels = Int(tag & 0xFFFF)
-            }
+            let channels = try ChannelLayoutBytes.channelCount(data, size: Int(size), sizeError: kAudioQueueErr_InvalidPropertySize)
             guard channels == layout.format.channelCount else {
                 throw AudioQueueError(kAudioQueueErr_InvalidPropertyValue, "the layout describes \(channels) channels but the queue's format has \(layout.format.channelCount); they must match")
             }
