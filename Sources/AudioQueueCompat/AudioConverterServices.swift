@@ -405,11 +405,11 @@ final class CompatAudioConverter: @unchecked Sendable {
             put(UInt32(core.destination.bytesPerFrame))
         case kAudioConverterPropertyCalculateInputBufferSize:
             let outputFrames = Int(data.loadUnaligned(as: UInt32.self)) / core.destination.bytesPerFrame
-            let frames = core.convertsRate ? Int((Double(outputFrames) / core.ratio).rounded(.up)) : outputFrames
+            let frames = Int((Double(outputFrames) * core.source.sampleRate / core.destination.sampleRate).rounded(.up))
             put(UInt32(clamping: frames * core.source.bytesPerFrame))
         case kAudioConverterPropertyCalculateOutputBufferSize:
             let inputFrames = Int(data.loadUnaligned(as: UInt32.self)) / core.source.bytesPerFrame
-            let frames = core.convertsRate ? Int((Double(inputFrames) * core.ratio).rounded(.up)) : inputFrames
+            let frames = Int((Double(inputFrames) * core.destination.sampleRate / core.source.sampleRate).rounded(.up))
             put(UInt32(clamping: frames * core.destination.bytesPerFrame))
         case kAudioConverterSampleRateConverterQuality: put(quality)
         case kAudioConverterSampleRateConverterComplexity: put(complexity)

@@ -84,7 +84,7 @@ final class PCMConverter {
     /// Source frames to push for about `frames` more destination frames (at least 1).
     func inputFrames(forOutput frames: Int) -> Int {
         guard convertsRate else { return max(1, frames) }
-        return max(1, Int((Double(frames) / ratio).rounded(.up)))
+        return max(1, Int((Double(frames) * source.sampleRate / destination.sampleRate).rounded(.up)))
     }
 
     /// Decodes `frames` frames from the source buffers (one pointer per source buffer) and
@@ -157,7 +157,7 @@ final class PCMConverter {
         let produced = resampled.withUnsafeMutableBufferPointer { resampler.flush(into: $0.baseAddress!, capacity: capacity) }
         appendResampled(produced)
         resampler.reset()
-        let target = Int64((Double(consumedFrames) * ratio).rounded())
+        let target = Int64((Double(consumedFrames) * destination.sampleRate / source.sampleRate).rounded())
         let have = deliveredFrames + Int64(available)
         if have > target {
             let excess = Int(min(have - target, Int64(available)))
