@@ -6,7 +6,7 @@ import Synchronization
 /// decoded client frames (64-bit floats, the client's channels), filled on the caller's thread,
 /// and a worker thread that drains it into the file.
 ///
-/// The caller's side (``enqueue(_:frames:)``) never waits for the disk and allocates nothing: it
+/// The caller's side (``enqueue(_:frames:)``) never waits for the disk and is written not to allocate (not measured): it
 /// decodes into preallocated memory, publishes the new end with an atomic store and posts a
 /// semaphore. The worker calls `drain` (the owning file converts and writes, under its lock) each
 /// time it is woken, and once more when stopped.

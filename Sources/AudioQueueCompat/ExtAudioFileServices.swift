@@ -230,7 +230,7 @@ public func ExtAudioFileWrite(_ inExtAudioFile: ExtAudioFileRef?, _ inNumberFram
 
 /// Queues `inNumberFrames` frames of the client format for writing on a thread of the file's
 /// own; returns at once. `ExtAudioFileWriteAsync(file, 0, nil)` only primes: it starts that
-/// thread and allocates its buffer, so later calls (from a callback, say) allocate nothing. The
+/// thread and allocates its buffer, so later calls (from a callback, say) need not allocate (written not to; not measured). The
 /// corresponding Apple function is `ExtAudioFileWriteAsync`.
 ///
 /// The frames are copied before it returns. Nothing waits for the disk; the call takes two brief

@@ -65,6 +65,25 @@ func extWritePlanar(_ path: String, type: AudioFileTypeID, fileFormat: AudioStre
     return file!
 }
 
+/// Two semaphores an input proc uses to hold a converter's lock until the test lets go.
+final class ConverterHold: @unchecked Sendable {
+    let inside = DispatchSemaphore(value: 0)
+    let release = DispatchSemaphore(value: 0)
+    var pointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+}
+
+/// An input proc that says it is inside, waits to be released, then gives no data (`'wait'`).
+func holdConverter(_ converter: AudioConverterRef, _ ioNumberDataPackets: UnsafeMutablePointer<UInt32>,
+                   _ ioData: UnsafeMutablePointer<AudioBufferList>,
+                   _ outDataPacketDescription: UnsafeMutablePointer<UnsafeMutablePointer<AudioStreamPacketDescription>?>?,
+                   _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
+    let hold = Unmanaged<ConverterHold>.fromOpaque(inUserData!).takeUnretainedValue()
+    hold.inside.signal()
+    hold.release.wait()
+    ioNumberDataPackets.pointee = 0
+    return kNoDataYet
+}
+
 extension AQCompatTests {
     /// Extended Audio File Services: files read and written in a client format of your own,
     /// converted exactly (or, across rates, to exact lengths), written atomically.
@@ -262,6 +281,45 @@ extension AQCompatTests {
             #expect(ExtAudioFileDispose(file!) == noErr)
             let (_, floats) = try floatSamples(path)
             #expect(floats == samples.map { Float($0) / 32768 })
+        }
+
+        @Test("ExtAudioFileWriteAsync: while the writer thread is held up, 65 536 frames are taken and the next is an overflow, not written")
+        func asynchronousOverflow() throws {
+            let path = temp.file("overflow.wav")
+            var format = pcm(48000, channels: 1, bits: 16)
+            var file: ExtAudioFileRef?
+            try #require(ExtAudioFileCreateWithURL(URL(fileURLWithPath: path) as CFURL, kAudioFileWAVEType, &format, nil, 0, &file) == noErr)
+            #expect(ExtAudioFileWriteAsync(file!, 0, nil) == noErr)
+            // Hold the file's converter (its lock) from another thread: the writer thread cannot convert meanwhile.
+            var converter: AudioConverterRef?
+            var size = UInt32(MemoryLayout<AudioConverterRef?>.size)
+            #expect(ExtAudioFileGetProperty(file!, kExtAudioFileProperty_AudioConverter, &size, &converter) == noErr)
+            let hold = ConverterHold()
+            let address = UInt(bitPattern: converter)   // an address crosses threads; the reference is Apple's pointer type
+            let holder = Thread {
+                let converter = AudioConverterRef(bitPattern: address)
+                let scratch = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 16)
+                defer { scratch.deallocate() }
+                var list = AudioBufferList(mNumberBuffers: 1, mBuffers: AudioBuffer(scratch, numberOfChannels: 1))
+                var packets: UInt32 = 16
+                _ = AudioConverterFillComplexBuffer(converter, holdConverter, hold.pointer, &packets, &list, nil)
+                hold.inside.signal()   // done
+            }
+            holder.start()
+            hold.inside.wait()
+            let samples = (0..<65537).map { Int16(truncatingIfNeeded: $0) }
+            let buffer = UnsafeMutableBufferPointer<Int16>.allocate(capacity: samples.count)
+            defer { buffer.deallocate() }
+            _ = buffer.initialize(from: samples)
+            var all = AudioBufferList(mNumberBuffers: 1, mBuffers: AudioBuffer(UnsafeMutableBufferPointer(rebasing: buffer[0..<65536]), numberOfChannels: 1))
+            #expect(ExtAudioFileWriteAsync(file!, 65536, &all) == noErr)
+            var one = AudioBufferList(mNumberBuffers: 1, mBuffers: AudioBuffer(UnsafeMutableBufferPointer(rebasing: buffer[65536...]), numberOfChannels: 1))
+            #expect(ExtAudioFileWriteAsync(file!, 1, &one) == kExtAudioFileError_AsyncWriteBufferOverflow)
+            hold.release.signal()
+            hold.inside.wait()
+            #expect(ExtAudioFileDispose(file!) == noErr)
+            let (_, written) = try integerSamples(path)
+            #expect(written == samples.prefix(65536).map { Int32($0) << 16 })
         }
 
         @Test("kExtAudioFileProperty_AudioConverter: a channel map plays a mono file on both sides of a stereo client")
