@@ -85,6 +85,8 @@ let package = Package(
         .executableTarget(name: "AQSimultaneous",
                           dependencies: ["AudioQueueCompat", "AQExampleSupport", "Lockstep", "LockstepFiles"],
                           path: "Examples/AQSimultaneous"),
+        .executableTarget(name: "AQOfflineRender", dependencies: ["AudioQueueCompat", "AQExampleSupport"],
+                          path: "Examples/AQOfflineRender"),
         .testTarget(name: "AudioQueueCompatTests",
                     dependencies: ["AudioQueueCompat", "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepTestSupport"]),
     ],
