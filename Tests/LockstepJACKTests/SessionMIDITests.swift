@@ -32,6 +32,18 @@ extension JACKTests {
 
         @Test("each cue sounds 512 samples after its MIDI event's frame, on the sample its reply names; the capture equals the --midi-file render")
         func liveEqualsRender() throws {
+            // A run the machine disturbed (an xrun of the dummy server under the load of other
+            // tests moves events to later cycles) proves nothing about placement: it is run again,
+            // up to three times; the last run is checked whatever happened.
+            for attempt in 1...3 {
+                if try run(final: attempt == 3) { return }
+                print("SessionMIDITests: run \(attempt) had xruns (a busy machine); running it again")
+            }
+        }
+
+        /// One run; false (nothing checked) when the server had discontinuities and it is not the
+        /// final run.
+        func run(final: Bool) throws -> Bool {
             let temp = try TemporaryTestDirectory(prefix: "lockstep-midi")
             let format = StreamFormat(sampleRate: 48000, channelCount: 1)
             try FileFixtures.writeWAV(path: temp.file("bed.wav"), samples: Signals.constant(0.125, frames: 48000 * 10), format: format)
@@ -62,14 +74,15 @@ extension JACKTests {
             #expect(sender.waitUntilSent(timeout: 5))
             let result = run.wait(timeout: 30)
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(sender.lateMessages == 0)
             let line = try #require(result.stdout.split(separator: "\n").last)
             let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             let start = try #require(summary["startSampleTime"] as? Int)
+            let clean = (summary["discontinuities"] as? [Any])?.isEmpty == true && sender.lateMessages == 0
+            if !clean && !final { return false }
+            #expect(clean, "late messages: \(sender.lateMessages); \(summary)")
             let midi = try #require(summary["midi"] as? [String: Any])
             #expect(midi["received"] as? Int == 8 && midi["matched"] as? Int == 6 && midi["broken"] as? Int == 1
                     && midi["unmatched"] as? Int == 1 && midi["dropped"] as? Int == 0, "\(midi)")
-            #expect((summary["discontinuities"] as? [Any])?.isEmpty == true, "\(summary)")
 
             // The six GOs, in the order sent: note → c1, program → c2, MSC GO 4 → c4, then the
             // playhead's cues after c4 (note → c5, MSC GO with no number → c6) and the first one
@@ -112,6 +125,7 @@ extension JACKTests {
                 mismatches += 1
             }
             #expect(mismatches == 0)
+            return true
         }
     }
 }
