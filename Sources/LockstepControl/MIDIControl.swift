@@ -59,18 +59,26 @@ public final class MIDIControl: Sendable {
     /// Carries out the commands `event` triggers and returns their replies (none when no trigger
     /// answers it, or it is broken: then it is counted in ``statistics``).
     public func handle(_ event: MIDIEvent) -> [ControlReply] {
-        let message: MIDIMessage
-        do {
-            message = try MIDIMessage(bytes: event.bytes)
-        } catch {
+        handle(event, commands: commands(for: event))
+    }
+
+    /// The commands `event` triggers, with their reply addresses; nil for a broken message.
+    public func commands(for event: MIDIEvent) -> [(command: ControlCommand, address: String)]? {
+        (try? MIDIMessage(bytes: event.bytes)).map { triggers.commands(for: $0) }
+    }
+
+    /// Carries out `commands` (those ``commands(for:)`` found for `event`).
+    func handle(_ event: MIDIEvent, commands: [(command: ControlCommand, address: String)]?) -> [ControlReply] {
+        guard let commands else {
+            let problem: String
+            do { _ = try MIDIMessage(bytes: event.bytes); problem = "unreadable" } catch { problem = error.message }
             counts.withLock {
                 $0.received += 1
                 $0.broken += 1
             }
-            lastProblem.withLock { $0 = "sample \(event.sampleTime): \(error.message)" }
+            lastProblem.withLock { $0 = "sample \(event.sampleTime): \(problem)" }
             return []
         }
-        let commands = triggers.commands(for: message)
         counts.withLock { counts in
             counts.received += 1
             if commands.isEmpty { counts.unmatched += 1 } else { counts.matched += 1 }
@@ -146,17 +154,16 @@ public final class MIDIRenderControl: Sendable {
             state.control = control
             while state.next < events.count, events[state.next].sampleTime + latency < before {
                 let event = events[state.next]
-                if let message = try? MIDIMessage(bytes: event.bytes) {
-                    for (command, address) in triggers.commands(for: message) where !MIDIControl.isPlaceable(command) {
-                        switch command {
-                        case .pause, .resume, .seek:
-                            let seconds = Double(event.sampleTime) / player.rate
-                            throw ControlError("the MIDI event at \(SessionTime.clock(seconds)) (\(address.dropFirst(5))) sends '\(Self.verb(command))', which moves the whole session's clock, so an offline render cannot place it on a sample; render with cue commands instead (e.g. 'pause CUE'), or play it live with session run --midi")
-                        default: break
-                        }
+                let commands = control.commands(for: event)
+                for (command, address) in commands ?? [] where !MIDIControl.isPlaceable(command) {
+                    switch command {
+                    case .pause, .resume, .seek:
+                        let seconds = Double(event.sampleTime) / player.rate
+                        throw ControlError("the MIDI event at \(SessionTime.clock(seconds)) (\(address.dropFirst(5))) sends '\(Self.verb(command))', which moves the whole session's clock, so an offline render cannot place it on a sample; render with cue commands instead (e.g. 'pause CUE'), or play it live with session run --midi")
+                    default: break
                     }
                 }
-                state.replies += control.handle(event)
+                state.replies += control.handle(event, commands: commands)
                 state.next += 1
             }
         }
