@@ -19,7 +19,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         // Diagnostics of the CLI (--verbose, --quiet) and colour on terminals (honours NO_COLOR).
-        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/onevcat/Rainbow", from: "4.0.0"),
     ],
     targets: [
@@ -46,7 +46,7 @@ let package = Package(
             "Lockstep", "LockstepFiles", .product(name: "Yams", package: "Yams"),
         ]),
         // The one command path of every control surface: commands, the dispatcher, published updates.
-        .target(name: "LockstepControl", dependencies: ["Lockstep", "LockstepSession"]),
+        .target(name: "LockstepControl", dependencies: ["Lockstep", "LockstepFiles", "LockstepSession"]),
         // OSC over UDP through liblo: QLab's address space mapped onto LockstepControl.
         .target(name: "LockstepOSC", dependencies: ["LockstepControl", "LockstepSession", "CLo"]),
         // Starting a child the kernel stops when the CLI goes, however it goes (PR_SET_PDEATHSIG).
@@ -90,6 +90,8 @@ let package = Package(
         .executableTarget(name: "AQSimultaneous",
                           dependencies: ["AudioQueueCompat", "AQExampleSupport", "Lockstep", "LockstepFiles"],
                           path: "Examples/AQSimultaneous"),
+        .executableTarget(name: "AQOfflineRender", dependencies: ["AudioQueueCompat", "AQExampleSupport"],
+                          path: "Examples/AQOfflineRender"),
         .testTarget(name: "AudioQueueCompatTests",
                     dependencies: ["AudioQueueCompat", "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepTestSupport"]),
     ],

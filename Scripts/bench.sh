@@ -28,7 +28,10 @@
 #   9. GO latency on a live session (private dummy jackd, period 256): 100 GOs at random phases of
 #      the period, from the command being read to the cue's first sample, p50 / p99 / max (target:
 #      at most 2 periods, 10.7 ms); every cue is checked to sound on the sample its GO reported
-#      (the GoLatencyTests JACK test, run with LOCKSTEP_GO_COUNT=100).
+#      (the GoLatencyTests JACK test, run with LOCKSTEP_GO_COUNT=100); and 100 GOs by JACK MIDI
+#      notes at random phases: from the note's own frame to the cue's first sample (the MIDI
+#      latency, 2 periods, for every GO, none late) and how much of the period was left when each
+#      command was carried out (the MIDIGoLatencyTests JACK test, LOCKSTEP_MIDI_GO_COUNT=100).
 #
 # Parts 4 and 5 (part 6: a server of its own, with -C 2 -P 2) run on one private realtime server,
 # `jackd -n lockstep-bench-PID -R -d dummy -r 48000 -p 256`, every client connected to its (dummy)
@@ -280,6 +283,11 @@ if want 9; then
     go_p50=$(sed -E 's/.*p50 ([0-9]+) frames.*/\1/' <<<"$go_line")
     go_p99=$(sed -E 's/.*p99 ([0-9]+) .*/\1/' <<<"$go_line")
     go_max=$(sed -E 's/.*max ([0-9]+) .*/\1/' <<<"$go_line")
+    midi_log="$CACHE/midi-go-latency.txt"
+    LOCKSTEP_MIDI_GO_COUNT=100 swift test --filter MIDIGoLatencyTests >"$midi_log" 2>&1 || die "the MIDI GO latency test failed (see $midi_log)"
+    midi_line=$(grep -m 1 '^MIDI GO latency:' "$midi_log") || die "no MIDI GO latency line in $midi_log"
+    midi_lead=$(sed -E 's/.*first sample ([0-9]+) frames.*/\1/' <<<"$midi_line")
+    midi_left=$(sed -E 's/.*carried out p50 ([0-9]+) frames.*min (-?[0-9]+) .*/\1 \/ \2/' <<<"$midi_line")
 fi
 
 # --- 3. Peak memory against input length ---------------------------------------------------------
@@ -727,6 +735,8 @@ if want 9; then
     go_ms() { awk -v f="$1" 'BEGIN { printf "%.2f", f * 1000 / 48000 }'; }
     row 9 "GO to first sample, 100 GOs, period 256: p50 / p99" "$go_p50 / $go_p99 frames ($(go_ms "$go_p50") / $(go_ms "$go_p99") ms)" "<= 512 (2 periods)" "$(pass awk -v m="$go_max" 'BEGIN { exit !(m <= 512) }')"
     row 9 "GO to first sample: max; cues on their reported sample" "$go_max frames ($(go_ms "$go_max") ms); all" "" ""
+    row 9 "MIDI note to first sample, 100 GOs (every GO; none late)" "$midi_lead frames ($(go_ms "$midi_lead") ms)" "<= 512 (2 periods)" "$(pass awk -v m="$midi_lead" 'BEGIN { exit !(m <= 512) }')"
+    row 9 "MIDI: frames of the period left when carried out, p50 / min" "$midi_left" "> 0" ""
 fi
 want 3 && echo "(30-min input: $long_input_mib MiB on disk.)"
 want 1 && echo "(Benchmark tables: $ALLOC_LOG.)"

@@ -132,7 +132,7 @@ if let offlinePath {
     var captureBuffer: AudioQueueBufferRef?
     check(AudioQueueAllocateBuffer(queue, framesPerRender * captureFormat.mBytesPerFrame, &captureBuffer), "AudioQueueAllocateBuffer")
     var ts = AudioTimeStamp()
-    ts.mFlags = kAudioTimeStampSampleTimeValid
+    ts.mFlags = .sampleTimeValid
     ts.mSampleTime = 0
     check(AudioQueueOfflineRender(queue, &ts, captureBuffer!, 0), "AudioQueueOfflineRender")   // once with 0 frames
     var written: Int64 = 0

@@ -116,7 +116,7 @@ do {
 // Linux: prints the JACK frame time at which the stop is asked for (tests compare the take's end with it).
 func printStopRequest(_ queue: AudioQueueRef) {
     var now = AudioTimeStamp()
-    guard AudioQueueDeviceGetCurrentTime(queue, &now) == noErr, now.mFlags & kAudioTimeStampSampleTimeValid != 0,
+    guard AudioQueueDeviceGetCurrentTime(queue, &now) == noErr, now.mFlags.contains(.sampleTimeValid),
           let device = (try? AudioQueueCompatDefaultEngine())?.device as? JACKDevice else { return }
     print("stop requested at JACK frame \(device.jackFrameTime(forSampleTime: Int64(now.mSampleTime)))")
 }

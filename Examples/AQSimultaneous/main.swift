@@ -99,7 +99,7 @@ for path in arguments.positional {
     check(AudioQueueAddPropertyListener(sound.pointee.mQueue!, kAudioQueueProperty_IsRunning, IsRunningChanged, sound),
           "AudioQueueAddPropertyListener")
     sound.pointee.mFirstStartTime.mSampleTime = firstBufferTime
-    sound.pointee.mFirstStartTime.mFlags = kAudioTimeStampSampleTimeValid
+    sound.pointee.mFirstStartTime.mFlags = .sampleTimeValid
     let bytesPerPacket = sound.pointee.mDataFormat.mBytesPerPacket
     sound.pointee.mNumPacketsToRead = UInt32(sound.pointee.mDataFormat.mSampleRate / 4)
     for i in 0..<kNumberBuffers {
@@ -115,7 +115,7 @@ var now = AudioTimeStamp()
 check(AudioQueueDeviceGetCurrentTime(sounds[0].pointee.mQueue!, &now), "AudioQueueDeviceGetCurrentTime")
 var startTime = AudioTimeStamp()
 startTime.mSampleTime = now.mSampleTime + (offlineDevice == nil ? lead : 0)
-startTime.mFlags = kAudioTimeStampSampleTimeValid
+startTime.mFlags = .sampleTimeValid
 check(AudioQueueDeviceGetNearestStartTime(sounds[0].pointee.mQueue!, &startTime, 0), "AudioQueueDeviceGetNearestStartTime")
 for sound in sounds { check(AudioQueueStart(sound.pointee.mQueue!, &startTime), "AudioQueueStart") }
 print("started \(sounds.count) queues at device sample \(Int64(startTime.mSampleTime)); first buffers at queue sample \(Int64(firstBufferTime))")

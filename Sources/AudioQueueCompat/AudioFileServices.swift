@@ -80,6 +80,10 @@ public let kAudioFilePropertyMaximumPacketSize = fourCharCode("psze")
 public let kAudioFilePropertyPacketSizeUpperBound = fourCharCode("pkub")
 /// The magic cookie (bytes; linear PCM files have none: size 0). The corresponding Apple constant is `kAudioFilePropertyMagicCookieData` (`'mgic'`).
 public let kAudioFilePropertyMagicCookieData = fourCharCode("mgic")
+/// The channel layout (``AudioChannelLayout``, read-only here): mono, stereo, or N discrete
+/// channels in order — the order Lockstep reads them in (a layout stored in the file is not
+/// read). The corresponding Apple constant is `kAudioFilePropertyChannelLayout` (`'cmap'`).
+public let kAudioFilePropertyChannelLayout = fourCharCode("cmap")
 /// The duration in seconds (`Float64`). The corresponding Apple constant is `kAudioFilePropertyEstimatedDuration` (`'edur'`).
 public let kAudioFilePropertyEstimatedDuration = fourCharCode("edur")
 
@@ -227,6 +231,43 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
     }
 }
 
+/// Reads bytes of audio data (the file's data format) starting at byte `inStartingByte` of the
+/// audio data. The corresponding Apple function is `AudioFileReadBytes`.
+///
+/// On return `ioNumBytes` is the bytes read; a read that reaches the end of the audio returns
+/// ``kAudioFileEndOfFileError`` with the bytes before it. Any byte offset works, inside a frame too.
+/// - Returns: ``kAudioFileEndOfFileError``, ``kAudioFilePositionError`` (negative start),
+///   ``kAudioFilePermissionsError`` (a file being written), ``kAudioFileNotOpenError``.
+@discardableResult
+public func AudioFileReadBytes(_ inAudioFile: AudioFileID, _ inUseCache: Bool, _ inStartingByte: Int64,
+                               _ ioNumBytes: UnsafeMutablePointer<UInt32>, _ outBuffer: UnsafeMutableRawPointer) -> OSStatus {
+    var endOfFile = false
+    let result = withFile(inAudioFile) { file throws(AudioQueueError) in
+        let wanted = Int(ioNumBytes.pointee)
+        let read = try file.readBytes(into: outBuffer, from: inStartingByte, count: wanted)
+        ioNumBytes.pointee = UInt32(read)
+        endOfFile = read < wanted
+    }
+    guard result == noErr, endOfFile else { return result }
+    return fail(kAudioFileEndOfFileError, "the read reached the end of the audio data after \(ioNumBytes.pointee) bytes")
+}
+
+/// Appends bytes of audio data (the file's data format) to a file being written. The
+/// corresponding Apple function is `AudioFileWriteBytes`.
+///
+/// Files are written in order: `inStartingByte` must be the bytes written so far. Bytes need not
+/// make whole frames: a partial frame waits for the rest (``AudioFileClose(_:)`` reports one
+/// left unfinished). On return `ioNumBytes` is the bytes taken.
+/// - Returns: ``kAudioFilePositionError`` (any other start), ``kAudioFilePermissionsError`` (a
+///   file opened for reading), ``kAudioFileNotOpenError``.
+@discardableResult
+public func AudioFileWriteBytes(_ inAudioFile: AudioFileID, _ inUseCache: Bool, _ inStartingByte: Int64,
+                                _ ioNumBytes: UnsafeMutablePointer<UInt32>, _ inBuffer: UnsafeRawPointer) -> OSStatus {
+    withFile(inAudioFile) { file throws(AudioQueueError) in
+        try file.writeBytes(from: inBuffer, at: inStartingByte, count: Int(ioNumBytes.pointee))
+    }
+}
+
 /// Reads a property: ``kAudioFilePropertyDataFormat``, ``kAudioFilePropertyAudioDataPacketCount``,
 /// ``kAudioFilePropertyMaximumPacketSize`` and the others listed with the constants. The
 /// corresponding Apple function is `AudioFileGetProperty`.
@@ -296,11 +337,13 @@ final class CompatAudioFile: Sendable {
     let fileType: AudioFileTypeID
     let layout: LinearPCMLayout
 
-    /// The open reader or writer (nil once closed) and how many packets have been written.
+    /// The open reader or writer (nil once closed), how many packets have been written, and the
+    /// bytes of a frame ``writeBytes(from:at:count:)`` has begun.
     private struct State {
         var reader: AudioFileReader?
         var writer: AudioFileWriter?
         var packetsWritten: Int64 = 0
+        var partialFrame: [UInt8] = []
     }
 
     private let state: Mutex<State>
@@ -334,7 +377,12 @@ final class CompatAudioFile: Sendable {
         layout = LinearPCMLayout(format: format, isBigEndian: bigEndian && type != .flac)
     }
 
-    init(creating path: String, type: AudioFileTypeID, format: AudioStreamBasicDescription, flags: AudioFileFlags) throws(AudioQueueError) {
+    /// Creates a file for writing. A direct file (AudioFileCreateWithURL's, `atomic` false) is at
+    /// `path` from the start and keeps what was written should the process die; an atomic one
+    /// (ExtAudioFileCreateWithURL's) appears at `path` only when closed, complete — replacing a
+    /// file there only with ``AudioFileFlags/eraseFile``.
+    init(creating path: String, type: AudioFileTypeID, format: AudioStreamBasicDescription, flags: AudioFileFlags,
+         atomic: Bool = false) throws(AudioQueueError) {
         self.path = path
         fileType = type
         guard let container = Self.container(type) else {
@@ -364,10 +412,10 @@ final class CompatAudioFile: Sendable {
         if FileManager.default.fileExists(atPath: path) && !flags.contains(.eraseFile) {
             throw AudioQueueError(kAudioFilePermissionsError, "'\(path)' exists; pass kAudioFileFlags_EraseFile to replace it")
         }
-        if flags.contains(.eraseFile) { try? FileManager.default.removeItem(atPath: path) }
+        if flags.contains(.eraseFile) && !atomic { try? FileManager.default.removeItem(atPath: path) }
         let writer: AudioFileWriter
         do {
-            writer = try AudioFileWriter(path: path, type: container, format: layout.format, atomic: false)
+            writer = try AudioFileWriter(path: path, type: container, format: layout.format, atomic: atomic)
         } catch {
             let status: OSStatus = switch error.kind {
             case .unsupportedOutputFormat: kAudioFileUnsupportedDataFormatError
@@ -376,7 +424,7 @@ final class CompatAudioFile: Sendable {
             }
             throw AudioQueueError(status, "\(error)")
         }
-        writer.keepsFileOnFailure = true
+        if atomic { writer.replacesExistingFile = flags.contains(.eraseFile) } else { writer.keepsFileOnFailure = true }
         state = Mutex(State(writer: writer))
         self.layout = layout
     }
@@ -419,6 +467,7 @@ final class CompatAudioFile: Sendable {
         case kAudioFilePropertyMaximumPacketSize, kAudioFilePropertyPacketSizeUpperBound:
             return bytes(UInt32(layout.bytesPerFrame))
         case kAudioFilePropertyMagicCookieData: return []
+        case kAudioFilePropertyChannelLayout: return ChannelLayoutBytes.standard(channels: layout.format.channelCount)
         case kAudioFilePropertyEstimatedDuration: return bytes(Float64(packetCount) / layout.format.sampleRate)
         default:
             throw AudioQueueError(kAudioFileUnsupportedPropertyError, "audio file property '\(fourCharCodeString(id))' is not supported")
@@ -497,12 +546,67 @@ final class CompatAudioFile: Sendable {
         }
     }
 
+    /// Reads `count` bytes of audio data from byte `start`; returns the bytes read (fewer at the end).
+    func readBytes(into buffer: UnsafeMutableRawPointer, from start: Int64, count: Int) throws(AudioQueueError) -> Int {
+        guard start >= 0 else { throw AudioQueueError(kAudioFilePositionError, "byte \(start) is negative") }
+        guard count > 0 else { return 0 }
+        let frameBytes = Int64(layout.bytesPerFrame)
+        let firstFrame = start / frameBytes
+        let skip = Int(start - firstFrame * frameBytes)
+        let frames = (skip + count + Int(frameBytes) - 1) / Int(frameBytes)
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: frames * Int(frameBytes), alignment: 16)
+        defer { scratch.deallocate() }
+        let got = try read(into: scratch, from: firstFrame, packets: frames)
+        let available = max(0, got * Int(frameBytes) - skip)
+        let n = min(count, available)
+        if n > 0 { buffer.copyMemory(from: scratch + skip, byteCount: n) }
+        return n
+    }
+
+    /// Appends `count` bytes of audio data, which must start at the bytes written so far.
+    func writeBytes(from buffer: UnsafeRawPointer, at start: Int64, count: Int) throws(AudioQueueError) {
+        let (written, partial) = state.withLock { ($0.packetsWritten, $0.partialFrame) }
+        let end = written * Int64(layout.bytesPerFrame) + Int64(partial.count)
+        guard start == end else {
+            throw AudioQueueError(kAudioFilePositionError, "bytes are written in order: the next is byte \(end), not \(start)")
+        }
+        guard count > 0 else { return }
+        var bytes = partial
+        bytes.append(contentsOf: UnsafeRawBufferPointer(start: buffer, count: count))
+        let whole = bytes.count / layout.bytesPerFrame
+        if whole > 0 {
+            let outcome = bytes.withUnsafeBytes { raw in
+                Result { () throws(AudioQueueError) in try write(from: raw.baseAddress!, at: written, packets: whole) }
+            }
+            try outcome.get()
+        }
+        let rest = Array(bytes[(whole * layout.bytesPerFrame)...])
+        state.withLock { $0.partialFrame = rest }
+    }
+
     func close() throws(AudioQueueError) {
-        try state.withLock { (state) throws(AudioQueueError) in
+        let partial = try state.withLock { (state) throws(AudioQueueError) -> Int in
             state.reader?.close()
             state.reader = nil
             defer { state.writer = nil }
-            do { try state.writer?.close() } catch { throw AudioQueueError(kAudioFileUnspecifiedError, "\(error)") }
+            do throws(FileError) { try state.writer?.close() } catch {
+                // unwritableOutput: an atomic file found another at its path and left it alone.
+                throw AudioQueueError(error.kind == .unwritableOutput ? kAudioFilePermissionsError : kAudioFileUnspecifiedError, "\(error)")
+            }
+            return state.partialFrame.count
+        }
+        if partial > 0 {
+            throw AudioQueueError(kAudioFileInvalidPacketOffsetError, "the last \(partial) bytes written with AudioFileWriteBytes do not make a whole \(layout.bytesPerFrame)-byte frame and were not written; the file holds every whole frame")
+        }
+    }
+
+    /// Abandons a file being written: an atomic one leaves nothing behind.
+    func abort() {
+        state.withLock { state in
+            state.writer?.abort()
+            state.writer = nil
+            state.reader?.close()
+            state.reader = nil
         }
     }
 }

@@ -164,7 +164,7 @@ public func AudioQueueEnqueueBufferWithParameters(
         if let outActualStartTime {
             var stamp = AudioTimeStamp()
             stamp.mSampleTime = Double(start)
-            stamp.mFlags = kAudioTimeStampSampleTimeValid
+            stamp.mFlags = .sampleTimeValid
             outActualStartTime.pointee = stamp
         }
     }

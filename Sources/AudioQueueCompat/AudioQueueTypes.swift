@@ -84,8 +84,11 @@ public let kAudioQueueProperty_EnableLevelMetering = fourCharCode("aqme")
 /// Levels, linear, one ``AudioQueueLevelMeterState`` per channel (read-only). The corresponding
 /// Apple constant is `kAudioQueueProperty_CurrentLevelMeter` (`'aqmv'`).
 public let kAudioQueueProperty_CurrentLevelMeter = fourCharCode("aqmv")
-/// Levels in dBFS, one ``AudioQueueLevelMeterState`` per channel (read-only). The corresponding
-/// Apple constant is `kAudioQueueProperty_CurrentLevelMeterDB` (`'aqmd'`).
+/// Levels in dBFS, one ``AudioQueueLevelMeterState`` per channel (read-only). Silence (a level
+/// at or below 10⁻⁶) reads −120 dB, the floor of Apple's own power meter (`kMinDecibelsPower` of
+/// `PowerMeter` in Apple's Core Audio utility sample code; Apple's reference does not state the
+/// queue's floor), never −∞. The corresponding Apple constant is
+/// `kAudioQueueProperty_CurrentLevelMeterDB` (`'aqmd'`).
 public let kAudioQueueProperty_CurrentLevelMeterDB = fourCharCode("aqmd")
 /// How many frames (at the queue's rate) an output queue converts ahead of the device (`UInt32`,
 /// get and set; output queues only). A buffer is handed back to the output callback as soon as
@@ -93,18 +96,89 @@ public let kAudioQueueProperty_CurrentLevelMeterDB = fourCharCode("aqmd")
 /// long before the device needs them. Default 8192; 0 hands buffers back only once played. The
 /// corresponding Apple constant is `kAudioQueueProperty_DecodeBufferSizeFrames` (`'dcbf'`).
 public let kAudioQueueProperty_DecodeBufferSizeFrames = fourCharCode("dcbf")
+/// The most recent error of the queue's format converter (read-only `UInt32`, listenable). Linear
+/// PCM conversion here reports its errors from the call that converts (enqueue), so this is
+/// always 0 (`noErr`). The corresponding Apple constant is `kAudioQueueProperty_ConverterError`
+/// (`'qcve'`).
+public let kAudioQueueProperty_ConverterError = fourCharCode("qcve")
+/// Whether the queue's time-pitch processor is on (`UInt32`). Lockstep has none: 0, and setting
+/// 1 returns ``kAudioQueueErr_InvalidPropertyValue``. The corresponding Apple constant is
+/// `kAudioQueueProperty_EnableTimePitch` (`'q_tp'`).
+public let kAudioQueueProperty_EnableTimePitch = fourCharCode("q_tp")
+/// The time-pitch algorithm (`UInt32`, one of the `kAudioQueueTimePitchAlgorithm_…` values;
+/// default Spectral, as on macOS). Stored and reported; it has no effect, since time-pitch
+/// processing cannot be enabled. The corresponding Apple constant is
+/// `kAudioQueueProperty_TimePitchAlgorithm` (`'qtpa'`).
+public let kAudioQueueProperty_TimePitchAlgorithm = fourCharCode("qtpa")
+/// Whether the time-pitch processor is bypassed (`UInt32`). Stored and reported; audio always
+/// bypasses it here. The corresponding Apple constant is `kAudioQueueProperty_TimePitchBypass` (`'qtpb'`).
+public let kAudioQueueProperty_TimePitchBypass = fourCharCode("qtpb")
+/// Spectral time-pitch processing. The corresponding Apple constant is `kAudioQueueTimePitchAlgorithm_Spectral` (`'spec'`).
+public let kAudioQueueTimePitchAlgorithm_Spectral = fourCharCode("spec")
+/// Time-domain time-pitch processing. The corresponding Apple constant is `kAudioQueueTimePitchAlgorithm_TimeDomain` (`'tido'`).
+public let kAudioQueueTimePitchAlgorithm_TimeDomain = fourCharCode("tido")
+/// Varispeed (rate and pitch together). The corresponding Apple constant is `kAudioQueueTimePitchAlgorithm_Varispeed` (`'vspd'`).
+public let kAudioQueueTimePitchAlgorithm_Varispeed = fourCharCode("vspd")
+/// Low-quality, zero-latency time-pitch processing. The corresponding Apple constant is
+/// `kAudioQueueTimePitchAlgorithm_LowQualityZeroLatency` (`'lqzl'`).
+public let kAudioQueueTimePitchAlgorithm_LowQualityZeroLatency = fourCharCode("lqzl")
+/// Which codecs the queue may use (`UInt32`, a `kAudioQueueHardwareCodecPolicy_…` value; default
+/// 0). Every codec here is software: Default, UseSoftwareOnly, PreferSoftware and PreferHardware
+/// are accepted; UseHardwareOnly returns ``kAudioQueueErr_InvalidPropertyValue``. The
+/// corresponding Apple constant is `kAudioQueueProperty_HardwareCodecPolicy` (`'aqcp'`).
+public let kAudioQueueProperty_HardwareCodecPolicy = fourCharCode("aqcp")
+/// The system's choice. The corresponding Apple constant is `kAudioQueueHardwareCodecPolicy_Default` (0).
+public let kAudioQueueHardwareCodecPolicy_Default: UInt32 = 0
+/// Software codecs only. The corresponding Apple constant is `kAudioQueueHardwareCodecPolicy_UseSoftwareOnly` (1).
+public let kAudioQueueHardwareCodecPolicy_UseSoftwareOnly: UInt32 = 1
+/// Hardware codecs only (none exist here). The corresponding Apple constant is `kAudioQueueHardwareCodecPolicy_UseHardwareOnly` (2).
+public let kAudioQueueHardwareCodecPolicy_UseHardwareOnly: UInt32 = 2
+/// Software codecs first. The corresponding Apple constant is `kAudioQueueHardwareCodecPolicy_PreferSoftware` (3).
+public let kAudioQueueHardwareCodecPolicy_PreferSoftware: UInt32 = 3
+/// Hardware codecs first (software here, there being no hardware). The corresponding Apple
+/// constant is `kAudioQueueHardwareCodecPolicy_PreferHardware` (4).
+public let kAudioQueueHardwareCodecPolicy_PreferHardware: UInt32 = 4
+/// Which device channel each queue channel plays on (an array of
+/// ``AudioQueueChannelAssignment``, one per queue channel). Queue channel *n* plays on device
+/// channel *n*: reading reports that, and setting accepts only that order on the queue's own
+/// device (another order, device or count returns ``kAudioQueueErr_InvalidPropertyValue``). The
+/// corresponding Apple constant is `kAudioQueueProperty_ChannelAssignments` (`'aqca'`).
+public let kAudioQueueProperty_ChannelAssignments = fourCharCode("aqca")
+
+/// Where one channel of a queue plays: a device (by UID — here the JACK client's name, or
+/// `offline`) and a channel of it, counted from 1. The corresponding Apple type is
+/// `AudioQueueChannelAssignment` (16 bytes, as Apple's Swift import).
+public struct AudioQueueChannelAssignment: @unchecked Sendable {
+    /// The device's UID.
+    public var mDeviceUID: Unmanaged<CFString>
+    /// The device channel, from 1.
+    public var mChannelNumber: UInt32
+    /// Creates an assignment.
+    public init(mDeviceUID: Unmanaged<CFString>, mChannelNumber: UInt32) {
+        self.mDeviceUID = mDeviceUID
+        self.mChannelNumber = mChannelNumber
+    }
+}
 
 // MARK: - Parameter IDs
 
 /// Playback gain, 0…1 linear (default 1). The corresponding Apple constant is `kAudioQueueParam_Volume`.
 public let kAudioQueueParam_Volume: AudioQueueParameterID = 1
-/// Playback rate (not supported here: ``kAudioQueueErr_InvalidParameter``). The corresponding Apple constant is `kAudioQueueParam_PlayRate`.
+/// Playback rate, 0.5…2 on Apple with time-pitch processing. Lockstep has no time-pitch
+/// processor: reading gives 1, setting 1 does nothing, any other value returns
+/// ``kAudioQueueErr_InvalidParameter``. The corresponding Apple constant is `kAudioQueueParam_PlayRate`.
 public let kAudioQueueParam_PlayRate: AudioQueueParameterID = 2
-/// Pitch (not supported here: ``kAudioQueueErr_InvalidParameter``). The corresponding Apple constant is `kAudioQueueParam_Pitch`.
+/// Pitch shift in cents, with time-pitch processing on Apple. Not provided: reading gives 0,
+/// setting 0 does nothing, any other value returns ``kAudioQueueErr_InvalidParameter``. The
+/// corresponding Apple constant is `kAudioQueueParam_Pitch`.
 public let kAudioQueueParam_Pitch: AudioQueueParameterID = 3
-/// Volume ramp time (not supported here: ramps are always 5 ms). The corresponding Apple constant is `kAudioQueueParam_VolumeRampTime`.
+/// Seconds over which later Volume (and Pan) changes ramp, set or carried by a buffer; 0 (the
+/// default) ramps over 5 ms so changes never click. The corresponding Apple constant is
+/// `kAudioQueueParam_VolumeRampTime`.
 public let kAudioQueueParam_VolumeRampTime: AudioQueueParameterID = 4
-/// Pan (not supported here: ``kAudioQueueErr_InvalidParameter``). The corresponding Apple constant is `kAudioQueueParam_Pan`.
+/// Pan, −1 (left) … 0 (centre) … 1 (right), for mono and stereo queues on a device of two or more
+/// channels: equal-power with unity at the centre (``PanLaw``), ramped like Volume. No effect on
+/// queues of more channels (as on Apple). The corresponding Apple constant is `kAudioQueueParam_Pan`.
 public let kAudioQueueParam_Pan: AudioQueueParameterID = 13
 
 // MARK: - Result codes

@@ -55,7 +55,8 @@ final class CompatQueue: @unchecked Sendable {
         var startTime: Int64?
         var trimStart: Int
         var trimEnd: Int
-        var volume: Float?
+        /// Parameter events (Volume, Pan, VolumeRampTime) applied when the buffer starts.
+        var parameters: [ParameterEvent]
     }
 
     /// The queue's mutable fields, guarded by ``CompatQueue/state``. Methods of the queue that
@@ -75,7 +76,8 @@ final class CompatQueue: @unchecked Sendable {
         var input: InputQueue?
         var offlineDevice: OfflineDevice?
         var offlineLayout: LinearPCMLayout?
-        var volume: Float = 1
+        /// Parameter values set while unbound (Volume, VolumeRampTime, Pan), applied at binding.
+        var parameters: [QueueParameter: Float] = [:]
         var metering = false
         var magicCookie: [UInt8] = []
         var channelLayout: [UInt8]?
@@ -108,6 +110,17 @@ final class CompatQueue: @unchecked Sendable {
         var inFlight: [InFlight] = []
         /// Engine buffers of an output queue that are free to carry the next enqueue.
         var spare: [QueueBuffer] = []
+        /// The engine's discontinuity handler that calls the sample-rate listeners, while bound.
+        var rateHandler: Int?
+        /// `kAudioQueueProperty_TimePitchAlgorithm` (stored; time-pitch is not provided).
+        var timePitchAlgorithm = kAudioQueueTimePitchAlgorithm_Spectral
+        /// `kAudioQueueProperty_TimePitchBypass` (stored).
+        var timePitchBypass: UInt32 = 0
+        /// `kAudioQueueProperty_HardwareCodecPolicy`.
+        var hardwareCodecPolicy = kAudioQueueHardwareCodecPolicy_Default
+        /// The device UID handed out in `kAudioQueueProperty_ChannelAssignments` (Apple's "get"
+        /// rule: not retained for the caller, so the queue keeps it alive).
+        var assignmentUID: CFString?
 
         var isBound: Bool { output != nil || input != nil }
 

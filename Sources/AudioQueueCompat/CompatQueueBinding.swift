@@ -20,8 +20,10 @@ extension CompatQueue {
             _ = try queue.addPropertyListener(.isRunning) { [self] queue, _ in runningChanged(queue.isRunning) }
             // Apple's timing: a buffer that arrives late plays in full and the timeline slides.
             queue.lateBufferPolicy = .playInFull
-            let volume = state.volume
-            try queue.setVolume(volume)
+            // Ramp time first: the Volume and Pan set before binding take effect at once anyway.
+            for parameter in [QueueParameter.volumeRampTime, .volume, .pan] {
+                if let value = state.parameters[parameter] { try queue.setParameter(parameter, to: value) }
+            }
             queue.isLevelMeteringEnabled = state.metering
             state.output = queue
         } else {
@@ -55,6 +57,11 @@ extension CompatQueue {
             state.input = queue
         }
         state.engine = engine
+        // The device tells the engine when its rate changes (JACK's sample-rate callback): that is
+        // when kAudioQueueDeviceProperty_SampleRate listeners hear of it.
+        state.rateHandler = engine.addDiscontinuityHandler { [weak self] discontinuity in
+            if discontinuity.kind == .sampleRateChange { self?.notifyListeners(kAudioQueueDeviceProperty_SampleRate) }
+        }
         for record in state.buffers.values { try attachEngineBuffer(record, state) }
         let replay = state.enqueued
         for (index, item) in replay.enumerated() {
@@ -96,7 +103,7 @@ extension CompatQueue {
         let engineBuffer = try spareEngineBuffer(bytes: max(bytes, Int(item.buffer.pointee.mAudioDataBytesCapacity)), output, &state)
         layout.convertByteOrder(from: item.buffer.pointee.mAudioData, to: engineBuffer.data, byteCount: bytes)
         engineBuffer.byteSize = bytes
-        let parameters = item.volume.map { [ParameterEvent(.volume, $0)] } ?? []
+        let parameters = item.parameters
         let start: Int64
         do {
             start = try output.enqueue(engineBuffer, startTime: item.startTime, trimFramesAtStart: item.trimStart,
@@ -127,6 +134,8 @@ extension CompatQueue {
     func dropEngineQueue(_ state: inout State) {
         try? state.output?.dispose(immediately: true)
         try? state.input?.dispose(immediately: true)
+        if let token = state.rateHandler { state.engine?.removeDiscontinuityHandler(token) }
+        state.rateHandler = nil
         state.output = nil
         state.input = nil
         state.engine = nil

@@ -21,7 +21,7 @@ extension CompatQueue {
                 throw AudioQueueError(.enqueueDuringReset, "the queue is being reset (AudioQueueReset or AudioQueueStop(true)) and is still handing back \(state.resetting.count) buffers; enqueue after the reset")
             }
             guard isOutput else {
-                let item = Enqueue(buffer: ref, startTime: nil, trimStart: 0, trimEnd: 0, volume: nil)
+                let item = Enqueue(buffer: ref, startTime: nil, trimStart: 0, trimEnd: 0, parameters: [])
                 if state.isBound { _ = try submit(item, &state) }
                 state.enqueued.append(item)
                 record.isEnqueued = true
@@ -36,18 +36,14 @@ extension CompatQueue {
             guard bytes <= Int(ref.pointee.mAudioDataBytesCapacity), bytes % layout.bytesPerFrame == 0 else {
                 throw AudioQueueError(.invalidParameter, "mAudioDataByteSize \(bytes) must be a whole number of \(layout.bytesPerFrame)-byte frames within the buffer's \(ref.pointee.mAudioDataBytesCapacity)-byte capacity")
             }
-            var volume: Float?
+            var events: [ParameterEvent] = []
             for event in parameters {
-                guard event.mID == kAudioQueueParam_Volume else {
-                    throw AudioQueueError(.invalidParameter, "parameter \(event.mID) is not supported; Lockstep queues have kAudioQueueParam_Volume (1)")
-                }
-                guard event.mValue.isFinite, (0...1).contains(event.mValue) else {
-                    throw AudioQueueError(.invalidParameter, "volume \(event.mValue) is out of range; use 0…1")
-                }
-                volume = event.mValue
+                guard let parameter = try engineParameter(event.mID, settingTo: event.mValue) else { continue }
+                try OutputQueue.check(parameter, event.mValue)
+                events.append(ParameterEvent(parameter, event.mValue))
             }
             let start = try queueTime(startTime, state)
-            let item = Enqueue(buffer: ref, startTime: start, trimStart: Int(trimStart), trimEnd: Int(trimEnd), volume: volume)
+            let item = Enqueue(buffer: ref, startTime: start, trimStart: Int(trimStart), trimEnd: Int(trimEnd), parameters: events)
             let actual: Int64
             if state.isBound {
                 actual = try submit(item, &state)
@@ -72,7 +68,7 @@ extension CompatQueue {
     /// `state` locked.
     private func queueTime(_ stamp: AudioTimeStamp?, _ state: State) throws(AudioQueueError) -> Int64? {
         guard let stamp else { return nil }
-        if stamp.mFlags & kAudioTimeStampSampleTimeValid != 0 || stamp.mFlags & kAudioTimeStampHostTimeValid == 0 {
+        if stamp.mFlags.contains(.sampleTimeValid) || !stamp.mFlags.contains(.hostTimeValid) {
             guard stamp.mSampleTime.isFinite, stamp.mSampleTime >= 0 else {
                 throw AudioQueueError(.invalidParameter, "start time \(stamp.mSampleTime) is negative or not a number; queue sample time starts at 0")
             }

@@ -143,7 +143,7 @@ extension CompatQueue {
         time.mSampleTime = Double(sampleTime)
         time.mHostTime = hostTime
         time.mRateScalar = 1
-        time.mFlags = kAudioTimeStampSampleHostTimeValid | kAudioTimeStampRateScalarValid
+        time.mFlags = [.sampleHostTimeValid, .rateScalarValid]
         let queue = self.ref
         switch callback {
         case .input(let proc):

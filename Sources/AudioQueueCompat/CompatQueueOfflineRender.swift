@@ -43,7 +43,7 @@ extension CompatQueue {
             throw AudioQueueError(.invalidParameter, "\(frames) frames of the offline format need \(bytes) bytes but the buffer holds \(ref.pointee.mAudioDataBytesCapacity)")
         }
         // Render (and discard) up to the requested sample time if it lies ahead.
-        if stamp.mSampleTime.isFinite, stamp.mFlags & kAudioTimeStampHostTimeValid == 0 || stamp.mFlags & kAudioTimeStampSampleTimeValid != 0 {
+        if stamp.mSampleTime.isFinite, !stamp.mFlags.contains(.hostTimeValid) || stamp.mFlags.contains(.sampleTimeValid) {
             var gap = Int64(stamp.mSampleTime.rounded()) - device.currentTime().sampleTime
             if gap > 0 {
                 let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: OfflineChunk.frames * renderLayout.bytesPerFrame,

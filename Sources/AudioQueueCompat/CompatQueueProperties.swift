@@ -1,16 +1,40 @@
+import Foundation
 import Lockstep
 
-// Parameters and properties: the Volume parameter, and reading and writing the queue's
-// properties (run state, device facts, format, magic cookie, channel layout, level meters).
+// Parameters and properties: Volume, VolumeRampTime and Pan on the engine queue (PlayRate and
+// Pitch only at their neutral values: no time-pitch processing), and reading and writing the
+// queue's properties (run state, device facts, format, magic cookie, channel layout, level
+// meters, time-pitch and codec settings).
 extension CompatQueue {
+    /// The engine parameter an Audio Queue parameter stands for; nil for PlayRate 1 and Pitch 0,
+    /// which leave the audio as it is. Throws `kAudioQueueErr_InvalidParameter` for PlayRate and
+    /// Pitch at other values (they need Apple's time-pitch processor) and unknown IDs.
+    func engineParameter(_ id: AudioQueueParameterID, settingTo value: Float?) throws(AudioQueueError) -> QueueParameter? {
+        switch id {
+        case kAudioQueueParam_Volume: return .volume
+        case kAudioQueueParam_VolumeRampTime: return .volumeRampTime
+        case kAudioQueueParam_Pan: return .pan
+        case kAudioQueueParam_PlayRate, kAudioQueueParam_Pitch:
+            let neutral: Float = id == kAudioQueueParam_PlayRate ? 1 : 0
+            if let value, value != neutral {
+                let name = id == kAudioQueueParam_PlayRate ? "kAudioQueueParam_PlayRate" : "kAudioQueueParam_Pitch"
+                throw AudioQueueError(.invalidParameter, "\(name) \(value) needs time-pitch processing (kAudioQueueProperty_EnableTimePitch), which Lockstep does not provide; only \(neutral) (unchanged audio) is accepted")
+            }
+            return nil
+        default:
+            throw AudioQueueError(.invalidParameter, "parameter \(id) is not an audio queue parameter; use kAudioQueueParam_Volume (1), kAudioQueueParam_VolumeRampTime (4) or kAudioQueueParam_Pan (13)")
+        }
+    }
+
     func parameter(_ id: AudioQueueParameterID) throws(AudioQueueError) -> Float {
         try state.withLock { (state) throws(AudioQueueError) -> Float in
             try state.checkDisposal()
             try requireOutput("AudioQueueGetParameter")
-            guard id == kAudioQueueParam_Volume else {
-                throw AudioQueueError(.invalidParameter, "parameter \(id) is not supported; Lockstep queues have kAudioQueueParam_Volume (1)")
+            guard let parameter = try engineParameter(id, settingTo: nil) else {
+                return id == kAudioQueueParam_PlayRate ? 1 : 0
             }
-            return state.output?.volume ?? state.volume
+            if let output = state.output { return output.parameter(parameter) }
+            return state.parameters[parameter] ?? (parameter == .volume ? 1 : 0)
         }
     }
 
@@ -18,14 +42,10 @@ extension CompatQueue {
         try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             try requireOutput("AudioQueueSetParameter")
-            guard id == kAudioQueueParam_Volume else {
-                throw AudioQueueError(.invalidParameter, "parameter \(id) is not supported; Lockstep queues have kAudioQueueParam_Volume (1)")
-            }
-            guard value.isFinite, (0...1).contains(value) else {
-                throw AudioQueueError(.invalidParameter, "volume \(value) is out of range; use 0…1")
-            }
-            if let output = state.output { try output.setVolume(value) }
-            state.volume = value
+            guard let parameter = try engineParameter(id, settingTo: value) else { return }
+            try OutputQueue.check(parameter, value)
+            if let output = state.output { try output.setParameter(parameter, to: value) }
+            state.parameters[parameter] = value
         }
     }
 
@@ -36,7 +56,27 @@ extension CompatQueue {
         kAudioQueueProperty_CurrentDevice, kAudioQueueProperty_MagicCookie, kAudioQueueProperty_StreamDescription,
         kAudioQueueProperty_ChannelLayout, kAudioQueueProperty_EnableLevelMetering,
         kAudioQueueProperty_MaximumOutputPacketSize, kAudioQueueProperty_DecodeBufferSizeFrames,
+        kAudioQueueProperty_ConverterError, kAudioQueueProperty_EnableTimePitch, kAudioQueueProperty_TimePitchAlgorithm,
+        kAudioQueueProperty_TimePitchBypass, kAudioQueueProperty_HardwareCodecPolicy, kAudioQueueProperty_ChannelAssignments,
     ]
+    /// The time-pitch properties, which belong to output queues.
+    static let timePitch: Set<AudioQueuePropertyID> = [
+        kAudioQueueProperty_EnableTimePitch, kAudioQueueProperty_TimePitchAlgorithm, kAudioQueueProperty_TimePitchBypass,
+    ]
+    /// The values `kAudioQueueProperty_TimePitchAlgorithm` takes.
+    static let timePitchAlgorithms: Set<UInt32> = [
+        kAudioQueueTimePitchAlgorithm_Spectral, kAudioQueueTimePitchAlgorithm_TimeDomain,
+        kAudioQueueTimePitchAlgorithm_Varispeed, kAudioQueueTimePitchAlgorithm_LowQualityZeroLatency,
+    ]
+    /// The floor of `kAudioQueueProperty_CurrentLevelMeterDB`: Apple's power meter (`PowerMeter`
+    /// in Apple's Core Audio utility sample code) reports −120 dB for any level at or below 10⁻⁶.
+    static let meterFloorDecibels: Float = -120
+    static let meterFloorLinear: Float = 1e-6
+
+    /// A linear level in dBFS with Apple's finite floor (−120 dB) instead of −∞.
+    static func meterDecibels(_ linear: Float) -> Float {
+        linear <= meterFloorLinear ? meterFloorDecibels : 20 * log10f(linear)
+    }
     static let meters: Set<AudioQueuePropertyID> = [kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB]
 
     /// The largest `kAudioQueueProperty_DecodeBufferSizeFrames` accepted (about 6 minutes at 48 kHz).
@@ -64,15 +104,7 @@ extension CompatQueue {
         return (device.device.name, device.sampleRate, isOutput ? device.channelCount : device.device.inputChannelCount)
     }
 
-    private var defaultChannelLayout: [UInt8] {
-        var value = AudioChannelLayout()
-        switch layout.format.channelCount {
-        case 1: value.mChannelLayoutTag = kAudioChannelLayoutTag_Mono
-        case 2: value.mChannelLayoutTag = kAudioChannelLayoutTag_Stereo
-        default: value.mChannelLayoutTag = kAudioChannelLayoutTag_DiscreteInOrder | UInt32(layout.format.channelCount)
-        }
-        return withUnsafeBytes(of: &value) { Array($0.prefix(12)) }
-    }
+    private var defaultChannelLayout: [UInt8] { ChannelLayoutBytes.standard(channels: layout.format.channelCount) }
 
     func propertySize(_ id: AudioQueuePropertyID) throws(AudioQueueError) -> UInt32 {
         try state.withLock { (state) throws(AudioQueueError) in try state.checkDisposal() }
@@ -80,9 +112,13 @@ extension CompatQueue {
         case kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_NumberChannels,
              kAudioQueueProperty_EnableLevelMetering, kAudioQueueProperty_MaximumOutputPacketSize:
             return 4
-        case kAudioQueueProperty_DecodeBufferSizeFrames:
+        case kAudioQueueProperty_DecodeBufferSizeFrames, kAudioQueueProperty_EnableTimePitch,
+             kAudioQueueProperty_TimePitchAlgorithm, kAudioQueueProperty_TimePitchBypass:
             try requireOutputProperty(id)
             return 4
+        case kAudioQueueProperty_ConverterError, kAudioQueueProperty_HardwareCodecPolicy: return 4
+        case kAudioQueueProperty_ChannelAssignments:
+            return UInt32(layout.format.channelCount * MemoryLayout<AudioQueueChannelAssignment>.stride)
         case kAudioQueueDeviceProperty_SampleRate: return 8
         case kAudioQueueProperty_CurrentDevice: return UInt32(MemoryLayout<CFString?>.size)
         case kAudioQueueProperty_StreamDescription: return UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
@@ -140,6 +176,38 @@ extension CompatQueue {
         case kAudioQueueProperty_DecodeBufferSizeFrames:
             try requireOutputProperty(id)
             try put(UInt32(state.withLock { $0.decodeBufferFrames }))
+        case kAudioQueueProperty_ConverterError:
+            try put(UInt32(0))
+        case kAudioQueueProperty_EnableTimePitch:
+            try requireOutputProperty(id)
+            try put(UInt32(0))
+        case kAudioQueueProperty_TimePitchAlgorithm:
+            try requireOutputProperty(id)
+            try put(state.withLock { $0.timePitchAlgorithm })
+        case kAudioQueueProperty_TimePitchBypass:
+            try requireOutputProperty(id)
+            try put(state.withLock { $0.timePitchBypass })
+        case kAudioQueueProperty_HardwareCodecPolicy:
+            try put(state.withLock { $0.hardwareCodecPolicy })
+        case kAudioQueueProperty_ChannelAssignments:
+            let channels = layout.format.channelCount
+            let stride = MemoryLayout<AudioQueueChannelAssignment>.stride
+            guard available >= channels * stride else {
+                throw AudioQueueError(.invalidPropertySize, "channel assignments are \(stride) bytes per queue channel (\(channels * stride) for this queue), not \(available)")
+            }
+            let name = try deviceFacts().name
+            let uid = state.withLock { state -> CFString in
+                if let uid = state.assignmentUID, uid.string == name { return uid }
+                let uid = CFString(name)
+                state.assignmentUID = uid
+                return uid
+            }
+            let assignments = data.bindMemory(to: AudioQueueChannelAssignment.self, capacity: channels)
+            for channel in 0..<channels {
+                (assignments + channel).initialize(to: AudioQueueChannelAssignment(
+                    mDeviceUID: Unmanaged.passUnretained(uid), mChannelNumber: UInt32(channel + 1)))
+            }
+            size = UInt32(channels * stride)
         case kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
             let stride = MemoryLayout<AudioQueueLevelMeterState>.size
             guard available >= stride, available % stride == 0 else {
@@ -152,7 +220,10 @@ extension CompatQueue {
             var levels = Array(repeating: ChannelLevel(averagePower: 0, peakPower: 0), count: layout.format.channelCount)
             if let output { levels = try output.currentLevelMeter() }
             if let input { levels = try input.currentLevelMeter() }
-            if id == kAudioQueueProperty_CurrentLevelMeterDB { levels = levels.map(\.decibels) }
+            if id == kAudioQueueProperty_CurrentLevelMeterDB {
+                levels = levels.map { ChannelLevel(averagePower: Self.meterDecibels($0.averagePower),
+                                                   peakPower: Self.meterDecibels($0.peakPower)) }
+            }
             let count = min(available / stride, levels.count)
             let states = data.bindMemory(to: AudioQueueLevelMeterState.self, capacity: count)
             for channel in 0..<count {
@@ -175,8 +246,49 @@ extension CompatQueue {
         switch id {
         case kAudioQueueProperty_IsRunning, kAudioQueueDeviceProperty_SampleRate, kAudioQueueDeviceProperty_NumberChannels,
              kAudioQueueProperty_MaximumOutputPacketSize, kAudioQueueProperty_StreamDescription,
-             kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB:
+             kAudioQueueProperty_CurrentLevelMeter, kAudioQueueProperty_CurrentLevelMeterDB, kAudioQueueProperty_ConverterError:
             throw AudioQueueError(.invalidProperty, "property '\(fourCharCodeString(id))' is read-only")
+        case kAudioQueueProperty_EnableTimePitch:
+            try requireOutputProperty(id)
+            try expect(4)
+            guard data.loadUnaligned(as: UInt32.self) == 0 else {
+                throw AudioQueueError(kAudioQueueErr_InvalidPropertyValue, "Lockstep has no time-pitch processor; kAudioQueueProperty_EnableTimePitch can only be 0 (kAudioQueueParam_PlayRate and Pitch stay at 1 and 0)")
+            }
+        case kAudioQueueProperty_TimePitchAlgorithm:
+            try requireOutputProperty(id)
+            try expect(4)
+            let algorithm = data.loadUnaligned(as: UInt32.self)
+            guard Self.timePitchAlgorithms.contains(algorithm) else {
+                throw AudioQueueError(kAudioQueueErr_InvalidPropertyValue, "'\(fourCharCodeString(algorithm))' is not a time-pitch algorithm; use kAudioQueueTimePitchAlgorithm_Spectral, _TimeDomain, _Varispeed or _LowQualityZeroLatency")
+            }
+            state.withLock { $0.timePitchAlgorithm = algorithm }
+        case kAudioQueueProperty_TimePitchBypass:
+            try requireOutputProperty(id)
+            try expect(4)
+            let bypass: UInt32 = data.loadUnaligned(as: UInt32.self) != 0 ? 1 : 0
+            state.withLock { $0.timePitchBypass = bypass }
+        case kAudioQueueProperty_HardwareCodecPolicy:
+            try expect(4)
+            let policy = data.loadUnaligned(as: UInt32.self)
+            guard policy <= kAudioQueueHardwareCodecPolicy_PreferHardware, policy != kAudioQueueHardwareCodecPolicy_UseHardwareOnly else {
+                throw AudioQueueError(kAudioQueueErr_InvalidPropertyValue, policy == kAudioQueueHardwareCodecPolicy_UseHardwareOnly
+                    ? "there are no hardware codecs on Linux; use kAudioQueueHardwareCodecPolicy_Default, _UseSoftwareOnly, _PreferSoftware or _PreferHardware"
+                    : "hardware codec policy \(policy) is not one of the kAudioQueueHardwareCodecPolicy_… values (0…4)")
+            }
+            state.withLock { $0.hardwareCodecPolicy = policy }
+        case kAudioQueueProperty_ChannelAssignments:
+            let channels = layout.format.channelCount
+            let stride = MemoryLayout<AudioQueueChannelAssignment>.stride
+            try expect(channels * stride)
+            let name = try deviceFacts().name
+            let assignments = data.bindMemory(to: AudioQueueChannelAssignment.self, capacity: channels)
+            for channel in 0..<channels {
+                let assignment = assignments[channel]
+                let uid = assignment.mDeviceUID.takeUnretainedValue().string
+                guard uid == name, assignment.mChannelNumber == UInt32(channel + 1) else {
+                    throw AudioQueueError(kAudioQueueErr_InvalidPropertyValue, "queue channel \(channel + 1) is assigned to channel \(assignment.mChannelNumber) of '\(uid)'; Lockstep plays queue channel n on channel n of the queue's device ('\(name)') only")
+                }
+            }
         case kAudioQueueProperty_EnableLevelMetering:
             try expect(4)
             let on = data.loadUnaligned(as: UInt32.self) != 0
@@ -202,23 +314,7 @@ extension CompatQueue {
             let bytes = Array(UnsafeRawBufferPointer(start: data, count: Int(size)))
             state.withLock { $0.magicCookie = bytes }
         case kAudioQueueProperty_ChannelLayout:
-            guard size >= 12 else {
-                throw AudioQueueError(.invalidPropertySize, "an AudioChannelLayout is at least 12 bytes, not \(size)")
-            }
-            let tag = data.loadUnaligned(as: UInt32.self)
-            let descriptions = Int(data.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
-            let channels: Int
-            switch tag {
-            case kAudioChannelLayoutTag_UseChannelDescriptions:
-                guard Int(size) >= 12 + 20 * descriptions else {
-                    throw AudioQueueError(.invalidPropertySize, "a layout of \(descriptions) channel descriptions is \(12 + 20 * descriptions) bytes, not \(size)")
-                }
-                channels = descriptions
-            case kAudioChannelLayoutTag_UseChannelBitmap:
-                channels = data.loadUnaligned(fromByteOffset: 4, as: UInt32.self).nonzeroBitCount
-            default:
-                channels = Int(tag & 0xFFFF)
-            }
+            let channels = try ChannelLayoutBytes.channelCount(data, size: Int(size), sizeError: kAudioQueueErr_InvalidPropertySize)
             guard channels == layout.format.channelCount else {
                 throw AudioQueueError(kAudioQueueErr_InvalidPropertyValue, "the layout describes \(channels) channels but the queue's format has \(layout.format.channelCount); they must match")
             }

@@ -13,7 +13,7 @@ extension CompatQueue {
         guard let engine else { return }
         var at: Int64?
         if let stamp {
-            if stamp.mFlags & kAudioTimeStampSampleTimeValid == 0, stamp.mFlags & kAudioTimeStampHostTimeValid != 0 {
+            if !stamp.mFlags.contains(.sampleTimeValid), stamp.mFlags.contains(.hostTimeValid) {
                 at = engine.sampleTime(forHostTime: stamp.mHostTime)
             } else {
                 guard stamp.mSampleTime.isFinite, stamp.mSampleTime >= 0 else {

@@ -41,7 +41,7 @@ extension CompatQueue {
         }
         var stamp = AudioTimeStamp()
         stamp.mRateScalar = 1
-        stamp.mFlags = kAudioTimeStampSampleHostTimeValid | kAudioTimeStampRateScalarValid
+        stamp.mFlags = [.sampleHostTimeValid, .rateScalarValid]
         if let output {
             let now = try output.currentTime(timeline: timeline)
             stamp.mSampleTime = Double(now.sampleTime)
@@ -69,11 +69,11 @@ extension CompatQueue {
         let now = engine.currentTime()
         var stamp = AudioTimeStamp()
         stamp.mHostTime = now.hostTime
-        stamp.mFlags = kAudioTimeStampHostTimeValid
+        stamp.mFlags = .hostTimeValid
         if engine.device.isRunning {
             stamp.mSampleTime = Double(now.sampleTime)
             stamp.mRateScalar = 1
-            stamp.mFlags |= kAudioTimeStampSampleTimeValid | kAudioTimeStampRateScalarValid
+            stamp.mFlags.formUnion([.sampleTimeValid, .rateScalarValid])
         }
         return stamp
     }
@@ -87,11 +87,11 @@ extension CompatQueue {
     }
 
     private func deviceSampleTime(_ stamp: AudioTimeStamp, _ engine: Engine) throws(AudioQueueError) -> Int64 {
-        if stamp.mFlags & kAudioTimeStampSampleTimeValid != 0 {
+        if stamp.mFlags.contains(.sampleTimeValid) {
             guard stamp.mSampleTime.isFinite else { throw AudioQueueError(kAudio_ParamError, "mSampleTime is not a number") }
             return Int64(stamp.mSampleTime.rounded())
         }
-        if stamp.mFlags & kAudioTimeStampHostTimeValid != 0 { return engine.sampleTime(forHostTime: stamp.mHostTime) }
+        if stamp.mFlags.contains(.hostTimeValid) { return engine.sampleTime(forHostTime: stamp.mHostTime) }
         throw AudioQueueError(kAudio_ParamError, "the time stamp has neither kAudioTimeStampSampleTimeValid nor kAudioTimeStampHostTimeValid set")
     }
 
@@ -101,17 +101,17 @@ extension CompatQueue {
         stamp.mSampleTime = Double(sample)
         stamp.mHostTime = engine.hostTime(forSampleTime: sample)
         stamp.mRateScalar = 1
-        stamp.mFlags = kAudioTimeStampSampleHostTimeValid | kAudioTimeStampRateScalarValid
+        stamp.mFlags = [.sampleHostTimeValid, .rateScalarValid]
     }
 
     func translate(_ stamp: AudioTimeStamp) throws(AudioQueueError) -> AudioTimeStamp {
         let engine = try runningDevice("AudioQueueDeviceTranslateTime")
         let sample = try deviceSampleTime(stamp, engine)
         var out = AudioTimeStamp()
-        out.mSampleTime = stamp.mFlags & kAudioTimeStampSampleTimeValid != 0 ? stamp.mSampleTime : Double(sample)
-        out.mHostTime = stamp.mFlags & kAudioTimeStampHostTimeValid != 0 ? stamp.mHostTime : engine.hostTime(forSampleTime: sample)
+        out.mSampleTime = stamp.mFlags.contains(.sampleTimeValid) ? stamp.mSampleTime : Double(sample)
+        out.mHostTime = stamp.mFlags.contains(.hostTimeValid) ? stamp.mHostTime : engine.hostTime(forSampleTime: sample)
         out.mRateScalar = 1
-        out.mFlags = kAudioTimeStampSampleHostTimeValid | kAudioTimeStampRateScalarValid
+        out.mFlags = [.sampleHostTimeValid, .rateScalarValid]
         return out
     }
 }

@@ -125,6 +125,34 @@ public let kLinearPCMFormatFlagIsPacked = kAudioFormatFlagIsPacked
 public let kLinearPCMFormatFlagIsAlignedHigh = kAudioFormatFlagIsAlignedHigh
 /// The linear PCM spelling of ``kAudioFormatFlagIsNonInterleaved``. The corresponding Apple constant is `kLinearPCMFormatFlagIsNonInterleaved`.
 public let kLinearPCMFormatFlagIsNonInterleaved = kAudioFormatFlagIsNonInterleaved
+/// The samples must not be mixed (carried through unchanged). The corresponding Apple constant is
+/// `kAudioFormatFlagIsNonMixable`.
+public let kAudioFormatFlagIsNonMixable: AudioFormatFlags = 1 << 6
+/// Marks a format whose flags are all clear (an explicit "no flags"). The corresponding Apple
+/// constant is `kAudioFormatFlagsAreAllClear`.
+public let kAudioFormatFlagsAreAllClear: AudioFormatFlags = 0x8000_0000
+/// The linear PCM spelling of ``kAudioFormatFlagIsNonMixable``. The corresponding Apple constant is `kLinearPCMFormatFlagIsNonMixable`.
+public let kLinearPCMFormatFlagIsNonMixable = kAudioFormatFlagIsNonMixable
+/// Where the fixed-point fraction bit count sits in linear PCM flags (bits 7…12): flags
+/// `>> kLinearPCMFormatFlagsSampleFractionShift & 0x3F` is the number of fractional bits of
+/// fixed-point samples. Integer samples here have none (0); a format with fraction bits is
+/// refused (`'fmt?'`). The corresponding Apple constant is `kLinearPCMFormatFlagsSampleFractionShift` (7).
+public let kLinearPCMFormatFlagsSampleFractionShift: AudioFormatFlags = 7
+/// The bits of the fixed-point fraction bit count in linear PCM flags (`0x3F << 7`). The
+/// corresponding Apple constant is `kLinearPCMFormatFlagsSampleFractionMask`.
+public let kLinearPCMFormatFlagsSampleFractionMask: AudioFormatFlags = 0x3F << kLinearPCMFormatFlagsSampleFractionShift
+/// The linear PCM spelling of ``kAudioFormatFlagsAreAllClear``. The corresponding Apple constant is `kLinearPCMFormatFlagsAreAllClear`.
+public let kLinearPCMFormatFlagsAreAllClear = kAudioFormatFlagsAreAllClear
+
+/// Apple Lossless from 16-bit source data (format flags of ``kAudioFormatAppleLossless``; the
+/// format itself is not decoded here). The corresponding Apple constant is `kAppleLosslessFormatFlag_16BitSourceData` (1).
+public let kAppleLosslessFormatFlag_16BitSourceData: AudioFormatFlags = 1
+/// Apple Lossless from 20-bit source data. The corresponding Apple constant is `kAppleLosslessFormatFlag_20BitSourceData` (2).
+public let kAppleLosslessFormatFlag_20BitSourceData: AudioFormatFlags = 2
+/// Apple Lossless from 24-bit source data. The corresponding Apple constant is `kAppleLosslessFormatFlag_24BitSourceData` (3).
+public let kAppleLosslessFormatFlag_24BitSourceData: AudioFormatFlags = 3
+/// Apple Lossless from 32-bit source data. The corresponding Apple constant is `kAppleLosslessFormatFlag_32BitSourceData` (4).
+public let kAppleLosslessFormatFlag_32BitSourceData: AudioFormatFlags = 4
 
 /// The stream format is not supported (declared in AudioFormat.h): `'fmt?'`. The corresponding
 /// Apple constant is `kAudioFormatUnsupportedDataFormatError`.
@@ -132,20 +160,30 @@ public let kAudioFormatUnsupportedDataFormatError: OSStatus = 1718449215
 
 // MARK: - Time stamps
 
-/// Which fields of an ``AudioTimeStamp`` are valid. The corresponding Apple type is `AudioTimeStampFlags`.
-public typealias AudioTimeStampFlags = UInt32
-/// `mSampleTime` is valid. The corresponding Apple constant is `kAudioTimeStampSampleTimeValid`.
-public let kAudioTimeStampSampleTimeValid: AudioTimeStampFlags = 1 << 0
-/// `mHostTime` is valid. The corresponding Apple constant is `kAudioTimeStampHostTimeValid`.
-public let kAudioTimeStampHostTimeValid: AudioTimeStampFlags = 1 << 1
-/// `mRateScalar` is valid. The corresponding Apple constant is `kAudioTimeStampRateScalarValid`.
-public let kAudioTimeStampRateScalarValid: AudioTimeStampFlags = 1 << 2
-/// `mWordClockTime` is valid. The corresponding Apple constant is `kAudioTimeStampWordClockTimeValid`.
-public let kAudioTimeStampWordClockTimeValid: AudioTimeStampFlags = 1 << 3
-/// `mSMPTETime` is valid. The corresponding Apple constant is `kAudioTimeStampSMPTETimeValid`.
-public let kAudioTimeStampSMPTETimeValid: AudioTimeStampFlags = 1 << 4
-/// Sample and host time are valid. The corresponding Apple constant is `kAudioTimeStampSampleHostTimeValid`.
-public let kAudioTimeStampSampleHostTimeValid: AudioTimeStampFlags = kAudioTimeStampSampleTimeValid | kAudioTimeStampHostTimeValid
+extension AudioTimeStampFlags: @unchecked @retroactive Sendable {}
+
+// `AudioTimeStampFlags` is the C header's option set, imported into Swift as Apple's is:
+// `stamp.mFlags = .sampleTimeValid`, `stamp.mFlags.contains(.hostTimeValid)`. The C names below
+// are Linux additions for code ported from C (Apple's Swift SDK spells them only as members).
+
+/// `mSampleTime` is valid: ``AudioTimeStampFlags/sampleTimeValid``. The corresponding Apple
+/// constant is `kAudioTimeStampSampleTimeValid`.
+public let kAudioTimeStampSampleTimeValid: AudioTimeStampFlags = .sampleTimeValid
+/// `mHostTime` is valid: ``AudioTimeStampFlags/hostTimeValid``. The corresponding Apple constant
+/// is `kAudioTimeStampHostTimeValid`.
+public let kAudioTimeStampHostTimeValid: AudioTimeStampFlags = .hostTimeValid
+/// `mRateScalar` is valid: ``AudioTimeStampFlags/rateScalarValid``. The corresponding Apple
+/// constant is `kAudioTimeStampRateScalarValid`.
+public let kAudioTimeStampRateScalarValid: AudioTimeStampFlags = .rateScalarValid
+/// `mWordClockTime` is valid: ``AudioTimeStampFlags/wordClockTimeValid``. The corresponding Apple
+/// constant is `kAudioTimeStampWordClockTimeValid`.
+public let kAudioTimeStampWordClockTimeValid: AudioTimeStampFlags = .wordClockTimeValid
+/// `mSMPTETime` is valid: ``AudioTimeStampFlags/smpteTimeValid``. The corresponding Apple
+/// constant is `kAudioTimeStampSMPTETimeValid`.
+public let kAudioTimeStampSMPTETimeValid: AudioTimeStampFlags = .smpteTimeValid
+/// Sample and host time are valid: ``AudioTimeStampFlags/sampleHostTimeValid``. The
+/// corresponding Apple constant is `kAudioTimeStampSampleHostTimeValid`.
+public let kAudioTimeStampSampleHostTimeValid: AudioTimeStampFlags = .sampleHostTimeValid
 
 // MARK: - Channel layouts
 
@@ -198,6 +236,23 @@ public final class CFString: Sendable, ExpressibleByStringLiteral, CustomStringC
     public func hash(into hasher: inout Hasher) { hasher.combine(string) }
 }
 
+/// A run loop mode, as Apple's Swift SDK imports Core Foundation's (`CFRunLoopMode.commonModes`,
+/// `.defaultMode`); its ``rawValue`` is the ``CFString`` that functions such as
+/// ``AudioQueueNewOutput(_:_:_:_:_:_:_:)`` take. Modes are accepted and ignored on Linux.
+/// The corresponding Apple type is `CFRunLoopMode`.
+public struct CFRunLoopMode: RawRepresentable, Hashable, Sendable {
+    /// The mode's name.
+    public var rawValue: CFString
+    /// Creates a mode from its name.
+    public init(rawValue: CFString) { self.rawValue = rawValue }
+    /// Creates a mode from its name.
+    public init(_ rawValue: CFString) { self.rawValue = rawValue }
+    /// The common modes. The corresponding Apple constant is `CFRunLoopMode.commonModes`.
+    public static let commonModes = CFRunLoopMode(kCFRunLoopCommonModes)
+    /// The default mode. The corresponding Apple constant is `CFRunLoopMode.defaultMode`.
+    public static let defaultMode = CFRunLoopMode(kCFRunLoopDefaultMode)
+}
+
 /// The common run loop modes (accepted and ignored). The corresponding Apple constant is `kCFRunLoopCommonModes`.
 public let kCFRunLoopCommonModes: CFString = "kCFRunLoopCommonModes"
 /// The default run loop mode (accepted and ignored). The corresponding Apple constant is `kCFRunLoopDefaultMode`.
@@ -212,6 +267,14 @@ public let kCFRunLoopDefaultMode: CFString = "kCFRunLoopDefaultMode"
 public func CFRunLoopRunInMode(_ mode: CFString?, _ seconds: Double, _ returnAfterSourceHandled: Bool) -> Int32 {
     if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
     return 3
+}
+
+/// Waits `seconds` while the engine's callback thread delivers callbacks; returns 3
+/// (`kCFRunLoopRunTimedOut`). The corresponding Apple function is `CFRunLoopRunInMode`, in the
+/// spelling Apple's Swift SDK imports: `CFRunLoopRunInMode(.defaultMode, 0.25, false)`.
+@discardableResult
+public func CFRunLoopRunInMode(_ mode: CFRunLoopMode?, _ seconds: Double, _ returnAfterSourceHandled: Bool) -> Int32 {
+    CFRunLoopRunInMode(mode?.rawValue, seconds, returnAfterSourceHandled)
 }
 
 /// A file URL: Foundation's `URL` stands in for Core Foundation's. The corresponding Apple type is `CFURL`.

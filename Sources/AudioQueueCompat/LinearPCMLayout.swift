@@ -19,41 +19,27 @@ struct LinearPCMLayout: Sendable, Hashable {
         guard asbd.mFormatID == kAudioFormatLinearPCM else {
             return unsupported("format '\(fourCharCodeString(asbd.mFormatID))' is compressed; queues on Linux play and record linear PCM only — decode the file with the file layer (AudioFileOpenURL/AudioFileReadPacketData present any file libsndfile reads as linear PCM) and enqueue that")
         }
-        let flags = asbd.mFormatFlags
-        guard flags & kAudioFormatFlagIsNonInterleaved == 0 else {
+        guard asbd.mFormatFlags & kAudioFormatFlagIsNonInterleaved == 0 else {
             return unsupported("non-interleaved linear PCM is not supported by audio queues (as on Apple); use interleaved frames")
         }
-        guard asbd.mFramesPerPacket == 1 else {
-            return unsupported("linear PCM has 1 frame per packet, not \(asbd.mFramesPerPacket)")
-        }
-        let channels = Int(asbd.mChannelsPerFrame)
-        guard (1...StreamFormat.maximumChannelCount).contains(channels) else {
-            return unsupported("\(channels) channels per frame; use 1…\(StreamFormat.maximumChannelCount)")
+        let pcm: PCMFormat
+        switch PCMFormat.make(asbd) {
+        case .success(let made): pcm = made
+        case .failure(let error): return unsupported(error.message)
         }
         let sampleFormat: SampleFormat
-        if flags & kAudioFormatFlagIsFloat != 0 {
-            switch asbd.mBitsPerChannel {
-            case 32: sampleFormat = .float32
-            case 64: sampleFormat = .float64
-            default: return unsupported("\(asbd.mBitsPerChannel)-bit float samples; use 32 or 64 bits")
-            }
-        } else {
-            guard flags & kAudioFormatFlagIsSignedInteger != 0 else {
-                return unsupported("unsigned integer samples are not supported; set kLinearPCMFormatFlagIsSignedInteger (16, 24 or 32 bits)")
-            }
-            switch asbd.mBitsPerChannel {
-            case 16: sampleFormat = .int16
-            case 24: sampleFormat = .int24
-            case 32: sampleFormat = .int32
-            default: return unsupported("\(asbd.mBitsPerChannel)-bit integer samples; use 16, 24 or 32 bits")
-            }
+        switch pcm.encoding {
+        case .signed16: sampleFormat = .int16
+        case .signed24: sampleFormat = .int24
+        case .signed32: sampleFormat = .int32
+        case .float32: sampleFormat = .float32
+        case .float64: sampleFormat = .float64
+        case .unsigned8, .signed8:
+            return unsupported("8-bit samples are not supported by audio queues here; use 16, 24 or 32 bits (AudioConverter and ExtAudioFile convert 8-bit audio)")
         }
-        let format = StreamFormat(sampleRate: asbd.mSampleRate, channelCount: channels, sampleFormat: sampleFormat)
-        guard Int(asbd.mBytesPerFrame) == format.bytesPerFrame, asbd.mBytesPerPacket == asbd.mBytesPerFrame else {
-            return unsupported("mBytesPerFrame \(asbd.mBytesPerFrame) and mBytesPerPacket \(asbd.mBytesPerPacket) must both be \(format.bytesPerFrame) (\(channels) packed \(asbd.mBitsPerChannel)-bit samples)")
-        }
+        let format = StreamFormat(sampleRate: asbd.mSampleRate, channelCount: pcm.channelCount, sampleFormat: sampleFormat)
         do { try format.validate() } catch { return .failure(error) }
-        return .success(LinearPCMLayout(format: format, isBigEndian: flags & kAudioFormatFlagIsBigEndian != 0))
+        return .success(LinearPCMLayout(format: format, isBigEndian: pcm.isBigEndian))
     }
 
     /// The description Apple's API reports for this layout (packed, with the byte order flag).

@@ -28,6 +28,9 @@ public protocol AudioDevice: AnyObject, Sendable {
     var inputChannelCount: Int { get }
     /// The most frames one render cycle may ask for.
     var maximumFramesPerCycle: Int { get }
+    /// The frames of one render cycle now (JACK's period); ``maximumFramesPerCycle`` for a device
+    /// whose cycles vary.
+    var periodFrames: Int { get }
     /// Whether the device renders on demand on the caller's thread rather than from a realtime
     /// thread of its own.
     var isOffline: Bool { get }
@@ -87,6 +90,10 @@ public enum CallbackDelivery: Sendable, Hashable {
 }
 
 extension AudioDevice {
+    /// ``maximumFramesPerCycle``, for a device whose cycles vary (an offline device renders what
+    /// it is asked).
+    public var periodFrames: Int { maximumFramesPerCycle }
+
     /// By default inline for an offline device, the engine's callback thread otherwise.
     public var callbackDelivery: CallbackDelivery { isOffline ? .inline : .callbackThread }
 

@@ -127,7 +127,7 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
     ///     gaplessly. Start times must ascend: a buffer may not start before the previous one ends.
     ///   - trimFramesAtStart: frames to skip at the start of the buffer.
     ///   - trimFramesAtEnd: frames to skip at the end.
-    ///   - parameters: parameter values applied when the buffer starts playing (Volume).
+    ///   - parameters: parameter values applied when the buffer starts playing (Volume, Pan, VolumeRampTime).
     /// - Returns: the queue sample time at which the buffer will start playing.
     /// - Throws: ``AudioQueueError/Code/invalidBuffer`` (not this queue's buffer),
     ///   ``AudioQueueError/Code/bufferEnqueuedTwice``, ``AudioQueueError/Code/bufferEmpty``,
@@ -138,13 +138,14 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
                         trimFramesAtEnd: Int = 0, parameters: [ParameterEvent] = []) throws(AudioQueueError) -> Int64
     {
         var volume = Float.nan
+        var pan: Float?
+        var rampFrames = -1
         for event in parameters {
+            try Self.check(event.parameter, event.value)
             switch event.parameter {
-            case .volume:
-                guard event.value.isFinite, (0...1).contains(event.value) else {
-                    throw AudioQueueError(.invalidParameter, "volume \(event.value) is out of range; use 0…1")
-                }
-                volume = event.value
+            case .volume: volume = event.value
+            case .pan: pan = event.value
+            case .volumeRampTime: rampFrames = rampFrameCount(seconds: event.value)
             }
         }
         let result: Result<Int64, AudioQueueError> = state.withLock { state in
@@ -205,6 +206,9 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
             segment.pointee.frameCount = produced
             segment.pointee.start = deviceStart ?? Segment.follow
             segment.pointee.volume = volume
+            segment.pointee.panGains = pan.map(PanLaw.packed) ?? PanLaw.none
+            segment.pointee.pan = pan ?? 0
+            segment.pointee.rampFrames = rampFrames
             segment.pointee.started = false
             segment.pointee.truncatedFrames = 0
             guard renderState.pointee.commands.push(QueueCommand(kind: .enqueue, segment: segment, time: 0).message) else {
@@ -492,27 +496,66 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
         try setParameter(.volume, to: volume)
     }
 
-    /// Reads a parameter: Audio Queue's `AudioQueueGetParameter`.
+    /// Reads a parameter: Audio Queue's `AudioQueueGetParameter`. The value in effect: set
+    /// directly or by the last started buffer's parameter event.
     public func parameter(_ parameter: QueueParameter) -> Float {
         switch parameter {
         case .volume: volume
+        case .volumeRampTime: Float(Double(renderState.pointee.effectiveRampFrames.load(ordering: .relaxed)) / deviceSampleRate)
+        case .pan: Float(bitPattern: renderState.pointee.effectivePanBits.load(ordering: .relaxed))
         }
     }
 
-    /// Sets a parameter, effective immediately (ramped): Audio Queue's `AudioQueueSetParameter`.
-    /// - Throws: ``AudioQueueError/Code/invalidParameter`` for a value out of range.
-    public func setParameter(_ parameter: QueueParameter, to value: Float) throws(AudioQueueError) {
+    /// Checks a parameter value: Volume 0…1, VolumeRampTime ≥ 0 seconds, Pan −1…1.
+    public static func check(_ parameter: QueueParameter, _ value: Float) throws(AudioQueueError) {
         switch parameter {
         case .volume:
             guard value.isFinite, (0...1).contains(value) else {
                 throw AudioQueueError(.invalidParameter, "volume \(value) is out of range; use 0…1")
             }
-            try checkStartable()
+        case .volumeRampTime:
+            guard value.isFinite, value >= 0, value <= 3600 else {
+                throw AudioQueueError(.invalidParameter, "volume ramp time \(value) s is out of range; use 0…3600 seconds (0: the 5 ms anti-click ramp)")
+            }
+        case .pan:
+            guard value.isFinite, (-1...1).contains(value) else {
+                throw AudioQueueError(.invalidParameter, "pan \(value) is out of range; use -1 (left) … 1 (right)")
+            }
+        }
+    }
+
+    /// A ramp time in seconds as device frames (0 stays 0: the engine's default ramp).
+    private func rampFrameCount(seconds: Float) -> Int {
+        seconds == 0 ? 0 : max(1, Int((Double(seconds) * deviceSampleRate).rounded()))
+    }
+
+    /// Sets a parameter, effective immediately: Audio Queue's `AudioQueueSetParameter`. Volume and
+    /// Pan changes ramp over the Volume ramp time (``QueueParameter/volumeRampTime``; by default
+    /// the engine's 5 ms) so they never click; a new ramp time applies to later changes.
+    /// - Throws: ``AudioQueueError/Code/invalidParameter`` for a value out of range.
+    public func setParameter(_ parameter: QueueParameter, to value: Float) throws(AudioQueueError) {
+        try Self.check(parameter, value)
+        try checkStartable()
+        switch parameter {
+        case .volume:
             state.withLock { state in
                 state.volume = value
                 renderState.pointee.userVolumeBits.store(value.bitPattern, ordering: .relaxed)
                 renderState.pointee.volumeGeneration.wrappingAdd(1, ordering: .releasing)
                 if !state.isRunning { renderState.pointee.effectiveVolumeBits.store(value.bitPattern, ordering: .relaxed) }
+            }
+        case .volumeRampTime:
+            let frames = rampFrameCount(seconds: value)
+            state.withLock { _ in
+                renderState.pointee.userRampFrames.store(frames, ordering: .relaxed)
+                renderState.pointee.rampGeneration.wrappingAdd(1, ordering: .releasing)
+                renderState.pointee.effectiveRampFrames.store(frames, ordering: .relaxed)
+            }
+        case .pan:
+            state.withLock { _ in
+                renderState.pointee.userPanGains.store(PanLaw.packed(value), ordering: .relaxed)
+                renderState.pointee.panGeneration.wrappingAdd(1, ordering: .releasing)
+                renderState.pointee.effectivePanBits.store(value.bitPattern, ordering: .relaxed)
             }
         }
     }

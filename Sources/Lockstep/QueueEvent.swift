@@ -45,6 +45,13 @@ public enum QueueProperty: String, Sendable, Hashable, CaseIterable {
 public enum QueueParameter: UInt32, Sendable, Hashable, CaseIterable {
     /// `kAudioQueueParam_Volume`: playback gain, 0 (silent) … 1 (unity), linear.
     case volume = 1
+    /// `kAudioQueueParam_VolumeRampTime`: seconds (≥ 0) over which later Volume changes ramp;
+    /// 0 (the default) ramps over the engine's ``Engine/gainRampFrames`` (5 ms) so nothing clicks.
+    case volumeRampTime = 4
+    /// `kAudioQueueParam_Pan`: −1 (left) … 0 (centre, the default) … 1 (right), for mono and
+    /// stereo queues on a device of two or more channels; see ``PanLaw``. No effect on queues of
+    /// more than two channels (as on Apple) or a mono device.
+    case pan = 13
 }
 
 /// A parameter value carried by an enqueued buffer and applied when that buffer starts playing:
@@ -52,7 +59,8 @@ public enum QueueParameter: UInt32, Sendable, Hashable, CaseIterable {
 public struct ParameterEvent: Sendable, Hashable {
     /// The parameter to set.
     public var parameter: QueueParameter
-    /// The value; for ``QueueParameter/volume``, 0…1.
+    /// The value; for ``QueueParameter/volume``, 0…1; for ``QueueParameter/volumeRampTime``,
+    /// seconds ≥ 0; for ``QueueParameter/pan``, −1…1.
     public var value: Float
 
     /// Creates a parameter event.

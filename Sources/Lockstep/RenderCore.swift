@@ -314,6 +314,16 @@ struct RenderCore {
             if !seg.pointee.started {
                 seg.pointee.started = true
                 seg.pointee.resolvedStart = segStart
+                let frames = seg.pointee.rampFrames
+                if frames >= 0 {
+                    q.pointee.activeRampFrames = frames
+                    q.pointee.effectiveRampFrames.store(frames, ordering: .relaxed)
+                }
+                let pan = seg.pointee.panGains
+                if pan != PanLaw.none {
+                    beginPanRamp(q, to: pan)
+                    q.pointee.effectivePanBits.store(seg.pointee.pan.bitPattern, ordering: .relaxed)
+                }
                 let v = seg.pointee.volume
                 if !v.isNaN {
                     q.pointee.volume = v
@@ -531,6 +541,25 @@ struct RenderCore {
 
     @inline(__always)
     func updateGainTarget(_ q: UnsafeMutablePointer<QueueRenderState>) {
+        let rampGeneration = q.pointee.rampGeneration.load(ordering: .acquiring)
+        if rampGeneration != q.pointee.seenRampGeneration {
+            q.pointee.seenRampGeneration = rampGeneration
+            q.pointee.activeRampFrames = q.pointee.userRampFrames.load(ordering: .relaxed)
+        }
+        let panGeneration = q.pointee.panGeneration.load(ordering: .acquiring)
+        if panGeneration != q.pointee.seenPanGeneration {
+            q.pointee.seenPanGeneration = panGeneration
+            let gains = q.pointee.userPanGains.load(ordering: .relaxed)
+            if q.pointee.runState == .running { beginPanRamp(q, to: gains) } else {
+                let left = Float(bitPattern: UInt32(truncatingIfNeeded: gains))
+                let right = Float(bitPattern: UInt32(truncatingIfNeeded: gains >> 32))
+                q.pointee.panLeft = left
+                q.pointee.panRight = right
+                q.pointee.panTargetLeft = left
+                q.pointee.panTargetRight = right
+                q.pointee.panRemaining = 0
+            }
+        }
         let generation = q.pointee.volumeGeneration.load(ordering: .acquiring)
         if generation != q.pointee.seenVolumeGeneration {
             q.pointee.seenVolumeGeneration = generation
@@ -548,10 +577,30 @@ struct RenderCore {
         }
     }
 
+    /// The length of the queue's gain and pan ramps: its Volume ramp time, or the engine's 5 ms.
+    @inline(__always)
+    func rampLength(_ q: UnsafeMutablePointer<QueueRenderState>) -> Int {
+        let frames = q.pointee.activeRampFrames
+        return max(1, frames > 0 ? frames : rampFrames)
+    }
+
+    /// Starts ramping the pan gains to `packed` (``PanLaw/packed(_:)``).
+    @inline(__always)
+    func beginPanRamp(_ q: UnsafeMutablePointer<QueueRenderState>, to packed: UInt64) {
+        let left = Float(bitPattern: UInt32(truncatingIfNeeded: packed))
+        let right = Float(bitPattern: UInt32(truncatingIfNeeded: packed >> 32))
+        let steps = rampLength(q)
+        q.pointee.panTargetLeft = left
+        q.pointee.panTargetRight = right
+        q.pointee.panStepLeft = (left - q.pointee.panLeft) / Float(steps)
+        q.pointee.panStepRight = (right - q.pointee.panRight) / Float(steps)
+        q.pointee.panRemaining = steps
+    }
+
     @inline(__always)
     func beginRamp(_ q: UnsafeMutablePointer<QueueRenderState>, to target: Float) {
         q.pointee.gainTarget = target
-        let steps = max(1, rampFrames)
+        let steps = rampLength(q)
         q.pointee.rampStep = (target - q.pointee.gain) / Float(steps)
         q.pointee.rampRemaining = steps
     }
@@ -567,7 +616,10 @@ struct RenderCore {
         let metering = q.pointee.meteringEnabled.load(ordering: .relaxed)
         let toMaster = !q.pointee.excludedFromMaster.load(ordering: .relaxed)
 
-        if q.pointee.rampRemaining == 0 {
+        // Pan applies to mono and stereo queues on a device of two or more channels.
+        let panned = qc <= 2 && channelCount >= 2
+            && (q.pointee.panRemaining > 0 || q.pointee.panLeft != 1 || q.pointee.panRight != 1)
+        if q.pointee.rampRemaining == 0 && !panned {
             // Steady gain: one scalar for the whole chunk.
             let g = q.pointee.gain
             if g != 0 && toMaster { mixSteady(source, channels: qc, frames: frames, gain: g, into: output, at: offset) }
@@ -575,7 +627,7 @@ struct RenderCore {
             return
         }
 
-        // Ramping: per-frame gains for this chunk.
+        // Ramping (or panned): per-frame gains for this chunk.
         var gain = q.pointee.gain
         var remaining = q.pointee.rampRemaining
         let step = q.pointee.rampStep
@@ -589,7 +641,10 @@ struct RenderCore {
         q.pointee.gain = gain
         q.pointee.rampRemaining = remaining
 
-        let targets = toMaster ? (qc == 1 ? min(2, channelCount) : min(qc, channelCount)) : 0
+        if panned {
+            mixPanned(q, source, channels: qc, frames: frames, into: toMaster ? output : nil, at: offset)
+        }
+        let targets = toMaster && !panned ? (qc == 1 ? min(2, channelCount) : min(qc, channelCount)) : 0
         for c in 0..<targets {
             let out = output[c] + offset
             var p = source + (qc == 1 ? 0 : c)
@@ -615,6 +670,46 @@ struct RenderCore {
             }
             q.pointee.meter.finishPlanar(frames: frames, at: deviceTime)
         }
+    }
+
+    /// Adds a mono or stereo chunk to outputs 1 and 2 with the per-frame gains in `gainScratch`
+    /// and the pan gains (ramping them); with no `output` it only advances the pan ramp.
+    @inline(__always)
+    func mixPanned(_ q: UnsafeMutablePointer<QueueRenderState>, _ source: UnsafePointer<Float>, channels qc: Int,
+                   frames: Int, into output: UnsafePointer<UnsafeMutablePointer<Float>>?, at offset: Int) {
+        var left = q.pointee.panLeft
+        var right = q.pointee.panRight
+        var remaining = q.pointee.panRemaining
+        let stepLeft = q.pointee.panStepLeft
+        let stepRight = q.pointee.panStepRight
+        if let output {
+            let out0 = output[0] + offset
+            let out1 = output[1] + offset
+            for i in 0..<frames {
+                if remaining > 0 {
+                    remaining -= 1
+                    left = remaining == 0 ? q.pointee.panTargetLeft : left + stepLeft
+                    right = remaining == 0 ? q.pointee.panTargetRight : right + stepRight
+                }
+                let g = gainScratch[i]
+                if qc == 1 {
+                    let v = source[i] * g
+                    out0[i] += v * left
+                    out1[i] += v * right
+                } else {
+                    out0[i] += source[2 * i] * g * left
+                    out1[i] += source[2 * i + 1] * g * right
+                }
+            }
+        } else if remaining > 0 {
+            let n = min(frames, remaining)
+            remaining -= n
+            left = remaining == 0 ? q.pointee.panTargetLeft : left + stepLeft * Float(n)
+            right = remaining == 0 ? q.pointee.panTargetRight : right + stepRight * Float(n)
+        }
+        q.pointee.panLeft = left
+        q.pointee.panRight = right
+        q.pointee.panRemaining = remaining
     }
 
     /// Adds a chunk to the queue's own (direct) outputs: channel i to output i, with the same

@@ -20,6 +20,13 @@ struct Segment {
     var start: Int64
     /// Volume to apply when the segment starts, or NaN for none.
     var volume: Float
+    /// Pan gains (``PanLaw/packed(_:)``) to apply when the segment starts, or ``PanLaw/none``.
+    var panGains: UInt64 = PanLaw.none
+    /// The pan position those gains stand for (published as the queue's effective pan).
+    var pan: Float = 0
+    /// Gain ramp length in device frames to use from when the segment starts (0: the engine's
+    /// default), or -1 for no change.
+    var rampFrames: Int = -1
     /// `Unmanaged<QueueBuffer>` of the owning buffer, or nil for an internal segment.
     var owner: UnsafeMutableRawPointer?
     /// Set by the render thread once it has applied the segment's start parameters.
@@ -176,6 +183,30 @@ struct QueueRenderState: ~Copyable {
     let userVolumeBits = Atomic<UInt32>(Float(1).bitPattern)
     let mixerGainBits = Atomic<UInt32>(Float(1).bitPattern)
     let effectiveVolumeBits = Atomic<UInt32>(Float(1).bitPattern)
+
+    // Volume ramp time: frames set by the user side (0: the engine's default), published with
+    // a generation; the length in use belongs to the render thread.
+    let userRampFrames = Atomic<Int>(0)
+    let rampGeneration = Atomic<Int>(0)
+    var seenRampGeneration = 0
+    var activeRampFrames = 0
+    /// The ramp length in effect (frames; 0: the engine's default), for reading back.
+    let effectiveRampFrames = Atomic<Int>(0)
+
+    // Pan: gains set by the user side (``PanLaw/packed(_:)``) with a generation; the gains in
+    // use, their targets and ramp belong to the render thread.
+    let userPanGains = Atomic<UInt64>(PanLaw.unity)
+    let panGeneration = Atomic<Int>(0)
+    var seenPanGeneration = 0
+    var panLeft: Float = 1
+    var panRight: Float = 1
+    var panTargetLeft: Float = 1
+    var panTargetRight: Float = 1
+    var panStepLeft: Float = 0
+    var panStepRight: Float = 0
+    var panRemaining = 0
+    /// The pan position in effect (Float bits), for reading back.
+    let effectivePanBits = Atomic<UInt32>(Float(0).bitPattern)
 
     // Metering.
     let meteringEnabled = Atomic<Bool>(false)

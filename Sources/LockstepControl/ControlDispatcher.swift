@@ -94,13 +94,14 @@ public final class ControlDispatcher: Sendable {
     /// Carries out `command` on device sample `sampleTime` (a time-tagged command, such as an OSC
     /// bundle's), or as soon as it can when nil.
     ///
-    /// Only the commands that fire a cue (``ControlCommand/go(_:)``,
-    /// ``ControlCommand/startCue(_:)``) can be placed on a sample; they need the session playing,
-    /// and a sample the layers have already computed (at most ``LockstepSession/SessionPlayer/bufferFrames``
-    /// × ``LockstepSession/SessionPlayer/bufferCount`` ahead of now) moves to the first one they
-    /// have not. The reply's data then holds `requestedSampleTime` and `late` (samples after it,
-    /// 0 when on time) beside `sampleTime`, the device sample the cue starts on. Any other command
-    /// with a sample gets an error reply saying to send it untimed.
+    /// Every command that changes cues can be placed on a sample: go, cue start, stop, pause and
+    /// resume, stop, panic, cue level and layer gain. They need the session playing; a sample
+    /// the device can no longer change (less than two periods ahead of now on JACK) moves to
+    /// the first one it can. The reply's data then holds `requestedSampleTime` and `late`
+    /// (samples after it, 0 when on time) beside `sampleTime`, the device sample the change
+    /// starts on. Playhead moves and status have no sample and are carried out as they come;
+    /// pause, resume and seek of the whole session move its clock and get an error reply saying
+    /// to send them untimed.
     public func execute(_ command: ControlCommand, address: String, atSampleTime sampleTime: Int64?) -> ControlReply {
         let (reply, updates) = state.withLock { state -> (ControlReply, [ControlUpdate]) in
             do throws(ControlError) {
@@ -127,18 +128,23 @@ public final class ControlDispatcher: Sendable {
         let player = state.player
         // A time-tagged command: the session sample device sample `sampleTime` plays.
         var requested: Int64?
+        // Playhead moves and status change no audio: carried out as they come.
+        let sampleTime: Int64? = switch command {
+        case .selectNext, .selectPrevious, .selectPlayhead, .status: nil
+        default: sampleTime
+        }
         if let sampleTime {
             switch command {
-            case .go, .startCue: break
-            default:
-                throw ControlError("\(address) cannot be placed on a sample yet (only go and cue start can); send it without a time tag")
+            case .pause, .resume, .seek:
+                throw ControlError("\(address) moves the whole session's clock, so it cannot be placed on a sample; send it without a time tag (cue commands, stop, panic, level and gain can be placed)")
+            default: break
             }
             guard player.isRunning else {
                 throw ControlError("\(address): the session is \(player.isPaused ? "paused" : "not playing"), so a time has no sample yet; resume it first, or send the command without a time tag")
             }
             requested = player.position(atDeviceTime: sampleTime)
         }
-        /// A fired cue's data, with where it was asked for when it was time-tagged.
+        /// A placed command's data, with where it was asked for when it was time-tagged.
         func scheduled(_ data: ControlValue, start: Int64) -> ControlValue {
             guard let sampleTime, let requested, case .object(var fields) = data else { return data }
             fields["requestedSampleTime"] = .integer(sampleTime)
@@ -161,7 +167,9 @@ public final class ControlDispatcher: Sendable {
                           sampleTime: position.flatMap { player.isRunning ? player.deviceTime(forPosition: $0) : nil },
                           seconds: position.map { Double($0) / rate }, decibels: decibels)
         }
-        func cue(_ reference: CueReference) throws(ControlError) -> String { try resolve(reference, in: timeline) }
+        func cue(_ reference: CueReference) throws(ControlError) -> String {
+            try resolve(reference, in: timeline, numbers: player.session.document.cues.map(\.number))
+        }
         /// For a time-tagged command: as asked, or how late.
         func lateness(_ start: Int64) -> String {
             guard let requested else { return "" }
@@ -183,14 +191,15 @@ public final class ControlDispatcher: Sendable {
                     [update(.playhead, cue: result.playhead)])
         case .stop, .panic:
             let again = command == .panic && state.panicUntil.map { player.position < $0 } ?? false
-            let result = player.stopAll(fade: command == .panic && !again ? options.panicFade : SessionPlayer.declickSeconds)
+            let result = player.stopAll(fade: command == .panic && !again ? options.panicFade : SessionPlayer.declickSeconds,
+                                        at: requested)
             state.panicUntil = command == .panic && !again ? result.silentFrom : nil
             var data = at(result.start)
             data["cues"] = .array(result.cues.map(ControlValue.string))
             data["silentFrom"] = .integer(result.silentFrom)
             let what = "\(result.cues.count) cue\(result.cues.count == 1 ? "" : "s") silent from \(when(result.silentFrom))"
             let how = command == .stop ? "stop" : again ? "panic again: stopped at once" : "panic: fading out over \(options.panicFade) s"
-            return (.ok(address, .object(data), summary: "\(how), \(what)"),
+            return (.ok(address, scheduled(.object(data), start: result.start), summary: "\(how), \(what)\(lateness(result.start))"),
                     [update(command == .stop ? .stopped : .panic, result.start)])
         case .pause:
             guard player.isRunning else {
@@ -206,34 +215,37 @@ public final class ControlDispatcher: Sendable {
             return (.ok(address, .object(at(position)), summary: "resumed at \(when(position))"), [update(.resumed, position)])
         case .stopCue(let reference):
             let name = try cue(reference)
-            let change = try attempt { () throws(PlayerError) in try player.stopCue(name) }
-            return (.ok(address, changed(change, at(change.start)), summary: "stop \(name): silent from \(when(change.end))"), [])
+            let change = try attempt { () throws(PlayerError) in try player.stopCue(name, at: requested) }
+            return (.ok(address, scheduled(changed(change, at(change.start)), start: change.start),
+                        summary: "stop \(name): silent from \(when(change.end))\(lateness(change.start))"), [])
         case .pauseCue(let reference):
             let name = try cue(reference)
-            let change = try attempt { () throws(PlayerError) in try player.pauseCue(name) }
-            return (.ok(address, changed(change, at(change.start)), summary: "pause \(name): silent from \(when(change.end))"), [])
+            let change = try attempt { () throws(PlayerError) in try player.pauseCue(name, at: requested) }
+            return (.ok(address, scheduled(changed(change, at(change.start)), start: change.start),
+                        summary: "pause \(name): silent from \(when(change.end))\(lateness(change.start))"), [])
         case .resumeCue(let reference):
             let name = try cue(reference)
-            let change = try attempt { () throws(PlayerError) in try player.resumeCue(name) }
-            return (.ok(address, changed(change, at(change.start)), summary: "resume \(name) at \(when(change.start))"), [])
+            let change = try attempt { () throws(PlayerError) in try player.resumeCue(name, at: requested) }
+            return (.ok(address, scheduled(changed(change, at(change.start)), start: change.start),
+                        summary: "resume \(name) at \(when(change.start))\(lateness(change.start))"), [])
         case .setCueLevel(_, let decibels, let ramp), .setLayerGain(_, let decibels, let ramp):
             let what: (key: String, name: String, verb: String)
             let start: Int64
             if case .setCueLevel(let reference, _, _) = command {
                 let name = try cue(reference)
                 what = ("cue", name, "level")
-                start = try attempt { () throws(PlayerError) in try player.setCueLevel(name, decibels: decibels, ramp: ramp) }
+                start = try attempt { () throws(PlayerError) in try player.setCueLevel(name, decibels: decibels, ramp: ramp, at: requested) }
             } else {
                 guard case .setLayerGain(let layer, _, _) = command else { preconditionFailure() }
                 what = ("layer", layer, "gain")
-                start = try attempt { () throws(PlayerError) in try player.setGain(layer: layer, decibels: decibels, ramp: ramp) }
+                start = try attempt { () throws(PlayerError) in try player.setGain(layer: layer, decibels: decibels, ramp: ramp, at: requested) }
             }
             var data = at(start)
             data[what.key] = .string(what.name)
             data["decibels"] = .number(decibels)
             data["ramp"] = .number(ramp)
-            let summary = "\(what.verb) \(what.name) to \(SessionGain.format(decibels)) over \(ramp) s from \(when(start))"
-            return (.ok(address, .object(data), summary: summary),
+            let summary = "\(what.verb) \(what.name) to \(SessionGain.format(decibels)) over \(ramp) s from \(when(start))\(lateness(start))"
+            return (.ok(address, scheduled(.object(data), start: start), summary: summary),
                     [what.key == "cue" ? update(.cueLevel, cue: what.name, start, decibels: decibels)
                                        : update(.layerGain, layer: what.name, start, decibels: decibels)])
         case .selectNext, .selectPrevious, .selectPlayhead:
@@ -282,13 +294,19 @@ public final class ControlDispatcher: Sendable {
         do { return try body() } catch { throw ControlError(error.message) }
     }
 
-    /// The name of the cue `reference` names (a name no cue has is passed on, for the player to
-    /// say it is unknown and suggest one).
-    static func resolve(_ reference: CueReference, in timeline: SessionTimeline) throws(ControlError) -> String {
+    /// The name of the cue `reference` names: the cue with that name, else the cue with that
+    /// `number:` (`numbers`, one per cue in file order), else — in a session that numbers none of
+    /// its cues — the cue at that position in file order. A name no cue has is passed on, for
+    /// the player to say it is unknown and suggest one.
+    public static func resolve(_ reference: CueReference, in timeline: SessionTimeline,
+                               numbers: [String?]) throws(ControlError) -> String {
         switch reference {
         case .name(let name):
             if timeline.cues.contains(where: { $0.name == name }) { return name }
-            if let number = Int(name), timeline.cues.indices.contains(number - 1) { return timeline.cues[number - 1].name }
+            if let index = numbers.firstIndex(of: name), timeline.cues.indices.contains(index) { return timeline.cues[index].name }
+            if numbers.allSatisfy({ $0 == nil }), let number = Int(name), timeline.cues.indices.contains(number - 1) {
+                return timeline.cues[number - 1].name
+            }
             return name
         case .number(let number):
             guard timeline.cues.indices.contains(number - 1) else {

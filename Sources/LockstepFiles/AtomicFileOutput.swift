@@ -44,6 +44,11 @@ public final class AtomicFileOutput: @unchecked Sendable {
     /// Where the output is in its life cycle.
     public private(set) var state: State = .open
 
+    /// Whether ``commit()`` replaces a file already at the destination (the default). When
+    /// false, the finished file is linked in only if nothing is there — atomically, since
+    /// `link` fails when the name exists — and ``commit()`` throws otherwise.
+    public var replacesExistingFile = true
+
     /// The temporary file's descriptor, open for reading and writing until commit or abort.
     public private(set) var descriptor: Int32
 
@@ -107,7 +112,7 @@ public final class AtomicFileOutput: @unchecked Sendable {
     }
 
     /// Flushes the temporary file to disk and renames it to ``destinationPath``, replacing any
-    /// file there.
+    /// file there (unless ``replacesExistingFile`` is false).
     ///
     /// Calling it again after a successful commit does nothing.
     /// - Throws: ``FileError`` of kind ``FileError/Kind/ioError`` when flushing or renaming fails
@@ -139,6 +144,21 @@ public final class AtomicFileOutput: @unchecked Sendable {
         }
         close(descriptor)
         descriptor = -1
+        if !replacesExistingFile {
+            let linked = link(named, destinationPath) == 0
+            let code = errno
+            unlink(named)
+            _ = Self.openTemporaryPaths.withLock { $0.remove(named) }
+            guard linked else {
+                state = .aborted
+                throw FileError(code == EEXIST ? .unwritableOutput : .ioError, path: destinationPath,
+                    problem: code == EEXIST
+                        ? "a file appeared at the destination while this one was written; it was left alone — remove it or choose another name"
+                        : "cannot move the finished file into place (\(FileSystem.errorText(code))); check the folder's permissions and render again")
+            }
+            state = .committed
+            return
+        }
         if rename(named, destinationPath) != 0 {
             let code = errno
             unlink(named)

@@ -293,6 +293,14 @@ public final class AudioFileWriter: @unchecked Sendable {
         }
     }
 
+    /// For an atomic writer: whether ``close()`` replaces a file that is at ``path`` by then (the
+    /// default). When false, ``close()`` throws instead and leaves that file alone (see
+    /// ``AtomicFileOutput/replacesExistingFile``). A direct writer ignores it.
+    public var replacesExistingFile: Bool {
+        get { output?.replacesExistingFile ?? true }
+        set { output?.replacesExistingFile = newValue }
+    }
+
     /// For a direct (non-atomic) writer: keep the file at ``path`` even when closing fails or the
     /// writer is aborted — what a recorder wants, since every frame written is worth keeping.
     /// Off by default.

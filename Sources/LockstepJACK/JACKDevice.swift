@@ -59,12 +59,16 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         /// continues from the last rendered frame. Off by default: the device then stops for good
         /// and ``Lockstep/Engine/deviceError`` says why.
         public var survivesServerRestart: Bool
+        /// The short name of a JACK MIDI input port to register (`midi_in`), read by
+        /// ``JACKDevice/midiInput``; nil for none.
+        public var midiInputPortName: String?
 
         /// Creates options; the defaults open client `lockstep` with 2 outputs on the default server.
         public init(clientName: String = "lockstep", serverName: String? = nil, channelCount: Int = 2,
                     inputChannelCount: Int = 0, connectToPhysicalOutputs: Bool = true, maximumFramesPerRender: Int = 8192,
                     compensatesPlaybackLatency: Bool = false, compensatesCaptureLatency: Bool = true,
-                    survivesServerRestart: Bool = false) {
+                    survivesServerRestart: Bool = false, midiInputPortName: String? = nil) {
+            self.midiInputPortName = midiInputPortName
             self.clientName = clientName
             self.serverName = serverName
             self.channelCount = channelCount
@@ -76,6 +80,10 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             self.survivesServerRestart = survivesServerRestart
         }
     }
+
+    /// The MIDI input port (``Options/midiInputPortName``) and the events it receives; nil when
+    /// the device has none.
+    public let midiInput: JACKMIDIInput?
 
     /// The options the device was opened with.
     public let options: Options
@@ -219,6 +227,21 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         outputPortNames = try register("out", count: options.channelCount, flags: JackPortIsOutput, into: realtime.pointee.ports)
         inputPortNames = try register("in", count: options.inputChannelCount, flags: JackPortIsInput,
                                       into: realtime.pointee.inputPorts)
+        if let short = options.midiInputPortName {
+            guard !short.isEmpty, !short.contains(":"),
+                  let port = jack_port_register(client, short, JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsInput.rawValue), 0) else {
+                jack_client_close(client)
+                realtime.pointee.deallocate()
+                realtime.deallocate()
+                throw AudioQueueError(.invalidDevice, "cannot register JACK MIDI port '\(short)' on client '\(clientName)'; choose another port name")
+            }
+            let input = JACKMIDIInput(portName: String(cString: jack_port_name(port)))
+            realtime.pointee.midiPort = port
+            realtime.pointee.midiRing = input.ring
+            midiInput = input
+        } else {
+            midiInput = nil
+        }
         Self.setCallbacks(client, realtime)
     }
 
@@ -480,6 +503,22 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         _ = withClient { jack_transport_locate($0, jack_nframes_t(clamping: max(0, frame))) }
     }
 
+    /// Gives the calling thread realtime scheduling (JACK's `jack_acquire_real_time_scheduling`)
+    /// at `below` steps under the client's own realtime priority: for a thread that must act
+    /// within a period of being woken by the process thread, such as the reader of
+    /// ``midiInput`` whose commands land two periods after their event. It still may allocate
+    /// and lock; it only runs before ordinary threads.
+    /// - Returns: whether the priority was granted (not on a server without realtime scheduling,
+    ///   or without the rights to it: the thread then runs on as before).
+    @discardableResult
+    public func promoteCurrentThread(below: Int32 = 10) -> Bool {
+        withClient { client -> Bool in
+            let priority = jack_client_real_time_priority(client)
+            guard priority > 0 else { return false }
+            return jack_acquire_real_time_scheduling(pthread_self(), max(1, priority - below)) == 0
+        } ?? false
+    }
+
     // MARK: - Per-queue ports
 
     /// Registers ports `<name>_1…<name>_N` and has the process callback refresh their buffers.
@@ -684,7 +723,8 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         }
         let handles = outputs.map { PortHandle(pointer: $0.port) }
         let inputs = (0..<inputChannelCount).map { realtime.pointee.inputPorts[$0].map(PortHandle.init) }
-        let all = handles.map { ($0, true) } + inputs.compactMap { $0.map { ($0, false) } }
+        let midi = realtime.pointee.midiPort.map { [(PortHandle(pointer: $0), false)] } ?? []
+        let all = handles.map { ($0, true) } + inputs.compactMap { $0.map { ($0, false) } } + midi
         guard let measured = withClient({ client -> Measured in
             Measured(playback: handles.map { self.connectedLatency(of: $0.pointer, mode: JackPlaybackLatency, client: client) },
                      capture: inputs.map { $0.flatMap { self.connectedLatency(of: $0.pointer, mode: JackCaptureLatency, client: client) } },
@@ -815,6 +855,11 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             guard let port = register("in_\(c + 1)", output: false) else { jack_client_close(client); return }
             inputs.append(port)
         }
+        var midiPort: OpaquePointer?
+        if let short = options.midiInputPortName {
+            midiPort = jack_port_register(client, short, JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsInput.rawValue), 0)
+            if midiPort == nil { jack_client_close(client); return }
+        }
         let records = control.withLock { $0.directRecords.values.map { ($0.record, $0.names) } }
         var direct: [(UnsafeMutablePointer<JACKDirectRecord>, [OpaquePointer])] = []
         for (record, names) in records {
@@ -829,6 +874,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         // No process callback runs now (the old client is closed, the new one inactive).
         for (c, port) in master.enumerated() { rt.pointee.ports[c] = port }
         for (c, port) in inputs.enumerated() { rt.pointee.inputPorts[c] = port }
+        rt.pointee.midiPort = midiPort
         for (record, ports) in direct {
             for (c, port) in ports.enumerated() { record.pointee.ports[c] = port }
         }

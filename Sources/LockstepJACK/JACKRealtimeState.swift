@@ -20,6 +20,9 @@ struct JACKRealtimeState: ~Copyable {
     let inputPorts: UnsafeMutablePointer<OpaquePointer?>
     let inputPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     var renderer: DeviceRenderer?
+    /// The MIDI input port and the ring its events go to (set while no process callback runs).
+    var midiPort: OpaquePointer?
+    var midiRing: UnsafeMutablePointer<JACKMIDIRing>?
     /// Wakes the device's monitor thread (latency change, shutdown, detach), from JACK's
     /// notification thread or the user side — never from the process thread.
     let monitorWake = DispatchSemaphore(value: 0)
@@ -292,6 +295,11 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
         state.pointee.transportFrame.store(transportFrame, ordering: .relaxed)
     }
     reportCycleDiscontinuities(state, sampleTime: sampleTime, frames: frames, rate: rate)
+    // MIDI in: this cycle's events, each on its device sample time.
+    if let ring = state.pointee.midiRing, let port = state.pointee.midiPort,
+       let buffer = jack_port_get_buffer(port, jack_nframes_t(frames)) {
+        captureMIDI(ring, buffer: buffer, cycleStart: sampleTime)
+    }
 
     // Master output buffers.
     let channels = state.pointee.channelCount

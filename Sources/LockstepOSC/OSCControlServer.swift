@@ -250,8 +250,15 @@ public final class OSCControlServer: Sendable {
             }
             var authorised = authorised
             var replies: [(ControlReply, OSCPeer)] = []
+            // Each time tag ahead is taken to a sample once: the messages of a bundle land together.
+            var samples: [OSCTimeTag: Int64] = [:]
             for entry in bundle.entries {
-                let (reply, destination) = handle(entry.message, timeTag: entry.timeTag, from: sender, replyTo: replyTo, authorised: authorised)
+                var sample: Int64?
+                if !entry.timeTag.isImmediate && entry.timeTag.seconds(after: OSCTimeTag.wallClock()) > 0 {
+                    sample = samples[entry.timeTag] ?? sampleTime(of: entry.timeTag)
+                    samples[entry.timeTag] = sample
+                }
+                let (reply, destination) = handle(entry.message, placedAt: sample, from: sender, replyTo: replyTo, authorised: authorised)
                 if reply.isOK, case .connect = (try? OSCAddressSpace.request(for: entry.message)) { authorised = true }
                 replies.append((reply, destination))
             }
@@ -264,7 +271,7 @@ public final class OSCControlServer: Sendable {
             count(\.malformed)
             return [(.error(OSCMessage.address(of: packet) ?? "", error.message), replyTo)]
         }
-        return [handle(message, timeTag: nil, from: sender, replyTo: replyTo, authorised: authorised)]
+        return [handle(message, placedAt: nil, from: sender, replyTo: replyTo, authorised: authorised)]
     }
 
     /// `5 s`, `2 h 5 min`…
@@ -281,8 +288,9 @@ public final class OSCControlServer: Sendable {
         return engine.sampleTime(forHostTime: host)
     }
 
-    /// The reply to one message (alone, or of a bundle with its time tag), and where it goes.
-    private func handle(_ message: OSCMessage, timeTag: OSCTimeTag?, from sender: OSCPeer, replyTo: OSCPeer,
+    /// The reply to one message (alone, or of a bundle: `placedAt` is the device sample of its
+    /// time tag when that lies ahead), and where it goes.
+    private func handle(_ message: OSCMessage, placedAt: Int64?, from sender: OSCPeer, replyTo: OSCPeer,
                         authorised: Bool) -> (ControlReply, OSCPeer) {
         let request: OSCRequest
         do throws(ControlError) {
@@ -317,11 +325,9 @@ public final class OSCControlServer: Sendable {
             return (.ok(address, .string("thump"), summary: "thump"), replyTo)
         case .command(let command):
             count(\.commands)
-            guard let timeTag, !timeTag.isImmediate, timeTag.seconds(after: OSCTimeTag.wallClock()) > 0 else {
-                return (dispatcher.execute(command, address: address), replyTo)
-            }
+            guard let placedAt else { return (dispatcher.execute(command, address: address), replyTo) }
             count(\.scheduled)
-            return (dispatcher.execute(command, address: address, atSampleTime: sampleTime(of: timeTag)), replyTo)
+            return (dispatcher.execute(command, address: address, atSampleTime: placedAt), replyTo)
         }
     }
 

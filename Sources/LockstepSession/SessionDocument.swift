@@ -21,6 +21,8 @@ public struct SessionDocument: Sendable, Hashable {
     public var automation: [Automation]
     /// Whether the file declared `layers:` (if not, layers are made from the cues' `layer` names).
     public var declaresLayers: Bool
+    /// The MIDI triggers (`triggers:`), in file order.
+    public var triggers: [Trigger] = []
 
     /// A named output queue with its gain and optional JACK ports.
     public struct Layer: Sendable, Hashable {
@@ -96,6 +98,9 @@ public struct SessionDocument: Sendable, Hashable {
         /// The cue's `channel_map`: how its file's channels reach the session's channels; nil for
         /// its layer's, or the default downmix.
         public var channelMap: ChannelMap? = nil
+        /// The cue's number (`number`, as QLab numbers cues: `1`, `2.5`, `A3`): the name MIDI Show
+        /// Control and OSC controllers call it by; nil when it has none.
+        public var number: String? = nil
 
         /// Where `key`'s value is, or the cue's own location.
         public func location(of key: String) -> SourceLocation { keyLocations[key] ?? location }
@@ -115,5 +120,75 @@ public struct SessionDocument: Sendable, Hashable {
         public var location: SourceLocation
         /// Where each key's value is.
         public var keyLocations: [String: SourceLocation]
+    }
+
+    /// A MIDI trigger (`triggers:`): a MIDI message that sends a control command.
+    public struct Trigger: Sendable, Hashable {
+        /// The MIDI message a trigger answers.
+        public enum Message: Sendable, Hashable {
+            /// A note on (key 0…127) with a velocity above 0; `value` narrows it to one velocity.
+            case note(Int)
+            /// A control change (controller 0…127); `value` narrows it to one value, else any
+            /// value above 0 (a button's press, not its release).
+            case controlChange(Int)
+            /// A program change (program 0…127, as sent: what desks show as program 1 is 0).
+            case programChange(Int)
+            /// A MIDI Show Control command (SysEx `F0 7F <device> 02 <format> <command> …`).
+            case showControl(ShowControlCommand)
+        }
+
+        /// The MIDI Show Control commands a trigger can answer.
+        public enum ShowControlCommand: String, Sendable, Hashable, CaseIterable {
+            /// GO (01): fires the cue whose number the message carries, or the next cue.
+            case go
+            /// STOP (02): pauses the cue the message names, or the whole session.
+            case stop
+            /// RESUME (03): resumes the cue the message names, or the whole session.
+            case resume
+            /// ALL_OFF (08): stops every cue.
+            case allOff = "all_off"
+
+            /// The command byte on the wire.
+            public var byte: UInt8 {
+                switch self {
+                case .go: return 0x01
+                case .stop: return 0x02
+                case .resume: return 0x03
+                case .allOff: return 0x08
+                }
+            }
+        }
+
+        /// The message it answers.
+        public var message: Message
+        /// The MIDI channel (1…16) it listens on; nil for any (not for MIDI Show Control).
+        public var channel: Int?
+        /// The exact velocity (notes) or value (control changes) it answers; nil for any above 0.
+        public var value: Int?
+        /// The MIDI Show Control device ID (0…127) it answers; nil for any. Messages to the
+        /// all-call ID 127 always match.
+        public var device: Int?
+        /// The command it sends (`do`), in the typed-line syntax (`go`, `start bell`, `stop`…);
+        /// nil for a MIDI Show Control trigger, which then does what its command means.
+        public var action: String?
+        /// Where the entry is.
+        public var location: SourceLocation
+        /// Where each key's value is.
+        public var keyLocations: [String: SourceLocation]
+
+        /// Creates a trigger.
+        public init(message: Message, channel: Int? = nil, value: Int? = nil, device: Int? = nil, action: String? = nil,
+                    location: SourceLocation, keyLocations: [String: SourceLocation] = [:]) {
+            self.message = message
+            self.channel = channel
+            self.value = value
+            self.device = device
+            self.action = action
+            self.location = location
+            self.keyLocations = keyLocations
+        }
+
+        /// Where `key`'s value is, or the entry's own location.
+        public func location(of key: String) -> SourceLocation { keyLocations[key] ?? location }
     }
 }

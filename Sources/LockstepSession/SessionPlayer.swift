@@ -69,9 +69,15 @@ public final class SessionPlayer: @unchecked Sendable {
         var touched: [Int: Int64] = [:]
 
         /// The session sample a control change lands on: the earliest the device can still change
-        /// while playing (the first one no layer has computed when that is not known), the paused
-        /// position while paused.
-        var controlSample: Int64 { running && !paused ? (earliestChangeable ?? (filled.max() ?? 0)) : pausedPosition }
+        /// while playing (the first one no layer has computed when that is not known) or the
+        /// sample it was placed on when that is later, the paused position while paused.
+        var controlSample: Int64 {
+            guard running && !paused else { return pausedPosition }
+            return max(earliestChangeable ?? (filled.max() ?? 0), requestedSample ?? .min)
+        }
+        /// While a control change placed on a sample is applied: that session sample (the change
+        /// lands there, or on the earliest changeable sample when it lies before it).
+        var requestedSample: Int64?
 
         /// Notes that the audio of `layer` changes from session sample `sample` on.
         mutating func touch(layer: Int, from sample: Int64) {
@@ -372,7 +378,7 @@ public final class SessionPlayer: @unchecked Sendable {
     ///   no manual cue is left.
     @discardableResult
     public func go(_ name: String? = nil, at position: Int64? = nil) throws(PlayerError) -> GoResult {
-        try control { state throws(PlayerError) -> GoResult in
+        try control(at: position) { state throws(PlayerError) -> GoResult in
             let cue: SessionTimeline.Cue
             if let name {
                 cue = try Self.manualCue(name, in: state.timeline, verb: "go")
@@ -382,7 +388,7 @@ public final class SessionPlayer: @unchecked Sendable {
                 }
                 cue = state.timeline.cues[index]
             }
-            var result = Self.fire(cue, at: position, in: &state)
+            var result = Self.fire(cue, in: &state)
             state.playhead = Self.waitingCue(after: cue.index, in: state.timeline)
             result.playhead = state.playhead.map { state.timeline.cues[$0].name }
             return result
@@ -396,9 +402,9 @@ public final class SessionPlayer: @unchecked Sendable {
     ///   plays once per run; a paused one takes ``resumeCue(_:)``).
     @discardableResult
     public func startCue(_ name: String, at position: Int64? = nil) throws(PlayerError) -> GoResult {
-        try control { state throws(PlayerError) -> GoResult in
+        try control(at: position) { state throws(PlayerError) -> GoResult in
             let cue = try Self.manualCue(name, in: state.timeline, verb: "start")
-            var result = Self.fire(cue, at: position, in: &state)
+            var result = Self.fire(cue, in: &state)
             if state.playhead == cue.index { state.playhead = Self.waitingCue(after: cue.index, in: state.timeline) }
             result.playhead = state.playhead.map { state.timeline.cues[$0].name }
             return result
@@ -428,9 +434,9 @@ public final class SessionPlayer: @unchecked Sendable {
         return found
     }
 
-    /// Places `cue` on `position`, or on the control sample when `position` is nil or lies before it.
-    private static func fire(_ cue: SessionTimeline.Cue, at position: Int64?, in state: inout State) -> GoResult {
-        let sample = max(position ?? .min, state.controlSample)
+    /// Places `cue` on the control sample.
+    private static func fire(_ cue: SessionTimeline.Cue, in state: inout State) -> GoResult {
+        let sample = state.controlSample
         let placed = state.timeline.fire(cue.index, at: sample)
         state.touch(cues: placed, from: sample)
         state.fired.append((cue.name, sample))
@@ -446,27 +452,28 @@ public final class SessionPlayer: @unchecked Sendable {
 
     // MARK: - Cues
 
-    /// Stops cue `name` where the control lands: a playing cue fades out over
-    /// ``declickSeconds``, a paused one ends, a scheduled one is cancelled (it will not play).
+    /// Stops cue `name` where the control lands (on session sample `position` when given and not
+    /// yet computed): a playing cue fades out over ``declickSeconds``, a paused one ends, a
+    /// scheduled one is cancelled (it will not play).
     /// - Throws: ``PlayerError`` for an unknown cue, or one that waits for go, has ended or is
     ///   stopped already.
     @discardableResult
-    public func stopCue(_ name: String) throws(PlayerError) -> CueChange {
-        try interrupt(name, stop: true)
+    public func stopCue(_ name: String, at position: Int64? = nil) throws(PlayerError) -> CueChange {
+        try interrupt(name, stop: true, at: position)
     }
 
-    /// Pauses cue `name` where the control lands (fading out over ``declickSeconds``); the rest
-    /// of the session plays on. ``resumeCue(_:)`` plays it on from there.
+    /// Pauses cue `name` where the control lands, or on session sample `position` when given and
+    /// not yet computed (fading out over ``declickSeconds``); the rest of the session plays on. ``resumeCue(_:)`` plays it on from there.
     /// - Throws: ``PlayerError`` for an unknown cue or one that is not playing.
     @discardableResult
-    public func pauseCue(_ name: String) throws(PlayerError) -> CueChange {
-        try interrupt(name, stop: false)
+    public func pauseCue(_ name: String, at position: Int64? = nil) throws(PlayerError) -> CueChange {
+        try interrupt(name, stop: false, at: position)
     }
 
     /// Stops or pauses one cue where the control lands.
-    private func interrupt(_ name: String, stop: Bool) throws(PlayerError) -> CueChange {
+    private func interrupt(_ name: String, stop: Bool, at position: Int64?) throws(PlayerError) -> CueChange {
         let verb = stop ? "stop" : "pause"
-        return try control { state throws(PlayerError) -> CueChange in
+        return try control(at: position) { state throws(PlayerError) -> CueChange in
             let cue = try Self.cue(name, in: state.timeline, verb: verb)
             let sample = state.controlSample
             let cueState = cue.state(at: sample)
@@ -483,11 +490,11 @@ public final class SessionPlayer: @unchecked Sendable {
     }
 
     /// Plays paused cue `name` on from where it paused, fading in over ``declickSeconds``, from
-    /// where the control lands.
+    /// where the control lands (or session sample `position`, when given and not yet computed).
     /// - Throws: ``PlayerError`` for an unknown cue or one that is not paused.
     @discardableResult
-    public func resumeCue(_ name: String) throws(PlayerError) -> CueChange {
-        try control { state throws(PlayerError) -> CueChange in
+    public func resumeCue(_ name: String, at position: Int64? = nil) throws(PlayerError) -> CueChange {
+        try control(at: position) { state throws(PlayerError) -> CueChange in
             let cue = try Self.cue(name, in: state.timeline, verb: "resume")
             guard let at = state.timeline.resume(cue.index, at: state.controlSample) else {
                 throw PlayerError("resume: cue '\(name)' is not paused (it \(Self.describe(cue.state(at: state.controlSample)))); pause it first")
@@ -508,14 +515,15 @@ public final class SessionPlayer: @unchecked Sendable {
         public var silentFrom: Int64
     }
 
-    /// Stops every cue that is scheduled, playing or paused where the control lands: playing
+    /// Stops every cue that is scheduled, playing or paused where the control lands (or on
+    /// session sample `position`, when given and not yet computed): playing
     /// cues fade out over `fade` seconds (at least ``declickSeconds``; none while the session is
     /// paused), the others end at once. Manual cues waiting for go stay ready.
     /// - Returns: the cues stopped and where.
     @discardableResult
-    public func stopAll(fade seconds: Double = SessionPlayer.declickSeconds) -> StopResult {
+    public func stopAll(fade seconds: Double = SessionPlayer.declickSeconds, at position: Int64? = nil) -> StopResult {
         let rate = self.rate
-        return control { state in
+        return control(at: position) { state in
             let sample = state.controlSample
             let playingFade = declickFade(state) == 0 ? 0 : Int64((max(seconds, Self.declickSeconds) * rate).rounded())
             var result = StopResult(cues: [], start: sample, silentFrom: sample)
@@ -533,14 +541,15 @@ public final class SessionPlayer: @unchecked Sendable {
     }
 
     /// Changes cue `name`'s own level to `decibels` over `ramp` seconds, from where the control
-    /// lands (its layer's gain applies on top).
+    /// lands or session sample `position` (when given and not yet computed); its layer's gain
+    /// applies on top.
     /// - Returns: the session sample the change starts.
     /// - Throws: ``PlayerError`` for an unknown cue or a bad level or ramp.
     @discardableResult
-    public func setCueLevel(_ name: String, decibels: Double, ramp: Double = 0) throws(PlayerError) -> Int64 {
+    public func setCueLevel(_ name: String, decibels: Double, ramp: Double = 0, at position: Int64? = nil) throws(PlayerError) -> Int64 {
         try Self.check(decibels: decibels, ramp: ramp, verb: "level")
         let rate = self.rate
-        return try control { state throws(PlayerError) -> Int64 in
+        return try control(at: position) { state throws(PlayerError) -> Int64 in
             let cue = try Self.cue(name, in: state.timeline, verb: "level")
             let sample = state.controlSample
             state.timeline.addLevelChange(cue.index, .init(start: sample, ramp: Int64((ramp * rate).rounded()), gainDB: decibels))
@@ -629,14 +638,14 @@ public final class SessionPlayer: @unchecked Sendable {
     }
 
     /// Ramps a layer's gain to `decibels` over `ramp` seconds, starting at the first sample not
-    /// yet computed.
+    /// yet computed, or at session sample `position` when that is later.
     /// - Returns: the session sample the ramp starts.
     /// - Throws: ``PlayerError`` for an unknown layer or a bad gain or ramp.
     @discardableResult
-    public func setGain(layer name: String, decibels: Double, ramp: Double = 0) throws(PlayerError) -> Int64 {
+    public func setGain(layer name: String, decibels: Double, ramp: Double = 0, at position: Int64? = nil) throws(PlayerError) -> Int64 {
         try Self.check(decibels: decibels, ramp: ramp, verb: "gain")
         let rate = self.rate
-        return try control { state throws(PlayerError) -> Int64 in
+        return try control(at: position) { state throws(PlayerError) -> Int64 in
             guard let layer = state.timeline.layers.firstIndex(where: { $0.name == name }) else {
                 throw PlayerError("gain: unknown layer '\(name)'\(Suggest.hint(for: name, in: state.timeline.layers.map(\.name))); the layers are \(state.timeline.layers.map(\.name).joined(separator: ", "))")
             }
@@ -679,43 +688,73 @@ public final class SessionPlayer: @unchecked Sendable {
     /// sample set to the earliest sample the device can still change, noting the layers it
     /// touches; then every touched layer that has computed audio past its change is cut there
     /// and computed again from there — its first buffer at once, into the layer's spare.
-    private func control<T, E: Error>(_ body: (inout State) throws(E) -> T) throws(E) -> T {
-        let earliestDevice = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
+    private func control<T, E: Error>(at requested: Int64? = nil, _ body: (inout State) throws(E) -> T) throws(E) -> T {
+        var earliestDevice = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
         for lock in layerLocks { lock.lock() }
         defer { for lock in layerLocks.reversed() { lock.unlock() } }
         let frames = bufferFrames
-        let outcome: Result<(T, [(layer: Int, from: Int64, spare: QueueBuffer?)], SessionTimeline, Int64), E> = state.withLock { state in
-            let live = state.running && !state.paused && !state.halted
-            state.earliestChangeable = live
-                ? max(state.originPosition, state.originPosition + earliestDevice - state.originDevice) : nil
-            state.touched = [:]
-            defer {
-                state.earliestChangeable = nil
+        typealias Repair = (layer: Int, from: Int64, spare: QueueBuffer?)
+        var attempt = 0
+        while true {
+            attempt += 1
+            if attempt > 1 { earliestDevice = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) }
+            let outcome: Result<(T, [Repair], SessionTimeline, Int64, State, Int64), E> = state.withLock { state in
+                let before = state
+                let live = state.running && !state.paused && !state.halted
+                state.earliestChangeable = live
+                    ? max(state.originPosition, state.originPosition + earliestDevice - state.originDevice) : nil
                 state.touched = [:]
+                state.requestedSample = requested
+                defer {
+                    state.earliestChangeable = nil
+                    state.requestedSample = nil
+                    state.touched = [:]
+                }
+                let result: T
+                do throws(E) { result = try body(&state) } catch { return .failure(error) }
+                var repairs: [Repair] = []
+                if live {
+                    for (layer, sample) in state.touched.sorted(by: { $0.key < $1.key }) where sample < state.filled[layer] {
+                        let from = max(sample, state.queueOrigin)
+                        let spare = state.spares[layer]
+                        state.spares[layer] = nil
+                        state.filled[layer] = from + (spare == nil ? 0 : Int64(frames))
+                        repairs.append((layer, from, spare))
+                    }
+                }
+                return .success((result, repairs, state.timeline, state.queueOrigin, before,
+                                 state.originDevice - state.originPosition))
             }
-            let result: T
-            do throws(E) { result = try body(&state) } catch { return .failure(error) }
-            var repairs: [(layer: Int, from: Int64, spare: QueueBuffer?)] = []
-            if live {
-                for (layer, sample) in state.touched.sorted(by: { $0.key < $1.key }) where sample < state.filled[layer] {
-                    let from = max(sample, state.queueOrigin)
-                    let spare = state.spares[layer]
-                    state.spares[layer] = nil
-                    state.filled[layer] = from + (spare == nil ? 0 : Int64(frames))
-                    repairs.append((layer, from, spare))
+            let (result, repairs, timeline, origin, before, deviceOffset) = try outcome.get()
+            // The layers' new audio, computed before anything reaches the queues.
+            for repair in repairs {
+                if let spare = repair.spare { render(layer: repair.layer, timeline: timeline, position: repair.from, into: spare) }
+            }
+            // Still in time? A change reaches the device at the start of its next cycle, which
+            // renders from the current cycle's end (the earliest changeable sample − a period): if
+            // cycles passed while it was computed (a busy machine) and one of them has already
+            // begun what it changes, it is undone and made again on the earliest sample now, so
+            // that what is reported is what plays.
+            if let first = repairs.map(\.from).min(), attempt < 4 {
+                let earliestNow = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
+                let period = Int64(max(1, engine.device.periodFrames))
+                if earliestNow != earliestDevice && first + deviceOffset < earliestNow - period {
+                    state.withLock { state in
+                        // (What other threads changed meanwhile — a halt, an error — stays.)
+                        let (halted, running, paused, error) = (state.halted, state.running, state.paused, state.error)
+                        state = before
+                        (state.halted, state.running, state.paused, state.error) = (halted, running, paused, error)
+                    }
+                    continue
                 }
             }
-            return .success((result, repairs, state.timeline, state.queueOrigin))
+            for repair in repairs {
+                let queue = queues[repair.layer]
+                try? queue.truncate(at: repair.from - origin)
+                if let spare = repair.spare { _ = try? queue.enqueue(spare, startTime: repair.from - origin) }
+            }
+            return result
         }
-        let (result, repairs, timeline, origin) = try outcome.get()
-        for repair in repairs {
-            let queue = queues[repair.layer]
-            try? queue.truncate(at: repair.from - origin)
-            guard let spare = repair.spare else { continue }       // the buffers cut come back and refill
-            render(layer: repair.layer, timeline: timeline, position: repair.from, into: spare)
-            _ = try? queue.enqueue(spare, startTime: repair.from - origin)
-        }
-        return result
     }
 
     /// Computes `buffer` (all its frames) of `layer` from session sample `position`.

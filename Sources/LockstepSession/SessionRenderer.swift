@@ -21,6 +21,26 @@ public struct SessionRenderer: Sendable {
     public var manualCues: [(cue: String, at: SessionTime)]
     /// Length to render; nil: until every placed cue has ended (required if one loops forever).
     public var duration: SessionTime?
+    /// Control carried out while rendering (the commands of a MIDI file, say), if any.
+    public var control: RenderControl?
+
+    /// Commands carried out during a render, each on its sample: before each block (of 256
+    /// frames), `apply` is called with the player and the session sample three blocks on, and
+    /// carries out every command placed before it (on the player, at its sample) — two blocks
+    /// ahead of the device, as a live device's two periods.
+    public struct RenderControl: Sendable {
+        /// The last session sample a command acts on: the render runs at least to here.
+        public var lastSample: Int64
+        /// Carries out the commands placed before the session sample given, on the player given;
+        /// throws to end the render.
+        public var apply: @Sendable (SessionPlayer, Int64) throws -> Void
+
+        /// Creates the control.
+        public init(lastSample: Int64, apply: @escaping @Sendable (SessionPlayer, Int64) throws -> Void) {
+            self.lastSample = lastSample
+            self.apply = apply
+        }
+    }
 
     /// What a render produced.
     public struct Summary: Sendable, Hashable {
@@ -38,7 +58,7 @@ public struct SessionRenderer: Sendable {
         public var encoding: AudioFileEncoding
         /// The largest absolute sample of the mix (above 1.0 clips).
         public var peak: Float
-        /// The resolved timeline (manual cues placed).
+        /// The resolved timeline (manual cues placed, commands carried out).
         public var timeline: SessionTimeline
     }
 
@@ -72,23 +92,27 @@ public struct SessionRenderer: Sendable {
             encoding = AudioFileEncoding(type: type, sampleFormat: sampleFormat.map(FileSampleFormat.init))
         }
         let channels = session.document.channelCount
-        let period = 4096
+        // With control, small blocks and commands carried out two blocks ahead of their sample, as
+        // a live device's two periods: the buffers a command cuts come back and are computed again
+        // before the device reaches its sample.
+        let period = control == nil ? 4096 : 256
         let device = try OfflineDevice(format: StreamFormat(sampleRate: rate, channelCount: channels, sampleFormat: .float32),
                                        maximumFramesPerRender: period, name: "session-render")
         let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory,
                                 maximumQueues: max(16, session.document.layers.count))
         let player = try SessionPlayer(session: session, engine: engine)
         for (cue, time) in manualCues { try player.go(cue, atPosition: time.samples(at: rate)) }
-        let timeline = player.timeline
-        let end: Int64
-        if let duration {
-            end = duration.samples(at: rate)
-        } else if let natural = timeline.end {
-            end = natural
-        } else {
-            let forever = timeline.cues.first { $0.start != nil && $0.length == nil }?.name ?? "?"
-            throw PlayerError("cue '\(forever)' loops forever, so the render has no end; give --duration or a loop count")
+        /// Where the render ends with the timeline as it is now.
+        func plannedEnd() throws -> Int64 {
+            if let duration { return duration.samples(at: rate) }
+            let timeline = player.timeline
+            guard let natural = timeline.end else {
+                let forever = timeline.cues.first { $0.start != nil && $0.length == nil }?.name ?? "?"
+                throw PlayerError("cue '\(forever)' loops forever, so the render has no end; give --duration or a loop count")
+            }
+            return max(natural, control.map { $0.lastSample + 1 } ?? 0)
         }
+        var end = try plannedEnd()
         guard end > 0 else { throw PlayerError("the session is empty: nothing is placed on its timeline (are all cues manual? place them with --go CUE@TIME)") }
         try OutputSafety.refuseOverwritingInputs(output: outputPath, inputs: session.document.cues.map(\.resolvedFile) + [session.document.path])
         try OutputSafety.checkSize(path: outputPath, encoding: encoding, sampleRate: rate, channelCount: channels, frames: end)
@@ -100,6 +124,11 @@ public struct SessionRenderer: Sendable {
         var reported = -1.0
         do {
             while written < end {
+                if let control {
+                    try control.apply(player, written + 3 * Int64(period))
+                    end = try plannedEnd()          // commands may place cues further on
+                    guard written < end else { break }
+                }
                 try samples.withUnsafeMutableBytes { raw in _ = try device.render(frames: period, into: raw) }
                 let frames = Int(min(Int64(period), end - written))
                 try samples.withUnsafeBufferPointer { (pointer) throws(FileError) in
@@ -126,6 +155,6 @@ public struct SessionRenderer: Sendable {
         player.finishRendering()
         progress?(RenderProgress(frames: written, totalFrames: end, sampleRate: rate))
         return Summary(outputPath: outputPath, frames: written, rate: rate, channelCount: channels,
-                       sampleFormat: writer.format.sampleFormat, encoding: encoding, peak: peak, timeline: timeline)
+                       sampleFormat: writer.format.sampleFormat, encoding: encoding, peak: peak, timeline: player.timeline)
     }
 }

@@ -34,14 +34,15 @@ struct JACKOptions: ParsableArguments {
     /// Starts a server if none runs and the mode allows (through `launcher`), then opens the
     /// client with these options.
     /// - Throws: ``CLIError`` naming `command`.
-    func openDevice(_ command: String, launcher: ServerLauncher, channels: Int, inputs: Int = 0) throws -> JACKDevice {
+    func openDevice(_ command: String, launcher: ServerLauncher, channels: Int, inputs: Int = 0,
+                    midiInput: String? = nil) throws -> JACKDevice {
         try launcher.ensureServer(for: command, named: server, mode: startServer)
         do {
             let device = try JACKDevice(options: .init(clientName: clientName, serverName: server,
                                                        channelCount: channels, inputChannelCount: inputs,
                                                        connectToPhysicalOutputs: !noConnect && connections.isEmpty,
                                                        compensatesPlaybackLatency: alignOutputs,
-                                                       survivesServerRestart: reconnect))
+                                                       survivesServerRestart: reconnect, midiInputPortName: midiInput))
             log.info("JACK client '\(device.name)' on server '\(server ?? "default")': \(Int(device.sampleRate)) Hz, period \(device.periodFrames) frames")
             return device
         } catch {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Lockstep
+import LockstepControl
 import LockstepFiles
 import LockstepSession
 
@@ -22,9 +23,12 @@ struct SessionCommand: ParsableCommand {
 }
 
 /// Loads a session, turning its problems into one CLI error listing every diagnostic.
+/// Its MIDI triggers are checked too (each `do:` a command naming the session's cues and layers).
 func loadSession(_ path: String, command: String, json: Bool = false) throws -> Session {
     do {
-        return try Session.load(path: path)
+        let session = try Session.load(path: path)
+        _ = try MIDITriggers(session: session)
+        return session
     } catch {
         if json {
             struct Problem: Encodable { var file: String; var line: Int; var column: Int; var kind: String; var message: String }
@@ -206,10 +210,11 @@ struct SessionRenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Render a session offline to an audio file.",
         discussion: """
-            Output sample N is session sample N. Manual cues are left out unless --go places them. -o - writes standard output (WAV unless --format says otherwise), as render does; the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left.
+            Output sample N is session sample N. Manual cues are left out unless --go places them, or a MIDI file's events fire them through the session's triggers (--midi-file): each event's commands land --midi-latency samples after the event, as in session run --midi, so the render equals a live run that received the same MIDI. -o - writes standard output (WAV unless --format says otherwise), as render does; the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left.
 
             Examples:
               lockstep session render show.yaml -o show.wav --go bell@1:30
+              lockstep session render show.yaml -o show.wav --midi-file cues.mid
               lockstep session render show.yaml -o - --format flac | sox -t flac - show.mp3
             """
     )
@@ -231,6 +236,16 @@ struct SessionRenderCommand: ParsableCommand {
 
     @Option(help: "Render this long (a session time); needed when a cue loops forever.")
     var duration: String?
+
+    @Option(name: .customLong("midi-file"), help: ArgumentHelp(
+        "Send a Standard MIDI File's events through the session's triggers (time 0 = session sample 0).",
+        valueName: "file.mid"))
+    var midiFile: String?
+
+    @Option(name: .customLong("midi-latency"), help: ArgumentHelp(
+        "Samples from each MIDI event to the sample its commands land on (as session run --midi uses).",
+        valueName: "samples"))
+    var midiLatency: Int = MIDIDefaults.latency
 
     @OptionGroup(title: "Messages")
     var global: GlobalOptions
@@ -265,11 +280,22 @@ struct SessionRenderCommand: ParsableCommand {
             }
             length = parsed
         }
+        guard (0...MIDIDefaults.maximumLatency).contains(midiLatency) else {
+            throw CLIError(message: "session render: --midi-latency \(midiLatency) is out of range; give 0 to \(MIDIDefaults.maximumLatency) samples", exitCode: 64)
+        }
+        let midiEvents: [StandardMIDIFile.Event]?
+        if let midiFile {
+            do { midiEvents = try StandardMIDIFile(path: midiFile).events } catch {
+                throw CLIError(message: "session render: --midi-file \(error.description)")
+            }
+        } else {
+            midiEvents = nil
+        }
         let session = try loadSession(file, command: "render")
-        try outputFormat.check(encoding, path: output, sampleRate: Double(rate ?? Int(session.document.rate)),
+        let renderRate = Double(rate ?? Int(session.document.rate))
+        try outputFormat.check(encoding, path: output, sampleRate: renderRate,
                                channels: session.document.channelCount, command: "session render")
         try InputFiles.checkStandardOutput(output, encoding: encoding, json: json, command: "session render")
-        let renderRate = Double(rate ?? Int(session.document.rate))
         let fileRates = session.files.filter { $0.frameCount > 0 }.map { (path: $0.path, rate: $0.sampleRate) }
         for file in session.files where file.frameCount > 0 {
             log.info("\(file.path): \(Int(file.sampleRate)) Hz, \(file.channelCount) ch, \(file.frameCount) frames")
@@ -277,8 +303,19 @@ struct SessionRenderCommand: ParsableCommand {
         try InputFiles.checkRates(fileRates, outputRate: renderRate,
                                   option: rate.map { "--rate \($0)" } ?? "the session's rate \(Int(renderRate))", command: "session render")
         log.info("writing \(StandardStreams.names(output) ? "standard output" : output): \(encodingSummary(encoding)), \(Int(renderRate)) Hz, \(session.document.channelCount) ch")
-        let renderer = SessionRenderer(session: session, outputPath: output, rate: rate.map(Double.init),
+        var renderer = SessionRenderer(session: session, outputPath: output, rate: rate.map(Double.init),
                                        encoding: encoding, manualCues: manual, duration: length)
+        var midi: MIDIRenderControl?
+        if let midiEvents, let midiFile {
+            let triggers = try MIDITriggers(session: session)
+            if triggers.entries.isEmpty {
+                log.warning("\(file) has no 'triggers:', so the events of \(midiFile) fire nothing; add triggers (Docs/ShowControl.md)")
+            }
+            let events = midiEvents.map { MIDIEvent(sampleTime: Int64(($0.seconds * renderRate).rounded()), bytes: $0.bytes) }
+            let control = MIDIRenderControl(events: events, triggers: triggers, latency: Int64(midiLatency))
+            renderer.control = control.renderControl
+            midi = control
+        }
         let summary: SessionRenderer.Summary
         let progress = ProgressDisplay(label: "rendering")
         defer { progress.finish() }
@@ -293,6 +330,13 @@ struct SessionRenderCommand: ParsableCommand {
             throw CLIError(message: "session render: \(error.description)")
         } catch let error as AudioQueueError {
             throw CLIError(message: "session render: \(error.message)")
+        } catch let error as ControlError {
+            throw CLIError(message: "session render: --midi-file \(midiFile ?? ""): \(error.message)")
+        }
+        if let midi {
+            for reply in midi.replies where !reply.isOK {
+                log.warning("MIDI \(reply.address.dropFirst(5)): \(reply.summary)")
+            }
         }
         let seconds = Double(summary.frames) / summary.rate
         let peakDB = Decibels.fromLinear(summary.peak)

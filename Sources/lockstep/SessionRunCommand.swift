@@ -32,7 +32,16 @@ struct SessionRunCommand: ParsableCommand {
               seek TIME              jump to a session time (90, 1:30, "4800 samples")
               status                 print one JSON line describing the state
 
-            Example: lockstep session run show.yaml --control -
+            --midi registers a JACK MIDI input, <client>:midi_in (connect a controller with \
+            --midi-connect or any patchbay); the session's 'triggers:' map notes, control changes, \
+            program changes and MIDI Show Control to these commands. Each command lands \
+            --midi-latency samples after its MIDI event, on the sample a render with --midi-file \
+            gives it.
+
+            Examples:
+              lockstep session run show.yaml --control -
+              lockstep session run show.yaml --osc 53000
+              lockstep session run show.yaml --midi --midi-connect system:midi_capture_1
             """
     )
 
@@ -67,11 +76,23 @@ struct SessionRunCommand: ParsableCommand {
     @Option(name: .customLong("osc-reply-port"), help: "The UDP port OSC replies and updates go to on the sender's host, until a client sends /udpReplyPort (default 53001, QLab's).")
     var oscReplyPort: Int?
 
+    @Flag(help: "Take commands from JACK MIDI through the session's triggers: registers the input port <client>:midi_in.")
+    var midi = false
+
+    @Option(name: .customLong("midi-connect"), help: ArgumentHelp("Connect this JACK MIDI output port to midi_in (implies --midi); repeat for several.", valueName: "port"))
+    var midiConnect: [String] = []
+
+    @Option(name: .customLong("midi-latency"), help: ArgumentHelp("Samples from each MIDI event to the sample its commands land on (default: 512, or two periods when the server's period is longer than 256).", valueName: "samples"))
+    var midiLatency: Int?
+
     @OptionGroup(title: "Messages")
     var global: GlobalOptions
 
     @Flag(help: "Print one JSON object with the results (and status lines) on standard output.")
     var json = false
+
+    /// Whether MIDI control is on.
+    var usesMIDI: Bool { midi || !midiConnect.isEmpty || midiLatency != nil }
 
     func validate() throws {
         if let duration { try Limits.checkSeconds(duration, option: "--duration") }
@@ -101,6 +122,12 @@ struct SessionRunCommand: ParsableCommand {
             throw ValidationError("--osc-passcode needs --osc [HOST:]PORT or --osc-tcp [HOST:]PORT")
         }
         if let oscPasscode, oscPasscode.isEmpty { throw ValidationError("--osc-passcode is empty; give a passcode, or leave the option out") }
+        if let midiLatency, !(0...MIDIDefaults.maximumLatency).contains(midiLatency) {
+            throw ValidationError("--midi-latency \(midiLatency) is out of range; give 0 to \(MIDIDefaults.maximumLatency) samples")
+        }
+        if let port = midiConnect.first(where: { !$0.contains(":") }) {
+            throw ValidationError("--midi-connect '\(port)' is not a JACK port name; write client:port (lockstep ports lists them)")
+        }
         if let oscReplyPort, !(1...65535).contains(oscReplyPort) {
             throw ValidationError("--osc-reply-port \(oscReplyPort) is not a UDP port; use 1 to 65535")
         }
@@ -137,7 +164,12 @@ final class SessionRun {
             throw CLIError(message: "session run: \(error.message)")
         }
         defer { launcher.stop() }
-        let device = try command.jack.openDevice("session run", launcher: launcher, channels: session.document.channelCount)
+        let triggers = try MIDITriggers(session: session)
+        if command.usesMIDI && triggers.entries.isEmpty {
+            log.warning("\(command.file) has no 'triggers:', so MIDI fires nothing; add triggers (Docs/ShowControl.md)")
+        }
+        let device = try command.jack.openDevice("session run", launcher: launcher, channels: session.document.channelCount,
+                                                 midiInput: command.usesMIDI ? "midi_in" : nil)
         let engine: Engine
         let player: SessionPlayer
         do {
@@ -213,6 +245,24 @@ final class SessionRun {
                 throw CLIError(message: "session run: \(error.message)")
             }
         }
+        var midi: MIDIReader?
+        if let input = device.midiInput {
+            let period = Int64(max(1, device.periodFrames))
+            let latency = Int64(command.midiLatency ?? max(MIDIDefaults.latency, Int(2 * period)))
+            for source in command.midiConnect {
+                do { try device.connect(source, to: input.portName) } catch {
+                    throw CLIError(message: "session run: --midi-connect: \(error.message)")
+                }
+            }
+            // The refills a MIDI command may wait for (a layer's lock) run at realtime priority
+            // too, under the reader's.
+            engine.performOnCallbackThread { device.promoteCurrentThread(below: 12) }
+            midi = MIDIReader(input: input, device: device, control: MIDIControl(dispatcher: dispatcher, triggers: triggers, latency: latency),
+                              log: { notes.add($0) })
+            let lateWarning = latency < 2 * period ? " (warning: less than two periods of \(period); commands can land late)" : ""
+            log.notice("MIDI control on \(input.portName): \(triggers.entries.count) trigger\(triggers.entries.count == 1 ? "" : "s"); commands land \(latency) samples after their event\(lateWarning)")
+        }
+        defer { midi?.stop() }
         var stopAfter = command.duration.map { Int64(($0 * rate).rounded()) }
         var playedFrames: Int64 = 0
         var lastPosition = fromPosition
@@ -293,7 +343,7 @@ final class SessionRun {
             lastPosition = position
             if let stopAfter, playedFrames >= stopAfter { break }
             let timeline = live.timeline
-            let canStillGo = osc != nil || oscTCP != nil || controls.map { !$0.isFinished } ?? false
+            let canStillGo = osc != nil || oscTCP != nil || midi != nil || controls.map { !$0.isFinished } ?? false
             // Done when everything placed has played and no manual cue can still be fired nor a
             // paused one resumed (a transport follower runs until stopped).
             // (Against what has been rendered, not the estimate of now: the fade-out that follows
@@ -314,6 +364,7 @@ final class SessionRun {
         dispatcher.poll()
         osc?.stop()
         oscTCP?.stop()
+        midi?.stop()
         for note in notes.take() { log.notice("\(note)") }
         live.stop()
         controls?.close()
@@ -334,6 +385,7 @@ final class SessionRun {
             var rateChanges: [RateChange]
             var osc: OSCStatistics?
             var oscTCP: OSCStatistics?
+            var midi: MIDIReader.Summary?
         }
         reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
         let error = engine.deviceError?.message ?? live.queues.lazy.compactMap { $0.stopError?.message }.first
@@ -345,7 +397,7 @@ final class SessionRun {
                                      cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
                                      server: launcher.description.isEmpty ? nil : launcher.description,
                                      lateStarts: live.lateStarts, rateChanges: rateChanges, osc: osc?.statistics,
-                                     oscTCP: oscTCP?.statistics)))
+                                     oscTCP: oscTCP?.statistics, midi: midi?.summary)))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
             print("ran \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
@@ -353,6 +405,8 @@ final class SessionRun {
                   + (osc.map { "; OSC: \($0.statistics.received) received, \($0.statistics.replies) replies, \($0.statistics.dropped) dropped" } ?? "")
                   + (oscTCP.map { "; OSC over TCP: \($0.statistics.connections) connections, \($0.statistics.received) received, "
                                   + "\($0.statistics.replies) replies, \($0.statistics.dropped) dropped" } ?? "")
+                  + (midi.map { let s = $0.summary
+                                return "; MIDI: \(s.received) received, \(s.matched) matched, \(s.broken) broken, \(s.dropped) dropped" } ?? "")
                   + (interrupted ? " (interrupted)" : ""))
         }
         engine.device.stop()

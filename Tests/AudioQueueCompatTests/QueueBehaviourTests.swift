@@ -18,10 +18,10 @@ extension AQCompatTests {
             let buffer = try filledBuffer(queue, bigEndian16(source))
             var start = AudioTimeStamp()
             start.mSampleTime = 100
-            start.mFlags = kAudioTimeStampSampleTimeValid
+            start.mFlags = .sampleTimeValid
             var actual = AudioTimeStamp()
             #expect(AudioQueueEnqueueBufferWithParameters(queue, buffer, 0, nil, 10, 5, 0, nil, &start, &actual) == noErr)
-            #expect(actual.mSampleTime == 100 && actual.mFlags & kAudioTimeStampSampleTimeValid != 0)
+            #expect(actual.mSampleTime == 100 && actual.mFlags.contains(.sampleTimeValid))
             #expect(AudioQueueStart(queue, nil) == noErr)
             var capture: AudioQueueBufferRef?
             #expect(AudioQueueAllocateBuffer(queue, 2048 * 4, &capture) == noErr)
@@ -131,10 +131,10 @@ extension AQCompatTests {
             #expect(!discontinuity.boolValue)
             var device = AudioTimeStamp()
             #expect(AudioQueueDeviceGetCurrentTime(queue, &device) == noErr)
-            #expect(device.mSampleTime == 800 && device.mFlags & kAudioTimeStampSampleHostTimeValid == kAudioTimeStampSampleHostTimeValid)
+            #expect(device.mSampleTime == 800 && device.mFlags.contains(.sampleHostTimeValid))
             var request = AudioTimeStamp()
             request.mSampleTime = 900
-            request.mFlags = kAudioTimeStampSampleTimeValid
+            request.mFlags = .sampleTimeValid
             #expect(AudioQueueDeviceGetNearestStartTime(queue, &request, 0) == noErr && request.mSampleTime == 900)
             var translated = AudioTimeStamp()
             #expect(AudioQueueDeviceTranslateTime(queue, &request, &translated) == noErr)
@@ -197,7 +197,7 @@ extension AQCompatTests {
             #expect(inputs.count == 5)
             for (index, input) in inputs.enumerated() {
                 #expect(input.packets == 480 && input.sampleTime == Double(index * 480))
-                #expect(input.flags & kAudioTimeStampSampleTimeValid != 0)
+                #expect(input.flags.contains(.sampleTimeValid))
                 var expected: [UInt8] = []
                 for frame in 0..<480 {
                     let value = Int32(index * 480 + frame + 1)

@@ -112,14 +112,16 @@ extension AQCompatTests {
             #expect(AudioQueueEnqueueBufferWithParameters(queue, a, 0, nil, 6, 4, 0, nil, nil, nil) == kAudioQueueErr_InvalidParameter)
             var start = AudioTimeStamp()
             start.mSampleTime = 100
-            start.mFlags = kAudioTimeStampSampleTimeValid
+            start.mFlags = .sampleTimeValid
             #expect(AudioQueueEnqueueBufferWithParameters(queue, a, 0, nil, 0, 0, 0, nil, &start, nil) == noErr)
             start.mSampleTime = 105                                   // before a's end (110)
             #expect(AudioQueueEnqueueBufferWithParameters(queue, b, 0, nil, 0, 0, 0, nil, &start, nil) == kAudioQueueErr_InvalidParameter)
             var loud = AudioQueueParameterEvent(mID: kAudioQueueParam_Volume, mValue: 2)
             #expect(AudioQueueEnqueueBufferWithParameters(queue, b, 0, nil, 0, 0, 1, &loud, nil, nil) == kAudioQueueErr_InvalidParameter)
-            var pan = AudioQueueParameterEvent(mID: kAudioQueueParam_Pan, mValue: 0)
+            var pan = AudioQueueParameterEvent(mID: kAudioQueueParam_Pan, mValue: -2)     // pan is -1…1
             #expect(AudioQueueEnqueueBufferWithParameters(queue, b, 0, nil, 0, 0, 1, &pan, nil, nil) == kAudioQueueErr_InvalidParameter)
+            var rate = AudioQueueParameterEvent(mID: kAudioQueueParam_PlayRate, mValue: 2)  // no time-pitch processing
+            #expect(AudioQueueEnqueueBufferWithParameters(queue, b, 0, nil, 0, 0, 1, &rate, nil, nil) == kAudioQueueErr_InvalidParameter)
             #expect(AudioQueueEnqueueBufferWithParameters(queue, b, 0, nil, 0, 0, 1, nil, nil, nil) == kAudio_ParamError)
             var half = AudioQueueParameterEvent(mID: kAudioQueueParam_Volume, mValue: 0.5)
             var actual = AudioTimeStamp()
@@ -146,7 +148,7 @@ extension AQCompatTests {
             let (queue, _) = try offlineOutputQueue(pcm(48000, channels: 2, bits: 16))
             defer { AudioQueueDispose(queue, true) }
             var value: Float32 = 0
-            #expect(AudioQueueGetParameter(queue, kAudioQueueParam_PlayRate, &value) == kAudioQueueErr_InvalidParameter)
+            #expect(AudioQueueGetParameter(queue, 99, &value) == kAudioQueueErr_InvalidParameter)
             #expect(AudioQueueSetParameter(queue, kAudioQueueParam_Volume, 1.5) == kAudioQueueErr_InvalidParameter)
             #expect(AudioQueueSetParameter(queue, kAudioQueueParam_Volume, .nan) == kAudioQueueErr_InvalidParameter)
             var word: UInt32 = 0

@@ -15,7 +15,7 @@ final class CallbackLog: @unchecked Sendable {
         var bytes: [UInt8]
         var sampleTime: Double
         var packets: UInt32
-        var flags: UInt32
+        var flags: AudioTimeStampFlags
     }
 
     private let lock = NSLock()
@@ -126,7 +126,7 @@ func filledBuffer(_ queue: AudioQueueRef, _ bytes: [UInt8], capacity: Int? = nil
 func render(_ queue: AudioQueueRef, _ capture: AudioQueueBufferRef, frames: UInt32, at sampleTime: inout Double) -> (OSStatus, [UInt8]) {
     var stamp = AudioTimeStamp()
     stamp.mSampleTime = sampleTime
-    stamp.mFlags = kAudioTimeStampSampleTimeValid
+    stamp.mFlags = .sampleTimeValid
     let status = AudioQueueOfflineRender(queue, &stamp, capture, frames)
     sampleTime += Double(frames)
     guard status == noErr else { return (status, []) }   // the buffer may be gone with its queue

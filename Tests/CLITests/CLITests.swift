@@ -169,6 +169,14 @@ struct CLITests {
         #expect(r2.status == 0, "\(r2.stderr)")
         #expect(try AudioFileReader(path: playlistOut).frameCount == 456000)
         #expect(r2.stdout.contains("\"start\":216000"))             // the bell, placed at 4.5 s
+        // The example MIDI file: a note 60 at 4.5 s fires the bell 512 samples (the MIDI latency) later,
+        // as --go would place it there.
+        let midiOut = "\(dir)/playlist-midi.wav", goOut = "\(dir)/playlist-go.wav"
+        let r3 = try CLI.run(["session", "render", playlist, "-o", midiOut, "--midi-file", root + "/Examples/Sessions/bell.mid", "--json"])
+        #expect(r3.status == 0, "\(r3.stderr)")
+        #expect(r3.stdout.contains("\"start\":216512"))
+        #expect(try CLI.run(["session", "render", playlist, "-o", goOut, "--go", "bell@216512 samples"]).status == 0)
+        #expect(try FileFixtures.readFloat(path: midiOut) == FileFixtures.readFloat(path: goOut))
         let unknown = try CLI.run(["session", "render", playlist, "-o", playlistOut, "--go", "belll@1"])
         #expect(unknown.status == 1 && unknown.stderr.contains("did you mean 'bell'?"))
     }

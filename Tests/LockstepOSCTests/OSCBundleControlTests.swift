@@ -86,14 +86,17 @@ struct OSCBundleControlTests {
         #expect(output[at - 1] == 0.125 && output[at] == 0.625 && output[at + 1] == 0.125)
     }
 
-    @Test("ahead, only cue-firing commands can be placed; a bundle too far ahead is refused whole; /connect in a bundle authorises what follows")
+    @Test("ahead, commands that move the session's clock cannot be placed; a bundle too far ahead is refused whole; /connect in a bundle authorises what follows")
     func refusals() throws {
         let bench = try bench(.init(passcode: "s3cret"))
-        try bench.receive(.bundle(.now(plus: 1), [.message(OSCMessage("/connect", [.string("s3cret")])), .message(OSCMessage("/stop")),
-                                                  .message(OSCMessage("/go"))]), from: 40000)
+        try bench.receive(.bundle(.now(plus: 1), [.message(OSCMessage("/connect", [.string("s3cret")])), .message(OSCMessage("/pause")),
+                                                  .message(OSCMessage("/go")), .message(OSCMessage("/stop"))]), from: 40000)
         let answers = replies(bench)
-        #expect(answers.map { $0.json["status"] as? String } == ["ok", "error", "ok"])
-        #expect(answers[1].json["data"] as? String == "/stop cannot be placed on a sample yet (only go and cue start can); send it without a time tag")
+        #expect(answers.map { $0.json["status"] as? String } == ["ok", "error", "ok", "ok"])
+        #expect(answers[1].json["data"] as? String == "/pause moves the whole session's clock, so it cannot be placed on a sample; send it without a time tag (cue commands, stop, panic, level and gain can be placed)")
+        // The stop lands on the bundle's sample, with the go.
+        let go = try #require(answers[2].json["data"] as? [String: Any]), stop = try #require(answers[3].json["data"] as? [String: Any])
+        #expect(stop["sampleTime"] as? Int == go["sampleTime"] as? Int && stop["late"] as? Int == 0, "\(go) \(stop)")
         try bench.receive(.bundle(.now(plus: 7200), [.message(OSCMessage("/cue/horn/start"))]), from: 40000)
         let far = try #require(replies(bench).first)
         #expect(far.address == "/reply")

@@ -1,6 +1,7 @@
 import Foundation
 import Lockstep
 import LockstepFiles
+import LockstepTestSupport
 import LockstepSession
 import Testing
 
@@ -15,17 +16,8 @@ struct SessionMutationTests {
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Examples/Sessions").path
 
-    /// A small, fast, seeded generator (SplitMix64): the same seed gives the same mutants.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    /// A small, fast, seeded generator: the same seed gives the same mutants.
+    typealias Generator = SeededRandom
 
     static let values = [
         "0", "-1", "0.5", "1e-300", "1e15", "1e308", "1e309", ".inf", "-.inf", ".nan", "nan",

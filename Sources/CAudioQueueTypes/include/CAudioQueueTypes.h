@@ -55,6 +55,26 @@ typedef struct SMPTETime {
     int16_t mFrames;
 } SMPTETime;
 
+/// Which fields of an `AudioTimeStamp` are valid. The corresponding Apple type is
+/// `AudioTimeStampFlags`: imported into Swift as an `OptionSet` (`.sampleTimeValid`, …), as
+/// Apple's `CF_OPTIONS` type is.
+typedef enum __attribute__((flag_enum, enum_extensibility(open))) AudioTimeStampFlags : uint32_t {
+    /// Nothing is valid.
+    kAudioTimeStampNothingValid = 0,
+    /// `mSampleTime` is valid.
+    kAudioTimeStampSampleTimeValid = (1U << 0),
+    /// `mHostTime` is valid.
+    kAudioTimeStampHostTimeValid = (1U << 1),
+    /// `mRateScalar` is valid.
+    kAudioTimeStampRateScalarValid = (1U << 2),
+    /// `mWordClockTime` is valid.
+    kAudioTimeStampWordClockTimeValid = (1U << 3),
+    /// `mSMPTETime` is valid.
+    kAudioTimeStampSMPTETimeValid = (1U << 4),
+    /// Sample time and host time are valid.
+    kAudioTimeStampSampleHostTimeValid = (kAudioTimeStampSampleTimeValid | kAudioTimeStampHostTimeValid)
+} AudioTimeStampFlags;
+
 /// A point in time in several representations. The corresponding Apple type is `AudioTimeStamp`.
 /// On Linux `mHostTime` counts microseconds (JACK's clock, or rendered audio offline).
 typedef struct AudioTimeStamp {
@@ -68,8 +88,8 @@ typedef struct AudioTimeStamp {
     uint64_t mWordClockTime;
     /// An SMPTE time (unused).
     SMPTETime mSMPTETime;
-    /// Which fields are valid (`kAudioTimeStampSampleTimeValid`, …).
-    uint32_t mFlags;
+    /// Which fields are valid (`.sampleTimeValid`, …).
+    AudioTimeStampFlags mFlags;
     /// Padding.
     uint32_t mReserved;
 } AudioTimeStamp;
@@ -107,6 +127,36 @@ typedef struct AudioChannelLayout {
     /// The first description.
     AudioChannelDescription mChannelDescriptions[1];
 } AudioChannelLayout;
+
+/// One buffer of audio in an `AudioBufferList` (16 bytes). The corresponding Apple type is
+/// `AudioBuffer`.
+typedef struct AudioBuffer {
+    /// Interleaved channels in the buffer (1 for each buffer of non-interleaved audio).
+    uint32_t mNumberChannels;
+    /// Bytes of audio in `mData`.
+    uint32_t mDataByteSize;
+    /// The audio.
+    void * _Nullable mData;
+} AudioBuffer;
+
+/// A variable-length list of `AudioBuffer`s: C's `mBuffers[1]` stands for `mNumberBuffers` of
+/// them (24 bytes with one; allocate `AudioBufferList.sizeInBytes(maximumBuffers:)` for more).
+/// The corresponding Apple type is `AudioBufferList`.
+typedef struct AudioBufferList {
+    /// How many buffers follow.
+    uint32_t mNumberBuffers;
+    /// The first buffer; the others follow it in memory.
+    AudioBuffer mBuffers[1];
+} AudioBufferList;
+
+/// How many frames a sample-rate converter needs before (leading) and after (trailing) the
+/// frames it converts. The corresponding Apple type is `AudioConverterPrimeInfo`.
+typedef struct AudioConverterPrimeInfo {
+    /// Frames needed before the first converted frame.
+    uint32_t leadingFrames;
+    /// Frames needed after the last converted frame.
+    uint32_t trailingFrames;
+} AudioConverterPrimeInfo;
 
 /// An audio queue buffer. The corresponding Apple type is `AudioQueueBuffer`. Write `mAudioData`
 /// and set `mAudioDataByteSize` before enqueueing on a playback queue; the queue owns the memory.

@@ -5,6 +5,8 @@
 #include <jack/transport.h>
 #include <jack/types.h>
 #include <jack/statistics.h>
+#include <jack/midiport.h>
+#include <jack/thread.h>
 
 /// Opens a JACK client. Wraps the variadic jack_client_open, which Swift cannot call.
 /// server_name may be NULL (then JACK_DEFAULT_SERVER or "default" is used);

@@ -1,0 +1,124 @@
+import CJack
+import Foundation
+import Synchronization
+
+/// A JACK client with one MIDI output port (`midi_out`) that sends scheduled messages, each on an
+/// exact JACK frame time: the process callback writes every message whose frame falls in the
+/// current cycle at its offset in that cycle. For tests of MIDI control, as a controller or a
+/// console sending MIDI Show Control would.
+public final class JACKMIDISender: @unchecked Sendable {
+    /// The client's name.
+    public let clientName: String
+    /// The output port's full name.
+    public let portName: String
+    private let client: OpaquePointer
+    private let core: SenderCore
+    private var active = false
+
+    /// Opens the client on `server` (not yet active).
+    public init(server: JACKServer, name: String? = nil) throws {
+        let requested = name ?? "lockstep-midi-\(JACKFixtureSupport.nextSerial())"
+        client = try JACKFixtureSupport.openClient(named: requested, serverName: server.name)
+        guard let port = jack_port_register(client, "midi_out", JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsOutput.rawValue), 0) else {
+            jack_client_close(client)
+            throw JACKFixtureError.invalidArgument("cannot register a MIDI output port")
+        }
+        core = SenderCore(port: port, client: client)
+        clientName = JACKFixtureSupport.clientName(client)
+        portName = JACKFixtureSupport.portName(port)
+        jack_set_process_callback(client, SenderCore.processCallback, Unmanaged.passRetained(core).toOpaque())
+    }
+
+    deinit { stop() }
+
+    /// Activates the client and connects its port to `destination` (when given).
+    public func start(connectingTo destination: String? = nil) throws {
+        guard !active else { return }
+        let code = jack_activate(client)
+        guard code == 0 else { throw JACKFixtureError.activationFailed(client: clientName, code: code) }
+        active = true
+        if let destination { try JACKFixtureSupport.connect(client, portName, destination) }
+    }
+
+    /// JACK's frame time now (`jack_frame_time`).
+    public var frameTime: UInt32 { jack_frame_time(client) }
+
+    /// The frame time at the start of the current cycle (`jack_last_frame_time`).
+    public var lastFrameTime: UInt32 { jack_last_frame_time(client) }
+
+    /// Sends `bytes` on JACK frame time `frame` (a frame already past goes out at the start of
+    /// the next cycle, and is counted in ``lateMessages``).
+    public func send(_ bytes: [UInt8], atFrame frame: UInt32) {
+        core.pending.withLock { $0.append((frame, bytes)) }
+    }
+
+    /// Messages written so far.
+    public var sentMessages: Int { core.sent.load(ordering: .acquiring) }
+    /// Messages whose frame had passed when their cycle came (sent at offset 0 of a later cycle).
+    public var lateMessages: Int { core.late.load(ordering: .acquiring) }
+    /// The JACK frame time each message was really written on, in the order written.
+    public var sentFrames: [UInt32] { core.written.withLock { $0 } }
+
+    /// Waits until every scheduled message has been written (or `timeout` seconds pass).
+    public func waitUntilSent(timeout: Double) -> Bool {
+        JACKFixtureSupport.poll(timeout: timeout) { core.pending.withLock { $0.isEmpty } }
+    }
+
+    /// Deactivates and closes the client.
+    public func stop() {
+        guard core.closed.exchange(true, ordering: .acquiringAndReleasing) == false else { return }
+        if active { jack_deactivate(client) }
+        jack_client_close(client)
+    }
+}
+
+/// The sender's process state. The pending list is guarded by a lock the process callback only
+/// tries (a test client, not the realtime path under test).
+final class SenderCore: @unchecked Sendable {
+    let port: OpaquePointer
+    let client: OpaquePointer
+    let pending = Mutex<[(frame: UInt32, bytes: [UInt8])]>([])
+    let written = Mutex<[UInt32]>([])
+    let sent = Atomic<Int>(0)
+    let late = Atomic<Int>(0)
+    let closed = Atomic<Bool>(false)
+
+    init(port: OpaquePointer, client: OpaquePointer) {
+        self.port = port
+        self.client = client
+    }
+
+    func process(_ nframes: jack_nframes_t) {
+        guard let buffer = jack_port_get_buffer(port, nframes) else { return }
+        jack_midi_clear_buffer(buffer)
+        let start = jack_last_frame_time(client)
+        let due: [(frame: UInt32, bytes: [UInt8])]? = pending.withLockIfAvailable { list in
+            let now = list.filter { Int32(bitPattern: $0.frame &- start) < Int32(nframes) }
+            list.removeAll { Int32(bitPattern: $0.frame &- start) < Int32(nframes) }
+            return now
+        }
+        guard let due, !due.isEmpty else { return }
+        var frames: [UInt32] = []
+        for message in due.sorted(by: { Int32(bitPattern: $0.frame &- start) < Int32(bitPattern: $1.frame &- start) }) {
+            var offset = Int32(bitPattern: message.frame &- start)
+            if offset < 0 {
+                late.wrappingAdd(1, ordering: .relaxed)
+                offset = 0
+            }
+            let written = message.bytes.withUnsafeBufferPointer {
+                jack_midi_event_write(buffer, jack_nframes_t(offset), $0.baseAddress, $0.count)
+            }
+            if written == 0 {
+                sent.wrappingAdd(1, ordering: .releasing)
+                frames.append(start &+ UInt32(offset))
+            }
+        }
+        written.withLock { $0 += frames }
+    }
+
+    static let processCallback: JackProcessCallback = { nframes, context in
+        guard let context else { return 0 }
+        Unmanaged<SenderCore>.fromOpaque(context)._withUnsafeGuaranteedRef { $0.process(nframes) }
+        return 0
+    }
+}
