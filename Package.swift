@@ -57,6 +57,7 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Rainbow", package: "Rainbow"),
+            .product(name: "Yams", package: "Yams"),
         ]),
         // Examples (compiled in CI).
         .executableTarget(name: "LayeredRender", dependencies: ["Lockstep", "LockstepFiles"],

@@ -8,4 +8,14 @@ Scripts/setup.sh
 echo "test: release build (realtime checks on the render path)" >&2
 swift build -c release
 echo "test: swift test" >&2
-swift test "$@"
+# The whole log is kept; on a failure, what failed is printed again at the end, where a CI log
+# that shows only its tail still has it.
+log=$(mktemp "${TMPDIR:-/tmp}/lockstep-test.XXXXXX")
+trap 'rm -f "$log"' EXIT
+status=0
+swift test "$@" 2>&1 | tee "$log" || status=$?
+if [ "$status" -ne 0 ]; then
+    echo "test: FAILED (exit $status); what failed:" >&2
+    grep -E "✘|recorded an issue|error:|Fatal error|Expectation failed" "$log" | grep -v "^✘ Test run with" | head -60 >&2 || true
+fi
+exit "$status"

@@ -55,6 +55,9 @@ struct PlayCommand: ParsableCommand {
     @Option(help: "Stop after this many seconds.")
     var duration: Double?
 
+    @OptionGroup(title: "Control")
+    var surfaces: ControlOptions
+
     @OptionGroup(title: "Messages")
     var global: GlobalOptions
 
@@ -96,6 +99,22 @@ struct PlayCommand: ParsableCommand {
                 throw CLIError(message: "play: \(error.description)", exitCode: 64)
             }
             try refuseToReplace(recordPath, force: force, command: "play")
+        }
+        if surfaces.isRequested {
+            // Under control the files play as a session, through the one command path.
+            if portsPerFile || !recordPorts.isEmpty {
+                let option = portsPerFile ? "--ports-per-file" : "--record-port"
+                throw CLIError(message: "play: \(option) cannot be used with --control, --osc, --osc-tcp or --midi yet; write a session whose layers name their 'ports' (Docs/SessionFormat.md) and use lockstep session run", exitCode: 64)
+            }
+            if recordPath != nil && transport {
+                throw CLIError(message: "play: --record cannot follow --transport under control; leave one out", exitCode: 64)
+            }
+            let session = try PlayControl.session(layers: layers, loop: loop)
+            let settings = SessionRun.Settings(command: "play", file: layers.files.count == 1 ? layers.files[0] : "\(layers.files.count) files",
+                                               jack: jack, surfaces: surfaces, transport: transport, duration: duration,
+                                               json: json, recordPath: recordPath)
+            try SessionRun(settings: settings, session: session).run()
+            return
         }
         let session = PlaySession(command: self, layers: layers)
         try session.run()

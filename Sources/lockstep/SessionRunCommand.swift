@@ -61,29 +61,14 @@ struct SessionRunCommand: ParsableCommand {
     @Option(help: "Stop after this many seconds of playing.")
     var duration: Double?
 
-    @Option(help: "Read control commands from this file or FIFO ('-': standard input).")
-    var control: String?
+    @OptionGroup(title: "Control")
+    var surfaces: ControlOptions
 
-    @Option(name: .customLong("osc"), help: ArgumentHelp("Answer control commands over OSC (UDP) with QLab's addresses, on [HOST:]PORT (HOST defaults to 127.0.0.1, this machine only; QLab's port is 53000).", valueName: "[HOST:]PORT"))
-    var osc: String?
+    @Option(name: .customLong("record"), help: ArgumentHelp("Record the master mix into this file, from the session's first sample, on the same timeline.", valueName: "file"))
+    var recordPath: String?
 
-    @Option(name: .customLong("osc-tcp"), help: ArgumentHelp("Answer control commands over OSC on TCP with SLIP framing (OSC 1.1, QLab 5's TCP) on [HOST:]PORT (HOST defaults to 127.0.0.1); replies and updates come back on the connection.", valueName: "[HOST:]PORT"))
-    var oscTCP: String?
-
-    @Option(name: .customLong("osc-passcode"), help: "OSC clients must send /connect CODE before any other message.")
-    var oscPasscode: String?
-
-    @Option(name: .customLong("osc-reply-port"), help: "The UDP port OSC replies and updates go to on the sender's host, until a client sends /udpReplyPort (default 53001, QLab's).")
-    var oscReplyPort: Int?
-
-    @Flag(help: "Take commands from JACK MIDI through the session's triggers: registers the input port <client>:midi_in.")
-    var midi = false
-
-    @Option(name: .customLong("midi-connect"), help: ArgumentHelp("Connect this JACK MIDI output port to midi_in (implies --midi); repeat for several.", valueName: "port"))
-    var midiConnect: [String] = []
-
-    @Option(name: .customLong("midi-latency"), help: ArgumentHelp("Samples from each MIDI event to the sample its commands land on (default: 512, or two periods when the server's period is longer than 256).", valueName: "samples"))
-    var midiLatency: Int?
+    @Flag(help: "With --record: replace the file if it exists (without it, an existing file is never touched).")
+    var force = false
 
     @OptionGroup(title: "Messages")
     var global: GlobalOptions
@@ -91,85 +76,75 @@ struct SessionRunCommand: ParsableCommand {
     @Flag(help: "Print one JSON object with the results (and status lines) on standard output.")
     var json = false
 
-    /// Whether MIDI control is on.
-    var usesMIDI: Bool { midi || !midiConnect.isEmpty || midiLatency != nil }
-
     func validate() throws {
         if let duration { try Limits.checkSeconds(duration, option: "--duration") }
-        if let control, control != "-" {
-            var info = stat()
-            guard stat(control, &info) == 0 else {
-                throw ValidationError("--control \(control): \(String(cString: strerror(errno))); give a file or FIFO of commands (mkfifo makes one), or - for standard input")
-            }
-            let type = info.st_mode & S_IFMT
-            guard type == S_IFREG || type == S_IFIFO || type == S_IFCHR || type == S_IFSOCK else {
-                let what = type == S_IFDIR ? "is a directory" : "is not a file or FIFO"
-                throw ValidationError("--control \(control) \(what); give a file or FIFO of commands (mkfifo makes one), or - for standard input")
-            }
-            guard access(control, R_OK) == 0 else {
-                throw ValidationError("--control \(control) cannot be read (\(String(cString: strerror(errno)))); check its permissions")
-            }
+        if recordPath != nil && transport {
+            throw ValidationError("--record cannot follow --transport yet (the recording starts on the session's first sample); leave one out")
         }
-        if let osc {
-            do { _ = try OSCEndpoint.parse(osc) } catch { throw ValidationError(error.message) }
-        } else if oscReplyPort != nil {
-            throw ValidationError("--osc-reply-port needs --osc [HOST:]PORT (TCP replies come back on the connection)")
-        }
-        if let oscTCP {
-            do { _ = try OSCEndpoint.parse(oscTCP, option: "--osc-tcp") } catch { throw ValidationError(error.message) }
-        }
-        if osc == nil && oscTCP == nil && oscPasscode != nil {
-            throw ValidationError("--osc-passcode needs --osc [HOST:]PORT or --osc-tcp [HOST:]PORT")
-        }
-        if let oscPasscode, oscPasscode.isEmpty { throw ValidationError("--osc-passcode is empty; give a passcode, or leave the option out") }
-        if let midiLatency, !(0...MIDIDefaults.maximumLatency).contains(midiLatency) {
-            throw ValidationError("--midi-latency \(midiLatency) is out of range; give 0 to \(MIDIDefaults.maximumLatency) samples")
-        }
-        if let port = midiConnect.first(where: { !$0.contains(":") }) {
-            throw ValidationError("--midi-connect '\(port)' is not a JACK port name; write client:port (lockstep ports lists them)")
-        }
-        if let oscReplyPort, !(1...65535).contains(oscReplyPort) {
-            throw ValidationError("--osc-reply-port \(oscReplyPort) is not a UDP port; use 1 to 65535")
-        }
+        if force && recordPath == nil { throw ValidationError("--force replaces the --record file; give --record FILE") }
     }
 
     func run() throws {
         let session = try loadSession(file, command: "run")
-        try SessionRun(command: self, session: session).run()
+        if let recordPath {
+            do { try OutputSafety.refuseOverwritingInputs(output: recordPath, inputs: [file] + session.files.map(\.path), option: "--record") } catch {
+                throw CLIError(message: "session run: \(error.description)", exitCode: 64)
+            }
+            try refuseToReplace(recordPath, force: force, command: "session run")
+        }
+        let settings = SessionRun.Settings(command: "session run", file: file, jack: jack, surfaces: surfaces, transport: transport,
+                                           from: from?.time, duration: duration, json: json, recordPath: recordPath)
+        try SessionRun(settings: settings, session: session).run()
     }
 }
 
 /// One live run of a session.
 final class SessionRun {
-    let command: SessionRunCommand
+    /// What to run and how: `session run`'s options, or those `play` gives for its files.
+    struct Settings {
+        /// The command's name in messages (`session run`, `play`).
+        var command: String
+        /// The session file, or what stands for it in messages and the summary.
+        var file: String
+        var jack: JACKOptions
+        var surfaces: ControlOptions
+        var transport = false
+        var from: SessionTime?
+        var duration: Double?
+        var json = false
+        /// Where to record the master mix, from the session's first sample.
+        var recordPath: String?
+    }
+
+    let command: Settings
     let session: Session
     let launcher = ServerLauncher()
 
-    init(command: SessionRunCommand, session: Session) {
-        self.command = command
+    init(settings: Settings, session: Session) {
+        self.command = settings
         self.session = session
     }
 
     func run() throws {
-        let interrupt = InterruptFlag(command: "session run")
+        let interrupt = InterruptFlag(command: command.command)
         // The OSC port is bound first, so that a port in use fails before any server starts.
         let oscSocket: OSCUDPSocket?
         let oscListener: OSCTCPServer.Listener?
         do throws(OSCError) {
-            oscSocket = try command.osc.map { text throws(OSCError) in try OSCUDPSocket(binding: try OSCEndpoint.parse(text)) }
-            oscListener = try command.oscTCP.map { text throws(OSCError) in
+            oscSocket = try command.surfaces.osc.map { text throws(OSCError) in try OSCUDPSocket(binding: try OSCEndpoint.parse(text)) }
+            oscListener = try command.surfaces.oscTCP.map { text throws(OSCError) in
                 try OSCTCPServer.Listener(binding: try OSCEndpoint.parse(text, option: "--osc-tcp"))
             }
         } catch {
-            throw CLIError(message: "session run: \(error.message)")
+            throw CLIError(message: "\(command.command): \(error.message)")
         }
         defer { launcher.stop() }
         let triggers = try MIDITriggers(session: session)
-        if command.usesMIDI && triggers.entries.isEmpty {
+        if command.surfaces.usesMIDI && triggers.entries.isEmpty {
             log.warning("\(command.file) has no 'triggers:', so MIDI fires nothing; add triggers (Docs/ShowControl.md)")
         }
-        let device = try command.jack.openDevice("session run", launcher: launcher, channels: session.document.channelCount,
-                                                 midiInput: command.usesMIDI ? "midi_in" : nil)
+        let device = try command.jack.openDevice(command.command, launcher: launcher, channels: session.document.channelCount,
+                                                 midiInput: command.surfaces.usesMIDI ? "midi_in" : nil)
         let engine: Engine
         let player: SessionPlayer
         do {
@@ -179,23 +154,32 @@ final class SessionRun {
             player = try SessionPlayer(session: session, engine: engine, directOutputs: true)
             try device.start()
         } catch let error as AudioQueueError {
-            throw CLIError(message: "session run: \(error.message)")
+            throw CLIError(message: "\(command.command): \(error.message)")
         } catch let error as SessionError {
-            throw CLIError(message: "session run: at the server's rate:\n\(error.description)")
+            throw CLIError(message: "\(command.command): at the server's rate:\n\(error.description)")
         }
         var rate = engine.sampleRate
         do throws(AudioQueueError) {
             try device.connectMasterOutputs(to: command.jack.connections)
             try connectLayerPorts(player, device: device)
         } catch {
-            throw CLIError(message: "session run: \(command.file): \(error.message)")
+            throw CLIError(message: "\(command.command): \(command.file): \(error.message)")
         }
 
-        let controls = command.control.map { ControlReader(path: $0) }
+        // The recording file is created only once every port is connected.
+        var recorder: FileRecorder?
+        if let path = command.recordPath {
+            do {
+                recorder = try FileRecorder(engine: engine, path: path, channels: session.document.channelCount, source: .mix)
+            } catch {
+                throw CLIError(message: "\(command.command): \(error.description)")
+            }
+        }
+        let controls = command.surfaces.control.map { ControlReader(path: $0) }
         // Typed commands are shown in the live display, not echoed over it.
-        let echo = command.control == "-" && Terminal.stderrIsTerminal && !command.json ? TerminalEcho.off() : nil
+        let echo = command.surfaces.control == "-" && Terminal.stderrIsTerminal && !command.json ? TerminalEcho.off() : nil
         defer { echo?.restore() }
-        let fromPosition = command.from?.time.samples(at: rate) ?? 0
+        let fromPosition = command.from?.samples(at: rate) ?? 0
         var follower: TransportFollower?
         var startedAt: Int64?
         if command.transport {
@@ -216,16 +200,17 @@ final class SessionRun {
             do {
                 let at = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64(rate * 0.05)
                 startedAt = try player.start(from: fromPosition, at: at)
+                try recorder?.start(at: at)
             } catch {
-                throw CLIError(message: "session run: \(error.message)")
+                throw CLIError(message: "\(command.command): \(userMessage(error))")
             }
         }
         let dispatcher = ControlDispatcher(player: player)
         let notes = NoteQueue()
         var osc: OSCUDPServer?
         if let oscSocket {
-            let options = OSCControlServer.Options(passcode: command.oscPasscode,
-                                                   replyPort: UInt16(command.oscReplyPort ?? Int(OSCEndpoint.defaultReplyPort)))
+            let options = OSCControlServer.Options(passcode: command.surfaces.oscPasscode,
+                                                   replyPort: UInt16(command.surfaces.oscReplyPort ?? Int(OSCEndpoint.defaultReplyPort)))
             let server = OSCUDPServer(socket: oscSocket, dispatcher: dispatcher, options: options, log: { notes.add($0) })
             let passcodeNote = options.passcode == nil ? "" : "; /connect with the passcode first"
             log.notice("OSC control on \(server.localAddress) (UDP); replies to port \(options.replyPort)\(passcodeNote)")
@@ -234,7 +219,7 @@ final class SessionRun {
         }
         var oscTCP: OSCTCPServer?
         if let oscListener {
-            let options = OSCControlServer.Options(passcode: command.oscPasscode)
+            let options = OSCControlServer.Options(passcode: command.surfaces.oscPasscode)
             do throws(OSCError) {
                 let server = try OSCTCPServer(listener: oscListener, dispatcher: dispatcher, options: options, log: { notes.add($0) })
                 let passcodeNote = options.passcode == nil ? "" : "; /connect with the passcode first"
@@ -242,16 +227,16 @@ final class SessionRun {
                 if let warning = server.exposureWarning { log.warning("\(warning)") }
                 oscTCP = server
             } catch {
-                throw CLIError(message: "session run: \(error.message)")
+                throw CLIError(message: "\(command.command): \(error.message)")
             }
         }
         var midi: MIDIReader?
         if let input = device.midiInput {
             let period = Int64(max(1, device.periodFrames))
-            let latency = Int64(command.midiLatency ?? max(MIDIDefaults.latency, Int(2 * period)))
-            for source in command.midiConnect {
+            let latency = Int64(command.surfaces.midiLatency ?? max(MIDIDefaults.latency, Int(2 * period)))
+            for source in command.surfaces.midiConnect {
                 do { try device.connect(source, to: input.portName) } catch {
-                    throw CLIError(message: "session run: --midi-connect: \(error.message)")
+                    throw CLIError(message: "\(command.command): --midi-connect: \(error.message)")
                 }
             }
             // The refills a MIDI command may wait for (a layer's lock) run at realtime priority
@@ -325,13 +310,13 @@ final class SessionRun {
                     display = SessionDisplay(enabled: Terminal.display != .none && !command.json, player: live)
                     continue
                 } catch {
-                    log.error("session run: cannot play on at the new rate: \(userMessage(error))")
+                    log.error("\(command.command): cannot play on at the new rate: \(userMessage(error))")
                     break
                 }
             }
             if let follower {
                 do { try follower.poll() } catch {
-                    throw CLIError(message: "session run: \(userMessage(error))")
+                    throw CLIError(message: "\(command.command): \(userMessage(error))")
                 }
             }
             for line in controls?.take() ?? [] { typed(line, dispatcher: dispatcher, display: display) }
@@ -343,7 +328,7 @@ final class SessionRun {
             lastPosition = position
             if let stopAfter, playedFrames >= stopAfter { break }
             let timeline = live.timeline
-            let canStillGo = osc != nil || oscTCP != nil || midi != nil || controls.map { !$0.isFinished } ?? false
+            let canStillGo = command.surfaces.canStillCommand(controlFinished: controls?.isFinished ?? true)
             // Done when everything placed has played and no manual cue can still be fired nor a
             // paused one resumed (a transport follower runs until stopped).
             // (Against what has been rendered, not the estimate of now: the fade-out that follows
@@ -368,6 +353,12 @@ final class SessionRun {
         for note in notes.take() { log.notice("\(note)") }
         live.stop()
         controls?.close()
+        var recording: FileRecorder.Summary?
+        var recordError: String?
+        if let recorder {
+            usleep(20_000)
+            do { recording = try recorder.stop() } catch { recordError = error.description }
+        }
         let timeline = live.timeline
         let gaps = engine.discontinuities
         struct Summary: Encodable {
@@ -386,10 +377,17 @@ final class SessionRun {
             var osc: OSCStatistics?
             var oscTCP: OSCStatistics?
             var midi: MIDIReader.Summary?
+            var recording: Recording?
+            struct Recording: Encodable {
+                var file: String
+                var framesWritten: Int64
+                var startSampleTime: Int64?
+                var lostFrames: Int64
+            }
         }
         reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
         let error = engine.deviceError?.message ?? live.queues.lazy.compactMap { $0.stopError?.message }.first
-            ?? live.error?.description
+            ?? live.error?.description ?? recordError
         if command.json {
             print(jsonString(Summary(file: command.file, startSampleTime: startedAt, from: fromPosition, endPosition: endPosition,
                                      rate: Int(rate), interrupted: interrupted,
@@ -397,20 +395,23 @@ final class SessionRun {
                                      cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
                                      server: launcher.description.isEmpty ? nil : launcher.description,
                                      lateStarts: live.lateStarts, rateChanges: rateChanges, osc: osc?.statistics,
-                                     oscTCP: oscTCP?.statistics, midi: midi?.summary)))
+                                     oscTCP: oscTCP?.statistics, midi: midi?.summary,
+                                     recording: recording.map { .init(file: $0.path, framesWritten: $0.framesWritten,
+                                                                      startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) })))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
-            print("ran \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
+            print("\(command.command == "play" ? "played" : "ran") \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
                   + "(\(endPosition) samples) at \(Int(rate)) Hz through '\(device.name)'; discontinuities: \(gaps.count)"
                   + (osc.map { "; OSC: \($0.statistics.received) received, \($0.statistics.replies) replies, \($0.statistics.dropped) dropped" } ?? "")
                   + (oscTCP.map { "; OSC over TCP: \($0.statistics.connections) connections, \($0.statistics.received) received, "
                                   + "\($0.statistics.replies) replies, \($0.statistics.dropped) dropped" } ?? "")
                   + (midi.map { let s = $0.summary
                                 return "; MIDI: \(s.received) received, \(s.matched) matched, \(s.broken) broken, \(s.dropped) dropped" } ?? "")
+                  + (recording.map { "; recorded \($0.framesWritten) frames to \($0.path)" } ?? "")
                   + (interrupted ? " (interrupted)" : ""))
         }
         engine.device.stop()
-        if let error { throw CLIError(message: "session run: \(error)") }
+        if let error { throw CLIError(message: "\(command.command): \(error)") }
         try interrupt.exitIfRaised()
     }
 

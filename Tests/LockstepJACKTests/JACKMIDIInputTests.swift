@@ -36,5 +36,57 @@ extension JACKTests {
             #expect(statistics.received == 3 && statistics.droppedOversized == 1 && statistics.droppedRingFull == 0, "\(statistics)")
             device.stop()
         }
+
+        @Test("after the server is killed and restarted under its name, midi_in is there again, its connection restored, and its events carry frames on the continued timeline")
+        func survivesServerRestart() throws {
+            let server = try JACKServer(period: 256)
+            let name = server.name
+            let device = try JACKDevice(options: .init(clientName: "lockstep-midi-restart", serverName: name,
+                                                       connectToPhysicalOutputs: false, survivesServerRestart: true,
+                                                       midiInputPortName: "midi_in"))
+            let input = try #require(device.midiInput)
+            let engine = try Engine(device: device)
+            try device.start()
+            let first = try JACKMIDISender(server: server, name: "desk")
+            try first.start(connectingTo: input.portName)
+            usleep(200_000)
+            first.send([0x90, 60, 100], atFrame: first.frameTime &+ 1024)
+            #expect(first.waitUntilSent(timeout: 5))
+            var before: [MIDIEvent] = []
+            var deadline = Date().addingTimeInterval(5)
+            while before.isEmpty && Date() < deadline { before += input.read(timeout: 0.1) }
+            #expect(before.map(\.bytes) == [[0x90, 60, 100]])
+
+            // The server dies under both clients (the desk stays connected until then).
+            server.kill()
+            #expect(ThreadedTestDevice.wait(timeout: 5) { device.isWaitingForServer })
+            first.stop()
+            usleep(300_000)
+            let again = try JACKServer(name: name, period: 256)
+            #expect(ThreadedTestDevice.wait(timeout: 10) { !device.isWaitingForServer && device.isRunning })
+            // The sender comes back after the device, under its name: the connection the device
+            // had is restored when its port appears.
+            let second = try JACKMIDISender(server: again, name: "desk")
+            try second.start()
+            #expect(ThreadedTestDevice.wait(timeout: 5) {
+                ((try? JACKGraph.listPorts(server: again.name)) ?? []).contains {
+                    $0.name == input.portName && $0.connections == [second.portName]
+                }
+            }, "\((try? JACKGraph.listPorts(server: again.name)) ?? [])")
+            let restart = try #require(engine.discontinuities.first { $0.kind == .serverRestart })
+            usleep(200_000)
+            second.send([0x90, 62, 90], atFrame: second.frameTime &+ 1024)
+            #expect(second.waitUntilSent(timeout: 5))
+            var after: [MIDIEvent] = []
+            deadline = Date().addingTimeInterval(5)
+            while after.isEmpty && Date() < deadline { after += input.read(timeout: 0.1) }
+            #expect(after.map(\.bytes) == [[0x90, 62, 90]])
+            // On the device's timeline, which went on from the last frame rendered before the loss.
+            let event = try #require(after.first)
+            #expect(event.sampleTime > restart.sampleTime)
+            #expect(device.jackFrameTime(forSampleTime: event.sampleTime) == second.sentFrames.first)
+            second.stop()
+            device.stop()
+        }
     }
 }

@@ -1,0 +1,82 @@
+import ArgumentParser
+import Foundation
+import LockstepOSC
+
+/// The control surfaces `play` and `session run` share (`@OptionGroup`): typed commands from a
+/// file or FIFO, OSC over UDP and TCP, and JACK MIDI. Every surface hands its commands to the
+/// same ``LockstepControl/ControlDispatcher``.
+struct ControlOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Read control commands, one a line, from this file or FIFO ('-': standard input).", valueName: "file"))
+    var control: String?
+
+    @Option(name: .customLong("osc"), help: ArgumentHelp("Answer control commands over OSC (UDP) with QLab's addresses, on [HOST:]PORT (HOST defaults to 127.0.0.1, this machine only; QLab's port is 53000).", valueName: "[HOST:]PORT"))
+    var osc: String?
+
+    @Option(name: .customLong("osc-tcp"), help: ArgumentHelp("Answer control commands over OSC on TCP with SLIP framing (OSC 1.1, QLab 5's TCP) on [HOST:]PORT (HOST defaults to 127.0.0.1); replies and updates come back on the connection.", valueName: "[HOST:]PORT"))
+    var oscTCP: String?
+
+    @Option(name: .customLong("osc-passcode"), help: "OSC clients must send /connect CODE before any other message.")
+    var oscPasscode: String?
+
+    @Option(name: .customLong("osc-reply-port"), help: "The UDP port OSC replies and updates go to on the sender's host, until a client sends /udpReplyPort (default 53001, QLab's).")
+    var oscReplyPort: Int?
+
+    @Flag(help: "Take commands from JACK MIDI through the session's triggers (play: MIDI Show Control GO, STOP, RESUME and ALL_OFF): registers the input port <client>:midi_in.")
+    var midi = false
+
+    @Option(name: .customLong("midi-connect"), help: ArgumentHelp("Connect this JACK MIDI output port to midi_in (implies --midi); repeat for several.", valueName: "port"))
+    var midiConnect: [String] = []
+
+    @Option(name: .customLong("midi-latency"), help: ArgumentHelp("Samples from each MIDI event to the sample its commands land on (default: 512, or two periods when the server's period is longer than 256).", valueName: "samples"))
+    var midiLatency: Int?
+
+    /// Whether MIDI control is on.
+    var usesMIDI: Bool { midi || !midiConnect.isEmpty || midiLatency != nil }
+
+    /// Whether any control surface was asked for.
+    var isRequested: Bool { control != nil || osc != nil || oscTCP != nil || usesMIDI }
+
+    /// Whether commands can still come once the run is under way (a surface is open, or the
+    /// control file has not ended); `controlFinished` tells whether the typed commands ended.
+    func canStillCommand(controlFinished: Bool) -> Bool {
+        osc != nil || oscTCP != nil || usesMIDI || (control != nil && !controlFinished)
+    }
+
+    func validate() throws {
+        if let control, control != "-" {
+            var info = stat()
+            guard stat(control, &info) == 0 else {
+                throw ValidationError("--control \(control): \(String(cString: strerror(errno))); give a file or FIFO of commands (mkfifo makes one), or - for standard input")
+            }
+            let type = info.st_mode & S_IFMT
+            guard type == S_IFREG || type == S_IFIFO || type == S_IFCHR || type == S_IFSOCK else {
+                let what = type == S_IFDIR ? "is a directory" : "is not a file or FIFO"
+                throw ValidationError("--control \(control) \(what); give a file or FIFO of commands (mkfifo makes one), or - for standard input")
+            }
+            guard access(control, R_OK) == 0 else {
+                throw ValidationError("--control \(control) cannot be read (\(String(cString: strerror(errno)))); check its permissions")
+            }
+        }
+        if let osc {
+            do { _ = try OSCEndpoint.parse(osc) } catch { throw ValidationError(error.message) }
+        } else if oscReplyPort != nil {
+            throw ValidationError("--osc-reply-port needs --osc [HOST:]PORT (TCP replies come back on the connection)")
+        }
+        if let oscTCP {
+            do { _ = try OSCEndpoint.parse(oscTCP, option: "--osc-tcp") } catch { throw ValidationError(error.message) }
+        }
+        if osc == nil && oscTCP == nil && oscPasscode != nil {
+            throw ValidationError("--osc-passcode needs --osc [HOST:]PORT or --osc-tcp [HOST:]PORT")
+        }
+        if let oscPasscode, oscPasscode.isEmpty { throw ValidationError("--osc-passcode is empty; give a passcode, or leave the option out") }
+        if let midiLatency, !(0...MIDIDefaults.maximumLatency).contains(midiLatency) {
+            throw ValidationError("--midi-latency \(midiLatency) is out of range; give 0 to \(MIDIDefaults.maximumLatency) samples")
+        }
+        if let port = midiConnect.first(where: { !$0.contains(":") }) {
+            throw ValidationError("--midi-connect '\(port)' is not a JACK port name; write client:port (lockstep ports lists them)")
+        }
+        if let oscReplyPort, !(1...65535).contains(oscReplyPort) {
+            throw ValidationError("--osc-reply-port \(oscReplyPort) is not a UDP port; use 1 to 65535")
+        }
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepOSC
+import LockstepTestSupport
+import Testing
+
+extension JACKTests {
+    /// `lockstep play` under control: the files play as a session, and typed commands, OSC and
+    /// MIDI Show Control go through the same dispatcher as `session run`'s.
+    @Suite("lockstep play with control surfaces (the built binary, live)", .serialized)
+    struct PlayControlTests {
+        let temp: TemporaryTestDirectory
+        /// The ramp's step: every multiple of it below 8 s of frames is exact in a Float, and no
+        /// sum with the 0.3 tone is one.
+        static let step: Float = 1.0 / 1_048_576
+        static let tone: Float = 0.3
+
+        init() throws {
+            temp = try TemporaryTestDirectory(prefix: "lockstep-play-control")
+        }
+
+        /// A mono 48 kHz file (ramp: frame i holds i × step; tone: the constant 0.3).
+        func file(_ name: String, _ samples: [Float]) throws -> String {
+            let path = temp.file(name)
+            let writer = try AudioFileWriter(path: path, format: StreamFormat(sampleRate: 48000, channelCount: 1))
+            try samples.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: samples.count) }
+            try writer.close()
+            return path
+        }
+
+        /// Whether `samples` holds ramp frames `frame` and `frame + 1` back to back, nothing added.
+        static func holdsRamp(_ samples: ArraySlice<Float>, where accept: (Int) -> Bool) -> Bool {
+            var index = samples.startIndex
+            while index + 1 < samples.endIndex {
+                let value = samples[index] / step
+                if value == value.rounded(), value > 0, accept(Int(value)), samples[index + 1] == samples[index] + step {
+                    return true
+                }
+                index += 1
+            }
+            return false
+        }
+
+        @Test("play --control: layer gain, pause, seek, resume, status and stop go through the session's dispatcher; --record holds exactly what the ports played")
+        func typedControl() throws {
+            let ramp = try file("ramp.wav", Signals.ramp(frames: 48000 * 8, start: 0, step: Self.step))
+            let tone = try file("tone.wav", Signals.constant(Self.tone, frames: 48000 * 8))
+            let recording = temp.file("mix.wav")
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 10)
+            try capture.start()
+            let running = try CLI.spawn(["play", ramp, tone, "--server", server.name, "--client-name", "play-control",
+                                         "--connect", capture.portNames[0], "--connect", capture.portNames[1],
+                                         "--control", "-", "--json", "--record", recording], withInput: true)
+            #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
+            usleep(200_000)
+            running.send(line: "gain tone -inf")
+            usleep(300_000)
+            running.send(line: "pause")
+            usleep(200_000)
+            running.send(line: "status")
+            running.send(line: "seek 4")
+            running.send(line: "resume")
+            usleep(300_000)
+            running.send(line: "status")
+            running.send(line: "gain nosuch -3")               // an unknown layer: an error, the run goes on
+            running.send(line: "stop")
+            let result = running.wait(timeout: 20)
+            #expect(result.status == 0, "\(result.stderr)")
+            let lines = result.stdout.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
+            let statuses = lines.filter { $0["event"] as? String == "status" }
+            #expect(statuses.map { $0["state"] as? String } == ["paused", "playing"])
+            let layers = (statuses.first?["layers"] as? [[String: Any]])?.compactMap { $0["name"] as? String }
+            #expect(layers == ["ramp", "tone"])
+            #expect(result.stderr.contains("nosuch"))
+            let summary = try #require(lines.last)
+            #expect(summary["file"] as? String == "2 files")
+            let origin = try #require(summary["startSampleTime"] as? Int)
+            let recorded = try #require(summary["recording"] as? [String: Any])
+            #expect(recorded["startSampleTime"] as? Int == origin)
+            let written = try #require(recorded["framesWritten"] as? Int)
+            #expect(written > 48000)
+
+            usleep(100_000)
+            let live = capture.channel(0)
+            let first = try #require(capture.recordedIndex(atFrameTime: Int64(origin)))
+            // Before the gain change both layers sound: ramp + 0.3 from the first sample.
+            #expect(live[first] == Self.tone && live[first + 1] == Self.step + Self.tone)
+            // After it the tone is silent and the ramp plays alone, still below 4 s of file …
+            #expect(Self.holdsRamp(live[first...]) { $0 < 4 * 48000 })
+            // … and after the seek it plays on from 4 s, where unseeked playing never got to
+            // (the run lasted less than 4 s).
+            #expect(Self.holdsRamp(live[first...]) { $0 >= 4 * 48000 && $0 < 5 * 48000 })
+            #expect(live[first...].contains(0))                  // the pause
+            // The recording is the ports' output, sample for sample, from the start.
+            let file = try FileFixtures.readFloat(path: recording)   // interleaved stereo
+            let left = stride(from: 0, to: file.count, by: 2).map { file[$0] }
+            let compared = min(left.count, live.count - first)
+            #expect(compared > 48000)
+            #expect(Array(left[0..<compared]) == Array(live[first..<(first + compared)]))
+        }
+
+        @Test("play --osc: QLab's /pause and /resume, /lockstep/layer/NAME/gain and /lockstep/status answer with replies; --midi: MSC STOP pauses and RESUME resumes")
+        func oscAndMIDI() throws {
+            let ramp = try file("ramp.wav", Signals.ramp(frames: 48000 * 6, start: 0, step: Self.step))
+            let server = try JACKServer()
+            let sender = try JACKMIDISender(server: server)
+            let running = try CLI.spawn(["play", ramp, "--server", server.name, "--client-name", "play-osc", "--no-connect",
+                                         "--osc", "127.0.0.1:0", "--midi", "--json", "--duration", "5"])
+            #expect(running.waitForErrorOutput(containing: "OSC control on 127.0.0.1:"), "\(running.errorOutputSoFar)")
+            let text = running.errorOutputSoFar
+            let after = try #require(text.range(of: "OSC control on 127.0.0.1:"))
+            let port = try #require(UInt16(text[after.upperBound...].prefix { $0.isNumber }))
+            let peer = try OSCTestPeer(serverPort: port)
+            try peer.send("/udpReplyPort", [.int32(Int32(peer.port))])
+            #expect(peer.reply(to: "/udpReplyPort")?["status"] as? String == "ok")
+            try peer.send("/lockstep/layer/ramp/gain", [.float(-6)])
+            #expect(peer.reply(to: "/lockstep/layer/ramp/gain")?["status"] as? String == "ok")
+            try peer.send("/pause")
+            #expect(peer.reply(to: "/pause")?["status"] as? String == "ok")
+            try peer.send("/lockstep/status")
+            let paused = peer.reply(to: "/lockstep/status")?["data"] as? [String: Any]
+            #expect(paused?["state"] as? String == "paused")
+            try peer.send("/resume")
+            #expect(peer.reply(to: "/resume")?["status"] as? String == "ok")
+            // MIDI Show Control from a JACK MIDI client: STOP (all-call) pauses, RESUME resumes.
+            try sender.start(connectingTo: "play-osc:midi_in")
+            sender.send([0xF0, 0x7F, 0x7F, 0x02, 0x01, 0x02, 0xF7], atFrame: sender.frameTime &+ 2048)
+            #expect(sender.waitUntilSent(timeout: 5))
+            usleep(300_000)
+            try peer.send("/lockstep/status")
+            #expect((peer.reply(to: "/lockstep/status")?["data"] as? [String: Any])?["state"] as? String == "paused")
+            sender.send([0xF0, 0x7F, 0x7F, 0x02, 0x01, 0x03, 0xF7], atFrame: sender.frameTime &+ 2048)
+            #expect(sender.waitUntilSent(timeout: 5))
+            usleep(300_000)
+            try peer.send("/lockstep/status")
+            #expect((peer.reply(to: "/lockstep/status")?["data"] as? [String: Any])?["state"] as? String == "playing")
+            let result = running.wait(timeout: 20)
+            sender.stop()
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains("MIDI control on play-osc:midi_in: 3 triggers"))
+            let summary = try #require(result.stdout.split(separator: "\n").last.flatMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            })
+            #expect((summary["midi"] as? [String: Any])?["matched"] as? Int == 2)
+        }
+
+        @Test("play under control refuses what it cannot do yet, and standard input, with one clear error each")
+        func refusals() throws {
+            let ramp = try file("ramp.wav", Signals.ramp(frames: 4800, start: 0, step: Self.step))
+            let perFile = try CLI.run(["play", ramp, "--control", "-", "--ports-per-file", "--start-server", "never"], timeout: 10)
+            #expect(perFile.status == 64 && perFile.stderr.contains("--ports-per-file cannot be used with --control"))
+            let piped = try CLI.run(["play", "-", "--osc", "127.0.0.1:1", "--start-server", "never"], timeout: 10)
+            #expect(piped.status == 64 && piped.stderr.contains("'-' (standard input) cannot be played with --control"))
+        }
+    }
+}
