@@ -19,28 +19,10 @@ extension JACKTests {
 
         @Test("every MIDI GO sounds 2 periods after its note's frame, on its reported sample, with no underrun")
         func goesLandOnTheirFrame() throws {
-            let temp = try TemporaryTestDirectory(prefix: "lockstep-midi-go")
-            let format = StreamFormat(sampleRate: 48000, channelCount: 1)
-            try FileFixtures.writeWAV(path: temp.file("bed.wav"), samples: Signals.constant(0.125, frames: 48000 * 60), format: format)
-            try FileFixtures.writeWAV(path: temp.file("hit.wav"), samples: Signals.impulse(at: 0, frames: 16, value: 0.5), format: format)
-            var text = "channels: 1\nlayers: { bed: {}, fx: {} }\ncues:\n  - { name: bed, layer: bed, file: bed.wav, at: 0 }\n"
-            for n in 1...Self.count { text += "  - { name: c\(n), layer: fx, file: hit.wav, at: manual }\n" }
-            text += "triggers:\n  - { note: 60, do: go }\n"
-            try FileFixtures.writeText(path: temp.file("go.yaml"), text)
-
-            let server = try JACKServer(period: 256)
-            let device = try JACKDevice(options: .init(clientName: "lockstep-midi-go", serverName: server.name,
-                                                       connectToPhysicalOutputs: false, midiInputPortName: "midi_in"))
+            let rig = try GoLatencyRig(count: Self.count, client: "lockstep-midi-go", midiInput: "midi_in",
+                                       extra: "triggers:\n  - { note: 60, do: go }\n")
+            let (engine, player, device, session, server) = (rig.engine, rig.player, rig.device, rig.session, rig.server)
             let input = try #require(device.midiInput)
-            let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory)
-            try device.start()
-            let capture = try JACKCapture(server: server, sources: [device.outputPortNames[0]],
-                                          maxSeconds: Double(Self.count) * 0.1 + 8)
-            try capture.start()
-            #expect(capture.waitForFrames(2048, timeout: 5))
-            let session = try Session.load(path: temp.file("go.yaml"))
-            let player = try SessionPlayer(session: session, engine: engine)
-            try player.start()
             let period = Int64(device.periodFrames)
             // As session run --midi: the refills the reader may wait for run at realtime priority too.
             engine.performOnCallbackThread { device.promoteCurrentThread(below: 12) }
@@ -79,17 +61,15 @@ extension JACKTests {
             }
             #expect(sender.waitUntilSent(timeout: Double(Self.count) * 0.15 + 5))
             let last = device.sampleTime(forJACKFrameTime: frame) + 2 * period
-            let target = device.jackFrameTime(forSampleTime: last + 2048)
-            #expect(capture.wait(timeout: 10) { capture.currentFrameTime.map { Int32(bitPattern: $0 &- target) > 0 } ?? false })
+            rig.waitForCapture(past: last)
             stopping.store(true, ordering: .releasing)
             input.interruptRead()
             done.wait()
             player.stop()
-            capture.stop()
+            rig.capture.stop()
 
             let list = results.withLock { $0 }
             #expect(list.count == Self.count && sender.lateMessages == 0)
-            let live = capture.channel(0)
             var leads: [Int64] = []
             var late = 0
             for (event, _, reply) in list {
@@ -98,15 +78,13 @@ extension JACKTests {
                 // A GO carried out too late for its sample (a machine too busy for its reader to run
                 // within the period) lands later and says so; it still sounds where it says.
                 if reply.data?["late"] != .integer(0) { late += 1 } else { leads.append(at - event) }
-                let index = try #require(capture.recordedIndex(atFrameTime: Int64(device.jackFrameTime(forSampleTime: at))))
-                #expect(live[index - 1] == 0.125 && live[index] == 0.625 && live[index + 1] == 0.125,
-                        "the GO reported for device sample \(at) does not sound there: \(live[(index - 2)...(index + 2)])")
+                try rig.expectHit(at: at)
             }
             #expect(leads.allSatisfy { $0 == 2 * period }, "\(leads)")
             #expect(late <= list.count / 10, "\(late) of \(list.count) GOs came late")
-            #expect(!engine.discontinuities.contains { $0.kind == .underrun }, "\(engine.discontinuities)")
+            rig.expectNoUnderrun()
             let margins = list.map(\.margin).sorted()
-            func ms(_ frames: Int64) -> String { String(format: "%.2f", Double(frames) * 1000 / 48000) }
+            let ms = GoLatencyRig.ms
             let p50 = margins[margins.count / 2], p1 = margins[margins.count / 100], least = margins[0]
             print("MIDI GO latency: \(list.count) GOs, period \(period): note frame to first sample \(2 * period) frames (\(ms(2 * period)) ms) for every GO on time, \(late) late; time left in the period when carried out p50 \(p50) frames (\(ms(p50)) ms), p1 \(p1), min \(least) (\(ms(least)) ms)")
         }

@@ -1,0 +1,78 @@
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepJACK
+import LockstepSession
+import LockstepTestSupport
+import Testing
+
+/// What the GO latency tests (typed, MIDI, OSC) share: a session of a bed and `count` manual
+/// hits, a live device at period 256 with a capture of its output, the check that every hit
+/// sounds on its reported sample, and the percentiles they print.
+struct GoLatencyRig {
+    let temp: TemporaryTestDirectory
+    let session: Session
+    let server: JACKServer
+    let device: JACKDevice
+    let engine: Engine
+    let capture: JACKCapture
+    let player: SessionPlayer
+
+    /// The bed's level and the level of a hit over it.
+    static let bed: Float = 0.125
+    static let hit: Float = 0.625
+
+    /// Starts a private server, the device (`client`, with `midiInput` when given), a capture of
+    /// its first output, and the session (`extra` appended to its text) playing.
+    init(count: Int, client: String, midiInput: String? = nil, extra: String = "") throws {
+        temp = try TemporaryTestDirectory(prefix: client)
+        let format = StreamFormat(sampleRate: 48000, channelCount: 1)
+        try FileFixtures.writeWAV(path: temp.file("bed.wav"), samples: Signals.constant(Self.bed, frames: 48000 * 60), format: format)
+        try FileFixtures.writeWAV(path: temp.file("hit.wav"), samples: Signals.impulse(at: 0, frames: 16, value: 0.5), format: format)
+        var text = "channels: 1\nlayers: { bed: {}, fx: {} }\ncues:\n  - { name: bed, layer: bed, file: bed.wav, at: 0 }\n"
+        for n in 1...count { text += "  - { name: c\(n), layer: fx, file: hit.wav, at: manual }\n" }
+        try FileFixtures.writeText(path: temp.file("go.yaml"), text + extra)
+        session = try Session.load(path: temp.file("go.yaml"))
+
+        server = try JACKServer(period: 256)
+        device = try JACKDevice(options: .init(clientName: client, serverName: server.name,
+                                               connectToPhysicalOutputs: false, midiInputPortName: midiInput))
+        engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory)
+        try device.start()
+        capture = try JACKCapture(server: server, sources: [device.outputPortNames[0]], maxSeconds: Double(count) * 0.1 + 8)
+        try capture.start()
+        #expect(capture.waitForFrames(2048, timeout: 5))
+        player = try SessionPlayer(session: session, engine: engine)
+        try player.start()
+    }
+
+    /// Waits until the capture holds 2048 frames past device sample `last`.
+    func waitForCapture(past last: Int64) {
+        let target = device.jackFrameTime(forSampleTime: last + 2048)
+        #expect(capture.wait(timeout: 10) { capture.currentFrameTime.map { Int32(bitPattern: $0 &- target) > 0 } ?? false })
+    }
+
+    /// Checks that a hit sounds over the bed exactly on device sample `at`.
+    func expectHit(at: Int64, sourceLocation: Testing.SourceLocation = #_sourceLocation) throws {
+        let live = capture.channel(0)
+        let index = try #require(capture.recordedIndex(atFrameTime: Int64(device.jackFrameTime(forSampleTime: at))),
+                                 sourceLocation: sourceLocation)
+        #expect(live[index - 1] == Self.bed && live[index] == Self.hit && live[index + 1] == Self.bed,
+                "the GO reported for device sample \(at) does not sound there: \(live[(index - 2)...(index + 2)])",
+                sourceLocation: sourceLocation)
+    }
+
+    /// Checks that nothing underran.
+    func expectNoUnderrun(sourceLocation: Testing.SourceLocation = #_sourceLocation) {
+        #expect(!engine.discontinuities.contains { $0.kind == .underrun }, "\(engine.discontinuities)", sourceLocation: sourceLocation)
+    }
+
+    /// `frames` at 48 kHz in milliseconds, two decimals.
+    static func ms(_ frames: Int64) -> String { String(format: "%.2f", Double(frames) * 1000 / 48000) }
+
+    /// The median, the 99th percentile and the largest of `values`.
+    static func percentiles(_ values: [Int64]) -> (p50: Int64, p99: Int64, max: Int64) {
+        let sorted = values.sorted()
+        return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 99 / 100)], sorted[sorted.count - 1])
+    }
+}

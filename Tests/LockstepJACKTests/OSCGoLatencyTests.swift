@@ -1,0 +1,68 @@
+import CJack
+import Foundation
+import Lockstep
+import LockstepControl
+import LockstepFiles
+import LockstepJACK
+import LockstepOSC
+import LockstepSession
+import LockstepTestSupport
+import Testing
+
+extension JACKTests {
+    /// GO over OSC on a live session: from the moment the `/go` datagram leaves its client on
+    /// loopback (JACK's host clock, translated to the device's frames) to the cue's first sample.
+    @Suite("OSC GO latency (live, period 256)", .serialized)
+    struct OSCGoLatencyTests {
+        /// GOs sent (LOCKSTEP_OSC_GO_COUNT; Scripts/bench.sh part 9 sends 100).
+        static let count = Int(ProcessInfo.processInfo.environment["LOCKSTEP_OSC_GO_COUNT"] ?? "") ?? 20
+
+        @Test("every /go sounds on the sample its reply names, within two periods of being carried out")
+        func oscGoesLandWithinTwoPeriods() throws {
+            let rig = try GoLatencyRig(count: Self.count, client: "lockstep-osc-go")
+            let device = rig.device
+            let dispatcher = ControlDispatcher(player: rig.player)
+            let osc = OSCUDPServer(socket: try OSCUDPSocket(binding: OSCEndpoint(host: "127.0.0.1", port: 0)),
+                                   dispatcher: dispatcher, log: { _ in })
+            let peer = try OSCTestPeer(serverPort: osc.localAddress.port)
+            try peer.send("/udpReplyPort", [.int32(Int32(peer.port))])
+            #expect(peer.reply(to: "/udpReplyPort")?["status"] as? String == "ok")
+            usleep(300_000)
+
+            var leads: [Int64] = []
+            // From the reply's arrival back at the client: the command was carried out before,
+            // so the cue cannot start more than two periods after this.
+            var afterReply: [Int64] = []
+            var starts: [Int64] = []
+            var generator = SystemRandomNumberGenerator()
+            for _ in 1...Self.count {
+                // Datagrams leave at any phase of the period.
+                usleep(UInt32.random(in: 20_000...60_000, using: &generator))
+                let sent = device.sampleTime(forHostTime: jack_get_time())
+                try peer.send("/go")
+                let reply = try #require(peer.reply(to: "/go"))
+                let data = try #require(reply["data"] as? [String: Any], "\(reply)")
+                let at = Int64(try #require(data["sampleTime"] as? Int, "\(reply)"))
+                let answered = device.sampleTime(forHostTime: jack_get_time())
+                leads.append(at - sent)
+                afterReply.append(at - answered)
+                starts.append(at)
+            }
+            rig.waitForCapture(past: try #require(starts.last))
+            osc.stop()
+            rig.player.stop()
+            rig.capture.stop()
+            for at in starts { try rig.expectHit(at: at) }
+            let period = Int64(device.periodFrames)
+            // Carried out within two periods of being received: never more than two periods
+            // after the reply came back (the datagram's way in adds its own delay on top,
+            // reported below but not bounded: a send late in a cycle read early in the next).
+            #expect(leads.allSatisfy { $0 > 0 }, "\(leads)")
+            #expect(afterReply.allSatisfy { $0 <= 2 * period }, "\(afterReply)")
+            rig.expectNoUnderrun()
+            let (p50, p99, most) = GoLatencyRig.percentiles(leads)
+            let ms = GoLatencyRig.ms
+            print("OSC GO latency: \(Self.count) GOs, period \(period): datagram sent to first sample p50 \(p50) frames (\(ms(p50)) ms), p99 \(p99) (\(ms(p99)) ms), max \(most) (\(ms(most)) ms); every cue on the sample its reply names")
+        }
+    }
+}
