@@ -1,3 +1,4 @@
+import Foundation
 import LockstepControl
 import LockstepSession
 
@@ -13,6 +14,13 @@ public enum OSCRequest: Sendable, Hashable {
     case replyPort(UInt16)
     /// `/thump`: a keep-alive; answered with `thump`.
     case thump
+    /// `/updates` without an argument: whether this client gets updates.
+    case updatesState
+    /// One of QLab's queries (`/workspaces`, `/cueLists`, `/cue/{cue}/valuesForKeys`…).
+    case query(QLabQuery)
+    /// A cue command on a cue named by unique ID or as QLab's special cues (`/cue_id/{id}/start`,
+    /// `/cue/playhead/pause`, `/playheadID/{id}`), resolved against the session when carried out.
+    case cueCommand(QLabCueTarget, QLabCueAction)
 }
 
 /// QLab's OSC dictionary, and Lockstep's own addresses, mapped onto ``OSCRequest``s.
@@ -31,6 +39,12 @@ public enum OSCRequest: Sendable, Hashable {
 /// | `/updates` | 1 or 0 | subscribe |
 /// | `/udpReplyPort` | port | reply port |
 /// | `/thump` | none | keep-alive |
+/// | `/version`, `/workspaces`, `/cueLists`, `/selectedCues`, `/runningCues`, `/runningOrPausedCues`, `/playheadID` | none | ``QLabQuery`` |
+/// | `/cue/{cue}/valuesForKeys` | a JSON array of keys (one string) | the values |
+/// | `/cue/{cue}/{key}`, `/cue/{cue}/children` | none | one value, the list's cues |
+/// | `/cue_id/{id}/…`, `/cue/playhead/…`, `/cue/active/…` | as `/cue/{cue}/…` | by unique ID, the playhead, the cue started last |
+/// | `/cue/{cue}/togglePause`, `/playheadID/{id}` | none | pause or resume; the playhead |
+/// | `/showMode`, `/alwaysAudition`, `/auditionWindow`, `/auditionMonitors`, `/overrideWindow`, `/liveFadePreview`, `/settings/general/minGoTime` | none | Lockstep's fixed answer |
 ///
 /// `{cue}` is a cue's name, or its number in the session file (from 1). Every address may also
 /// come as QLab's `/workspace/{id}/…` form (Lockstep has one workspace: the id is not checked).
@@ -40,6 +54,9 @@ public enum OSCAddressSpace {
         "/go", "/stop", "/pause", "/resume", "/panic", "/cue/{cue}/start", "/cue/{cue}/stop", "/cue/{cue}/pause",
         "/cue/{cue}/resume", "/cue/{cue}/go", "/cue/{cue}/level", "/playhead/{cue}", "/select/next", "/select/previous",
         "/lockstep/layer/{layer}/gain", "/lockstep/seek", "/lockstep/status", "/connect", "/updates", "/udpReplyPort", "/thump",
+        "/version", "/workspaces", "/cueLists", "/selectedCues", "/runningCues", "/runningOrPausedCues", "/playheadID",
+        "/cue/{cue}/valuesForKeys", "/cue/{cue}/children", "/cue/{cue}/togglePause", "/cue_id/{id}/valuesForKeys", "/cue_id/{id}/start",
+        "/showMode", "/alwaysAudition", "/auditionMonitors", "/overrideWindow", "/liveFadePreview", "/settings/general/minGoTime",
     ]
 
     /// The request `message` makes.
@@ -60,6 +77,10 @@ public enum OSCAddressSpace {
                 throw ControlError("\(address) takes \(form); it was sent \(list(arguments))")
             }
             return values
+        }
+        func setting(_ name: String) throws(ControlError) -> OSCRequest {
+            guard arguments.isEmpty else { throw ControlError("\(address): Lockstep cannot change \(name); send it without arguments to read it") }
+            return .query(.setting(name))
         }
         func cue(_ name: String) throws(ControlError) -> CueReference {
             guard !name.isEmpty else { throw ControlError("\(address) names no cue; write the cue's name or number, e.g. /cue/1/start") }
@@ -85,12 +106,21 @@ public enum OSCAddressSpace {
             case "resume": try none(); return .command(.resume)
             case "panic": try none(); return .command(.panic)
             case "thump": return .thump
+            case "version": try none(); return .query(.version)
+            case "workspaces": try none(); return .query(.workspaces)
+            case "cueLists": try none(); return .query(.cueLists)
+            case "selectedCues": try none(); return .query(.selectedCues)
+            case "runningCues": try none(); return .query(.runningCues)
+            case "runningOrPausedCues": try none(); return .query(.runningOrPausedCues)
+            case "playheadID", "playheadId", "playbackPositionID", "playbackPositionId": try none(); return .query(.playheadID)
+            case let name where QLabWorkspace.settings[name] != nil: return try setting(name)
             case "connect":
                 guard arguments.count <= 1, arguments.allSatisfy({ $0.text != nil }) else {
                     throw ControlError("/connect takes the passcode as one string; it was sent \(list(arguments))")
                 }
                 return .connect(arguments.first?.text)
             case "updates":
+                if arguments.isEmpty { return .updatesState }
                 let value = try numbers([1], "1 (send me updates) or 0 (stop)")[0]
                 return .updates(value != 0)
             case "udpReplyPort":
@@ -106,6 +136,10 @@ public enum OSCAddressSpace {
             case ("select", "next"), ("playhead", "next"): try none(); return .command(.selectNext)
             case ("select", "previous"), ("playhead", "previous"): try none(); return .command(.selectPrevious)
             case ("playhead", let name): try none(); return .command(.selectPlayhead(try cue(name)))
+            case ("playheadID", let id), ("playheadId", let id), ("playbackPositionID", let id), ("playbackPositionId", let id):
+                try none()
+                guard !id.isEmpty else { throw ControlError("\(address) names no cue; write a cue's unique ID, e.g. /playheadID/{id}") }
+                return .cueCommand(.uniqueID(id), .select)
             case ("lockstep", "status"): try none(); return .command(.status)
             case ("lockstep", "seek"):
                 guard arguments.count == 1 else { throw ControlError("/lockstep/seek takes one time: seconds, or a string such as \"1:30\" or \"96000 samples\"; it was sent \(list(arguments))") }
@@ -114,20 +148,52 @@ public enum OSCAddressSpace {
                 throw ControlError("/lockstep/seek: \(arguments[0]) is not a time; send seconds (a number ≥ 0) or a string: \(SessionTime.formsHint)")
             default: break
             }
-        case 3 where parts[0] == "cue":
-            let reference = try cue(parts[1])
+        case 3 where parts == ["settings", "general", "minGoTime"]:
+            return try setting("settings/general/minGoTime")
+        case 3 where parts[0] == "cue" || parts[0] == "cue_id":
+            let target: QLabCueTarget
+            if parts[0] == "cue_id" {
+                guard !parts[1].isEmpty else { throw ControlError("\(address) names no cue; write the cue's unique ID, e.g. /cue_id/{id}/start") }
+                target = .uniqueID(parts[1])
+            } else {
+                switch parts[1] {
+                case "playhead", "playbackPosition": target = .playhead
+                case "active": target = .active
+                case "selected": target = .selected
+                default: target = .reference(try cue(parts[1]))
+                }
+            }
+            /// A cue named by name or number becomes the command itself; any other is resolved
+            /// when carried out.
+            func act(_ action: QLabCueAction, _ plain: (CueReference) -> ControlCommand) -> OSCRequest {
+                if case .reference(let reference) = target { return .command(plain(reference)) }
+                return .cueCommand(target, action)
+            }
             switch parts[2] {
-            case "start": try none(); return .command(.startCue(reference))
-            case "stop": try none(); return .command(.stopCue(reference))
-            case "pause": try none(); return .command(.pauseCue(reference))
-            case "resume": try none(); return .command(.resumeCue(reference))
-            case "go": try none(); return .command(.go(reference))
+            case "start": try none(); return act(.start, ControlCommand.startCue)
+            case "stop": try none(); return act(.stop, ControlCommand.stopCue)
+            case "pause": try none(); return act(.pause, ControlCommand.pauseCue)
+            case "resume": try none(); return act(.resume, ControlCommand.resumeCue)
+            case "go": try none(); return act(.go) { .go($0) }
+            case "togglePause": try none(); return .cueCommand(target, .togglePause)
             case "level":
                 let values = try numbers([1, 3], "a level in dB (or QLab's row 0, column 0, dB)")
                 if values.count == 3 && (values[0] != 0 || values[1] != 0) {
                     throw ControlError("\(address): Lockstep cues have one level (row 0, column 0); it was sent row \(values[0]), column \(values[1])")
                 }
-                return .command(.setCueLevel(reference, decibels: values.last!, ramp: 0))
+                let decibels = values.last!
+                return act(.level(decibels)) { .setCueLevel($0, decibels: decibels, ramp: 0) }
+            case "valuesForKeys":
+                let form = "a JSON array of keys as one string, e.g. \"[\\\"number\\\",\\\"name\\\"]\""
+                guard arguments.count == 1, let text = arguments[0].text else { throw ControlError("\(address) takes \(form); it was sent \(list(arguments))") }
+                guard let keys = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else {
+                    throw ControlError("\(address): \(text.prefix(80)) is not a JSON array of keys; send \(form)")
+                }
+                return .query(.valuesForKeys(target, keys))
+            case "children": try none(); return .query(.children(target))
+            case let key where QLabWorkspace.cueKeys.contains(key):
+                guard arguments.isEmpty else { throw ControlError("\(address): Lockstep's cues cannot be edited over OSC; \(key) is read-only") }
+                return .query(.property(target, key))
             default: break
             }
         case 4 where parts[0] == "lockstep" && parts[1] == "layer" && parts[3] == "gain":
@@ -138,10 +204,11 @@ public enum OSCAddressSpace {
             return .command(.setLayerGain(layer: parts[2], decibels: values[0], ramp: values.count == 2 ? values[1] : 0))
         default: break
         }
-        let pattern = parts.count == 3 && parts[0] == "cue" ? "/cue/{cue}/\(parts[2])" : address
+        let pattern = parts.count == 3 && (parts[0] == "cue" || parts[0] == "cue_id") ? "/\(parts[0])/{\(parts[0] == "cue" ? "cue" : "id")}/\(parts[2])" : address
         throw ControlError("unknown address \(address)\(Suggest.hint(for: pattern, in: addresses)); Lockstep answers /go, /stop, "
                            + "/pause, /resume, /panic, /cue/{cue}/start|stop|pause|resume|go|level, /playhead/{cue}, /select/next|previous, "
-                           + "/lockstep/layer/{layer}/gain, /lockstep/seek, /lockstep/status, /connect, /updates, /udpReplyPort, /thump")
+                           + "/lockstep/layer/{layer}/gain, /lockstep/seek, /lockstep/status, /connect, /updates, /udpReplyPort, /thump, "
+                           + "QLab's queries (/version, /workspaces, /cueLists, /cue/{cue}/valuesForKeys…) and /cue_id/{id}/…")
     }
 
     /// `no arguments`, or `2 arguments (s:"x", i:3)`.

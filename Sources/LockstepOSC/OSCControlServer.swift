@@ -65,6 +65,8 @@ public final class OSCControlServer: Sendable {
     public let options: Options
     /// Where show commands go.
     public let dispatcher: ControlDispatcher
+    /// The run as QLab's clients see it: the workspace, its cue list and cues.
+    public let workspace: QLabWorkspace
     private let transmit: @Sendable (OSCPeer, [UInt8]) -> Bool
     private let log: @Sendable (String) -> Void
     private let table: Mutex<Table>
@@ -103,11 +105,18 @@ public final class OSCControlServer: Sendable {
                 transmit: @escaping @Sendable (OSCPeer, [UInt8]) -> Bool, log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.dispatcher = dispatcher
         self.options = options
+        workspace = QLabWorkspace(session: dispatcher.player.session, hasPasscode: options.passcode != nil)
         self.transmit = transmit
         self.log = log
         table = Mutex(Table())
         let subscription = dispatcher.updates.subscribe { [weak self] update in self?.push(update) }
         self.subscription.withLock { $0 = subscription }
+    }
+
+    /// Tells every subscribed client that the workspace goes away
+    /// (`/update/workspace/{id}/disconnect`): the run ends.
+    func disconnect() {
+        send(update: OSCMessage(workspace.disconnectAddress), to: table.withLock { $0.clients.values.filter(\.subscribed).map(\.replyAddress) })
     }
 
     /// Stops pushing updates.
@@ -140,10 +149,11 @@ public final class OSCControlServer: Sendable {
             send(.error(address, message), to: notice.to)
             log("OSC \(sender): \(message)")
         case .accept(let replyTo, let authorised):
-            for (reply, destination) in answer(packet, size: size, from: sender, replyTo: replyTo, authorised: authorised) {
-                send(reply, to: destination)
+            for answer in answer(packet, size: size, from: sender, replyTo: replyTo, authorised: authorised) {
+                let reply = answer.reply
+                send(reply, to: answer.to, workspaceID: answer.applicationLevel || reply.address.isEmpty ? nil : workspace.uniqueID)
                 if reply.isOK {
-                    if reply.address != "/lockstep/status" && reply.address != "/thump" { log("OSC \(sender): \(reply.summary)") }
+                    if !answer.quiet { log("OSC \(sender): \(reply.summary)") }
                 } else {
                     log("OSC \(sender): \(reply.address.isEmpty ? "" : "\(reply.address): ")\(reply.summary)")
                 }
@@ -221,14 +231,23 @@ public final class OSCControlServer: Sendable {
         table.withLock { $0.statistics[keyPath: counter] += amount }
     }
 
+    /// One reply, where it goes, whether QLab answers it for the application (no
+    /// `workspace_id`), and whether it goes unlogged when ok (queries, status, thump).
+    private struct Answer {
+        var reply: ControlReply
+        var to: OSCPeer
+        var applicationLevel = false
+        var quiet = false
+    }
+
     /// The replies to one admitted packet (one for a message, one for each message of a bundle),
     /// and where they go.
     private func answer(_ packet: UnsafeRawBufferPointer, size: Int, from sender: OSCPeer, replyTo: OSCPeer,
-                        authorised: Bool) -> [(ControlReply, OSCPeer)] {
+                        authorised: Bool) -> [Answer] {
         if size > options.maximumDatagramSize {
             count(\.oversized)
-            return [(.error(OSCMessage.address(of: packet) ?? "",
-                            "the \(options.repliesToSender ? "packet" : "datagram") is \(size) bytes; the limit is \(options.maximumDatagramSize). Send one short message at a time"), replyTo)]
+            return [Answer(reply: .error(OSCMessage.address(of: packet) ?? "",
+                            "the \(options.repliesToSender ? "packet" : "datagram") is \(size) bytes; the limit is \(options.maximumDatagramSize). Send one short message at a time"), to: replyTo)]
         }
         if OSCMessage.isBundle(packet) {
             count(\.bundles)
@@ -237,19 +256,19 @@ public final class OSCControlServer: Sendable {
                 bundle = try OSCBundle(decoding: packet)
             } catch {
                 count(\.malformed)
-                return [(.error("", error.message), replyTo)]
+                return [Answer(reply: .error("", error.message), to: replyTo)]
             }
             guard !bundle.entries.isEmpty else {
-                return [(.error("", "the bundle holds no messages; put the messages to carry out in it (e.g. /go)"), replyTo)]
+                return [Answer(reply: .error("", "the bundle holds no messages; put the messages to carry out in it (e.g. /go)"), to: replyTo)]
             }
             let wallNow = OSCTimeTag.wallClock()
             if let far = bundle.entries.first(where: { !$0.timeTag.isImmediate && $0.timeTag.seconds(after: wallNow) > options.maximumScheduleAhead }) {
                 count(\.tooFarAhead)
                 let ahead = far.timeTag.seconds(after: wallNow)
-                return [(.error("", "the bundle's time tag \(far.timeTag) lies \(Self.duration(ahead)) ahead; the limit is \(Self.duration(options.maximumScheduleAhead)). Check the sender's clock, or send the bundle closer to its time"), replyTo)]
+                return [Answer(reply: .error("", "the bundle's time tag \(far.timeTag) lies \(Self.duration(ahead)) ahead; the limit is \(Self.duration(options.maximumScheduleAhead)). Check the sender's clock, or send the bundle closer to its time"), to: replyTo)]
             }
             var authorised = authorised
-            var replies: [(ControlReply, OSCPeer)] = []
+            var replies: [Answer] = []
             // Each time tag ahead is taken to a sample once: the messages of a bundle land together.
             var samples: [OSCTimeTag: Int64] = [:]
             for entry in bundle.entries {
@@ -258,9 +277,9 @@ public final class OSCControlServer: Sendable {
                     sample = samples[entry.timeTag] ?? sampleTime(of: entry.timeTag)
                     samples[entry.timeTag] = sample
                 }
-                let (reply, destination) = handle(entry.message, placedAt: sample, from: sender, replyTo: replyTo, authorised: authorised)
-                if reply.isOK, case .connect = (try? OSCAddressSpace.request(for: entry.message)) { authorised = true }
-                replies.append((reply, destination))
+                let answer = handle(entry.message, placedAt: sample, from: sender, replyTo: replyTo, authorised: authorised)
+                if answer.reply.isOK, case .connect = (try? OSCAddressSpace.request(for: entry.message)) { authorised = true }
+                replies.append(answer)
             }
             return replies
         }
@@ -269,7 +288,7 @@ public final class OSCControlServer: Sendable {
             message = try OSCMessage(decoding: packet)
         } catch {
             count(\.malformed)
-            return [(.error(OSCMessage.address(of: packet) ?? "", error.message), replyTo)]
+            return [Answer(reply: .error(OSCMessage.address(of: packet) ?? "", error.message), to: replyTo)]
         }
         return [handle(message, placedAt: nil, from: sender, replyTo: replyTo, authorised: authorised)]
     }
@@ -291,43 +310,69 @@ public final class OSCControlServer: Sendable {
     /// The reply to one message (alone, or of a bundle: `placedAt` is the device sample of its
     /// time tag when that lies ahead), and where it goes.
     private func handle(_ message: OSCMessage, placedAt: Int64?, from sender: OSCPeer, replyTo: OSCPeer,
-                        authorised: Bool) -> (ControlReply, OSCPeer) {
+                        authorised: Bool) -> Answer {
         let request: OSCRequest
         do throws(ControlError) {
             request = try OSCAddressSpace.request(for: message)
         } catch {
-            return (.error(message.address, error.message), replyTo)
+            return Answer(reply: .error(message.address, error.message), to: replyTo)
         }
         let address = message.address
+        /// Carries out a show command, on the sample of the time tag if it has one.
+        func execute(_ command: ControlCommand) -> ControlReply {
+            count(\.commands)
+            guard let placedAt else { return dispatcher.execute(command, address: address) }
+            count(\.scheduled)
+            return dispatcher.execute(command, address: address, atSampleTime: placedAt)
+        }
         switch request {
         case .connect(let code):
             guard let passcode = options.passcode else {
-                return (.ok(address, .string("ok"), summary: "connected (no passcode is needed)"), replyTo)
+                return Answer(reply: .ok(address, .string("ok"), summary: "connected (no passcode is needed)"), to: replyTo)
             }
             guard let code, Self.same(code, passcode) else {
                 count(\.refused)
-                return (.error(address, "wrong passcode; send /connect with the passcode lockstep was started with (--osc-passcode)"), replyTo)
+                return Answer(reply: .error(address, "wrong passcode; send /connect with the passcode lockstep was started with (--osc-passcode)"), to: replyTo)
             }
             update(sender) { $0.authorised = true }
-            return (.ok(address, .string("ok"), summary: "connected with the passcode"), replyTo)
+            return Answer(reply: .ok(address, .string("ok"), summary: "connected with the passcode"), to: replyTo)
         case .replyPort where options.repliesToSender:
-            return (.error(address, "replies come back on this connection; /udpReplyPort is for UDP"), replyTo)
+            return Answer(reply: .error(address, "replies come back on this connection; /udpReplyPort is for UDP"), to: replyTo, applicationLevel: true)
         case .replyPort(let port):
             update(sender) { $0.replyPort = port }
-            return (.ok(address, .integer(Int64(port)), summary: "replies to port \(port)"), replyTo.with(port: port))
+            return Answer(reply: .ok(address, .integer(Int64(port)), summary: "replies to port \(port)"), to: replyTo.with(port: port),
+                          applicationLevel: true)
+        case .query(let query) where query.isApplicationLevel || authorised:
+            // /version and /workspaces need no passcode (as QLab's): a client learns from them that one is needed.
+            do throws(ControlError) {
+                let value = try workspace.answer(query, in: QLabWorkspace.Snapshot(player: dispatcher.player))
+                return Answer(reply: .ok(address, value, summary: "answered \(address)"), to: replyTo,
+                              applicationLevel: query.isApplicationLevel, quiet: true)
+            } catch {
+                return Answer(reply: .error(address, error.message), to: replyTo, applicationLevel: query.isApplicationLevel)
+            }
         case _ where !authorised:
             count(\.refused)
-            return (.error(address, "this show needs a passcode: send /connect PASSCODE first"), replyTo)
+            return Answer(reply: .error(address, "this show needs a passcode: send /connect PASSCODE first"), to: replyTo)
         case .updates(let on):
             update(sender) { $0.subscribed = on }
-            return (.ok(address, .bool(on), summary: on ? "subscribed to updates" : "unsubscribed from updates"), replyTo)
+            return Answer(reply: .ok(address, .bool(on), summary: on ? "subscribed to updates" : "unsubscribed from updates"), to: replyTo)
+        case .updatesState:
+            let on = table.withLock { $0.clients[sender]?.subscribed ?? false }
+            return Answer(reply: .ok(address, .bool(on), summary: on ? "subscribed to updates" : "not subscribed to updates"), to: replyTo, quiet: true)
         case .thump:
-            return (.ok(address, .string("thump"), summary: "thump"), replyTo)
+            return Answer(reply: .ok(address, .string("thump"), summary: "thump"), to: replyTo, quiet: true)
+        case .query:
+            preconditionFailure("answered above")
         case .command(let command):
-            count(\.commands)
-            guard let placedAt else { return (dispatcher.execute(command, address: address), replyTo) }
-            count(\.scheduled)
-            return (dispatcher.execute(command, address: address, atSampleTime: placedAt), replyTo)
+            return Answer(reply: execute(command), to: replyTo, quiet: command == .status)
+        case .cueCommand(let target, let action):
+            do throws(ControlError) {
+                let command = try workspace.command(action, on: target, in: QLabWorkspace.Snapshot(player: dispatcher.player))
+                return Answer(reply: execute(command), to: replyTo)
+            } catch {
+                return Answer(reply: .error(address, error.message), to: replyTo)
+            }
         }
     }
 
@@ -341,9 +386,20 @@ public final class OSCControlServer: Sendable {
         }
     }
 
-    /// Sends `/reply{address}` with the reply's JSON.
-    func send(_ reply: ControlReply, to destination: OSCPeer) {
-        let sent = (try? OSCMessage("/reply" + reply.address, [.string(reply.json)]).encoded()).map { transmit(destination, $0) } ?? false
+    /// A reply as QLab writes it: `workspace_id` (when the reply comes from the workspace),
+    /// `address`, `status`, `data`.
+    private struct ReplyJSON: Encodable {
+        var workspace_id: String?
+        var address: String
+        var status: ControlReply.Status
+        var data: ControlValue?
+    }
+
+    /// Sends `/reply{address}` with the reply's JSON, naming the workspace when `workspaceID` is
+    /// given.
+    func send(_ reply: ControlReply, to destination: OSCPeer, workspaceID: String? = nil) {
+        let json = ControlJSON.line(ReplyJSON(workspace_id: workspaceID, address: reply.address, status: reply.status, data: reply.data))
+        let sent = (try? OSCMessage("/reply" + reply.address, [.string(json)]).encoded()).map { transmit(destination, $0) } ?? false
         table.withLock { table in
             if sent {
                 table.statistics.replies += 1
@@ -354,12 +410,20 @@ public final class OSCControlServer: Sendable {
         }
     }
 
-    /// Sends an update to every subscribed client as `/update/{kind}` with its JSON.
+    /// Sends an update to every subscribed client as `/update/{kind}` with its JSON, followed by
+    /// the QLab-style updates it makes (``QLabWorkspace/updates(for:)``).
     private func push(_ update: ControlUpdate) {
         let targets = table.withLock { $0.clients.values.filter(\.subscribed).map(\.replyAddress) }
-        guard !targets.isEmpty, let bytes = try? OSCMessage("/update/" + update.kind.rawValue, [.string(update.json)]).encoded() else {
-            return
+        guard !targets.isEmpty else { return }
+        send(update: OSCMessage("/update/" + update.kind.rawValue, [.string(update.json)]), to: targets)
+        for (address, arguments) in workspace.updates(for: update) {
+            send(update: OSCMessage(address, arguments), to: targets)
         }
+    }
+
+    /// Sends one update message to `targets`, counting what was sent and what failed.
+    private func send(update message: OSCMessage, to targets: [OSCPeer]) {
+        guard !targets.isEmpty, let bytes = try? message.encoded() else { return }
         let sent = targets.filter { transmit($0, bytes) }.count
         table.withLock { table in
             table.statistics.updatesSent += sent

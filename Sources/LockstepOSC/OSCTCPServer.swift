@@ -180,10 +180,11 @@ public final class OSCTCPServer: Sendable {
     /// address).
     public var exposureWarning: String? { control.exposureWarning(for: localAddress, transport: "TCP", option: "--osc-tcp") }
 
-    /// Stops accepting and reading, closes every connection and stops pushing updates. Calling
-    /// it again does nothing.
+    /// Tells subscribers the workspace goes away, stops accepting and reading, closes every
+    /// connection and stops pushing updates. Calling it again does nothing.
     public func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        control.disconnect()                 // subscribers hear that the workspace goes away
         var byte: UInt8 = 1
         _ = write(wake.write, &byte, 1)
         finished.wait()

@@ -59,10 +59,11 @@ public final class OSCUDPServer: Sendable {
     /// address): what it exposes, and how to restrict it.
     public var exposureWarning: String? { control.exposureWarning(for: localAddress, transport: "UDP", option: "--osc") }
 
-    /// Stops reading, waits for the thread to finish the datagram in hand, and stops pushing
-    /// updates. Calling it again does nothing.
+    /// Tells subscribers the workspace goes away, stops reading, waits for the thread to finish
+    /// the datagram in hand, and stops pushing updates. Calling it again does nothing.
     public func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        control.disconnect()                 // subscribers hear that the workspace goes away
         socket.interrupt()
         finished.wait()
         control.close()

@@ -121,6 +121,13 @@ extension SessionTimeline.Cue {
         return length.map { origin + $0 - played }
     }
 
+    /// How many of its samples have sounded before session sample `position`: between its start
+    /// and `position`, less its pauses, up to its end or a stop (every pass of a loop counted).
+    public func samplesPlayed(before position: Int64) -> Int64 {
+        guard let start else { return 0 }
+        return stretches(from: start, to: position).reduce(0) { $0 + $1.to - $1.from }
+    }
+
     /// Whether it is paused and not resumed (nor stopped).
     public var awaitsResume: Bool {
         !interruptions.contains(where: \.isStop) && interruptions.contains { !$0.isStop && $0.resume == nil }

@@ -68,7 +68,8 @@ struct OSCControlServerTests {
         try bench.receive(OSCMessage("/thump"), from: 40000)
         let first = bench.take()
         #expect(first.map(\.to) == [ServerBench.peer(53001)])
-        #expect(first.first?.message == OSCMessage("/reply/thump", [.string(#"{"address":"/thump","data":"thump","status":"ok"}"#)]))
+        let id = bench.server.workspace.uniqueID                 // a workspace method's reply names the workspace, as QLab's
+        #expect(first.first?.message == OSCMessage("/reply/thump", [.string(#"{"address":"/thump","data":"thump","status":"ok","workspace_id":""# + id + #""}"#)]))
         try bench.receive(OSCMessage("/udpReplyPort", [.int32(9100)]), from: 40000)
         try bench.receive(OSCMessage("/go"), from: 40000)
         let next = bench.take()
@@ -100,7 +101,8 @@ struct OSCControlServerTests {
         let sent = bench.take()
         let update = try #require(sent.first { $0.message.address == "/update/playhead" })
         #expect(update.to == ServerBench.peer(53001))
-        #expect(sent.filter { $0.message.address.hasPrefix("/update/") }.count == 1)
+        #expect(sent.filter { $0.message.address.hasPrefix("/update/") && !$0.message.address.hasPrefix("/update/workspace/") }.count == 1)
+        #expect(sent.filter { $0.message.address.hasSuffix("/playbackPosition") }.count == 1)   // and QLab's form of it
         try bench.show.render(4096 + 2048)
         bench.dispatcher.poll()
         let started = bench.take().filter { $0.message.address == "/update/cue/started" }.compactMap { OSCTestPeer.json($0.message)?["cue"] as? String }
