@@ -6,6 +6,7 @@ import LockstepControl
 import LockstepJACK
 import LockstepOSC
 import LockstepSession
+import LockstepWeb
 import Synchronization
 
 /// `lockstep session run FILE`: plays a session live through one JACK client.
@@ -76,6 +77,12 @@ struct SessionRunCommand: ParsableCommand {
     @Option(name: .customLong("osc-reply-port"), help: "The UDP port OSC replies and updates go to on the sender's host, until a client sends /udpReplyPort (default 53001, QLab's).")
     var oscReplyPort: Int?
 
+    @Option(name: .customLong("web"), help: ArgumentHelp("Serve the web cue page (cue list, GO, meters, timeline) on [HOST:]PORT and print its URL (HOST defaults to 127.0.0.1, this machine only; e.g. 8080).", valueName: "[HOST:]PORT"))
+    var web: String?
+
+    @Option(name: .customLong("web-token"), help: ArgumentHelp("Pages must carry this token (the URL printed does: ?token=…).", valueName: "token"))
+    var webToken: String?
+
     @Flag(help: "Take commands from JACK MIDI through the session's triggers: registers the input port <client>:midi_in.")
     var midi = false
 
@@ -121,6 +128,12 @@ struct SessionRunCommand: ParsableCommand {
         if osc == nil && oscTCP == nil && oscPasscode != nil {
             throw ValidationError("--osc-passcode needs --osc [HOST:]PORT or --osc-tcp [HOST:]PORT")
         }
+        if let web {
+            do { _ = try WebControlServer.endpoint(web) } catch { throw ValidationError(error.message) }
+        } else if webToken != nil {
+            throw ValidationError("--web-token needs --web [HOST:]PORT")
+        }
+        if let webToken, webToken.isEmpty { throw ValidationError("--web-token is empty; give a token, or leave the option out") }
         if let oscPasscode, oscPasscode.isEmpty { throw ValidationError("--osc-passcode is empty; give a passcode, or leave the option out") }
         if let midiLatency, !(0...MIDIDefaults.maximumLatency).contains(midiLatency) {
             throw ValidationError("--midi-latency \(midiLatency) is out of range; give 0 to \(MIDIDefaults.maximumLatency) samples")
@@ -163,6 +176,15 @@ final class SessionRun {
         } catch {
             throw CLIError(message: "session run: \(error.message)")
         }
+        // So is the web page's (it says "starting" until the session plays).
+        let notes = NoteQueue()
+        let web = try command.web.map { text in
+            let (host, port) = try WebControlServer.endpoint(text)
+            let server = WebControlServer(options: .init(host: host, port: port, token: command.webToken), log: { notes.add($0) })
+            do throws(WebError) { try server.start() } catch { throw CLIError(message: "session run: \(error.message)") }
+            return server
+        }
+        defer { web?.stop() }
         defer { launcher.stop() }
         let triggers = try MIDITriggers(session: session)
         if command.usesMIDI && triggers.entries.isEmpty {
@@ -221,7 +243,6 @@ final class SessionRun {
             }
         }
         let dispatcher = ControlDispatcher(player: player)
-        let notes = NoteQueue()
         var osc: OSCUDPServer?
         if let oscSocket {
             let options = OSCControlServer.Options(passcode: command.oscPasscode,
@@ -244,6 +265,11 @@ final class SessionRun {
             } catch {
                 throw CLIError(message: "session run: \(error.message)")
             }
+        }
+        if let web {
+            web.attach(SessionWebShow(dispatcher: dispatcher))
+            log.notice("web page on \(web.url)")
+            if let warning = web.exposureWarning { log.warning("\(warning)") }
         }
         var midi: MIDIReader?
         if let input = device.midiInput {
@@ -343,7 +369,7 @@ final class SessionRun {
             lastPosition = position
             if let stopAfter, playedFrames >= stopAfter { break }
             let timeline = live.timeline
-            let canStillGo = osc != nil || oscTCP != nil || midi != nil || controls.map { !$0.isFinished } ?? false
+            let canStillGo = osc != nil || oscTCP != nil || midi != nil || web != nil || controls.map { !$0.isFinished } ?? false
             // Done when everything placed has played and no manual cue can still be fired nor a
             // paused one resumed (a transport follower runs until stopped).
             // (Against what has been rendered, not the estimate of now: the fade-out that follows
@@ -365,6 +391,7 @@ final class SessionRun {
         osc?.stop()
         oscTCP?.stop()
         midi?.stop()
+        web?.stop()
         for note in notes.take() { log.notice("\(note)") }
         live.stop()
         controls?.close()
@@ -386,6 +413,7 @@ final class SessionRun {
             var osc: OSCStatistics?
             var oscTCP: OSCStatistics?
             var midi: MIDIReader.Summary?
+            var web: WebControlServer.Statistics?
         }
         reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
         let error = engine.deviceError?.message ?? live.queues.lazy.compactMap { $0.stopError?.message }.first
@@ -397,7 +425,8 @@ final class SessionRun {
                                      cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
                                      server: launcher.description.isEmpty ? nil : launcher.description,
                                      lateStarts: live.lateStarts, rateChanges: rateChanges, osc: osc?.statistics,
-                                     oscTCP: oscTCP?.statistics, midi: midi?.summary)))
+                                     oscTCP: oscTCP?.statistics, midi: midi?.summary,
+                                     web: web?.statistics)))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
             print("ran \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
@@ -407,6 +436,8 @@ final class SessionRun {
                                   + "\($0.statistics.replies) replies, \($0.statistics.dropped) dropped" } ?? "")
                   + (midi.map { let s = $0.summary
                                 return "; MIDI: \(s.received) received, \(s.matched) matched, \(s.broken) broken, \(s.dropped) dropped" } ?? "")
+                  + (web.map { let s = $0.statistics
+                               return "; web: \(s.clients) pages, \(s.commands) commands, \(s.refused) refused" } ?? "")
                   + (interrupted ? " (interrupted)" : ""))
         }
         engine.device.stop()
