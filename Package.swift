@@ -90,6 +90,8 @@ let package = Package(
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepControl", "LockstepTestSupport"]),
         .testTarget(name: "LockstepOSCTests",
                     dependencies: ["LockstepOSC", "LockstepControl", "LockstepSession", "LockstepTestSupport"]),
+        .testTarget(name: "LockstepWebTests",
+                    dependencies: ["LockstepWeb", "LockstepControl", "LockstepSession", "LockstepTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepOSC", "LockstepTestSupport"]),
         // Audio Queue Services compatibility: Apple's C API names on the engine, its examples
         // (ports of the seed listings, compiled in CI and run by the tests) and its tests.

@@ -137,7 +137,16 @@
       const stateCell = cells[6];
       if (cue.state === "playing" && cue.start != null && cue.end != null && cue.end > cue.start) {
         const done = Math.max(0, Math.min(1, (data.position - cue.start) / (cue.end - cue.start)));
-        stateCell.innerHTML = 'playing <span class="progress"><div style="width:' + (100 * done).toFixed(0) + '%"></div></span>';
+        let bar = stateCell.querySelector(".progress > div");
+        if (!bar) {
+          stateCell.textContent = "playing ";
+          const track = document.createElement("span");
+          track.className = "progress";
+          bar = document.createElement("div");
+          track.appendChild(bar);
+          stateCell.appendChild(track);
+        }
+        bar.style.width = (100 * done).toFixed(0) + "%";
       } else {
         stateCell.textContent = cue.state === "scheduled" ? "waiting" : cue.state === "waiting" ? "waiting for GO" : cue.state;
       }
