@@ -81,10 +81,10 @@ public final class WebControlServer: Sendable {
         /// Meter messages a second.
         public var metersPerSecond: Double
 
-        /// The defaults: 127.0.0.1:8080, no token, 32 pages, 256 connections idle at most 15 s,
+        /// The defaults: 127.0.0.1:8080, no token, 32 pages, 1024 connections idle at most 15 s,
         /// meters 25 times a second.
         public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, maximumClients: Int = 32,
-                    maximumConnections: Int = 256, idleTimeout: Int = 15, metersPerSecond: Double = 25) {
+                    maximumConnections: Int = 1024, idleTimeout: Int = 15, metersPerSecond: Double = 25) {
             self.host = host
             self.port = port
             self.token = token
@@ -124,6 +124,8 @@ public final class WebControlServer: Sendable {
         var nextClient = 0
         var statistics = Statistics()
         var statusDue = true
+        /// WebSocket clients admitted and not yet gone.
+        var places = 0
     }
 
     /// A server (not yet listening); `log` hears a line for each command and refusal.
@@ -188,8 +190,9 @@ public final class WebControlServer: Sendable {
                 configuration: .init(http1: .init(idleTimeout: .seconds(Int64(options.idleTimeout))),
                                      ws: .init(maxFrameSize: WebCommand.maximumSize, autoPing: .enabled(timePeriod: .seconds(15)))),
                 shouldUpgrade: { [self] head, _, _ in
-                    guard self.refuseIfNeeded(head.authority, head.headerFields, target: head.path ?? "/", webSocket: true) == nil,
-                          (head.path ?? "").split(separator: "?").first == "/ws" else { return .dontUpgrade }
+                    guard (head.path ?? "").split(separator: "?").first == "/ws",
+                          self.refuseIfNeeded(head.authority, head.headerFields, target: head.path ?? "/", webSocket: true, reserve: true) == nil
+                    else { return .dontUpgrade }
                     return .upgrade([:]) { inbound, outbound, _ in await self.serve(inbound, outbound) }
                 }),
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "lockstep",
@@ -321,12 +324,20 @@ public final class WebControlServer: Sendable {
     }
 
     /// The refusal of a request that reads or drives the show, counted and logged; nil lets it in.
-    private func refuseIfNeeded(_ host: String?, _ headers: HTTPFields, target: String, webSocket: Bool) -> WebAdmission.Refusal? {
+    /// With `reserve`, an admitted WebSocket client takes its place among
+    /// ``Options/maximumClients`` here (``serve(_:_:)`` gives it back).
+    private func refuseIfNeeded(_ host: String?, _ headers: HTTPFields, target: String, webSocket: Bool,
+                                reserve: Bool = false) -> WebAdmission.Refusal? {
         let token = WebAdmission.token(inTarget: target) ?? WebAdmission.token(inAuthorization: headers[.authorization])
         var refusal = admission.refusal(host: host, origin: headers[.origin], token: token)
         if refusal == nil && webSocket {
-            let clients = state.withLock { $0.clients.count }
-            if clients >= options.maximumClients { refusal = .full(options.maximumClients) }
+            let maximum = options.maximumClients
+            let full = state.withLock { state in
+                guard state.places < maximum else { return true }
+                if reserve { state.places += 1 }
+                return false
+            }
+            if full { refusal = .full(maximum) }
         }
         if let refusal {
             let first = state.withLock { state in
@@ -374,7 +385,10 @@ public final class WebControlServer: Sendable {
             state.statusDue = true
             return (state.nextClient, state.show)
         }
-        defer { state.withLock { _ = $0.clients.removeValue(forKey: id) } }
+        defer { state.withLock { state in
+            state.clients.removeValue(forKey: id)
+            state.places -= 1
+        } }
         if let show { continuation.yield(show.dispatcher.execute(.status, address: "status").json) }
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
