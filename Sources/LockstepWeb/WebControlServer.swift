@@ -213,8 +213,11 @@ public final class WebControlServer: Sendable {
         let (port, error) = bound.withLock { ($0.port, $0.error) }
         guard port != nil else {
             stop()
-            throw WebError("--web \(WebAdmission.authority(options.host, options.port)): cannot listen there (\(error ?? "timed out")); "
-                           + "choose another port (or 0 for any free one), or stop what uses it")
+            let reason = error.map { $0.contains("Address already in use") ? "the port is in use (another Lockstep, a web server?)"
+                                     : $0.contains("Cannot assign requested address") ? "no interface of this machine has that address"
+                                     : $0 } ?? "it did not start within 10 s"
+            throw WebError("--web \(WebAdmission.authority(options.host, options.port)): cannot listen there: \(reason); "
+                           + "choose another with --web HOST:PORT (port 0: any free one)")
         }
         ticker.withLock { $0 = Task.detached { [self] in await self.tick() } }
     }

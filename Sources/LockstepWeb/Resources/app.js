@@ -171,12 +171,13 @@
           const input = fader.querySelector("input"), output = fader.querySelector("output");
           input.setAttribute("aria-label", layer.name + " gain");
           input.dataset.layer = layer.name;
-          let last = 0;
+          let last = 0, sent = null;
           const push = (force) => {
             const now = Date.now();
             output.textContent = Number(input.value).toFixed(1) + " dB";
-            if (!force && now - last < 50) return;
+            if (Number(input.value) === sent || (!force && now - last < 50)) return;
             last = now;
+            sent = Number(input.value);
             send({ command: "gain", layer: layer.name, decibels: Number(input.value), ramp: 0.05 });
           };
           input.addEventListener("input", () => push(false));
