@@ -132,7 +132,8 @@ extension JACKTests {
             #expect(result.status == 130, "\(result.stderr)")
             let web = try #require(try summary(result)["web"] as? [String: Any])
             #expect((web["clients"] as? Int ?? 0) >= 1 && web["errorReplies"] as? Int == 0 && web["refused"] as? Int == 0, "\(web)")
-            #expect((try summary(result)["discontinuities"] as? [String])?.isEmpty == true)
+            let gaps = try summary(result)["discontinuities"] as? [String]
+            #expect(gaps?.isEmpty == true, "discontinuities (a loaded machine makes underruns, and they break the capture's levels): \(gaps ?? [])")
 
             // In the capture: the bell's impulse on the very sample the page showed, over the bed…
             let played = capture.channel(0)
