@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "LockstepSession", targets: ["LockstepSession"]),
         .library(name: "LockstepControl", targets: ["LockstepControl"]),
         .library(name: "LockstepOSC", targets: ["LockstepOSC"]),
+        .library(name: "LockstepWeb", targets: ["LockstepWeb"]),
         .executable(name: "lockstep", targets: ["lockstep"]),
         // Apple's Audio Queue Services API (names, signatures, result codes) on the engine.
         .library(name: "AudioQueueCompat", targets: ["AudioQueueCompat"]),
@@ -21,6 +22,10 @@ let package = Package(
         // Diagnostics of the CLI (--verbose, --quiet) and colour on terminals (honours NO_COLOR).
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/onevcat/Rainbow", from: "4.0.0"),
+        // The web cue page of `session run --web`: HTTP and WebSocket.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
     ],
     targets: [
         // Pure Swift core: formats, buffers, queues, timeline, mixer, engine, offline device.
@@ -49,11 +54,21 @@ let package = Package(
         .target(name: "LockstepControl", dependencies: ["Lockstep", "LockstepFiles", "LockstepSession"]),
         // OSC over UDP through liblo: QLab's address space mapped onto LockstepControl.
         .target(name: "LockstepOSC", dependencies: ["LockstepControl", "LockstepSession", "CLo"]),
+        // The web cue page: the page (package resources, embedded in the code), its HTTP and
+        // WebSocket server on LockstepControl, and the timeline picture as SVG.
+        .target(name: "LockstepWeb", dependencies: [
+            "Lockstep", "LockstepControl", "LockstepSession",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "Logging", package: "swift-log"),
+        ], resources: [.embedInCode("Resources/index.html"), .embedInCode("Resources/app.js"),
+                       .embedInCode("Resources/style.css")]),
         // Starting a child the kernel stops when the CLI goes, however it goes (PR_SET_PDEATHSIG).
         .target(name: "CSpawn"),
         // The command-line tool.
         .executableTarget(name: "lockstep", dependencies: [
-            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "LockstepOSC", "CSpawn",
+            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "LockstepOSC", "LockstepWeb", "CSpawn",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Rainbow", package: "Rainbow"),
@@ -76,6 +91,8 @@ let package = Package(
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepControl", "LockstepTestSupport"]),
         .testTarget(name: "LockstepOSCTests",
                     dependencies: ["LockstepOSC", "LockstepControl", "LockstepSession", "LockstepTestSupport"]),
+        .testTarget(name: "LockstepWebTests",
+                    dependencies: ["LockstepWeb", "LockstepControl", "LockstepSession", "LockstepTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepOSC", "LockstepTestSupport"]),
         // Audio Queue Services compatibility: Apple's C API names on the engine, its examples
         // (ports of the seed listings, compiled in CI and run by the tests) and its tests.

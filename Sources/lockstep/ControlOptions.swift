@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
 import LockstepOSC
+import LockstepWeb
 
 /// The control surfaces `play` and `session run` share (`@OptionGroup`): typed commands from a
-/// file or FIFO, OSC over UDP and TCP, and JACK MIDI. Every surface hands its commands to the
+/// file or FIFO, OSC over UDP and TCP, the web cue page, and JACK MIDI. Every surface hands its commands to the
 /// same ``LockstepControl/ControlDispatcher``.
 struct ControlOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Read control commands, one a line, from this file or FIFO ('-': standard input).", valueName: "file"))
@@ -21,6 +22,12 @@ struct ControlOptions: ParsableArguments {
     @Option(name: .customLong("osc-reply-port"), help: "The UDP port OSC replies and updates go to on the sender's host, until a client sends /udpReplyPort (default 53001, QLab's).")
     var oscReplyPort: Int?
 
+    @Option(name: .customLong("web"), help: ArgumentHelp("Serve the web cue page (cue list, GO, meters, timeline) on [HOST:]PORT and print its URL (HOST defaults to 127.0.0.1, this machine only; e.g. 8080).", valueName: "[HOST:]PORT"))
+    var web: String?
+
+    @Option(name: .customLong("web-token"), help: ArgumentHelp("Pages must carry this token (the URL printed does: ?token=…).", valueName: "token"))
+    var webToken: String?
+
     @Flag(help: "Take commands from JACK MIDI through the session's triggers (play: MIDI Show Control GO, STOP, RESUME and ALL_OFF): registers the input port <client>:midi_in.")
     var midi = false
 
@@ -34,12 +41,12 @@ struct ControlOptions: ParsableArguments {
     var usesMIDI: Bool { midi || !midiConnect.isEmpty || midiLatency != nil }
 
     /// Whether any control surface was asked for.
-    var isRequested: Bool { control != nil || osc != nil || oscTCP != nil || usesMIDI }
+    var isRequested: Bool { control != nil || osc != nil || oscTCP != nil || web != nil || usesMIDI }
 
     /// Whether commands can still come once the run is under way (a surface is open, or the
     /// control file has not ended); `controlFinished` tells whether the typed commands ended.
     func canStillCommand(controlFinished: Bool) -> Bool {
-        osc != nil || oscTCP != nil || usesMIDI || (control != nil && !controlFinished)
+        osc != nil || oscTCP != nil || web != nil || usesMIDI || (control != nil && !controlFinished)
     }
 
     func validate() throws {
@@ -68,6 +75,12 @@ struct ControlOptions: ParsableArguments {
         if osc == nil && oscTCP == nil && oscPasscode != nil {
             throw ValidationError("--osc-passcode needs --osc [HOST:]PORT or --osc-tcp [HOST:]PORT")
         }
+        if let web {
+            do { _ = try WebControlServer.endpoint(web) } catch { throw ValidationError(error.message) }
+        } else if webToken != nil {
+            throw ValidationError("--web-token needs --web [HOST:]PORT")
+        }
+        if let webToken, webToken.isEmpty { throw ValidationError("--web-token is empty; give a token, or leave the option out") }
         if let oscPasscode, oscPasscode.isEmpty { throw ValidationError("--osc-passcode is empty; give a passcode, or leave the option out") }
         if let midiLatency, !(0...MIDIDefaults.maximumLatency).contains(midiLatency) {
             throw ValidationError("--midi-latency \(midiLatency) is out of range; give 0 to \(MIDIDefaults.maximumLatency) samples")

@@ -4,6 +4,7 @@ import Lockstep
 import LockstepControl
 import LockstepFiles
 import LockstepSession
+import LockstepWeb
 
 /// `lockstep session`: checks, renders and runs session (playlist) files.
 struct SessionCommand: ParsableCommand {
@@ -128,6 +129,9 @@ struct SessionCheckCommand: ParsableCommand {
     @OptionGroup(title: "Messages")
     var global: GlobalOptions
 
+    @Option(help: ArgumentHelp("Also draw the timeline as SVG into this file (lanes per layer, cues at their samples, fades, manual cues marked): the picture the web page shows.", valueName: "file"))
+    var svg: String?
+
     @Flag(help: "Print the timeline (or the errors) as one JSON object.")
     var json = false
 
@@ -140,6 +144,11 @@ struct SessionCheckCommand: ParsableCommand {
         let timeline: SessionTimeline
         do { timeline = try session.timeline(rate: rate) } catch {
             throw CLIError(message: "session check: \(file) at \(Int(rate)) Hz:\n\(error.description)")
+        }
+        if let svg {
+            do { try TimelinePicture(timeline: timeline).svg.write(toFile: svg, atomically: true, encoding: .utf8) } catch {
+                throw CLIError(message: "session check: cannot write --svg \(svg): \(error.localizedDescription)")
+            }
         }
         if json {
             print(jsonString(TimelineReport(path: file, timeline: timeline)))

@@ -6,6 +6,7 @@ import LockstepControl
 import LockstepJACK
 import LockstepOSC
 import LockstepSession
+import LockstepWeb
 import Synchronization
 
 /// `lockstep session run FILE`: plays a session live through one JACK client.
@@ -138,6 +139,15 @@ final class SessionRun {
         } catch {
             throw CLIError(message: "\(command.command): \(error.message)")
         }
+        // So is the web page's (it says "starting" until the session plays).
+        let notes = NoteQueue()
+        let web = try command.surfaces.web.map { text in
+            let (host, port) = try WebControlServer.endpoint(text)
+            let server = WebControlServer(options: .init(host: host, port: port, token: command.surfaces.webToken), log: { notes.add($0) })
+            do throws(WebError) { try server.start() } catch { throw CLIError(message: "\(command.command): \(error.message)") }
+            return server
+        }
+        defer { web?.stop() }
         defer { launcher.stop() }
         let triggers = try MIDITriggers(session: session)
         if command.surfaces.usesMIDI && triggers.entries.isEmpty {
@@ -206,7 +216,6 @@ final class SessionRun {
             }
         }
         let dispatcher = ControlDispatcher(player: player)
-        let notes = NoteQueue()
         var osc: OSCUDPServer?
         if let oscSocket {
             let options = OSCControlServer.Options(passcode: command.surfaces.oscPasscode,
@@ -229,6 +238,11 @@ final class SessionRun {
             } catch {
                 throw CLIError(message: "\(command.command): \(error.message)")
             }
+        }
+        if let web {
+            web.attach(SessionWebShow(dispatcher: dispatcher))
+            log.notice("web page on \(web.url)")
+            if let warning = web.exposureWarning { log.warning("\(warning)") }
         }
         var midi: MIDIReader?
         if let input = device.midiInput {
@@ -350,6 +364,7 @@ final class SessionRun {
         osc?.stop()
         oscTCP?.stop()
         midi?.stop()
+        web?.stop()
         for note in notes.take() { log.notice("\(note)") }
         live.stop()
         controls?.close()
@@ -377,6 +392,7 @@ final class SessionRun {
             var osc: OSCStatistics?
             var oscTCP: OSCStatistics?
             var midi: MIDIReader.Summary?
+            var web: WebControlServer.Statistics?
             var recording: Recording?
             struct Recording: Encodable {
                 var file: String
@@ -395,7 +411,7 @@ final class SessionRun {
                                      cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
                                      server: launcher.description.isEmpty ? nil : launcher.description,
                                      lateStarts: live.lateStarts, rateChanges: rateChanges, osc: osc?.statistics,
-                                     oscTCP: oscTCP?.statistics, midi: midi?.summary,
+                                     oscTCP: oscTCP?.statistics, midi: midi?.summary, web: web?.statistics,
                                      recording: recording.map { .init(file: $0.path, framesWritten: $0.framesWritten,
                                                                       startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) })))
         } else {
@@ -407,6 +423,8 @@ final class SessionRun {
                                   + "\($0.statistics.replies) replies, \($0.statistics.dropped) dropped" } ?? "")
                   + (midi.map { let s = $0.summary
                                 return "; MIDI: \(s.received) received, \(s.matched) matched, \(s.broken) broken, \(s.dropped) dropped" } ?? "")
+                  + (web.map { let s = $0.statistics
+                               return "; web: \(s.clients) pages, \(s.commands) commands, \(s.refused) refused" } ?? "")
                   + (recording.map { "; recorded \($0.framesWritten) frames to \($0.path)" } ?? "")
                   + (interrupted ? " (interrupted)" : ""))
         }

@@ -1,0 +1,270 @@
+// The Lockstep cue page: one WebSocket to the server that plays the show. Messages are the JSON
+// of --json and the OSC replies: a reply {"address","status","data"}, an update {"kind",…},
+// meters {"event":"meters",…} and discontinuities {"event":"discontinuities",…}. Commands go
+// back as {"command":"go"} and the like.
+"use strict";
+(function () {
+  const token = new URLSearchParams(location.search).get("token");
+  const query = token ? "?token=" + encodeURIComponent(token) : "";
+  const $ = (id) => document.getElementById(id);
+  const page = { metersReceived: 0, statusReceived: 0, lastMeters: null, lastStatus: null, lastReply: null, updates: [] };
+  window.lockstep = page;
+  let socket = null;
+  let cueInfo = null;          // from /api/cues: lengths and numbers
+  let rowsKey = "";            // the cue list the rows were built for
+  let pictureKey = null;       // the timeline state the picture was fetched for
+  let picture = null;          // the SVG element and its scale
+  let rate = 48000;
+  const started = {};          // cue → device sample its start was reported on
+
+  function clock(seconds) {
+    if (seconds == null || !isFinite(seconds)) return "—";
+    const negative = seconds < 0; seconds = Math.abs(seconds);
+    const h = Math.floor(seconds / 3600), m = Math.floor(seconds / 60) % 60, s = seconds - 60 * Math.floor(seconds / 60);
+    const text = (h ? h + ":" + String(m).padStart(2, "0") : String(m)) + ":" + s.toFixed(3).padStart(6, "0");
+    return (negative ? "-" : "") + text;
+  }
+  function db(value) { return value == null || value === "-inf" ? "-∞" : Number(value).toFixed(1); }
+
+  function send(command) {
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(command));
+  }
+
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    socket = new WebSocket(scheme + location.host + "/ws" + query);
+    socket.onopen = () => { $("connection").textContent = "connected"; $("connection").className = "online"; };
+    socket.onclose = () => {
+      $("connection").textContent = "offline"; $("connection").className = "offline";
+      setTimeout(connect, 1000);
+    };
+    socket.onmessage = (event) => {
+      let message;
+      try { message = JSON.parse(event.data); } catch (e) { return; }
+      if (message.event === "meters") meters(message);
+      else if (message.event === "discontinuities") discontinuities(message);
+      else if (message.kind) update(message);
+      else if (message.address !== undefined && message.status) reply(message);
+    };
+  }
+
+  function reply(message) {
+    if (message.address === "status" && message.status === "ok") { status(message.data); return; }
+    page.lastReply = message;
+    const box = $("last-reply");
+    box.className = "reply" + (message.status === "error" ? " error" : "");
+    box.dataset.address = message.address;
+    box.dataset.status = message.status;
+    if (message.status === "error") { box.textContent = (message.address ? message.address + ": " : "") + message.data; return; }
+    const data = message.data || {};
+    box.dataset.sampleTime = data.sampleTime != null ? data.sampleTime : "";
+    box.dataset.cue = data.cue || "";
+    let text = message.address;
+    if (data.cue) text += " " + data.cue;
+    if (data.start != null) text += " at " + clock(data.start / rate) + " (session sample " + data.start + ")";
+    else if (data.position != null) text += " at " + clock(data.position / rate);
+    if (data.sampleTime != null) text += ", device sample " + data.sampleTime;
+    box.textContent = text;
+  }
+
+  function update(message) {
+    page.updates.push(message);
+    if (page.updates.length > 200) page.updates.shift();
+    if (message.kind === "cue/started" && message.cue) {
+      started[message.cue] = message.sampleTime;
+      const row = document.querySelector('tr[data-cue="' + CSS.escape(message.cue) + '"]');
+      if (row) row.dataset.startedSampleTime = message.sampleTime;
+    }
+    if (message.kind === "discontinuity") {
+      const item = document.createElement("li");
+      item.textContent = message.detail + " at device sample " + message.sampleTime;
+      $("discontinuity-list").prepend(item);
+    }
+  }
+
+  function status(data) {
+    page.statusReceived += 1;
+    page.lastStatus = data;
+    rate = data.rate || rate;
+    $("state").textContent = data.state;
+    $("playhead").textContent = data.playhead || "—";
+    $("pause").textContent = data.state === "paused" ? "resume" : "pause";
+    $("discontinuity-count").textContent = data.discontinuities;
+    if (data.next) {
+      $("next-name").textContent = data.next.name;
+      if (data.next.manual) $("next-in").textContent = "(waits for GO)";
+    } else { $("next-name").textContent = "—"; $("next-in").textContent = ""; }
+    cues(data);
+    layers(data.layers);
+    const key = JSON.stringify(data.cues.map((c) => [c.start, c.end])) + data.playhead;
+    if (key !== pictureKey) { pictureKey = key; timeline(); }
+  }
+
+  function cues(data) {
+    if (!cueInfo) return;
+    const key = data.cues.map((c) => c.name).join("\u0000");
+    const body = $("cue-rows");
+    if (key !== rowsKey) {
+      rowsKey = key;
+      body.textContent = "";
+      for (const cue of data.cues) {
+        const row = document.createElement("tr");
+        row.dataset.cue = cue.name;
+        for (const name of ["number", "name", "layer", "time", "sample", "duration", "state"]) {
+          const cell = document.createElement("td");
+          cell.className = name;
+          row.appendChild(cell);
+        }
+        row.addEventListener("dblclick", () => send({ command: "select", cue: cue.name }));
+        body.appendChild(row);
+      }
+    }
+    const rows = body.children;
+    data.cues.forEach((cue, index) => {
+      const row = rows[index], info = cueInfo[index] || {};
+      const cells = row.children;
+      cells[0].textContent = info.number || cue.number;
+      cells[1].textContent = cue.name;
+      cells[2].textContent = cue.layer;
+      cells[3].textContent = cue.start != null ? clock(cue.start / rate) : (info.manual ? "GO" : "—");
+      cells[4].textContent = cue.start != null ? cue.start : "";
+      const length = cue.start != null && cue.end != null ? cue.end - cue.start : info.length;
+      cells[5].textContent = length != null ? clock(length / rate) : "∞";
+      row.dataset.state = cue.state;
+      row.dataset.start = cue.start != null ? cue.start : "";
+      row.classList.toggle("selected", cue.name === data.playhead);
+      row.classList.toggle("next", !!data.next && data.next.name === cue.name);
+      const stateCell = cells[6];
+      if (cue.state === "playing" && cue.start != null && cue.end != null && cue.end > cue.start) {
+        const done = Math.max(0, Math.min(1, (data.position - cue.start) / (cue.end - cue.start)));
+        let bar = stateCell.querySelector(".progress > div");
+        if (!bar) {
+          stateCell.textContent = "playing ";
+          const track = document.createElement("span");
+          track.className = "progress";
+          bar = document.createElement("div");
+          track.appendChild(bar);
+          stateCell.appendChild(track);
+        }
+        bar.style.width = (100 * done).toFixed(0) + "%";
+      } else {
+        stateCell.textContent = cue.state === "scheduled" ? "waiting" : cue.state === "waiting" ? "waiting for GO" : cue.state;
+      }
+    });
+  }
+
+  function layers(list) {
+    const box = $("meter-list");
+    for (const layer of list.concat([{ name: "master" }])) {
+      let meter = box.querySelector('.meter[data-name="' + CSS.escape(layer.name) + '"]');
+      if (!meter) {
+        meter = document.createElement("div");
+        meter.className = "meter";
+        meter.dataset.name = layer.name;
+        meter.innerHTML = '<span class="name"></span><div class="bar"><div class="rms"></div><div class="peak"></div></div>'
+          + '<span class="db">-∞</span><span></span><span></span><span class="clip">CLIP</span>';
+        meter.querySelector(".name").textContent = layer.name;
+        if (layer.name !== "master") {
+          const fader = document.createElement("label");
+          fader.className = "fader";
+          fader.innerHTML = '<span>gain</span><input type="range" min="-60" max="12" step="1" value="0"><output>0.0 dB</output>';
+          const input = fader.querySelector("input"), output = fader.querySelector("output");
+          input.setAttribute("aria-label", layer.name + " gain");
+          input.dataset.layer = layer.name;
+          let last = 0, sent = null;
+          const push = (force) => {
+            const now = Date.now();
+            output.textContent = Number(input.value).toFixed(1) + " dB";
+            if (Number(input.value) === sent || (!force && now - last < 50)) return;
+            last = now;
+            sent = Number(input.value);
+            send({ command: "gain", layer: layer.name, decibels: Number(input.value), ramp: 0.05 });
+          };
+          input.addEventListener("input", () => push(false));
+          input.addEventListener("change", () => push(true));
+          meter.appendChild(fader);
+        }
+        if (layer.name === "master") box.appendChild(meter); else box.insertBefore(meter, box.querySelector('.meter[data-name="master"]'));
+      }
+      if (layer.name !== "master") {
+        const input = meter.querySelector("input");
+        if (document.activeElement !== input && layer.gainDB !== undefined) {
+          const value = layer.gainDB == null ? -60 : Math.max(-60, Math.min(12, layer.gainDB));
+          input.value = value;
+          meter.querySelector("output").textContent = (layer.gainDB == null ? "-∞" : Number(layer.gainDB).toFixed(1)) + " dB";
+        }
+      }
+    }
+  }
+
+  function width(value) { return value == null ? 0 : Math.max(0, Math.min(100, (Number(value) + 60) / 60 * 100)); }
+
+  function meters(message) {
+    page.metersReceived += 1;
+    page.lastMeters = message;
+    $("now").textContent = clock(message.seconds);
+    $("state").textContent = message.state;
+    if (message.nextInSeconds != null) {
+      $("next-name").textContent = message.next;
+      $("next-in").textContent = "in " + clock(message.nextInSeconds);
+    }
+    const list = message.master ? message.layers.concat([message.master]) : message.layers;
+    for (const level of list) {
+      const meter = document.querySelector('.meter[data-name="' + CSS.escape(level.name) + '"]');
+      if (!meter) continue;
+      meter.querySelector(".rms").style.width = width(level.rmsDB) + "%";
+      meter.querySelector(".peak").style.left = "calc(" + width(level.peakDB) + "% - 3px)";
+      meter.querySelector(".db").textContent = db(level.peakDB);
+      meter.dataset.peakDb = level.peakDB == null ? "" : level.peakDB;
+      meter.dataset.rmsDb = level.rmsDB == null ? "" : level.rmsDB;
+      const clip = meter.querySelector(".clip");
+      clip.classList.toggle("lit", !!level.clip);
+      clip.title = "hold " + db(level.holdDB) + " dB";
+    }
+    if (picture) {
+      const x = picture.x0 + message.position / picture.samplesPerPixel;
+      picture.playhead.setAttribute("x1", x.toFixed(1));
+      picture.playhead.setAttribute("x2", x.toFixed(1));
+      picture.playhead.setAttribute("visibility", "visible");
+    }
+  }
+
+  function discontinuities(message) {
+    $("discontinuity-count").textContent = message.total;
+    const list = $("discontinuity-list");
+    list.textContent = "";
+    for (const entry of message.recent.slice().reverse()) {
+      const item = document.createElement("li");
+      item.textContent = entry.kind + " at device sample " + entry.sampleTime + ", length " + entry.length;
+      list.appendChild(item);
+    }
+  }
+
+  function timeline() {
+    fetch("/timeline.svg" + query).then((r) => (r.ok ? r.text() : Promise.reject(r.status))).then((text) => {
+      const box = $("timeline");
+      box.innerHTML = text;
+      const svg = box.querySelector("svg");
+      picture = { x0: Number(svg.dataset.x0), samplesPerPixel: Number(svg.dataset.samplesPerPixel), playhead: svg.getElementById("playhead") };
+    }).catch(() => {});
+  }
+
+  function button(id, command) {
+    $(id).addEventListener("click", (event) => { send(command()); event.currentTarget.blur(); });
+  }
+  button("go", () => ({ command: "go" }));
+  button("stop", () => ({ command: "stop" }));
+  button("panic", () => ({ command: "panic" }));
+  button("next", () => ({ command: "next" }));
+  button("previous", () => ({ command: "previous" }));
+  button("pause", () => ({ command: page.lastStatus && page.lastStatus.state === "paused" ? "resume" : "pause" }));
+  document.addEventListener("keydown", (event) => {
+    if (event.code === "Space" && !event.repeat && !(event.target instanceof HTMLInputElement && event.target.type !== "range")) {
+      event.preventDefault();
+      send({ command: "go" });
+    }
+  });
+
+  fetch("/api/cues" + query).then((r) => r.json()).then((list) => { cueInfo = list.cues; rate = list.rate; }).catch(() => { cueInfo = []; })
+    .finally(connect);
+})();

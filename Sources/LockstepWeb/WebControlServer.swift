@@ -1,0 +1,470 @@
+import Dispatch
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdWebSocket
+import Logging
+import LockstepControl
+import LockstepSession
+
+import Synchronization
+
+/// What the web server shows and drives: the one control path, and the state the terminal
+/// display reads (meters, the timeline), read off the realtime thread.
+public protocol WebShow: Sendable {
+    /// Where commands go, and whose updates are pushed.
+    var dispatcher: ControlDispatcher { get }
+    /// The meters now.
+    func meters() -> WebMeters
+    /// The timeline now, as a picture.
+    func picture() -> TimelinePicture
+    /// The discontinuities so far.
+    func discontinuities() -> WebDiscontinuities
+    /// The cue list's numbers and lengths.
+    func cueList() -> WebCueList
+}
+
+/// A running session as a ``WebShow``: the dispatcher's player (the one playing now, after a
+/// sample-rate change too).
+public struct SessionWebShow: WebShow {
+    /// Where commands go.
+    public let dispatcher: ControlDispatcher
+
+    /// The show of `dispatcher`'s session.
+    public init(dispatcher: ControlDispatcher) { self.dispatcher = dispatcher }
+
+    /// The meters of the player playing now.
+    public func meters() -> WebMeters { WebMeters(player: dispatcher.player) }
+
+    /// The timeline with the playhead where the session is, the selected cue highlighted.
+    public func picture() -> TimelinePicture {
+        let player = dispatcher.player
+        return TimelinePicture(timeline: player.timeline, playhead: player.position, selected: player.playhead)
+    }
+
+    /// The engine's discontinuities.
+    public func discontinuities() -> WebDiscontinuities { WebDiscontinuities(engine: dispatcher.player.engine) }
+
+    /// The session's cues.
+    public func cueList() -> WebCueList { WebCueList(player: dispatcher.player) }
+}
+
+/// The web cue page's server: serves the page (plain HTML, CSS and JavaScript from the package's
+/// resources) and a WebSocket at `/ws` that pushes the show's state and takes commands.
+///
+/// Every message is one JSON object of the schema `--json` and the OSC replies use: a command's
+/// answer is a ``LockstepControl/ControlReply`` (`{"address","status","data"}`), a change a
+/// ``LockstepControl/ControlUpdate`` (`{"kind",…}`), the state the `status` reply; besides
+/// them ``WebMeters`` (`"event":"meters"`, 25 a second) and ``WebDiscontinuities``. Commands
+/// are ``WebCommand`` objects, on the socket or as the body of `POST /api/command`.
+///
+/// It never touches the realtime thread: commands go through the
+/// ``LockstepControl/ControlDispatcher``, and what it shows is read from the published state.
+/// Requests that read or drive the show pass ``WebAdmission`` (Host, Origin, token); bodies
+/// are limited to ``WebCommand/maximumSize``; connections, WebSocket clients and what each
+/// client may have queued are bounded.
+public final class WebControlServer: Sendable {
+    /// Where it listens and its limits.
+    public struct Options: Sendable, Hashable {
+        /// The address to bind (127.0.0.1: this machine only).
+        public var host: String
+        /// The port (0: any free port, reported once bound).
+        public var port: Int
+        /// The token every page must carry; nil: none.
+        public var token: String?
+        /// The most WebSocket clients at once (more get 503).
+        public var maximumClients: Int
+        /// The most HTTP connections open at once (more wait until one closes).
+        public var maximumConnections: Int
+        /// Seconds an HTTP connection may stay idle.
+        public var idleTimeout: Int
+        /// Meter messages a second.
+        public var metersPerSecond: Double
+
+        /// The defaults: 127.0.0.1:8080, no token, 32 pages, 1024 connections idle at most 15 s,
+        /// meters 25 times a second.
+        public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, maximumClients: Int = 32,
+                    maximumConnections: Int = 1024, idleTimeout: Int = 15, metersPerSecond: Double = 25) {
+            self.host = host
+            self.port = port
+            self.token = token
+            self.maximumClients = maximumClients
+            self.maximumConnections = maximumConnections
+            self.idleTimeout = idleTimeout
+            self.metersPerSecond = metersPerSecond
+        }
+    }
+
+    /// Counts of what the server did, for the run's summary.
+    public struct Statistics: Sendable, Hashable, Codable {
+        /// WebSocket clients accepted.
+        public var clients = 0
+        /// Commands received (socket and POST).
+        public var commands = 0
+        /// Commands answered with an error.
+        public var errorReplies = 0
+        /// Requests refused for their Host, Origin or token, or for too many clients.
+        public var refused = 0
+        /// Messages dropped for a client that did not read them in time.
+        public var dropped = 0
+    }
+
+    /// What it was made with.
+    public let options: Options
+    private let log: @Sendable (String) -> Void
+    private let state = Mutex(State())
+    private let bound = Mutex<(port: Int?, error: String?)>((nil, nil))
+    private let running = Mutex<Task<Void, Never>?>(nil)
+    private let ticker = Mutex<Task<Void, Never>?>(nil)
+
+    private struct State {
+        var show: (any WebShow)?
+        var subscription: ControlSubscription?
+        var clients: [Int: AsyncStream<String>.Continuation] = [:]
+        var nextClient = 0
+        var statistics = Statistics()
+        var statusDue = true
+        /// WebSocket clients admitted and not yet gone.
+        var places = 0
+    }
+
+    /// A server (not yet listening); `log` hears a line for each command and refusal.
+    public init(options: Options, log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.options = options
+        self.log = log
+    }
+
+    /// What it has done so far.
+    public var statistics: Statistics { state.withLock { $0.statistics } }
+
+    /// The port it listens on, once started.
+    public var port: Int? { bound.withLock { $0.port } }
+
+    /// The admission checks, with the port bound.
+    public var admission: WebAdmission { WebAdmission(host: options.host, port: port ?? options.port, token: options.token) }
+
+    /// The page's address, with the token when there is one.
+    public var url: String {
+        let host = admission.isWildcard ? "127.0.0.1" : options.host
+        let token = options.token.map { "?token=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? ""
+        return "http://\(WebAdmission.authority(host, port ?? options.port))/\(token)"
+    }
+
+    /// Parses `--web`'s `PORT`, `HOST:PORT` or `[IPV6]:PORT` (HOST defaults to 127.0.0.1).
+    /// - Throws: ``WebError`` saying how to write it.
+    public static func endpoint(_ text: String) throws(WebError) -> (host: String, port: Int) {
+        let hint = "write PORT, HOST:PORT or [IPV6]:PORT, e.g. 8080, 127.0.0.1:8080 or 0.0.0.0:8080"
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        var host = "127.0.0.1", portText = trimmed
+        if let colon = trimmed.lastIndex(of: ":"), !trimmed.hasPrefix("[") || trimmed[trimmed.index(before: colon)] == "]" {
+            host = String(trimmed[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            portText = String(trimmed[trimmed.index(after: colon)...])
+        }
+        guard !host.isEmpty, !host.contains(where: \.isWhitespace), let port = Int(portText), (0...65535).contains(port) else {
+            throw WebError("--web '\(text)' is not [HOST:]PORT; \(hint)")
+        }
+        return (host, port)
+    }
+
+    /// A warning to print when the server can be reached from other machines (nil on loopback).
+    public var exposureWarning: String? {
+        guard !WebAdmission.isLoopback(options.host) else { return nil }
+        let guardText = options.token == nil
+            ? "no token is set (add --web-token TOKEN)"
+            : "the token and everything else travel unencrypted (plain HTTP)"
+        return "the web page listens on \(WebAdmission.authority(options.host, port ?? options.port)), reachable from other machines: "
+            + "anyone who can reach it can see the cue list, the meters and the timeline, and fire cues (GO), stop, pause, "
+            + "panic, seek and change layer gains and cue levels; \(guardText). Use --web 127.0.0.1:\(port ?? options.port) to keep it to this machine"
+    }
+
+    /// Binds and starts serving (the page says "starting" until ``attach(_:)``).
+    /// - Throws: ``WebError`` when the address cannot be bound.
+    public func start() throws(WebError) {
+        let ready = DispatchSemaphore(value: 0)
+        // Its own handler that drops everything: what the page does is reported through `log`
+        // (and the process's log level, which a shared handler holds, stays as it is).
+        let logger = Logger(label: "lockstep.web", factory: { _ in SwiftLogNoOpLogHandler() })
+        let application = Application(
+            router: router(),
+            server: .http1WebSocketUpgrade(
+                configuration: .init(http1: .init(idleTimeout: .seconds(Int64(options.idleTimeout))),
+                                     ws: .init(maxFrameSize: WebCommand.maximumSize, autoPing: .enabled(timePeriod: .seconds(15)))),
+                shouldUpgrade: { [self] head, _, _ in
+                    guard (head.path ?? "").split(separator: "?").first == "/ws",
+                          self.refuseIfNeeded(head.authority, head.headerFields, target: head.path ?? "/", webSocket: true, reserve: true) == nil
+                    else { return .dontUpgrade }
+                    return .upgrade([:]) { inbound, outbound, _ in await self.serve(inbound, outbound) }
+                }),
+            configuration: .init(address: .hostname(options.host, port: options.port), serverName: "lockstep",
+                                 availableConnectionsDelegate: .maximum(options.maximumConnections, logger: logger)),
+            onServerRunning: { [self] channel in
+                self.bound.withLock { $0.port = channel.localAddress?.port }
+                ready.signal()
+            },
+            logger: logger)
+        let task = Task.detached { [self] in
+            do { try await application.runService(gracefulShutdownSignals: []) } catch {
+                self.bound.withLock { $0.error = "\(error)" }
+            }
+            ready.signal()
+        }
+        running.withLock { $0 = task }
+        _ = ready.wait(timeout: .now() + 10)
+        let (port, error) = bound.withLock { ($0.port, $0.error) }
+        guard port != nil else {
+            stop()
+            let reason = error.map { $0.contains("Address already in use") ? "the port is in use (another Lockstep, a web server?)"
+                                     : $0.contains("Cannot assign requested address") ? "no interface of this machine has that address"
+                                     : $0 } ?? "it did not start within 10 s"
+            throw WebError("--web \(WebAdmission.authority(options.host, options.port)): cannot listen there: \(reason); "
+                           + "choose another with --web HOST:PORT (port 0: any free one)")
+        }
+        ticker.withLock { $0 = Task.detached { [self] in await self.tick() } }
+    }
+
+    /// Shows `show` and takes its commands from now on.
+    public func attach(_ show: any WebShow) {
+        let subscription = show.dispatcher.updates.subscribe { [weak self] update in
+            self?.broadcast(update.json)
+            self?.state.withLock { $0.statusDue = true }
+        }
+        let old = state.withLock { state in
+            defer { state.show = show; state.subscription = subscription; state.statusDue = true }
+            return state.subscription
+        }
+        old?.cancel()
+    }
+
+    /// Closes every connection and stops listening (waits up to 3 s).
+    public func stop() {
+        ticker.withLock { $0?.cancel(); $0 = nil }
+        let clients = state.withLock { state in
+            defer { state.clients.removeAll(); state.subscription?.cancel(); state.subscription = nil }
+            return Array(state.clients.values)
+        }
+        for client in clients { client.finish() }
+        guard let task = running.withLock({ task in defer { task = nil }; return task }) else { return }
+        task.cancel()
+        let done = DispatchSemaphore(value: 0)
+        Task.detached { await task.value; done.signal() }
+        _ = done.wait(timeout: .now() + 3)
+    }
+
+    // MARK: - HTTP
+
+    private func router() -> Router<BasicRequestContext> {
+        let router = Router()
+        router.add(middleware: SecurityHeaders())
+        func file(_ bytes: [UInt8], _ type: String) -> @Sendable (Request, BasicRequestContext) async throws -> Response {
+            { _, _ in Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(bytes: bytes))) }
+        }
+        router.get("/", use: file(PackageResources.index_html, "text/html; charset=utf-8"))
+        router.get("/app.js", use: file(PackageResources.app_js, "text/javascript; charset=utf-8"))
+        router.get("/style.css", use: file(PackageResources.style_css, "text/css; charset=utf-8"))
+        router.get("/ws") { [self] request, _ -> Response in
+            // Reached only when the upgrade was refused: say why.
+            if let refusal = self.refuseIfNeeded(request.head.authority, request.headers, target: request.uri.description, webSocket: true) {
+                return Self.error(refusal.status, refusal.message)
+            }
+            return Self.error(426, "this is the show's WebSocket: connect with a WebSocket client (Upgrade: websocket)")
+        }
+        router.get("/timeline.svg") { [self] request, _ -> Response in
+            if let refusal = self.refuseIfNeeded(request.head.authority, request.headers, target: request.uri.description, webSocket: false) {
+                return Self.error(refusal.status, refusal.message)
+            }
+            guard let show = self.state.withLock({ $0.show }) else { return Self.error(503, "the session is starting; reload in a moment") }
+            return Response(status: .ok, headers: [.contentType: "image/svg+xml"],
+                            body: .init(byteBuffer: ByteBuffer(string: show.picture().svg)))
+        }
+        router.get("/api/status") { [self] request, _ -> Response in
+            if let refusal = self.refuseIfNeeded(request.head.authority, request.headers, target: request.uri.description, webSocket: false) {
+                return Self.error(refusal.status, refusal.message)
+            }
+            guard let show = self.state.withLock({ $0.show }) else { return Self.error(503, "the session is starting; try again in a moment") }
+            return Self.json(200, show.dispatcher.execute(.status, address: "status").json)
+        }
+        router.get("/api/cues") { [self] request, _ -> Response in
+            if let refusal = self.refuseIfNeeded(request.head.authority, request.headers, target: request.uri.description, webSocket: false) {
+                return Self.error(refusal.status, refusal.message)
+            }
+            guard let show = self.state.withLock({ $0.show }) else { return Self.error(503, "the session is starting; try again in a moment") }
+            return Self.json(200, show.cueList().json)
+        }
+        router.post("/api/command") { [self] request, _ -> Response in
+            if let refusal = self.refuseIfNeeded(request.head.authority, request.headers, target: request.uri.description, webSocket: false) {
+                return Self.error(refusal.status, refusal.message)
+            }
+            let buffer: ByteBuffer
+            do { buffer = try await request.body.collect(upTo: WebCommand.maximumSize) } catch {
+                self.count(\.errorReplies)
+                return Self.json(413, ControlReply.error("", "the body is over \(WebCommand.maximumSize) bytes; send one short JSON command").json)
+            }
+            let (reply, parsed) = self.execute(String(buffer: buffer))
+            return Self.json(!parsed ? 400 : reply.isOK ? 200 : 422, reply.json)
+        }
+        return router
+    }
+
+    /// Adds the headers that keep the page from being framed or sniffed by another site.
+    struct SecurityHeaders: RouterMiddleware {
+        func handle(_ request: Request, context: BasicRequestContext,
+                    next: (Request, BasicRequestContext) async throws -> Response) async throws -> Response {
+            var response = try await next(request, context)
+            response.headers[.contentSecurityPolicy] = "default-src 'self'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'"
+            response.headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+            response.headers[HTTPField.Name("X-Content-Type-Options")!] = "nosniff"
+            response.headers[.cacheControl] = "no-store"
+            return response
+        }
+    }
+
+    private static func json(_ status: Int, _ text: String) -> Response {
+        Response(status: .init(code: status), headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
+    }
+
+    private static func error(_ status: Int, _ message: String) -> Response {
+        json(status, ControlReply.error("", message).json)
+    }
+
+    /// The refusal of a request that reads or drives the show, counted and logged; nil lets it in.
+    /// With `reserve`, an admitted WebSocket client takes its place among
+    /// ``Options/maximumClients`` here (``serve(_:_:)`` gives it back).
+    private func refuseIfNeeded(_ host: String?, _ headers: HTTPFields, target: String, webSocket: Bool,
+                                reserve: Bool = false) -> WebAdmission.Refusal? {
+        let token = WebAdmission.token(inTarget: target) ?? WebAdmission.token(inAuthorization: headers[.authorization])
+        var refusal = admission.refusal(host: host, origin: headers[.origin], token: token)
+        if refusal == nil && webSocket {
+            let maximum = options.maximumClients
+            let full = state.withLock { state in
+                guard state.places < maximum else { return true }
+                if reserve { state.places += 1 }
+                return false
+            }
+            if full { refusal = .full(maximum) }
+        }
+        if let refusal {
+            let first = state.withLock { state in
+                state.statistics.refused += 1
+                return state.statistics.refused <= 5
+            }
+            if first { log("web: refused \(target.split(separator: "?").first ?? ""): \(refusal.message)") }
+        }
+        return refusal
+    }
+
+    private func count(_ counter: WritableKeyPath<Statistics, Int>) {
+        state.withLock { $0.statistics[keyPath: counter] += 1 }
+    }
+
+    /// Carries out one JSON command; the reply, and whether it parsed.
+    private func execute(_ text: String) -> (ControlReply, Bool) {
+        count(\.commands)
+        guard let show = state.withLock({ $0.show }) else {
+            count(\.errorReplies)
+            return (.error("", "the session is starting; send the command again in a moment"), true)
+        }
+        let parsed: (command: ControlCommand, address: String)
+        do { parsed = try WebCommand.parse(text) } catch {
+            count(\.errorReplies)
+            log("web: \(error.message)")
+            return (.error("", error.message), false)
+        }
+        let reply = show.dispatcher.execute(parsed.command, address: parsed.address)
+        if !reply.isOK { count(\.errorReplies) }
+        if parsed.command != .status { log("web: \(reply.summary)") }
+        return (reply, true)
+    }
+
+    // MARK: - WebSocket
+
+    /// One WebSocket client: its queue of messages (the newest 256 kept when it reads too
+    /// slowly), written by one task; the commands it sends, answered on its queue.
+    private func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(256))
+        let (id, show) = state.withLock { state in
+            state.nextClient += 1
+            state.clients[state.nextClient] = continuation
+            state.statistics.clients += 1
+            state.statusDue = true
+            return (state.nextClient, state.show)
+        }
+        defer { state.withLock { state in
+            state.clients.removeValue(forKey: id)
+            state.places -= 1
+        } }
+        if let show { continuation.yield(show.dispatcher.execute(.status, address: "status").json) }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await text in stream {
+                    do { try await outbound.write(.text(text)) } catch { break }
+                }
+            }
+            group.addTask { [self] in
+                do {
+                    for try await message in inbound.messages(maxSize: WebCommand.maximumSize) {
+                        let text: String
+                        switch message {
+                        case .text(let string): text = string
+                        case .binary(let buffer): text = String(buffer: buffer)
+                        }
+                        continuation.yield(self.execute(text).0.json)
+                    }
+                } catch {}
+                continuation.finish()
+            }
+            await group.next()
+            group.cancelAll()
+            continuation.finish()
+        }
+    }
+
+    /// Queues `text` for every client.
+    private func broadcast(_ text: String) {
+        let dropped = state.withLock { state in
+            var dropped = 0
+            for client in state.clients.values {
+                if case .dropped = client.yield(text) { dropped += 1 }
+            }
+            state.statistics.dropped += dropped
+            return dropped
+        }
+        _ = dropped
+    }
+
+    /// Pushes the meters ``Options/metersPerSecond`` times a second, the state five times a
+    /// second (and after every change), the discontinuities when there are new ones.
+    private func tick() async {
+        let interval = Duration.seconds(1 / max(1, options.metersPerSecond))
+        var ticks = 0
+        var discontinuities = -1
+        let statusEvery = max(1, Int(options.metersPerSecond / 5))
+        while !Task.isCancelled {
+            try? await Task.sleep(for: interval)
+            ticks += 1
+            let (show, clients, statusDue) = state.withLock { state in
+                defer { state.statusDue = false }
+                return (state.show, state.clients.count, state.statusDue)
+            }
+            guard let show, clients > 0 else { continue }
+            let meters = show.meters()
+            broadcast(meters.json)
+            if statusDue || ticks % statusEvery == 0 {
+                broadcast(show.dispatcher.execute(.status, address: "status").json)
+            }
+            if statusDue || meters.discontinuities != discontinuities {
+                discontinuities = meters.discontinuities
+                broadcast(show.discontinuities().json)
+            }
+        }
+    }
+}
+
+/// A web server that could not start, with what to do.
+public struct WebError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What went wrong and what to do.
+    public var message: String
+    /// An error with `message`.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import Lockstep
+import LockstepControl
+import LockstepSession
+
+/// What the web page's meters show, pushed many times a second: `{"event":"meters", …}`.
+///
+/// Read from the levels the engine publishes for any thread (the ones the terminal display
+/// reads); nothing here touches the realtime thread. Levels are dBFS; nil is silence (−∞).
+public struct WebMeters: Sendable, Hashable, Codable {
+    /// One meter.
+    public struct Meter: Sendable, Hashable, Codable {
+        /// The layer's name, or `master`.
+        public var name: String
+        /// The loudest sample of the last metering window, in dBFS (nil: silence).
+        public var peakDB: Double?
+        /// The RMS level of the last metering window, in dBFS (nil: silence).
+        public var rmsDB: Double?
+        /// The loudest sample since the session started, in dBFS (nil: silence).
+        public var holdDB: Double?
+        /// Whether any sample reached full scale (0 dBFS) since the session started.
+        public var clip: Bool
+    }
+
+    /// Always `meters`.
+    public var event = "meters"
+    /// `playing`, `paused` or `stopped`.
+    public var state: String
+    /// The session sample playing now.
+    public var position: Int64
+    /// ``position`` in seconds.
+    public var seconds: Double
+    /// The device sample playing now.
+    public var sampleTime: Int64
+    /// Seconds to the next cue placed on the timeline (nil: none is placed ahead).
+    public var nextInSeconds: Double?
+    /// The next cue placed on the timeline.
+    public var next: String?
+    /// One meter per layer, in file order.
+    public var layers: [Meter]
+    /// The master output (nil when the engine does not meter it).
+    public var master: Meter?
+    /// How many discontinuities the engine has seen.
+    public var discontinuities: Int
+
+    /// The meters of `player` now.
+    public init(player: SessionPlayer) {
+        let timeline = player.timeline
+        let position = player.position
+        state = player.isRunning ? "playing" : (player.isPaused ? "paused" : "stopped")
+        self.position = position
+        seconds = Double(position) / timeline.rate
+        let engine = player.engine
+        sampleTime = engine.currentTime().sampleTime
+        let coming = timeline.cues.filter { ($0.start ?? -1) > position }.min { $0.start! < $1.start! }
+        next = coming?.name
+        nextInSeconds = coming.map { Double($0.start! - position) / timeline.rate }
+        layers = zip(timeline.layers, player.queues).map { layer, queue in
+            let levels = (try? queue.currentLevelMeterDB()) ?? []
+            return Self.meter(layer.name, peakDB: levels.map(\.peakPower).max(), rmsDB: levels.map(\.averagePower).max(),
+                              hold: queue.peakHold.max())
+        }
+        if engine.isMasterMeteringEnabled {
+            let levels = engine.masterLevels
+            master = Self.meter("master", peakDB: levels.map(\.peakPower).max().map(Decibels.fromLinear),
+                                rmsDB: levels.map(\.averagePower).max().map(Decibels.fromLinear), hold: engine.masterPeakHold.max())
+        }
+        discontinuities = engine.discontinuityCount
+    }
+
+    private static func meter(_ name: String, peakDB: Float?, rmsDB: Float?, hold: Float?) -> Meter {
+        func finite(_ value: Float?) -> Double? { value.flatMap { $0.isFinite ? Double($0) : nil } }
+        let hold = hold ?? 0
+        return Meter(name: name, peakDB: finite(peakDB), rmsDB: finite(rmsDB), holdDB: hold > 0 ? finite(Decibels.fromLinear(hold)) : nil,
+                     clip: hold >= 1)
+    }
+
+    /// The meters as one line of JSON.
+    public var json: String { ControlJSON.line(self) }
+}
+
+/// The engine's discontinuities with their lengths, pushed as they happen:
+/// `{"event":"discontinuities","total":N,"recent":[{"kind":"xrun","sampleTime":…,"length":…}]}`.
+public struct WebDiscontinuities: Sendable, Hashable, Codable {
+    /// One discontinuity.
+    public struct Entry: Sendable, Hashable, Codable {
+        /// Its kind (`xrun`, `underrun`, `sampleRateChange`…).
+        public var kind: String
+        /// The device sample it happened on.
+        public var sampleTime: Int64
+        /// Its length in frames (what the kind says it measures).
+        public var length: Int64
+    }
+
+    /// Always `discontinuities`.
+    public var event = "discontinuities"
+    /// How many the engine has seen.
+    public var total: Int
+    /// The most recent ones (at most 20), oldest first.
+    public var recent: [Entry]
+
+    /// The discontinuities `engine` has logged.
+    public init(engine: Engine) {
+        total = engine.discontinuityCount
+        recent = engine.discontinuities.suffix(20).map { Entry(kind: $0.kind.rawValue, sampleTime: $0.sampleTime, length: Int64($0.length)) }
+    }
+
+    /// As one line of JSON.
+    public var json: String { ControlJSON.line(self) }
+}
+
+/// The cue list as the page's table needs it beyond the status: each cue's number, whether it
+/// waits for go, and its length. `GET /api/cues`.
+public struct WebCueList: Sendable, Hashable, Codable {
+    /// One cue.
+    public struct Cue: Sendable, Hashable, Codable {
+        /// Its name.
+        public var name: String
+        /// Its `number:` in the session file, or its position there (from 1).
+        public var number: String
+        /// Its layer.
+        public var layer: String
+        /// Whether a go places it (itself, or the cue it chains to).
+        public var manual: Bool
+        /// Its length in session samples (nil: it loops forever).
+        public var length: Int64?
+    }
+
+    /// The session's rate.
+    public var rate: Double
+    /// The cues, in file order.
+    public var cues: [Cue]
+
+    /// The cues of `player`'s session.
+    public init(player: SessionPlayer) {
+        let timeline = player.timeline
+        let numbers = player.session.document.cues.map(\.number)
+        rate = timeline.rate
+        cues = timeline.cues.map { cue in
+            Cue(name: cue.name, number: (cue.index < numbers.count ? numbers[cue.index] : nil) ?? String(cue.index + 1),
+                layer: timeline.layers[cue.layer].name, manual: cue.isManual, length: cue.length)
+        }
+    }
+
+    /// As one line of JSON.
+    public var json: String { ControlJSON.line(self) }
+}

@@ -1,0 +1,252 @@
+import Foundation
+import Lockstep
+import LockstepTestSupport
+import Testing
+
+extension JACKTests {
+    /// `lockstep session run --web` as a real process on a private dummy-driver jackd: a real
+    /// headless Chromium (Selenium) drives the page, raw HTTP clients try what a hostile page or
+    /// a broken client would, and the captured JACK output shows what reached the speakers.
+    @Suite("lockstep session run --web (the built binary, live)", .serialized)
+    struct SessionWebTests {
+        let temp: TemporaryTestDirectory
+
+        init() throws {
+            temp = try TemporaryTestDirectory(prefix: "lockstep-session-web")
+            let format = StreamFormat(sampleRate: 48000, channelCount: 1)
+            try FileFixtures.writeWAV(path: temp.file("bed.wav"), samples: Signals.constant(0.125, frames: 48000 * 30), format: format)
+            try FileFixtures.writeWAV(path: temp.file("bell.wav"), samples: Signals.impulse(at: 0, frames: 16, value: 0.5), format: format)
+            try FileFixtures.writeWAV(path: temp.file("horn.wav"), samples: Signals.impulse(at: 0, frames: 16, value: 0.25), format: format)
+            try FileFixtures.writeText(path: temp.file("show.yaml"), """
+                channels: 1
+                layers: { bed: {}, fx: {} }
+                cues:
+                  - { name: bed, layer: bed, file: bed.wav, at: 0 }
+                  - { name: bell, layer: fx, file: bell.wav, at: manual }
+                  - { name: horn, layer: fx, file: horn.wav, at: manual }
+                """)
+        }
+
+        /// A live run: a private server, a capture of the master output, `session run --web
+        /// 127.0.0.1:0` (plus `extra`) playing into it, and the page's URL and port it printed.
+        struct Live {
+            let server: JACKServer
+            let capture: JACKCapture
+            let running: RunningCLI
+            let url: String
+            let port: Int
+        }
+
+        func live(extra: [String] = []) throws -> Live {
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 40)
+            try capture.start()
+            let running = try CLI.spawn(["session", "run", temp.file("show.yaml"), "--server", server.name,
+                                         "--client-name", "session-web", "--connect", capture.portNames[0],
+                                         "--web", "127.0.0.1:0", "--json"] + extra)
+            #expect(running.waitForErrorOutput(containing: "web page on http://127.0.0.1:"), "\(running.errorOutputSoFar)")
+            let text = running.errorOutputSoFar
+            let after = try #require(text.range(of: "web page on "))
+            let url = String(text[after.upperBound...].prefix { !$0.isWhitespace })
+            let port = try #require(Int(url.dropFirst("http://127.0.0.1:".count).prefix { $0.isNumber }))
+            #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
+            return Live(server: server, capture: capture, running: running, url: url, port: port)
+        }
+
+        /// The JSON summary a run printed last.
+        func summary(_ result: CLI.Result) throws -> [String: Any] {
+            let line = try #require(result.stdout.split(separator: "\n").last)
+            return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        }
+
+        /// Where the browser test leaves its screenshots: `.build/test-artifacts/web` of the package.
+        static var screenshots: String {
+            let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            return package.appendingPathComponent(".build/test-artifacts/web").path
+        }
+
+        /// Why the browser test cannot run here (nil: it can), printed when it is skipped.
+        static let browserMissing: String? = {
+            let needed = ["/usr/bin/python3": "python3", "/usr/bin/chromium": "chromium", "/usr/bin/chromedriver": "chromium-driver"]
+            let missing = needed.filter { !FileManager.default.isExecutableFile(atPath: $0.key) }.map(\.value).sorted()
+            guard missing.isEmpty else {
+                let reason = "the browser test needs Debian's \(missing.joined(separator: ", ")) (Scripts/setup.sh installs them)"
+                print("SKIP: \(reason)")
+                return reason
+            }
+            return nil
+        }()
+
+        @Test("headless Chromium drives the page: the cue list shows, GO's cue lands in the capture on the sample the page shows, a fader changes the gain in the capture, meters move ≥ 20 times a second",
+              .enabled(if: SessionWebTests.browserMissing == nil, "chromium, chromium-driver or python3-selenium is not installed"))
+        func browser() throws {
+            let live = try live()
+            let (capture, running) = (live.capture, live.running)
+            try FileManager.default.createDirectory(atPath: Self.screenshots, withIntermediateDirectories: true)
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Browser/cue_page.py").path
+            let browser = try CLI.run([script, live.url, Self.screenshots, "bed", "6"], timeout: 90, executable: "/usr/bin/python3")
+            if browser.status == 77 {
+                running.send(SIGINT)
+                _ = running.wait(timeout: 10)
+                print(browser.stdout)
+                try Test.cancel(Comment(rawValue: browser.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            }
+            #expect(browser.status == 0, "\(browser.stdout)\n\(browser.stderr)")
+            let page = try #require(try JSONSerialization.jsonObject(with: Data(browser.stdout.utf8)) as? [String: Any])
+
+            // The cue list as the page shows it.
+            let rows = try #require(page["cues"] as? [[String]])
+            #expect(rows.map { Array($0.prefix(3)) } == [["1", "bed", "bed"], ["2", "bell", "fx"], ["3", "horn", "fx"]])
+            #expect(rows[0][3] == "0:00.000" && rows[0][4] == "0" && rows[0][6] == "PLAYING", "\(rows)")
+            #expect(rows[1][3] == "GO" && rows[1][5] == "0:00.000" && rows[1][6] == "WAITING FOR GO", "\(rows)")
+            #expect(page["selectedBefore"] as? String == "bell" && page["selectedAfter"] as? String == "horn")
+
+            // GO: the page shows the device sample the bell starts on; the capture has it there.
+            #expect(page["goCue"] as? String == "bell")
+            let goAt = try #require(page["goSampleTime"] as? Int)
+            #expect(page["rowStartedSampleTime"] as? Int == goAt)
+            #expect((page["goReply"] as? String)?.hasSuffix("device sample \(goAt)") == true, "\(page["goReply"] ?? "")")
+            let after = try #require(page["rowAfterGo"] as? [String])
+            #expect(after[3] != "GO" && Int(after[4]) != nil, "\(after)")
+
+            // The fader: six arrow-key steps down, -6 dB from the sample its reply names.
+            #expect(page["faderValue"] as? Double == -6)
+            let gain = try #require(page["gainReply"] as? [String: Any])
+            let gainData = try #require(gain["data"] as? [String: Any])
+            let gainAt = try #require(gainData["sampleTime"] as? Int)
+            #expect(gain["status"] as? String == "ok" && gainData["decibels"] as? Int == -6 && gainData["layer"] as? String == "bed")
+
+            // Meters: at least 20 a second; the bed's meter read -18.06 dBFS (0.125), then -24.06.
+            let rate = try #require(page["metersPerSecond"] as? Double)
+            print("web page: \(String(format: "%.1f", rate)) meter updates a second; GO landed on device sample \(goAt); gain -6 dB from \(gainAt)")
+            #expect(rate >= 20)
+            #expect(abs((page["peakBefore"] as? Double ?? 0) + 18.06) < 0.05)
+            #expect(abs((page["peakAfter"] as? Double ?? 0) + 24.06) < 0.05)
+            #expect(page["timelineCues"] as? [String] == ["bed", "bell", "horn"])
+            #expect(page["playheadX"] as? String != page["playheadX2"] as? String)   // the playhead moves
+            #expect((page["consoleErrors"] as? [String])?.isEmpty == true, "\(page["consoleErrors"] ?? "")")
+
+            running.send(SIGINT)
+            let result = running.wait(timeout: 15)
+            #expect(result.status == 130, "\(result.stderr)")
+            let web = try #require(try summary(result)["web"] as? [String: Any])
+            #expect((web["clients"] as? Int ?? 0) >= 1 && web["errorReplies"] as? Int == 0 && web["refused"] as? Int == 0, "\(web)")
+            let gaps = try summary(result)["discontinuities"] as? [String]
+            #expect(gaps?.isEmpty == true, "discontinuities (a loaded machine makes underruns, and they break the capture's levels): \(gaps ?? [])")
+
+            // In the capture: the bell's impulse on the very sample the page showed, over the bed…
+            let played = capture.channel(0)
+            let g = try #require(capture.recordedIndex(atFrameTime: Int64(goAt)))
+            #expect((played[g - 1], played[g], played[g + 1]) == (0.125, 0.625, 0.125))
+            // …and the bed at full level before the last fader step's ramp, 6 dB down after it.
+            let steps = try #require(capture.recordedIndex(atFrameTime: Int64(gainAt)))
+            let down = Float(0.125 * pow(10, -6.0 / 20))
+            #expect(played[steps + 2400 + 10] == down || abs(played[steps + 2400 + 10] - down) < 1e-5, "\(played[steps + 2410])")
+            #expect(played[g + 100] == 0.125)
+            let attenuated = played[(steps + 2400 + 10)..<(steps + 2400 + 4800)]
+            #expect(attenuated.allSatisfy { abs($0 - down) < 1e-5 })
+        }
+
+        @Test("Origin, Host and token: another site's page, a rebound name or a missing token is refused (403/401) and drives nothing; this server's page with the token gets in")
+        func admission() throws {
+            let live = try live(extra: ["--web-token", "s3cret"])
+            let port = live.port
+            let here = "http://127.0.0.1:\(port)"
+            // The page itself has no show data: served to anyone.
+            let index = try HTTPTestClient.get(port: port, "/")
+            #expect(index.status == 200 && index.body.contains("<button id=\"go\""))
+            #expect(HTTPTestClient.header("x-frame-options", in: index.head) == "DENY")
+            #expect(HTTPTestClient.header("content-security-policy", in: index.head)?.contains("frame-ancestors 'none'") == true)
+            // The WebSocket: another site's page, no token, a wrong token, a rebound name. A refused
+            // upgrade is answered 400 (hummingbird-websocket's fixed answer; the log says why);
+            // the same request without the upgrade gets the status that says why (403, 401).
+            #expect(try HTTPTestClient.upgrade(port: port, "/ws?token=s3cret", headers: ["Origin": "http://evil.example"]).status == 400)
+            #expect(try HTTPTestClient.upgrade(port: port, "/ws", headers: ["Origin": here]).status == 400)
+            #expect(try HTTPTestClient.upgrade(port: port, "/ws?token=s3cre", headers: ["Origin": here]).status == 400)
+            #expect(try HTTPTestClient.upgrade(port: port, "/ws?token=s3cret",
+                                               headers: ["Origin": "http://evil.example:\(port)", "Host": "evil.example:\(port)"]).status == 400)
+            #expect(try HTTPTestClient.get(port: port, "/ws?token=s3cret", headers: ["Origin": "http://evil.example"]).status == 403)
+            #expect(try HTTPTestClient.get(port: port, "/ws", headers: ["Origin": here]).status == 401)
+            let accepted = try HTTPTestClient.upgrade(port: port, "/ws?token=s3cret", headers: ["Origin": here])
+            #expect(accepted.status == 101, "\(accepted.head)")
+            #expect(try HTTPTestClient.get(port: port, "/ws?token=s3cret").status == 426)
+            // POST: the same checks, before the body is looked at.
+            let go = Array(#"{"command":"go"}"#.utf8)
+            let evil = try HTTPTestClient.post(port: port, "/api/command?token=s3cret", body: go, headers: ["Origin": "http://evil.example"])
+            #expect(evil.status == 403 && evil.body.contains("is another site"), "\(evil.body)")
+            #expect(try HTTPTestClient.post(port: port, "/api/command", body: go, headers: ["Origin": here]).status == 401)
+            #expect(try HTTPTestClient.get(port: port, "/api/status").status == 401)
+            #expect(try HTTPTestClient.get(port: port, "/timeline.svg").status == 401)
+            // Nothing refused fired a cue.
+            let status = try HTTPTestClient.get(port: port, "/api/status", headers: ["Authorization": "Bearer s3cret"])
+            #expect(status.status == 200 && status.body.contains(#""playhead":"bell""#), "\(status.body)")
+            let fired = try HTTPTestClient.post(port: port, "/api/command?token=s3cret", body: go, headers: ["Origin": here])
+            #expect(fired.status == 200 && fired.body.contains(#""cue":"bell""#), "\(fired.body)")
+
+            live.running.send(SIGINT)
+            let result = live.running.wait(timeout: 15)
+            #expect(result.status == 130, "\(result.stderr)")
+            #expect(result.stderr.contains("web: refused /ws: Origin 'http://evil.example' is another site"))
+            let web = try #require(try summary(result)["web"] as? [String: Any])
+            #expect(web["refused"] as? Int == 10 && web["commands"] as? Int == 1 && web["clients"] as? Int == 1, "\(web)")
+        }
+
+        @Test("bad requests get HTTP errors (404, 400, 413, 422), 1000 connections at once are survived, and the show plays on without a discontinuity")
+        func badRequestsAndManyConnections() throws {
+            let live = try live()
+            let port = live.port
+            #expect(try HTTPTestClient.get(port: port, "/nope").status == 404)
+            #expect(try HTTPTestClient.get(port: port, "/../../etc/passwd").status == 404)
+            let malformed = try HTTPTestClient.post(port: port, "/api/command", body: Array(#"{"comm"#.utf8))
+            #expect(malformed.status == 400 && malformed.body.contains("not JSON"), "\(malformed.body)")
+            let unknown = try HTTPTestClient.post(port: port, "/api/command", body: Array(#"{"command":"fire"}"#.utf8))
+            #expect(unknown.status == 400 && unknown.body.contains("unknown command 'fire'"))
+            let refused = try HTTPTestClient.post(port: port, "/api/command", body: Array(#"{"command":"resume"}"#.utf8))
+            #expect(refused.status == 422 && refused.body.contains(#""status":"error""#), "\(refused.body)")
+            let huge = try HTTPTestClient.post(port: port, "/api/command", body: [UInt8](repeating: 0x20, count: 4 << 20), )
+            #expect(huge.status == 413, "\(huge.head)")
+            // Not HTTP at all: no answer (the connection waits for the idle timeout), and nothing else is disturbed.
+            let garbage = try HTTPTestClient(port: port)
+            garbage.write(Array("NONSENSE\r\n\r\n".utf8))
+            #expect(garbage.response(timeout: 1).status == 0)
+            #expect(try HTTPTestClient.get(port: port, "/").status == 200)
+
+            // 1000 connections at once, each sending half a request; then they go away.
+            var clients: [HTTPTestClient] = []
+            for _ in 0..<1000 {
+                guard let client = try? HTTPTestClient(port: port) else { break }
+                client.write(Array("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n".utf8))
+                clients.append(client)
+            }
+            print("web: \(clients.count) connections opened at once")
+            #expect(clients.count == 1000)
+            #expect(live.running.isRunning)
+            clients.removeAll()
+            // Served again at once.
+            let deadline = Date().addingTimeInterval(5)
+            var index = try HTTPTestClient.get(port: port, "/")
+            while index.status != 200 && Date() < deadline { usleep(100_000); index = try HTTPTestClient.get(port: port, "/") }
+            #expect(index.status == 200)
+            // 40 pages want the socket; 32 get it, the rest are refused (400, and 503 without the upgrade).
+            var sockets: [HTTPTestClient] = []
+            var statuses: [Int] = []
+            for _ in 0..<40 {
+                let client = try HTTPTestClient(port: port)
+                client.write(Array("GET /ws HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n".utf8))
+                statuses.append(client.response().status)
+                sockets.append(client)
+            }
+            #expect(statuses.filter { $0 == 101 }.count == 32 && statuses.filter { $0 == 400 }.count == 8, "\(statuses)")
+            #expect(try HTTPTestClient.get(port: port, "/ws").status == 503)
+            sockets.removeAll()
+
+            live.running.send(SIGINT)
+            let result = live.running.wait(timeout: 15)
+            #expect(result.status == 130, "\(result.stderr)")
+            let summary = try summary(result)
+            #expect((summary["discontinuities"] as? [String])?.isEmpty == true, "\(summary["discontinuities"] ?? "")")
+            #expect(live.capture.xrunCount == 0)
+        }
+    }
+}
