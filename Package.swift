@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "LockstepFiles", targets: ["LockstepFiles"]),
         .library(name: "LockstepJACK", targets: ["LockstepJACK"]),
         .library(name: "LockstepSession", targets: ["LockstepSession"]),
+        .library(name: "LockstepSchema", targets: ["LockstepSchema"]),
         .library(name: "LockstepControl", targets: ["LockstepControl"]),
         .library(name: "LockstepOSC", targets: ["LockstepOSC"]),
         .executable(name: "lockstep", targets: ["lockstep"]),
@@ -27,6 +28,9 @@ let package = Package(
         .target(name: "Lockstep",
                 swiftSettings: [.define("LOCKSTEP_REALTIME_CHECKS", .when(configuration: .release))],
                 linkerSettings: [.linkedLibrary("m")]),
+        // The JSON schema (version 1) of every --json output, --json-events line, OSC reply and
+        // update: plain Codable types, Foundation only (Docs/JSON.md).
+        .target(name: "LockstepSchema"),
         // Thin system-library shims.
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
@@ -37,23 +41,23 @@ let package = Package(
         // libjack, through a tiny C shim (jack_client_open is variadic).
         .target(name: "CJack", linkerSettings: [.linkedLibrary("jack")]),
         // The live device: one JACK client, its ports and callbacks.
-        .target(name: "LockstepJACK", dependencies: ["Lockstep", "CJack"]),
+        .target(name: "LockstepJACK", dependencies: ["Lockstep", "LockstepSchema", "CJack"]),
         // Audio files (libsndfile), the file player and rate conversion (libsoxr).
         .target(name: "LockstepFiles", dependencies: ["Lockstep", "CSndfile", "CSoxr"]),
         // Scripted playlist sessions: the YAML session file, its timeline, the session player.
         // The file is read event by event with libyaml, the CYaml module of Yams.
         .target(name: "LockstepSession", dependencies: [
-            "Lockstep", "LockstepFiles", .product(name: "Yams", package: "Yams"),
+            "Lockstep", "LockstepFiles", "LockstepSchema", .product(name: "Yams", package: "Yams"),
         ]),
         // The one command path of every control surface: commands, the dispatcher, published updates.
-        .target(name: "LockstepControl", dependencies: ["Lockstep", "LockstepFiles", "LockstepSession"]),
+        .target(name: "LockstepControl", dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepSchema"]),
         // OSC over UDP through liblo: QLab's address space mapped onto LockstepControl.
         .target(name: "LockstepOSC", dependencies: ["LockstepControl", "LockstepSession", "CLo"]),
         // Starting a child the kernel stops when the CLI goes, however it goes (PR_SET_PDEATHSIG).
         .target(name: "CSpawn"),
         // The command-line tool.
         .executableTarget(name: "lockstep", dependencies: [
-            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "LockstepOSC", "CSpawn",
+            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "LockstepOSC", "LockstepSchema", "CSpawn",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Rainbow", package: "Rainbow"),
@@ -68,14 +72,14 @@ let package = Package(
         .testTarget(name: "LockstepFilesTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepTestSupport"]),
         .testTarget(name: "LockstepJACKTests",
-                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepOSC", "LockstepTestSupport", "CJack"]),
+                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepOSC", "LockstepSchema", "LockstepTestSupport", "CJack"]),
         .testTarget(name: "LockstepSessionTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepTestSupport"]),
         .testTarget(name: "LockstepControlTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepControl", "LockstepTestSupport"]),
         .testTarget(name: "LockstepOSCTests",
                     dependencies: ["LockstepOSC", "LockstepControl", "LockstepSession", "LockstepTestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepOSC", "LockstepTestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepOSC", "LockstepSchema", "LockstepTestSupport"]),
         // Audio Queue Services compatibility: Apple's C API names on the engine, its examples
         // (ports of the seed listings, compiled in CI and run by the tests) and its tests.
         .target(name: "CAudioQueueTypes"),

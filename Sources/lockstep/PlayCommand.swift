@@ -3,6 +3,7 @@ import Dispatch
 import Foundation
 import Lockstep
 import LockstepFiles
+import LockstepControl
 import LockstepJACK
 import Synchronization
 
@@ -22,6 +23,7 @@ struct PlayCommand: ParsableCommand {
             Examples:
               lockstep play drums.wav bass.flac --gain -3 --offset 0 --offset 1.5
               lockstep play stems/*.wav --ports-per-file --no-connect --json
+              lockstep play drums.wav bass.flac --json-events | jq -c 'select(.kind == "discontinuity")'
               sox in.mp3 -t wav - | lockstep play -
             """
     )
@@ -60,6 +62,9 @@ struct PlayCommand: ParsableCommand {
 
     @Flag(help: "Print one JSON object with the results on standard output.")
     var json = false
+
+    @Flag(name: .customLong("json-events"), help: "Print live events as JSON Lines on standard output, one object a line as each happens (Docs/JSON.md).")
+    var jsonEvents = false
 
     @Option(name: .customLong("record"), help: "Record the master mix (or the --record-port ports) into this file, on the same timeline.")
     var recordPath: String?
@@ -199,62 +204,10 @@ final class PlaySession {
         self.layers = layers
     }
 
-    struct Summary: Encodable {
-        struct Layer: Encodable {
-            var file: String
-            var peakDB: Double?
-            var ports: [String]?
-            /// Frames skipped because the layer's start came too late (0 when on time).
-            var framesSkipped: Int64
-        }
-        struct Gap: Encodable {
-            var kind: String
-            var sampleTime: Int64
-            var queues: [String]
-            var length: Int64?
-            var detail: Double?
-        }
-        var startSampleTime: Int64
-        /// The JACK frame time (`jack_frame_time`'s 32-bit clock) of the start, for comparing with
-        /// other JACK clients: equal to `startSampleTime` in its low 32 bits until JACK's clock
-        /// jumps (each `clockJump` moves the mapping by its length).
-        var startJACKFrame: UInt32
-        var framesPlayed: Int64
-        var sampleRate: Int
-        var discontinuities: [Gap]
-        var layers: [Layer]
-        var interrupted: Bool
-        var server: String?
-        var error: String?
-        var recording: Recording?
-        /// Frames from render to the far end of the slowest connected output (JACK's latency ranges).
-        var playbackLatency: Int
-        /// With --align-outputs: the delay applied to each master output.
-        var outputDelays: [Int]?
-        /// Sample-rate changes the layers played on through.
-        var rateChanges: [RateChange]
-        struct RateChange: Encodable {
-            /// The device sample time of the first cycle at the new rate (every layer stopped there).
-            var sampleTime: Int64
-            /// The new rate.
-            var rate: Int
-            /// The device sample time at which the layers played on from where they were.
-            var resumedAt: Int64
-            /// The same time on JACK's frame clock.
-            var resumedAtJACKFrame: UInt32
-            /// Per layer, the file frame (of the whole play) it played on from.
-            var fileFrames: [Int64]
-        }
-        struct Recording: Encodable {
-            var file: String
-            var framesWritten: Int64
-            var startSampleTime: Int64?
-            var lostFrames: Int64
-        }
-    }
-
     func run() throws {
         let interrupt = InterruptFlag(command: "play")
+        let events = JSONEvents(enabled: command.jsonEvents)
+        var discontinuitiesSeen = 0
         defer { launcher.stop() }
         // Every file is opened (header, size, truncation) before the server is reached or started:
         // a missing, damaged or special file is its own error, never a jackd started for nothing.
@@ -367,8 +320,10 @@ final class PlaySession {
         // running yet" because its start event has not been delivered).
         let finished = FinishedLayers()
         for player in players {
+            let path = player.path
             player.queue.addEventHandler { queue, event in
                 if case .stopped = event { finished.insert(ObjectIdentifier(queue)) }
+                events.layer(path, event)
             }
         }
         var end: Int64? = command.duration.map { base + Int64(($0 * rate).rounded()) }
@@ -377,11 +332,12 @@ final class PlaySession {
         // Where each layer is on the timeline: at device time `deviceTime` it plays file frame
         // `fileFrame` (of the whole play); moved by a rate change.
         var anchors = offsetFrames.map { LayerAnchor(deviceTime: base + $0, fileFrame: 0) }
-        var rateChanges: [Summary.RateChange] = []
+        var rateChanges: [RateChangeRecord] = []
         let rateReports = RateChangeReports()
         var interrupted = false
         let serverWatch = ServerWatch(device: device)
         loop: while true {
+            events.discontinuities(of: engine, seen: &discontinuitiesSeen)
             if interrupt.received != 0 { interrupted = true; break }
             if engine.deviceError != nil { break }
             serverWatch.poll { log.notice("\($0)") }
@@ -408,16 +364,19 @@ final class PlaySession {
                 end = end.map { resumed.resumedAt + Int64((Double(max(0, $0 - change.sampleTime)) * engine.sampleRate / rate).rounded()) }
                 let recordingNote = recorder != nil ? " (the recording ends at the change: its file stays at \(Int(rate)) Hz)" : ""
                 log.notice("the server's rate changed from \(Int(rate)) Hz to \(Int(engine.sampleRate)) Hz at sample \(change.sampleTime); every layer plays on from where it was at sample \(resumed.resumedAt)\(recordingNote)")
-                rateChanges.append(Summary.RateChange(sampleTime: change.sampleTime, rate: Int(engine.sampleRate),
+                rateChanges.append(RateChangeRecord(sampleTime: change.sampleTime, sampleRate: Int(engine.sampleRate),
                                                       resumedAt: resumed.resumedAt,
                                                       resumedAtJACKFrame: device.jackFrameTime(forSampleTime: resumed.resumedAt),
                                                       fileFrames: resumed.anchors.map(\.fileFrame)))
+                events.rateChange(to: Int(engine.sampleRate), at: change.sampleTime)
                 rate = engine.sampleRate
                 players = resumed.players
                 anchors = resumed.anchors
                 for player in players {
+                    let path = player.path
                     player.queue.addEventHandler { queue, event in
                         if case .stopped = event { finished.insert(ObjectIdentifier(queue)) }
+                        events.layer(path, event)
                     }
                 }
                 display = LiveDisplay(enabled: Terminal.display != .none && !command.json, players: players, engine: engine,
@@ -457,37 +416,32 @@ final class PlaySession {
             do { recording = try recorder.stop() } catch { recordError = error.description }
         }
 
-        let gaps = engine.discontinuities.map { d in
-            Summary.Gap(kind: d.kind.rawValue, sampleTime: d.sampleTime, queues: d.queues,
-                        length: d.length != 0 ? d.length : nil, detail: d.detail != 0 ? d.detail : nil)
-        }
-        let summary = Summary(
+        events.discontinuities(of: engine, seen: &discontinuitiesSeen)
+        let gaps = engine.discontinuities.map(DiscontinuityRecord.init)
+        let summary = PlayReport(
             startSampleTime: base, startJACKFrame: startJACKFrame ?? device.jackFrameTime(forSampleTime: base),
-            framesPlayed: max(0, stoppedAt - base), sampleRate: Int(rate), discontinuities: gaps,
+            frames: max(0, stoppedAt - base), sampleRate: Int(rate), discontinuities: gaps,
             layers: players.enumerated().map { index, player in
                 let peak = player.queue.peakHold.max() ?? 0
-                let db = Decibels.fromLinear(peak)
-                return Summary.Layer(file: player.path, peakDB: db.isFinite ? Double(db) : nil,
+                return PlayReport.Layer(file: player.path, peakDB: Double(Decibels.fromLinear(peak)),
                                      ports: command.portsPerFile ? player.queue.directOutputNames : nil,
                                      framesSkipped: lateStarts[index])
             },
             interrupted: interrupted, server: launcher.description.isEmpty ? nil : launcher.description,
             error: engine.deviceError?.message ?? players.lazy.compactMap { $0.queue.stopError?.message }.first ?? recordError,
-            recording: recording.map { Summary.Recording(file: $0.path, framesWritten: $0.framesWritten,
+            recording: recording.map { PlayReport.Recording(file: $0.path, frames: $0.framesWritten,
                                                          startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) },
             playbackLatency: device.playbackLatency, outputDelays: command.jack.alignOutputs ? device.outputDelays : nil,
             rateChanges: rateChanges)
         if command.json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(summary), as: UTF8.self))
+            print(JSONSchema.line(summary))
         } else {
-            let seconds = Double(summary.framesPlayed) / rate
+            let seconds = Double(summary.frames) / rate
             let peaks = summary.layers.map { layer in
                 "\(URL(fileURLWithPath: layer.file).lastPathComponent) \(layer.peakDB.map { String(format: "%.1f dB", $0) } ?? "-inf dB")"
             }.joined(separator: ", ")
             print("played \(players.count) \(players.count == 1 ? "layer" : "layers") from sample \(base) for "
-                  + "\(summary.framesPlayed) frames (\(Terminal.time(seconds))) at \(Int(rate)) Hz through '\(device.name)'"
+                  + "\(summary.frames) frames (\(Terminal.time(seconds))) at \(Int(rate)) Hz through '\(device.name)'"
                   + "; peaks: \(peaks); discontinuities: \(gaps.count)"
                   + (interrupted ? " (interrupted)" : ""))
         }

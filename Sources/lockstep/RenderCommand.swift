@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Lockstep
 import LockstepFiles
+import LockstepSchema
 
 /// `lockstep render`: mixes files as sample-aligned layers into one file, offline.
 struct RenderCommand: ParsableCommand {
@@ -16,6 +17,7 @@ struct RenderCommand: ParsableCommand {
             Examples:
               lockstep render drums.wav bass.flac -o mix.wav --gain -3 --offset 1.5
               lockstep render film-5.1.wav -o stereo.mp3 --quality 0.8
+              lockstep render drums.wav bass.flac -o mix.flac --json
               lockstep render a.wav b.flac -o - --format flac | sox -t flac - -n stat
               sox in.mp3 -t wav - | lockstep render - -o out.flac --rate 44100
             """
@@ -48,6 +50,9 @@ struct RenderCommand: ParsableCommand {
     @OptionGroup(title: "Messages")
     var global: GlobalOptions
 
+    @Flag(help: "Print one JSON object with the results instead of the summary line (Docs/JSON.md).")
+    var json = false
+
     @Flag(name: .customLong("accept-truncated"), help: "Mix what a truncated file holds (a FLAC recording that was killed, say) instead of refusing it; a warning names each such file.")
     var acceptTruncated = false
 
@@ -75,7 +80,7 @@ struct RenderCommand: ParsableCommand {
         let maps = try ChannelMapOption.parse(channelMaps, files: files.count, command: "render")
         let encoding = try outputFormat.encoding(path: output, command: "render")
         try outputFormat.check(encoding, path: output, sampleRate: Double(rate), channels: channels, command: "render")
-        try InputFiles.checkStandardOutput(output, encoding: encoding, command: "render")
+        try InputFiles.checkStandardOutput(output, encoding: encoding, json: json, command: "render")
         try InputFiles.checkRates(InputFiles.describe(files), outputRate: Double(rate), option: "--rate \(rate)", command: "render")
         log.info("writing \(StandardStreams.names(output) ? "standard output" : output): \(encodingSummary(encoding)), \(rate) Hz, \(channels) ch")
         let layers = files.indices.map { index in
@@ -95,6 +100,15 @@ struct RenderCommand: ParsableCommand {
             // among the file warnings at the end).
             let hint = error.kind == .truncated && !acceptTruncated ? "; or give --accept-truncated to mix what it holds" : ""
             throw CLIError(message: "render: \(error.description)\(hint)")
+        }
+        if json {
+            print(JSONSchema.line(RenderReport(output: summary.outputPath, inputs: files, frames: summary.frames,
+                                               sampleRate: Int(summary.sampleRate), channels: summary.channelCount,
+                                               sampleFormat: summary.sampleFormat.rawValue,
+                                               fileType: summary.fileType.fileExtension,
+                                               encoding: encodingSummary(summary.encoding),
+                                               peakDB: Double(summary.peakDB), clipped: summary.peak > 1)))
+            return
         }
         let layerWord = files.count == 1 ? "layer" : "layers"
         let line = "rendered \(files.count) \(layerWord) to \(summary.outputPath): \(summary.frames) frames, "

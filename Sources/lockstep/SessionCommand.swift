@@ -31,74 +31,33 @@ func loadSession(_ path: String, command: String, json: Bool = false) throws -> 
         return session
     } catch {
         if json {
-            struct Problem: Encodable { var file: String; var line: Int; var column: Int; var kind: String; var message: String }
-            struct Report: Encodable { var valid: Bool; var errors: [Problem] }
-            let report = Report(valid: false, errors: error.diagnostics.map {
-                Problem(file: $0.location.path, line: $0.location.line, column: $0.location.column,
-                        kind: $0.kind.rawValue, message: $0.message)
-            })
-            print(jsonString(report))
+            print(JSONSchema.line(SessionCheckFailure(errors: error.diagnostics.map {
+                SessionCheckFailure.Problem(file: $0.location.path, line: $0.location.line, column: $0.location.column,
+                                            kind: $0.kind.rawValue, message: $0.message)
+            })))
         }
         let count = error.diagnostics.count
         throw CLIError(message: "session \(command): \(count) \(count == 1 ? "problem" : "problems") in \(path):\n" + error.description)
     }
 }
 
-/// One JSON object on one line, keys sorted.
-func jsonString<T: Encodable>(_ value: T) -> String {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "{}"
-}
-
-/// A resolved timeline as JSON.
-struct TimelineReport: Encodable {
-    struct Layer: Encodable { var name: String; var gainDB: Double?; var ports: [String] }
-    struct Cue: Encodable {
-        var name: String
-        var layer: String
-        var file: String
-        var manual: Bool
-        var start: Int64?
-        var startSeconds: Double?
-        var end: Int64?
-        var endSeconds: Double?
-        var length: Int64?
-        var gainDB: Double?
-        var loop: Int?
-        var afterGo: Int64?
-    }
-    struct Point: Encodable { var layer: String; var start: Int64; var startSeconds: Double; var ramp: Int64; var gainDB: Double? }
-    var valid = true
-    var file: String
-    var rate: Double
-    var channels: Int
-    var layers: [Layer]
-    var cues: [Cue]
-    var automation: [Point]
-    var end: Int64?
-    var endSeconds: Double?
-
+extension TimelineReport {
+    /// The report of `timeline`, read from the session file at `path`.
     init(path: String, timeline: SessionTimeline) {
         let rate = timeline.rate
-        func db(_ value: Double) -> Double? { value.isFinite ? value : nil }
-        file = path
-        self.rate = rate
-        channels = timeline.channelCount
-        layers = timeline.layers.map { Layer(name: $0.name, gainDB: db($0.gainDB), ports: $0.ports) }
-        cues = timeline.cues.map { cue in
-            Cue(name: cue.name, layer: timeline.layers[cue.layer].name, file: cue.path, manual: cue.isManual,
-                start: cue.start, startSeconds: cue.start.map { Double($0) / rate }, end: cue.end,
-                endSeconds: cue.end.map { Double($0) / rate }, length: cue.length,
-                gainDB: db(timeline.layers[cue.layer].gainDB + cue.gainDB), loop: cue.playCount,
-                afterGo: cue.isManual ? cue.offsetFromTrigger : nil)
-        }
-        automation = timeline.automation.enumerated().flatMap { layer, points in
-            points.map { Point(layer: timeline.layers[layer].name, start: $0.start, startSeconds: Double($0.start) / rate,
-                               ramp: $0.ramp, gainDB: db($0.gainDB)) }
-        }
-        end = timeline.end
-        endSeconds = timeline.end.map { Double($0) / rate }
+        self.init(file: path, sampleRate: Int(rate), channels: timeline.channelCount,
+                  layers: timeline.layers.map { Layer(name: $0.name, gainDB: $0.gainDB, ports: $0.ports) },
+                  cues: timeline.cues.map { cue in
+                      Cue(name: cue.name, layer: timeline.layers[cue.layer].name, file: cue.path, manual: cue.isManual,
+                          start: cue.start, end: cue.end, frames: cue.length,
+                          gainDB: timeline.layers[cue.layer].gainDB + cue.gainDB, loop: cue.playCount,
+                          afterGo: cue.isManual ? cue.offsetFromTrigger : nil, rate: rate)
+                  },
+                  automation: timeline.automation.enumerated().flatMap { layer, points in
+                      points.map { Point(layer: timeline.layers[layer].name, start: $0.start, ramp: $0.ramp,
+                                         gainDB: $0.gainDB, rate: rate) }
+                  },
+                  end: timeline.end)
     }
 }
 
@@ -142,7 +101,7 @@ struct SessionCheckCommand: ParsableCommand {
             throw CLIError(message: "session check: \(file) at \(Int(rate)) Hz:\n\(error.description)")
         }
         if json {
-            print(jsonString(TimelineReport(path: file, timeline: timeline)))
+            print(JSONSchema.line(TimelineReport(path: file, timeline: timeline)))
             return
         }
         print(SessionTable.render(timeline))
@@ -341,16 +300,11 @@ struct SessionRenderCommand: ParsableCommand {
         let seconds = Double(summary.frames) / summary.rate
         let peakDB = Decibels.fromLinear(summary.peak)
         if json {
-            struct Report: Encodable {
-                var output: String; var frames: Int64; var seconds: Double; var rate: Double; var channels: Int
-                var sampleFormat: String; var fileType: String; var encoding: String; var peakDB: Double?
-                var timeline: TimelineReport
-            }
-            print(jsonString(Report(output: summary.outputPath, frames: summary.frames, seconds: seconds, rate: summary.rate,
-                                    channels: summary.channelCount, sampleFormat: summary.sampleFormat.rawValue,
-                                    fileType: summary.encoding.type.fileExtension, encoding: encodingSummary(summary.encoding),
-                                    peakDB: peakDB.isFinite ? Double(peakDB) : nil,
-                                    timeline: TimelineReport(path: file, timeline: summary.timeline))))
+            let render = RenderReport(output: summary.outputPath, inputs: [file], frames: summary.frames,
+                                      sampleRate: Int(summary.rate), channels: summary.channelCount,
+                                      sampleFormat: summary.sampleFormat.rawValue, fileType: summary.encoding.type.fileExtension,
+                                      encoding: encodingSummary(summary.encoding), peakDB: Double(peakDB), clipped: summary.peak > 1)
+            print(JSONSchema.line(SessionRenderReport(render: render, timeline: TimelineReport(path: file, timeline: summary.timeline))))
         } else {
             let placed = summary.timeline.cues.filter { $0.start != nil }.count
             let line = "rendered \(placed) of \(summary.timeline.cues.count) cues to \(summary.outputPath): \(summary.frames) frames, "

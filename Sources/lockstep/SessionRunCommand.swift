@@ -41,6 +41,7 @@ struct SessionRunCommand: ParsableCommand {
             Examples:
               lockstep session run show.yaml --control -
               lockstep session run show.yaml --osc 53000
+              lockstep session run show.yaml --json-events > events.jsonl
               lockstep session run show.yaml --midi --midi-connect system:midi_capture_1
             """
     )
@@ -90,6 +91,9 @@ struct SessionRunCommand: ParsableCommand {
 
     @Flag(help: "Print one JSON object with the results (and status lines) on standard output.")
     var json = false
+
+    @Flag(name: .customLong("json-events"), help: "Print live events as JSON Lines on standard output, one object a line as each happens: the updates OSC clients get, heartbeats left out (Docs/JSON.md).")
+    var jsonEvents = false
 
     /// Whether MIDI control is on.
     var usesMIDI: Bool { midi || !midiConnect.isEmpty || midiLatency != nil }
@@ -221,6 +225,10 @@ final class SessionRun {
             }
         }
         let dispatcher = ControlDispatcher(player: player)
+        let events = JSONEvents(enabled: command.jsonEvents)
+        let eventSubscription = events.enabled ? dispatcher.updates.subscribe { update in
+            if update.kind != .heartbeat { events.emit(update) }
+        } : nil
         let notes = NoteQueue()
         var osc: OSCUDPServer?
         if let oscSocket {
@@ -269,7 +277,7 @@ final class SessionRun {
         // The player playing now (made again at a new rate after a sample-rate change).
         var live = player
         var display = SessionDisplay(enabled: Terminal.display != .none && !command.json, player: live)
-        var rateChanges: [RateChange] = []
+        var rateChanges: [RateChangeRecord] = []
         let rateReports = RateChangeReports()
         var interrupted = false
         var lateReported = 0
@@ -313,7 +321,8 @@ final class SessionRun {
                     let text = "the server's rate changed from \(Int(live.rate)) Hz to \(Int(next.rate)) Hz at sample \(change.sampleTime); "
                         + "the session plays on from \(Terminal.time(Double(position) / next.rate))"
                     display.note(text)
-                    rateChanges.append(RateChange(sampleTime: change.sampleTime, rate: Int(next.rate), position: position,
+                    events.rateChange(to: Int(next.rate), at: change.sampleTime)
+                    rateChanges.append(RateChangeRecord(sampleTime: change.sampleTime, sampleRate: Int(next.rate), position: position,
                                                   resumedAt: resumedAt,
                                                   resumedAtJACKFrame: resumedAt.map { device.jackFrameTime(forSampleTime: $0) }))
                     playedFrames = Int64((Double(playedFrames) * factor).rounded())
@@ -362,6 +371,7 @@ final class SessionRun {
         for queue in live.queues { try? queue.setVolume(0) }
         usleep(30_000)
         dispatcher.poll()
+        eventSubscription?.cancel()
         osc?.stop()
         oscTCP?.stop()
         midi?.stop()
@@ -370,34 +380,17 @@ final class SessionRun {
         controls?.close()
         let timeline = live.timeline
         let gaps = engine.discontinuities
-        struct Summary: Encodable {
-            var file: String
-            var startSampleTime: Int64?
-            var from: Int64
-            var endPosition: Int64
-            var rate: Int
-            var interrupted: Bool
-            var discontinuities: [String]
-            var cues: [TimelineReport.Cue]
-            var error: String?
-            var server: String?
-            var lateStarts: [SessionPlayer.LateStart]
-            var rateChanges: [RateChange]
-            var osc: OSCStatistics?
-            var oscTCP: OSCStatistics?
-            var midi: MIDIReader.Summary?
-        }
         reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
         let error = engine.deviceError?.message ?? live.queues.lazy.compactMap { $0.stopError?.message }.first
             ?? live.error?.description
         if command.json {
-            print(jsonString(Summary(file: command.file, startSampleTime: startedAt, from: fromPosition, endPosition: endPosition,
-                                     rate: Int(rate), interrupted: interrupted,
-                                     discontinuities: gaps.map { "\($0.kind.rawValue)@\($0.sampleTime)" },
-                                     cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
-                                     server: launcher.description.isEmpty ? nil : launcher.description,
-                                     lateStarts: live.lateStarts, rateChanges: rateChanges, osc: osc?.statistics,
-                                     oscTCP: oscTCP?.statistics, midi: midi?.summary)))
+            print(JSONSchema.line(SessionRunReport(
+                file: command.file, startSampleTime: startedAt, from: fromPosition, endPosition: endPosition,
+                sampleRate: Int(rate), interrupted: interrupted, discontinuities: gaps.map(DiscontinuityRecord.init),
+                cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
+                server: launcher.description.isEmpty ? nil : launcher.description,
+                lateStarts: live.lateStarts,
+                rateChanges: rateChanges, osc: osc?.statistics, oscTCP: oscTCP?.statistics, midi: midi?.summary)))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
             print("ran \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
@@ -412,19 +405,6 @@ final class SessionRun {
         engine.device.stop()
         if let error { throw CLIError(message: "session run: \(error)") }
         try interrupt.exitIfRaised()
-    }
-
-    /// A sample-rate change the session played on through.
-    struct RateChange: Encodable {
-        /// The device sample time of the first cycle at the new rate (every layer stopped there).
-        var sampleTime: Int64
-        /// The new rate.
-        var rate: Int
-        /// The session sample (at the new rate) it played on from.
-        var position: Int64
-        /// The device sample time it played on at (nil while paused), and on JACK's frame clock.
-        var resumedAt: Int64?
-        var resumedAtJACKFrame: UInt32?
     }
 
     /// Connects the own outputs of every layer that names ports to those ports.

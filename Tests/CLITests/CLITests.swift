@@ -79,7 +79,7 @@ struct CLITests {
         #expect(object?["frames"] as? Int == 24000)
         #expect(object?["sampleRate"] as? Int == 48000)
         #expect(object?["channels"] as? Int == 2)
-        #expect(object?["duration"] as? Double == 0.5)
+        #expect(object?["seconds"] as? Double == 0.5)
         #expect(abs((object?["peak"] as? Double ?? 0) - 0.5) < 1e-4)
     }
 
