@@ -52,16 +52,3 @@ struct JACKOptions: ParsableArguments {
 }
 
 extension ServerLauncher.Mode: ExpressibleByArgument {}
-
-/// A session time argument (`90`, `1:30`, `1:30.5`, `4800 samples`), parsed once.
-struct SessionTimeArgument: ExpressibleByArgument {
-    /// The time.
-    var time: SessionTime
-
-    init?(argument: String) {
-        guard let time = SessionTime.parse(argument) else { return nil }
-        self.time = time
-    }
-
-    static var defaultCompletionKind: CompletionKind { .default }
-}

@@ -5,6 +5,7 @@ import Lockstep
 import LockstepFiles
 import LockstepControl
 import LockstepJACK
+import LockstepSession
 import Synchronization
 
 /// `lockstep play`: plays files as layers through one JACK client, first frames on one sample.
@@ -36,8 +37,10 @@ struct PlayCommand: ParsableCommand {
     var gains: [String] = []
 
     @Option(name: .customLong("offset"), parsing: .unconditionalSingleValue,
-            help: "Seconds from the common start to the next file's first frame (≥ 0); repeat per file.")
-    var offsets: [Double] = []
+            help: ArgumentHelp("Time from the common start to the next file's first frame (\(TimeOption.forms); samples at the server's rate); repeat per file.",
+                               valueName: TimeOption.valueName),
+            transform: TimeOption.parse)
+    var offsets: [SessionTime] = []
 
     @Option(name: .customLong("channel-map"), parsing: .unconditionalSingleValue, help: ChannelMapOption.help)
     var channelMaps: [String] = []
@@ -54,8 +57,9 @@ struct PlayCommand: ParsableCommand {
     @Flag(name: .customLong("loop"), help: "Loop every layer until interrupted (or --duration).")
     var loop = false
 
-    @Option(help: "Stop after this many seconds.")
-    var duration: Double?
+    @Option(help: ArgumentHelp("Stop after this long (\(TimeOption.forms)).", valueName: TimeOption.valueName),
+            transform: TimeOption.parse)
+    var duration: SessionTime?
 
     @OptionGroup(title: "Messages")
     var global: GlobalOptions
@@ -79,8 +83,7 @@ struct PlayCommand: ParsableCommand {
         if !recordPorts.isEmpty && recordPath == nil {
             throw ValidationError("--record-port needs --record FILE to say where to record")
         }
-        if let duration { try Limits.checkSeconds(duration, option: "--duration") }
-        for offset in offsets { try Limits.checkSeconds(offset, option: "--offset", allowsZero: true) }
+        try TimeOption.checkDuration(duration)
     }
 
     func run() throws {
@@ -111,11 +114,12 @@ struct PlayCommand: ParsableCommand {
 struct LayerArguments {
     var files: [String]
     var gains: [Double]
-    var offsets: [Double]
+    /// Each file's offset (0 for files past the last `--offset`).
+    var offsets: [SessionTime]
     /// Each file's `--channel-map`, nil for the default (a downmix when it has more channels).
     var channelMaps: [ChannelMap?] = []
 
-    init(command: String, files: [String], gains: [String], offsets: [Double]) throws {
+    init(command: String, files: [String], gains: [String], offsets: [SessionTime]) throws {
         guard gains.count <= files.count else {
             throw CLIError(message: "\(command): \(gains.count) --gain values for \(files.count) files; give at most one --gain per file", exitCode: 64)
         }
@@ -129,12 +133,9 @@ struct LayerArguments {
             }
             values.append(value)
         }
-        for value in offsets where !(value.isFinite && value >= 0) {
-            throw CLIError(message: "\(command): --offset \(value) is invalid; use 0 or more seconds", exitCode: 64)
-        }
         self.files = files
         self.gains = files.indices.map { $0 < values.count ? values[$0] : 0 }
-        self.offsets = files.indices.map { $0 < offsets.count ? offsets[$0] : 0 }
+        self.offsets = files.indices.map { $0 < offsets.count ? offsets[$0] : .seconds(0) }
     }
 }
 
@@ -274,7 +275,7 @@ final class PlaySession {
 
         // Every layer's first frame on one sample (plus its offset).
         var rate = engine.sampleRate
-        let offsetFrames = layers.offsets.map { Int64(($0 * rate).rounded()) }
+        let offsetFrames = layers.offsets.map { $0.samples(at: rate) }
         var base = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64(rate * 0.05)
         var follower: TransportFollower?
         var lateStarts = [Int64](repeating: 0, count: players.count)
@@ -326,9 +327,9 @@ final class PlaySession {
                 events.layer(path, event)
             }
         }
-        var end: Int64? = command.duration.map { base + Int64(($0 * rate).rounded()) }
+        var end: Int64? = command.duration.map { base + $0.samples(at: rate) }
         var display = LiveDisplay(enabled: Terminal.display != .none && !command.json, players: players, engine: engine,
-                                  offsets: layers.offsets, duration: command.duration)
+                                  offsets: layers.offsets.map { $0.seconds(at: rate) }, duration: command.duration?.seconds(at: rate))
         // Where each layer is on the timeline: at device time `deviceTime` it plays file frame
         // `fileFrame` (of the whole play); moved by a rate change.
         var anchors = offsetFrames.map { LayerAnchor(deviceTime: base + $0, fileFrame: 0) }
@@ -380,7 +381,7 @@ final class PlaySession {
                     }
                 }
                 display = LiveDisplay(enabled: Terminal.display != .none && !command.json, players: players, engine: engine,
-                                      offsets: layers.offsets, duration: command.duration)
+                                      offsets: layers.offsets.map { $0.seconds(at: rate) }, duration: command.duration?.seconds(at: rate))
                 continue
             }
             let now = engine.currentTime().sampleTime
@@ -391,7 +392,7 @@ final class PlaySession {
                 if let first = follower.firstStart, end == nil || base != first {
                     base = first
                     startJACKFrame = device.jackFrameTime(forSampleTime: first)
-                    end = command.duration.map { first + Int64(($0 * rate).rounded()) }
+                    end = command.duration.map { first + $0.samples(at: rate) }
                 }
                 if follower.firstStart == nil { usleep(5_000); continue }
             }

@@ -4,6 +4,7 @@ import Lockstep
 import LockstepFiles
 import LockstepControl
 import LockstepJACK
+import LockstepSession
 
 /// `lockstep record`: records JACK ports into a file without losing a frame.
 struct RecordCommand: ParsableCommand {
@@ -36,8 +37,9 @@ struct RecordCommand: ParsableCommand {
     @Option(help: "Channels to record (default: the number of --port values, else 2).")
     var channels: Int?
 
-    @Option(help: "Stop after this many seconds.")
-    var duration: Double?
+    @Option(help: ArgumentHelp("Stop after this long (\(TimeOption.forms); samples at the server's rate).", valueName: TimeOption.valueName),
+            transform: TimeOption.parse)
+    var duration: SessionTime?
 
     @OptionGroup(title: "Output format")
     var outputFormat: OutputFormatOptions
@@ -71,10 +73,8 @@ struct RecordCommand: ParsableCommand {
         guard ports.isEmpty || ports.count == count else {
             throw CLIError(message: "record: \(ports.count) --port values for \(count) channels; give one --port per channel", exitCode: 64)
         }
-        if let duration {
-            do { try Limits.checkSeconds(duration, option: "--duration") } catch let error as ValidationError {
-                throw CLIError(message: "record: \(error.message)", exitCode: 64)
-            }
+        do { try TimeOption.checkDuration(duration) } catch let error as ValidationError {
+            throw CLIError(message: "record: \(error.message)", exitCode: 64)
         }
         if let startAt, startAt < 0 {
             throw CLIError(message: "record: --start-at \(startAt) is negative; give a JACK frame time (0 or more) still to come, or leave it out to start now", exitCode: 64)
@@ -128,7 +128,7 @@ struct RecordCommand: ParsableCommand {
         do { try recorder.start(at: start) } catch {
             throw CLIError(message: "record: \(error.description)")
         }
-        let end = duration.map { start + Int64(($0 * rate).rounded()) }
+        let end = duration.map { start + $0.samples(at: rate) }
         if let end {
             do { try recorder.stop(atSampleTime: end) } catch {
                 throw CLIError(message: "record: \(error.description)")

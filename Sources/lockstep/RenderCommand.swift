@@ -3,6 +3,7 @@ import Foundation
 import Lockstep
 import LockstepFiles
 import LockstepSchema
+import LockstepSession
 
 /// `lockstep render`: mixes files as sample-aligned layers into one file, offline.
 struct RenderCommand: ParsableCommand {
@@ -38,8 +39,11 @@ struct RenderCommand: ParsableCommand {
     @Option(name: .customLong("gain"), parsing: .unconditionalSingleValue, help: "Gain of the next file in dB (-inf…+12), e.g. -6 or -6dB; repeat per file.")
     var gains: [String] = []
 
-    @Option(name: .customLong("offset"), parsing: .unconditionalSingleValue, help: "Seconds from the start to the next file's first frame (≥ 0); repeat per file.")
-    var offsets: [Double] = []
+    @Option(name: .customLong("offset"), parsing: .unconditionalSingleValue,
+            help: ArgumentHelp("Time from the start to the next file's first frame (\(TimeOption.forms); samples at --rate); repeat per file.",
+                               valueName: TimeOption.valueName),
+            transform: TimeOption.parse)
+    var offsets: [SessionTime] = []
 
     @OptionGroup(title: "Output format")
     var outputFormat: OutputFormatOptions
@@ -70,11 +74,6 @@ struct RenderCommand: ParsableCommand {
         guard (1...64).contains(channels) else {
             throw CLIError(message: "render: --channels \(channels) is out of range; use 1…64", exitCode: 64)
         }
-        for offset in offsets {
-            do { try Limits.checkSeconds(offset, option: "--offset", allowsZero: true) } catch let error as ValidationError {
-                throw CLIError(message: "render: \(error.message)", exitCode: 64)
-            }
-        }
         try InputFiles.checkStandardInput(files, command: "render")
         let arguments = try LayerArguments(command: "render", files: files, gains: gains, offsets: offsets)
         let maps = try ChannelMapOption.parse(channelMaps, files: files.count, command: "render")
@@ -84,7 +83,7 @@ struct RenderCommand: ParsableCommand {
         try InputFiles.checkRates(InputFiles.describe(files), outputRate: Double(rate), option: "--rate \(rate)", command: "render")
         log.info("writing \(StandardStreams.names(output) ? "standard output" : output): \(encodingSummary(encoding)), \(rate) Hz, \(channels) ch")
         let layers = files.indices.map { index in
-            MixdownLayer(path: files[index], gainDB: arguments.gains[index], offset: arguments.offsets[index],
+            MixdownLayer(path: files[index], gainDB: arguments.gains[index], offset: arguments.offsets[index].seconds(at: Double(rate)),
                          channelMap: maps[index])
         }
         let summary: MixdownSummary

@@ -190,11 +190,13 @@ struct SessionRenderCommand: ParsableCommand {
     @OptionGroup(title: "Output format")
     var outputFormat: OutputFormatOptions
 
-    @Option(name: .customLong("go"), help: "Place a manual cue: CUE@TIME (a session time, e.g. bell@1:30 or bell@90). Repeat per cue.")
+    @Option(name: .customLong("go"), help: ArgumentHelp("Place a manual cue: CUE@TIME, TIME a session time (\(TimeOption.forms)), e.g. bell@1:30 or bell@90. Repeat per cue.",
+                                                      valueName: "cue@time"))
     var goes: [String] = []
 
-    @Option(help: "Render this long (a session time); needed when a cue loops forever.")
-    var duration: String?
+    @Option(help: ArgumentHelp("Render this long (\(TimeOption.forms)); needed when a cue loops forever.", valueName: TimeOption.valueName),
+            transform: TimeOption.parse)
+    var duration: SessionTime?
 
     @Option(name: .customLong("midi-file"), help: ArgumentHelp(
         "Send a Standard MIDI File's events through the session's triggers (time 0 = session sample 0).",
@@ -223,21 +225,17 @@ struct SessionRenderCommand: ParsableCommand {
         let encoding = try outputFormat.encoding(path: output, command: "session render")
         var manual: [(cue: String, at: SessionTime)] = []
         for go in goes {
-            guard let at = go.lastIndex(of: "@"), let time = SessionTime.parse(String(go[go.index(after: at)...])),
-                  at != go.startIndex else {
+            guard let at = go.lastIndex(of: "@"), at != go.startIndex else {
                 throw CLIError(message: "session render: --go '\(go)' is not CUE@TIME; write e.g. --go bell@1:30 or --go bell@90", exitCode: 64)
             }
-            manual.append((String(go[..<at]), time))
+            do {
+                manual.append((String(go[..<at]), try SessionTime.parse(String(go[go.index(after: at)...]), as: "--go \(go): time")))
+            } catch {
+                throw CLIError(message: "session render: \(error.description)", exitCode: 64)
+            }
         }
-        var length: SessionTime?
-        if let duration {
-            guard let parsed = SessionTime.parse(duration) else {
-                throw CLIError(message: "session render: --duration '\(duration)' is not a time; \(SessionTime.formsHint)", exitCode: 64)
-            }
-            guard parsed.samples(at: Double(rate ?? 48000)) > 0 else {
-                throw CLIError(message: "session render: --duration \(duration) is shorter than one sample; give a length above 0 (e.g. --duration 90), or leave it out to render until every placed cue has ended", exitCode: 64)
-            }
-            length = parsed
+        if let duration, duration.samples(at: Double(rate ?? 48000)) <= 0 {
+            throw CLIError(message: "session render: --duration \(duration) is shorter than one sample; give a length above 0 (e.g. --duration 90), or leave it out to render until every placed cue has ended", exitCode: 64)
         }
         guard (0...MIDIDefaults.maximumLatency).contains(midiLatency) else {
             throw CLIError(message: "session render: --midi-latency \(midiLatency) is out of range; give 0 to \(MIDIDefaults.maximumLatency) samples", exitCode: 64)
@@ -263,7 +261,7 @@ struct SessionRenderCommand: ParsableCommand {
                                   option: rate.map { "--rate \($0)" } ?? "the session's rate \(Int(renderRate))", command: "session render")
         log.info("writing \(StandardStreams.names(output) ? "standard output" : output): \(encodingSummary(encoding)), \(Int(renderRate)) Hz, \(session.document.channelCount) ch")
         var renderer = SessionRenderer(session: session, outputPath: output, rate: rate.map(Double.init),
-                                       encoding: encoding, manualCues: manual, duration: length)
+                                       encoding: encoding, manualCues: manual, duration: duration)
         var midi: MIDIRenderControl?
         if let midiEvents, let midiFile {
             let triggers = try MIDITriggers(session: session)

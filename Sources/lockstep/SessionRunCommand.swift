@@ -55,12 +55,14 @@ struct SessionRunCommand: ParsableCommand {
     @Flag(help: "Follow JACK transport: rolling plays from the transport position, stopping pauses, relocating seeks.")
     var transport = false
 
-    @Option(help: ArgumentHelp("Start at this session time (every cue under way plays from the right place): 90, 1:30, 1:30.5 or \"4800 samples\".",
-                               valueName: "time"))
-    var from: SessionTimeArgument?
+    @Option(help: ArgumentHelp("Start at this session time (every cue under way plays from the right place): \(TimeOption.forms).",
+                               valueName: TimeOption.valueName),
+            transform: TimeOption.parse)
+    var from: SessionTime?
 
-    @Option(help: "Stop after this many seconds of playing.")
-    var duration: Double?
+    @Option(help: ArgumentHelp("Stop after playing this long (\(TimeOption.forms)).", valueName: TimeOption.valueName),
+            transform: TimeOption.parse)
+    var duration: SessionTime?
 
     @Option(help: "Read control commands from this file or FIFO ('-': standard input).")
     var control: String?
@@ -99,7 +101,7 @@ struct SessionRunCommand: ParsableCommand {
     var usesMIDI: Bool { midi || !midiConnect.isEmpty || midiLatency != nil }
 
     func validate() throws {
-        if let duration { try Limits.checkSeconds(duration, option: "--duration") }
+        try TimeOption.checkDuration(duration)
         if let control, control != "-" {
             var info = stat()
             guard stat(control, &info) == 0 else {
@@ -199,7 +201,7 @@ final class SessionRun {
         // Typed commands are shown in the live display, not echoed over it.
         let echo = command.control == "-" && Terminal.stderrIsTerminal && !command.json ? TerminalEcho.off() : nil
         defer { echo?.restore() }
-        let fromPosition = command.from?.time.samples(at: rate) ?? 0
+        let fromPosition = command.from?.samples(at: rate) ?? 0
         var follower: TransportFollower?
         var startedAt: Int64?
         if command.transport {
@@ -271,7 +273,7 @@ final class SessionRun {
             log.notice("MIDI control on \(input.portName): \(triggers.entries.count) trigger\(triggers.entries.count == 1 ? "" : "s"); commands land \(latency) samples after their event\(lateWarning)")
         }
         defer { midi?.stop() }
-        var stopAfter = command.duration.map { Int64(($0 * rate).rounded()) }
+        var stopAfter = command.duration.map { $0.samples(at: rate) }
         var playedFrames: Int64 = 0
         var lastPosition = fromPosition
         // The player playing now (made again at a new rate after a sample-rate change).
@@ -326,7 +328,7 @@ final class SessionRun {
                                                   resumedAt: resumedAt,
                                                   resumedAtJACKFrame: resumedAt.map { device.jackFrameTime(forSampleTime: $0) }))
                     playedFrames = Int64((Double(playedFrames) * factor).rounded())
-                    stopAfter = command.duration.map { Int64(($0 * next.rate).rounded()) }
+                    stopAfter = command.duration.map { $0.samples(at: next.rate) }
                     lastPosition = position
                     rate = next.rate
                     live = next
