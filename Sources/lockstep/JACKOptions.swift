@@ -14,7 +14,8 @@ struct JACKOptions: ParsableArguments {
 
     @Option(name: .customLong("connect"),
             help: ArgumentHelp("Connect the master outputs to this port (repeat: out_1 to the first, out_2 to the second…).",
-                               valueName: "port"))
+                               valueName: "port"),
+            completion: Completions.ports)
     var connections: [String] = []
 
     @Flag(name: .customLong("no-connect"), help: "Don't connect the master outputs anywhere.")

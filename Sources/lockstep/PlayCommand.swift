@@ -73,7 +73,8 @@ struct PlayCommand: ParsableCommand {
     @Option(name: .customLong("record"), help: "Record the master mix (or the --record-port ports) into this file, on the same timeline.")
     var recordPath: String?
 
-    @Option(name: .customLong("record-port"), help: "With --record: record this port instead of the mix (repeat: one channel per port).")
+    @Option(name: .customLong("record-port"), help: ArgumentHelp("With --record: record this port instead of the mix (repeat: one channel per port).", valueName: "port"),
+            completion: Completions.ports)
     var recordPorts: [String] = []
 
     @Flag(help: "With --record: replace the file if it exists (without it, an existing file is never touched).")

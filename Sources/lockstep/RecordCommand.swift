@@ -31,7 +31,8 @@ struct RecordCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "The file to write (.wav, .aiff, .caf, .w64, .rf64, .au, .flac survive a kill; .ogg, .opus, .mp3 lose their last moments).")
     var output: String
 
-    @Option(name: .customLong("port"), help: "A port to record (repeat: one channel per port, in order).")
+    @Option(name: .customLong("port"), help: ArgumentHelp("A port to record (repeat: one channel per port, in order).", valueName: "port"),
+            completion: Completions.ports)
     var ports: [String] = []
 
     @Option(help: "Channels to record (default: the number of --port values, else 2).")

@@ -191,7 +191,8 @@ struct SessionRenderCommand: ParsableCommand {
     var outputFormat: OutputFormatOptions
 
     @Option(name: .customLong("go"), help: ArgumentHelp("Place a manual cue: CUE@TIME, TIME a session time (\(TimeOption.forms)), e.g. bell@1:30 or bell@90. Repeat per cue.",
-                                                      valueName: "cue@time"))
+                                                      valueName: "cue@time"),
+            completion: Completions.cues)
     var goes: [String] = []
 
     @Option(help: ArgumentHelp("Render this long (\(TimeOption.forms)); needed when a cue loops forever.", valueName: TimeOption.valueName),

@@ -82,7 +82,8 @@ struct SessionRunCommand: ParsableCommand {
     @Flag(help: "Take commands from JACK MIDI through the session's triggers: registers the input port <client>:midi_in.")
     var midi = false
 
-    @Option(name: .customLong("midi-connect"), help: ArgumentHelp("Connect this JACK MIDI output port to midi_in (implies --midi); repeat for several.", valueName: "port"))
+    @Option(name: .customLong("midi-connect"), help: ArgumentHelp("Connect this JACK MIDI output port to midi_in (implies --midi); repeat for several.", valueName: "port"),
+            completion: Completions.ports)
     var midiConnect: [String] = []
 
     @Option(name: .customLong("midi-latency"), help: ArgumentHelp("Samples from each MIDI event to the sample its commands land on (default: 512, or two periods when the server's period is longer than 256).", valueName: "samples"))
