@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "LockstepFiles", targets: ["LockstepFiles"]),
         .library(name: "LockstepJACK", targets: ["LockstepJACK"]),
         .library(name: "LockstepSession", targets: ["LockstepSession"]),
+        .library(name: "LockstepSchema", targets: ["LockstepSchema"]),
         .library(name: "LockstepControl", targets: ["LockstepControl"]),
         .library(name: "LockstepOSC", targets: ["LockstepOSC"]),
         .library(name: "LockstepWeb", targets: ["LockstepWeb"]),
@@ -32,6 +33,9 @@ let package = Package(
         .target(name: "Lockstep",
                 swiftSettings: [.define("LOCKSTEP_REALTIME_CHECKS", .when(configuration: .release))],
                 linkerSettings: [.linkedLibrary("m")]),
+        // The JSON schema (version 1) of every --json output, --json-events line, OSC reply and
+        // update: plain Codable types, Foundation only (Docs/JSON.md).
+        .target(name: "LockstepSchema"),
         // Thin system-library shims.
         .systemLibrary(name: "CSndfile", pkgConfig: "sndfile",
                        providers: [.apt(["libsndfile1-dev"])]),
@@ -42,16 +46,16 @@ let package = Package(
         // libjack, through a tiny C shim (jack_client_open is variadic).
         .target(name: "CJack", linkerSettings: [.linkedLibrary("jack")]),
         // The live device: one JACK client, its ports and callbacks.
-        .target(name: "LockstepJACK", dependencies: ["Lockstep", "CJack"]),
+        .target(name: "LockstepJACK", dependencies: ["Lockstep", "LockstepSchema", "CJack"]),
         // Audio files (libsndfile), the file player and rate conversion (libsoxr).
         .target(name: "LockstepFiles", dependencies: ["Lockstep", "CSndfile", "CSoxr"]),
         // Scripted playlist sessions: the YAML session file, its timeline, the session player.
         // The file is read event by event with libyaml, the CYaml module of Yams.
         .target(name: "LockstepSession", dependencies: [
-            "Lockstep", "LockstepFiles", .product(name: "Yams", package: "Yams"),
+            "Lockstep", "LockstepFiles", "LockstepSchema", .product(name: "Yams", package: "Yams"),
         ]),
         // The one command path of every control surface: commands, the dispatcher, published updates.
-        .target(name: "LockstepControl", dependencies: ["Lockstep", "LockstepFiles", "LockstepSession"]),
+        .target(name: "LockstepControl", dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepSchema"]),
         // OSC over UDP through liblo: QLab's address space mapped onto LockstepControl.
         .target(name: "LockstepOSC", dependencies: ["LockstepControl", "LockstepSession", "CLo"]),
         // The web cue page: the page (package resources, embedded in the code), its HTTP and
@@ -68,7 +72,7 @@ let package = Package(
         .target(name: "CSpawn"),
         // The command-line tool.
         .executableTarget(name: "lockstep", dependencies: [
-            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "LockstepOSC", "LockstepWeb", "CSpawn",
+            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "LockstepOSC", "LockstepWeb", "LockstepSchema", "CSpawn",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Rainbow", package: "Rainbow"),
@@ -84,7 +88,7 @@ let package = Package(
         .testTarget(name: "LockstepFilesTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepTestSupport"]),
         .testTarget(name: "LockstepJACKTests",
-                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepOSC", "LockstepTestSupport", "CJack"]),
+                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepOSC", "LockstepSchema", "LockstepTestSupport", "CJack"]),
         .testTarget(name: "LockstepSessionTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepTestSupport"]),
         .testTarget(name: "LockstepControlTests",
@@ -93,7 +97,7 @@ let package = Package(
                     dependencies: ["LockstepOSC", "LockstepControl", "LockstepSession", "LockstepTestSupport"]),
         .testTarget(name: "LockstepWebTests",
                     dependencies: ["LockstepWeb", "LockstepControl", "LockstepSession", "LockstepTestSupport"]),
-        .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepOSC", "LockstepTestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepOSC", "LockstepSchema", "LockstepTestSupport"]),
         // Audio Queue Services compatibility: Apple's C API names on the engine, its examples
         // (ports of the seed listings, compiled in CI and run by the tests) and its tests.
         .target(name: "CAudioQueueTypes"),

@@ -7,6 +7,8 @@ export PATH="/opt/swift/usr/bin:$PATH"
 Scripts/setup.sh
 echo "test: release build (realtime checks on the render path)" >&2
 swift build -c release
+echo "test: the man page (Docs/lockstep.1) against the definitions" >&2
+bash Scripts/man.sh --check
 echo "test: swift test" >&2
 # The whole log is kept; on a failure, what failed is printed again at the end, where a CI log
 # that shows only its tail still has it.

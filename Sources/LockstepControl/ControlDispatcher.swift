@@ -363,7 +363,8 @@ public final class ControlDispatcher: Sendable {
         if total > state.seenDiscontinuities {
             let log = engine.discontinuities
             for gap in log.suffix(min(total - state.seenDiscontinuities, log.count)) {
-                updates.append(ControlUpdate(.discontinuity, sampleTime: gap.sampleTime, detail: gap.kind.rawValue))
+                updates.append(ControlUpdate(.discontinuity, sampleTime: gap.sampleTime, detail: gap.kind.rawValue,
+                                             discontinuity: DiscontinuityRecord(gap)))
             }
             state.seenDiscontinuities = total
         }

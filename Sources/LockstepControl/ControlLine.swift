@@ -57,8 +57,7 @@ public enum ControlLine {
         case "status": try noArguments(); return .status
         case "select": return .selectPlayhead(try needsCue())
         case "seek":
-            guard let time = SessionTime.parse(rest) else { throw ControlError("seek '\(rest)' is not a time; \(SessionTime.formsHint)") }
-            return .seek(time)
+            do { return .seek(try SessionTime.parse(rest, as: "seek")) } catch { throw ControlError(error.description) }
         case "level", "gain":
             let what = verb == "level" ? "CUE" : "LAYER"
             guard words.count == 3 || words.count == 4, let decibels = SessionGain.parse(words[2]) else {
@@ -67,7 +66,7 @@ public enum ControlLine {
             var ramp = 0.0
             if words.count == 4 {
                 guard case .seconds(let seconds)? = SessionTime.parse(words[3]) else {
-                    throw ControlError("\(verb): ramp '\(words[3])' is not a number of seconds")
+                    throw ControlError("\(verb): ramp '\(words[3])' is not a time in seconds; write e.g. 2, 1.5s or 250ms")
                 }
                 ramp = seconds
             }

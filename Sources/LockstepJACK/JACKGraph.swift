@@ -1,24 +1,13 @@
 import CJack
 import Foundation
 import Lockstep
+import LockstepSchema
 
 /// Reads the JACK graph: ports, their properties and connections.
 public enum JACKGraph {
-    /// One port of the graph.
-    public struct Port: Sendable, Hashable, Codable {
-        /// The full name, `client:port`.
-        public var name: String
-        /// The owning client's name.
-        public var client: String
-        /// The port type (`32 bit float mono audio`, `8 bit raw midi`).
-        public var type: String
-        /// `input` (receives) or `output` (sends).
-        public var direction: String
-        /// Whether the port is a physical (hardware or driver) port.
-        public var isPhysical: Bool
-        /// The ports it is connected to.
-        public var connections: [String]
-    }
+    /// One port of the graph: `name`, `client`, `type`, `direction`, `isPhysical`, `connections`
+    /// (the object `ports --json` lists, LockstepSchema's type).
+    public typealias Port = PortsReport.Port
 
     /// Full names of the ports matching `pattern` (a regular expression, nil for all) and `flags`.
     static func ports(client: OpaquePointer, pattern: String?, flags: UInt) -> [String] {

@@ -144,7 +144,11 @@ public enum OSCAddressSpace {
             case ("lockstep", "seek"):
                 guard arguments.count == 1 else { throw ControlError("/lockstep/seek takes one time: seconds, or a string such as \"1:30\" or \"96000 samples\"; it was sent \(list(arguments))") }
                 if let seconds = arguments[0].number, seconds.isFinite, seconds >= 0 { return .command(.seek(.seconds(seconds))) }
-                if let text = arguments[0].text, let time = SessionTime.parse(text) { return .command(.seek(time)) }
+                if let text = arguments[0].text {
+                    do { return .command(.seek(try SessionTime.parse(text, as: "/lockstep/seek:"))) } catch {
+                        throw ControlError("/lockstep/seek: \(arguments[0]) \(error.reason); or send seconds as a number ≥ 0")
+                    }
+                }
                 throw ControlError("/lockstep/seek: \(arguments[0]) is not a time; send seconds (a number ≥ 0) or a string: \(SessionTime.formsHint)")
             default: break
             }

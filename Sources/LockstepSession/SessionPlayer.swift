@@ -1,5 +1,6 @@
 import Foundation
 import Lockstep
+import LockstepSchema
 import LockstepFiles
 import Synchronization
 
@@ -97,22 +98,9 @@ public final class SessionPlayer: @unchecked Sendable {
 
     /// A start (or restart after a seek, a resume, a transport roll) that came too late for its
     /// requested device sample: the layers started at the earliest possible sample instead,
-    /// skipping ``framesSkipped`` frames so that they stay on the session's timeline.
-    public struct LateStart: Sendable, Hashable, Codable {
-        /// The session sample the start was for.
-        public var position: Int64
-        /// The device sample at which the layers really started.
-        public var sampleTime: Int64
-        /// The frames skipped (the frames the start was late by).
-        public var framesSkipped: Int64
-
-        /// Creates a record.
-        public init(position: Int64, sampleTime: Int64, framesSkipped: Int64) {
-            self.position = position
-            self.sampleTime = sampleTime
-            self.framesSkipped = framesSkipped
-        }
-    }
+    /// skipping `framesSkipped` frames so that they stay on the session's timeline. The record the
+    /// `session run --json` summary lists (LockstepSchema's type).
+    public typealias LateStart = SessionRunReport.LateStart
 
     /// Every late start so far, oldest first.
     public var lateStarts: [LateStart] { state.withLock { $0.lateStarts } }

@@ -1,10 +1,13 @@
 import Foundation
 import Lockstep
 
-/// A point or a length in time as a session file writes it.
+/// A point or a length in time, in the one syntax every place that takes a time accepts: session
+/// files, the CLI's options (`--from`, `--duration`, `--offset`, `--go CUE@TIME`), typed `seek`
+/// and OSC `/lockstep/seek`. Parsed in one place, ``parse(_:)``.
 ///
-/// Forms: a number of seconds (`12`, `1.5`), seconds with a unit (`1.5s`, `250ms`),
-/// `m:ss.fff` or `h:mm:ss.fff` (`1:05.250`, `1:02:03`), or a count of samples (`96000 samples`).
+/// Forms: a number of seconds (`90`, `1.5`), seconds with a unit (`1.5s`, `250ms`),
+/// `m:ss[.fff]` or `h:mm:ss[.fff]` (`1:30`, `1:30.5`, `1:02:03`), or a count of samples
+/// (`4800 samples`, `4800 smp`).
 public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
     /// Seconds.
     case seconds(Double)
@@ -91,10 +94,10 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The time as written back: `1.5 s` or `96000 samples`.
+    /// The time as written back: `1.5 s`, `90 s` or `96000 samples`.
     public var description: String {
         switch self {
-        case .seconds(let s): return "\(s) s"
+        case .seconds(let s): return s == s.rounded() && s < 1e15 ? "\(Int64(s)) s" : "\(s) s"
         case .samples(let n): return "\(n) samples"
         }
     }
@@ -115,8 +118,47 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
         return h > 0 ? "\(h):\(padded(m, 2)):\(padded(s, 2)).\(padded(ms, 3))" : "\(m):\(padded(s, 2)).\(padded(ms, 3))"
     }
 
+    /// The time in seconds at `rate` (samples are divided by it).
+    public func seconds(at rate: Double) -> Double {
+        switch self {
+        case .seconds(let s): return s
+        case .samples(let n): return Double(n) / rate
+        }
+    }
+
+    /// Whether the time is zero (in either unit).
+    public var isZero: Bool { self == .seconds(0) || self == .samples(0) }
+
+    /// Parses `text`, or throws an error naming it (as `subject`, e.g. `--duration` or `seek`)
+    /// and the forms a time takes.
+    /// - Throws: ``TimeSyntaxError``.
+    public static func parse(_ text: String, as subject: String) throws(TimeSyntaxError) -> SessionTime {
+        guard let time = parse(text) else { throw TimeSyntaxError(subject: subject, value: text) }
+        return time
+    }
+
     /// The forms a time may take, for error messages.
-    public static let formsHint = "write seconds (12 or 1.5), \"m:ss.fff\", \"h:mm:ss.fff\" or \"N samples\", at most a week"
+    public static let formsHint = "write seconds (90, 1.5 or 1.5s), milliseconds (250ms), m:ss[.fff] (1:30, 1:30.5), h:mm:ss[.fff] or \"N samples\" (4800 samples), at most a week"
+}
+
+/// A value that is not a time: names it and the forms ``SessionTime`` accepts.
+public struct TimeSyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// What the value was for: an option (`--duration`), a command (`seek`), a key.
+    public var subject: String
+    /// The value as given.
+    public var value: String
+
+    /// Creates an error.
+    public init(subject: String, value: String) {
+        self.subject = subject
+        self.value = value
+    }
+
+    /// Why, without the subject and value: `is not a time; write seconds (90, …)…`.
+    public var reason: String { "is not a time; \(SessionTime.formsHint)" }
+
+    /// `--duration 'soon' is not a time; write seconds (90, 1.5 or 1.5s), …`.
+    public var description: String { "\(subject) '\(value)' \(reason)" }
 }
 
 /// Gains as sessions and commands write them: decibels, with or without `dB`, or `-inf`.

@@ -96,18 +96,7 @@ public final class WebControlServer: Sendable {
     }
 
     /// Counts of what the server did, for the run's summary.
-    public struct Statistics: Sendable, Hashable, Codable {
-        /// WebSocket clients accepted.
-        public var clients = 0
-        /// Commands received (socket and POST).
-        public var commands = 0
-        /// Commands answered with an error.
-        public var errorReplies = 0
-        /// Requests refused for their Host, Origin or token, or for too many clients.
-        public var refused = 0
-        /// Messages dropped for a client that did not read them in time.
-        public var dropped = 0
-    }
+    public typealias Statistics = WebStatistics
 
     /// What it was made with.
     public let options: Options

@@ -31,7 +31,8 @@ struct ControlOptions: ParsableArguments {
     @Flag(help: "Take commands from JACK MIDI through the session's triggers (play: MIDI Show Control GO, STOP, RESUME and ALL_OFF): registers the input port <client>:midi_in.")
     var midi = false
 
-    @Option(name: .customLong("midi-connect"), help: ArgumentHelp("Connect this JACK MIDI output port to midi_in (implies --midi); repeat for several.", valueName: "port"))
+    @Option(name: .customLong("midi-connect"), help: ArgumentHelp("Connect this JACK MIDI output port to midi_in (implies --midi); repeat for several.", valueName: "port"),
+            completion: Completions.ports)
     var midiConnect: [String] = []
 
     @Option(name: .customLong("midi-latency"), help: ArgumentHelp("Samples from each MIDI event to the sample its commands land on (default: 512, or two periods when the server's period is longer than 256).", valueName: "samples"))

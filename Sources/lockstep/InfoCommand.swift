@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Lockstep
 import LockstepFiles
+import LockstepSchema
 
 /// `lockstep info`: describes audio files.
 struct InfoCommand: ParsableCommand {
@@ -37,37 +38,6 @@ struct InfoCommand: ParsableCommand {
     @Flag(help: "Print JSON (one object per file, one per line) instead of text.")
     var json = false
 
-    struct Report: Encodable {
-        var file: String
-        var container: String
-        var encoding: String
-        var sampleFormat: String
-        /// The codec or sample encoding, short: `PCM s16`, `µ-law`, `Vorbis`, `MP3`, ….
-        var codec: String
-        /// Whether the encoding is lossy.
-        var lossy: Bool
-        /// Bits per second (exact for uncompressed, the file's average for compressed).
-        var bitrate: Int?
-        /// Whether `bitrate` is exact (uncompressed) or an average over the file.
-        var bitrateExact: Bool
-        /// An MP3's declared bitrate mode (constant, average, variable), else nil.
-        var bitrateMode: String?
-        /// Whether the file states its length exactly (false: an estimate, see `estimatedFrames`).
-        var lengthExact: Bool
-        /// The length libsndfile estimated when it differs from the frames decoded.
-        var estimatedFrames: Int64?
-        var sampleRate: Int
-        var channels: Int
-        var frames: Int64
-        var duration: Double
-        var peak: Double
-        var peakDB: Double?
-        /// NaN or infinite samples, read as silence (and left out of the peak).
-        var nonFiniteSamples: Int64
-        /// Bytes of a partial frame at the end of the data, ignored.
-        var partialFrameBytes: Int
-    }
-
     /// Bits per second as `1536 kb/s` (`kb` = 1000 bits).
     static func kilobits(_ bitsPerSecond: Int) -> String {
         bitsPerSecond >= 10_000 ? "\((bitsPerSecond + 500) / 1000) kb/s" : String(format: "%.1f kb/s", Double(bitsPerSecond) / 1000)
@@ -78,8 +48,6 @@ struct InfoCommand: ParsableCommand {
             throw CLIError(message: "info: no input files; give one or more audio files", exitCode: 64)
         }
         var failures: [String] = []
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
         for path in files {
             do {
                 let reader = try AudioFileReader(path: path, truncation: .reject)
@@ -93,22 +61,20 @@ struct InfoCommand: ParsableCommand {
                 // as JSON cannot carry NaN.
                 let peak = scan.peak.isFinite ? scan.peak : 0
                 let peakDB = Decibels.fromLinear(peak)
-                let report = Report(file: path, container: reader.containerName, encoding: reader.encodingName,
-                                    sampleFormat: reader.format.sampleFormat.rawValue,
-                                    codec: reader.codecName, lossy: reader.isLossy, bitrate: reader.bitrate,
-                                    bitrateExact: reader.bitrateIsExact, bitrateMode: reader.bitrateMode?.rawValue,
-                                    lengthExact: reader.lengthIsExact, estimatedFrames: reader.estimatedFrameCount,
-                                    sampleRate: Int(reader.format.sampleRate), channels: reader.format.channelCount,
-                                    frames: scan.frames, duration: Double(scan.frames) / reader.format.sampleRate,
-                                    peak: Double(peak), peakDB: peakDB.isFinite ? Double(peakDB) : nil,
-                                    nonFiniteSamples: reader.nonFiniteSampleCount,
-                                    partialFrameBytes: reader.partialFrameByteCount)
+                let report = FileInfoReport(file: path, container: reader.containerName, encoding: reader.encodingName,
+                                            sampleFormat: reader.format.sampleFormat.rawValue,
+                                            codec: reader.codecName, lossy: reader.isLossy, bitrate: reader.bitrate,
+                                            bitrateExact: reader.bitrateIsExact, bitrateMode: reader.bitrateMode?.rawValue,
+                                            lengthExact: reader.lengthIsExact, estimatedFrames: reader.estimatedFrameCount,
+                                            sampleRate: Int(reader.format.sampleRate), channels: reader.format.channelCount,
+                                            frames: scan.frames, peak: Double(peak), peakDB: Double(peakDB),
+                                            nonFiniteSamples: reader.nonFiniteSampleCount,
+                                            partialFrameBytes: reader.partialFrameByteCount)
                 if json {
-                    let data = try encoder.encode(report)
-                    print(String(decoding: data, as: UTF8.self))
+                    print(JSONSchema.line(report))
                 } else {
                     var line = "\(path): \(report.container), \(report.codec), \(report.sampleRate) Hz, "
-                        + "\(report.channels) ch, \(report.frames) frames, \(Terminal.time(report.duration))"
+                        + "\(report.channels) ch, \(report.frames) frames, \(Terminal.time(report.seconds))"
                     if !report.lengthExact {
                         line += " (length estimated"
                             + (report.estimatedFrames.map { " as \($0) frames" } ?? "")

@@ -14,7 +14,8 @@ struct JACKOptions: ParsableArguments {
 
     @Option(name: .customLong("connect"),
             help: ArgumentHelp("Connect the master outputs to this port (repeat: out_1 to the first, out_2 to the second…).",
-                               valueName: "port"))
+                               valueName: "port"),
+            completion: Completions.ports)
     var connections: [String] = []
 
     @Flag(name: .customLong("no-connect"), help: "Don't connect the master outputs anywhere.")
@@ -52,16 +53,3 @@ struct JACKOptions: ParsableArguments {
 }
 
 extension ServerLauncher.Mode: ExpressibleByArgument {}
-
-/// A session time argument (`90`, `1:30`, `1:30.5`, `4800 samples`), parsed once.
-struct SessionTimeArgument: ExpressibleByArgument {
-    /// The time.
-    var time: SessionTime
-
-    init?(argument: String) {
-        guard let time = SessionTime.parse(argument) else { return nil }
-        self.time = time
-    }
-
-    static var defaultCompletionKind: CompletionKind { .default }
-}

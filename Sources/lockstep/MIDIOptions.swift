@@ -18,20 +18,6 @@ enum MIDIDefaults {
 /// as soon as the process thread wakes it and hands every event to the ``MIDIControl`` at once
 /// (a GO must not wait for the run loop's next turn); replies go to the display.
 final class MIDIReader: Sendable {
-    /// What the surface saw, for the summary.
-    struct Summary: Encodable {
-        var port: String
-        var latency: Int64
-        var received: Int
-        var matched: Int
-        var unmatched: Int
-        var broken: Int
-        var refused: Int
-        /// Dropped by the port: the ring was full, or a message was longer than it holds.
-        var dropped: Int
-        var lastBroken: String?
-    }
-
     let input: JACKMIDIInput
     let control: MIDIControl
     private let stopping = Atomic<Bool>(false)
@@ -66,10 +52,10 @@ final class MIDIReader: Sendable {
         _ = done.wait(timeout: .now() + 1)
     }
 
-    var summary: Summary {
+    var summary: MIDIInputSummary {
         let counts = control.statistics
         let port = input.statistics
-        return Summary(port: input.portName, latency: control.latency, received: counts.received, matched: counts.matched,
+        return MIDIInputSummary(port: input.portName, latency: control.latency, received: counts.received, matched: counts.matched,
                        unmatched: counts.unmatched, broken: counts.broken, refused: counts.refused,
                        dropped: port.droppedRingFull + port.droppedOversized,
                        lastBroken: control.lastBrokenMessage)

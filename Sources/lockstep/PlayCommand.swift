@@ -3,7 +3,9 @@ import Dispatch
 import Foundation
 import Lockstep
 import LockstepFiles
+import LockstepControl
 import LockstepJACK
+import LockstepSession
 import Synchronization
 
 /// `lockstep play`: plays files as layers through one JACK client, first frames on one sample.
@@ -22,6 +24,7 @@ struct PlayCommand: ParsableCommand {
             Examples:
               lockstep play drums.wav bass.flac --gain -3 --offset 0 --offset 1.5
               lockstep play stems/*.wav --ports-per-file --no-connect --json
+              lockstep play drums.wav bass.flac --json-events | jq -c 'select(.kind == "discontinuity")'
               sox in.mp3 -t wav - | lockstep play -
             """
     )
@@ -34,8 +37,10 @@ struct PlayCommand: ParsableCommand {
     var gains: [String] = []
 
     @Option(name: .customLong("offset"), parsing: .unconditionalSingleValue,
-            help: "Seconds from the common start to the next file's first frame (≥ 0); repeat per file.")
-    var offsets: [Double] = []
+            help: ArgumentHelp("Time from the common start to the next file's first frame (\(TimeOption.forms); samples at the server's rate); repeat per file.",
+                               valueName: TimeOption.valueName),
+            transform: TimeOption.parse)
+    var offsets: [SessionTime] = []
 
     @Option(name: .customLong("channel-map"), parsing: .unconditionalSingleValue, help: ChannelMapOption.help)
     var channelMaps: [String] = []
@@ -52,8 +57,9 @@ struct PlayCommand: ParsableCommand {
     @Flag(name: .customLong("loop"), help: "Loop every layer until interrupted (or --duration).")
     var loop = false
 
-    @Option(help: "Stop after this many seconds.")
-    var duration: Double?
+    @Option(help: ArgumentHelp("Stop after this long (\(TimeOption.forms)).", valueName: TimeOption.valueName),
+            transform: TimeOption.parse)
+    var duration: SessionTime?
 
     @OptionGroup(title: "Control")
     var surfaces: ControlOptions
@@ -64,10 +70,14 @@ struct PlayCommand: ParsableCommand {
     @Flag(help: "Print one JSON object with the results on standard output.")
     var json = false
 
+    @Flag(name: .customLong("json-events"), help: "Print live events as JSON Lines on standard output, one object a line as each happens (Docs/JSON.md).")
+    var jsonEvents = false
+
     @Option(name: .customLong("record"), help: "Record the master mix (or the --record-port ports) into this file, on the same timeline.")
     var recordPath: String?
 
-    @Option(name: .customLong("record-port"), help: "With --record: record this port instead of the mix (repeat: one channel per port).")
+    @Option(name: .customLong("record-port"), help: ArgumentHelp("With --record: record this port instead of the mix (repeat: one channel per port).", valueName: "port"),
+            completion: Completions.ports)
     var recordPorts: [String] = []
 
     @Flag(help: "With --record: replace the file if it exists (without it, an existing file is never touched).")
@@ -77,8 +87,7 @@ struct PlayCommand: ParsableCommand {
         if !recordPorts.isEmpty && recordPath == nil {
             throw ValidationError("--record-port needs --record FILE to say where to record")
         }
-        if let duration { try Limits.checkSeconds(duration, option: "--duration") }
-        for offset in offsets { try Limits.checkSeconds(offset, option: "--offset", allowsZero: true) }
+        try TimeOption.checkDuration(duration)
     }
 
     func run() throws {
@@ -112,7 +121,7 @@ struct PlayCommand: ParsableCommand {
             let session = try PlayControl.session(layers: layers, loop: loop)
             let settings = SessionRun.Settings(command: "play", file: layers.files.count == 1 ? layers.files[0] : "\(layers.files.count) files",
                                                jack: jack, surfaces: surfaces, transport: transport, duration: duration,
-                                               json: json, recordPath: recordPath)
+                                               json: json, jsonEvents: jsonEvents, recordPath: recordPath)
             try SessionRun(settings: settings, session: session).run()
             return
         }
@@ -125,11 +134,12 @@ struct PlayCommand: ParsableCommand {
 struct LayerArguments {
     var files: [String]
     var gains: [Double]
-    var offsets: [Double]
+    /// Each file's offset (0 for files past the last `--offset`).
+    var offsets: [SessionTime]
     /// Each file's `--channel-map`, nil for the default (a downmix when it has more channels).
     var channelMaps: [ChannelMap?] = []
 
-    init(command: String, files: [String], gains: [String], offsets: [Double]) throws {
+    init(command: String, files: [String], gains: [String], offsets: [SessionTime]) throws {
         guard gains.count <= files.count else {
             throw CLIError(message: "\(command): \(gains.count) --gain values for \(files.count) files; give at most one --gain per file", exitCode: 64)
         }
@@ -143,12 +153,9 @@ struct LayerArguments {
             }
             values.append(value)
         }
-        for value in offsets where !(value.isFinite && value >= 0) {
-            throw CLIError(message: "\(command): --offset \(value) is invalid; use 0 or more seconds", exitCode: 64)
-        }
         self.files = files
         self.gains = files.indices.map { $0 < values.count ? values[$0] : 0 }
-        self.offsets = files.indices.map { $0 < offsets.count ? offsets[$0] : 0 }
+        self.offsets = files.indices.map { $0 < offsets.count ? offsets[$0] : .seconds(0) }
     }
 }
 
@@ -218,62 +225,10 @@ final class PlaySession {
         self.layers = layers
     }
 
-    struct Summary: Encodable {
-        struct Layer: Encodable {
-            var file: String
-            var peakDB: Double?
-            var ports: [String]?
-            /// Frames skipped because the layer's start came too late (0 when on time).
-            var framesSkipped: Int64
-        }
-        struct Gap: Encodable {
-            var kind: String
-            var sampleTime: Int64
-            var queues: [String]
-            var length: Int64?
-            var detail: Double?
-        }
-        var startSampleTime: Int64
-        /// The JACK frame time (`jack_frame_time`'s 32-bit clock) of the start, for comparing with
-        /// other JACK clients: equal to `startSampleTime` in its low 32 bits until JACK's clock
-        /// jumps (each `clockJump` moves the mapping by its length).
-        var startJACKFrame: UInt32
-        var framesPlayed: Int64
-        var sampleRate: Int
-        var discontinuities: [Gap]
-        var layers: [Layer]
-        var interrupted: Bool
-        var server: String?
-        var error: String?
-        var recording: Recording?
-        /// Frames from render to the far end of the slowest connected output (JACK's latency ranges).
-        var playbackLatency: Int
-        /// With --align-outputs: the delay applied to each master output.
-        var outputDelays: [Int]?
-        /// Sample-rate changes the layers played on through.
-        var rateChanges: [RateChange]
-        struct RateChange: Encodable {
-            /// The device sample time of the first cycle at the new rate (every layer stopped there).
-            var sampleTime: Int64
-            /// The new rate.
-            var rate: Int
-            /// The device sample time at which the layers played on from where they were.
-            var resumedAt: Int64
-            /// The same time on JACK's frame clock.
-            var resumedAtJACKFrame: UInt32
-            /// Per layer, the file frame (of the whole play) it played on from.
-            var fileFrames: [Int64]
-        }
-        struct Recording: Encodable {
-            var file: String
-            var framesWritten: Int64
-            var startSampleTime: Int64?
-            var lostFrames: Int64
-        }
-    }
-
     func run() throws {
         let interrupt = InterruptFlag(command: "play")
+        let events = JSONEvents(enabled: command.jsonEvents)
+        var discontinuitiesSeen = 0
         defer { launcher.stop() }
         // Every file is opened (header, size, truncation) before the server is reached or started:
         // a missing, damaged or special file is its own error, never a jackd started for nothing.
@@ -340,7 +295,7 @@ final class PlaySession {
 
         // Every layer's first frame on one sample (plus its offset).
         var rate = engine.sampleRate
-        let offsetFrames = layers.offsets.map { Int64(($0 * rate).rounded()) }
+        let offsetFrames = layers.offsets.map { $0.samples(at: rate) }
         var base = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64(rate * 0.05)
         var follower: TransportFollower?
         var lateStarts = [Int64](repeating: 0, count: players.count)
@@ -386,21 +341,24 @@ final class PlaySession {
         // running yet" because its start event has not been delivered).
         let finished = FinishedLayers()
         for player in players {
+            let path = player.path
             player.queue.addEventHandler { queue, event in
                 if case .stopped = event { finished.insert(ObjectIdentifier(queue)) }
+                events.layer(path, event)
             }
         }
-        var end: Int64? = command.duration.map { base + Int64(($0 * rate).rounded()) }
+        var end: Int64? = command.duration.map { base + $0.samples(at: rate) }
         var display = LiveDisplay(enabled: Terminal.display != .none && !command.json, players: players, engine: engine,
-                                  offsets: layers.offsets, duration: command.duration)
+                                  offsets: layers.offsets.map { $0.seconds(at: rate) }, duration: command.duration?.seconds(at: rate))
         // Where each layer is on the timeline: at device time `deviceTime` it plays file frame
         // `fileFrame` (of the whole play); moved by a rate change.
         var anchors = offsetFrames.map { LayerAnchor(deviceTime: base + $0, fileFrame: 0) }
-        var rateChanges: [Summary.RateChange] = []
+        var rateChanges: [RateChangeRecord] = []
         let rateReports = RateChangeReports()
         var interrupted = false
         let serverWatch = ServerWatch(device: device)
         loop: while true {
+            events.discontinuities(of: engine, seen: &discontinuitiesSeen)
             if interrupt.received != 0 { interrupted = true; break }
             if engine.deviceError != nil { break }
             serverWatch.poll { log.notice("\($0)") }
@@ -427,20 +385,23 @@ final class PlaySession {
                 end = end.map { resumed.resumedAt + Int64((Double(max(0, $0 - change.sampleTime)) * engine.sampleRate / rate).rounded()) }
                 let recordingNote = recorder != nil ? " (the recording ends at the change: its file stays at \(Int(rate)) Hz)" : ""
                 log.notice("the server's rate changed from \(Int(rate)) Hz to \(Int(engine.sampleRate)) Hz at sample \(change.sampleTime); every layer plays on from where it was at sample \(resumed.resumedAt)\(recordingNote)")
-                rateChanges.append(Summary.RateChange(sampleTime: change.sampleTime, rate: Int(engine.sampleRate),
+                rateChanges.append(RateChangeRecord(sampleTime: change.sampleTime, sampleRate: Int(engine.sampleRate),
                                                       resumedAt: resumed.resumedAt,
                                                       resumedAtJACKFrame: device.jackFrameTime(forSampleTime: resumed.resumedAt),
                                                       fileFrames: resumed.anchors.map(\.fileFrame)))
+                events.rateChange(to: Int(engine.sampleRate), at: change.sampleTime)
                 rate = engine.sampleRate
                 players = resumed.players
                 anchors = resumed.anchors
                 for player in players {
+                    let path = player.path
                     player.queue.addEventHandler { queue, event in
                         if case .stopped = event { finished.insert(ObjectIdentifier(queue)) }
+                        events.layer(path, event)
                     }
                 }
                 display = LiveDisplay(enabled: Terminal.display != .none && !command.json, players: players, engine: engine,
-                                      offsets: layers.offsets, duration: command.duration)
+                                      offsets: layers.offsets.map { $0.seconds(at: rate) }, duration: command.duration?.seconds(at: rate))
                 continue
             }
             let now = engine.currentTime().sampleTime
@@ -451,7 +412,7 @@ final class PlaySession {
                 if let first = follower.firstStart, end == nil || base != first {
                     base = first
                     startJACKFrame = device.jackFrameTime(forSampleTime: first)
-                    end = command.duration.map { first + Int64(($0 * rate).rounded()) }
+                    end = command.duration.map { first + $0.samples(at: rate) }
                 }
                 if follower.firstStart == nil { usleep(5_000); continue }
             }
@@ -476,37 +437,32 @@ final class PlaySession {
             do { recording = try recorder.stop() } catch { recordError = error.description }
         }
 
-        let gaps = engine.discontinuities.map { d in
-            Summary.Gap(kind: d.kind.rawValue, sampleTime: d.sampleTime, queues: d.queues,
-                        length: d.length != 0 ? d.length : nil, detail: d.detail != 0 ? d.detail : nil)
-        }
-        let summary = Summary(
+        events.discontinuities(of: engine, seen: &discontinuitiesSeen)
+        let gaps = engine.discontinuities.map(DiscontinuityRecord.init)
+        let summary = PlayReport(
             startSampleTime: base, startJACKFrame: startJACKFrame ?? device.jackFrameTime(forSampleTime: base),
-            framesPlayed: max(0, stoppedAt - base), sampleRate: Int(rate), discontinuities: gaps,
+            frames: max(0, stoppedAt - base), sampleRate: Int(rate), discontinuities: gaps,
             layers: players.enumerated().map { index, player in
                 let peak = player.queue.peakHold.max() ?? 0
-                let db = Decibels.fromLinear(peak)
-                return Summary.Layer(file: player.path, peakDB: db.isFinite ? Double(db) : nil,
+                return PlayReport.Layer(file: player.path, peakDB: Double(Decibels.fromLinear(peak)),
                                      ports: command.portsPerFile ? player.queue.directOutputNames : nil,
                                      framesSkipped: lateStarts[index])
             },
             interrupted: interrupted, server: launcher.description.isEmpty ? nil : launcher.description,
             error: engine.deviceError?.message ?? players.lazy.compactMap { $0.queue.stopError?.message }.first ?? recordError,
-            recording: recording.map { Summary.Recording(file: $0.path, framesWritten: $0.framesWritten,
+            recording: recording.map { PlayReport.Recording(file: $0.path, frames: $0.framesWritten,
                                                          startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) },
             playbackLatency: device.playbackLatency, outputDelays: command.jack.alignOutputs ? device.outputDelays : nil,
             rateChanges: rateChanges)
         if command.json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(summary), as: UTF8.self))
+            print(JSONSchema.line(summary))
         } else {
-            let seconds = Double(summary.framesPlayed) / rate
+            let seconds = Double(summary.frames) / rate
             let peaks = summary.layers.map { layer in
                 "\(URL(fileURLWithPath: layer.file).lastPathComponent) \(layer.peakDB.map { String(format: "%.1f dB", $0) } ?? "-inf dB")"
             }.joined(separator: ", ")
             print("played \(players.count) \(players.count == 1 ? "layer" : "layers") from sample \(base) for "
-                  + "\(summary.framesPlayed) frames (\(Terminal.time(seconds))) at \(Int(rate)) Hz through '\(device.name)'"
+                  + "\(summary.frames) frames (\(Terminal.time(seconds))) at \(Int(rate)) Hz through '\(device.name)'"
                   + "; peaks: \(peaks); discontinuities: \(gaps.count)"
                   + (interrupted ? " (interrupted)" : ""))
         }

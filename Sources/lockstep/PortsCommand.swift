@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import LockstepJACK
+import LockstepSchema
 
 /// `lockstep ports`: the JACK server's ports and connections.
 struct PortsCommand: ParsableCommand {
@@ -8,7 +9,7 @@ struct PortsCommand: ParsableCommand {
         commandName: "ports",
         abstract: "List the JACK server's ports and their connections.",
         discussion: """
-            One line per port: its name, direction (in or out), whether it is physical, its type and what it is connected to. With --json, one array of objects.
+            One line per port: its name, direction (in or out), whether it is physical, its type and what it is connected to. With --json, one object whose ports array lists them (Docs/JSON.md).
 
             Examples:
               lockstep ports
@@ -22,7 +23,7 @@ struct PortsCommand: ParsableCommand {
     @OptionGroup(title: "Messages")
     var global: GlobalOptions
 
-    @Flag(help: "Print JSON: an array of ports with name, client, type, direction, isPhysical, connections.")
+    @Flag(help: "Print one JSON object: schema and ports, each with name, client, type, direction, isPhysical, connections.")
     var json = false
 
     func run() throws {
@@ -32,9 +33,7 @@ struct PortsCommand: ParsableCommand {
         }
         let visible = ports.filter { $0.client != "lockstep-ports" }
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(visible), as: UTF8.self))
+            print(JSONSchema.line(PortsReport(ports: visible)))
             return
         }
         for port in visible {

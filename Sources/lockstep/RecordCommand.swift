@@ -2,7 +2,9 @@ import ArgumentParser
 import Foundation
 import Lockstep
 import LockstepFiles
+import LockstepControl
 import LockstepJACK
+import LockstepSession
 
 /// `lockstep record`: records JACK ports into a file without losing a frame.
 struct RecordCommand: ParsableCommand {
@@ -22,20 +24,23 @@ struct RecordCommand: ParsableCommand {
             Examples:
               lockstep record -o take.wav --port system:capture_1 --port system:capture_2 --duration 60
               lockstep record -o take.flac --channels 1 --duration 10
+              lockstep record -o take.wav --duration 60 --json-events
             """
     )
 
     @Option(name: .shortAndLong, help: "The file to write (.wav, .aiff, .caf, .w64, .rf64, .au, .flac survive a kill; .ogg, .opus, .mp3 lose their last moments).")
     var output: String
 
-    @Option(name: .customLong("port"), help: "A port to record (repeat: one channel per port, in order).")
+    @Option(name: .customLong("port"), help: ArgumentHelp("A port to record (repeat: one channel per port, in order).", valueName: "port"),
+            completion: Completions.ports)
     var ports: [String] = []
 
     @Option(help: "Channels to record (default: the number of --port values, else 2).")
     var channels: Int?
 
-    @Option(help: "Stop after this many seconds.")
-    var duration: Double?
+    @Option(help: ArgumentHelp("Stop after this long (\(TimeOption.forms); samples at the server's rate).", valueName: TimeOption.valueName),
+            transform: TimeOption.parse)
+    var duration: SessionTime?
 
     @OptionGroup(title: "Output format")
     var outputFormat: OutputFormatOptions
@@ -58,6 +63,9 @@ struct RecordCommand: ParsableCommand {
     @Flag(help: "Print one JSON object with the results on standard output.")
     var json = false
 
+    @Flag(name: .customLong("json-events"), help: "Print live events as JSON Lines on standard output, one object a line as each happens (Docs/JSON.md).")
+    var jsonEvents = false
+
     func run() throws {
         let count = channels ?? (ports.isEmpty ? 2 : ports.count)
         guard (1...64).contains(count) else {
@@ -66,10 +74,8 @@ struct RecordCommand: ParsableCommand {
         guard ports.isEmpty || ports.count == count else {
             throw CLIError(message: "record: \(ports.count) --port values for \(count) channels; give one --port per channel", exitCode: 64)
         }
-        if let duration {
-            do { try Limits.checkSeconds(duration, option: "--duration") } catch let error as ValidationError {
-                throw CLIError(message: "record: \(error.message)", exitCode: 64)
-            }
+        do { try TimeOption.checkDuration(duration) } catch let error as ValidationError {
+            throw CLIError(message: "record: \(error.message)", exitCode: 64)
         }
         if let startAt, startAt < 0 {
             throw CLIError(message: "record: --start-at \(startAt) is negative; give a JACK frame time (0 or more) still to come, or leave it out to start now", exitCode: 64)
@@ -123,7 +129,7 @@ struct RecordCommand: ParsableCommand {
         do { try recorder.start(at: start) } catch {
             throw CLIError(message: "record: \(error.description)")
         }
-        let end = duration.map { start + Int64(($0 * rate).rounded()) }
+        let end = duration.map { start + $0.samples(at: rate) }
         if let end {
             do { try recorder.stop(atSampleTime: end) } catch {
                 throw CLIError(message: "record: \(error.description)")
@@ -131,10 +137,18 @@ struct RecordCommand: ParsableCommand {
         }
         let meter = RecordDisplay(enabled: Terminal.display != .none && !json, queue: recorder.queue, rate: rate)
         var interrupted = false
+        let events = JSONEvents(enabled: jsonEvents)
+        var discontinuitiesSeen = 0
+        var announced = false
         while true {
+            events.discontinuities(of: engine, seen: &discontinuitiesSeen)
             if interrupt.received != 0 { interrupted = true; break }
             if recorder.error != nil || engine.deviceError != nil { break }
             let now = engine.currentTime().sampleTime
+            if !announced && now >= start {
+                events.emit(ControlUpdate(.recordStarted, layer: output, sampleTime: start))
+                announced = true
+            }
             if end != nil && now > start && !recorder.queue.isRunning && recorder.framesWritten > 0 { break }
             if let end, now >= end + Int64(rate) { break }
             meter.update(frames: recorder.framesWritten)
@@ -152,32 +166,15 @@ struct RecordCommand: ParsableCommand {
         }
         if let error = engine.deviceError { failure = failure ?? error.message }
         device.stop()
-        let gaps = engine.discontinuities.map { d in
-            PlaySession.Summary.Gap(kind: d.kind.rawValue, sampleTime: d.sampleTime, queues: d.queues,
-                                    length: d.length != 0 ? d.length : nil, detail: d.detail != 0 ? d.detail : nil)
-        }
+        events.discontinuities(of: engine, seen: &discontinuitiesSeen)
+        events.emit(ControlUpdate(.recordEnded, layer: output, sampleTime: summary.startSampleTime.map { $0 + summary.framesWritten },
+                                  frames: summary.framesWritten))
+        let gaps = engine.discontinuities.map(DiscontinuityRecord.init)
         if json {
-            struct Output: Encodable {
-                var file: String
-                var framesWritten: Int64
-                var startSampleTime: Int64?
-                var sampleRate: Int
-                var duration: Double
-                var peakDB: [Double?]
-                var lostFrames: Int64
-                var skippedFrames: Int64
-                var discontinuities: [PlaySession.Summary.Gap]
-                var interrupted: Bool
-                var error: String?
-            }
-            let out = Output(file: output, framesWritten: summary.framesWritten, startSampleTime: summary.startSampleTime,
-                             sampleRate: Int(rate), duration: summary.duration,
-                             peakDB: summary.peaks.map { let d = Decibels.fromLinear($0); return d.isFinite ? Double(d) : nil },
-                             lostFrames: summary.lostFrames, skippedFrames: recorder.queue.skippedFrames,
-                             discontinuities: gaps, interrupted: interrupted, error: failure)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(out), as: UTF8.self))
+            print(JSONSchema.line(RecordReport(
+                file: output, frames: summary.framesWritten, startSampleTime: summary.startSampleTime, sampleRate: Int(rate),
+                peakDB: summary.peaks.map { Double(Decibels.fromLinear($0)) }, lostFrames: summary.lostFrames,
+                skippedFrames: recorder.queue.skippedFrames, discontinuities: gaps, interrupted: interrupted, error: failure)))
         } else {
             let peaks = summary.peaks.map { Terminal.decibels(Decibels.fromLinear($0)) }.joined(separator: ", ")
             print("recorded \(summary.framesWritten) frames (\(Terminal.time(summary.duration))) from sample "

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import Lockstep
 import LockstepFiles
+import LockstepSchema
+import LockstepSession
 
 /// `lockstep render`: mixes files as sample-aligned layers into one file, offline.
 struct RenderCommand: ParsableCommand {
@@ -16,6 +18,7 @@ struct RenderCommand: ParsableCommand {
             Examples:
               lockstep render drums.wav bass.flac -o mix.wav --gain -3 --offset 1.5
               lockstep render film-5.1.wav -o stereo.mp3 --quality 0.8
+              lockstep render drums.wav bass.flac -o mix.flac --json
               lockstep render a.wav b.flac -o - --format flac | sox -t flac - -n stat
               sox in.mp3 -t wav - | lockstep render - -o out.flac --rate 44100
             """
@@ -36,8 +39,11 @@ struct RenderCommand: ParsableCommand {
     @Option(name: .customLong("gain"), parsing: .unconditionalSingleValue, help: "Gain of the next file in dB (-inf…+12), e.g. -6 or -6dB; repeat per file.")
     var gains: [String] = []
 
-    @Option(name: .customLong("offset"), parsing: .unconditionalSingleValue, help: "Seconds from the start to the next file's first frame (≥ 0); repeat per file.")
-    var offsets: [Double] = []
+    @Option(name: .customLong("offset"), parsing: .unconditionalSingleValue,
+            help: ArgumentHelp("Time from the start to the next file's first frame (\(TimeOption.forms); samples at --rate); repeat per file.",
+                               valueName: TimeOption.valueName),
+            transform: TimeOption.parse)
+    var offsets: [SessionTime] = []
 
     @OptionGroup(title: "Output format")
     var outputFormat: OutputFormatOptions
@@ -47,6 +53,9 @@ struct RenderCommand: ParsableCommand {
 
     @OptionGroup(title: "Messages")
     var global: GlobalOptions
+
+    @Flag(help: "Print one JSON object with the results instead of the summary line (Docs/JSON.md).")
+    var json = false
 
     @Flag(name: .customLong("accept-truncated"), help: "Mix what a truncated file holds (a FLAC recording that was killed, say) instead of refusing it; a warning names each such file.")
     var acceptTruncated = false
@@ -65,21 +74,16 @@ struct RenderCommand: ParsableCommand {
         guard (1...64).contains(channels) else {
             throw CLIError(message: "render: --channels \(channels) is out of range; use 1…64", exitCode: 64)
         }
-        for offset in offsets {
-            do { try Limits.checkSeconds(offset, option: "--offset", allowsZero: true) } catch let error as ValidationError {
-                throw CLIError(message: "render: \(error.message)", exitCode: 64)
-            }
-        }
         try InputFiles.checkStandardInput(files, command: "render")
         let arguments = try LayerArguments(command: "render", files: files, gains: gains, offsets: offsets)
         let maps = try ChannelMapOption.parse(channelMaps, files: files.count, command: "render")
         let encoding = try outputFormat.encoding(path: output, command: "render")
         try outputFormat.check(encoding, path: output, sampleRate: Double(rate), channels: channels, command: "render")
-        try InputFiles.checkStandardOutput(output, encoding: encoding, command: "render")
+        try InputFiles.checkStandardOutput(output, encoding: encoding, json: json, command: "render")
         try InputFiles.checkRates(InputFiles.describe(files), outputRate: Double(rate), option: "--rate \(rate)", command: "render")
         log.info("writing \(StandardStreams.names(output) ? "standard output" : output): \(encodingSummary(encoding)), \(rate) Hz, \(channels) ch")
         let layers = files.indices.map { index in
-            MixdownLayer(path: files[index], gainDB: arguments.gains[index], offset: arguments.offsets[index],
+            MixdownLayer(path: files[index], gainDB: arguments.gains[index], offset: arguments.offsets[index].seconds(at: Double(rate)),
                          channelMap: maps[index])
         }
         let summary: MixdownSummary
@@ -95,6 +99,15 @@ struct RenderCommand: ParsableCommand {
             // among the file warnings at the end).
             let hint = error.kind == .truncated && !acceptTruncated ? "; or give --accept-truncated to mix what it holds" : ""
             throw CLIError(message: "render: \(error.description)\(hint)")
+        }
+        if json {
+            print(JSONSchema.line(RenderReport(output: summary.outputPath, inputs: files, frames: summary.frames,
+                                               sampleRate: Int(summary.sampleRate), channels: summary.channelCount,
+                                               sampleFormat: summary.sampleFormat.rawValue,
+                                               fileType: summary.fileType.fileExtension,
+                                               encoding: encodingSummary(summary.encoding),
+                                               peakDB: Double(summary.peakDB), clipped: summary.peak > 1)))
+            return
         }
         let layerWord = files.count == 1 ? "layer" : "layers"
         let line = "rendered \(files.count) \(layerWord) to \(summary.outputPath): \(summary.frames) frames, "

@@ -32,74 +32,33 @@ func loadSession(_ path: String, command: String, json: Bool = false) throws -> 
         return session
     } catch {
         if json {
-            struct Problem: Encodable { var file: String; var line: Int; var column: Int; var kind: String; var message: String }
-            struct Report: Encodable { var valid: Bool; var errors: [Problem] }
-            let report = Report(valid: false, errors: error.diagnostics.map {
-                Problem(file: $0.location.path, line: $0.location.line, column: $0.location.column,
-                        kind: $0.kind.rawValue, message: $0.message)
-            })
-            print(jsonString(report))
+            print(JSONSchema.line(SessionCheckFailure(errors: error.diagnostics.map {
+                SessionCheckFailure.Problem(file: $0.location.path, line: $0.location.line, column: $0.location.column,
+                                            kind: $0.kind.rawValue, message: $0.message)
+            })))
         }
         let count = error.diagnostics.count
         throw CLIError(message: "session \(command): \(count) \(count == 1 ? "problem" : "problems") in \(path):\n" + error.description)
     }
 }
 
-/// One JSON object on one line, keys sorted.
-func jsonString<T: Encodable>(_ value: T) -> String {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "{}"
-}
-
-/// A resolved timeline as JSON.
-struct TimelineReport: Encodable {
-    struct Layer: Encodable { var name: String; var gainDB: Double?; var ports: [String] }
-    struct Cue: Encodable {
-        var name: String
-        var layer: String
-        var file: String
-        var manual: Bool
-        var start: Int64?
-        var startSeconds: Double?
-        var end: Int64?
-        var endSeconds: Double?
-        var length: Int64?
-        var gainDB: Double?
-        var loop: Int?
-        var afterGo: Int64?
-    }
-    struct Point: Encodable { var layer: String; var start: Int64; var startSeconds: Double; var ramp: Int64; var gainDB: Double? }
-    var valid = true
-    var file: String
-    var rate: Double
-    var channels: Int
-    var layers: [Layer]
-    var cues: [Cue]
-    var automation: [Point]
-    var end: Int64?
-    var endSeconds: Double?
-
+extension TimelineReport {
+    /// The report of `timeline`, read from the session file at `path`.
     init(path: String, timeline: SessionTimeline) {
         let rate = timeline.rate
-        func db(_ value: Double) -> Double? { value.isFinite ? value : nil }
-        file = path
-        self.rate = rate
-        channels = timeline.channelCount
-        layers = timeline.layers.map { Layer(name: $0.name, gainDB: db($0.gainDB), ports: $0.ports) }
-        cues = timeline.cues.map { cue in
-            Cue(name: cue.name, layer: timeline.layers[cue.layer].name, file: cue.path, manual: cue.isManual,
-                start: cue.start, startSeconds: cue.start.map { Double($0) / rate }, end: cue.end,
-                endSeconds: cue.end.map { Double($0) / rate }, length: cue.length,
-                gainDB: db(timeline.layers[cue.layer].gainDB + cue.gainDB), loop: cue.playCount,
-                afterGo: cue.isManual ? cue.offsetFromTrigger : nil)
-        }
-        automation = timeline.automation.enumerated().flatMap { layer, points in
-            points.map { Point(layer: timeline.layers[layer].name, start: $0.start, startSeconds: Double($0.start) / rate,
-                               ramp: $0.ramp, gainDB: db($0.gainDB)) }
-        }
-        end = timeline.end
-        endSeconds = timeline.end.map { Double($0) / rate }
+        self.init(file: path, sampleRate: Int(rate), channels: timeline.channelCount,
+                  layers: timeline.layers.map { Layer(name: $0.name, gainDB: $0.gainDB, ports: $0.ports) },
+                  cues: timeline.cues.map { cue in
+                      Cue(name: cue.name, layer: timeline.layers[cue.layer].name, file: cue.path, manual: cue.isManual,
+                          start: cue.start, end: cue.end, frames: cue.length,
+                          gainDB: timeline.layers[cue.layer].gainDB + cue.gainDB, loop: cue.playCount,
+                          afterGo: cue.isManual ? cue.offsetFromTrigger : nil, rate: rate)
+                  },
+                  automation: timeline.automation.enumerated().flatMap { layer, points in
+                      points.map { Point(layer: timeline.layers[layer].name, start: $0.start, ramp: $0.ramp,
+                                         gainDB: $0.gainDB, rate: rate) }
+                  },
+                  end: timeline.end)
     }
 }
 
@@ -151,7 +110,7 @@ struct SessionCheckCommand: ParsableCommand {
             }
         }
         if json {
-            print(jsonString(TimelineReport(path: file, timeline: timeline)))
+            print(JSONSchema.line(TimelineReport(path: file, timeline: timeline)))
             return
         }
         print(SessionTable.render(timeline))
@@ -240,11 +199,14 @@ struct SessionRenderCommand: ParsableCommand {
     @OptionGroup(title: "Output format")
     var outputFormat: OutputFormatOptions
 
-    @Option(name: .customLong("go"), help: "Place a manual cue: CUE@TIME (a session time, e.g. bell@1:30 or bell@90). Repeat per cue.")
+    @Option(name: .customLong("go"), help: ArgumentHelp("Place a manual cue: CUE@TIME, TIME a session time (\(TimeOption.forms)), e.g. bell@1:30 or bell@90. Repeat per cue.",
+                                                      valueName: "cue@time"),
+            completion: Completions.cues)
     var goes: [String] = []
 
-    @Option(help: "Render this long (a session time); needed when a cue loops forever.")
-    var duration: String?
+    @Option(help: ArgumentHelp("Render this long (\(TimeOption.forms)); needed when a cue loops forever.", valueName: TimeOption.valueName),
+            transform: TimeOption.parse)
+    var duration: SessionTime?
 
     @Option(name: .customLong("midi-file"), help: ArgumentHelp(
         "Send a Standard MIDI File's events through the session's triggers (time 0 = session sample 0).",
@@ -273,21 +235,17 @@ struct SessionRenderCommand: ParsableCommand {
         let encoding = try outputFormat.encoding(path: output, command: "session render")
         var manual: [(cue: String, at: SessionTime)] = []
         for go in goes {
-            guard let at = go.lastIndex(of: "@"), let time = SessionTime.parse(String(go[go.index(after: at)...])),
-                  at != go.startIndex else {
+            guard let at = go.lastIndex(of: "@"), at != go.startIndex else {
                 throw CLIError(message: "session render: --go '\(go)' is not CUE@TIME; write e.g. --go bell@1:30 or --go bell@90", exitCode: 64)
             }
-            manual.append((String(go[..<at]), time))
+            do {
+                manual.append((String(go[..<at]), try SessionTime.parse(String(go[go.index(after: at)...]), as: "--go \(go): time")))
+            } catch {
+                throw CLIError(message: "session render: \(error.description)", exitCode: 64)
+            }
         }
-        var length: SessionTime?
-        if let duration {
-            guard let parsed = SessionTime.parse(duration) else {
-                throw CLIError(message: "session render: --duration '\(duration)' is not a time; \(SessionTime.formsHint)", exitCode: 64)
-            }
-            guard parsed.samples(at: Double(rate ?? 48000)) > 0 else {
-                throw CLIError(message: "session render: --duration \(duration) is shorter than one sample; give a length above 0 (e.g. --duration 90), or leave it out to render until every placed cue has ended", exitCode: 64)
-            }
-            length = parsed
+        if let duration, duration.samples(at: Double(rate ?? 48000)) <= 0 {
+            throw CLIError(message: "session render: --duration \(duration) is shorter than one sample; give a length above 0 (e.g. --duration 90), or leave it out to render until every placed cue has ended", exitCode: 64)
         }
         guard (0...MIDIDefaults.maximumLatency).contains(midiLatency) else {
             throw CLIError(message: "session render: --midi-latency \(midiLatency) is out of range; give 0 to \(MIDIDefaults.maximumLatency) samples", exitCode: 64)
@@ -313,7 +271,7 @@ struct SessionRenderCommand: ParsableCommand {
                                   option: rate.map { "--rate \($0)" } ?? "the session's rate \(Int(renderRate))", command: "session render")
         log.info("writing \(StandardStreams.names(output) ? "standard output" : output): \(encodingSummary(encoding)), \(Int(renderRate)) Hz, \(session.document.channelCount) ch")
         var renderer = SessionRenderer(session: session, outputPath: output, rate: rate.map(Double.init),
-                                       encoding: encoding, manualCues: manual, duration: length)
+                                       encoding: encoding, manualCues: manual, duration: duration)
         var midi: MIDIRenderControl?
         if let midiEvents, let midiFile {
             let triggers = try MIDITriggers(session: session)
@@ -350,16 +308,11 @@ struct SessionRenderCommand: ParsableCommand {
         let seconds = Double(summary.frames) / summary.rate
         let peakDB = Decibels.fromLinear(summary.peak)
         if json {
-            struct Report: Encodable {
-                var output: String; var frames: Int64; var seconds: Double; var rate: Double; var channels: Int
-                var sampleFormat: String; var fileType: String; var encoding: String; var peakDB: Double?
-                var timeline: TimelineReport
-            }
-            print(jsonString(Report(output: summary.outputPath, frames: summary.frames, seconds: seconds, rate: summary.rate,
-                                    channels: summary.channelCount, sampleFormat: summary.sampleFormat.rawValue,
-                                    fileType: summary.encoding.type.fileExtension, encoding: encodingSummary(summary.encoding),
-                                    peakDB: peakDB.isFinite ? Double(peakDB) : nil,
-                                    timeline: TimelineReport(path: file, timeline: summary.timeline))))
+            let render = RenderReport(output: summary.outputPath, inputs: [file], frames: summary.frames,
+                                      sampleRate: Int(summary.rate), channels: summary.channelCount,
+                                      sampleFormat: summary.sampleFormat.rawValue, fileType: summary.encoding.type.fileExtension,
+                                      encoding: encodingSummary(summary.encoding), peakDB: Double(peakDB), clipped: summary.peak > 1)
+            print(JSONSchema.line(SessionRenderReport(render: render, timeline: TimelineReport(path: file, timeline: summary.timeline))))
         } else {
             let placed = summary.timeline.cues.filter { $0.start != nil }.count
             let line = "rendered \(placed) of \(summary.timeline.cues.count) cues to \(summary.outputPath): \(summary.frames) frames, "

@@ -42,6 +42,7 @@ struct SessionRunCommand: ParsableCommand {
             Examples:
               lockstep session run show.yaml --control -
               lockstep session run show.yaml --osc 53000
+              lockstep session run show.yaml --json-events > events.jsonl
               lockstep session run show.yaml --midi --midi-connect system:midi_capture_1
             """
     )
@@ -55,12 +56,14 @@ struct SessionRunCommand: ParsableCommand {
     @Flag(help: "Follow JACK transport: rolling plays from the transport position, stopping pauses, relocating seeks.")
     var transport = false
 
-    @Option(help: ArgumentHelp("Start at this session time (every cue under way plays from the right place): 90, 1:30, 1:30.5 or \"4800 samples\".",
-                               valueName: "time"))
-    var from: SessionTimeArgument?
+    @Option(help: ArgumentHelp("Start at this session time (every cue under way plays from the right place): \(TimeOption.forms).",
+                               valueName: TimeOption.valueName),
+            transform: TimeOption.parse)
+    var from: SessionTime?
 
-    @Option(help: "Stop after this many seconds of playing.")
-    var duration: Double?
+    @Option(help: ArgumentHelp("Stop after playing this long (\(TimeOption.forms)).", valueName: TimeOption.valueName),
+            transform: TimeOption.parse)
+    var duration: SessionTime?
 
     @OptionGroup(title: "Control")
     var surfaces: ControlOptions
@@ -71,6 +74,9 @@ struct SessionRunCommand: ParsableCommand {
     @Flag(help: "With --record: replace the file if it exists (without it, an existing file is never touched).")
     var force = false
 
+    @Flag(name: .customLong("json-events"), help: "Print live events as JSON Lines on standard output, one object a line as each happens: the updates OSC clients get, heartbeats left out (Docs/JSON.md).")
+    var jsonEvents = false
+
     @OptionGroup(title: "Messages")
     var global: GlobalOptions
 
@@ -78,7 +84,7 @@ struct SessionRunCommand: ParsableCommand {
     var json = false
 
     func validate() throws {
-        if let duration { try Limits.checkSeconds(duration, option: "--duration") }
+        try TimeOption.checkDuration(duration)
         if recordPath != nil && transport {
             throw ValidationError("--record cannot follow --transport yet (the recording starts on the session's first sample); leave one out")
         }
@@ -94,7 +100,8 @@ struct SessionRunCommand: ParsableCommand {
             try refuseToReplace(recordPath, force: force, command: "session run")
         }
         let settings = SessionRun.Settings(command: "session run", file: file, jack: jack, surfaces: surfaces, transport: transport,
-                                           from: from?.time, duration: duration, json: json, recordPath: recordPath)
+                                           from: from, duration: duration, json: json, jsonEvents: jsonEvents,
+                                           recordPath: recordPath)
         try SessionRun(settings: settings, session: session).run()
     }
 }
@@ -111,8 +118,10 @@ final class SessionRun {
         var surfaces: ControlOptions
         var transport = false
         var from: SessionTime?
-        var duration: Double?
+        var duration: SessionTime?
         var json = false
+        /// Live events as JSON Lines on standard output (`--json-events`).
+        var jsonEvents = false
         /// Where to record the master mix, from the session's first sample.
         var recordPath: String?
     }
@@ -216,6 +225,10 @@ final class SessionRun {
             }
         }
         let dispatcher = ControlDispatcher(player: player)
+        let events = JSONEvents(enabled: command.jsonEvents)
+        let eventSubscription = events.enabled ? dispatcher.updates.subscribe { update in
+            if update.kind != .heartbeat { events.emit(update) }
+        } : nil
         var osc: OSCUDPServer?
         if let oscSocket {
             let options = OSCControlServer.Options(passcode: command.surfaces.oscPasscode,
@@ -262,13 +275,13 @@ final class SessionRun {
             log.notice("MIDI control on \(input.portName): \(triggers.entries.count) trigger\(triggers.entries.count == 1 ? "" : "s"); commands land \(latency) samples after their event\(lateWarning)")
         }
         defer { midi?.stop() }
-        var stopAfter = command.duration.map { Int64(($0 * rate).rounded()) }
+        var stopAfter = command.duration.map { $0.samples(at: rate) }
         var playedFrames: Int64 = 0
         var lastPosition = fromPosition
         // The player playing now (made again at a new rate after a sample-rate change).
         var live = player
         var display = SessionDisplay(enabled: Terminal.display != .none && !command.json, player: live)
-        var rateChanges: [RateChange] = []
+        var rateChanges: [RateChangeRecord] = []
         let rateReports = RateChangeReports()
         var interrupted = false
         var lateReported = 0
@@ -312,11 +325,12 @@ final class SessionRun {
                     let text = "the server's rate changed from \(Int(live.rate)) Hz to \(Int(next.rate)) Hz at sample \(change.sampleTime); "
                         + "the session plays on from \(Terminal.time(Double(position) / next.rate))"
                     display.note(text)
-                    rateChanges.append(RateChange(sampleTime: change.sampleTime, rate: Int(next.rate), position: position,
+                    events.rateChange(to: Int(next.rate), at: change.sampleTime)
+                    rateChanges.append(RateChangeRecord(sampleTime: change.sampleTime, sampleRate: Int(next.rate), position: position,
                                                   resumedAt: resumedAt,
                                                   resumedAtJACKFrame: resumedAt.map { device.jackFrameTime(forSampleTime: $0) }))
                     playedFrames = Int64((Double(playedFrames) * factor).rounded())
-                    stopAfter = command.duration.map { Int64(($0 * next.rate).rounded()) }
+                    stopAfter = command.duration.map { $0.samples(at: next.rate) }
                     lastPosition = position
                     rate = next.rate
                     live = next
@@ -361,6 +375,7 @@ final class SessionRun {
         for queue in live.queues { try? queue.setVolume(0) }
         usleep(30_000)
         dispatcher.poll()
+        eventSubscription?.cancel()
         osc?.stop()
         oscTCP?.stop()
         midi?.stop()
@@ -376,44 +391,20 @@ final class SessionRun {
         }
         let timeline = live.timeline
         let gaps = engine.discontinuities
-        struct Summary: Encodable {
-            var file: String
-            var startSampleTime: Int64?
-            var from: Int64
-            var endPosition: Int64
-            var rate: Int
-            var interrupted: Bool
-            var discontinuities: [String]
-            var cues: [TimelineReport.Cue]
-            var error: String?
-            var server: String?
-            var lateStarts: [SessionPlayer.LateStart]
-            var rateChanges: [RateChange]
-            var osc: OSCStatistics?
-            var oscTCP: OSCStatistics?
-            var midi: MIDIReader.Summary?
-            var web: WebControlServer.Statistics?
-            var recording: Recording?
-            struct Recording: Encodable {
-                var file: String
-                var framesWritten: Int64
-                var startSampleTime: Int64?
-                var lostFrames: Int64
-            }
-        }
         reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
         let error = engine.deviceError?.message ?? live.queues.lazy.compactMap { $0.stopError?.message }.first
             ?? live.error?.description ?? recordError
         if command.json {
-            print(jsonString(Summary(file: command.file, startSampleTime: startedAt, from: fromPosition, endPosition: endPosition,
-                                     rate: Int(rate), interrupted: interrupted,
-                                     discontinuities: gaps.map { "\($0.kind.rawValue)@\($0.sampleTime)" },
-                                     cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
-                                     server: launcher.description.isEmpty ? nil : launcher.description,
-                                     lateStarts: live.lateStarts, rateChanges: rateChanges, osc: osc?.statistics,
-                                     oscTCP: oscTCP?.statistics, midi: midi?.summary, web: web?.statistics,
-                                     recording: recording.map { .init(file: $0.path, framesWritten: $0.framesWritten,
-                                                                      startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) })))
+            print(JSONSchema.line(SessionRunReport(
+                file: command.file, startSampleTime: startedAt, from: fromPosition, endPosition: endPosition,
+                sampleRate: Int(rate), interrupted: interrupted, discontinuities: gaps.map(DiscontinuityRecord.init),
+                cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
+                server: launcher.description.isEmpty ? nil : launcher.description,
+                lateStarts: live.lateStarts,
+                rateChanges: rateChanges, osc: osc?.statistics, oscTCP: oscTCP?.statistics, midi: midi?.summary,
+                web: web?.statistics,
+                recording: recording.map { .init(file: $0.path, frames: $0.framesWritten,
+                                                 startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) })))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
             print("\(command.command == "play" ? "played" : "ran") \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
@@ -431,19 +422,6 @@ final class SessionRun {
         engine.device.stop()
         if let error { throw CLIError(message: "\(command.command): \(error)") }
         try interrupt.exitIfRaised()
-    }
-
-    /// A sample-rate change the session played on through.
-    struct RateChange: Encodable {
-        /// The device sample time of the first cycle at the new rate (every layer stopped there).
-        var sampleTime: Int64
-        /// The new rate.
-        var rate: Int
-        /// The session sample (at the new rate) it played on from.
-        var position: Int64
-        /// The device sample time it played on at (nil while paused), and on JACK's frame clock.
-        var resumedAt: Int64?
-        var resumedAtJACKFrame: UInt32?
     }
 
     /// Connects the own outputs of every layer that names ports to those ports.

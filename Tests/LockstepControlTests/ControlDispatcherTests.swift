@@ -211,7 +211,7 @@ struct ControlLineTests {
         #expect(message("staus") .hasPrefix("unknown command 'staus'; did you mean 'status'?"))
         #expect(message("seek soon") == "seek 'soon' is not a time; \(SessionTime.formsHint)")
         #expect(message("gain bed loud") == "'gain bed loud' is not 'gain LAYER DB [RAMP]'; write e.g. gain drums -12dB 2")
-        #expect(message("level bell -3 later") == "level: ramp 'later' is not a number of seconds")
+        #expect(message("level bell -3 later") == "level: ramp 'later' is not a time in seconds; write e.g. 2, 1.5s or 250ms")
         #expect(message("start") == "'start' needs a cue: write 'start CUE' (a cue name, or its number)")
         #expect(message("panic now") == "'panic' takes nothing after it; write just 'panic'")
     }

@@ -189,7 +189,7 @@ extension JACKTests {
             let line = try #require(result.stdout.split(separator: "\n").last)
             let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             #expect(summary["interrupted"] as? Bool == true)
-            let frames = try #require(summary["framesWritten"] as? Int)
+            let frames = try #require(summary["frames"] as? Int)
             #expect(try AudioFileReader(path: take).frameCount == Int64(frames))
         }
     }

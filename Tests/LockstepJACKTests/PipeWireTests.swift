@@ -123,7 +123,7 @@ extension JACKTests {
             let (stdout, stderr) = PipeWireDaemon.finish(running, timeout: 30)
             #expect(running.process.terminationStatus == 0, "\(stderr)")
             let summary = try #require(try JSONSerialization.jsonObject(with: Data((stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
-            #expect((summary["framesPlayed"] as? Int ?? 0) >= 24000)
+            #expect((summary["frames"] as? Int ?? 0) >= 24000)
             let reader = try AudioFileReader(path: recording)
             var mix = [Float](repeating: 0, count: Int(reader.frameCount) * 2)
             _ = try mix.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
@@ -164,7 +164,7 @@ extension JACKTests {
             let changedAt = try #require(change["sampleTime"] as? Int)
             let start = try #require(summary["startSampleTime"] as? Int)
             let resumed = try #require((summary["rateChanges"] as? [[String: Any]])?.first)
-            #expect(resumed["rate"] as? Int == 44100)
+            #expect(resumed["sampleRate"] as? Int == 44100)
             #expect(resumed["sampleTime"] as? Int == changedAt)
             // The layer goes on from the file frame it had reached at the change (48 kHz file, 48 kHz before).
             let fileFrame = try #require((resumed["fileFrames"] as? [Int])?.first)
@@ -209,8 +209,8 @@ extension JACKTests {
             #expect(result.status == 0, "\(result.stderr)")
             let summary = try #require(try JSONSerialization.jsonObject(with: Data((result.stdout.split(separator: "\n").last ?? "").utf8)) as? [String: Any])
             let change = try #require((summary["rateChanges"] as? [[String: Any]])?.first)
-            #expect(change["rate"] as? Int == 44100)
-            #expect(summary["rate"] as? Int == 44100)
+            #expect(change["sampleRate"] as? Int == 44100)
+            #expect(summary["sampleRate"] as? Int == 44100)
             let position = try #require(change["position"] as? Int)
             let resumedJACK = try #require(change["resumedAtJACKFrame"] as? Int)
             #expect(position > 44100 / 2)                            // it had played a while at 48 kHz

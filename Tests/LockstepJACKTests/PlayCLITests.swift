@@ -3,6 +3,7 @@ import Foundation
 import Lockstep
 import LockstepFiles
 import LockstepJACK
+import LockstepSchema
 import LockstepTestSupport
 import Testing
 
@@ -48,13 +49,25 @@ extension JACKTests {
             try capture.start()
             let path = try rampFile(frames: 48000)
             let result = try CLI.run(["play", path, "--server", server.name, "--client-name", "lockstep-cli",
-                                      "--connect", capture.portNames[0], "--connect", capture.portNames[1], "--json"],
+                                      "--connect", capture.portNames[0], "--connect", capture.portNames[1], "--json",
+                                      "--json-events"],
                                      timeout: 20)
             #expect(result.status == 0, "\(result.stderr)")
             let summary = try json(result.stdout)
             let start = try #require(summary["startSampleTime"] as? Int)
+            // The schema: the summary decodes as PlayReport; each event line as ControlUpdate, the
+            // layer's start on the summary's sample, its end one second later.
+            let lines = result.stdout.split(separator: "\n")
+            let report = try JSONSchema.decode(PlayReport.self, from: try #require(lines.last))
+            #expect(report.schema == 1 && report.seconds == Double(report.frames) / 48000)
+            let events = try lines.dropLast().map { try JSONSchema.decode(ControlUpdate.self, from: $0) }
+            #expect(events.allSatisfy { $0.schema == 1 })
+            let started = try #require(events.first { $0.kind == .layerStarted })
+            #expect(started.sampleTime == Int64(start) && started.layer == path)
+            let ended = try #require(events.first { $0.kind == .layerEnded })
+            #expect((ended.sampleTime ?? 0) >= Int64(start) + 48000)
             #expect(summary["sampleRate"] as? Int == 48000)
-            #expect((summary["framesPlayed"] as? Int ?? 0) >= 48000)
+            #expect((summary["frames"] as? Int ?? 0) >= 48000)
             #expect((summary["layers"] as? [[String: Any]])?.first?["file"] as? String == path)
             #expect(summary["discontinuities"] is [Any])
             let first = try #require(capture.firstNonSilentRecordedFrame(channel: 0))
@@ -104,12 +117,12 @@ extension JACKTests {
             try server.waitForConnection("lockstep-ports-test:out_1", to: capture.portNames[0], timeout: 10)
             let listed = try CLI.run(["ports", "--server", server.name, "--json"])
             #expect(listed.status == 0, "\(listed.stderr)")
-            let ports = try #require(try JSONSerialization.jsonObject(with: Data(listed.stdout.utf8)) as? [[String: Any]])
-            let names = ports.compactMap { $0["name"] as? String }
+            let ports = try JSONSchema.decode(PortsReport.self, from: listed.stdout).ports
+            let names = ports.map(\.name)
             #expect(names.contains("lockstep-ports-test:layer.wav_1"))
             #expect(names.contains("lockstep-ports-test:layer.wav_2"))
-            let out1 = ports.first { $0["name"] as? String == "lockstep-ports-test:out_1" }
-            #expect((out1?["connections"] as? [String]) == [capture.portNames[0]])
+            let out1 = ports.first { $0.name == "lockstep-ports-test:out_1" }
+            #expect(out1?.connections == [capture.portNames[0]])
             let text = try CLI.run(["ports", "--server", server.name])
             #expect(text.stdout.contains("lockstep-ports-test:out_1 (output"))
             let result = running.wait(timeout: 15)
@@ -149,7 +162,7 @@ extension JACKTests {
                                      timeout: 20)
             #expect(result.status == 0, "\(result.stderr)")
             let summary = try json(result.stdout)
-            let played = summary["framesPlayed"] as? Int ?? 0
+            let played = summary["frames"] as? Int ?? 0
             #expect(played >= 48000 && played < 48000 + 9600)
             let left = capture.channel(0)
             let first = try #require(capture.firstNonSilentRecordedFrame(channel: 0))

@@ -81,7 +81,7 @@ extension JACKTests {
             let origin = try #require(summary["startSampleTime"] as? Int)
             let recorded = try #require(summary["recording"] as? [String: Any])
             #expect(recorded["startSampleTime"] as? Int == origin)
-            let written = try #require(recorded["framesWritten"] as? Int)
+            let written = try #require(recorded["frames"] as? Int)
             #expect(written > 48000)
 
             usleep(100_000)

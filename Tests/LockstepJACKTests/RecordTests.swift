@@ -3,6 +3,7 @@ import Foundation
 import Lockstep
 import LockstepFiles
 import LockstepJACK
+import LockstepSchema
 import LockstepTestSupport
 import Synchronization
 import Testing
@@ -53,12 +54,21 @@ extension JACKTests {
             let path = temp.file("take.wav")
             let load = CPULoad()
             let result = try CLI.run(["record", "-o", path, "--server", server.name, "--port", source.portNames[0],
-                                      "--port", source.portNames[1], "--duration", "3", "--json"], timeout: 30)
+                                      "--port", source.portNames[1], "--duration", "3", "--json", "--json-events"], timeout: 30)
             _ = load
             #expect(result.status == 0, "\(result.stderr)")
-            let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-            #expect(summary["framesWritten"] as? Int == 144_000)
+            let lines = result.stdout.split(separator: "\n")
+            let last = try #require(lines.last)
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(last.utf8)) as? [String: Any])
+            #expect(summary["frames"] as? Int == 144_000)
             let start = try #require(summary["startSampleTime"] as? Int)
+            // The schema: the summary decodes as RecordReport; the events name the first sample
+            // and the frames written.
+            let report = try JSONSchema.decode(RecordReport.self, from: last)
+            #expect(report.schema == 1 && report.seconds == 3 && report.peakDB.count == 2)
+            let events = try lines.dropLast().map { try JSONSchema.decode(ControlUpdate.self, from: $0) }
+            #expect(events.first { $0.kind == .recordStarted }?.sampleTime == Int64(start))
+            #expect(events.first { $0.kind == .recordEnded }?.frames == 144_000)
             let (format, samples) = try read(path)
             #expect(format.channelCount == 2 && format.sampleRate == 48000)
             #expect(samples.count == 144_000 * 2)
@@ -113,7 +123,7 @@ extension JACKTests {
             #expect(result.status == 130, "\(result.stderr)")
             let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
             #expect(summary["interrupted"] as? Bool == true)
-            let written = try #require(summary["framesWritten"] as? Int)
+            let written = try #require(summary["frames"] as? Int)
             #expect(written > 24000)
             let reader = try AudioFileReader(path: path)
             #expect(Int(reader.frameCount) == written)          // every captured frame is in the file

@@ -2,6 +2,7 @@ import CJack
 import Foundation
 import Lockstep
 import LockstepFiles
+import LockstepSchema
 import LockstepTestSupport
 import Testing
 
@@ -81,12 +82,26 @@ extension JACKTests {
             let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 6)
             try capture.start()
             let result = try CLI.run(["session", "run", path, "--server", server.name, "--client-name", "session-live",
-                                      "--connect", capture.portNames[0], "--connect", capture.portNames[1], "--json"],
+                                      "--connect", capture.portNames[0], "--connect", capture.portNames[1], "--json",
+                                      "--json-events"],
                                      timeout: 30)
             #expect(result.status == 0, "\(result.stderr)")
             let summary = try json(result.stdout)
             #expect((summary["discontinuities"] as? [Any])?.isEmpty == true, "\(summary)")
             let start = try #require(summary["startSampleTime"] as? Int)
+            // The schema: the summary decodes as SessionRunReport, each event line as ControlUpdate;
+            // every placed cue's start event names its session sample and the device sample playing it.
+            let lines = result.stdout.split(separator: "\n")
+            let report = try JSONSchema.decode(SessionRunReport.self, from: try #require(lines.last))
+            #expect(report.schema == 1 && report.sampleRate == 48000)
+            let events = try lines.dropLast().map { try JSONSchema.decode(ControlUpdate.self, from: $0) }
+            for cue in report.cues {
+                guard let cueStart = cue.start else { continue }
+                let started = events.first { $0.kind == .cueStarted && $0.cue == cue.name }
+                #expect(started?.position == cueStart, "\(cue.name)")
+                #expect(started?.sampleTime == Int64(start) + cueStart, "\(cue.name)")
+            }
+            #expect(events.contains { $0.kind == .cueEnded })
             usleep(200_000)
             let first = try #require(recordedIndex(capture, atFrameTime: Int64(start)))
             let frames = offline.samples.count / 2
@@ -301,8 +316,11 @@ extension JACKTests {
             let table = try CLI.run(["session", "check", good])
             #expect(table.status == 0, "\(table.stderr)")
             #expect(table.stdout.contains("one") && table.stdout.contains("24000") && table.stdout.contains("28800"))
-            let report = try json(try CLI.run(["session", "check", good, "--json"]).stdout)
+            let checked = try CLI.run(["session", "check", good, "--json"]).stdout
+            let report = try json(checked)
             #expect(report["valid"] as? Bool == true)
+            let timeline = try JSONSchema.decode(TimelineReport.self, from: checked)
+            #expect(timeline.schema == 1 && timeline.sampleRate == 48000 && timeline.cues.map(\.frames) == [4800, 4800])
             #expect((report["cues"] as? [[String: Any]])?.last?["start"] as? Int == 28800)
             let bad = try session("cues:\n  - { name: one, file: nope.wav, at: 0 }\n  - { name: two, file: a.wav, after: onr, gian: 1 }\n", name: "bad.yaml")
             let failed = try CLI.run(["session", "check", bad])
@@ -310,7 +328,9 @@ extension JACKTests {
             #expect(failed.stderr.contains("\(bad):2:24: error:"))
             #expect(failed.stderr.contains("\(bad):3:45: error:") || failed.stderr.contains("\(bad):3:"))
             #expect(failed.stderr.contains("did you mean 'one'?") && failed.stderr.contains("did you mean 'gain'?"))
-            let failedJSON = try json(try CLI.run(["session", "check", bad, "--json"]).stdout)
+            let failedText = try CLI.run(["session", "check", bad, "--json"]).stdout
+            #expect(try JSONSchema.decode(SessionCheckFailure.self, from: failedText).errors.count == 3)
+            let failedJSON = try json(failedText)
             #expect(failedJSON["valid"] as? Bool == false)
             #expect((failedJSON["errors"] as? [Any])?.count == 3)
             let out = temp.file("good.flac")

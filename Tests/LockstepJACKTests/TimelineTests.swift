@@ -60,7 +60,7 @@ extension JACKTests {
             #expect(summary["startJACKFrame"] as? Int == start & 0xFFFF_FFFF)   // JACK's clock had not jumped yet
             let gaps = try #require(summary["discontinuities"] as? [[String: Any]])
             let xruns = gaps.filter { $0["kind"] as? String == "xrun" }.count
-            let jumps = gaps.filter { $0["kind"] as? String == "clockJump" }.compactMap { $0["length"] as? Int }
+            let jumps = gaps.filter { $0["kind"] as? String == "clockJump" }.compactMap { $0["frames"] as? Int }
             let periods = gaps.filter { $0["kind"] as? String == "bufferSizeChange" }.compactMap { $0["detail"] as? Double }
             #expect(periods == [1024, 512, 256])
             #expect(jumps == [768, -512, -256], "\(gaps)")

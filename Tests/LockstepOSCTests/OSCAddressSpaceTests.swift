@@ -1,5 +1,6 @@
 import LockstepControl
 import LockstepOSC
+import LockstepSession
 import Testing
 
 @Suite("QLab's OSC dictionary mapped onto control commands")
@@ -10,6 +11,25 @@ struct OSCAddressSpaceTests {
 
     func problem(_ address: String, _ arguments: [OSCArgument] = []) -> String {
         do { _ = try request(address, arguments); return "" } catch { return error.message }
+    }
+
+    @Test("one time syntax: OSC /lockstep/seek, typed seek and session files read every form alike, and name the value and the forms when it is not a time",
+          arguments: ["90", "1:30", "1:30.5", "4800 samples", "1.5s", "250ms", "1:02:03", "0.5"])
+    func timeSyntax(_ text: String) throws {
+        let time = try #require(SessionTime.parse(text))
+        #expect(try request("/lockstep/seek", [.string(text)]) == .command(.seek(time)))
+        #expect(try ControlLine.parse("seek \(text)") == .seek(time))
+        #expect(try SessionTime.parse(text, as: "--from") == time)
+        var parser = SessionParser(path: "s.yaml", text: "cues:\n  - { name: a, file: a.wav, at: \(text) }\n")
+        #expect(try parser.parse().cues.first?.start == .at(time))
+    }
+
+    @Test("a value that is not a time is named with the forms, wherever it comes from")
+    func notATime() throws {
+        #expect(problem("/lockstep/seek", [.string("1:75")]) == "/lockstep/seek: s:\"1:75\" is not a time; \(SessionTime.formsHint); or send seconds as a number ≥ 0")
+        #expect(throws: ControlError("seek '1:75' is not a time; \(SessionTime.formsHint)")) { try ControlLine.parse("seek 1:75") }
+        #expect(throws: TimeSyntaxError(subject: "--from", value: "soon")) { try SessionTime.parse("soon", as: "--from") }
+        #expect(TimeSyntaxError(subject: "--from", value: "soon").description.hasPrefix("--from 'soon' is not a time; write seconds (90, 1.5 or 1.5s)"))
     }
 
     @Test("every address and argument form")

@@ -85,7 +85,7 @@
   function status(data) {
     page.statusReceived += 1;
     page.lastStatus = data;
-    rate = data.rate || rate;
+    rate = data.sampleRate || rate;
     $("state").textContent = data.state;
     $("playhead").textContent = data.playhead || "—";
     $("pause").textContent = data.state === "paused" ? "resume" : "pause";

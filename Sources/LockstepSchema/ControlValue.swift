@@ -83,13 +83,9 @@ public enum ControlValue: Sendable, Hashable, Codable {
     public var json: String { ControlJSON.line(self) }
 }
 
-/// One-line JSON with sorted keys, as replies, updates and status lines are written.
+/// One-line JSON with sorted keys, as replies, updates and status lines are written
+/// (``JSONSchema/line(_:)``).
 public enum ControlJSON {
     /// `value` as one line of JSON (keys sorted, slashes unescaped); `{}` if it cannot be encoded.
-    public static func line(_ value: some Encodable) -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "{}"
-    }
+    public static func line(_ value: some Encodable) -> String { JSONSchema.line(value) }
 }

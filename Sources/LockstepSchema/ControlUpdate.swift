@@ -1,10 +1,11 @@
-import LockstepSession
-
 /// A change of a running session, published to every subscriber of a ``ControlPublisher``.
 ///
 /// Cue changes carry the session sample they happened on (``position``) and, while the session
 /// plays, the device sample that played it (``sampleTime``). A change a seek caused carries the
 /// position the seek went to.
+///
+/// The same object is an OSC update (`/update/{kind}`), a message of the web page and a line of
+/// `--json-events` (`play`, `record` and `session run`); it carries ``schema``.
 public struct ControlUpdate: Sendable, Hashable, Codable {
     /// What changed. The raw value is the OSC address under `/update/`.
     public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
@@ -34,12 +35,25 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         case stopped
         /// Every cue fades out (a panic command); silent from ``position``.
         case panic
-        /// The timeline broke (xrun, underrun, rate change…): ``detail`` names the kind,
-        /// ``sampleTime`` says where.
+        /// The timeline broke (xrun, underrun, rate change…): ``discontinuity`` says what and
+        /// where (``detail`` repeats its kind, ``sampleTime`` its time).
         case discontinuity
         /// Sent every second while the session runs: ``state``, ``position``, ``sampleTime``.
         case heartbeat
+        /// `play`: a layer (``layer``: its file) began to sound on ``sampleTime``.
+        case layerStarted = "layer/started"
+        /// `play`: a layer played to its end; ``frames`` it played.
+        case layerEnded = "layer/ended"
+        /// `record`: the first frame was captured on ``sampleTime``.
+        case recordStarted = "record/started"
+        /// `record`: the recording ended; ``frames`` written.
+        case recordEnded = "record/ended"
+        /// The device's rate changed to ``sampleRate`` at ``sampleTime`` (the layers play on).
+        case rateChange = "rate"
     }
+
+    /// The schema version (``JSONSchema/version``).
+    public var schema = JSONSchema.version
 
     /// What changed.
     public var kind: Kind
@@ -58,10 +72,17 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
     /// The session's state (`playing`, `paused`, `stopped`) for a heartbeat; the discontinuity's
     /// kind.
     public var detail: String?
+    /// A length in frames (what a layer played, what a recording wrote).
+    public var frames: Int64?
+    /// A new sample rate.
+    public var sampleRate: Int?
+    /// The break in the timeline, for ``Kind/discontinuity``.
+    public var discontinuity: DiscontinuityRecord?
 
     /// Creates an update.
     public init(_ kind: Kind, cue: String? = nil, layer: String? = nil, position: Int64? = nil, sampleTime: Int64? = nil,
-                seconds: Double? = nil, decibels: Double? = nil, detail: String? = nil) {
+                seconds: Double? = nil, decibels: Double? = nil, detail: String? = nil, frames: Int64? = nil,
+                sampleRate: Int? = nil, discontinuity: DiscontinuityRecord? = nil) {
         self.kind = kind
         self.cue = cue
         self.layer = layer
@@ -70,8 +91,11 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         self.seconds = seconds
         self.decibels = decibels
         self.detail = detail
+        self.frames = frames
+        self.sampleRate = sampleRate
+        self.discontinuity = discontinuity
     }
 
     /// The update as one line of JSON.
-    public var json: String { ControlJSON.line(self) }
+    public var json: String { JSONSchema.line(self) }
 }

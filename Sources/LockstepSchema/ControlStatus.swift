@@ -1,0 +1,107 @@
+/// A snapshot of a running session: the `status` command's answer.
+///
+/// As JSON: `schema`, `event` (`"status"`), `state`, `position` (session samples), `seconds`,
+/// `sampleTime` (the device sample playing now), `sampleRate`, `cues` (each with its `state`),
+/// `next`, `playhead`, `layers` (gain and peak) and `discontinuities`.
+public struct ControlStatus: Sendable, Hashable, Codable {
+    /// One cue.
+    public struct Cue: Sendable, Hashable, Codable {
+        /// Its name.
+        public var name: String
+        /// Its number (position in the session file, from 1).
+        public var number: Int
+        /// Its layer.
+        public var layer: String
+        /// Where it stands now: `waiting`, `scheduled`, `playing`, `paused`, `stopped` or `done`.
+        public var state: String
+        /// Its first session sample, once placed.
+        public var start: Int64?
+        /// The session sample after its last sound, when known.
+        public var end: Int64?
+
+        /// Creates a cue.
+        public init(name: String, number: Int, layer: String, state: String, start: Int64?, end: Int64?) {
+            self.name = name
+            self.number = number
+            self.layer = layer
+            self.state = state
+            self.start = start
+            self.end = end
+        }
+    }
+
+    /// One layer.
+    public struct Layer: Sendable, Hashable, Codable {
+        /// Its name.
+        public var name: String
+        /// Its gain now, in dB rounded to 0.01 (nil: −∞).
+        public var gainDB: Double?
+        /// Its peak level in the last metering period, in dBFS rounded to 0.01 (nil: silence).
+        public var peakDB: Double?
+
+        /// Creates a layer; the levels are rounded.
+        public init(name: String, gainDB: Double, peakDB: Double) {
+            self.name = name
+            self.gainDB = JSONSchema.decibels(gainDB)
+            self.peakDB = JSONSchema.decibels(peakDB)
+        }
+    }
+
+    /// The cue that starts next.
+    public struct Next: Sendable, Hashable, Codable {
+        /// Its name.
+        public var name: String
+        /// Seconds until it starts (nil: it waits for go).
+        public var inSeconds: Double?
+        /// Whether it waits for go.
+        public var manual: Bool
+
+        /// Creates an entry.
+        public init(name: String, inSeconds: Double?, manual: Bool) {
+            self.name = name
+            self.inSeconds = inSeconds
+            self.manual = manual
+        }
+    }
+
+    /// The schema version (``JSONSchema/version``).
+    public var schema = JSONSchema.version
+
+    /// Always `status` (so that a status line is told apart from other JSON lines).
+    public var event = "status"
+    /// `playing`, `paused` or `stopped`.
+    public var state: String
+    /// The session sample playing now.
+    public var position: Int64
+    /// ``position`` in seconds.
+    public var seconds: Double
+    /// The device sample playing now.
+    public var sampleTime: Int64
+    /// The session's rate.
+    public var sampleRate: Int
+    /// Every cue, in file order.
+    public var cues: [Cue]
+    /// The cue that starts next, if any.
+    public var next: Next?
+    /// The manual cue a plain go fires.
+    public var playhead: String?
+    /// Every layer, in file order.
+    public var layers: [Layer]
+    /// How many discontinuities the engine has seen.
+    public var discontinuities: Int
+
+    /// Creates a snapshot.
+    public init(state: String, position: Int64, seconds: Double, sampleTime: Int64, sampleRate: Int, cues: [Cue],
+                next: Next?, playhead: String?, layers: [Layer], discontinuities: Int) {
+        self.state = state
+        self.position = position
+        self.seconds = seconds
+        self.sampleTime = sampleTime
+        self.sampleRate = sampleRate
+        self.cues = cues
+        self.next = next
+        self.playhead = playhead
+        self.layers = layers
+        self.discontinuities = discontinuities
+    }
+}

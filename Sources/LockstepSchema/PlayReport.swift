@@ -1,0 +1,94 @@
+/// `lockstep play --json`: where the layers started on the device timeline, how long they
+/// played, their peaks and every discontinuity.
+public struct PlayReport: Sendable, Hashable, Codable {
+    /// One layer (one file).
+    public struct Layer: Sendable, Hashable, Codable {
+        /// The file.
+        public var file: String
+        /// Its peak in dBFS over the play, rounded to 0.01 (null: silence).
+        public var peakDB: Double?
+        /// Its own ports (`--ports-per-file`), else absent.
+        public var ports: [String]?
+        /// Frames skipped because its start came too late (0 when on time).
+        public var framesSkipped: Int64
+
+        /// Creates a layer; `peakDB` is rounded.
+        public init(file: String, peakDB: Double, ports: [String]?, framesSkipped: Int64) {
+            self.file = file
+            self.peakDB = JSONSchema.decibels(peakDB)
+            self.ports = ports
+            self.framesSkipped = framesSkipped
+        }
+    }
+
+    /// The recording made beside the play (`--record`).
+    public struct Recording: Sendable, Hashable, Codable {
+        /// The file.
+        public var file: String
+        /// Frames written.
+        public var frames: Int64
+        /// The device sample time of its first frame.
+        public var startSampleTime: Int64?
+        /// Frames lost (written as silence).
+        public var lostFrames: Int64
+
+        /// Creates a recording record.
+        public init(file: String, frames: Int64, startSampleTime: Int64?, lostFrames: Int64) {
+            self.file = file
+            self.frames = frames
+            self.startSampleTime = startSampleTime
+            self.lostFrames = lostFrames
+        }
+    }
+
+    /// The schema version (``JSONSchema/version``).
+    public var schema = JSONSchema.version
+    /// The device sample time of every layer's first frame (plus its offset).
+    public var startSampleTime: Int64
+    /// The same time on JACK's 32-bit frame clock (`jack_frame_time`), for other JACK clients.
+    public var startJACKFrame: UInt32
+    /// Frames played, from the start to the stop.
+    public var frames: Int64
+    /// `frames` ÷ `sampleRate`.
+    public var seconds: Double
+    /// The device's rate at the end.
+    public var sampleRate: Int
+    /// Every break in the timeline.
+    public var discontinuities: [DiscontinuityRecord]
+    /// Every layer, in argument order.
+    public var layers: [Layer]
+    /// Whether a signal (Ctrl-C) ended the play.
+    public var interrupted: Bool
+    /// The JACK server started for the play (absent: one was running).
+    public var server: String?
+    /// What ended the play early, if anything.
+    public var error: String?
+    /// The `--record` take.
+    public var recording: Recording?
+    /// Frames from render to the far end of the slowest connected output (JACK's latency ranges).
+    public var playbackLatency: Int
+    /// With `--align-outputs`: the delay applied to each master output.
+    public var outputDelays: [Int]?
+    /// Sample-rate changes the layers played on through.
+    public var rateChanges: [RateChangeRecord]
+
+    /// Creates a report.
+    public init(startSampleTime: Int64, startJACKFrame: UInt32, frames: Int64, sampleRate: Int,
+                discontinuities: [DiscontinuityRecord], layers: [Layer], interrupted: Bool, server: String?, error: String?,
+                recording: Recording?, playbackLatency: Int, outputDelays: [Int]?, rateChanges: [RateChangeRecord]) {
+        self.startSampleTime = startSampleTime
+        self.startJACKFrame = startJACKFrame
+        self.frames = frames
+        seconds = sampleRate > 0 ? Double(frames) / Double(sampleRate) : 0
+        self.sampleRate = sampleRate
+        self.discontinuities = discontinuities
+        self.layers = layers
+        self.interrupted = interrupted
+        self.server = server
+        self.error = error
+        self.recording = recording
+        self.playbackLatency = playbackLatency
+        self.outputDelays = outputDelays
+        self.rateChanges = rateChanges
+    }
+}

@@ -1,0 +1,43 @@
+/// `lockstep record --json`: what was recorded, from which device sample, and what went wrong.
+public struct RecordReport: Sendable, Hashable, Codable {
+    /// The schema version (``JSONSchema/version``).
+    public var schema = JSONSchema.version
+    /// The file written.
+    public var file: String
+    /// Frames written.
+    public var frames: Int64
+    /// `frames` ÷ `sampleRate`.
+    public var seconds: Double
+    /// The device sample time of the first frame (absent: nothing was captured).
+    public var startSampleTime: Int64?
+    /// The rate recorded at.
+    public var sampleRate: Int
+    /// Each channel's peak in dBFS, rounded to 0.01 (null: silence).
+    public var peakDB: [Double?]
+    /// Frames lost because the disk writer fell behind (written as silence).
+    public var lostFrames: Int64
+    /// Frames the server skipped in xruns (written as silence).
+    public var skippedFrames: Int64
+    /// Every break in the timeline.
+    public var discontinuities: [DiscontinuityRecord]
+    /// Whether a signal (Ctrl-C) ended the recording.
+    public var interrupted: Bool
+    /// What ended it early, if anything.
+    public var error: String?
+
+    /// Creates a report; the peaks are rounded.
+    public init(file: String, frames: Int64, startSampleTime: Int64?, sampleRate: Int, peakDB: [Double],
+                lostFrames: Int64, skippedFrames: Int64, discontinuities: [DiscontinuityRecord], interrupted: Bool, error: String?) {
+        self.file = file
+        self.frames = frames
+        seconds = sampleRate > 0 ? Double(frames) / Double(sampleRate) : 0
+        self.startSampleTime = startSampleTime
+        self.sampleRate = sampleRate
+        self.peakDB = peakDB.map(JSONSchema.decibels)
+        self.lostFrames = lostFrames
+        self.skippedFrames = skippedFrames
+        self.discontinuities = discontinuities
+        self.interrupted = interrupted
+        self.error = error
+    }
+}

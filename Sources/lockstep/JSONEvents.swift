@@ -1,0 +1,55 @@
+import Foundation
+import Lockstep
+import LockstepControl
+import Synchronization
+
+/// `--json-events`: live events as JSON Lines on standard output, one ``ControlUpdate`` (the
+/// object OSC and the web page get) per line as it happens — layers and cues starting and ending
+/// with their sample, discontinuities, rate changes. Standard output is flushed after each line.
+/// The `--json` summary, when asked for too, is the last line.
+final class JSONEvents: Sendable {
+    /// Whether events are written (`--json-events` given).
+    let enabled: Bool
+    private let writing = Mutex(())
+
+    /// Writes events only when `enabled`.
+    init(enabled: Bool) { self.enabled = enabled }
+
+    /// Writes `update` as one line. Any thread.
+    func emit(_ update: ControlUpdate) {
+        guard enabled else { return }
+        let line = update.json + "\n"
+        writing.withLock { _ in   // one line at a time, whole
+            print(line, terminator: "")
+            fflush(nil)
+        }
+    }
+
+    /// Writes a `layer/started` or `layer/ended` line for a queue event of the layer playing
+    /// `file` (other events write nothing). Any thread (queue event handlers run on the callback
+    /// thread).
+    func layer(_ file: String, _ event: QueueEvent) {
+        switch event {
+        case .started(let sampleTime): emit(ControlUpdate(.layerStarted, layer: file, sampleTime: sampleTime))
+        case .stopped(let sampleTime): emit(ControlUpdate(.layerEnded, layer: file, sampleTime: sampleTime))
+        default: break
+        }
+    }
+
+    /// Writes a `discontinuity` line for each break `engine` logged since the last call.
+    func discontinuities(of engine: Engine, seen count: inout Int) {
+        let total = engine.discontinuityCount
+        guard enabled, total > count else { count = total; return }
+        let log = engine.discontinuities
+        for gap in log.suffix(min(total - count, log.count)) {
+            emit(ControlUpdate(.discontinuity, sampleTime: gap.sampleTime, detail: gap.kind.rawValue,
+                               discontinuity: DiscontinuityRecord(gap)))
+        }
+        count = total
+    }
+
+    /// Writes a `rate` line: the device's rate became `rate` at `sampleTime`.
+    func rateChange(to rate: Int, at sampleTime: Int64) {
+        emit(ControlUpdate(.rateChange, sampleTime: sampleTime, sampleRate: rate))
+    }
+}
