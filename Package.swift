@@ -61,7 +61,7 @@ let package = Package(
         // The web cue page: the page (package resources, embedded in the code), its HTTP and
         // WebSocket server on LockstepControl, and the timeline picture as SVG.
         .target(name: "LockstepWeb", dependencies: [
-            "Lockstep", "LockstepControl", "LockstepSession",
+            "Lockstep", "LockstepControl", "LockstepSchema", "LockstepSession",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "HTTPTypes", package: "swift-http-types"),

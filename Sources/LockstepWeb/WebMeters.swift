@@ -1,6 +1,7 @@
 import Foundation
 import Lockstep
 import LockstepControl
+import LockstepSchema
 import LockstepSession
 
 /// What the web page's meters show, pushed many times a second: `{"event":"meters", …}`.
@@ -22,6 +23,8 @@ public struct WebMeters: Sendable, Hashable, Codable {
         public var clip: Bool
     }
 
+    /// The schema version (``JSONSchema/version``).
+    public var schema = JSONSchema.version
     /// Always `meters`.
     public var event = "meters"
     /// `playing`, `paused` or `stopped`.
@@ -69,7 +72,7 @@ public struct WebMeters: Sendable, Hashable, Codable {
     }
 
     private static func meter(_ name: String, peakDB: Float?, rmsDB: Float?, hold: Float?) -> Meter {
-        func finite(_ value: Float?) -> Double? { value.flatMap { $0.isFinite ? Double($0) : nil } }
+        func finite(_ value: Float?) -> Double? { value.flatMap { JSONSchema.decibels($0) } }
         let hold = hold ?? 0
         return Meter(name: name, peakDB: finite(peakDB), rmsDB: finite(rmsDB), holdDB: hold > 0 ? finite(Decibels.fromLinear(hold)) : nil,
                      clip: hold >= 1)
@@ -79,30 +82,23 @@ public struct WebMeters: Sendable, Hashable, Codable {
     public var json: String { ControlJSON.line(self) }
 }
 
-/// The engine's discontinuities with their lengths, pushed as they happen:
-/// `{"event":"discontinuities","total":N,"recent":[{"kind":"xrun","sampleTime":…,"length":…}]}`.
+/// The engine's discontinuities, pushed as they happen:
+/// `{"event":"discontinuities","schema":1,"total":N,"recent":[{"kind":"xrun","sampleTime":…,"frames":…,"queues":[…]}]}`,
+/// each entry a ``DiscontinuityRecord`` as every `--json` writes it.
 public struct WebDiscontinuities: Sendable, Hashable, Codable {
-    /// One discontinuity.
-    public struct Entry: Sendable, Hashable, Codable {
-        /// Its kind (`xrun`, `underrun`, `sampleRateChange`…).
-        public var kind: String
-        /// The device sample it happened on.
-        public var sampleTime: Int64
-        /// Its length in frames (what the kind says it measures).
-        public var length: Int64
-    }
-
+    /// The schema version (``JSONSchema/version``).
+    public var schema = JSONSchema.version
     /// Always `discontinuities`.
     public var event = "discontinuities"
     /// How many the engine has seen.
     public var total: Int
     /// The most recent ones (at most 20), oldest first.
-    public var recent: [Entry]
+    public var recent: [DiscontinuityRecord]
 
     /// The discontinuities `engine` has logged.
     public init(engine: Engine) {
         total = engine.discontinuityCount
-        recent = engine.discontinuities.suffix(20).map { Entry(kind: $0.kind.rawValue, sampleTime: $0.sampleTime, length: Int64($0.length)) }
+        recent = engine.discontinuities.suffix(20).map(DiscontinuityRecord.init)
     }
 
     /// As one line of JSON.
@@ -123,11 +119,13 @@ public struct WebCueList: Sendable, Hashable, Codable {
         /// Whether a go places it (itself, or the cue it chains to).
         public var manual: Bool
         /// Its length in session samples (nil: it loops forever).
-        public var length: Int64?
+        public var frames: Int64?
     }
 
-    /// The session's rate.
-    public var rate: Double
+    /// The schema version (``JSONSchema/version``).
+    public var schema = JSONSchema.version
+    /// The session's sample rate.
+    public var sampleRate: Double
     /// The cues, in file order.
     public var cues: [Cue]
 
@@ -135,10 +133,10 @@ public struct WebCueList: Sendable, Hashable, Codable {
     public init(player: SessionPlayer) {
         let timeline = player.timeline
         let numbers = player.session.document.cues.map(\.number)
-        rate = timeline.rate
+        sampleRate = timeline.rate
         cues = timeline.cues.map { cue in
             Cue(name: cue.name, number: (cue.index < numbers.count ? numbers[cue.index] : nil) ?? String(cue.index + 1),
-                layer: timeline.layers[cue.layer].name, manual: cue.isManual, length: cue.length)
+                layer: timeline.layers[cue.layer].name, manual: cue.isManual, frames: cue.length)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Lockstep
+import LockstepSchema
 import LockstepTestSupport
 import Testing
 
@@ -181,6 +182,12 @@ extension JACKTests {
             // Nothing refused fired a cue.
             let status = try HTTPTestClient.get(port: port, "/api/status", headers: ["Authorization": "Bearer s3cret"])
             #expect(status.status == 200 && status.body.contains(#""playhead":"bell""#), "\(status.body)")
+            // The cue list speaks the schema of --json: schema, sampleRate, frames.
+            let cues = try HTTPTestClient.get(port: port, "/api/cues", headers: ["Authorization": "Bearer s3cret"])
+            let list = try #require(try JSONSerialization.jsonObject(with: Data(cues.body.utf8)) as? [String: Any], "\(cues.body)")
+            #expect(list["schema"] as? Int == JSONSchema.version && list["sampleRate"] as? Double == 48000, "\(list)")
+            let bed = try #require((list["cues"] as? [[String: Any]])?.first, "\(list)")
+            #expect(bed["name"] as? String == "bed" && bed["frames"] as? Int == 48000 * 30 && bed["length"] == nil, "\(bed)")
             let fired = try HTTPTestClient.post(port: port, "/api/command?token=s3cret", body: go, headers: ["Origin": here])
             #expect(fired.status == 200 && fired.body.contains(#""cue":"bell""#), "\(fired.body)")
 

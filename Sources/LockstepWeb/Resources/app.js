@@ -128,7 +128,7 @@
       cells[2].textContent = cue.layer;
       cells[3].textContent = cue.start != null ? clock(cue.start / rate) : (info.manual ? "GO" : "—");
       cells[4].textContent = cue.start != null ? cue.start : "";
-      const length = cue.start != null && cue.end != null ? cue.end - cue.start : info.length;
+      const length = cue.start != null && cue.end != null ? cue.end - cue.start : info.frames;
       cells[5].textContent = length != null ? clock(length / rate) : "∞";
       row.dataset.state = cue.state;
       row.dataset.start = cue.start != null ? cue.start : "";
@@ -235,7 +235,7 @@
     list.textContent = "";
     for (const entry of message.recent.slice().reverse()) {
       const item = document.createElement("li");
-      item.textContent = entry.kind + " at device sample " + entry.sampleTime + ", length " + entry.length;
+      item.textContent = entry.kind + " at device sample " + entry.sampleTime + ", " + entry.frames + " frames";
       list.appendChild(item);
     }
   }
@@ -265,6 +265,6 @@
     }
   });
 
-  fetch("/api/cues" + query).then((r) => r.json()).then((list) => { cueInfo = list.cues; rate = list.rate; }).catch(() => { cueInfo = []; })
+  fetch("/api/cues" + query).then((r) => r.json()).then((list) => { cueInfo = list.cues; rate = list.sampleRate; }).catch(() => { cueInfo = []; })
     .finally(connect);
 })();
