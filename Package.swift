@@ -43,6 +43,9 @@ let package = Package(
                        providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CLo", pkgConfig: "liblo",
                        providers: [.apt(["liblo-dev"])]),
+        // librsvg + cairo: the session timeline picture as PNG (session check --png).
+        .systemLibrary(name: "CRsvg", pkgConfig: "librsvg-2.0",
+                       providers: [.apt(["librsvg2-dev"])]),
         // libjack, through a tiny C shim (jack_client_open is variadic).
         .target(name: "CJack", linkerSettings: [.linkedLibrary("jack")]),
         // The live device: one JACK client, its ports and callbacks.
@@ -61,7 +64,7 @@ let package = Package(
         // The web cue page: the page (package resources, embedded in the code), its HTTP and
         // WebSocket server on LockstepControl, and the timeline picture as SVG.
         .target(name: "LockstepWeb", dependencies: [
-            "Lockstep", "LockstepControl", "LockstepSchema", "LockstepSession",
+            "Lockstep", "LockstepControl", "LockstepFiles", "LockstepSchema", "LockstepSession", "CRsvg",
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -96,7 +99,7 @@ let package = Package(
         .testTarget(name: "LockstepOSCTests",
                     dependencies: ["LockstepOSC", "LockstepControl", "LockstepSession", "LockstepTestSupport"]),
         .testTarget(name: "LockstepWebTests",
-                    dependencies: ["LockstepWeb", "LockstepControl", "LockstepSession", "LockstepTestSupport"]),
+                    dependencies: ["LockstepWeb", "LockstepControl", "LockstepSession", "LockstepTestSupport", "CRsvg"]),
         .testTarget(name: "CLITests", dependencies: ["LockstepFiles", "LockstepOSC", "LockstepSchema", "LockstepTestSupport"]),
         // Audio Queue Services compatibility: Apple's C API names on the engine, its examples
         // (ports of the seed listings, compiled in CI and run by the tests) and its tests.

@@ -27,9 +27,11 @@ public struct TimelinePicture: Sendable {
         self.width = width
     }
 
-    static let laneHeight = 44.0
+    /// The height of one layer's lane, in pixels.
+    public static let laneHeight = 44.0
     static let labelWidth = 110.0
-    static let axisHeight = 22.0
+    /// The height of the time axis above the first lane, in pixels.
+    public static let axisHeight = 22.0
     static let colours = ["#3b82f6", "#10b981", "#f59e0b", "#ef4444", "#8b5cf6", "#06b6d4", "#ec4899", "#84cc16"]
 
     /// The geometry of one bar, in session samples.

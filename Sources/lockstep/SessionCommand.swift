@@ -75,6 +75,7 @@ struct SessionCheckCommand: ParsableCommand {
             Examples:
               lockstep session check show.yaml
               lockstep session check show.yaml --rate 44100 --json
+              lockstep session check show.yaml --svg timeline.svg --png timeline.png
               generate-show | lockstep session check -
             """
     )
@@ -90,6 +91,9 @@ struct SessionCheckCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Also draw the timeline as SVG into this file (lanes per layer, cues at their samples, fades, manual cues marked): the picture the web page shows.", valueName: "file"))
     var svg: String?
+
+    @Option(help: ArgumentHelp("Also draw the same picture as PNG into this file (rendered from the SVG by librsvg).", valueName: "file"))
+    var png: String?
 
     @Flag(help: "Print the timeline (or the errors) as one JSON object.")
     var json = false
@@ -107,6 +111,11 @@ struct SessionCheckCommand: ParsableCommand {
         if let svg {
             do { try TimelinePicture(timeline: timeline).svg.write(toFile: svg, atomically: true, encoding: .utf8) } catch {
                 throw CLIError(message: "session check: cannot write --svg \(svg): \(error.localizedDescription)")
+            }
+        }
+        if let png {
+            do { try TimelinePicture(timeline: timeline).writePNG(to: png) } catch {
+                throw CLIError(message: "session check: cannot write --png \(error.description)")
             }
         }
         if json {

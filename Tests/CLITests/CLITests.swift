@@ -165,6 +165,13 @@ struct CLITests {
         }
         let table = try CLI.run(["session", "check", playlist]).stdout
         #expect(table.contains("manual") && table.contains("second") && table.contains("120000"))
+        // The timeline picture as SVG and PNG files; a PNG that cannot be written is one error.
+        let pictured = try CLI.run(["session", "check", playlist, "--svg", "\(dir)/t.svg", "--png", "\(dir)/t.png"])
+        #expect(pictured.status == 0 && pictured.stdout == table, "\(pictured.stderr)")
+        #expect(try String(contentsOfFile: "\(dir)/t.svg", encoding: .utf8).contains(#"data-cue="opener""#))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: "\(dir)/t.png")).prefix(4) == Data([0x89, 0x50, 0x4E, 0x47]))
+        let unwritable = try CLI.run(["session", "check", playlist, "--png", "\(dir)/no/such/t.png"])
+        #expect(unwritable.status != 0 && unwritable.stderr.contains("cannot write --png \(dir)/no/such/t.png"), "\(unwritable.stderr)")
         let stemsOut = "\(dir)/stems.wav"
         let r1 = try CLI.run(["session", "render", stems, "-o", stemsOut])
         #expect(r1.status == 0, "\(r1.stderr)")

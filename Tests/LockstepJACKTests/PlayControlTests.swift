@@ -148,6 +148,56 @@ extension JACKTests {
             #expect((summary["midi"] as? [String: Any])?["matched"] as? Int == 2)
         }
 
+        @Test("play --web: the page's cue list is the files, its JSON commands (gain, pause, resume) act on the ports' output, and the summary counts them")
+        func web() throws {
+            let ramp = try file("ramp.wav", Signals.ramp(frames: 48000 * 8, start: 0, step: Self.step))
+            let tone = try file("tone.wav", Signals.constant(Self.tone, frames: 48000 * 8))
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 10)
+            try capture.start()
+            let running = try CLI.spawn(["play", ramp, tone, "--server", server.name, "--client-name", "play-web",
+                                         "--connect", capture.portNames[0], "--connect", capture.portNames[1], "--web", "127.0.0.1:0", "--json", "--duration", "3"])
+            #expect(running.waitForErrorOutput(containing: "web page on http://127.0.0.1:"), "\(running.errorOutputSoFar)")
+            let text = running.errorOutputSoFar
+            let after = try #require(text.range(of: "web page on http://127.0.0.1:"))
+            let port = try #require(Int(text[after.upperBound...].prefix { $0.isNumber }))
+            #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
+            // One cue per file, named after it, each on its own layer.
+            let cues = try HTTPTestClient.get(port: port, "/api/cues")
+            let list = try #require(try JSONSerialization.jsonObject(with: Data(cues.body.utf8)) as? [String: Any], "\(cues.body)")
+            let rows = try #require(list["cues"] as? [[String: Any]])
+            #expect(rows.map { "\($0["name"] ?? "")/\($0["layer"] ?? "")" } == ["ramp/ramp", "tone/tone"])
+            #expect(rows.map { $0["frames"] as? Int } == [48000 * 8, 48000 * 8])
+            func command(_ json: String) throws -> String {
+                let reply = try HTTPTestClient.post(port: port, "/api/command", body: Array(json.utf8))
+                #expect(reply.status == 200, "\(json): \(reply.body)")
+                return reply.body
+            }
+            _ = try command(#"{"command":"gain","layer":"tone","decibels":"-inf"}"#)
+            usleep(300_000)
+            _ = try command(#"{"command":"pause"}"#)
+            let paused = try HTTPTestClient.get(port: port, "/api/status")
+            #expect(paused.body.contains(#""state":"paused""#), "\(paused.body)")
+            usleep(200_000)
+            _ = try command(#"{"command":"resume"}"#)
+            let result = running.wait(timeout: 20)
+            #expect(result.status == 0, "\(result.stderr)")
+            let summary = try #require(result.stdout.split(separator: "\n").last.flatMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            })
+            #expect((summary["web"] as? [String: Any])?["commands"] as? Int == 3, "\(summary)")
+            // The capture: ramp + tone from the first sample, then the ramp alone (the tone's gain
+            // at -inf), a pause's silence, and the ramp going on after it.
+            usleep(100_000)
+            let live = capture.channel(0)
+            let origin = try #require(summary["startSampleTime"] as? Int)
+            let first = try #require(capture.recordedIndex(atFrameTime: Int64(origin)))
+            #expect(live[first] == Self.tone && live[first + 1] == Self.step + Self.tone)
+            let pause = try #require(live[first...].firstIndex(of: 0))
+            #expect(Self.holdsRamp(live[first..<pause]) { _ in true })
+            #expect(Self.holdsRamp(live[pause...]) { _ in true })
+        }
+
         @Test("play under control refuses what it cannot do yet, and standard input, with one clear error each")
         func refusals() throws {
             let ramp = try file("ramp.wav", Signals.ramp(frames: 4800, start: 0, step: Self.step))

@@ -1,3 +1,4 @@
+import CRsvg
 import Foundation
 import Lockstep
 import LockstepControl
@@ -79,16 +80,7 @@ struct LockstepWebTests {
     @Test("the timeline picture: a lane per layer, bars at their samples, fades as slopes, manual cues marked, the playhead")
     func picture() throws {
         let temp = try TemporaryTestDirectory(prefix: "lockstep-web-picture")
-        let format = StreamFormat(sampleRate: 48000, channelCount: 1)
-        try FileFixtures.writeWAV(path: temp.file("a.wav"), samples: Signals.constant(0.1, frames: 48000 * 4), format: format)
-        try FileFixtures.writeText(path: temp.file("show.yaml"), """
-            channels: 1
-            layers: { music: {}, "fx & <sfx>": {} }
-            cues:
-              - { name: intro, layer: music, file: a.wav, at: 1, fade_in: 1, fade_out: 0.5 }
-              - { name: bell, layer: "fx & <sfx>", file: a.wav, at: manual }
-            """)
-        let timeline = try Session.load(path: temp.file("show.yaml")).timeline(rate: 48000)
+        let timeline = try Self.pictured(in: temp)
         let svg = TimelinePicture(timeline: timeline, playhead: 72000, selected: "bell", width: 960).svg
         // The scale the page reads, and the intro's bar from sample 48000 to 240000 on it.
         let x0 = try #require(attribute("data-x0", in: svg).flatMap(Double.init))
@@ -109,6 +101,60 @@ struct LockstepWebTests {
         #expect(abs(playheadX - (x0 + 72000 / perPixel)) < 0.1)
         #expect(!playhead.contains("hidden"))
         #expect(TimelinePicture(timeline: timeline).svg.contains(#"visibility="hidden""#))
+    }
+
+    @Test("the same picture as PNG: drawn by librsvg at its size (or scaled), bars in their lane's colour; a file that cannot be written says so and leaves nothing")
+    func png() throws {
+        let temp = try TemporaryTestDirectory(prefix: "lockstep-web-png")
+        let picture = TimelinePicture(timeline: try Self.pictured(in: temp))
+        let svg = picture.svg
+        let height = try #require(attribute("height", in: svg).flatMap(Double.init))
+        let path = temp.file("timeline.png")
+        let size = try picture.writePNG(to: path)
+        #expect(size.width == 960 && size.height == Int(height.rounded()))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
+        // The intro's bar (lane 0, #3b82f6 at 70 % over the lane's #1f2937) from sample 48000 to
+        // 240000; the lane itself before it.
+        let x0 = try #require(attribute("data-x0", in: svg).flatMap(Double.init))
+        let perPixel = try #require(attribute("data-samples-per-pixel", in: svg).flatMap(Double.init))
+        let laneMiddle = Int32(TimelinePicture.axisHeight + TimelinePicture.laneHeight / 2)
+        func pixel(_ x: Double, _ y: Int32, in file: String = path) -> [Int] {
+            let value = lockstep_png_pixel(file, Int32(x.rounded()), y)
+            return value < 0 ? [] : [Int(value >> 16) & 255, Int(value >> 8) & 255, Int(value) & 255]
+        }
+        func near(_ got: [Int], _ want: [Double]) -> Bool { got.count == 3 && zip(got, want).allSatisfy { abs(Double($0) - $1) <= 3 } }
+        let bar = pixel(x0 + 150_000 / perPixel, laneMiddle + 8)
+        #expect(near(bar, [0.7 * 0x3b + 0.3 * 0x1f, 0.7 * 0x82 + 0.3 * 0x29, 0.7 * 0xf6 + 0.3 * 0x37]), "\(bar)")
+        let lane = pixel(x0 + 24_000 / perPixel, laneMiddle + 8)
+        #expect(near(lane, [0x1f, 0x29, 0x37]), "\(lane)")
+        // Twice the size.
+        let large = try picture.writePNG(to: temp.file("large.png"), scale: 2)
+        #expect(large.width == 1920 && large.height == 2 * size.height)
+        #expect(near(pixel(2 * (x0 + 150_000 / perPixel), 2 * (laneMiddle + 8), in: temp.file("large.png")), bar.map(Double.init)))
+        // A folder that does not exist: an error naming the file; nothing left in the folder.
+        let before = try FileManager.default.contentsOfDirectory(atPath: temp.path).sorted()
+        #expect {
+            try picture.writePNG(to: temp.file("missing/timeline.png"))
+        } throws: { error in
+            "\(error)".contains("missing/timeline.png")
+        }
+        #expect(throws: TimelinePicture.PNGError.self) { try picture.writePNG(to: path, scale: 0) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: temp.path).sorted() == before)
+    }
+
+    /// The session both picture tests draw, resolved at 48 kHz: `intro` on `music` from 1 s to 5 s
+    /// (fading in over 1 s, out over 0.5 s), `bell` on `fx & <sfx>` waiting for go.
+    static func pictured(in temp: TemporaryTestDirectory) throws -> SessionTimeline {
+        let format = StreamFormat(sampleRate: 48000, channelCount: 1)
+        try FileFixtures.writeWAV(path: temp.file("a.wav"), samples: Signals.constant(0.1, frames: 48000 * 4), format: format)
+        try FileFixtures.writeText(path: temp.file("show.yaml"), """
+            channels: 1
+            layers: { music: {}, "fx & <sfx>": {} }
+            cues:
+              - { name: intro, layer: music, file: a.wav, at: 1, fade_in: 1, fade_out: 0.5 }
+              - { name: bell, layer: "fx & <sfx>", file: a.wav, at: manual }
+            """)
+        return try Session.load(path: temp.file("show.yaml")).timeline(rate: 48000)
     }
 
     /// The value of the first `name="…"` in `text`.
