@@ -30,6 +30,7 @@ public struct TimelinePicture: Sendable {
     /// The height of one layer's lane, in pixels.
     public static let laneHeight = 44.0
     static let labelWidth = 110.0
+    static let rightMargin = 80.0
     /// The height of the time axis above the first lane, in pixels.
     public static let axisHeight = 22.0
     static let colours = ["#3b82f6", "#10b981", "#f59e0b", "#ef4444", "#8b5cf6", "#06b6d4", "#ec4899", "#84cc16"]
@@ -73,7 +74,8 @@ public struct TimelinePicture: Sendable {
             }
         }
         let total = max(waitingAt, placedEnd + gap)
-        let plotWidth = max(100, width - Self.labelWidth - 10)
+        // Room on the right for the label of a bar that ends there (a short cue waiting for go).
+        let plotWidth = max(100, width - Self.labelWidth - Self.rightMargin)
         let samplesPerPixel = Double(total) / plotWidth
         let height = Self.axisHeight + Double(timeline.layers.count) * Self.laneHeight + 8
         func x(_ sample: Int64) -> Double { Self.labelWidth + Double(sample) / samplesPerPixel }
@@ -91,7 +93,9 @@ public struct TimelinePicture: Sendable {
         let secondsPerPixel = samplesPerPixel / rate
         let step = [0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600].first { $0 / secondsPerPixel >= 70 } ?? 7200
         var tick = 0.0
-        while tick * rate <= Double(total) {
+        // Ticks only under the placed cues: the strip of cues waiting for go has no times yet.
+        let axisEnd = bars.contains(where: \.waiting) ? Double(placedEnd) : Double(total)
+        while tick * rate <= axisEnd {
             let tx = x(Int64(tick * rate))
             out += "<line x1=\"\(f(tx))\" y1=\"\(f(Self.axisHeight - 4))\" x2=\"\(f(tx))\" y2=\"\(f(height))\" stroke=\"#374151\" stroke-width=\"1\"/>"
             out += "<text x=\"\(f(tx + 2))\" y=\"12\" fill=\"#9ca3af\">\(Self.escape(SessionTime.clock(tick)))</text>\n"
