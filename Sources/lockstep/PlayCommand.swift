@@ -250,6 +250,9 @@ final class PlaySession {
         var playbackLatency: Int
         /// With --align-outputs: the delay applied to each master output.
         var outputDelays: [Int]?
+        /// Every output port with its connections, playback latency and compensation delay, as
+        /// measured once the outputs were connected.
+        var outputs: [JACKDevice.OutputCompensation]
         /// Sample-rate changes the layers played on through.
         var rateChanges: [RateChange]
         struct RateChange: Encodable {
@@ -326,6 +329,7 @@ final class PlaySession {
         } catch {
             throw CLIError(message: "play: \(error.message)")
         }
+        let outputs = command.jack.reportAlignment(device)
         // The recording file is created only once every port is validated and connected.
         var recorder: FileRecorder?
         if let path = command.recordPath {
@@ -495,7 +499,7 @@ final class PlaySession {
             recording: recording.map { Summary.Recording(file: $0.path, framesWritten: $0.framesWritten,
                                                          startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) },
             playbackLatency: device.playbackLatency, outputDelays: command.jack.alignOutputs ? device.outputDelays : nil,
-            rateChanges: rateChanges)
+            outputs: outputs, rateChanges: rateChanges)
         if command.json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]

@@ -8,11 +8,12 @@ struct PortsCommand: ParsableCommand {
         commandName: "ports",
         abstract: "List the JACK server's ports and their connections.",
         discussion: """
-            One line per port: its name, direction (in or out), whether it is physical, its type and what it is connected to. With --json, one array of objects.
+            One line per port: its name, direction (in or out), whether it is physical, its type, its latencies in frames when not 0 (the largest of JACK's playback and capture latency ranges) and what it is connected to. Then the netjack2 slaves the server has (jackd2's netmanager makes a client per slave with to_slave_N and from_slave_N ports), each with the latencies netjack2 declares. With --json, one array of port objects. --net-slaves lists only the slaves (with --json, an array of them).
 
             Examples:
               lockstep ports
               lockstep ports --server show --json
+              lockstep ports --net-slaves
             """
     )
 
@@ -22,8 +23,11 @@ struct PortsCommand: ParsableCommand {
     @OptionGroup(title: "Messages")
     var global: GlobalOptions
 
-    @Flag(help: "Print JSON: an array of ports with name, client, type, direction, isPhysical, connections.")
+    @Flag(help: "Print JSON: an array of ports with name, client, type, direction, isPhysical, connections, playbackLatency, captureLatency (with --net-slaves: of slaves with name, toSlave, fromSlave, playbackLatency, captureLatency).")
     var json = false
+
+    @Flag(name: .customLong("net-slaves"), help: "List only the netjack2 slaves of the server (jackd2's netmanager) with the latencies their ports declare.")
+    var netSlavesOnly = false
 
     func run() throws {
         let ports: [JACKGraph.Port]
@@ -31,16 +35,24 @@ struct PortsCommand: ParsableCommand {
             throw CLIError(message: "ports: \(error.message)")
         }
         let visible = ports.filter { $0.client != "lockstep-ports" }
+        let slaves = JACKGraph.netSlaves(in: visible)
         if json {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys]
-            print(String(decoding: try encoder.encode(visible), as: UTF8.self))
+            let data = netSlavesOnly ? try encoder.encode(slaves) : try encoder.encode(visible)
+            print(String(decoding: data, as: UTF8.self))
             return
         }
-        for port in visible {
+        for port in visible where !netSlavesOnly {
             let arrow = port.direction == "output" ? "->" : "<-"
             let links = port.connections.isEmpty ? "" : " \(arrow) " + port.connections.joined(separator: ", ")
-            print("\(port.name) (\(port.direction)\(port.isPhysical ? ", physical" : ""), \(port.type))\(links)")
+            let latencyText = (port.playbackLatency == 0 ? "" : ", playback latency \(port.playbackLatency)")
+                + (port.captureLatency == 0 ? "" : ", capture latency \(port.captureLatency)")
+            print("\(port.name) (\(port.direction)\(port.isPhysical ? ", physical" : ""), \(port.type)\(latencyText))\(links)")
+        }
+        for slave in slaves {
+            print("netjack2 slave \(slave.name): \(slave.toSlave.count) to_slave (playback latency \(slave.playbackLatency)), "
+                  + "\(slave.fromSlave.count) from_slave (capture latency \(slave.fromSlave.isEmpty ? 0 : slave.captureLatency))")
         }
     }
 }

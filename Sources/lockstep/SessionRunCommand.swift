@@ -175,6 +175,7 @@ final class SessionRun {
         } catch {
             throw CLIError(message: "\(command.command): \(command.file): \(error.message)")
         }
+        let outputs = command.jack.reportAlignment(device)
 
         // The recording file is created only once every port is connected.
         var recorder: FileRecorder?
@@ -394,6 +395,9 @@ final class SessionRun {
             var midi: MIDIReader.Summary?
             var web: WebControlServer.Statistics?
             var recording: Recording?
+            /// Every output port with its connections, playback latency and compensation delay,
+            /// as measured once the outputs were connected (later changes are discontinuities).
+            var outputs: [JACKDevice.OutputCompensation]
             struct Recording: Encodable {
                 var file: String
                 var framesWritten: Int64
@@ -413,7 +417,8 @@ final class SessionRun {
                                      lateStarts: live.lateStarts, rateChanges: rateChanges, osc: osc?.statistics,
                                      oscTCP: oscTCP?.statistics, midi: midi?.summary, web: web?.statistics,
                                      recording: recording.map { .init(file: $0.path, framesWritten: $0.framesWritten,
-                                                                      startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) })))
+                                                                      startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) },
+                                     outputs: outputs)))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
             print("\(command.command == "play" ? "played" : "ran") \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
