@@ -1,6 +1,7 @@
 import CJack
 import Foundation
 import Lockstep
+import LockstepSchema
 import Synchronization
 
 /// The live device: one JACK client whose process callback drives the engine's render path.
@@ -158,6 +159,11 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         var connections: [Connection] = []
         var pendingConnections: [Connection] = []
         var restoreDeadline = Date.distantPast
+        /// The connections made through ``JACKDevice/connect(_:to:)`` and not undone: made again
+        /// when a port they name comes back (a netjack2 slave that restarted).
+        var wanted: [Connection] = []
+        /// Per output port, what the last latency measurement found and the delay it set.
+        var compensation: [OutputCompensation] = []
     }
 
     /// One connection of one of the device's ports: its short name, the other port, the direction.
@@ -255,6 +261,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         jack_set_freewheel_callback(client, jackFreewheelCallback, argument)
         jack_on_info_shutdown(client, jackShutdownCallback, argument)
         jack_set_latency_callback(client, jackLatencyCallback, argument)
+        jack_set_port_registration_callback(client, jackPortRegistrationCallback, argument)
     }
 
     deinit {
@@ -680,6 +687,20 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         return (0..<channelCount).map { bank.pointee.delay(channel: $0) }
     }
 
+    /// One output port of the device as the latest latency measurement saw it (LockstepSchema's
+    /// record, as `--json` writes it).
+    public typealias OutputCompensation = LockstepSchema.OutputCompensation
+
+    /// Every output port (master, then per-queue) with its connections, playback latency and the
+    /// compensation delay it applies, as measured when JACK last announced a latency change (or
+    /// ports were connected through the device). Any thread.
+    public var outputCompensation: [OutputCompensation] { control.withLock { $0.compensation } }
+
+    /// The spread of the connected outputs' playback latencies in frames (largest − smallest): how
+    /// far apart their far ends hear one rendered frame without compensation. 0 with one port
+    /// connected or all alike.
+    public var playbackLatencySpread: Int { realtime.pointee.playbackLatencySpread.load(ordering: .acquiring) }
+
     /// The delay in frames applied to each input (`in_1…`) for capture alignment.
     public var inputDelays: [Int] {
         guard let bank = realtime.pointee.inputDelays else { return Array(repeating: 0, count: inputChannelCount) }
@@ -711,14 +732,14 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         guard !closed, !serverWentAway else { return }
         realtime.pointee.latencyDirty.store(false, ordering: .releasing)
         // Playback: master outputs and per-queue outputs.
-        var outputs: [(port: OpaquePointer, bank: UnsafeMutablePointer<JACKDelayBank>?, channel: Int)] = []
+        var outputs: [(port: OpaquePointer, bank: UnsafeMutablePointer<JACKDelayBank>?, channel: Int, name: String)] = []
         for c in 0..<channelCount {
-            if let port = realtime.pointee.ports[c] { outputs.append((port, realtime.pointee.outputDelays, c)) }
+            if let port = realtime.pointee.ports[c] { outputs.append((port, realtime.pointee.outputDelays, c, outputPortNames[c])) }
         }
-        let records = control.withLock { $0.directRecords.values.map(\.record) }
-        for record in records {
+        let records = control.withLock { $0.directRecords.values.sorted { $0.index < $1.index }.map { ($0.record, $0.names) } }
+        for (record, names) in records {
             for c in 0..<record.pointee.channelCount {
-                if let port = record.pointee.ports[c] { outputs.append((port, record.pointee.delays, c)) }
+                if let port = record.pointee.ports[c] { outputs.append((port, record.pointee.delays, c, c < names.count ? names[c] : "")) }
             }
         }
         let handles = outputs.map { PortHandle(pointer: $0.port) }
@@ -730,15 +751,25 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
                      capture: inputs.map { $0.flatMap { self.connectedLatency(of: $0.pointer, mode: JackCaptureLatency, client: client) } },
                      connections: Self.connections(of: all, client: client))
         }) else { return }
-        control.withLock { $0.connections = measured.connections }
         let playback = measured.playback
-        let playbackMax = playback.compactMap { $0 }.max() ?? 0
+        let alignment = JACKGraph.alignmentDelays(playback)
+        let playbackMax = alignment.latency
         var playbackDelaysChanged = false
-        for (output, latency) in zip(outputs, playback) {
-            if output.bank?.pointee.setDelay(latency.map { playbackMax - $0 } ?? 0, channel: output.channel) == true {
+        var compensation: [OutputCompensation] = []
+        for (i, (output, latency)) in zip(outputs, playback).enumerated() {
+            if output.bank?.pointee.setDelay(alignment.delays[i], channel: output.channel) == true {
                 playbackDelaysChanged = true
             }
+            let short = output.name.split(separator: ":", maxSplits: 1).last.map(String.init) ?? output.name
+            compensation.append(OutputCompensation(
+                port: output.name, connections: measured.connections.filter { $0.oursIsOutput && $0.ours == short }.map(\.other),
+                latency: latency, delay: output.bank?.pointee.delay(channel: output.channel) ?? 0))
         }
+        control.withLock {
+            $0.connections = measured.connections
+            $0.compensation = compensation
+        }
+        realtime.pointee.playbackLatencySpread.store(alignment.delays.max() ?? 0, ordering: .releasing)
         realtime.pointee.playbackLatency.store(playbackMax, ordering: .releasing)
         if playbackDelaysChanged { realtime.pointee.playbackDelayGeneration.wrappingAdd(1, ordering: .releasing) }
         // Capture: the inputs.
@@ -779,11 +810,26 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         if result != 0 && result != EEXIST {
             throw AudioQueueError(.invalidParameter, "cannot connect '\(source)' to '\(destination)'; check both port names with `lockstep ports`")
         }
+        if let connection = ownConnection(source, destination) {
+            control.withLock { if !$0.wanted.contains(connection) { $0.wanted.append(connection) } }
+        }
         updateLatencies()
+    }
+
+    /// The connection between `source` and `destination` as seen from the device's side, when
+    /// one of them is a port of this client.
+    private func ownConnection(_ source: String, _ destination: String) -> Connection? {
+        let prefix = name + ":"
+        if source.hasPrefix(prefix) { return Connection(ours: String(source.dropFirst(prefix.count)), other: destination, oursIsOutput: true) }
+        if destination.hasPrefix(prefix) { return Connection(ours: String(destination.dropFirst(prefix.count)), other: source, oursIsOutput: false) }
+        return nil
     }
 
     /// Disconnects two ports by full name.
     public func disconnect(_ source: String, from destination: String) throws(AudioQueueError) {
+        if let connection = ownConnection(source, destination) {
+            control.withLock { $0.wanted.removeAll { $0 == connection } }
+        }
         if (withClient { jack_disconnect($0, source, destination) } ?? -1) != 0 {
             throw AudioQueueError(.invalidParameter, "cannot disconnect '\(source)' from '\(destination)'; are they connected?")
         }
@@ -964,8 +1010,21 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     func poll() {
         guard let renderer = realtime.pointee.renderer else { return }
         let rt = realtime
+        if rt.pointee.portsRegistered.exchange(false, ordering: .acquiringAndReleasing) && isRunning {
+            // A port appeared: the connections the device made that are missing (their other
+            // port went away, as a netjack2 slave's do when it restarts) are made again.
+            control.withLock { state in
+                let missing = state.wanted.filter { !state.connections.contains($0) }
+                guard !missing.isEmpty else { return }
+                state.pendingConnections = missing
+                state.restoreDeadline = Date().addingTimeInterval(1)
+            }
+        }
         if rt.pointee.latencyDirty.load(ordering: .acquiring) && isRunning { updateLatencies() }
-        if !control.withLock({ $0.pendingConnections.isEmpty }) { restoreConnections() }
+        if !control.withLock({ $0.pendingConnections.isEmpty }) {
+            restoreConnections()
+            updateLatencies()
+        }
         if rt.pointee.isShutDown.load(ordering: .sequentiallyConsistent) && options.survivesServerRestart
             && !control.withLock({ $0.closed }) {
             waitForServer(renderer)

@@ -6,8 +6,37 @@ import LockstepSchema
 /// Reads the JACK graph: ports, their properties and connections.
 public enum JACKGraph {
     /// One port of the graph: `name`, `client`, `type`, `direction`, `isPhysical`, `connections`
-    /// (the object `ports --json` lists, LockstepSchema's type).
+    /// and its latencies (the object `ports --json` lists, LockstepSchema's type).
     public typealias Port = PortsReport.Port
+
+    /// A netjack2 slave as the master's graph shows it (LockstepSchema's type).
+    public typealias NetSlave = PortsReport.NetSlave
+
+    /// The netjack2 slaves among `ports`: every client with `to_slave_N` input ports.
+    public static func netSlaves(in ports: [Port]) -> [NetSlave] {
+        func number(_ port: Port, _ prefix: String) -> Int? {
+            let short = port.name.dropFirst(port.client.count + 1)
+            return short.hasPrefix(prefix) ? Int(short.dropFirst(prefix.count)) : nil
+        }
+        var order: [String] = []
+        var byClient: [String: (to: [(Int, Port)], from: [(Int, Port)])] = [:]
+        for port in ports where port.type.hasSuffix("audio") {
+            if port.direction == "input", let n = number(port, "to_slave_") {
+                if byClient[port.client] == nil { order.append(port.client) }
+                byClient[port.client, default: ([], [])].to.append((n, port))
+            } else if port.direction == "output", let n = number(port, "from_slave_") {
+                byClient[port.client, default: ([], [])].from.append((n, port))
+            }
+        }
+        return order.compactMap { client in
+            guard let entry = byClient[client] else { return nil }
+            let to = entry.to.sorted { $0.0 < $1.0 }.map(\.1)
+            let from = entry.from.sorted { $0.0 < $1.0 }.map(\.1)
+            return NetSlave(name: client, toSlave: to.map(\.name), fromSlave: from.map(\.name),
+                            playbackLatency: to.map(\.playbackLatency).max() ?? 0,
+                            captureLatency: from.map(\.captureLatency).max() ?? 0)
+        }
+    }
 
     /// Full names of the ports matching `pattern` (a regular expression, nil for all) and `flags`.
     static func ports(client: OpaquePointer, pattern: String?, flags: UInt) -> [String] {
@@ -37,10 +66,23 @@ public enum JACKGraph {
                 jack_free(UnsafeMutableRawPointer(mutating: list))
             }
             let type = jack_port_type(port).map { String(cString: $0) } ?? ""
+            var playback = jack_latency_range_t()
+            var capture = jack_latency_range_t()
+            jack_port_get_latency_range(port, JackPlaybackLatency, &playback)
+            jack_port_get_latency_range(port, JackCaptureLatency, &capture)
             return Port(name: name, client: String(name.split(separator: ":", maxSplits: 1).first ?? ""),
                         type: type, direction: flags & Int32(JackPortIsInput.rawValue) != 0 ? "input" : "output",
-                        isPhysical: flags & Int32(JackPortIsPhysical.rawValue) != 0, connections: connections)
+                        isPhysical: flags & Int32(JackPortIsPhysical.rawValue) != 0, connections: connections,
+                        playbackLatency: Int(max(playback.min, playback.max)), captureLatency: Int(max(capture.min, capture.max)))
         }
+    }
+
+    /// The delays that align outputs of the given playback latencies at their far ends (nil: an
+    /// output with nothing connected, which gets no delay): each output is delayed by the largest
+    /// latency minus its own, so that all are heard `latency` frames after they were rendered.
+    public static func alignmentDelays(_ latencies: [Int?]) -> (latency: Int, delays: [Int]) {
+        let largest = latencies.compactMap { $0 }.max() ?? 0
+        return (largest, latencies.map { $0.map { largest - $0 } ?? 0 })
     }
 
     /// Routes libjack's own error and info messages: silent by default (Lockstep reports

@@ -103,6 +103,10 @@ struct JACKRealtimeState: ~Copyable {
     /// The compensated latencies (frames), published by the monitor thread.
     let playbackLatency = Atomic<Int>(0)
     let captureLatency = Atomic<Int>(0)
+    /// The largest − smallest playback latency of the connected outputs (monitor thread).
+    let playbackLatencySpread = Atomic<Int>(0)
+    /// Set by JACK's port registration callback; the monitor restores connections it made.
+    let portsRegistered = Atomic<Bool>(false)
     /// Bumped whenever a compensation delay line changed (the audio through it jumps).
     let playbackDelayGeneration = Atomic<Int>(0)
     let captureDelayGeneration = Atomic<Int>(0)
@@ -435,6 +439,15 @@ let jackLatencyCallback: JackLatencyCallback = { _, argument in
     guard let argument else { return }
     let state = argument.assumingMemoryBound(to: JACKRealtimeState.self)
     state.pointee.latencyDirty.store(true, ordering: .releasing)
+    state.pointee.monitorWake.signal()
+}
+
+/// JACK's port registration callback (notification thread): a port appeared, so the monitor
+/// makes again the connections of the device's ports that are missing.
+let jackPortRegistrationCallback: JackPortRegistrationCallback = { _, registered, argument in
+    guard let argument, registered != 0 else { return }
+    let state = argument.assumingMemoryBound(to: JACKRealtimeState.self)
+    state.pointee.portsRegistered.store(true, ordering: .releasing)
     state.pointee.monitorWake.signal()
 }
 

@@ -69,13 +69,17 @@ public struct PlayReport: Sendable, Hashable, Codable {
     public var playbackLatency: Int
     /// With `--align-outputs`: the delay applied to each master output.
     public var outputDelays: [Int]?
+    /// Every output port with its connections, playback latency and compensation delay, as
+    /// measured once the outputs were connected.
+    public var outputs: [OutputCompensation]
     /// Sample-rate changes the layers played on through.
     public var rateChanges: [RateChangeRecord]
 
     /// Creates a report.
     public init(startSampleTime: Int64, startJACKFrame: UInt32, frames: Int64, sampleRate: Int,
                 discontinuities: [DiscontinuityRecord], layers: [Layer], interrupted: Bool, server: String?, error: String?,
-                recording: Recording?, playbackLatency: Int, outputDelays: [Int]?, rateChanges: [RateChangeRecord]) {
+                recording: Recording?, playbackLatency: Int, outputDelays: [Int]?, outputs: [OutputCompensation] = [],
+                rateChanges: [RateChangeRecord]) {
         self.startSampleTime = startSampleTime
         self.startJACKFrame = startJACKFrame
         self.frames = frames
@@ -89,6 +93,7 @@ public struct PlayReport: Sendable, Hashable, Codable {
         self.recording = recording
         self.playbackLatency = playbackLatency
         self.outputDelays = outputDelays
+        self.outputs = outputs
         self.rateChanges = rateChanges
     }
 }

@@ -58,12 +58,16 @@ public struct SessionRunReport: Sendable, Hashable, Codable {
     public var web: WebStatistics?
     /// The recording of the mix, with `--record`.
     public var recording: PlayReport.Recording?
+    /// Every output port with its connections, playback latency and compensation delay, as
+    /// measured once the outputs were connected (later changes are discontinuities).
+    public var outputs: [OutputCompensation]
 
     /// Creates a report.
     public init(file: String, startSampleTime: Int64?, from: Int64, endPosition: Int64, sampleRate: Int, interrupted: Bool,
                 discontinuities: [DiscontinuityRecord], cues: [TimelineReport.Cue], error: String?, server: String?,
                 lateStarts: [LateStart], rateChanges: [RateChangeRecord], osc: OSCStatistics?, oscTCP: OSCStatistics?,
-                midi: MIDIInputSummary?, web: WebStatistics? = nil, recording: PlayReport.Recording? = nil) {
+                midi: MIDIInputSummary?, web: WebStatistics? = nil, recording: PlayReport.Recording? = nil,
+                outputs: [OutputCompensation] = []) {
         self.file = file
         self.startSampleTime = startSampleTime
         self.from = from
@@ -82,5 +86,6 @@ public struct SessionRunReport: Sendable, Hashable, Codable {
         self.midi = midi
         self.web = web
         self.recording = recording
+        self.outputs = outputs
     }
 }

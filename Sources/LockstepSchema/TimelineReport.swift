@@ -106,6 +106,8 @@ public struct TimelineReport: Sendable, Hashable, Codable {
     public var end: Int64?
     /// `end` in seconds.
     public var endSeconds: Double?
+    /// With `session check --jack`: the outputs on the JACK server and their compensation.
+    public var outputs: OutputAlignmentReport?
 
     /// Creates a report.
     public init(file: String, sampleRate: Int, channels: Int, layers: [Layer], cues: [Cue], automation: [Point], end: Int64?) {

@@ -29,8 +29,23 @@ struct JACKOptions: ParsableArguments {
     @Flag(name: .customLong("reconnect"), help: "If the JACK server goes away, wait for a server of the same name to come back and play on from where playback stopped (same ports, connections restored) instead of exiting.")
     var reconnect = false
 
-    @Flag(name: .customLong("align-outputs"), help: "Delay every output port by the largest playback latency of the connected outputs minus its own (JACK's latency ranges), so all are heard on the same sample.")
+    @Flag(name: .customLong("align-outputs"), help: "Delay every output port by the largest playback latency of the connected outputs minus its own (JACK's latency ranges, re-read when JACK announces a change), so all are heard on the same sample (local ports and netjack2 slaves alike).")
     var alignOutputs = false
+
+    /// Logs each output's connections, latency and delay (--verbose), and warns when the connected
+    /// outputs' playback latencies differ while --align-outputs is off.
+    /// - Returns: the outputs as measured, for the JSON summary.
+    func reportAlignment(_ device: JACKDevice) -> [JACKDevice.OutputCompensation] {
+        let outputs = device.outputCompensation
+        for output in outputs where output.latency != nil {
+            log.info("\(output.port) -> \(output.connections.joined(separator: ", ")): playback latency \(output.latency ?? 0), delayed by \(output.delay)")
+        }
+        let spread = device.playbackLatencySpread
+        if !alignOutputs && spread > 0 {
+            log.warning("the connected outputs' playback latencies differ by up to \(spread) frames, so they are heard up to \(spread) frames apart; --align-outputs delays the earlier ones to match")
+        }
+        return outputs
+    }
 
     /// Starts a server if none runs and the mode allows (through `launcher`), then opens the
     /// client with these options.

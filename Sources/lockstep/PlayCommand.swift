@@ -281,6 +281,7 @@ final class PlaySession {
         } catch {
             throw CLIError(message: "play: \(error.message)")
         }
+        let outputs = command.jack.reportAlignment(device)
         // The recording file is created only once every port is validated and connected.
         var recorder: FileRecorder?
         if let path = command.recordPath {
@@ -453,7 +454,7 @@ final class PlaySession {
             recording: recording.map { PlayReport.Recording(file: $0.path, frames: $0.framesWritten,
                                                          startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) },
             playbackLatency: device.playbackLatency, outputDelays: command.jack.alignOutputs ? device.outputDelays : nil,
-            rateChanges: rateChanges)
+            outputs: outputs, rateChanges: rateChanges)
         if command.json {
             print(JSONSchema.line(summary))
         } else {

@@ -77,11 +77,27 @@ struct SessionCheckCommand: ParsableCommand {
               lockstep session check show.yaml --rate 44100 --json
               lockstep session check show.yaml --svg timeline.svg --png timeline.png
               generate-show | lockstep session check -
+              lockstep session check show.yaml --jack --server main
+
+            With --jack it also reads the running JACK server's graph and prints, per output (master \
+            out_N to the physical playback ports or --connect, each layer's ports), the playback latency \
+            of where it goes (netjack2 slaves' to_slave_N included) and the delay session run \
+            --align-outputs gives it.
             """
     )
 
     @Argument(help: "The session file (YAML; - reads standard input).")
     var file: String
+
+    @Flag(help: "Also show, per output, the playback latency of its destination on the running JACK server and the compensation --align-outputs applies.")
+    var jack = false
+
+    @Option(help: "The JACK server for --jack (default: $JACK_DEFAULT_SERVER or JACK's default).")
+    var server: String?
+
+    @Option(name: .customLong("connect"),
+            help: ArgumentHelp("For --jack: where session run would connect the master outputs (as its --connect).", valueName: "port"))
+    var connections: [String] = []
 
     @Option(help: "Resolve sample times at this rate (default: the session's rate).")
     var rate: Int?
@@ -118,11 +134,17 @@ struct SessionCheckCommand: ParsableCommand {
                 throw CLIError(message: "session check: cannot write --png \(error.description)")
             }
         }
+        let alignment = jack || server != nil
+            ? try OutputAlignmentReport.measure(timeline: timeline, channels: session.document.channelCount,
+                                                server: server, connections: connections) : nil
         if json {
-            print(JSONSchema.line(TimelineReport(path: file, timeline: timeline)))
+            var report = TimelineReport(path: file, timeline: timeline)
+            report.outputs = alignment
+            print(JSONSchema.line(report))
             return
         }
         print(SessionTable.render(timeline))
+        if let alignment { print(alignment.text) }
     }
 }
 

@@ -184,6 +184,7 @@ final class SessionRun {
         } catch {
             throw CLIError(message: "\(command.command): \(command.file): \(error.message)")
         }
+        let outputs = command.jack.reportAlignment(device)
 
         // The recording file is created only once every port is connected.
         var recorder: FileRecorder?
@@ -404,7 +405,8 @@ final class SessionRun {
                 rateChanges: rateChanges, osc: osc?.statistics, oscTCP: oscTCP?.statistics, midi: midi?.summary,
                 web: web?.statistics,
                 recording: recording.map { .init(file: $0.path, frames: $0.framesWritten,
-                                                 startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) })))
+                                                 startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) },
+                outputs: outputs)))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
             print("\(command.command == "play" ? "played" : "ran") \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "

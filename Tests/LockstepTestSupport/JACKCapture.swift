@@ -68,23 +68,39 @@ public final class JACKCapture: @unchecked Sendable {
     ///     playback device whose input `i` is heard `playbackLatencies[i]` frames after it
     ///     arrives, and declares that playback latency on the port (JACK's latency API).
     /// - Throws: ``JACKFixtureError``.
-    public init(server: JACKServer, sources: [String], channels: Int? = nil, maxSeconds: Double = 10,
-                name: String? = nil, playbackLatencies: [Int] = []) throws {
+    public convenience init(server: JACKServer, sources: [String], channels: Int? = nil, maxSeconds: Double = 10,
+                            name: String? = nil, playbackLatencies: [Int] = []) throws {
         let channelCount = channels ?? sources.count
         guard playbackLatencies.isEmpty || (playbackLatencies.count == channelCount && playbackLatencies.allSatisfy { $0 >= 0 }) else {
             throw JACKFixtureError.invalidArgument("give one playback latency (≥ 0) per channel")
         }
+        guard server.isRunning else {
+            throw JACKFixtureError.serverNotRunning(name: server.name, logTail: server.logTail())
+        }
+        try self.init(opening: server.name, sources: sources, channelCount: channelCount, maxSeconds: maxSeconds,
+                      name: name, playbackLatencies: playbackLatencies)
+    }
+
+    /// Opens a capture on the running server named `serverName` (one this process did not start,
+    /// such as a netjack2 slave), with one input port per entry of `sources` (or `channels`).
+    /// Does not activate it: call ``start()``.
+    /// - Throws: ``JACKFixtureError``.
+    public convenience init(serverName: String, sources: [String], channels: Int? = nil, maxSeconds: Double = 10,
+                            name: String? = nil) throws {
+        try self.init(opening: serverName, sources: sources, channelCount: channels ?? sources.count, maxSeconds: maxSeconds,
+                      name: name, playbackLatencies: [])
+    }
+
+    private init(opening serverName: String, sources: [String], channelCount: Int, maxSeconds: Double,
+                 name: String?, playbackLatencies: [Int]) throws {
         guard channelCount >= 1 && channelCount >= sources.count else {
             throw JACKFixtureError.invalidArgument("a capture needs at least one channel and one per source")
         }
         guard maxSeconds > 0 && maxSeconds <= 600 else {
             throw JACKFixtureError.invalidArgument("maxSeconds \(maxSeconds) is outside (0, 600]")
         }
-        guard server.isRunning else {
-            throw JACKFixtureError.serverNotRunning(name: server.name, logTail: server.logTail())
-        }
         let requested = name ?? "lockstep-capture-\(JACKFixtureSupport.nextSerial())"
-        let client = try JACKFixtureSupport.openClient(named: requested, serverName: server.name)
+        let client = try JACKFixtureSupport.openClient(named: requested, serverName: serverName)
         let rate = Int(jack_get_sample_rate(client))
         let capacity = Int((maxSeconds * Double(rate)).rounded(.up))
         let core = CaptureCore(channelCount: channelCount, capacity: capacity)
@@ -117,7 +133,7 @@ public final class JACKCapture: @unchecked Sendable {
         self.portNames = names
         self.sources = sources
         self.sampleRate = rate
-        self.serverName = server.name
+        self.serverName = serverName
     }
 
     deinit {

@@ -25,6 +25,10 @@ public final class JACKRampSource: @unchecked Sendable {
         case ramp(start: Int, step: Float)
         /// Every frame holds the value.
         case constant(Float)
+        /// Frame `n` holds its own JACK frame time, `Float((jack_last_frame_time + offset) % 2^24)`:
+        /// a timecode of the server's clock, exact in `Float`, that says on which frame of this
+        /// server each sample was played wherever it arrives (a netjack2 slave, a recording).
+        case frameTime
 
         /// The default ramp: counting from 0 in steps of 2^-16 (exact, below 256).
         public static let defaultRamp = Signal.ramp(start: 0, step: 1.0 / 65536)
@@ -52,13 +56,10 @@ public final class JACKRampSource: @unchecked Sendable {
     /// (silence before), so frame `n` of the signal is *heard* at `firstFrameTime + n` on every
     /// port.
     /// - Throws: ``JACKFixtureError``.
-    public init(server: JACKServer, channels: Int = 1, signal: Signal = .defaultRamp,
-                name: String? = nil, captureLatencies: [Int] = []) throws {
+    public convenience init(server: JACKServer, channels: Int = 1, signal: Signal = .defaultRamp,
+                            name: String? = nil, captureLatencies: [Int] = []) throws {
         guard captureLatencies.isEmpty || (captureLatencies.count == channels && captureLatencies.allSatisfy { $0 >= 0 }) else {
             throw JACKFixtureError.invalidArgument("give one capture latency (≥ 0) per channel")
-        }
-        guard channels >= 1 && channels <= 64 else {
-            throw JACKFixtureError.invalidArgument("a source needs 1…64 channels, not \(channels)")
         }
         if case .ramp(let start, let step) = signal, start < 0 || !(step.isFinite) {
             throw JACKFixtureError.invalidArgument("a ramp needs start ≥ 0 and a finite step")
@@ -66,8 +67,23 @@ public final class JACKRampSource: @unchecked Sendable {
         guard server.isRunning else {
             throw JACKFixtureError.serverNotRunning(name: server.name, logTail: server.logTail())
         }
+        try self.init(opening: server.name, channels: channels, signal: signal, name: name,
+                      captureLatencies: captureLatencies)
+    }
+
+    /// Opens a client with `channels` output ports on the running server named `serverName` (one
+    /// this process did not start, such as a netjack2 master). Does not activate it.
+    /// - Throws: ``JACKFixtureError``.
+    public convenience init(serverName: String, channels: Int = 1, signal: Signal = .defaultRamp, name: String? = nil) throws {
+        try self.init(opening: serverName, channels: channels, signal: signal, name: name, captureLatencies: [])
+    }
+
+    private init(opening serverName: String, channels: Int, signal: Signal, name: String?, captureLatencies: [Int]) throws {
+        guard channels >= 1 && channels <= 64 else {
+            throw JACKFixtureError.invalidArgument("a source needs 1…64 channels, not \(channels)")
+        }
         let requested = name ?? "lockstep-source-\(JACKFixtureSupport.nextSerial())"
-        let client = try JACKFixtureSupport.openClient(named: requested, serverName: server.name)
+        let client = try JACKFixtureSupport.openClient(named: requested, serverName: serverName)
         let core = RampCore(channelCount: channels, signal: signal, delays: captureLatencies)
         core.client = client
         core.declaredLatencies = captureLatencies
@@ -94,7 +110,7 @@ public final class JACKRampSource: @unchecked Sendable {
         self.clientName = JACKFixtureSupport.clientName(client)
         self.portNames = names
         self.signal = signal
-        self.serverName = server.name
+        self.serverName = serverName
     }
 
     deinit { stop() }
@@ -158,6 +174,7 @@ public final class JACKRampSource: @unchecked Sendable {
         switch signal {
         case .ramp(let start, let step): return Float((start + frame) & RampCore.counterMask) * step
         case .constant(let value): return value
+        case .frameTime: return Float(((firstFrameTime.map(Int.init) ?? 0) + frame) & RampCore.counterMask)
         }
     }
 
@@ -179,6 +196,7 @@ final class RampCore: JACKClientCore, @unchecked Sendable {
     let channelCount: Int
     let ports: UnsafeMutablePointer<OpaquePointer?>
     let isRamp: Bool
+    let isFrameTime: Bool
     let start: Int
     let step: Float
     let constant: Float
@@ -202,11 +220,19 @@ final class RampCore: JACKClientCore, @unchecked Sendable {
         switch signal {
         case .ramp(let start, let step):
             isRamp = true
+            isFrameTime = false
             self.start = start
             self.step = step
             constant = 0
+        case .frameTime:
+            isRamp = false
+            isFrameTime = true
+            start = 0
+            step = 1
+            constant = 0
         case .constant(let value):
             isRamp = false
+            isFrameTime = false
             start = 0
             step = 0
             constant = value
@@ -235,6 +261,9 @@ final class RampCore: JACKClientCore, @unchecked Sendable {
                     let n = counter &+ frame &- delay
                     out[frame] = n < 0 ? 0 : Float((start &+ n) & RampCore.counterMask) * step
                 }
+            } else if isFrameTime, let client {
+                let now = Int(jack_last_frame_time(client))
+                for frame in 0..<length { out[frame] = Float((now &+ frame) & RampCore.counterMask) }
             } else {
                 out.update(repeating: constant, count: length)
             }
