@@ -5,7 +5,8 @@ set -euo pipefail
 
 # Arguments: more packages to install (Scripts/bench.sh passes the tools it compares against).
 packages=(pkg-config libsndfile1-dev libsoxr-dev libjack-jackd2-dev jackd2 pipewire pipewire-jack liblo-dev liblo-tools sox libsox-fmt-all opus-tools tmux
-          chromium chromium-driver python3-selenium fonts-dejavu-core "$@")
+          chromium chromium-driver python3-selenium fonts-dejavu-core
+          libavformat-dev libavcodec-dev libavutil-dev ffmpeg "$@")
 
 missing=()
 for p in "${packages[@]}"; do

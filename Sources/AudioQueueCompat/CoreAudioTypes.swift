@@ -41,6 +41,8 @@ public func fourCharCodeString(_ code: FourCharCode) -> String {
 /// A generic "bad argument" result (a nil pointer where one is needed, an unknown object).
 /// The corresponding Apple constant is `kAudio_ParamError` (-50).
 public let kAudio_ParamError: OSStatus = -50
+/// Memory could not be allocated. The corresponding Apple constant is `kAudio_MemFullError` (-108).
+public let kAudio_MemFullError: OSStatus = -108
 
 /// C's `Boolean` as Apple's SDK imports it in pointers (`Boolean *`). The corresponding Apple
 /// type is `DarwinBoolean`.
