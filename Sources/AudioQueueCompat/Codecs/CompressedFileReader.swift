@@ -95,7 +95,9 @@ final class CompressedFileReader: Sendable {
         var asbd = AudioStreamBasicDescription(mSampleRate: rate, mFormatID: codec.formatID, mFormatFlags: 0, mBytesPerPacket: 0,
                                                mFramesPerPacket: 0, mBytesPerFrame: 0, mChannelsPerFrame: UInt32(channels),
                                                mBitsPerChannel: 0, mReserved: 0)
-        var cookie = MagicCookie.cookie(extradata: adtsConfig ?? extradata, codec: codec, averageBitRate: Int(parameters.pointee.bit_rate))
+        // An ADTS stream says no bit rate: its cookie is the one Audio File Stream Services make.
+        var cookie = MagicCookie.cookie(extradata: adtsConfig ?? extradata, codec: codec,
+                                        averageBitRate: adtsConfig == nil ? Int(parameters.pointee.bit_rate) : 0)
         if codec == .alac {
             // ALACSpecificConfig: frameLength (4 bytes), version, bitDepth, …
             guard let config = MagicCookie.alacConfig(cookie) else {
