@@ -63,7 +63,7 @@ public let kAudioFileFLACType = fourCharCode("flac")
 public let kAudioFileWave64Type = fourCharCode("W64f")
 /// RF64. The corresponding Apple constant is `kAudioFileRF64Type` (`'RF64'`).
 public let kAudioFileRF64Type = fourCharCode("RF64")
-/// MP3 (read only, decoded to float PCM). The corresponding Apple constant is `kAudioFileMP3Type` (`'MPG3'`).
+/// MP3 (read only, as packets of 1152 frames). The corresponding Apple constant is `kAudioFileMP3Type` (`'MPG3'`).
 public let kAudioFileMP3Type = fourCharCode("MPG3")
 
 /// The file type (`AudioFileTypeID`). The corresponding Apple constant is `kAudioFilePropertyFileFormat` (`'ffmt'`).
@@ -118,9 +118,10 @@ public let kAudioFileFileNotFoundError: OSStatus = -43
 
 /// Opens an audio file for reading (a file URL). The corresponding Apple function is `AudioFileOpenURL`.
 ///
-/// Any file libsndfile reads opens (WAV, AIFF, CAF, FLAC, W64, RF64, Ogg, MP3, …); its data
-/// format is linear PCM: the stored PCM for PCM files (AIFF and CAF big-endian), 16/24-bit
-/// native-endian PCM for FLAC, 32-bit float for lossy files. `inFileTypeHint` is ignored.
+/// MP3, AAC (M4A, ADTS), ALAC (M4A, CAF) and IMA4 open through FFmpeg as compressed packets,
+/// as on Apple; any other file libsndfile reads (WAV, AIFF, CAF, FLAC, W64, RF64, Ogg, …) opens as
+/// linear PCM: the stored PCM for PCM files (AIFF and CAF big-endian), 16/24-bit native-endian PCM
+/// for FLAC, 32-bit float for lossy files. `inFileTypeHint` is ignored.
 /// - Returns: ``kAudioFileFileNotFoundError``, ``kAudioFilePermissionsError`` (unreadable, or
 ///   write permission asked), ``kAudioFileUnsupportedFileTypeError``, ``kAudioFileInvalidFileError``.
 @discardableResult

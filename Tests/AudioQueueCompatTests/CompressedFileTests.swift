@@ -152,13 +152,7 @@ extension AQCompatTests {
                     #expect(Array(decoded.prefix(source.count)) == source)
                     continue
                 }
-                #expect(decoded.count / 2 == CompressedFixtures.frames, "\(path)")
-                if lossless {
-                    #expect(decoded == source)
-                } else {
-                    #expect(bestLag(decoded, source, channels: 2) == 0, "\(path)")
-                    #expect(signalToNoise(decoded, source) > 20, "\(path)")
-                }
+                expectMatchesSource(decoded, lossless: lossless, "\(path)")
             }
         }
 

@@ -94,3 +94,16 @@ func signalToNoise(_ decoded: [Float], _ source: [Float]) -> Double {
     }
     return 10 * log10(signal / max(noise, 1e-30))
 }
+
+/// Checks decoded audio against the fixtures' source: equal when the codec is lossless, else
+/// aligned to the frame (no priming left, none too many cut) and within 20 dB.
+func expectMatchesSource(_ decoded: [Float], lossless: Bool, _ comment: Comment? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+    let source = CompressedFixtures.shared.source
+    #expect(decoded.count == source.count, comment, sourceLocation: sourceLocation)
+    if lossless {
+        #expect(decoded == source, comment, sourceLocation: sourceLocation)
+    } else {
+        #expect(bestLag(decoded, source, channels: CompressedFixtures.channels) == 0, comment, sourceLocation: sourceLocation)
+        #expect(signalToNoise(decoded, source) > 20, comment, sourceLocation: sourceLocation)
+    }
+}

@@ -243,13 +243,9 @@ final class CompressedAudioFile: @unchecked Sendable {
             }
             while decodedStart + Int64(decoded.count / channels) < first + Int64(wanted), nextPacket < reader.packetCount {
                 let index = nextPacket
-                let produced = try reader.data.withBytes { (raw) throws(AudioQueueError) -> Int in
+                _ = try reader.data.withBytes { (raw) throws(AudioQueueError) -> Int in
                     let packet = UnsafeRawBufferPointer(rebasing: raw[reader.offsets[index]..<reader.offsets[index + 1]])
                     return try decoder!.decode(packet, into: &decoded, status: kAudioFileInvalidFileError)
-                }
-                // Every packet stands for framesPerPacket frames (a short last ALAC packet is padded).
-                if produced < format.framesPerPacket {
-                    decoded.append(contentsOf: repeatElement(0, count: (format.framesPerPacket - produced) * channels))
                 }
                 nextPacket += 1
                 // Keep only what is at or after the first frame wanted.
@@ -357,4 +353,10 @@ extension Array where Element == UInt8 {
     func withBytes<T>(_ body: (UnsafeRawBufferPointer) throws(AudioQueueError) -> T) throws(AudioQueueError) -> T {
         try withUnsafeBytes { raw in Result { () throws(AudioQueueError) -> T in try body(raw) } }.get()
     }
+}
+
+/// The packet descriptions an enqueue came with (`inNumPacketDescs`, `inPacketDescs`).
+struct PacketList {
+    var count: UInt32 = 0
+    var descriptions: UnsafePointer<AudioStreamPacketDescription>? = nil
 }

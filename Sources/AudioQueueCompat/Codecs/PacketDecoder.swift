@@ -70,7 +70,8 @@ final class PacketDecoder {
         return [UInt8(value >> 8), UInt8(value & 0xFF)]
     }
 
-    /// Decodes one packet and appends its frames, interleaved, to `output`; returns the frames.
+    /// Decodes one packet and appends its frames, interleaved, to `output`; returns the frames
+    /// (at least `framesPerPacket`, see below).
     /// - Throws: `kAudioFileInvalidFileError`-style ``AudioQueueError`` with `status` for a packet the
     ///   codec cannot decode, or audio of another rate or channel count than the format's.
     func decode(_ bytes: UnsafeRawBufferPointer, into output: inout [Float], status: OSStatus) throws(AudioQueueError) -> Int {
@@ -98,6 +99,12 @@ final class PacketDecoder {
                 throw AudioQueueError(status, "the packets decode to \(frame.pointee.sample_rate) Hz, \(channels) channels, but the format says \(format.sampleRate) Hz, \(format.channelCount) channels")
             }
             frames += Self.appendInterleaved(frame, channels: channels, to: &output)
+        }
+        // A packet stands for framesPerPacket frames: a short last ALAC (or FLAC) packet is padded
+        // with silence, which the packet table's remainder then trims (as Apple counts it).
+        if format.codec != .opus, format.framesPerPacket > 0, frames > 0, frames < format.framesPerPacket {
+            output.append(contentsOf: repeatElement(0, count: (format.framesPerPacket - frames) * format.channelCount))
+            frames = format.framesPerPacket
         }
         return frames
     }
