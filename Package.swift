@@ -46,6 +46,10 @@ let package = Package(
         // librsvg + cairo: the session timeline picture as PNG (session check --png).
         .systemLibrary(name: "CRsvg", pkgConfig: "librsvg-2.0",
                        providers: [.apt(["librsvg2-dev"])]),
+        // FFmpeg's demuxers, muxers and codecs: compressed packets (MP3, AAC, ALAC, IMA4, …) for
+        // AudioQueueCompat's Audio File, Audio File Stream and Audio Queue services.
+        .systemLibrary(name: "CFFmpeg", pkgConfig: "libavformat",
+                       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev"])]),
         // libjack, through a tiny C shim (jack_client_open is variadic).
         .target(name: "CJack", linkerSettings: [.linkedLibrary("jack")]),
         // The live device: one JACK client, its ports and callbacks.
@@ -104,7 +108,7 @@ let package = Package(
         // Audio Queue Services compatibility: Apple's C API names on the engine, its examples
         // (ports of the seed listings, compiled in CI and run by the tests) and its tests.
         .target(name: "CAudioQueueTypes"),
-        .target(name: "AudioQueueCompat", dependencies: ["CAudioQueueTypes", "Lockstep", "LockstepFiles", "LockstepJACK"]),
+        .target(name: "AudioQueueCompat", dependencies: ["CAudioQueueTypes", "CFFmpeg", "Lockstep", "LockstepFiles", "LockstepJACK"]),
         .target(name: "AQExampleSupport", dependencies: ["AudioQueueCompat"], path: "Examples/AQExampleSupport"),
         .executableTarget(name: "AQRecorder", dependencies: ["AudioQueueCompat", "AQExampleSupport", "LockstepJACK"],
                           path: "Examples/AQRecorder"),

@@ -5,8 +5,9 @@
 // 32-bit float) to the capture file's data format (16-bit integer by default). Ported to Linux by
 // changing one import.
 //
-//   swift run AQOfflineRender IN.wav OUT.caf                 # OUT: .caf, .wav or .aiff
-//   options: --file-format int16|int24|float32 (the capture file's samples; default int16)
+//   swift run AQOfflineRender IN.wav OUT.caf                 # OUT: .caf, .wav, .aiff or .m4a
+//   options: --file-format int16|int24|float32|alac|aac (the capture file's samples or codec; default
+//                             int16; ALAC into .caf or .m4a, AAC into .m4a, as Apple's sample writes them)
 //            --file-rate HZ   (the capture file's rate: ExtAudioFile converts the rate too)
 //            --async          (write with ExtAudioFileWriteAsync, primed first, as Apple's samples do)
 //            --hold-after N   (after writing N frames, say "holding" on stderr and wait until killed: the
@@ -63,8 +64,8 @@ let fileRate = arguments.option("--file-rate").flatMap { Double($0) }
 let holdAfter = arguments.option("--hold-after").flatMap { Int64($0) }
 let useAsync = arguments.positional.contains("--async")
 let paths = arguments.positional.filter { $0 != "--async" }
-guard paths.count == 2, ["int16", "int24", "float32"].contains(fileSamples) else {
-    exitWithMessage("usage: AQOfflineRender IN OUT.caf|.wav|.aiff [--file-format int16|int24|float32] [--file-rate HZ] [--async] [--hold-after FRAMES]", code: 2)
+guard paths.count == 2, ["int16", "int24", "float32", "alac", "aac"].contains(fileSamples) else {
+    exitWithMessage("usage: AQOfflineRender IN OUT.caf|.wav|.aiff|.m4a [--file-format int16|int24|float32|alac|aac] [--file-rate HZ] [--async] [--hold-after FRAMES]", code: 2)
 }
 
 let info = UnsafeMutablePointer<AQTestInfo>.allocate(capacity: 1)
@@ -100,10 +101,19 @@ check(AudioQueueSetOfflineRenderFormat(queue, &captureFormat, nil), "AudioQueueS
 let outputURL = URL(fileURLWithPath: paths[1])
 let isAIFF = ["aif", "aiff"].contains(outputURL.pathExtension.lowercased())
 let outputType = outputURL.pathExtension.lowercased() == "caf" ? kAudioFileCAFType
+    : outputURL.pathExtension.lowercased() == "m4a" ? kAudioFileM4AType
     : isAIFF ? (fileSamples == "float32" ? kAudioFileAIFCType : kAudioFileAIFFType) : kAudioFileWAVEType
 let fileBits: UInt32 = fileSamples == "int16" ? 16 : fileSamples == "int24" ? 24 : 32
 var dstFormat = linearPCM(rate: fileRate ?? captureFormat.mSampleRate, channels: channels, bits: fileBits,
                           float: fileSamples == "float32", bigEndian: isAIFF)
+if fileSamples == "alac" || fileSamples == "aac" {
+    // A compressed capture file: the codec's description (Apple's fills only these fields).
+    dstFormat = AudioStreamBasicDescription()
+    dstFormat.mSampleRate = fileRate ?? captureFormat.mSampleRate
+    dstFormat.mFormatID = fileSamples == "alac" ? kAudioFormatAppleLossless : kAudioFormatMPEG4AAC
+    dstFormat.mFormatFlags = fileSamples == "alac" ? kAppleLosslessFormatFlag_16BitSourceData : 0
+    dstFormat.mChannelsPerFrame = channels
+}
 var captureFile: ExtAudioFileRef?
 check(ExtAudioFileCreateWithURL(outputURL as CFURL, outputType, &dstFormat, nil, AudioFileFlags.eraseFile.rawValue, &captureFile),
       "ExtAudioFileCreateWithURL")

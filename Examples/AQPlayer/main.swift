@@ -5,6 +5,7 @@
 //
 //   swift run AQPlayer IN.aiff                              # live, through JACK
 //   swift run AQPlayer IN.aiff --offline OUT.wav           # offline render, as fast as the CPU allows
+//   swift run AQPlayer IN.mp3|.m4a|.caf                    # compressed: packet descriptions, cookie, trims
 //   options: --server NAME (JACK server), --volume 0…1, --packets N (packets per buffer, as players
 //            that size buffers in packets do; default half a second), --connect PORT (also connect
 //            output N to the N-th such JACK input port)
@@ -23,6 +24,8 @@ struct myAQStruct {
     var mCurrentPacket: Int64 = 0
     var mNumPacketsToRead: UInt32 = 0
     var mPacketDescs: UnsafeMutablePointer<AudioStreamPacketDescription>?
+    var mPacketTable = AudioFilePacketTableInfo()   // priming and remainder frames of compressed files
+    var mFramesPerPacket: Int64 = 1
     var mDone = false
     var mIsRunning = false    // set by the is-running listener
     var mHasStarted = false   // the listener has seen it run (it starts a moment after AudioQueueStart)
@@ -39,8 +42,15 @@ func AQTestBufferCallback(_ inUserData: UnsafeMutableRawPointer?, _ inAQ: AudioQ
                          myInfo.pointee.mCurrentPacket, &nPackets, inCompleteAQBuffer.pointee.mAudioData)
     if nPackets > 0 {
         inCompleteAQBuffer.pointee.mAudioDataByteSize = numBytes
-        AudioQueueEnqueueBuffer(inAQ, inCompleteAQBuffer, myInfo.pointee.mPacketDescs != nil ? nPackets : 0,
-                                myInfo.pointee.mPacketDescs)
+        // Compressed files: trim the encoder's priming and remainder frames (the packet table).
+        let table = myInfo.pointee.mPacketTable
+        let firstFrame = myInfo.pointee.mCurrentPacket * myInfo.pointee.mFramesPerPacket
+        let endFrame = firstFrame + Int64(nPackets) * myInfo.pointee.mFramesPerPacket
+        let validEnd = Int64(table.mPrimingFrames) + table.mNumberValidFrames
+        let trimStart = UInt32(max(0, min(Int64(table.mPrimingFrames), endFrame) - firstFrame))
+        let trimEnd = table.mNumberValidFrames > 0 ? UInt32(max(0, endFrame - max(validEnd, firstFrame))) : 0
+        AudioQueueEnqueueBufferWithParameters(inAQ, inCompleteAQBuffer, myInfo.pointee.mPacketDescs != nil ? nPackets : 0,
+                                              myInfo.pointee.mPacketDescs, trimStart, trimEnd, 0, nil, nil, nil)
         myInfo.pointee.mCurrentPacket += Int64(nPackets)
     } else {
         AudioQueueStop(myInfo.pointee.mQueue!, false)
@@ -93,16 +103,35 @@ size = UInt32(MemoryLayout<UInt32>.size)
 check(AudioFileGetProperty(myInfo.pointee.mAudioFile!, kAudioFilePropertyPacketSizeUpperBound, &size, &maxPacketSize),
       "AudioFileGetProperty(PacketSizeUpperBound)")
 
+// Compressed files: packet descriptions for VBR data, the magic cookie, the packet table.
+let isFormatVBR = myInfo.pointee.mDataFormat.mBytesPerPacket == 0 || myInfo.pointee.mDataFormat.mFramesPerPacket == 0
+myInfo.pointee.mFramesPerPacket = Int64(max(1, myInfo.pointee.mDataFormat.mFramesPerPacket))
+size = UInt32(MemoryLayout<AudioFilePacketTableInfo>.size)
+if AudioFileGetProperty(myInfo.pointee.mAudioFile!, kAudioFilePropertyPacketTableInfo, &size, &myInfo.pointee.mPacketTable) != noErr {
+    myInfo.pointee.mPacketTable = AudioFilePacketTableInfo()   // linear PCM has none
+}
+
 // Instantiate an audio queue object
 check(AudioQueueNewOutput(&myInfo.pointee.mDataFormat, AQTestBufferCallback, myInfo, CFRunLoopGetCurrent(),
                           kCFRunLoopCommonModes, 0, &myInfo.pointee.mQueue), "AudioQueueNewOutput")
 let queue = myInfo.pointee.mQueue!
 check(AudioQueueAddPropertyListener(queue, kAudioQueueProperty_IsRunning, IsRunningChanged, myInfo),
       "AudioQueueAddPropertyListener")
+// Copy the magic cookie from the file to the queue, as Apple's players do.
+var cookieSize: UInt32 = 0
+if AudioFileGetPropertyInfo(myInfo.pointee.mAudioFile!, kAudioFilePropertyMagicCookieData, &cookieSize, nil) == noErr, cookieSize > 0 {
+    var cookie = [UInt8](repeating: 0, count: Int(cookieSize))
+    check(AudioFileGetProperty(myInfo.pointee.mAudioFile!, kAudioFilePropertyMagicCookieData, &cookieSize, &cookie), "AudioFileGetProperty(MagicCookieData)")
+    check(AudioQueueSetProperty(queue, kAudioQueueProperty_MagicCookie, &cookie, cookieSize), "AudioQueueSetProperty(MagicCookie)")
+}
 
 // Buffers of half a second (or --packets packets); prime them by calling the callback, as Apple's samples do.
-let bufferByteSize = (packetsPerBuffer ?? UInt32(myInfo.pointee.mDataFormat.mSampleRate / 2)) * maxPacketSize
+let halfSecond = UInt32(max(1, myInfo.pointee.mDataFormat.mSampleRate / 2 / Double(myInfo.pointee.mFramesPerPacket)))
+let bufferByteSize = (packetsPerBuffer ?? halfSecond) * maxPacketSize
 myInfo.pointee.mNumPacketsToRead = bufferByteSize / maxPacketSize
+if isFormatVBR {
+    myInfo.pointee.mPacketDescs = .allocate(capacity: Int(myInfo.pointee.mNumPacketsToRead))
+}
 for i in 0..<kNumberBuffers {
     check(AudioQueueAllocateBuffer(queue, bufferByteSize, &myInfo.pointee.mBuffers[i]), "AudioQueueAllocateBuffer")
     AQTestBufferCallback(myInfo, queue, myInfo.pointee.mBuffers[i]!)
@@ -111,8 +140,16 @@ for i in 0..<kNumberBuffers {
 check(AudioQueueSetParameter(queue, kAudioQueueParam_Volume, volume), "AudioQueueSetParameter")
 
 if let offlinePath {
-    // Offline: render in the file's own format (byte order as the output type needs).
+    // Offline: render in the file's own format (byte order as the output type needs); a
+    // compressed file renders as 32-bit float at its rate.
     var captureFormat = myInfo.pointee.mDataFormat
+    if captureFormat.mFormatID != kAudioFormatLinearPCM {
+        let channels = captureFormat.mChannelsPerFrame
+        captureFormat = AudioStreamBasicDescription(mSampleRate: captureFormat.mSampleRate, mFormatID: kAudioFormatLinearPCM,
+                                                    mFormatFlags: kAudioFormatFlagsNativeFloatPacked, mBytesPerPacket: 4 * channels,
+                                                    mFramesPerPacket: 1, mBytesPerFrame: 4 * channels, mChannelsPerFrame: channels,
+                                                    mBitsPerChannel: 32, mReserved: 0)
+    }
     let outputType: AudioFileTypeID
     switch URL(fileURLWithPath: offlinePath).pathExtension.lowercased() {
     case "aif", "aiff":
@@ -136,11 +173,13 @@ if let offlinePath {
     ts.mSampleTime = 0
     check(AudioQueueOfflineRender(queue, &ts, captureBuffer!, 0), "AudioQueueOfflineRender")   // once with 0 frames
     var written: Int64 = 0
+    // The frames to keep: a linear PCM file's packets, a compressed file's valid frames.
+    let totalFrames = myInfo.pointee.mPacketTable.mNumberValidFrames > 0 ? myInfo.pointee.mPacketTable.mNumberValidFrames : Int64(packetCount)
     // Render until the callback has stopped the queue and it has played out; keep exactly the
     // source's length (the last render ends in silence after it).
-    while written < Int64(packetCount) {
+    while written < totalFrames {
         check(AudioQueueOfflineRender(queue, &ts, captureBuffer!, framesPerRender), "AudioQueueOfflineRender")
-        var packets = UInt32(min(Int64(framesPerRender), Int64(packetCount) - written))
+        var packets = UInt32(min(Int64(framesPerRender), totalFrames - written))
         check(AudioFileWritePackets(outputFile!, false, packets * captureFormat.mBytesPerFrame, nil, written, &packets,
                                     captureBuffer!.pointee.mAudioData), "AudioFileWritePackets")
         written += Int64(packets)
@@ -165,6 +204,9 @@ if let offlinePath {
         CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.05, false)
     } while !finished(myInfo)
     print("played \(myInfo.pointee.mCurrentPacket) packets of \(inputPath)")
+    if isFormatVBR || myInfo.pointee.mFramesPerPacket > 1 {
+        print("played \(myInfo.pointee.mPacketTable.mNumberValidFrames) frames of \(inputPath)")
+    }
 }
 check(AudioQueueDispose(queue, true), "AudioQueueDispose")
 check(AudioFileClose(myInfo.pointee.mAudioFile!), "AudioFileClose")

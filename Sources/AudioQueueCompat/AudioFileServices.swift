@@ -63,7 +63,7 @@ public let kAudioFileFLACType = fourCharCode("flac")
 public let kAudioFileWave64Type = fourCharCode("W64f")
 /// RF64. The corresponding Apple constant is `kAudioFileRF64Type` (`'RF64'`).
 public let kAudioFileRF64Type = fourCharCode("RF64")
-/// MP3 (read only, decoded to float PCM). The corresponding Apple constant is `kAudioFileMP3Type` (`'MPG3'`).
+/// MP3 (read only, as packets of 1152 frames). The corresponding Apple constant is `kAudioFileMP3Type` (`'MPG3'`).
 public let kAudioFileMP3Type = fourCharCode("MPG3")
 
 /// The file type (`AudioFileTypeID`). The corresponding Apple constant is `kAudioFilePropertyFileFormat` (`'ffmt'`).
@@ -118,9 +118,10 @@ public let kAudioFileFileNotFoundError: OSStatus = -43
 
 /// Opens an audio file for reading (a file URL). The corresponding Apple function is `AudioFileOpenURL`.
 ///
-/// Any file libsndfile reads opens (WAV, AIFF, CAF, FLAC, W64, RF64, Ogg, MP3, …); its data
-/// format is linear PCM: the stored PCM for PCM files (AIFF and CAF big-endian), 16/24-bit
-/// native-endian PCM for FLAC, 32-bit float for lossy files. `inFileTypeHint` is ignored.
+/// MP3, AAC (M4A, ADTS), ALAC (M4A, CAF) and IMA4 open through FFmpeg as compressed packets,
+/// as on Apple; any other file libsndfile reads (WAV, AIFF, CAF, FLAC, W64, RF64, Ogg, …) opens as
+/// linear PCM: the stored PCM for PCM files (AIFF and CAF big-endian), 16/24-bit native-endian PCM
+/// for FLAC, 32-bit float for lossy files. `inFileTypeHint` is ignored.
 /// - Returns: ``kAudioFileFileNotFoundError``, ``kAudioFilePermissionsError`` (unreadable, or
 ///   write permission asked), ``kAudioFileUnsupportedFileTypeError``, ``kAudioFileInvalidFileError``.
 @discardableResult
@@ -186,6 +187,13 @@ public func AudioFileReadPackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool,
                                  _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
                                  _ outBuffer: UnsafeMutableRawPointer?) -> OSStatus {
     withFile(inAudioFile) { file throws(AudioQueueError) in
+        if let compressed = file.compressed {
+            let (packets, bytes) = try compressed.readPackets(into: outBuffer, maxBytes: nil, descriptions: outPacketDescriptions,
+                                                              from: inStartingPacket, count: Int(ioNumPackets.pointee))
+            ioNumPackets.pointee = UInt32(packets)
+            outNumBytes.pointee = UInt32(bytes)
+            return
+        }
         let packets = try file.read(into: outBuffer, from: inStartingPacket, packets: Int(ioNumPackets.pointee))
         ioNumPackets.pointee = UInt32(packets)
         outNumBytes.pointee = UInt32(packets * file.layout.bytesPerFrame)
@@ -203,6 +211,13 @@ public func AudioFileReadPacketData(_ inAudioFile: AudioFileID, _ inUseCache: Bo
                                     _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>,
                                     _ outBuffer: UnsafeMutableRawPointer?) -> OSStatus {
     withFile(inAudioFile) { file throws(AudioQueueError) in
+        if let compressed = file.compressed {
+            let (packets, bytes) = try compressed.readPackets(into: outBuffer, maxBytes: Int(ioNumBytes.pointee), descriptions: outPacketDescriptions,
+                                                              from: inStartingPacket, count: Int(ioNumPackets.pointee))
+            ioNumPackets.pointee = UInt32(packets)
+            ioNumBytes.pointee = UInt32(bytes)
+            return
+        }
         let fit = Int(ioNumBytes.pointee) / file.layout.bytesPerFrame
         let packets = try file.read(into: outBuffer, from: inStartingPacket, packets: min(Int(ioNumPackets.pointee), fit))
         ioNumPackets.pointee = UInt32(packets)
@@ -224,6 +239,11 @@ public func AudioFileWritePackets(_ inAudioFile: AudioFileID, _ inUseCache: Bool
                                   _ inBuffer: UnsafeRawPointer) -> OSStatus {
     withFile(inAudioFile) { file throws(AudioQueueError) in
         let packets = Int(ioNumPackets.pointee)
+        if let compressed = file.compressed {
+            try compressed.writePackets(from: inBuffer, bytes: Int(inNumBytes), descriptions: inPacketDescriptions,
+                                        start: inStartingPacket, count: packets)
+            return
+        }
         guard Int(inNumBytes) >= packets * file.layout.bytesPerFrame else {
             throw AudioQueueError(kAudio_ParamError, "\(packets) packets need \(packets * file.layout.bytesPerFrame) bytes but inNumBytes is \(inNumBytes)")
         }
@@ -293,7 +313,9 @@ public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID:
     withFile(inAudioFile) { file throws(AudioQueueError) in
         let bytes = try file.property(inPropertyID)
         outDataSize?.pointee = UInt32(bytes.count)
-        isWritable?.pointee = inPropertyID == kAudioFilePropertyMagicCookieData && file.isWritable ? 1 : 0
+        let settable = inPropertyID == kAudioFilePropertyMagicCookieData
+            || (inPropertyID == kAudioFilePropertyPacketTableInfo && file.compressed != nil)
+        isWritable?.pointee = settable && file.isWritable ? 1 : 0
     }
 }
 
@@ -303,7 +325,11 @@ public func AudioFileGetPropertyInfo(_ inAudioFile: AudioFileID, _ inPropertyID:
 @discardableResult
 public func AudioFileSetProperty(_ inAudioFile: AudioFileID, _ inPropertyID: AudioFilePropertyID,
                                  _ inDataSize: UInt32, _ inPropertyData: UnsafeRawPointer) -> OSStatus {
-    withFile(inAudioFile) { _ throws(AudioQueueError) in
+    withFile(inAudioFile) { file throws(AudioQueueError) in
+        if let compressed = file.compressed {
+            try compressed.setProperty(inPropertyID, UnsafeRawBufferPointer(start: inPropertyData, count: Int(inDataSize)))
+            return
+        }
         guard inPropertyID == kAudioFilePropertyMagicCookieData, inDataSize == 0 else {
             throw AudioQueueError(kAudioFileUnsupportedPropertyError, "property '\(fourCharCodeString(inPropertyID))' cannot be set on a linear PCM file (a magic cookie may only be empty)")
         }
@@ -335,7 +361,10 @@ private func withFile(_ ref: AudioFileID, _ body: (CompatAudioFile) throws(Audio
 final class CompatAudioFile: Sendable {
     let path: String
     let fileType: AudioFileTypeID
+    /// The file's linear PCM, or for a compressed file the 32-bit float PCM it decodes to.
     let layout: LinearPCMLayout
+    /// A compressed file (MP3, AAC, ALAC, IMA4 through FFmpeg); nil for files of libsndfile.
+    let compressed: CompressedAudioFile?
 
     /// The open reader or writer (nil once closed), how many packets have been written, and the
     /// bytes of a frame ``writeBytes(from:at:count:)`` has begun.
@@ -349,10 +378,18 @@ final class CompatAudioFile: Sendable {
     private let state: Mutex<State>
 
     var ref: AudioFileID { FileRegistry.handle(self) }
-    var isWritable: Bool { state.withLock { $0.writer != nil } }
+    var isWritable: Bool { compressed?.isWritable ?? state.withLock { $0.writer != nil } }
 
     init(openingForReading path: String) throws(AudioQueueError) {
         self.path = path
+        if let reader = try CompressedFileReader.open(path) {
+            compressed = CompressedAudioFile(reader: reader)
+            fileType = reader.fileType
+            layout = reader.format.pcmLayout
+            state = Mutex(State())
+            return
+        }
+        compressed = nil
         let reader: AudioFileReader
         do {
             reader = try AudioFileReader(path: path)
@@ -385,6 +422,21 @@ final class CompatAudioFile: Sendable {
          atomic: Bool = false) throws(AudioQueueError) {
         self.path = path
         fileType = type
+        if let made = CompressedFormat.make(format) {
+            let codec: CompressedFormat
+            switch made {
+            case .success(let format): codec = format
+            case .failure(let error): throw AudioQueueError(kAudioFileUnsupportedDataFormatError, error.message)
+            }
+            if FileManager.default.fileExists(atPath: path) && !flags.contains(.eraseFile) {
+                throw AudioQueueError(kAudioFilePermissionsError, "'\(path)' exists; pass kAudioFileFlags_EraseFile to replace it")
+            }
+            compressed = try CompressedAudioFile(creating: path, type: type, format: codec, atomic: atomic, replacing: flags.contains(.eraseFile))
+            layout = codec.pcmLayout
+            state = Mutex(State())
+            return
+        }
+        compressed = nil
         guard let container = Self.container(type) else {
             throw AudioQueueError(kAudioFileUnsupportedFileTypeError, "file type '\(fourCharCodeString(type))' cannot be written; use kAudioFileAIFFType, kAudioFileAIFCType, kAudioFileWAVEType, kAudioFileCAFType, kAudioFileFLACType, kAudioFileWave64Type or kAudioFileRF64Type")
         }
@@ -455,10 +507,29 @@ final class CompatAudioFile: Sendable {
         }
     }
 
-    var packetCount: Int64 { state.withLock { $0.reader?.frameCount ?? $0.packetsWritten } }
+    var packetCount: Int64 { compressed?.packetCount ?? state.withLock { $0.reader?.frameCount ?? $0.packetsWritten } }
+
+    /// Frames of PCM the file holds (for a compressed file, its valid frames).
+    var frameCount: Int64 { compressed?.frameCount ?? packetCount }
+
+    /// The data format Apple's API reports: the compressed format, or the linear PCM.
+    var dataFormat: AudioStreamBasicDescription { compressed?.format.streamDescription ?? layout.streamDescription }
+
+    /// Reads up to `frames` frames of ``layout``'s PCM from frame `start` (a compressed file decodes).
+    func readFrames(into buffer: UnsafeMutableRawPointer, from start: Int64, frames: Int) throws(AudioQueueError) -> Int {
+        if let compressed { return try compressed.readFrames(into: buffer, from: start, frames: frames) }
+        return try read(into: buffer, from: start, packets: frames)
+    }
+
+    /// Appends `frames` frames of ``layout``'s PCM (a compressed file encodes them).
+    func writeFrames(from buffer: UnsafeRawPointer, frames: Int) throws(AudioQueueError) {
+        if let compressed { return try compressed.writeFrames(from: buffer, frames: frames) }
+        try write(from: buffer, at: packetCount, packets: frames)
+    }
 
     func property(_ id: AudioFilePropertyID) throws(AudioQueueError) -> [UInt8] {
         func bytes<T>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
+        if let bytes = compressed?.property(id) { return bytes }
         switch id {
         case kAudioFilePropertyFileFormat: return bytes(fileType)
         case kAudioFilePropertyDataFormat: return bytes(layout.streamDescription)
@@ -550,6 +621,14 @@ final class CompatAudioFile: Sendable {
     func readBytes(into buffer: UnsafeMutableRawPointer, from start: Int64, count: Int) throws(AudioQueueError) -> Int {
         guard start >= 0 else { throw AudioQueueError(kAudioFilePositionError, "byte \(start) is negative") }
         guard count > 0 else { return 0 }
+        if let compressed {
+            guard let reader = compressed.reader else {
+                throw AudioQueueError(kAudioFilePermissionsError, "the file was created for writing; close it and open it with AudioFileOpenURL to read")
+            }
+            let n = Int(max(0, min(Int64(count), Int64(reader.byteCount) - start)))
+            if n > 0 { reader.data.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress! + Int(start), byteCount: n) } }
+            return n
+        }
         let frameBytes = Int64(layout.bytesPerFrame)
         let firstFrame = start / frameBytes
         let skip = Int(start - firstFrame * frameBytes)
@@ -565,6 +644,9 @@ final class CompatAudioFile: Sendable {
 
     /// Appends `count` bytes of audio data, which must start at the bytes written so far.
     func writeBytes(from buffer: UnsafeRawPointer, at start: Int64, count: Int) throws(AudioQueueError) {
+        guard compressed == nil else {
+            throw AudioQueueError(kAudioFileOperationNotSupportedError, "bytes of a compressed format are written as packets (AudioFileWritePackets with packet descriptions), not with AudioFileWriteBytes")
+        }
         let (written, partial) = state.withLock { ($0.packetsWritten, $0.partialFrame) }
         let end = written * Int64(layout.bytesPerFrame) + Int64(partial.count)
         guard start == end else {
@@ -585,6 +667,7 @@ final class CompatAudioFile: Sendable {
     }
 
     func close() throws(AudioQueueError) {
+        if let compressed { return try compressed.close() }
         let partial = try state.withLock { (state) throws(AudioQueueError) -> Int in
             state.reader?.close()
             state.reader = nil
@@ -602,6 +685,7 @@ final class CompatAudioFile: Sendable {
 
     /// Abandons a file being written: an atomic one leaves nothing behind.
     func abort() {
+        compressed?.abort()
         state.withLock { state in
             state.writer?.abort()
             state.writer = nil

@@ -15,6 +15,16 @@ private func newQueue(_ format: UnsafePointer<AudioStreamBasicDescription>, _ ca
                       _ out: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
     status { () throws(AudioQueueError) in
         guard flags == 0 else { throw AudioQueueError(kAudio_ParamError, "inFlags is reserved and must be 0") }
+        if let made = CompressedFormat.make(format.pointee) {
+            let compressed = try made.get()
+            guard case .output = callback else {
+                throw AudioQueueError(kAudioFormatUnsupportedDataFormatError, "recording into \(fourCharCodeString(compressed.codec.formatID)) is not provided here; record linear PCM and encode it with ExtAudioFile (kExtAudioFileProperty_ClientDataFormat)")
+            }
+            let queue = CompatQueue(format: compressed.pcmLayout, compressed: compressed, callback: callback, userData: userData)
+            QueueRegistry.shared.add(queue)
+            out.pointee = queue.ref
+            return
+        }
         switch LinearPCMLayout.make(format.pointee) {
         case .failure(let error):
             throw error
@@ -127,15 +137,23 @@ public func AudioQueueFreeBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBu
 /// function is `AudioQueueEnqueueBuffer`.
 ///
 /// Copies `mAudioDataByteSize` bytes into the engine (byte-swapping big-endian formats) on the
-/// calling thread. Packet descriptions are ignored (linear PCM).
+/// calling thread. Packet descriptions are ignored for linear PCM. A queue of a compressed format
+/// decodes the buffer's packets here, on the calling thread (never the realtime one), into the
+/// decode buffer ahead of the device: `inPacketDescs` (or, when NULL, the buffer's own
+/// `mPacketDescriptions`) say where each packet is; formats of constant packet size (IMA4,
+/// µ-law, a-law) need none. Trims count decoded frames.
 /// - Returns: ``kAudioQueueErr_InvalidBuffer``, ``kAudioQueueErr_BufferEnqueuedTwice``,
 ///   ``kAudioQueueErr_BufferEmpty`` (playback, size 0), ``kAudioQueueErr_InvalidParameter``
-///   (size not whole frames or above capacity), ``kAudioQueueErr_DisposalPending``.
+///   (size not whole frames or above capacity), ``kAudioQueueErr_DisposalPending``; compressed:
+///   ``kAudio_ParamError`` (descriptions missing or outside the data),
+///   ``kAudioFormatUnsupportedDataFormatError`` (a packet the codec cannot decode, or ALAC without
+///   its magic cookie).
 @discardableResult
 public func AudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef, _ inBuffer: AudioQueueBufferRef, _ inNumPacketDescs: UInt32,
                                     _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?) -> OSStatus {
     withQueue(inAQ) { queue throws(AudioQueueError) in
-        _ = try queue.enqueue(inBuffer, startTime: nil, trimStart: 0, trimEnd: 0, parameters: [], withParameters: false)
+        _ = try queue.enqueue(inBuffer, packets: PacketList(count: inNumPacketDescs, descriptions: inPacketDescs),
+                              startTime: nil, trimStart: 0, trimEnd: 0, parameters: [], withParameters: false)
     }
 }
 
@@ -159,7 +177,8 @@ public func AudioQueueEnqueueBufferWithParameters(
             throw AudioQueueError(kAudio_ParamError, "inNumParamValues is \(inNumParamValues) but inParamValues is NULL")
         }
         let parameters = inParamValues.map { Array(UnsafeBufferPointer(start: $0, count: Int(inNumParamValues))) } ?? []
-        let start = try queue.enqueue(inBuffer, startTime: inStartTime?.pointee, trimStart: inTrimFramesAtStart,
+        let start = try queue.enqueue(inBuffer, packets: PacketList(count: inNumPacketDescs, descriptions: inPacketDescs),
+                                      startTime: inStartTime?.pointee, trimStart: inTrimFramesAtStart,
                                       trimEnd: inTrimFramesAtEnd, parameters: parameters, withParameters: true)
         if let outActualStartTime {
             var stamp = AudioTimeStamp()

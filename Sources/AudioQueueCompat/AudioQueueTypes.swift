@@ -211,7 +211,7 @@ public let kAudioQueueErr_Permissions: OSStatus = -66676
 public let kAudioQueueErr_InvalidPropertyValue: OSStatus = -66675
 /// Priming timed out (-66674; never returned here). The corresponding Apple constant is `kAudioQueueErr_PrimeTimedOut`.
 public let kAudioQueueErr_PrimeTimedOut: OSStatus = -66674
-/// No codec for the format (-66673; here compressed formats return ``kAudioFormatUnsupportedDataFormatError``). The corresponding Apple constant is `kAudioQueueErr_CodecNotFound`.
+/// No codec for the format (-66673; never returned here: formats without a codec return ``kAudioFormatUnsupportedDataFormatError``). The corresponding Apple constant is `kAudioQueueErr_CodecNotFound`.
 public let kAudioQueueErr_CodecNotFound: OSStatus = -66673
 /// The codec cannot be accessed (-66672; never returned here). The corresponding Apple constant is `kAudioQueueErr_InvalidCodecAccess`.
 public let kAudioQueueErr_InvalidCodecAccess: OSStatus = -66672

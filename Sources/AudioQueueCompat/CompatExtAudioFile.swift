@@ -84,7 +84,7 @@ final class CompatExtAudioFile: @unchecked Sendable {
                     let want = min(capacity, max(core.inputFrames(forOutput: frames - core.available), chunkFrames))
                     let buffer = scratch ?? UnsafeMutableRawPointer.allocate(byteCount: capacity * fileFormat.bytesPerFrame, alignment: 16)
                     scratch = buffer
-                    let got = try file.read(into: buffer, from: readPosition, packets: want)
+                    let got = try file.readFrames(into: buffer, from: readPosition, frames: want)
                     if got == 0 {
                         core.end()
                     } else {
@@ -108,7 +108,7 @@ final class CompatExtAudioFile: @unchecked Sendable {
                 }
                 return
             }
-            let length = file.packetCount
+            let length = file.frameCount
             guard frame >= 0, frame <= length else {
                 throw AudioQueueError(kExtAudioFileError_InvalidSeek, "frame \(frame) is outside the file's 0…\(length) frames")
             }
@@ -128,7 +128,7 @@ final class CompatExtAudioFile: @unchecked Sendable {
         switch mode {
         case .reading:
             let delivered = Double(core.deliveredFrames) * fileFormat.sampleRate / clientFormat.sampleRate
-            return min(file.packetCount, seekBase + Int64(delivered.rounded()))
+            return min(file.frameCount, seekBase + Int64(delivered.rounded()))
         case .writing:
             return Int64((Double(clientFramesWritten) * fileFormat.sampleRate / clientFormat.sampleRate).rounded())
         }
@@ -166,7 +166,7 @@ final class CompatExtAudioFile: @unchecked Sendable {
         defer { scratch.deallocate() }
         while core.available > 0 {
             let n = core.pull(into: [scratch], frames: chunk)
-            try file.write(from: scratch, at: file.packetCount, packets: n)
+            try file.writeFrames(from: scratch, frames: n)
             wroteAudio = true
         }
     }
@@ -294,7 +294,7 @@ final class CompatExtAudioFile: @unchecked Sendable {
             func put<T>(_ value: T) { data.storeBytes(of: value, as: T.self) }
             func putBytes(_ bytes: [UInt8]) { bytes.withUnsafeBytes { data.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) } }
             switch id {
-            case kExtAudioFileProperty_FileDataFormat: put(fileFormat.streamDescription)
+            case kExtAudioFileProperty_FileDataFormat: put(file.dataFormat)
             case kExtAudioFileProperty_ClientDataFormat: put(clientFormat.streamDescription)
             case kExtAudioFileProperty_FileChannelLayout: putBytes(fileLayout)
             case kExtAudioFileProperty_ClientChannelLayout:
@@ -304,10 +304,12 @@ final class CompatExtAudioFile: @unchecked Sendable {
                 FileRegistry.shared.add(file)
                 put(file.ref)
             case kExtAudioFileProperty_ConverterConfig: put(UnsafeRawPointer?.none)
-            case kExtAudioFileProperty_FileMaxPacketSize: put(UInt32(fileFormat.bytesPerFrame))
+            case kExtAudioFileProperty_FileMaxPacketSize:
+                let bytes = (try? file.property(kAudioFilePropertyMaximumPacketSize)) ?? []
+                put(bytes.count == 4 ? bytes.withUnsafeBytes { $0.loadUnaligned(as: UInt32.self) } : UInt32(fileFormat.bytesPerFrame))
             case kExtAudioFileProperty_ClientMaxPacketSize: put(UInt32(clientFormat.bytesPerFrame))
             case kExtAudioFileProperty_IOBufferSizeBytes: put(UInt32(ioBufferBytes))
-            case kExtAudioFileProperty_FileLengthFrames: put(Int64(file.packetCount))
+            case kExtAudioFileProperty_FileLengthFrames: put(Int64(file.frameCount))
             default: break
             }
             size = UInt32(needed)

@@ -57,6 +57,13 @@ final class CompatQueue: @unchecked Sendable {
         var trimEnd: Int
         /// Parameter events (Volume, Pan, VolumeRampTime) applied when the buffer starts.
         var parameters: [ParameterEvent]
+        /// The buffer's packets decoded (32-bit float, interleaved), for a queue of a compressed format.
+        var decoded: [Float]? = nil
+
+        /// The frames of PCM it carries.
+        func frames(_ layout: LinearPCMLayout) -> Int {
+            decoded.map { $0.count / layout.format.channelCount } ?? Int(buffer.pointee.mAudioDataByteSize) / layout.bytesPerFrame
+        }
     }
 
     /// The queue's mutable fields, guarded by ``CompatQueue/state``. Methods of the queue that
@@ -80,6 +87,9 @@ final class CompatQueue: @unchecked Sendable {
         var parameters: [QueueParameter: Float] = [:]
         var metering = false
         var magicCookie: [UInt8] = []
+        /// The decoder of a queue of a compressed format, made at the first enqueue (with the
+        /// cookie set by then) and made again when the cookie changes.
+        var decoder: PacketDecoder?
         var channelLayout: [UInt8]?
         var listeners: [Listener] = []
         var disposal = Disposal.none
@@ -134,7 +144,10 @@ final class CompatQueue: @unchecked Sendable {
 
     let callback: Callback
     let userData: UnsafeMutableRawPointer?
+    /// The PCM the engine plays: the queue's format, or what its compressed format decodes to.
     let layout: LinearPCMLayout
+    /// The queue's compressed format (decoded at enqueue), or nil for linear PCM.
+    let compressed: CompressedFormat?
     var isOutput: Bool {
         switch callback {
         case .output, .outputBlock: true
@@ -145,8 +158,9 @@ final class CompatQueue: @unchecked Sendable {
 
     let state = Mutex(State())
 
-    init(format: LinearPCMLayout, callback: Callback, userData: UnsafeMutableRawPointer?) {
+    init(format: LinearPCMLayout, compressed: CompressedFormat? = nil, callback: Callback, userData: UnsafeMutableRawPointer?) {
         layout = format
+        self.compressed = compressed
         self.callback = callback
         self.userData = userData
     }

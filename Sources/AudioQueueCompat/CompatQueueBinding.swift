@@ -83,7 +83,7 @@ extension CompatQueue {
         for record in state.buffers.values { record.engineBuffer = nil }
         state.pendingEnd = 0
         for item in state.enqueued {
-            let frames = Int64(item.buffer.pointee.mAudioDataByteSize) / Int64(layout.bytesPerFrame)
+            let frames = Int64(item.frames(layout))
             state.pendingEnd = (item.startTime ?? state.pendingEnd) + frames - Int64(item.trimStart + item.trimEnd)
         }
     }
@@ -99,9 +99,13 @@ extension CompatQueue {
             return 0
         }
         guard let output = state.output else { return 0 }
-        let bytes = Int(item.buffer.pointee.mAudioDataByteSize)
+        let bytes = item.frames(layout) * layout.bytesPerFrame
         let engineBuffer = try spareEngineBuffer(bytes: max(bytes, Int(item.buffer.pointee.mAudioDataBytesCapacity)), output, &state)
-        layout.convertByteOrder(from: item.buffer.pointee.mAudioData, to: engineBuffer.data, byteCount: bytes)
+        if let decoded = item.decoded {
+            decoded.withUnsafeBytes { engineBuffer.data.copyMemory(from: $0.baseAddress!, byteCount: bytes) }
+        } else {
+            layout.convertByteOrder(from: item.buffer.pointee.mAudioData, to: engineBuffer.data, byteCount: bytes)
+        }
         engineBuffer.byteSize = bytes
         let parameters = item.parameters
         let start: Int64

@@ -4,7 +4,7 @@ import Lockstep
 // engine queue (bound) or keeping it in order until the queue binds.
 extension CompatQueue {
     /// Enqueues a buffer; returns the queue time at which it starts playing (output queues).
-    func enqueue(_ ref: AudioQueueBufferRef, startTime: AudioTimeStamp?, trimStart: UInt32, trimEnd: UInt32,
+    func enqueue(_ ref: AudioQueueBufferRef, packets: PacketList = PacketList(), startTime: AudioTimeStamp?, trimStart: UInt32, trimEnd: UInt32,
                  parameters: [AudioQueueParameterEvent], withParameters: Bool) throws(AudioQueueError) -> Int64 {
         try state.withLock { (state) throws(AudioQueueError) -> Int64 in
             try state.checkDisposal()
@@ -33,7 +33,13 @@ extension CompatQueue {
             guard bytes > 0 else {
                 throw AudioQueueError(.bufferEmpty, "the buffer holds no audio (mAudioDataByteSize is 0); fill it and set mAudioDataByteSize before enqueueing")
             }
-            guard bytes <= Int(ref.pointee.mAudioDataBytesCapacity), bytes % layout.bytesPerFrame == 0 else {
+            var decoded: [Float]?
+            if let compressed {
+                guard bytes <= Int(ref.pointee.mAudioDataBytesCapacity) else {
+                    throw AudioQueueError(.invalidParameter, "mAudioDataByteSize \(bytes) exceeds the buffer's \(ref.pointee.mAudioDataBytesCapacity)-byte capacity")
+                }
+                decoded = try decode(ref, packets: packets, format: compressed, &state)
+            } else if bytes > Int(ref.pointee.mAudioDataBytesCapacity) || bytes % layout.bytesPerFrame != 0 {
                 throw AudioQueueError(.invalidParameter, "mAudioDataByteSize \(bytes) must be a whole number of \(layout.bytesPerFrame)-byte frames within the buffer's \(ref.pointee.mAudioDataBytesCapacity)-byte capacity")
             }
             var events: [ParameterEvent] = []
@@ -43,12 +49,13 @@ extension CompatQueue {
                 events.append(ParameterEvent(parameter, event.mValue))
             }
             let start = try queueTime(startTime, state)
-            let item = Enqueue(buffer: ref, startTime: start, trimStart: Int(trimStart), trimEnd: Int(trimEnd), parameters: events)
+            let item = Enqueue(buffer: ref, startTime: start, trimStart: Int(trimStart), trimEnd: Int(trimEnd), parameters: events,
+                               decoded: decoded)
             let actual: Int64
             if state.isBound {
                 actual = try submit(item, &state)
             } else {
-                let frames = bytes / layout.bytesPerFrame
+                let frames = item.frames(layout)
                 guard Int(trimStart) + Int(trimEnd) < frames else {
                     throw AudioQueueError(.invalidParameter, "trims (\(trimStart) at start, \(trimEnd) at end) must leave at least one of the buffer's \(frames) frames")
                 }
@@ -62,6 +69,33 @@ extension CompatQueue {
             record.isEnqueued = true
             return actual
         }
+    }
+
+    /// Decodes a buffer's packets (on the enqueuing thread) into 32-bit float PCM, with the
+    /// queue's decoder — made now if need be, with the magic cookie set so far. Called with
+    /// `state` locked.
+    private func decode(_ ref: AudioQueueBufferRef, packets: PacketList, format: CompressedFormat,
+                        _ state: inout State) throws(AudioQueueError) -> [Float] {
+        var descriptions = packets.descriptions
+        var count = Int(packets.count)
+        if descriptions == nil, let own = ref.pointee.mPacketDescriptions, ref.pointee.mPacketDescriptionCount > 0 {
+            descriptions = UnsafePointer(own)
+            count = Int(ref.pointee.mPacketDescriptionCount)
+        }
+        if descriptions == nil, format.bytesPerPacket > 0 { count = Int(ref.pointee.mAudioDataByteSize) / format.bytesPerPacket }
+        let ranges = try PacketRanges.make(bytes: Int(ref.pointee.mAudioDataByteSize), count: count, descriptions: descriptions, format: format)
+        if state.decoder == nil { state.decoder = try PacketDecoder(format: format, cookie: state.magicCookie) }
+        var output: [Float] = []
+        output.reserveCapacity(ranges.count * max(format.framesPerPacket, 1) * format.channelCount)
+        let data = UnsafeRawPointer(ref.pointee.mAudioData)
+        for range in ranges {
+            _ = try state.decoder!.decode(UnsafeRawBufferPointer(start: data + range.lowerBound, count: range.count), into: &output,
+                                          status: kAudioFormatUnsupportedDataFormatError)
+        }
+        guard !output.isEmpty else {
+            throw AudioQueueError(.bufferEmpty, "the buffer's \(ranges.count) packets decode to no audio; enqueue whole packets with their descriptions")
+        }
+        return output
     }
 
     /// The queue sample time a buffer start time stands for (nil: follow gaplessly). Called with

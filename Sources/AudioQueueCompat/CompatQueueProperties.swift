@@ -166,9 +166,9 @@ extension CompatQueue {
         case kAudioQueueProperty_MagicCookie:
             try putBytes(state.withLock { $0.magicCookie })
         case kAudioQueueProperty_MaximumOutputPacketSize:
-            try put(UInt32(layout.bytesPerFrame))
+            try put(UInt32(compressed?.packetSizeUpperBound ?? layout.bytesPerFrame))
         case kAudioQueueProperty_StreamDescription:
-            try put(layout.streamDescription)
+            try put(compressed?.streamDescription ?? layout.streamDescription)
         case kAudioQueueProperty_ChannelLayout:
             try putBytes(state.withLock { $0.channelLayout ?? defaultChannelLayout })
         case kAudioQueueProperty_EnableLevelMetering:
@@ -312,7 +312,11 @@ extension CompatQueue {
             engine?.performOnCallbackThread { [weak self] in self?.releaseDecoded() }
         case kAudioQueueProperty_MagicCookie:
             let bytes = Array(UnsafeRawBufferPointer(start: data, count: Int(size)))
-            state.withLock { $0.magicCookie = bytes }
+            if let compressed { _ = try MagicCookie.extradata(bytes, codec: compressed.codec) }
+            state.withLock { state in
+                state.magicCookie = bytes
+                state.decoder = nil     // the next enqueue decodes with the new cookie
+            }
         case kAudioQueueProperty_ChannelLayout:
             let channels = try ChannelLayoutBytes.channelCount(data, size: Int(size), sizeError: kAudioQueueErr_InvalidPropertySize)
             guard channels == layout.format.channelCount else {

@@ -41,6 +41,8 @@ public func fourCharCodeString(_ code: FourCharCode) -> String {
 /// A generic "bad argument" result (a nil pointer where one is needed, an unknown object).
 /// The corresponding Apple constant is `kAudio_ParamError` (-50).
 public let kAudio_ParamError: OSStatus = -50
+/// Memory could not be allocated. The corresponding Apple constant is `kAudio_MemFullError` (-108).
+public let kAudio_MemFullError: OSStatus = -108
 
 /// C's `Boolean` as Apple's SDK imports it in pointers (`Boolean *`). The corresponding Apple
 /// type is `DarwinBoolean`.
@@ -79,19 +81,19 @@ extension AudioTimeStamp: @unchecked @retroactive Sendable {}
 
 /// Linear PCM. The corresponding Apple constant is `kAudioFormatLinearPCM` (`'lpcm'`).
 public let kAudioFormatLinearPCM = fourCharCode("lpcm")
-/// AAC (compressed; not playable by a queue here). The corresponding Apple constant is `kAudioFormatMPEG4AAC`.
+/// AAC (compressed: read, written and played as packets; decoded by FFmpeg). The corresponding Apple constant is `kAudioFormatMPEG4AAC`.
 public let kAudioFormatMPEG4AAC = fourCharCode("aac ")
-/// Apple Lossless (compressed; not playable here). The corresponding Apple constant is `kAudioFormatAppleLossless`.
+/// Apple Lossless (compressed: read, written and played as packets). The corresponding Apple constant is `kAudioFormatAppleLossless`.
 public let kAudioFormatAppleLossless = fourCharCode("alac")
-/// IMA 4:1 ADPCM (compressed; not playable here). The corresponding Apple constant is `kAudioFormatAppleIMA4`.
+/// IMA 4:1 ADPCM (compressed: read from CAF/AIFC, written to CAF, played). The corresponding Apple constant is `kAudioFormatAppleIMA4`.
 public let kAudioFormatAppleIMA4 = fourCharCode("ima4")
-/// MPEG-1 Layer 3 (compressed; not playable here). The corresponding Apple constant is `kAudioFormatMPEGLayer3`.
+/// MPEG-1 Layer 3 (compressed: read and played as packets; not written). The corresponding Apple constant is `kAudioFormatMPEGLayer3`.
 public let kAudioFormatMPEGLayer3 = fourCharCode(".mp3")
-/// FLAC (compressed; the file layer decodes it to linear PCM). The corresponding Apple constant is `kAudioFormatFLAC`.
+/// FLAC (compressed: queues play its packets; FLAC files are read as linear PCM through libsndfile). The corresponding Apple constant is `kAudioFormatFLAC`.
 public let kAudioFormatFLAC = fourCharCode("flac")
-/// µ-law (not playable here). The corresponding Apple constant is `kAudioFormatULaw`.
+/// µ-law (queues play it; CAF files hold it). The corresponding Apple constant is `kAudioFormatULaw`.
 public let kAudioFormatULaw = fourCharCode("ulaw")
-/// A-law (not playable here). The corresponding Apple constant is `kAudioFormatALaw`.
+/// A-law (queues play it; CAF files hold it). The corresponding Apple constant is `kAudioFormatALaw`.
 public let kAudioFormatALaw = fourCharCode("alaw")
 
 /// Samples are IEEE floats. The corresponding Apple constant is `kAudioFormatFlagIsFloat`.

@@ -59,6 +59,40 @@ extension AQCompatTests {
             #expect(rendered == expected)
         }
 
+        @Test("AQPlayer plays MP3, AAC and ALAC offline: buffers of packets with descriptions, the cookie, the packet table's trims — every valid frame, exactly", arguments: [
+            ("mp3", 3), ("m4a", 2), ("alac", 1),
+        ])
+        func compressedPlayer(kind: String, packets: Int) throws {
+            let fixtures = CompressedFixtures.shared
+            let input = kind == "mp3" ? try fixtures.mp3 : kind == "m4a" ? try fixtures.m4a : try fixtures.alacM4A
+            let output = temp.file("\(kind).wav")
+            let result = try runExample("AQPlayer", [input, "--offline", output, "--packets", String(packets)])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout.contains("rendered \(CompressedFixtures.frames) frames"), "\(result.stdout)")
+            let (status, bytes) = try extReadAll(output, client: floatClient44)
+            #expect(status == noErr)
+            expectMatchesSource(floats(bytes), lossless: kind == "alac")
+        }
+
+        @Test("AQOfflineRender captures through ExtAudioFile into ALAC (CAF, M4A) and AAC (M4A): every frame, ALAC exactly", arguments: [
+            ("alac", "out-alac.caf"), ("alac", "out-alac.m4a"), ("aac", "out-aac.m4a"),
+        ])
+        func offlineRenderCompressed(codec: String, output: String) throws {
+            let fixtures = CompressedFixtures.shared
+            let source = fixtures.directory.file("source.wav")
+            let path = temp.file(output)
+            let result = try runExample("AQOfflineRender", [source, path, "--file-format", codec])
+            #expect(result.status == 0, "\(result.stderr)")
+            let facts = try readCompressed(path)
+            #expect(facts.format.mFormatID == (codec == "alac" ? kAudioFormatAppleLossless : kAudioFormatMPEG4AAC))
+            #expect(facts.table.mNumberValidFrames == Int64(CompressedFixtures.frames))
+            let (status, bytes) = try extReadAll(path, client: floatClient44)
+            #expect(status == noErr)
+            expectMatchesSource(floats(bytes), lossless: codec == "alac")
+            // ffprobe, independent of Lockstep, reads the file and its packets.
+            #expect(try CompressedFixtures.probePacketSizes(path) == facts.packets.map(\.count))
+        }
+
         @Test("AQVoiceMeter records the offline sine exactly to big-endian AIFF and meters it")
         func voiceMeter() throws {
             let path = temp.file("voice.aiff")

@@ -33,8 +33,20 @@ extension AQCompatTests {
             var queue: AudioQueueRef?
             var aac = pcm()
             aac.mFormatID = kAudioFormatMPEG4AAC
+            // PCM's flags on an AAC description name object type 12: refused, saying which to use.
             #expect(AudioQueueNewOutput(&aac, logOutput, nil, nil, nil, 0, &queue) == kAudioFormatUnsupportedDataFormatError)
-            #expect(AudioQueueCompatLastErrorMessage()?.contains("file layer") == true)
+            #expect(AudioQueueCompatLastErrorMessage()?.contains("kMPEG4Object_AAC_LC") == true)
+            // AAC-LC plays; recording it is not provided (record PCM, encode with ExtAudioFile).
+            aac.mFormatFlags = kMPEG4Object_AAC_LC
+            #expect(AudioQueueNewOutput(&aac, logOutput, nil, nil, nil, 0, &queue) == noErr)
+            #expect(AudioQueueDispose(queue!, true) == noErr)
+            queue = nil
+            #expect(AudioQueueNewInput(&aac, logInput, nil, nil, nil, 0, &queue) == kAudioFormatUnsupportedDataFormatError)
+            #expect(AudioQueueCompatLastErrorMessage()?.contains("ExtAudioFile") == true)
+            var opus = aac
+            opus.mFormatID = kAudioFormatOpus
+            opus.mSampleRate = 44100     // decoded at 48 kHz only
+            #expect(AudioQueueNewOutput(&opus, logOutput, nil, nil, nil, 0, &queue) == kAudioFormatUnsupportedDataFormatError)
             var planar = pcm()
             planar.mFormatFlags |= kAudioFormatFlagIsNonInterleaved
             #expect(AudioQueueNewInput(&planar, logInput, nil, nil, nil, 0, &queue) == kAudioFormatUnsupportedDataFormatError)

@@ -194,6 +194,27 @@ typedef struct AudioQueueParameterEvent {
     float mValue;
 } AudioQueueParameterEvent;
 
+/// Flags of a property an audio file stream reports. The corresponding Apple type is
+/// `AudioFileStreamPropertyFlags` (imported as an option set: `.propertyIsCached`, `.cacheProperty`).
+typedef enum __attribute__((flag_enum, enum_extensibility(open))) AudioFileStreamPropertyFlags : uint32_t {
+    /// The stream keeps the property's value: it can be read later.
+    kAudioFileStreamPropertyFlag_PropertyIsCached = 1,
+    /// Set by the listener to ask that the value be kept.
+    kAudioFileStreamPropertyFlag_CacheProperty = 2
+} AudioFileStreamPropertyFlags;
+
+/// Flags of `AudioFileStreamParseBytes`. The corresponding Apple type is `AudioFileStreamParseFlags`.
+typedef enum __attribute__((flag_enum, enum_extensibility(open))) AudioFileStreamParseFlags : uint32_t {
+    /// The bytes do not follow the previous ones (after a seek, or data lost).
+    kAudioFileStreamParseFlag_Discontinuity = 1
+} AudioFileStreamParseFlags;
+
+/// Flags of `AudioFileStreamSeek`. The corresponding Apple type is `AudioFileStreamSeekFlags`.
+typedef enum __attribute__((flag_enum, enum_extensibility(open))) AudioFileStreamSeekFlags : uint32_t {
+    /// The byte offset returned is an estimate.
+    kAudioFileStreamSeekFlag_OffsetIsEstimated = 1
+} AudioFileStreamSeekFlags;
+
 #pragma clang assume_nonnull end
 
 #endif
