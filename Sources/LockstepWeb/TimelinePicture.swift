@@ -93,8 +93,10 @@ public struct TimelinePicture: Sendable {
         let secondsPerPixel = samplesPerPixel / rate
         let step = [0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 1800, 3600].first { $0 / secondsPerPixel >= 70 } ?? 7200
         var tick = 0.0
-        // Ticks only under the placed cues: the strip of cues waiting for go has no times yet.
-        let axisEnd = bars.contains(where: \.waiting) ? Double(placedEnd) : Double(total)
+        // Ticks only under the placed cues, clear of the "waiting for GO" label: the strip of
+        // cues waiting for go has no times yet.
+        let hasWaiting = bars.contains(where: \.waiting)
+        let axisEnd = hasWaiting ? max(0, Double(placedEnd + gap / 2) - 70 * samplesPerPixel) : Double(total)
         while tick * rate <= axisEnd {
             let tx = x(Int64(tick * rate))
             out += "<line x1=\"\(f(tx))\" y1=\"\(f(Self.axisHeight - 4))\" x2=\"\(f(tx))\" y2=\"\(f(height))\" stroke=\"#374151\" stroke-width=\"1\"/>"
