@@ -23,6 +23,9 @@ final class CompressedFileWriter {
     var cookie: [UInt8] = []
     var primingFrames = 0
     var remainderFrames = 0
+    /// Whether the priming frames may still change: always for CAF (its `pakt` is written at the
+    /// end), for MPEG-4 only until the first packet is muxed (its time stamps carry the priming).
+    var canChangePriming: Bool { fileType == kAudioFileCAFType || framesWritten == 0 }
     private(set) var packetsWritten: Int64 = 0
     private(set) var bytesWritten: Int64 = 0
     private(set) var maximumPacketSize = 0
