@@ -134,6 +134,7 @@ extension AQCompatTests {
             state.isRunning = true
             try #require(AudioQueueStart(queue, nil) == noErr)
             for _ in 0..<(deviceFrames / 480) { _ = try device.renderFloat(frames: 480) }
+            if deviceFrames % 480 > 0 { _ = try device.renderFloat(frames: deviceFrames % 480) }
             #expect(AudioQueueStop(queue, true) == noErr)
             _ = try device.renderFloat(frames: 480)       // the offline device delivers the stop's callbacks
             state.isRunning = false
@@ -174,14 +175,6 @@ extension AQCompatTests {
             return floats(Array(try Data(contentsOf: URL(fileURLWithPath: raw))))
         }
 
-        /// The length in frames ffprobe reads from the audio stream's header (an MPEG-4 edit list's).
-        func ffprobeDuration(_ path: String) throws -> Int? {
-            let result = try CLI.run(["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", path],
-                                     timeout: 60, executable: "/usr/bin/ffprobe")
-            try #require(result.status == 0, "ffprobe: \(result.stderr)")
-            return Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
-        }
-
         /// Decodes `path` with ExtAudioFile (valid frames only) as float stereo at `rate`.
         func extDecode(_ path: String, rate: Double) throws -> [Float] {
             var client = floatClient44
@@ -209,39 +202,40 @@ extension AQCompatTests {
             }
         }
 
-        @Test("AAC at 44.1 kHz from a 48 kHz device into M4A: whole packets with descriptions, cookie, packet table; 88 200 frames read back by Lockstep, ffprobe and ffmpeg, on the sine")
-        func recordAAC() throws {
-            let format = Self.compressed(kAudioFormatMPEG4AAC, rate: 44100)
-            let take = try record(format, deviceRate: 48000, deviceFrames: 96000, fileType: kAudioFileM4AType, name: "take.m4a")
+        @Test("AAC into M4A: whole packets with descriptions, cookie, packet table; every frame recorded read back by Lockstep, ffprobe (the edit list) and ffmpeg, on the sine",
+              arguments: [(44100.0, 96000, 88200),      // from a 48 kHz device: 96 000 device frames are 88 200
+                          (48000.0, 96333, 96333)])     // at the device's rate, a length of no whole millisecond
+        func recordAAC(rate: Double, deviceFrames: Int, captured: Int) throws {
+            let format = Self.compressed(kAudioFormatMPEG4AAC, rate: rate)
+            let take = try record(format, deviceRate: 48000, deviceFrames: deviceFrames, fileType: kAudioFileM4AType, name: "take-\(Int(rate)).m4a")
             #expect(take.maximumPacketSize > 0)
             checkVBRCallbacks(take, framesPerPacket: 1024)
             #expect(take.prime.leadingFrames > 0)
-            let captured = 88200                                    // 96 000 frames at 48 kHz, at 44.1 kHz
             #expect(take.packets * 1024 == Int64(take.prime.leadingFrames) + Int64(captured) + Int64(take.prime.trailingFrames),
                     "\(take.packets) packets, priming \(take.prime.leadingFrames), remainder \(take.prime.trailingFrames)")
             let facts = try readCompressed(take.path)
             #expect(facts.format.mFormatID == kAudioFormatMPEG4AAC && facts.packetCount == UInt64(take.packets))
             #expect(facts.table.mNumberValidFrames == Int64(captured), "\(facts.table)")
             #expect(facts.table.mPrimingFrames == Int32(take.prime.leadingFrames))
-            let ours = try extDecode(take.path, rate: 44100)
+            let ours = try extDecode(take.path, rate: rate)
             let theirs = try ffmpegDecode(take.path, channels: 2)
-            print("AAC recording: \(take.callbacks.count) callbacks, \(take.packets) packets, priming \(take.prime.leadingFrames), remainder \(take.prime.trailingFrames); read back \(ours.count / 2) frames (ffmpeg \(theirs.count / 2)) of \(captured)")
+            print("AAC recording at \(rate) Hz: \(take.callbacks.count) callbacks, \(take.packets) packets, priming \(take.prime.leadingFrames), remainder \(take.prime.trailingFrames); read back \(ours.count / 2) frames (ffmpeg \(theirs.count / 2)) of \(captured)")
             #expect(ours.count == captured * 2)
             // ffmpeg decodes every packet (it cuts the edit list's priming, not its end), and
             // ffprobe reads the edit list's length: the frames recorded.
             #expect(theirs.count >= captured * 2 && Array(theirs.prefix(captured * 2)) == ours)
-            #expect(try ffprobeDuration(take.path) == captured)
-            // The recording is the device's sine at 44.1 kHz, in place: no lag, within AAC's noise.
+            #expect(try CompressedFixtures.probeDuration(take.path) == captured)
+            // The recording is the device's sine at the queue's rate, in place: no lag, within AAC's noise.
             var expected = [Float](repeating: 0, count: captured * 2)
             for frame in 0..<captured {
-                let t = Double(frame) / 44100
+                let t = Double(frame) / rate
                 expected[frame * 2] = Float(sin(2 * .pi * 1000 * t) * 16000 / 32768)
                 expected[frame * 2 + 1] = Float(sin(2 * .pi * 1500 * t) * 12000 / 32768)
             }
             #expect(bestLag(ours, expected, channels: 2) == 0)
             #expect(bestLag(theirs, expected, channels: 2) == 0)
             let snr = signalToNoise(ours, expected)
-            print("AAC recording: SNR \(snr) dB against the sine")
+            print("AAC recording at \(rate) Hz: SNR \(snr) dB against the sine")
             #expect(snr > 20)
         }
     
