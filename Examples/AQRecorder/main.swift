@@ -3,11 +3,15 @@
 // as Swift allows: `inBuffer->mAudioData` becomes `inBuffer.pointee.mAudioData`, `&x` stays `&x`.
 //
 //   swift run AQRecorder OUT.aiff [--seconds 2] [--server NAME] [--connect PORT]... [--bits 16|24] [--rate 44100]
-//                                 [--buffer-seconds 0.5]
+//                                 [--buffer-seconds 0.5] [--format pcm|aac|alac]
 //
 // It records the default JACK device's inputs (`in_1`, `in_2`; or the ports given with --connect)
 // into a big-endian AIFF file at 44.1 kHz, as the guide does (the queue converts from the JACK
-// server's rate). Lines marked "Linux:" are the only additions.
+// server's rate). With --format aac (an .m4a file) or alac (.caf, or .m4a) the queue encodes, as
+// the guide's Listing 2-8 notes for compressed formats: the callback writes packets with their
+// descriptions, the magic cookie goes to the file before and after recording, and the queue's
+// priming and remainder (kAudioConverterPrimeInfo) become the file's packet table, so the file
+// holds exactly the frames recorded. Lines marked "Linux:" are the only additions.
 import AQExampleSupport   // Linux: command-line options and error messages of the examples.
 import AudioQueueCompat
 import Foundation
@@ -71,6 +75,19 @@ func SetMagicCookieForFile(_ inQueue: AudioQueueRef, _ inFile: AudioFileID) -> O
     return result                                                                          // 10
 }
 
+// The packet table of a compressed recording: the priming frames before recording starts (an
+// MPEG-4 file carries them from its first packet), priming and remainder once it has stopped.
+func SetPacketTableForFile(_ inQueue: AudioQueueRef, _ inFile: AudioFileID, _ packets: Int64, _ framesPerPacket: UInt32) -> OSStatus {
+    var primeInfo = AudioConverterPrimeInfo()
+    var size = UInt32(MemoryLayout<AudioConverterPrimeInfo>.size)
+    let result = AudioQueueGetProperty(inQueue, kAudioConverterPrimeInfo, &primeInfo, &size)
+    if result != noErr { return result }
+    let frames = packets * Int64(framesPerPacket) - Int64(primeInfo.leadingFrames) - Int64(primeInfo.trailingFrames)
+    var table = AudioFilePacketTableInfo(mNumberValidFrames: max(0, frames), mPrimingFrames: Int32(primeInfo.leadingFrames),
+                                         mRemainderFrames: Int32(primeInfo.trailingFrames))
+    return AudioFileSetProperty(inFile, kAudioFilePropertyPacketTableInfo, UInt32(MemoryLayout<AudioFilePacketTableInfo>.size), &table)
+}
+
 // Linux: command-line options.
 var arguments = ExampleArguments()
 let seconds = Double(arguments.option("--seconds") ?? "2") ?? 2
@@ -78,10 +95,11 @@ let server = arguments.option("--server")
 let bits = UInt32(arguments.option("--bits") ?? "16") ?? 16
 let rate = Double(arguments.option("--rate") ?? "44100") ?? 44100
 let bufferSeconds = Double(arguments.option("--buffer-seconds") ?? "0.5") ?? 0.5   // the listing's 0.5 s
+let formatName = arguments.option("--format") ?? "pcm"
 var connections: [String] = []
 while let port = arguments.option("--connect") { connections.append(port) }
-guard let filePath = arguments.positional.first else {
-    exitWithMessage("usage: AQRecorder OUT.aiff [--seconds S] [--server NAME] [--connect PORT]... [--bits 16|24] [--rate HZ] [--buffer-seconds S]", code: 2)
+guard let filePath = arguments.positional.first, ["pcm", "aac", "alac"].contains(formatName) else {
+    exitWithMessage("usage: AQRecorder OUT.aiff|.m4a|.caf [--seconds S] [--server NAME] [--connect PORT]... [--bits 16|24] [--rate HZ] [--buffer-seconds S] [--format pcm|aac|alac]", code: 2)
 }
 // Linux: the default device is a JACK client; name it and pick the server.
 AudioQueueSetDefaultDevice(.jack(JACKDevice.Options(clientName: "AQRecorder", serverName: server, channelCount: 2,
@@ -97,9 +115,20 @@ aqData.pointee.mDataFormat.mBitsPerChannel = bits                               
 aqData.pointee.mDataFormat.mBytesPerPacket = aqData.pointee.mDataFormat.mChannelsPerFrame * bits / 8       // 6
 aqData.pointee.mDataFormat.mBytesPerFrame = aqData.pointee.mDataFormat.mBytesPerPacket
 aqData.pointee.mDataFormat.mFramesPerPacket = 1                                                    // 7
-let fileType = kAudioFileAIFFType                                                          // 8
+var fileType = kAudioFileAIFFType                                                          // 8
 aqData.pointee.mDataFormat.mFormatFlags = kLinearPCMFormatFlagIsBigEndian                          // 9
     | kLinearPCMFormatFlagIsSignedInteger | kLinearPCMFormatFlagIsPacked
+if formatName != "pcm" {
+    // A compressed format: its ID, rate and channels; the queue fills in the rest (Listing 2-10).
+    aqData.pointee.mDataFormat = AudioStreamBasicDescription()
+    aqData.pointee.mDataFormat.mFormatID = formatName == "aac" ? kAudioFormatMPEG4AAC : kAudioFormatAppleLossless
+    aqData.pointee.mDataFormat.mSampleRate = rate
+    aqData.pointee.mDataFormat.mChannelsPerFrame = 2
+    if formatName == "alac" {
+        aqData.pointee.mDataFormat.mFormatFlags = bits == 24 ? kAppleLosslessFormatFlag_24BitSourceData : kAppleLosslessFormatFlag_16BitSourceData
+    }
+    fileType = formatName == "aac" || filePath.hasSuffix(".m4a") ? kAudioFileM4AType : kAudioFileCAFType
+}
 
 // Linux: connect the JACK ports given with --connect to the device's inputs.
 do {
@@ -144,6 +173,11 @@ for i in 0..<kNumberBuffers {                                                   
     check(AudioQueueEnqueueBuffer(aqData.pointee.mQueue!, aqData.pointee.mBuffers[i]!, 0, nil), "AudioQueueEnqueueBuffer")
 }
 check(SetMagicCookieForFile(aqData.pointee.mQueue!, aqData.pointee.mAudioFile!), "SetMagicCookieForFile")
+let isCompressed = aqData.pointee.mDataFormat.mFormatID != kAudioFormatLinearPCM
+if isCompressed {
+    check(SetPacketTableForFile(aqData.pointee.mQueue!, aqData.pointee.mAudioFile!, 0, aqData.pointee.mDataFormat.mFramesPerPacket),
+          "SetPacketTableForFile")
+}
 
 // Listing 2-14  Recording audio
 aqData.pointee.mCurrentPacket = 0                                                                  // 1
@@ -156,6 +190,14 @@ aqData.pointee.mIsRunning = false                                               
 
 // Listing 2-15  Cleaning up after recording
 check(SetMagicCookieForFile(aqData.pointee.mQueue!, aqData.pointee.mAudioFile!), "SetMagicCookieForFile")
+if isCompressed {
+    check(SetPacketTableForFile(aqData.pointee.mQueue!, aqData.pointee.mAudioFile!, aqData.pointee.mCurrentPacket,
+                                aqData.pointee.mDataFormat.mFramesPerPacket), "SetPacketTableForFile")
+}
 check(AudioQueueDispose(aqData.pointee.mQueue!, true), "AudioQueueDispose")                        // 1
 check(AudioFileClose(aqData.pointee.mAudioFile!), "AudioFileClose")                                // 4
-print("recorded \(aqData.pointee.mCurrentPacket) packets (\(aqData.pointee.mDataFormat.mChannelsPerFrame) ch, \(aqData.pointee.mDataFormat.mBitsPerChannel)-bit big-endian, \(Int(aqData.pointee.mDataFormat.mSampleRate)) Hz) to \(filePath)")
+if isCompressed {
+    print("recorded \(aqData.pointee.mCurrentPacket) packets (\(formatName), \(aqData.pointee.mDataFormat.mChannelsPerFrame) ch, \(Int(aqData.pointee.mDataFormat.mSampleRate)) Hz) to \(filePath)")
+} else {
+    print("recorded \(aqData.pointee.mCurrentPacket) packets (\(aqData.pointee.mDataFormat.mChannelsPerFrame) ch, \(aqData.pointee.mDataFormat.mBitsPerChannel)-bit big-endian, \(Int(aqData.pointee.mDataFormat.mSampleRate)) Hz) to \(filePath)")
+}

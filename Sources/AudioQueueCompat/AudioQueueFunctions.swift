@@ -17,10 +17,10 @@ private func newQueue(_ format: UnsafePointer<AudioStreamBasicDescription>, _ ca
         guard flags == 0 else { throw AudioQueueError(kAudio_ParamError, "inFlags is reserved and must be 0") }
         if let made = CompressedFormat.make(format.pointee) {
             let compressed = try made.get()
-            guard case .output = callback else {
-                throw AudioQueueError(kAudioFormatUnsupportedDataFormatError, "recording into \(fourCharCodeString(compressed.codec.formatID)) is not provided here; record linear PCM and encode it with ExtAudioFile (kExtAudioFileProperty_ClientDataFormat)")
-            }
             let queue = CompatQueue(format: compressed.pcmLayout, compressed: compressed, callback: callback, userData: userData)
+            if case .output = callback {} else if case .outputBlock = callback {} else {
+                try queue.prepareEncoding(compressed)
+            }
             QueueRegistry.shared.add(queue)
             out.pointee = queue.ref
             return

@@ -104,8 +104,12 @@ final class CompatQueue: @unchecked Sendable {
         var inputOrigin: Int64?
         /// Output callbacks running now (a synchronous stop waits for them).
         var outputCallbacksRunning = 0
-        /// Set while an input queue records at a rate other than the device's.
+        /// Set while an input queue records at a rate other than the device's, or into a
+        /// compressed format.
         var conversion: InputRateConversion?
+        /// The encoder of an input queue of a compressed format, made with the queue (its magic
+        /// cookie is there before recording starts, as on Apple).
+        var encoding: InputPacketEncoding?
         /// Engine buffers recorded at the device rate, with their frame counts, waiting to be
         /// converted into the queue's buffers (an input queue with a ``conversion``); handed back to
         /// the engine queue once converted.

@@ -32,9 +32,10 @@ extension CompatQueue {
                     "the device '\(engine.device.name)' has \(engine.device.inputChannelCount) inputs but the queue records \(layout.format.channelCount) channels; choose a device with more inputs (AudioQueueSetDefaultDevice)")
             }
             let queue: InputQueue
-            if layout.format.sampleRate != engine.sampleRate {
+            if layout.format.sampleRate != engine.sampleRate || state.encoding != nil {
                 let conversion = try InputRateConversion(layout: layout, deviceRate: engine.sampleRate,
-                                                         factory: engine.rateConverterFactory ?? SoxrRateConverter.factory)
+                                                         factory: engine.rateConverterFactory ?? SoxrRateConverter.factory,
+                                                         encoding: state.encoding)
                 queue = try engine.makeInputQueue(format: conversion.internalFormat) { [self] _, buffer, start, frames in
                     convertedInput(buffer, start: start, frames: frames)
                 }

@@ -21,6 +21,9 @@ extension CompatQueue {
                 throw AudioQueueError(.enqueueDuringReset, "the queue is being reset (AudioQueueReset or AudioQueueStop(true)) and is still handing back \(state.resetting.count) buffers; enqueue after the reset")
             }
             guard isOutput else {
+                if let encoding = state.encoding, Int(ref.pointee.mAudioDataBytesCapacity) < encoding.maximumPacketSize {
+                    throw AudioQueueError(.invalidBuffer, "a \(ref.pointee.mAudioDataBytesCapacity)-byte buffer cannot hold a \(fourCharCodeString(encoding.format.codec.formatID)) packet (up to \(encoding.maximumPacketSize) bytes); size buffers with kAudioQueueProperty_MaximumOutputPacketSize")
+                }
                 let item = Enqueue(buffer: ref, startTime: nil, trimStart: 0, trimEnd: 0, parameters: [])
                 if state.isBound { _ = try submit(item, &state) }
                 state.enqueued.append(item)

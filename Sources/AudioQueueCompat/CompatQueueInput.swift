@@ -3,9 +3,27 @@ import Lockstep
 // The input side: recorded engine buffers are copied (or, at another rate than the device's,
 // converted) into the queue's buffers and go to the user's input callback.
 extension CompatQueue {
-    /// A buffer of the queue filled by an ``InputRateConversion``: the buffer, its queue sample
-    /// time and its frame count.
-    typealias ConvertedBuffer = (AudioQueueBufferRef, Int64, Int)
+    /// The compressed formats input queues record into: Apple's (AAC, ALAC, IMA4, µ-law, a-law).
+    /// MP3, FLAC and Opus are decoded by playback queues only.
+    static let recordableCodecs: Set<CompressedFormat.Codec> = [.aac, .alac, .ima4, .ulaw, .alaw]
+
+    /// Makes the encoder of an input queue of a compressed format, whose magic cookie the queue
+    /// then reports (`kAudioQueueProperty_MagicCookie`) before recording starts, as on Apple.
+    /// - Throws: `kAudioFormatUnsupportedDataFormatError` for a format input queues do not record
+    ///   into, or that the encoder refuses.
+    func prepareEncoding(_ format: CompressedFormat) throws(AudioQueueError) {
+        guard Self.recordableCodecs.contains(format.codec) else {
+            throw AudioQueueError(kAudioFormatUnsupportedDataFormatError, "input queues record into AAC, ALAC, IMA4, µ-law and a-law (as Apple's do), not \(fourCharCodeString(format.codec.formatID)); record one of those or linear PCM and encode it with ExtAudioFile")
+        }
+        let encoding = try InputPacketEncoding(format: format)
+        state.withLock { state in
+            state.encoding = encoding
+            state.magicCookie = encoding.cookie
+        }
+    }
+
+    /// A buffer of the queue filled by an ``InputRateConversion``, and what it was filled with.
+    typealias ConvertedBuffer = (AudioQueueBufferRef, InputRateConversion.Fill)
 
     /// A recorded engine buffer at the queue's rate: copy it into the queue's buffer and deliver
     /// that. Called on the callback thread.
@@ -62,18 +80,18 @@ extension CompatQueue {
                     state.recorded.removeAll()
                 }
                 while let item = state.enqueued.first {
-                    if let (time, frames) = conversion.fill(item.buffer, final: false) {
+                    if let fill = conversion.fill(item.buffer, final: false) {
                         state.enqueued.removeFirst()
                         state.buffers[item.buffer]?.isEnqueued = false
-                        filled.append((item.buffer, time, frames))
+                        filled.append((item.buffer, fill))
                     } else if !state.recorded.isEmpty {
                         let (buffer, frames) = state.recorded.removeFirst()
                         buffer.withFloatSamples { conversion.append($0.baseAddress!, frames: frames) }
                         converted.append(buffer)
-                    } else if conversion.ended, let (time, frames) = conversion.fill(item.buffer, final: true) {
+                    } else if conversion.ended, let fill = conversion.fill(item.buffer, final: true) {
                         state.enqueued.removeFirst()
                         state.buffers[item.buffer]?.isEnqueued = false
-                        filled.append((item.buffer, time, frames))
+                        filled.append((item.buffer, fill))
                     } else {
                         break
                     }
@@ -88,7 +106,7 @@ extension CompatQueue {
         // callback that could enqueue one) is left to take what remains.
         state.withLock { state in
             guard let conversion = state.conversion, conversion.flushing, conversion.ended else { return }
-            if conversion.fifoFrames == 0 || (state.enqueued.isEmpty && state.inputCallbacksRunning == 0) {
+            if conversion.waitingFrames == 0 || (state.enqueued.isEmpty && state.inputCallbacksRunning == 0) {
                 conversion.flushing = false
             }
         }
@@ -131,14 +149,17 @@ extension CompatQueue {
         let (engine, origin, ratio) = state.withLock {
             ($0.engine, $0.inputOrigin ?? 0, $0.conversion?.deviceFramesPerFrame ?? 1)
         }
-        for (ref, time, frames) in filled {
-            let device = origin + Int64((Double(time) * ratio).rounded())
-            deliverInput(ref, sampleTime: time, hostTime: engine?.hostTime(forSampleTime: device) ?? 0, packets: UInt32(frames))
+        for (ref, fill) in filled {
+            let device = origin + Int64((Double(fill.sampleTime) * ratio).rounded())
+            deliverInput(ref, sampleTime: fill.sampleTime, hostTime: engine?.hostTime(forSampleTime: device) ?? 0,
+                         packets: UInt32(fill.packets), descriptions: fill.descriptions)
         }
     }
 
-    /// Calls the input callback (or block) with a filled buffer.
-    func deliverInput(_ ref: AudioQueueBufferRef, sampleTime: Int64, hostTime: UInt64, packets: UInt32) {
+    /// Calls the input callback (or block) with a filled buffer and, for a compressed format of
+    /// variable packet size, its packet descriptions (valid during the call, as on Apple).
+    func deliverInput(_ ref: AudioQueueBufferRef, sampleTime: Int64, hostTime: UInt64, packets: UInt32,
+                      descriptions: [AudioStreamPacketDescription]? = nil) {
         var time = AudioTimeStamp()
         time.mSampleTime = Double(sampleTime)
         time.mHostTime = hostTime
@@ -147,7 +168,12 @@ extension CompatQueue {
         let queue = self.ref
         switch callback {
         case .input(let proc):
-            CallbackThread.run { withUnsafePointer(to: &time) { proc(userData, queue, ref, $0, packets, nil) } }
+            CallbackThread.run {
+                withUnsafePointer(to: &time) { stamp in
+                    guard let descriptions else { return proc(userData, queue, ref, stamp, packets, nil) }
+                    descriptions.withUnsafeBufferPointer { proc(userData, queue, ref, stamp, packets, $0.baseAddress) }
+                }
+            }
         case .inputBlock(let block, let dispatch):
             let stamp = time
             // While converting, a stop waits for blocks still to run (they may enqueue again), and
@@ -159,7 +185,10 @@ extension CompatQueue {
             }
             onDispatchQueue(dispatch) { [self] in
                 var time = stamp
-                withUnsafePointer(to: &time) { block(queue, ref, $0, packets, nil) }
+                withUnsafePointer(to: &time) { stamp in
+                    guard let descriptions else { return block(queue, ref, stamp, packets, nil) }
+                    descriptions.withUnsafeBufferPointer { block(queue, ref, stamp, packets, $0.baseAddress) }
+                }
                 if let engine {
                     state.withLock { $0.inputCallbacksRunning -= 1 }
                     schedulePump(engine)

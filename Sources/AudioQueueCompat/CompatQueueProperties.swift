@@ -89,6 +89,16 @@ extension CompatQueue {
         }
     }
 
+    /// The encoder of an input queue of a compressed format, for the Audio Converter properties
+    /// Apple's queues answer for the converter inside them (`kAudioConverterPrimeInfo`,
+    /// `kAudioConverterPropertyMaximumOutputPacketSize`); other queues have none.
+    private func requireEncoding(_ id: AudioQueuePropertyID) throws(AudioQueueError) -> InputPacketEncoding {
+        guard let encoding = state.withLock({ $0.encoding }) else {
+            throw AudioQueueError(.invalidProperty, "property '\(fourCharCodeString(id))' belongs to the encoder of an input queue recording a compressed format; this queue has none")
+        }
+        return encoding
+    }
+
     func unknownProperty(_ id: AudioQueuePropertyID) -> AudioQueueError {
         AudioQueueError(.invalidProperty, "property '\(fourCharCodeString(id))' is not an audio queue property Lockstep knows")
     }
@@ -117,6 +127,12 @@ extension CompatQueue {
             try requireOutputProperty(id)
             return 4
         case kAudioQueueProperty_ConverterError, kAudioQueueProperty_HardwareCodecPolicy: return 4
+        case kAudioConverterPropertyMaximumOutputPacketSize:
+            _ = try requireEncoding(id)
+            return 4
+        case kAudioConverterPrimeInfo:
+            _ = try requireEncoding(id)
+            return UInt32(MemoryLayout<AudioConverterPrimeInfo>.size)
         case kAudioQueueProperty_ChannelAssignments:
             return UInt32(layout.format.channelCount * MemoryLayout<AudioQueueChannelAssignment>.stride)
         case kAudioQueueDeviceProperty_SampleRate: return 8
@@ -167,6 +183,14 @@ extension CompatQueue {
             try putBytes(state.withLock { $0.magicCookie })
         case kAudioQueueProperty_MaximumOutputPacketSize:
             try put(UInt32(compressed?.packetSizeUpperBound ?? layout.bytesPerFrame))
+        case kAudioConverterPropertyMaximumOutputPacketSize:
+            try put(UInt32(try requireEncoding(id).maximumPacketSize))
+        case kAudioConverterPrimeInfo:
+            let encoding = try requireEncoding(id)
+            let info = state.withLock { _ in
+                AudioConverterPrimeInfo(leadingFrames: UInt32(encoding.primingFrames), trailingFrames: UInt32(encoding.remainderFrames))
+            }
+            try put(info)
         case kAudioQueueProperty_StreamDescription:
             try put(compressed?.streamDescription ?? layout.streamDescription)
         case kAudioQueueProperty_ChannelLayout:
@@ -177,7 +201,8 @@ extension CompatQueue {
             try requireOutputProperty(id)
             try put(UInt32(state.withLock { $0.decodeBufferFrames }))
         case kAudioQueueProperty_ConverterError:
-            try put(UInt32(0))
+            // The encoder's last failure (an input queue of a compressed format), else none.
+            try put(state.withLock { UInt32(bitPattern: $0.encoding?.lastError ?? 0) })
         case kAudioQueueProperty_EnableTimePitch:
             try requireOutputProperty(id)
             try put(UInt32(0))
@@ -311,6 +336,9 @@ extension CompatQueue {
             // A larger decode buffer may take buffers now.
             engine?.performOnCallbackThread { [weak self] in self?.releaseDecoded() }
         case kAudioQueueProperty_MagicCookie:
+            if state.withLock({ $0.encoding != nil }) {
+                throw AudioQueueError(kAudioQueueErr_InvalidPropertyValue, "a recording queue's encoder makes the magic cookie; get it (kAudioQueueProperty_MagicCookie) and set it on the file, do not set it on the queue")
+            }
             let bytes = Array(UnsafeRawBufferPointer(start: data, count: Int(size)))
             if let compressed { _ = try MagicCookie.extradata(bytes, codec: compressed.codec) }
             state.withLock { state in

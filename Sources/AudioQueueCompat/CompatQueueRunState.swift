@@ -117,7 +117,7 @@ extension CompatQueue {
     private func conversionEnd() -> Int64? {
         state.withLock { (state) -> Int64? in
             guard let conversion = state.conversion, let origin = state.inputOrigin else { return nil }
-            let room = state.enqueued.reduce(0) { $0 + Int($1.buffer.pointee.mAudioDataBytesCapacity) / layout.bytesPerFrame }
+            let room = state.enqueued.reduce(0) { $0 + conversion.frameCapacity($1.buffer) }
             let frames = conversion.deliveredFrames + Int64(room)
             return origin + Int64((Double(frames) * conversion.deviceFramesPerFrame).rounded(.up))
         }

@@ -47,6 +47,14 @@ final class CompressedFixtures: @unchecked Sendable {
     var alacCAF: String { get throws { try file("sine-alac.caf", ["-c:a", "alac"]) } }
     var ima4CAF: String { get throws { try file("sine-ima4.caf", ["-c:a", "adpcm_ima_qt"]) } }
 
+    /// The length in frames `ffprobe` reads from the audio stream's header (an MPEG-4 edit list's).
+    static func probeDuration(_ path: String) throws -> Int? {
+        let result = try CLI.run(["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=duration_ts", "-of", "csv=p=0", path],
+                                 timeout: 60, executable: "/usr/bin/ffprobe")
+        try #require(result.status == 0, "ffprobe: \(result.stderr)")
+        return Int(result.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     /// The packet sizes `ffprobe` reports for the file's audio stream.
     static func probePacketSizes(_ path: String) throws -> [Int] {
         let result = try CLI.run(["-v", "error", "-select_streams", "a:0", "-show_entries", "packet=size", "-of", "csv=p=0", path],

@@ -85,15 +85,11 @@ extension JACKTests {
         @Test("a 44.1 kHz recorder with 5 ms buffers on a 48 kHz server writes every frame up to the stop")
         func recorder5ms() throws { try recordAndCheck(bufferSeconds: 0.005, seconds: 2) }
 
-        /// Plays a 2.9 s 44.1 kHz ramp (0.2 … 0.9, float) through AQPlayer (Apple's playback
-        /// callback: read packets, enqueue, stop at the end) with `packets`-frame buffers on a
-        /// 48 kHz server with `period`-frame cycles, records the server's output, and checks every
-        /// frame is heard, once, in order.
-        func playAndCheck(packets: Int, period: Int) throws {
-            let fileFrames = 127_890                                  // 2.9 s at 44.1 kHz
-            let ramp = (0..<fileFrames).map { Float(0.2 + 0.7 * Double($0) / Double(fileFrames - 1)) }
-            let path = temp.file("ramp-\(packets)-\(period).wav")
-            try writeFile(path, ramp, rate: 44100, channels: 1, format: .float32)
+        /// Plays `path` through AQPlayer (Apple's playback callback: read packets, enqueue, stop at
+        /// the end) with `packets`-packet buffers on a 48 kHz server with `period`-frame cycles,
+        /// and returns what the player printed and the server's output, recorded by an
+        /// independent JACK client.
+        func playThroughJACK(_ path: String, packets: Int, period: Int) throws -> (result: CLI.Result, audio: [Float], xruns: Int) {
             let server = try JACKServer(sampleRate: 48000, period: period)
             let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 8)
             try capture.start()
@@ -101,9 +97,20 @@ extension JACKTests {
             let result = try runExample("AQPlayer", [path, "--server", server.name, "--packets", String(packets),
                                                      "--connect", capture.portNames[0]])
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stdout.contains("played \(fileFrames) packets"), "\(result.stdout)")
             capture.stop()
-            let audio = capture.channel(0)
+            return (result, capture.channel(0), capture.xrunCount)
+        }
+
+        /// Plays a 2.9 s 44.1 kHz ramp (0.2 … 0.9, float) through AQPlayer with `packets`-frame
+        /// buffers on a 48 kHz server with `period`-frame cycles, records the server's output, and
+        /// checks every frame is heard, once, in order.
+        func playAndCheck(packets: Int, period: Int) throws {
+            let fileFrames = 127_890                                  // 2.9 s at 44.1 kHz
+            let ramp = (0..<fileFrames).map { Float(0.2 + 0.7 * Double($0) / Double(fileFrames - 1)) }
+            let path = temp.file("ramp-\(packets)-\(period).wav")
+            try writeFile(path, ramp, rate: 44100, channels: 1, format: .float32)
+            let (result, audio, xruns) = try playThroughJACK(path, packets: packets, period: period)
+            #expect(result.stdout.contains("played \(fileFrames) packets"), "\(result.stdout)")
             // 2.9 s at 48 kHz. The ramp starts at 0.2 and ends at 0.9, so a threshold of 0.1 (half
             // the first value) cuts the converted edges within a frame of where they belong.
             let expected = Int((Double(fileFrames) * Self.ratio).rounded())      // 139 200
@@ -116,11 +123,46 @@ extension JACKTests {
             let inside = heard.isEmpty ? [] : Array(audio[(first + 100)...(last - 100)])
             let jump = zip(inside, inside.dropFirst()).map { abs($1 - $0) }.max() ?? 1
             print("AQPlayer 44.1 kHz, \(packets)-frame buffers, period \(period): heard \(heard.count) frames "
-                  + "(span \(span)) of \(expected) (\(fileFrames) file frames); largest step \(jump); xruns \(capture.xrunCount)")
+                  + "(span \(span)) of \(expected) (\(fileFrames) file frames); largest step \(jump); xruns \(xruns)")
             #expect(abs(heard.count - expected) <= 3, "heard \(heard.count) of \(expected) frames")
             #expect(span == heard.count, "\(span - heard.count) silent frames inside the sound")
-            if capture.xrunCount == 0 { #expect(jump < 5e-5, "a jump of \(jump): audio skipped") }
+            if xruns == 0 { #expect(jump < 5e-5, "a jump of \(jump): audio skipped") }
         }
+
+        /// Plays a 44.1 kHz mono cosine (441 Hz, 0.5, from a peak to a peak) encoded by ffmpeg as
+        /// `codec` through AQPlayer with buffers of `packets` packets (descriptions, cookie, the
+        /// packet table's trims) on a 48 kHz server, and checks from the capture that every valid
+        /// frame is heard, once: the sound lasts the file's valid frames at 48 kHz, and no silence
+        /// longer than the cosine's zero crossings lies inside it.
+        func playCompressedAndCheck(_ name: String, codec: [String], packets: Int) throws {
+            let fileFrames = 127_851                                  // 2.9 s; frame 127 850 is a peak
+            let cosine = (0..<fileFrames).map { Float(0.5 * cos(2 * Double.pi * 441 * Double($0) / 44100)) }
+            let source = temp.file("cosine-\(name).wav")
+            try writeFile(source, cosine, rate: 44100, channels: 1, format: .float32)
+            let path = temp.file("cosine.\(name)")
+            let made = try CLI.run(["-hide_banner", "-loglevel", "error", "-y", "-i", source] + codec + [path],
+                                   timeout: 60, executable: "/usr/bin/ffmpeg")
+            try #require(made.status == 0, "ffmpeg: \(made.stderr)")
+            let (result, audio, xruns) = try playThroughJACK(path, packets: packets, period: 256)
+            #expect(result.stdout.contains("played \(fileFrames) frames"), "\(result.stdout)")
+            // A threshold of 0.1 (a fifth of the peaks at both ends) leaves out the converter's
+            // ringing past the edges and, inside, at most 8 frames around each zero crossing.
+            let expected = Int((Double(fileFrames) * Self.ratio).rounded())      // 139 158
+            let loud = audio.indices.filter { abs(audio[$0]) > 0.1 }
+            let first = loud.first ?? 0, last = loud.last ?? 0
+            let span = loud.isEmpty ? 0 : last - first + 1
+            let longestQuiet = zip(loud, loud.dropFirst()).map { $1 - $0 - 1 }.max() ?? 0
+            print("AQPlayer \(name), \(packets)-packet buffers at 44.1 kHz on 48 kHz: sound spans \(span) frames of \(expected) "
+                  + "(\(fileFrames) valid file frames); longest quiet stretch inside \(longestQuiet) frames; xruns \(xruns)")
+            #expect(abs(span - expected) <= 3, "the sound spans \(span) frames, \(expected) expected")
+            #expect(longestQuiet <= 12, "\(longestQuiet) quiet frames inside the sound: audio missing (xruns: \(xruns))")
+        }
+
+        @Test("a file player with buffers of 2 MP3 packets at 44.1 kHz on a 48 kHz server plays every valid frame")
+        func playerMP3() throws { try playCompressedAndCheck("mp3", codec: ["-c:a", "libmp3lame", "-b:a", "160k"], packets: 2) }
+
+        @Test("a file player with buffers of 2 AAC packets (M4A) at 44.1 kHz on a 48 kHz server plays every valid frame")
+        func playerAAC() throws { try playCompressedAndCheck("m4a", codec: ["-c:a", "aac", "-b:a", "128k"], packets: 2) }
 
         @Test("a file player with 100-frame buffers at 44.1 kHz on a 48 kHz server plays every frame (period 256)")
         func player100Frames() throws { try playAndCheck(packets: 100, period: 256) }

@@ -164,18 +164,35 @@ extension JACKTests {
             let result = try runExample("AQRecorder", [path, "--seconds", "1", "--server", server.name, "--bits", "24",
                                                        "--connect", ramp.portNames[0], "--connect", ramp.portNames[0]] + arguments)
             #expect(result.status == 0, "\(result.stderr)")
-            let (format, samples) = try integerSamples(path)
+            let (format, samples) = name.hasSuffix(".aiff") ? try integerSamples(path) : try decodedIntegerSamples(path)
             return (result, format, samples, ramp.xrunCount)
         }
 
-        @Test("AQRecorder records a JACK ramp into big-endian 24-bit AIFF without losing or repeating a frame")
-        func recorder() throws {
-            let (result, format, samples, xruns) = try recordRamp("take.aiff", ["--rate", "48000"])
-            #expect(format.sampleFormat == .int24 && format.channelCount == 2 && format.sampleRate == 48000)
+        /// A compressed file decoded by ExtAudioFile (its valid frames) as 32-bit integers (full
+        /// scale ±2³¹, as ``integerSamples(_:)`` reads); the format is the file's rate and channels.
+        func decodedIntegerSamples(_ path: String) throws -> (StreamFormat, [Int32]) {
+            var file: ExtAudioFileRef?
+            try #require(ExtAudioFileOpenURL(URL(fileURLWithPath: path) as CFURL, &file) == noErr)
+            var fileFormat = AudioStreamBasicDescription()
+            var size = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
+            #expect(ExtAudioFileGetProperty(file!, kExtAudioFileProperty_FileDataFormat, &size, &fileFormat) == noErr)
+            #expect(ExtAudioFileDispose(file!) == noErr)
+            var client = floatClient44
+            client.mSampleRate = fileFormat.mSampleRate
+            let (status, bytes) = try extReadAll(path, client: client)
+            #expect(status == noErr)
+            let samples = floats(bytes).map { Int32(clamping: Int64((Double($0) * 2_147_483_648).rounded())) }
+            return (StreamFormat(sampleRate: fileFormat.mSampleRate, channelCount: Int(fileFormat.mChannelsPerFrame), sampleFormat: .float32), samples)
+        }
+
+        /// Checks a recorded 24-bit ramp (both channels the same): every frame the ramp played is
+        /// recorded once, in order, from its first to the stop, in the packets the recorder wrote.
+        func expectRamp(_ result: CLI.Result, _ samples: [Int32], xruns: Int, framesPerPacket: Int = 1) throws {
             let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] >> 8 }
             let right = stride(from: 1, to: samples.count, by: 2).map { samples[$0] >> 8 }
             #expect(left == right)
-            #expect(left.count > 40_000 && result.stdout.contains("recorded \(left.count) packets"))
+            let packets = (left.count + framesPerPacket - 1) / framesPerPacket
+            #expect(left.count > 40_000 && result.stdout.contains("recorded \(packets) packets"), "\(left.count) frames; \(result.stdout)")
             let first = try #require(left.firstIndex { $0 != 0 })
             #expect(left.count - first > 20_000)
             // Every frame the ramp played is recorded once, in order. A cycle the server skipped
@@ -186,6 +203,40 @@ extension JACKTests {
             #expect(gaps == 0, "the recorded ramp must count up by exactly one every frame")
             let silences = zip(left[first...], left[(first + 1)...]).filter { $0 != 0 && $1 == 0 }.count
             #expect(silences <= xruns, "\(silences) runs of silence in the take with \(xruns) xruns")
+        }
+
+        @Test("AQRecorder records a JACK ramp into big-endian 24-bit AIFF without losing or repeating a frame")
+        func recorder() throws {
+            let (result, format, samples, xruns) = try recordRamp("take.aiff", ["--rate", "48000"])
+            #expect(format.sampleFormat == .int24 && format.channelCount == 2 && format.sampleRate == 48000)
+            try expectRamp(result, samples, xruns: xruns)
+        }
+
+        @Test("AQRecorder --format alac records a JACK ramp into 24-bit ALAC (CAF) through the queue's encoder, every frame once; ffmpeg reads the same length")
+        func recorderALAC() throws {
+            let (result, format, samples, xruns) = try recordRamp("take.caf", ["--rate", "48000", "--format", "alac"])
+            #expect(format.channelCount == 2 && format.sampleRate == 48000)
+            try expectRamp(result, samples, xruns: xruns, framesPerPacket: 4096)
+            let frames = samples.count / 2
+            let packets = (frames + 4095) / 4096
+            let probe = try CLI.run(["-v", "error", "-count_packets", "-show_entries", "stream=nb_read_packets", "-of", "csv=p=0", temp.file("take.caf")],
+                                    timeout: 30, executable: "/usr/bin/ffprobe")
+            #expect(Int(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) == packets)
+            let decoded = try CLI.run(["-hide_banner", "-loglevel", "error", "-y", "-i", temp.file("take.caf"), "-f", "s32le", temp.file("take.s32")],
+                                      timeout: 30, executable: "/usr/bin/ffmpeg")
+            #expect(decoded.status == 0)
+            let theirs = (try? Data(contentsOf: URL(fileURLWithPath: temp.file("take.s32"))).count) ?? 0
+            #expect(theirs == frames * 2 * 4, "ffmpeg decodes \(theirs / 8) frames, the packet table says \(frames)")
+        }
+
+        @Test("AQRecorder --format aac records 44.1 kHz AAC (M4A) from a 48 kHz server: the packet table's frames are the edit list's ffprobe reads")
+        func recorderAAC() throws {
+            let (result, format, samples, _) = try recordRamp("take.m4a", ["--format", "aac"])
+            #expect(format.channelCount == 2 && format.sampleRate == 44100)
+            let frames = samples.count / 2
+            #expect(frames > 40_000 && frames < 60_000, "\(frames) frames in a 1 s take; \(result.stdout)")
+            #expect(try CompressedFixtures.probeDuration(temp.file("take.m4a")) == frames)
+            #expect(result.stdout.contains("packets (aac"))
         }
 
         @Test("AQRecorder at the listing's 44.1 kHz on a 48 kHz server records the ramp converted, smoothly")

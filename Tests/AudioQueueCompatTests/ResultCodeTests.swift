@@ -36,12 +36,18 @@ extension AQCompatTests {
             // PCM's flags on an AAC description name object type 12: refused, saying which to use.
             #expect(AudioQueueNewOutput(&aac, logOutput, nil, nil, nil, 0, &queue) == kAudioFormatUnsupportedDataFormatError)
             #expect(AudioQueueCompatLastErrorMessage()?.contains("kMPEG4Object_AAC_LC") == true)
-            // AAC-LC plays; recording it is not provided (record PCM, encode with ExtAudioFile).
+            // AAC-LC plays and records; MP3 only plays (Apple has no MP3 encoder either).
             aac.mFormatFlags = kMPEG4Object_AAC_LC
             #expect(AudioQueueNewOutput(&aac, logOutput, nil, nil, nil, 0, &queue) == noErr)
             #expect(AudioQueueDispose(queue!, true) == noErr)
             queue = nil
-            #expect(AudioQueueNewInput(&aac, logInput, nil, nil, nil, 0, &queue) == kAudioFormatUnsupportedDataFormatError)
+            #expect(AudioQueueNewInput(&aac, logInput, nil, nil, nil, 0, &queue) == noErr)
+            #expect(AudioQueueDispose(queue!, true) == noErr)
+            queue = nil
+            var mp3 = aac
+            mp3.mFormatID = kAudioFormatMPEGLayer3
+            mp3.mFormatFlags = 0
+            #expect(AudioQueueNewInput(&mp3, logInput, nil, nil, nil, 0, &queue) == kAudioFormatUnsupportedDataFormatError)
             #expect(AudioQueueCompatLastErrorMessage()?.contains("ExtAudioFile") == true)
             var opus = aac
             opus.mFormatID = kAudioFormatOpus

@@ -150,6 +150,8 @@ final class CompressedAudioFile: @unchecked Sendable {
             }
             switch id {
             case kAudioFilePropertyMagicCookieData:
+                // Apple's recording guide sets the cookie again after recording: the same one is fine.
+                if writer.packetsWritten > 0 && Array(data) == writer.cookie { return }
                 guard writer.packetsWritten == 0 else {
                     throw AudioQueueError(kAudioFileOperationNotSupportedError, "the magic cookie is written with the first packet; set it before writing packets")
                 }
@@ -162,6 +164,9 @@ final class CompressedAudioFile: @unchecked Sendable {
                 let table = data.loadUnaligned(as: AudioFilePacketTableInfo.self)
                 guard table.mPrimingFrames >= 0, table.mRemainderFrames >= 0, Int(table.mRemainderFrames) < max(format.framesPerPacket, 1) else {
                     throw AudioQueueError(kAudio_ParamError, "priming (\(table.mPrimingFrames)) must not be negative and remainder (\(table.mRemainderFrames)) must be less than a packet (\(format.framesPerPacket) frames)")
+                }
+                guard Int(table.mPrimingFrames) == writer.primingFrames || writer.canChangePriming else {
+                    throw AudioQueueError(kAudioFileOperationNotSupportedError, "an MPEG-4 file's priming is written with its first packets: set kAudioFilePropertyPacketTableInfo's mPrimingFrames (\(table.mPrimingFrames)) before writing packets, the remainder may follow at the end")
                 }
                 writer.primingFrames = Int(table.mPrimingFrames)
                 writer.remainderFrames = Int(table.mRemainderFrames)

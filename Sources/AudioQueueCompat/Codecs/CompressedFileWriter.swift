@@ -23,6 +23,9 @@ final class CompressedFileWriter {
     var cookie: [UInt8] = []
     var primingFrames = 0
     var remainderFrames = 0
+    /// Whether the priming frames may still change: always for CAF (its `pakt` is written at the
+    /// end), for MPEG-4 only until the first packet is muxed (its time stamps carry the priming).
+    var canChangePriming: Bool { fileType == kAudioFileCAFType || framesWritten == 0 }
     private(set) var packetsWritten: Int64 = 0
     private(set) var bytesWritten: Int64 = 0
     private(set) var maximumPacketSize = 0
@@ -124,7 +127,14 @@ final class CompressedFileWriter {
             parameters.pointee.extradata = data.assumingMemoryBound(to: UInt8.self)
             parameters.pointee.extradata_size = Int32(bytes.count)
         }
-        let result = avformat_write_header(context, nil)
+        // MPEG-4's edit list counts in the movie's time scale (libavformat's default: 1000 a
+        // second); at the sample rate it holds the valid frames exactly.
+        var options: OpaquePointer?
+        defer { av_dict_free(&options) }
+        if fileType == kAudioFileM4AType || fileType == kAudioFileMPEG4Type, format.sampleRate == format.sampleRate.rounded() {
+            av_dict_set(&options, "movie_timescale", String(Int(format.sampleRate)), 0)
+        }
+        let result = avformat_write_header(context, &options)
         guard result >= 0 else {
             throw AudioQueueError(sink.failed ? kAudioFilePermissionsError : kAudioFileUnsupportedDataFormatError, "the file's header could not be written: \(FFmpeg.message(result))")
         }

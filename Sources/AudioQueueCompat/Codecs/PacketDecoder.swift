@@ -42,6 +42,9 @@ final class PacketDecoder {
         context.pointee.sample_rate = Int32(format.sampleRate)
         av_channel_layout_default(&context.pointee.ch_layout, Int32(format.channelCount))
         if format.codec == .ima4 { context.pointee.block_align = Int32(format.bytesPerPacket) }
+        // Every decoded frame comes out: the codec's own skipping (Opus drops its cookie's
+        // pre-skip) is off, since Apple's decoders leave priming to the packet table and trims.
+        context.pointee.flags2 |= Int32(AV_CODEC_FLAG2_SKIP_MANUAL)
         if !extradata.isEmpty {
             let size = extradata.count
             guard let data = av_mallocz(size + Int(AV_INPUT_BUFFER_PADDING_SIZE)) else {

@@ -26,6 +26,9 @@ final class PacketEncoder {
     private var packet: UnsafeMutablePointer<AVPacket>?
     private var pending: [Float] = []
     private let smallLastFrame: Bool
+    /// Whether packets of one frame (the codec takes any number of frames at once, and hands
+    /// back one block) are encoded many at a time and split into packets of `bytesPerPacket`.
+    private var splitsPackets: Bool { framesPerPacket == 1 && format.bytesPerPacket > 0 }
     /// Input frames taken so far and packets' frames handed out, for the last packet's length.
     private(set) var inputFrames = 0
     private var outputFrames = 0
@@ -90,8 +93,13 @@ final class PacketEncoder {
         inputFrames += frames
         var packets: [EncodedPacket] = []
         let whole = pending.count / format.channelCount / framesPerPacket
-        for index in 0..<whole {
-            try send(offset: index * framesPerPacket, frames: framesPerPacket, into: &packets)
+        if whole > 0 && splitsPackets {
+            // One frame a packet (µ-law, a-law): encoded in one go, split into packets below.
+            try send(offset: 0, frames: whole, into: &packets)
+        } else {
+            for index in 0..<whole {
+                try send(offset: index * framesPerPacket, frames: framesPerPacket, into: &packets)
+            }
         }
         pending.removeFirst(whole * framesPerPacket * format.channelCount)
         return packets
@@ -166,9 +174,15 @@ final class PacketEncoder {
             guard result >= 0 else {
                 throw AudioQueueError(kAudioFormatUnsupportedDataFormatError, "the \(format) encoder failed: \(FFmpeg.message(result))")
             }
-            let data = Array(UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size)))
-            let frames = packet.pointee.duration > 0 ? Int(packet.pointee.duration) : framesPerPacket
-            packets.append(EncodedPacket(data: data, frames: frames))
+            let data = UnsafeBufferPointer(start: packet.pointee.data, count: Int(packet.pointee.size))
+            if splitsPackets {
+                for start in stride(from: 0, to: data.count - format.bytesPerPacket + 1, by: format.bytesPerPacket) {
+                    packets.append(EncodedPacket(data: Array(data[start..<(start + format.bytesPerPacket)]), frames: 1))
+                }
+            } else {
+                let frames = packet.pointee.duration > 0 ? Int(packet.pointee.duration) : framesPerPacket
+                packets.append(EncodedPacket(data: Array(data), frames: frames))
+            }
             av_packet_unref(packet)
         }
     }
