@@ -308,6 +308,11 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         let status = JACKStatus(raw)
         let serverText = server.map { "'\($0)'" } ?? "the default JACK server"
         if !status.isDisjoint(with: [.serverFailed, .serverError]) {
+            // libjack says the same when a running server refused the client: tell them apart by
+            // the server's socket (jackd2's, in /dev/shm).
+            if FileManager.default.fileExists(atPath: "/dev/shm/jack_\(server ?? "default")_\(getuid())_0") {
+                return "\(serverText) is running but did not accept the client; a client of the same name opening at the same moment on another JACK server of this machine makes that happen (jackd2 names a client's socket after the client alone): use a client name of its own, or try again"
+            }
             return "cannot connect to \(serverText): no server is running; start one (jackd -d alsa, or jackd -d dummy on a machine without a sound card) or let lockstep start one"
         }
         if status.contains(.versionError) {

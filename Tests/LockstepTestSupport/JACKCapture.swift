@@ -63,7 +63,7 @@ public final class JACKCapture: @unchecked Sendable {
     ///   - channels: The number of input ports; at least `sources.count`. Defaults to
     ///     `sources.count`.
     ///   - maxSeconds: How much to record at most.
-    ///   - name: The client name; `lockstep-capture-<n>` by default.
+    ///   - name: The client name; `lockstep-capture-<pid>-<n>` by default.
     ///   - playbackLatencies: Optional, one per channel: the capture then behaves like a
     ///     playback device whose input `i` is heard `playbackLatencies[i]` frames after it
     ///     arrives, and declares that playback latency on the port (JACK's latency API).
@@ -101,7 +101,7 @@ public final class JACKCapture: @unchecked Sendable {
         guard maxSeconds > 0 && maxSeconds <= 600 else {
             throw JACKFixtureError.invalidArgument("maxSeconds \(maxSeconds) is outside (0, 600]")
         }
-        let requested = name ?? "lockstep-capture-\(JACKFixtureSupport.nextSerial())"
+        let requested = name ?? JACKFixtureSupport.uniqueClientName("lockstep-capture")
         let client = try JACKFixtureSupport.openClient(named: requested, serverName: serverName)
         let rate = Int(jack_get_sample_rate(client))
         let capacity = Int((maxSeconds * Double(rate)).rounded(.up))
