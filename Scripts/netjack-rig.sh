@@ -17,6 +17,9 @@
 #   loss b|c PERCENT   drop PERCENT % of the UDP packets slave B/C receives (nftables, in the
 #                      slave's input hook; 0 removes the rule)  -> "ok loss b 3"
 #   loss m PERCENT     the same on the master's input (what the slaves send back)
+#   cut b|c on|off     a network outage of slave B/C: every UDP packet it receives and every one
+#                      the master receives from it is dropped (both receivers' input hooks), as
+#                      an unplugged cable would; `off` ends it      -> "ok cut c on"
 #   counters           packets dropped so far per namespace     -> "counters m=0 b=17 c=0"
 #   slaves             the netjack2 slave clients the master has now -> "slaves NAME…"
 #   quit               clean up and exit
@@ -64,6 +67,7 @@ b_name="${id}b"; c_name="${id}c"
 subnet="10.253.$(( $$ % 250 + 1 ))"
 logs=$(mktemp -d "${TMPDIR:-/tmp}/netjack-rig.XXXXXX")
 pids=()
+slave_pids=()
 namespaces=()
 deadline=$(( $(date +%s) + seconds ))
 left() { local n=$(( deadline - $(date +%s) )); (( n > 1 )) && echo "$n" || echo 1; }
@@ -71,18 +75,13 @@ left() { local n=$(( deadline - $(date +%s) )); (( n > 1 )) && echo "$n" || echo
 cleanup() {
     local status=$?
     trap - EXIT INT TERM HUP PIPE
-    for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
-    for _ in $(seq 20); do
-        local alive=0
-        for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
-        ((alive)) || break
-        sleep 0.1
-    done
-    for pid in "${pids[@]}"; do kill -KILL "$pid" 2>/dev/null || true; done
-    for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-    # Servers killed hard leave their shared memory behind.
+    # The slaves first, while the master still drives them (a slave whose master is gone waits
+    # for it in a blocking receive and may outlast its grace period), then everything else.
+    stop_pids "${slave_pids[@]}"
+    stop_pids "${pids[@]}"
+    # Servers killed hard leave their socket, futex and shared-memory files behind.
     for server in "$master_server" "$b_server" "$c_server"; do
-        rm -rf "/dev/shm/jack-$(id -u)/$server" 2>/dev/null || true
+        rm -f "/dev/shm/jack_${server}_$(id -u)_"* 2>/dev/null || true
         rm -f /dev/shm/jack_sem.*_"${server}"_* 2>/dev/null || true
     done
     for ns in "${namespaces[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
@@ -91,6 +90,20 @@ cleanup() {
     fi
     rm -rf "$logs"
     exit "$status"
+}
+# Stops processes: SIGTERM, up to 2 s, then SIGKILL, and reaps them.
+stop_pids() {
+    local pid
+    (($#)) || return 0
+    for pid in "$@"; do kill -TERM "$pid" 2>/dev/null || true; done
+    for _ in $(seq 20); do
+        local alive=0
+        for pid in "$@"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+        ((alive)) || break
+        sleep 0.1
+    done
+    for pid in "$@"; do kill -KILL "$pid" 2>/dev/null || true; done
+    for pid in "$@"; do wait "$pid" 2>/dev/null || true; done
 }
 trap cleanup EXIT
 trap 'exit 143' INT TERM HUP PIPE
@@ -118,12 +131,15 @@ for ns in "$b_ns" "$c_ns"; do
     ip -n "$ns" route add 224.0.0.0/4 dev eth0
     host=$((host + 1))
 done
-# An empty loss table per namespace; `loss` fills its chain.
+# An empty loss table per namespace; `loss` fills its chain input, `cut` its chain cut.
 for ns in "$master_ns" "$b_ns" "$c_ns"; do
     ip netns exec "$ns" nft -f - <<EOF
 table inet lockstep_loss {
     chain input {
         type filter hook input priority 0; policy accept;
+    }
+    chain cut {
+        type filter hook input priority 1; policy accept;
     }
 }
 EOF
@@ -158,6 +174,7 @@ start_slave() {   # ns server name
         for _ in $(seq 50); do master_ports | grep -q "^$name:" || break; sleep 0.1; done
         start_jackd "$ns" "$server" "$logs/$name.$attempt.log" -d net -l "$latency" -n "$name" -s
         local pid="$last_jackd"
+        slave_pids+=("$pid")
         for _ in $(seq 100); do
             master_ports | grep -q "^$name:to_slave_1\$" \
                 && JACK_NO_START_SERVER=1 timeout -k 1 3 jack_lsp -s "$server" 2>/dev/null | grep -q "^system:capture_1\$" && return 0
@@ -177,8 +194,11 @@ start_slave "$c_ns" "$c_server" "$c_name"
 echo "ready master=$master_server slaves=$b_name,$c_name slave_servers=$b_server,$c_server period=$period latency=$latency"
 
 ns_of() { case "$1" in m) echo "$master_ns" ;; b) echo "$b_ns" ;; c) echo "$c_ns" ;; *) return 1 ;; esac; }
-dropped() {   # ns: packets dropped so far
-    ip netns exec "$1" nft list table inet lockstep_loss 2>/dev/null \
+address_of() { case "$1" in b) echo "$subnet.2" ;; c) echo "$subnet.3" ;; *) return 1 ;; esac; }
+dropped() {   # ns [chain]: packets dropped so far by the rules there (default: the whole table)
+    local what=(table inet lockstep_loss)
+    [[ -n "${2:-}" ]] && what=(chain inet lockstep_loss "$2")
+    ip netns exec "$1" nft list "${what[@]}" 2>/dev/null \
         | awk '/counter packets/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
 }
 # Packets dropped by rules already removed, per namespace.
@@ -193,7 +213,7 @@ while IFS= read -r -t "$(left)" line; do
         loss)
             ns=$(ns_of "$a") || { echo "error: loss m|b|c PERCENT"; continue; }
             [[ "$b" =~ ^[0-9]+$ ]] && ((b <= 100)) || { echo "error: PERCENT is 0…100"; continue; }
-            earlier[$a]=$((earlier[$a] + $(dropped "$ns")))
+            earlier[$a]=$((earlier[$a] + $(dropped "$ns" input)))
             ip netns exec "$ns" nft flush chain inet lockstep_loss input
             rule=()
             if ((b == 100)); then rule=(meta l4proto udp counter drop)
@@ -203,6 +223,25 @@ while IFS= read -r -t "$(left)" line; do
                 continue
             fi
             echo "ok loss $a $b"
+            ;;
+        cut)
+            { ns=$(ns_of "$a") && address=$(address_of "$a"); } || { echo "error: cut b|c on|off"; continue; }
+            case "$b" in
+                on)
+                    ip netns exec "$ns" nft add rule inet lockstep_loss cut meta l4proto udp counter drop \
+                        && ip netns exec "$master_ns" nft add rule inet lockstep_loss cut ip saddr "$address" meta l4proto udp counter drop \
+                        || { echo "error: nft refused the rule"; continue; }
+                    ;;
+                off)
+                    # What the rules dropped stays in the counters.
+                    earlier[$a]=$((earlier[$a] + $(dropped "$ns" cut)))
+                    earlier[m]=$((earlier[m] + $(dropped "$master_ns" cut)))
+                    ip netns exec "$ns" nft flush chain inet lockstep_loss cut
+                    ip netns exec "$master_ns" nft flush chain inet lockstep_loss cut
+                    ;;
+                *) echo "error: cut b|c on|off"; continue ;;
+            esac
+            echo "ok cut $a $b"
             ;;
         counters) total_dropped ;;
         slaves) echo "slaves $(master_ports | sed -n 's/:to_slave_1$//p' | tr '\n' ' ')" ;;

@@ -104,7 +104,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// The server the client was opened on (nil: JACK's default).
     private let resolvedServerName: String?
     let realtime: UnsafeMutablePointer<JACKRealtimeState>
-    private let control = Mutex(Control())
+    let control = Mutex(Control())
     /// The live client: nil while the server is away and after ``detach()``. Every call into
     /// JACK with the client happens under this lock, so it is never used after it was closed.
     private let live: Mutex<LiveClient>
@@ -164,6 +164,39 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         var wanted: [Connection] = []
         /// Per output port, what the last latency measurement found and the delay it set.
         var compensation: [OutputCompensation] = []
+        /// Whether the outputs' outages and changes are recorded (``JACKDevice/beginOutputHistory()``),
+        /// and what was recorded per output port (full name).
+        var recordsHistory = false
+        var history: [String: PortHistory] = [:]
+        /// The sample times the process thread stamped on the monitor's marks, by mark.
+        var markTimes: [Int: Int64] = [:]
+        var resolvedMark = 0
+    }
+
+    /// What happened to one output port since ``JACKDevice/beginOutputHistory()``; times are
+    /// marks (stamped by the process thread) with the device time the monitor noticed as fallback.
+    struct PortHistory: Sendable {
+        struct Outage: Sendable {
+            var destination: String
+            /// The port the wanted connection names now (the destination, or its successor).
+            var following: String
+            var lost: Stamp
+            var rejoined: Stamp?
+            var rejoinedAs: String?
+        }
+        struct Change: Sendable {
+            var at: Stamp
+            var latency: Int?
+            var delay: Int
+        }
+        struct Stamp: Sendable {
+            var mark: Int
+            var noticed: Int64
+        }
+        var latency: Int?
+        var delay: Int
+        var outages: [Outage] = []
+        var changes: [Change] = []
     }
 
     /// One connection of one of the device's ports: its short name, the other port, the direction.
@@ -275,6 +308,11 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         let status = JACKStatus(raw)
         let serverText = server.map { "'\($0)'" } ?? "the default JACK server"
         if !status.isDisjoint(with: [.serverFailed, .serverError]) {
+            // libjack says the same when a running server refused the client: tell them apart by
+            // the server's socket (jackd2's, in /dev/shm).
+            if FileManager.default.fileExists(atPath: "/dev/shm/jack_\(server ?? "default")_\(getuid())_0") {
+                return "\(serverText) is running but did not accept the client; a client of the same name opening at the same moment on another JACK server of this machine makes that happen (jackd2 names a client's socket after the client alone): use a client name of its own, or try again"
+            }
             return "cannot connect to \(serverText): no server is running; start one (jackd -d alsa, or jackd -d dummy on a machine without a sound card) or let lockstep start one"
         }
         if status.contains(.versionError) {
@@ -772,6 +810,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         realtime.pointee.playbackLatencySpread.store(alignment.delays.max() ?? 0, ordering: .releasing)
         realtime.pointee.playbackLatency.store(playbackMax, ordering: .releasing)
         if playbackDelaysChanged { realtime.pointee.playbackDelayGeneration.wrappingAdd(1, ordering: .releasing) }
+        recordHistory(compensation: compensation, connections: measured.connections)
         // Capture: the inputs.
         let capture = measured.capture
         let captureMax = capture.compactMap { $0 }.max() ?? 0
@@ -961,19 +1000,49 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
 
     /// Makes the connections the device's ports had before the server went away, as far as the
     /// other ports exist yet (retried by the monitor for 10 s after a restart).
+    ///
+    /// A port that is gone is followed to its successor (``JACKGraph/successor(of:among:)``): a
+    /// netjack2 slave that rejoined as `<name>-01` is connected there, and the connection is
+    /// wanted under the new name from then on.
     private func restoreConnections() {
         let (pending, deadline) = control.withLock { ($0.pendingConnections, $0.restoreDeadline) }
         guard !pending.isEmpty else { return }
         let name = self.name
-        let left: [Connection] = withClient { client in
-            pending.filter { connection in
+        let outcome: (left: [Connection], moved: [(from: Connection, to: String)]) = withClient { client in
+            let existing = JACKGraph.ports(client: client, pattern: nil, flags: 0)
+            var left: [Connection] = []
+            var moved: [(from: Connection, to: String)] = []
+            for connection in pending {
+                guard let other = JACKGraph.successor(of: connection.other, among: existing) else {
+                    left.append(connection)
+                    continue
+                }
                 let ours = "\(name):\(connection.ours)"
-                let result = connection.oursIsOutput ? jack_connect(client, ours, connection.other)
-                                                     : jack_connect(client, connection.other, ours)
-                return result != 0 && result != EEXIST
+                let result = connection.oursIsOutput ? jack_connect(client, ours, other) : jack_connect(client, other, ours)
+                if result != 0 && result != EEXIST {
+                    left.append(connection)
+                } else if other != connection.other {
+                    moved.append((connection, other))
+                }
             }
-        } ?? pending
-        control.withLock { $0.pendingConnections = Date() < deadline ? left : [] }
+            return (left, moved)
+        } ?? (pending, [])
+        control.withLock { state in
+            state.pendingConnections = Date() < deadline ? outcome.left : []
+            for (old, other) in outcome.moved {
+                var new = old
+                new.other = other
+                state.wanted = state.wanted.map { $0 == old ? new : $0 }
+                state.connections = state.connections.map { $0 == old ? new : $0 }
+                let port = "\(name):\(old.ours)"
+                if var history = state.history[port] {
+                    for i in history.outages.indices where history.outages[i].rejoined == nil && history.outages[i].following == old.other {
+                        history.outages[i].following = other
+                    }
+                    state.history[port] = history
+                }
+            }
+        }
     }
 
     // MARK: - Monitor
@@ -1011,8 +1080,11 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         guard let renderer = realtime.pointee.renderer else { return }
         let rt = realtime
         if rt.pointee.portsRegistered.exchange(false, ordering: .acquiringAndReleasing) && isRunning {
-            // A port appeared: the connections the device made that are missing (their other
-            // port went away, as a netjack2 slave's do when it restarts) are made again.
+            // A port appeared or went away: measure (a destination that is gone is noted), then
+            // the connections the device made that are missing (their other port went away, as a
+            // netjack2 slave's do when the master gives it up) are made again, to the port's
+            // successor where it came back under another name.
+            updateLatencies()
             control.withLock { state in
                 let missing = state.wanted.filter { !state.connections.contains($0) }
                 guard !missing.isEmpty else { return }
@@ -1021,6 +1093,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             }
         }
         if rt.pointee.latencyDirty.load(ordering: .acquiring) && isRunning { updateLatencies() }
+        resolveMarks()
         if !control.withLock({ $0.pendingConnections.isEmpty }) {
             restoreConnections()
             updateLatencies()

@@ -38,6 +38,46 @@ public enum JACKGraph {
         }
     }
 
+    /// The name a netjack2 slave announced, from its client name on the master. jackd2's
+    /// netmanager opens a client named after the slave; when a slave rejoins while the client of
+    /// its last session still exists, jackd gives the new one `<name>-01` (… `-99`). Names without
+    /// such a suffix are returned unchanged.
+    public static func announcedSlaveName(ofClient client: String) -> String {
+        let scalars = Array(client.unicodeScalars)
+        guard scalars.count > 3, scalars[scalars.count - 3] == "-",
+              scalars.suffix(2).allSatisfy({ ("0"..."9").contains($0) }) else { return client }
+        return String(String.UnicodeScalarView(scalars.dropLast(3)))
+    }
+
+    /// Whether `port` (a full name) is one of the ports netjack2's netmanager gives a slave on the
+    /// master: `to_slave_N`, `from_slave_N`, `midi_to_slave_N`, `midi_from_slave_N`.
+    public static func isNetSlavePort(_ port: String) -> Bool {
+        guard let colon = port.firstIndex(of: ":") else { return false }
+        let short = port[port.index(after: colon)...]
+        for prefix in ["to_slave_", "from_slave_", "midi_to_slave_", "midi_from_slave_"] where short.hasPrefix(prefix) {
+            let number = short.dropFirst(prefix.count)
+            return !number.isEmpty && number.allSatisfy(\.isNumber)
+        }
+        return false
+    }
+
+    /// Where a connection to `port`, which is gone, can be made again among the ports `existing`
+    /// (full names): `port` itself when it is back; for a netjack2 slave's port, the port of the
+    /// same short name of a client with the same announced name (a slave that rejoined as
+    /// `<name>-01`, or back under its own name after having been `<name>-01`); nil when there is
+    /// none (or several: the choice would be a guess).
+    public static func successor(of port: String, among existing: [String]) -> String? {
+        if existing.contains(port) { return port }
+        guard isNetSlavePort(port), let colon = port.firstIndex(of: ":") else { return nil }
+        let client = announcedSlaveName(ofClient: String(port[..<colon]))
+        let short = port[colon...]
+        let candidates = existing.filter { other in
+            guard other.hasSuffix(short), let c = other.firstIndex(of: ":"), other[c...] == short else { return false }
+            return announcedSlaveName(ofClient: String(other[..<c])) == client
+        }
+        return candidates.count == 1 ? candidates[0] : nil
+    }
+
     /// Full names of the ports matching `pattern` (a regular expression, nil for all) and `flags`.
     static func ports(client: OpaquePointer, pattern: String?, flags: UInt) -> [String] {
         guard let list = jack_get_ports(client, pattern, nil, flags) else { return [] }

@@ -105,8 +105,19 @@ struct JACKRealtimeState: ~Copyable {
     let captureLatency = Atomic<Int>(0)
     /// The largest − smallest playback latency of the connected outputs (monitor thread).
     let playbackLatencySpread = Atomic<Int>(0)
-    /// Set by JACK's port registration callback; the monitor restores connections it made.
+    /// Set by JACK's port registration callback (a port appeared or went away); the monitor
+    /// re-measures and makes again the connections it made that are missing.
     let portsRegistered = Atomic<Bool>(false)
+    /// Marks the monitor thread sets when a measurement changed what an output does (a
+    /// destination lost or back, a new latency or delay); the process thread stamps each with the
+    /// sample time of the first cycle that sees it, in `markTimes[mark % markSlots]`, and
+    /// publishes the newest mark stamped in `stampedMark`.
+    let markGeneration = Atomic<Int>(0)
+    let stampedMark = Atomic<Int>(0)
+    let markTimes: UnsafeMutablePointer<Atomic<Int64>>
+    static let markSlots = 64
+    /// The newest mark the process thread stamped (process thread only).
+    var seenMark = 0
     /// Bumped whenever a compensation delay line changed (the audio through it jumps).
     let playbackDelayGeneration = Atomic<Int>(0)
     let captureDelayGeneration = Atomic<Int>(0)
@@ -142,6 +153,8 @@ struct JACKRealtimeState: ~Copyable {
         shutdownReason.initialize(repeating: 0, count: 256)
         directSets = .allocate(capacity: Self.maximumDirectSets)
         for i in 0..<Self.maximumDirectSets { (directSets + i).initialize(to: Atomic(0)) }
+        markTimes = .allocate(capacity: Self.markSlots)
+        for i in 0..<Self.markSlots { (markTimes + i).initialize(to: Atomic(0)) }
         if compensatesPlayback && channelCount > 0 {
             let bank = UnsafeMutablePointer<JACKDelayBank>.allocate(capacity: 1)
             bank.initialize(to: JACKDelayBank(count: channelCount))
@@ -178,6 +191,8 @@ struct JACKRealtimeState: ~Copyable {
         shutdownReason.deallocate()
         for i in 0..<Self.maximumDirectSets { (directSets + i).deinitialize(count: 1) }
         directSets.deallocate()
+        for i in 0..<Self.markSlots { (markTimes + i).deinitialize(count: 1) }
+        markTimes.deallocate()
         if let outputDelays {
             outputDelays.pointee.deallocate()
             outputDelays.deinitialize(count: 1)
@@ -408,11 +423,25 @@ func delayOutputs(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int)
 }
 
 /// Reports a change of the compensation delays (published by the monitor thread) on this cycle's
-/// sample time: the audio through the delay lines jumps there. A change of latency that moves no
+/// sample time: the audio through the delay lines jumps there; stamps the monitor's new marks with
+/// the same sample time. A change of latency that moves no
 /// delay line (compensation off, or one port) changes nothing that plays and is not reported.
 /// Process thread only.
 @inline(__always)
 func reportLatencyChanges(_ state: UnsafeMutablePointer<JACKRealtimeState>, sampleTime: Int64) {
+    // The monitor's marks first: a mark is set after the delays it concerns, so the delays read
+    // below are at least as new as the marks stamped here (on the same sample).
+    let mark = state.pointee.markGeneration.load(ordering: .acquiring)
+    if mark != state.pointee.seenMark {
+        let slots = JACKRealtimeState.markSlots
+        var m = max(state.pointee.seenMark + 1, mark - slots + 1)
+        while m <= mark {
+            state.pointee.markTimes[m & (slots - 1)].store(sampleTime, ordering: .relaxed)
+            m += 1
+        }
+        state.pointee.stampedMark.store(mark, ordering: .releasing)
+        state.pointee.seenMark = mark
+    }
     let playbackGeneration = state.pointee.playbackDelayGeneration.load(ordering: .acquiring)
     let captureGeneration = state.pointee.captureDelayGeneration.load(ordering: .acquiring)
     let playback = state.pointee.playbackLatency.load(ordering: .acquiring)
@@ -442,10 +471,11 @@ let jackLatencyCallback: JackLatencyCallback = { _, argument in
     state.pointee.monitorWake.signal()
 }
 
-/// JACK's port registration callback (notification thread): a port appeared, so the monitor
-/// makes again the connections of the device's ports that are missing.
-let jackPortRegistrationCallback: JackPortRegistrationCallback = { _, registered, argument in
-    guard let argument, registered != 0 else { return }
+/// JACK's port registration callback (notification thread): a port appeared or went away, so the
+/// monitor re-measures, notes destinations that are gone and makes again the connections of the
+/// device's ports that are missing.
+let jackPortRegistrationCallback: JackPortRegistrationCallback = { _, _, argument in
+    guard let argument else { return }
     let state = argument.assumingMemoryBound(to: JACKRealtimeState.self)
     state.pointee.portsRegistered.store(true, ordering: .releasing)
     state.pointee.monitorWake.signal()

@@ -44,7 +44,30 @@ struct JACKOptions: ParsableArguments {
         if !alignOutputs && spread > 0 {
             log.warning("the connected outputs' playback latencies differ by up to \(spread) frames, so they are heard up to \(spread) frames apart; --align-outputs delays the earlier ones to match")
         }
+        device.beginOutputHistory()
         return outputs
+    }
+
+    /// The outputs as measured once connected (``reportAlignment(_:)``) with what happened to
+    /// them up to `end` (their outages and latency changes), and one line per output to which
+    /// something happened, for the text summary.
+    func outputsAtEnd(_ outputs: [JACKDevice.OutputCompensation], device: JACKDevice,
+                      until end: Int64) -> (outputs: [JACKDevice.OutputCompensation], lines: [String]) {
+        let final = device.withOutputHistory(outputs, until: end)
+        let lines = final.filter { !$0.outages.isEmpty || !$0.changes.isEmpty }.map { output in
+            let outages = output.outages.map { outage in
+                let what = outage.destination + (outage.netSlave.map { " (netjack2 slave \($0))" } ?? "")
+                let back = outage.rejoinedAt.map { at in
+                    "connected again at sample \(at)" + (outage.rejoinedAs.map { $0 == outage.destination ? "" : " as \($0)" } ?? "")
+                } ?? "not back by the end"
+                return "\(what) gone at sample \(outage.lostAt) for \(outage.frames) frames, \(back)"
+            }
+            let changes = output.changes.map { change in
+                "at sample \(change.sampleTime) latency \(change.latency.map(String.init) ?? "none"), delay \(change.delay)"
+            }
+            return "output \(output.port): " + (outages + changes).joined(separator: "; ")
+        }
+        return (final, lines)
     }
 
     /// Starts a server if none runs and the mode allows (through `launcher`), then opens the

@@ -440,6 +440,7 @@ final class PlaySession {
 
         events.discontinuities(of: engine, seen: &discontinuitiesSeen)
         let gaps = engine.discontinuities.map(DiscontinuityRecord.init)
+        let (finalOutputs, outputLines) = command.jack.outputsAtEnd(outputs, device: device, until: stoppedAt)
         let summary = PlayReport(
             startSampleTime: base, startJACKFrame: startJACKFrame ?? device.jackFrameTime(forSampleTime: base),
             frames: max(0, stoppedAt - base), sampleRate: Int(rate), discontinuities: gaps,
@@ -454,7 +455,7 @@ final class PlaySession {
             recording: recording.map { PlayReport.Recording(file: $0.path, frames: $0.framesWritten,
                                                          startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) },
             playbackLatency: device.playbackLatency, outputDelays: command.jack.alignOutputs ? device.outputDelays : nil,
-            outputs: outputs, rateChanges: rateChanges)
+            outputs: finalOutputs, rateChanges: rateChanges)
         if command.json {
             print(JSONSchema.line(summary))
         } else {
@@ -466,6 +467,7 @@ final class PlaySession {
                   + "\(summary.frames) frames (\(Terminal.time(seconds))) at \(Int(rate)) Hz through '\(device.name)'"
                   + "; peaks: \(peaks); discontinuities: \(gaps.count)"
                   + (interrupted ? " (interrupted)" : ""))
+            for line in outputLines { print(line) }
         }
         engine.device.stop()
         if let error = engine.deviceError ?? (command.transport ? players.lazy.compactMap({ $0.queue.stopError }).first : nil) {

@@ -395,6 +395,7 @@ final class SessionRun {
         reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
         let error = engine.deviceError?.message ?? live.queues.lazy.compactMap { $0.stopError?.message }.first
             ?? live.error?.description ?? recordError
+        let (finalOutputs, outputLines) = command.jack.outputsAtEnd(outputs, device: device, until: engine.renderedSampleTime)
         if command.json {
             print(JSONSchema.line(SessionRunReport(
                 file: command.file, startSampleTime: startedAt, from: fromPosition, endPosition: endPosition,
@@ -406,7 +407,7 @@ final class SessionRun {
                 web: web?.statistics,
                 recording: recording.map { .init(file: $0.path, frames: $0.framesWritten,
                                                  startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) },
-                outputs: outputs)))
+                outputs: finalOutputs)))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
             print("\(command.command == "play" ? "played" : "ran") \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
@@ -420,6 +421,7 @@ final class SessionRun {
                                return "; web: \(s.clients) pages, \(s.commands) commands, \(s.refused) refused" } ?? "")
                   + (recording.map { "; recorded \($0.framesWritten) frames to \($0.path)" } ?? "")
                   + (interrupted ? " (interrupted)" : ""))
+            for line in outputLines { print(line) }
         }
         engine.device.stop()
         if let error { throw CLIError(message: "\(command.command): \(error)") }

@@ -63,13 +63,15 @@ public final class JACKCapture: @unchecked Sendable {
     ///   - channels: The number of input ports; at least `sources.count`. Defaults to
     ///     `sources.count`.
     ///   - maxSeconds: How much to record at most.
-    ///   - name: The client name; `lockstep-capture-<n>` by default.
+    ///   - name: The client name; `lockstep-capture-<pid>-<n>` by default.
     ///   - playbackLatencies: Optional, one per channel: the capture then behaves like a
     ///     playback device whose input `i` is heard `playbackLatencies[i]` frames after it
     ///     arrives, and declares that playback latency on the port (JACK's latency API).
+    ///   - portPrefix: The ports' short names are `<portPrefix>_1…` (`in` by default; `to_slave`
+    ///     makes the client look like a netjack2 slave on a master).
     /// - Throws: ``JACKFixtureError``.
     public convenience init(server: JACKServer, sources: [String], channels: Int? = nil, maxSeconds: Double = 10,
-                            name: String? = nil, playbackLatencies: [Int] = []) throws {
+                            name: String? = nil, playbackLatencies: [Int] = [], portPrefix: String = "in") throws {
         let channelCount = channels ?? sources.count
         guard playbackLatencies.isEmpty || (playbackLatencies.count == channelCount && playbackLatencies.allSatisfy { $0 >= 0 }) else {
             throw JACKFixtureError.invalidArgument("give one playback latency (≥ 0) per channel")
@@ -78,7 +80,7 @@ public final class JACKCapture: @unchecked Sendable {
             throw JACKFixtureError.serverNotRunning(name: server.name, logTail: server.logTail())
         }
         try self.init(opening: server.name, sources: sources, channelCount: channelCount, maxSeconds: maxSeconds,
-                      name: name, playbackLatencies: playbackLatencies)
+                      name: name, playbackLatencies: playbackLatencies, portPrefix: portPrefix)
     }
 
     /// Opens a capture on the running server named `serverName` (one this process did not start,
@@ -88,18 +90,18 @@ public final class JACKCapture: @unchecked Sendable {
     public convenience init(serverName: String, sources: [String], channels: Int? = nil, maxSeconds: Double = 10,
                             name: String? = nil) throws {
         try self.init(opening: serverName, sources: sources, channelCount: channels ?? sources.count, maxSeconds: maxSeconds,
-                      name: name, playbackLatencies: [])
+                      name: name, playbackLatencies: [], portPrefix: "in")
     }
 
     private init(opening serverName: String, sources: [String], channelCount: Int, maxSeconds: Double,
-                 name: String?, playbackLatencies: [Int]) throws {
+                 name: String?, playbackLatencies: [Int], portPrefix: String) throws {
         guard channelCount >= 1 && channelCount >= sources.count else {
             throw JACKFixtureError.invalidArgument("a capture needs at least one channel and one per source")
         }
         guard maxSeconds > 0 && maxSeconds <= 600 else {
             throw JACKFixtureError.invalidArgument("maxSeconds \(maxSeconds) is outside (0, 600]")
         }
-        let requested = name ?? "lockstep-capture-\(JACKFixtureSupport.nextSerial())"
+        let requested = name ?? JACKFixtureSupport.uniqueClientName("lockstep-capture")
         let client = try JACKFixtureSupport.openClient(named: requested, serverName: serverName)
         let rate = Int(jack_get_sample_rate(client))
         let capacity = Int((maxSeconds * Double(rate)).rounded(.up))
@@ -108,7 +110,7 @@ public final class JACKCapture: @unchecked Sendable {
         var names: [String] = []
         do {
             for channel in 0..<channelCount {
-                let port = try JACKFixtureSupport.registerAudioPort(client, name: "in_\(channel + 1)", input: true)
+                let port = try JACKFixtureSupport.registerAudioPort(client, name: "\(portPrefix)_\(channel + 1)", input: true)
                 core.ports[channel] = port
                 names.append(JACKFixtureSupport.portName(port))
             }

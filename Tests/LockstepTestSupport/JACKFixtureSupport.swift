@@ -107,6 +107,15 @@ enum JACKFixtureSupport {
         nameCounter.wrappingAdd(1, ordering: .relaxed).newValue
     }
 
+    /// A default client name, `<prefix>-<pid>-<serial>`: unique on the machine, not only in this
+    /// process. jackd2 names a client's notification socket `/dev/shm/jack_<client>_<uid>_0`
+    /// whatever its server, so two clients of one name opening at the same moment on two servers
+    /// of the machine (another test process's, a netjack2 slave's) take each other's socket and
+    /// both fail ("no server is running").
+    static func uniqueClientName(_ prefix: String) -> String {
+        "\(prefix)-\(getpid())-\(nextSerial())"
+    }
+
     /// Opens a client on `serverName` without ever starting a server.
     static func openClient(named name: String, serverName: String) throws(JACKFixtureError) -> OpaquePointer {
         var status = jack_status_t(rawValue: 0)

@@ -17,7 +17,7 @@ public final class JACKMIDISender: @unchecked Sendable {
 
     /// Opens the client on `server` (not yet active).
     public init(server: JACKServer, name: String? = nil) throws {
-        let requested = name ?? "lockstep-midi-\(JACKFixtureSupport.nextSerial())"
+        let requested = name ?? JACKFixtureSupport.uniqueClientName("lockstep-midi")
         client = try JACKFixtureSupport.openClient(named: requested, serverName: server.name)
         guard let port = jack_port_register(client, "midi_out", JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsOutput.rawValue), 0) else {
             jack_client_close(client)

@@ -82,7 +82,7 @@ public final class JACKRampSource: @unchecked Sendable {
         guard channels >= 1 && channels <= 64 else {
             throw JACKFixtureError.invalidArgument("a source needs 1…64 channels, not \(channels)")
         }
-        let requested = name ?? "lockstep-source-\(JACKFixtureSupport.nextSerial())"
+        let requested = name ?? JACKFixtureSupport.uniqueClientName("lockstep-source")
         let client = try JACKFixtureSupport.openClient(named: requested, serverName: serverName)
         let core = RampCore(channelCount: channels, signal: signal, delays: captureLatencies)
         core.client = client

@@ -28,7 +28,7 @@ public final class JACKStaller: @unchecked Sendable {
         guard server.isRunning else {
             throw JACKFixtureError.serverNotRunning(name: server.name, logTail: server.logTail())
         }
-        let requested = name ?? "lockstep-staller-\(JACKFixtureSupport.nextSerial())"
+        let requested = name ?? JACKFixtureSupport.uniqueClientName("lockstep-staller")
         let client = try JACKFixtureSupport.openClient(named: requested, serverName: server.name)
         let core = StallerCore()
         let context = Unmanaged.passRetained(core).toOpaque()
