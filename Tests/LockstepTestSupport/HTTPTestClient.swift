@@ -13,44 +13,21 @@ public final class HTTPTestClient {
         public var body: String
     }
 
-    private let descriptor: Int32
+    private let connection: LoopbackTCPConnection
 
     /// Connects to `port` on 127.0.0.1.
     public init(port: Int) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw CocoaError(.fileReadUnknown) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            close(fd)
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .ECONNREFUSED)
-        }
-        descriptor = fd
+        connection = try LoopbackTCPConnection(port: port)
     }
-
-    deinit { close(descriptor) }
 
     /// Writes bytes as they are (stops quietly when the server closed the connection).
-    public func write(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            guard sent > 0 else { return }
-            offset += sent
-        }
-    }
+    public func write(_ bytes: [UInt8]) { connection.write(bytes) }
 
     /// Reads one response: the head, then the body up to its Content-Length (none for a 101
     /// upgrade), or until the server closes or `timeout` seconds pass.
     public func response(timeout: Double = 5) -> Response {
         let deadline = Date().addingTimeInterval(timeout)
         var data = [UInt8]()
-        var buffer = [UInt8](repeating: 0, count: 65536)
         func complete() -> Bool {
             guard let end = Self.headEnd(data) else { return false }
             let head = String(decoding: data[..<end], as: UTF8.self)
@@ -59,12 +36,8 @@ public final class HTTPTestClient {
             return data.count - end - 4 >= length
         }
         while !complete() {
-            let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
-            var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
-            guard left > 0, poll(&fds, 1, left) > 0 else { break }
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { break }
-            data += buffer[..<count]
+            guard let bytes = connection.receive(until: deadline), !bytes.isEmpty else { break }
+            data += bytes
         }
         guard let end = Self.headEnd(data) else { return Response(status: 0, head: String(decoding: data, as: UTF8.self), body: "") }
         let head = String(decoding: data[..<end], as: UTF8.self)

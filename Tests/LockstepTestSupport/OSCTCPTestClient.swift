@@ -4,7 +4,7 @@ import LockstepOSC
 /// A TCP client of an OSC server on 127.0.0.1, for tests: writes raw bytes (SLIP frames, split
 /// as a test likes) and reads SLIP frames back, decoding each as an OSC message.
 public final class OSCTCPTestClient {
-    private let descriptor: Int32
+    private let connection: LoopbackTCPConnection
     private var decoder = SLIPDecoder(maximumFrameSize: 1 << 20)
     private var frames: [[UInt8]] = []
     /// Whether the server closed the connection.
@@ -12,28 +12,13 @@ public final class OSCTCPTestClient {
 
     /// Connects to `port` on 127.0.0.1.
     public init(port: UInt16) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard fd >= 0 else { throw OSCError(.cannotBind, "socket: \(String(cString: strerror(errno)))") }
-        let server = try OSCPeer.resolve(OSCEndpoint(host: "127.0.0.1", port: port))
-        guard server.withSocketAddress({ connect(fd, $0, $1) }) == 0 else {
-            let problem = String(cString: strerror(errno))
-            close(fd)
-            throw OSCError(.cannotBind, "connect to 127.0.0.1:\(port): \(problem)")
+        do { connection = try LoopbackTCPConnection(port: Int(port)) } catch {
+            throw OSCError(.cannotBind, "connect to 127.0.0.1:\(port): \(error.localizedDescription)")
         }
-        descriptor = fd
     }
-
-    deinit { close(descriptor) }
 
     /// Writes bytes as they are.
-    public func write(_ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            guard sent > 0 else { return }
-            offset += sent
-        }
-    }
+    public func write(_ bytes: [UInt8]) { connection.write(bytes) }
 
     /// Sends one message, SLIP-framed.
     public func send(_ address: String, _ arguments: [OSCArgument] = []) throws {
@@ -44,14 +29,10 @@ public final class OSCTCPTestClient {
     /// and every frame was read).
     public func nextFrame(timeout: Double = 5) -> [UInt8]? {
         let deadline = Date().addingTimeInterval(timeout)
-        var buffer = [UInt8](repeating: 0, count: 65536)
         while frames.isEmpty && !isClosed {
-            let left = Int32(max(0, deadline.timeIntervalSinceNow * 1000))
-            var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)]
-            guard poll(&fds, 1, left) > 0 else { return nil }
-            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-            if count <= 0 { isClosed = true; break }
-            for event in decoder.feed(buffer[..<count]) {
+            guard let bytes = connection.receive(until: deadline) else { return nil }
+            if bytes.isEmpty { isClosed = true; break }
+            for event in decoder.feed(bytes) {
                 if case .frame(let frame) = event { frames.append(frame) }
             }
         }
