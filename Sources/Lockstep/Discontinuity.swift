@@ -9,6 +9,8 @@ public struct Discontinuity: Sendable, Hashable, CustomStringConvertible {
         /// The device missed a deadline (JACK xrun). ``Discontinuity/length`` is the number of frames
         /// the device's clock skipped (time that passed at the hardware while nothing was rendered
         /// or captured; 0 when the clock did not skip), ``Discontinuity/detail`` JACK's delay in µs.
+        /// The timeline stays true across a skip: output queues that skip to stay aligned skip as
+        /// many frames of their audio (``LateBufferPolicy``), input queues record as much silence.
         case xrun
         /// A running queue ran out of enqueued audio: it played silence for ``Discontinuity/length``
         /// frames, then resumed at the sample it would have reached, staying aligned.

@@ -4,6 +4,11 @@
 /// Either way the underrun is reported: a ``Discontinuity`` of kind `underrun` (with the device
 /// sample time the missing audio was due and its length) through the queue's events and the
 /// engine, and the discontinuity flag of the queue's ``Timeline``s.
+///
+/// The same choice applies when the device's clock skips frames while the queue runs (an
+/// ``Discontinuity/Kind/xrun`` whose length is the frames skipped): a queue that skips to stay
+/// aligned skips as much of its audio (counted in ``OutputQueue/skippedFrames``), one that plays
+/// in full plays on from where it was and its timeline slides by the skip.
 public enum LateBufferPolicy: Sendable, Hashable {
     /// The queue's clock keeps running through the underrun and the late buffer plays at the
     /// time it was scheduled for: its late part is skipped, and the queue stays sample-aligned

@@ -255,6 +255,15 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
         set { renderState.pointee.playsLateInFull.store(newValue == .playInFull, ordering: .relaxed) }
     }
 
+    /// Frames of the queue's audio skipped because the device's clock skipped them while the
+    /// queue ran (an xrun, which the device reports with its length): under
+    /// ``LateBufferPolicy/skipToStayAligned`` the queue keeps every later sample on the time it
+    /// was scheduled for; under ``LateBufferPolicy/playInFull`` nothing is skipped and this
+    /// stays 0.
+    ///
+    /// Thread safety: any thread.
+    public var skippedFrames: Int64 { renderState.pointee.skippedFrames.load(ordering: .relaxed) }
+
     /// Whether enqueued buffers play from their own memory: float samples at the device's rate
     /// need no conversion, so the render thread reads the buffer while it is enqueued (Audio
     /// Queue's rule: its contents are the queue's until the callback hands it back).

@@ -232,6 +232,16 @@ struct RenderCore {
                      output: UnsafePointer<UnsafeMutablePointer<Float>>) {
         applyCommands(q, t0: t0)
         if q.pointee.removed { return }
+        let skipped = q.pointee.renderedUntil >= 0 ? t0 - q.pointee.renderedUntil : 0
+        q.pointee.renderedUntil = t0 + Int64(n)
+        if skipped > 0 && q.pointee.runState == .running && !q.pointee.playsLateInFull.load(ordering: .relaxed) {
+            // The device's clock skipped frames (an xrun, reported by the device): the queue
+            // skips as much of its audio, so it plays on the timeline's sample as before and
+            // every queue stays where the timeline puts it. (Under `playInFull` it slides, as
+            // Apple's queues do.)
+            q.pointee.queueTime += skipped
+            q.pointee.skippedFrames.wrappingAdd(skipped, ordering: .relaxed)
+        }
         if q.pointee.invalidatedByRate.load(ordering: .relaxed) != 0 {
             // Prepared for another rate: it never plays again (the user side refuses starts).
             if q.pointee.runState != .stopped { stop(q, at: t0) }

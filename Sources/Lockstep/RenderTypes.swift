@@ -165,6 +165,9 @@ struct QueueRenderState: ~Copyable {
     var awaitingAfterReset = false
     var starvedSince: Int64 = -1
     var starvedDeviceTime: Int64 = 0
+    /// The device time just past the last cycle this queue was rendered in (-1 before the
+    /// first): a later cycle that starts past it means the device's clock skipped frames.
+    var renderedUntil: Int64 = -1
 
     /// Whether the queue stays out of the master mix (it plays on its direct outputs only).
     let excludedFromMaster = Atomic<Bool>(false)
@@ -218,6 +221,9 @@ struct QueueRenderState: ~Copyable {
     let publishedDeviceTime = Atomic<Int64>(0)
     let publishedRunState = Atomic<UInt8>(0)
     let discontinuityCount = Atomic<Int>(0)
+    /// Frames of its audio the queue skipped because the device's clock skipped them while it
+    /// ran (an xrun), so it stays on the timeline (``LateBufferPolicy/skipToStayAligned``).
+    let skippedFrames = Atomic<Int64>(0)
     /// Set by the render thread when the device's rate changed under the queue: its audio was
     /// prepared for another rate, so it never renders again (the new rate, or 0).
     let invalidatedByRate = Atomic<Int64>(0)

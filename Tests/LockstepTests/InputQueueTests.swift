@@ -238,8 +238,10 @@ final class SteppingDevice: AudioDevice, @unchecked Sendable {
     func hostTime(forSampleTime sampleTime: Int64) -> UInt64 { 0 }
     func sampleTime(forHostTime hostTime: UInt64) -> Int64 { 0 }
 
-    /// Renders one 256-frame cycle at `sampleTime` with input frame t holding `value(t)`.
-    func cycle(at sampleTime: Int64, value: (Int64) -> Float) {
+    /// Renders one 256-frame cycle at `sampleTime` with input frame t holding `value(t)`; returns
+    /// the cycle's output, channel by channel.
+    @discardableResult
+    func cycle(at sampleTime: Int64, value: (Int64) -> Float = { _ in 0 }) -> [[Float]] {
         let input = UnsafeMutablePointer<Float>.allocate(capacity: 256)
         let out = UnsafeMutablePointer<Float>.allocate(capacity: 512)
         defer { input.deallocate(); out.deallocate() }
@@ -254,6 +256,7 @@ final class SteppingDevice: AudioDevice, @unchecked Sendable {
         }
         now = sampleTime + 256
         renderer?.deliverPendingEvents()
+        return [Array(UnsafeBufferPointer(start: out, count: 256)), Array(UnsafeBufferPointer(start: out + 256, count: 256))]
     }
 }
 

@@ -222,3 +222,38 @@ struct MixerTests {
         #expect(error?.code == .invalidParameter)
     }
 }
+
+extension MixerTests {
+    @Test("frames the device's clock skips (an xrun) are skipped by aligned queues, which stay on the timeline; a play-in-full queue slides")
+    func deviceSkipKeepsQueuesAligned() throws {
+        let device = SteppingDevice()
+        let engine = try Engine(device: device)
+        let stereo = StreamFormat(sampleRate: 48000, channelCount: 2)
+        let aligned = try engine.makeOutputQueue(format: stereo, name: "aligned") { _, _ in }
+        let full = try engine.makeOutputQueue(format: stereo, name: "full") { _, _ in }
+        full.lateBufferPolicy = .playInFull
+        let ramp = Signals.ramp(frames: 4096, start: 1)
+        try aligned.enqueueSamples(ramp.flatMap { [$0, 0] })
+        try full.enqueueSamples(ramp.flatMap { [0, $0] })
+        try engine.start([aligned, full], at: 0)
+        var left: [Int64: Float] = [:], right: [Int64: Float] = [:]
+        func cycle(_ t: Int64) {
+            let out = device.cycle(at: t)
+            for i in 0..<256 { left[t + Int64(i)] = out[0][i]; right[t + Int64(i)] = out[1][i] }
+        }
+        for t in stride(from: Int64(0), to: 1024, by: 256) { cycle(t) }
+        // The clock skips 512 frames: device samples 1024..<1536 are never rendered.
+        for t in stride(from: Int64(1536), to: 3072, by: 256) { cycle(t) }
+        for t in stride(from: Int64(0), to: 3072, by: 1) where !(1024..<1536).contains(t) {
+            // Aligned: device sample t plays ramp frame t, before the skip and after it.
+            #expect(left[t] == ramp[Int(t)], "aligned, device sample \(t)")
+            // In full: after the skip, device sample t plays ramp frame t - 512 (nothing lost).
+            #expect(right[t] == ramp[Int(t < 1024 ? t : t - 512)], "full, device sample \(t)")
+            if left[t] != ramp[Int(t)] || right[t] != ramp[Int(t < 1024 ? t : t - 512)] { break }
+        }
+        #expect(aligned.skippedFrames == 512)
+        #expect(full.skippedFrames == 0)
+        #expect(try aligned.currentTime().sampleTime == 3072)
+        #expect(try full.currentTime().sampleTime == 2560)
+    }
+}
