@@ -309,8 +309,8 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         let serverText = server.map { "'\($0)'" } ?? "the default JACK server"
         if !status.isDisjoint(with: [.serverFailed, .serverError]) {
             // libjack says the same when a running server refused the client: tell them apart by
-            // the server's socket (jackd2's, in /dev/shm).
-            if FileManager.default.fileExists(atPath: "/dev/shm/jack_\(server ?? "default")_\(getuid())_0") {
+            // the server's socket (jackd2's, in /dev/shm), which a running server accepts.
+            if socketAccepts("/dev/shm/jack_\(server ?? "default")_\(getuid())_0") {
                 return "\(serverText) is running but did not accept the client; a client of the same name opening at the same moment on another JACK server of this machine makes that happen (jackd2 names a client's socket after the client alone): use a client name of its own, or try again"
             }
             return "cannot connect to \(serverText): no server is running; start one (jackd -d alsa, or jackd -d dummy on a machine without a sound card) or let lockstep start one"
@@ -322,6 +322,27 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             return "the client name is taken on \(serverText); choose another client name"
         }
         return "cannot open a JACK client on \(serverText) (status \(status)); check that the server runs and accepts clients"
+    }
+
+    /// Whether a Unix socket at `path` accepts a connection (one left by a server that was killed
+    /// refuses it). The connection is closed at once.
+    static func socketAccepts(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let bytes = Array(path.utf8)
+        guard bytes.count < MemoryLayout.size(ofValue: address.sun_path) else { return false }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: bytes)
+            raw[bytes.count] = 0
+        }
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) == 0
+            }
+        }
     }
 
     // MARK: - AudioDevice

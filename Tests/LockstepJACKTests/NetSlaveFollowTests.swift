@@ -120,3 +120,49 @@ extension JACKTests {
         }
     }
 }
+
+extension JACKTests {
+    /// libjack's client open in this process (a refused one changes libjack's process-wide state),
+    /// so among the JACK suites, never beside them.
+    @Suite("JACK client open failures", .serialized)
+    struct JACKOpenFailureTests {
+        /// A server socket that accepts and hangs up at once (a server that refuses the client), then,
+        /// once closed, a socket file nobody listens on (a server that was killed): libjack reports
+        /// both as a server failure; the message tells them apart.
+        @Test("a running server that refuses the client is not reported as 'no server is running'; a dead server's socket is")
+        func refusedIsNotAbsent() throws {
+            let server = "lsrefuse\(getpid())"
+            let path = "/dev/shm/jack_\(server)_\(getuid())_0"
+            unlink(path)
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            try #require(fd >= 0)
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                raw.copyBytes(from: Array(path.utf8))
+                raw[path.utf8.count] = 0
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            defer { unlink(path) }
+            try #require(bound == 0 && listen(fd, 8) == 0)
+            let hangingUp = Thread {
+                while true {
+                    let peer = accept(fd, nil, nil)
+                    if peer < 0 { return }
+                    close(peer)
+                }
+            }
+            hangingUp.start()
+            var refused = ""
+            do { _ = try JACKDevice(options: .init(clientName: "lsrefused", serverName: server)) } catch { refused = error.message }
+            shutdown(fd, Int32(SHUT_RDWR))
+            close(fd)
+            #expect(refused.contains("is running but did not accept the client"), "\(refused)")
+            var absent = ""
+            do { _ = try JACKDevice(options: .init(clientName: "lsrefused", serverName: server)) } catch { absent = error.message }
+            #expect(absent.contains("no server is running"), "\(absent)")
+        }
+    }
+}

@@ -142,6 +142,24 @@ public final class JACKRampSource: @unchecked Sendable {
         try JACKFixtureSupport.connect(client, portNames[channel], destination)
     }
 
+    /// Every port on the server now (through this client), or nothing once stopped.
+    public func serverPorts() -> [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let client, !core.shutdown.load(ordering: .acquiring) else { return [] }
+        return JACKFixtureSupport.takeStringList(jack_get_ports(client, nil, nil, 0))
+    }
+
+    /// Whether output `channel` is connected to `destination` now.
+    public func isConnected(channel: Int, to destination: String) -> Bool {
+        precondition(channel >= 0 && channel < portNames.count, "channel out of range")
+        lock.lock()
+        defer { lock.unlock() }
+        guard let client, !core.shutdown.load(ordering: .acquiring),
+              let port = jack_port_by_name(client, portNames[channel]) else { return false }
+        return jack_port_connected_to(port, destination) != 0
+    }
+
     /// Deactivates and closes the client. Idempotent; also called at deinit. Safe after the
     /// server went away.
     public func stop() {

@@ -63,7 +63,9 @@ public final class NetJackRig: @unchecked Sendable {
                              "--latency", String(networkLatency)]
         let stdin = Pipe()
         let stdout = Pipe()
-        let stderr = FileHandle(forWritingAtPath: "/dev/null")
+        // Its standard error (retries, and the servers' logs when it fails) is kept to explain a
+        // failure; with LOCKSTEP_NETJACK_DEBUG it goes to ours as it comes.
+        let stderr = Pipe()
         process.standardInput = stdin
         process.standardOutput = stdout
         process.standardError = ProcessInfo.processInfo.environment["LOCKSTEP_NETJACK_DEBUG"] == nil ? stderr : FileHandle.standardError
@@ -80,9 +82,12 @@ public final class NetJackRig: @unchecked Sendable {
             line = Self.readLine(output, buffer: &buffer, until: deadline)
         } while line != nil && !(line!.hasPrefix("ready ") || line!.hasPrefix("skip: "))
         guard let line else {
+            let running = process.isRunning
             process.terminate()
             process.waitUntilExit()
-            throw Failure(description: "Scripts/netjack-rig.sh did not come up within \(Int(startTimeout)) s (exit \(process.isRunning ? "-" : String(process.terminationStatus)); run it with LOCKSTEP_NETJACK_DEBUG=1 to see why)")
+            // The script has ended: what it wrote is in the pipe (a few lines, within its buffer).
+            let said = Self.readAvailable(stderr.fileHandleForReading.fileDescriptor)
+            throw Failure(description: "Scripts/netjack-rig.sh did not come up within \(Int(startTimeout)) s (\(running ? "still starting" : "exit \(process.terminationStatus)")); it said:\n\(said.suffix(4000))")
         }
         if line.hasPrefix("skip: ") {
             process.waitUntilExit()
@@ -143,6 +148,19 @@ public final class NetJackRig: @unchecked Sendable {
             // Servers the script had to kill leave their registry slots behind.
             _ = JACKSharedMemoryRegistry.reclaimDeadServers()
         }
+    }
+
+    /// What can be read from `fd` now, without waiting.
+    private static func readAvailable(_ fd: Int32) -> String {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        var data: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            guard count > 0 else { break }
+            data.append(contentsOf: chunk[..<count])
+        }
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// Reads one line from `fd` (through `buffer`), or nil at end of input or `deadline`.
