@@ -96,7 +96,8 @@ public final class ControlDispatcher: Sendable {
     ///
     /// Every command that changes cues can be placed on a sample: go, cue start, stop, pause and
     /// resume, stop, panic, cue level and layer gain. They need the session playing; a sample
-    /// the device can no longer change (less than two periods ahead of now on JACK) moves to
+    /// the device can no longer change (before ``Lockstep/Engine/nearestStartTime(atOrAfter:)``:
+    /// half a period to a period and a half ahead of now on JACK) moves to
     /// the first one it can. The reply's data then holds `requestedSampleTime` and `late`
     /// (samples after it, 0 when on time) beside `sampleTime`, the device sample the change
     /// starts on. Playhead moves and status have no sample and are carried out as they come;

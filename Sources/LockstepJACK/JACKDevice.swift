@@ -479,12 +479,23 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         return DeviceTimeStamp(sampleTime: cycle.sampleTime + delta, hostTime: now)
     }
 
-    /// At least two periods after the current cycle: a start there lands on its exact frame.
+    /// The first cycle whose callback has not begun and will not begin for at least half a
+    /// period: a change posted now reaches it in time, so a start there lands on its exact frame.
+    ///
+    /// The cycle under way (or last rendered) began at the device's latest cycle start `F`; the
+    /// next callback begins at `F + period`. While JACK's clock says that is more than half a
+    /// period away, the earliest start is `F + period` (0.5 to 1 period from now); later in the
+    /// period it is `F + 2 × period` (1 to 1.5 periods). Callers that compute before they post
+    /// (``Lockstep/Engine``'s group starts, the session player's edits) check afterwards that no
+    /// cycle began meanwhile, and compute again if one did.
     public func nearestStartTime(atOrAfter sampleTime: Int64) -> Int64 {
         guard let cycle = realtime.pointee.clock() else {
             return max(sampleTime, currentTime().sampleTime + 2 * Int64(max(1, periodFrames)))
         }
-        return max(sampleTime, cycle.sampleTime + 2 * Int64(max(1, cycle.period)))
+        let period = Int64(max(1, cycle.period))
+        let next = cycle.sampleTime + period
+        let now = currentTime().sampleTime
+        return max(sampleTime, now < next - period / 2 ? next : next + period)
     }
 
     /// JACK's estimate of when `sampleTime` is (or was) at the start of its cycle, through the

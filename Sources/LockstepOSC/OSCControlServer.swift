@@ -90,6 +90,19 @@ public final class OSCControlServer: Sendable {
         var clients: [OSCPeer: Client] = [:]
         var statistics = OSCStatistics()
         var kernelDropsSeen: UInt32 = 0
+        /// Device frames from each untimed GO's arrival to its cue's first sample (the latest
+        /// ``OSCControlServer/latencyWindow``).
+        var goLatencies: [Int64] = []
+    }
+
+    /// How many GO latencies the statistics keep (the latest).
+    static let latencyWindow = 100_000
+
+    /// When a packet arrived: how long it had waited in the socket when it was read, and when
+    /// it was read.
+    private struct Arrival {
+        var age: Duration
+        var readAt: ContinuousClock.Instant
     }
 
     /// What to do with one datagram.
@@ -130,15 +143,19 @@ public final class OSCControlServer: Sendable {
             var statistics = table.statistics
             statistics.clients = table.clients.count
             statistics.subscribers = table.clients.values.filter(\.subscribed).count
+            statistics.goLatency = OSCStatistics.GoLatency(table.goLatencies)
             return statistics
         }
     }
 
     /// Handles one datagram of `size` bytes from `sender`, of which `packet` holds the first
     /// (all, unless it was larger than ``Options/maximumDatagramSize``); `droppedByKernel` is
-    /// the socket's count of datagrams dropped so far.
+    /// the socket's count of datagrams dropped so far, `age` how long it had waited in the
+    /// socket (from the kernel's timestamp of its arrival) when it was read — the start of the
+    /// GO latency in ``statistics``.
     public func receive(_ packet: UnsafeRawBufferPointer, size: Int, from sender: OSCPeer, droppedByKernel: UInt32 = 0,
-                        now: ContinuousClock.Instant = .now) {
+                        age: Duration? = nil, now: ContinuousClock.Instant = .now) {
+        let arrival = age.map { Arrival(age: $0, readAt: now) }
         switch admit(sender, droppedByKernel: droppedByKernel, now: now) {
         case .turnAway:
             return
@@ -149,7 +166,7 @@ public final class OSCControlServer: Sendable {
             send(.error(address, message), to: notice.to)
             log("OSC \(sender): \(message)")
         case .accept(let replyTo, let authorised):
-            for answer in answer(packet, size: size, from: sender, replyTo: replyTo, authorised: authorised) {
+            for answer in answer(packet, size: size, from: sender, replyTo: replyTo, authorised: authorised, arrival: arrival) {
                 let reply = answer.reply
                 send(reply, to: answer.to, workspaceID: answer.applicationLevel || reply.address.isEmpty ? nil : workspace.uniqueID)
                 if reply.isOK {
@@ -243,7 +260,7 @@ public final class OSCControlServer: Sendable {
     /// The replies to one admitted packet (one for a message, one for each message of a bundle),
     /// and where they go.
     private func answer(_ packet: UnsafeRawBufferPointer, size: Int, from sender: OSCPeer, replyTo: OSCPeer,
-                        authorised: Bool) -> [Answer] {
+                        authorised: Bool, arrival: Arrival?) -> [Answer] {
         if size > options.maximumDatagramSize {
             count(\.oversized)
             return [Answer(reply: .error(OSCMessage.address(of: packet) ?? "",
@@ -277,7 +294,8 @@ public final class OSCControlServer: Sendable {
                     sample = samples[entry.timeTag] ?? sampleTime(of: entry.timeTag)
                     samples[entry.timeTag] = sample
                 }
-                let answer = handle(entry.message, placedAt: sample, from: sender, replyTo: replyTo, authorised: authorised)
+                let answer = handle(entry.message, placedAt: sample, from: sender, replyTo: replyTo, authorised: authorised,
+                                    arrival: arrival)
                 if answer.reply.isOK, case .connect = (try? OSCAddressSpace.request(for: entry.message)) { authorised = true }
                 replies.append(answer)
             }
@@ -290,7 +308,7 @@ public final class OSCControlServer: Sendable {
             count(\.malformed)
             return [Answer(reply: .error(OSCMessage.address(of: packet) ?? "", error.message), to: replyTo)]
         }
-        return [handle(message, placedAt: nil, from: sender, replyTo: replyTo, authorised: authorised)]
+        return [handle(message, placedAt: nil, from: sender, replyTo: replyTo, authorised: authorised, arrival: arrival)]
     }
 
     /// `5 s`, `2 h 5 min`…
@@ -307,10 +325,30 @@ public final class OSCControlServer: Sendable {
         return engine.sampleTime(forHostTime: host)
     }
 
+    /// Keeps the GO latency of an untimed GO or cue start carried out: from the arrival of its
+    /// packet (the host clock then, translated to the device's frames) to the cue's first sample.
+    private func measure(_ reply: ControlReply, of command: ControlCommand, arrival: Arrival) {
+        switch command {
+        case .go, .startCue: break
+        default: return
+        }
+        guard reply.isOK, let start = reply.data?["sampleTime"]?.integerValue else { return }
+        let engine = dispatcher.player.engine
+        let now = engine.currentTime()
+        let waited = arrival.age + (ContinuousClock.now - arrival.readAt)
+        let microseconds = UInt64(max(0, waited / .microseconds(1)))
+        guard now.hostTime > microseconds else { return }
+        let arrived = engine.sampleTime(forHostTime: now.hostTime - microseconds)
+        table.withLock { table in
+            if table.goLatencies.count >= Self.latencyWindow { table.goLatencies.removeFirst(table.goLatencies.count / 2) }
+            table.goLatencies.append(start - arrived)
+        }
+    }
+
     /// The reply to one message (alone, or of a bundle: `placedAt` is the device sample of its
     /// time tag when that lies ahead), and where it goes.
     private func handle(_ message: OSCMessage, placedAt: Int64?, from sender: OSCPeer, replyTo: OSCPeer,
-                        authorised: Bool) -> Answer {
+                        authorised: Bool, arrival: Arrival?) -> Answer {
         let request: OSCRequest
         do throws(ControlError) {
             request = try OSCAddressSpace.request(for: message)
@@ -321,7 +359,11 @@ public final class OSCControlServer: Sendable {
         /// Carries out a show command, on the sample of the time tag if it has one.
         func execute(_ command: ControlCommand) -> ControlReply {
             count(\.commands)
-            guard let placedAt else { return dispatcher.execute(command, address: address) }
+            guard let placedAt else {
+                let reply = dispatcher.execute(command, address: address)
+                if let arrival { measure(reply, of: command, arrival: arrival) }
+                return reply
+            }
             count(\.scheduled)
             return dispatcher.execute(command, address: address, atSampleTime: placedAt)
         }

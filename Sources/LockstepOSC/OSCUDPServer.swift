@@ -42,7 +42,7 @@ public final class OSCUDPServer: Sendable {
             }
             while let datagram = socket.receive(into: buffer) {
                 control.receive(UnsafeRawBufferPointer(rebasing: buffer[..<min(datagram.size, buffer.count)]), size: datagram.size,
-                                from: datagram.sender, droppedByKernel: datagram.droppedByKernel)
+                                from: datagram.sender, droppedByKernel: datagram.droppedByKernel, age: datagram.age)
             }
         }
         thread.name = "lockstep-osc"

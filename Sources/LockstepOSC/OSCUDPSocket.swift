@@ -17,6 +17,10 @@ public final class OSCUDPSocket: Sendable {
         public var sender: OSCPeer
         /// The kernel's count of datagrams dropped on this socket so far (`SO_RXQ_OVFL`).
         public var droppedByKernel: UInt32
+        /// How long it had waited in the socket when it was read: from the kernel's timestamp
+        /// of its arrival (`SO_TIMESTAMPNS`) to the return of ``OSCUDPSocket/receive(into:)``;
+        /// nil when the kernel gave no timestamp.
+        public var age: Duration?
     }
 
     /// The address the socket is bound to (with the port the system chose, for port 0).
@@ -33,6 +37,7 @@ public final class OSCUDPSocket: Sendable {
         guard fd >= 0 else { throw OSCError(.cannotBind, "OSC: cannot make a UDP socket: \(String(cString: strerror(errno)))") }
         var on: Int32 = 1
         setsockopt(fd, SOL_SOCKET, Self.receiveQueueOverflow, &on, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(fd, SOL_SOCKET, Self.timestampNanoseconds, &on, socklen_t(MemoryLayout<Int32>.size))
         do throws(OSCError) {
             try OSCPeer.bind(fd, to: address, endpoint: endpoint, transport: "UDP", option: "--osc")
         } catch {
@@ -61,6 +66,9 @@ public final class OSCUDPSocket: Sendable {
 
     /// `SO_RXQ_OVFL`: report the socket's dropped-datagram count with each datagram.
     private static let receiveQueueOverflow: Int32 = 40
+    /// `SO_TIMESTAMPNS` (and its control message `SCM_TIMESTAMPNS`): the kernel's wall-clock
+    /// time of each datagram's arrival.
+    private static let timestampNanoseconds: Int32 = 35
 
     /// Sends one datagram to `peer` without blocking.
     /// - Returns: whether all of it was handed to the kernel (false when the send buffer is full
@@ -77,7 +85,7 @@ public final class OSCUDPSocket: Sendable {
     /// buffer; its real size is reported).
     /// - Returns: the datagram, or nil once ``interrupt()`` was called.
     public func receive(into buffer: UnsafeMutableRawBufferPointer) -> Datagram? {
-        var control = [UInt8](repeating: 0, count: 64)
+        var control = [UInt8](repeating: 0, count: 128)
         while !interrupted.load(ordering: .acquiring) {
             var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
             guard poll(&fds, 2, -1) >= 0 || errno == EINTR else { return nil }
@@ -97,8 +105,14 @@ public final class OSCUDPSocket: Sendable {
                 }
             }
             guard size >= 0 else { continue }              // (EAGAIN, EINTR: wait again)
+            var now = timespec()
+            clock_gettime(CLOCK_REALTIME, &now)
             let peer = withUnsafeBytes(of: &sender) { OSCPeer(address: $0.baseAddress!, length: Int(senderLength)) }
-            return Datagram(size: size, sender: peer, droppedByKernel: Self.droppedCount(control, length: controlLength))
+            let age = Self.arrival(control, length: controlLength).map { arrival in
+                Duration.seconds(Int64(now.tv_sec) - Int64(arrival.tv_sec)) + .nanoseconds(Int64(now.tv_nsec) - Int64(arrival.tv_nsec))
+            }
+            return Datagram(size: size, sender: peer, droppedByKernel: Self.droppedCount(control, length: controlLength),
+                            age: age.map { max(.zero, $0) })
         }
         return nil
     }
@@ -112,6 +126,16 @@ public final class OSCUDPSocket: Sendable {
 
     /// The `SO_RXQ_OVFL` count in a `recvmsg` control buffer (0 when absent).
     private static func droppedCount(_ control: [UInt8], length: Int) -> UInt32 {
+        controlData(control, length: length, type: receiveQueueOverflow, as: UInt32.self) ?? 0
+    }
+
+    /// The `SCM_TIMESTAMPNS` arrival time in a `recvmsg` control buffer (nil when absent).
+    private static func arrival(_ control: [UInt8], length: Int) -> timespec? {
+        controlData(control, length: length, type: timestampNanoseconds, as: timespec.self)
+    }
+
+    /// The data of the first `SOL_SOCKET` control message of `type` in a `recvmsg` control buffer.
+    private static func controlData<T>(_ control: [UInt8], length: Int, type: Int32, as: T.Type) -> T? {
         let align = MemoryLayout<Int>.size
         func aligned(_ n: Int) -> Int { (n + align - 1) / align * align }
         var offset = 0
@@ -119,13 +143,13 @@ public final class OSCUDPSocket: Sendable {
             while offset + MemoryLayout<cmsghdr>.size <= min(length, raw.count) {
                 let header = raw.loadUnaligned(fromByteOffset: offset, as: cmsghdr.self)
                 let data = offset + aligned(MemoryLayout<cmsghdr>.size)
-                if header.cmsg_level == SOL_SOCKET && header.cmsg_type == receiveQueueOverflow && data + 4 <= raw.count {
-                    return raw.loadUnaligned(fromByteOffset: data, as: UInt32.self)
+                if header.cmsg_level == SOL_SOCKET && header.cmsg_type == type && data + MemoryLayout<T>.size <= raw.count {
+                    return raw.loadUnaligned(fromByteOffset: data, as: T.self)
                 }
                 guard header.cmsg_len > 0 else { break }
                 offset += aligned(Int(header.cmsg_len))
             }
-            return 0
+            return nil
         }
     }
 }

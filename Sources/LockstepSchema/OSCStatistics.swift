@@ -40,6 +40,33 @@ public struct OSCStatistics: Sendable, Hashable, Codable {
     public var clients = 0
     /// Clients subscribed to updates now.
     public var subscribers = 0
+    /// How soon the cues of untimed GOs (`/go`, `/cue/{name}/start`) sounded after their packet
+    /// arrived (UDP; nil before the first).
+    public var goLatency: GoLatency?
+
+    /// Device frames from a GO's arrival (the kernel's timestamp of the datagram, on the host
+    /// clock, translated to the device's frames) to its cue's first sample, over the GOs
+    /// carried out (the latest 100 000).
+    public struct GoLatency: Sendable, Hashable, Codable {
+        /// GOs measured.
+        public var count: Int
+        /// The median, in device frames.
+        public var p50Frames: Int64
+        /// The 99th percentile, in device frames.
+        public var p99Frames: Int64
+        /// The largest, in device frames.
+        public var maxFrames: Int64
+
+        /// The summary of `frames` (nil when empty).
+        public init?(_ frames: [Int64]) {
+            guard !frames.isEmpty else { return nil }
+            let sorted = frames.sorted()
+            count = sorted.count
+            p50Frames = sorted[sorted.count / 2]
+            p99Frames = sorted[min(sorted.count - 1, sorted.count * 99 / 100)]
+            maxFrames = sorted[sorted.count - 1]
+        }
+    }
 
     /// No traffic yet.
     public init() {}

@@ -13,8 +13,8 @@ import Synchronization
 /// Control (``go(_:at:)``, ``startCue(_:at:)``, ``stopCue(_:)``, ``pauseCue(_:)``, ``resumeCue(_:)``,
 /// ``stopAll(fade:)``, ``setCueLevel(_:decibels:ramp:)``, ``setGain(layer:decibels:ramp:)``,
 /// ``select(_:)``, ``pause()``, ``resume()``, ``seek(to:)``) may come from any thread. While the
-/// session plays, each change lands on the earliest sample the device can still change — two
-/// periods ahead at most on JACK (``Engine/nearestStartTime(atOrAfter:)``), the next frame to render
+/// session plays, each change lands on the earliest sample the device can still change — half a
+/// period to one and a half ahead on JACK (``Engine/nearestStartTime(atOrAfter:)``), the next frame to render
 /// offline — however much audio the layers have computed ahead: the layers it touches are cut at
 /// that sample (``OutputQueue/truncate(at:)``) and computed again from there, their first buffer at
 /// once on the calling thread. Changes are edits of the session's timeline, so the audio stays a
@@ -718,15 +718,13 @@ public final class SessionPlayer: @unchecked Sendable {
             for repair in repairs {
                 if let spare = repair.spare { render(layer: repair.layer, timeline: timeline, position: repair.from, into: spare) }
             }
-            // Still in time? A change reaches the device at the start of its next cycle, which
-            // renders from the current cycle's end (the earliest changeable sample − a period): if
-            // cycles passed while it was computed (a busy machine) and one of them has already
-            // begun what it changes, it is undone and made again on the earliest sample now, so
-            // that what is reported is what plays.
+            // Still in time? A change reaches the device at the start of a cycle not yet begun:
+            // if the earliest changeable sample moved while it was computed (a cycle began, or
+            // the next one came close — a busy machine) past what it changes, it is undone and
+            // made again on the earliest sample now, so that what is reported is what plays.
             if let first = repairs.map(\.from).min(), attempt < 4 {
                 let earliestNow = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
-                let period = Int64(max(1, engine.device.periodFrames))
-                if earliestNow != earliestDevice && first + deviceOffset < earliestNow - period {
+                if earliestNow != earliestDevice && first + deviceOffset < earliestNow {
                     state.withLock { state in
                         // (What other threads changed meanwhile — a halt, an error — stays.)
                         let (halted, running, paused, error) = (state.halted, state.running, state.paused, state.error)

@@ -39,8 +39,11 @@ extension JACKTests {
                     for event in input.read(timeout: 0.05) {
                         // The frames left before the next cycle starts (after which a command for
                         // two periods past this event would come too late).
+                        // (The nearest start is the next cycle while it is more than half a
+                        // period away, else the one after: either way this many frames ahead.)
                         let now = engine.currentTime().sampleTime
-                        let margin = engine.nearestStartTime(atOrAfter: now) - period - now
+                        let ahead = engine.nearestStartTime(atOrAfter: now) - now
+                        let margin = ahead > period ? ahead - period : ahead
                         let replies = midi.handle(event)
                         results.withLock { list in
                             for reply in replies { list.append((event.sampleTime, margin, reply)) }

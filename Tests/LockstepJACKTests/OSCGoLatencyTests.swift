@@ -10,8 +10,9 @@ import LockstepTestSupport
 import Testing
 
 extension JACKTests {
-    /// GO over OSC on a live session: from the moment the `/go` datagram leaves its client on
-    /// loopback (JACK's host clock, translated to the device's frames) to the cue's first sample.
+    /// GO over OSC on a live session: from the moment the `/go` datagram arrives (the kernel's
+    /// timestamp, as the server measures it) and from the moment it leaves its client on loopback
+    /// (JACK's host clock, translated to the device's frames) to the cue's first sample.
     @Suite("OSC GO latency (live, period 256)", .serialized)
     struct OSCGoLatencyTests {
         /// GOs sent (LOCKSTEP_OSC_GO_COUNT; Scripts/bench.sh part 9 sends 100).
@@ -49,6 +50,11 @@ extension JACKTests {
                 starts.append(at)
             }
             rig.waitForCapture(past: try #require(starts.last))
+            // From each datagram's arrival (the kernel's timestamp, on the host clock) to its
+            // first sample, as the server measured it: after the send, before the reply.
+            let arrival = try #require(osc.statistics.goLatency, "the server measured no GO latency")
+            #expect(arrival.count == Self.count)
+            #expect(arrival.maxFrames <= (leads.max() ?? 0) && arrival.p50Frames > 0, "\(arrival) against \(leads)")
             osc.stop()
             rig.player.stop()
             rig.capture.stop()
@@ -62,7 +68,7 @@ extension JACKTests {
             rig.expectNoUnderrun()
             let (p50, p99, most) = GoLatencyRig.percentiles(leads)
             let ms = GoLatencyRig.ms
-            print("OSC GO latency: \(Self.count) GOs, period \(period): datagram sent to first sample p50 \(p50) frames (\(ms(p50)) ms), p99 \(p99) (\(ms(p99)) ms), max \(most) (\(ms(most)) ms); every cue on the sample its reply names")
+            print("OSC GO latency: \(Self.count) GOs, period \(period): datagram arrival to first sample p50 \(arrival.p50Frames) frames (\(ms(arrival.p50Frames)) ms), p99 \(arrival.p99Frames) (\(ms(arrival.p99Frames)) ms), max \(arrival.maxFrames) (\(ms(arrival.maxFrames)) ms); from the send p50 \(p50) (\(ms(p50)) ms), p99 \(p99) (\(ms(p99)) ms), max \(most) (\(ms(most)) ms); every cue on the sample its reply names")
         }
     }
 }
