@@ -542,6 +542,9 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     public struct TransportSnapshot: Sendable, Hashable {
         /// Whether transport is rolling (or starting), as opposed to stopped.
         public var isRolling: Bool
+        /// Whether it is starting (`JackTransportStarting`): asked to roll, waiting for slow-sync
+        /// clients; its frame does not move until it rolls.
+        public var isStarting: Bool = false
         /// The transport frame at the start of the cycle.
         public var frame: Int64
         /// The device sample time of the start of that cycle.
@@ -560,7 +563,8 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         }
         if start < 0 { return nil }
         let rolling = state == JackTransportRolling.rawValue || state == JackTransportStarting.rawValue
-        return TransportSnapshot(isRolling: rolling, frame: Int64(frame), sampleTime: start, period: period)
+        return TransportSnapshot(isRolling: rolling, isStarting: state == JackTransportStarting.rawValue, frame: Int64(frame),
+                                 sampleTime: start, period: period)
     }
 
     /// Whether the engine renders only while JACK transport rolls: while it is stopped the outputs

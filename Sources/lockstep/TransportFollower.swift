@@ -33,6 +33,9 @@ final class TransportFollower {
     /// Reads the transport and acts on a change.
     func poll() throws {
         guard let snapshot = device.transportSnapshot() else { return }
+        // Starting: the frame stands still until the transport rolls (after a cycle or more,
+        // as slow-sync clients allow), so where it will be at a later sample is not known yet.
+        if snapshot.isStarting { return }
         if snapshot.isRolling {
             let expected = anchorFrame + (snapshot.sampleTime - anchorSampleTime)
             if !isRolling || snapshot.frame != expected {
