@@ -96,10 +96,10 @@ public let kAudioQueueProperty_CurrentLevelMeterDB = fourCharCode("aqmd")
 /// long before the device needs them. Default 8192; 0 hands buffers back only once played. The
 /// corresponding Apple constant is `kAudioQueueProperty_DecodeBufferSizeFrames` (`'dcbf'`).
 public let kAudioQueueProperty_DecodeBufferSizeFrames = fourCharCode("dcbf")
-/// The most recent error of the queue's format converter (read-only `UInt32`, listenable). Linear
-/// PCM conversion here reports its errors from the call that converts (enqueue), so this is
-/// always 0 (`noErr`). The corresponding Apple constant is `kAudioQueueProperty_ConverterError`
-/// (`'qcve'`).
+/// The most recent error of the queue's format converter (read-only `UInt32`, listenable): a
+/// recording queue's encoder's last failure; otherwise 0 (`noErr`) — linear PCM conversion and
+/// decoding report their errors from the call that converts (enqueue). The corresponding Apple
+/// constant is `kAudioQueueProperty_ConverterError` (`'qcve'`).
 public let kAudioQueueProperty_ConverterError = fourCharCode("qcve")
 /// Whether the queue's time-pitch processor is on (`UInt32`). Lockstep has none: 0, and setting
 /// 1 returns ``kAudioQueueErr_InvalidPropertyValue``. The corresponding Apple constant is

@@ -146,8 +146,8 @@ public let kLinearPCMFormatFlagsSampleFractionMask: AudioFormatFlags = 0x3F << k
 /// The linear PCM spelling of ``kAudioFormatFlagsAreAllClear``. The corresponding Apple constant is `kLinearPCMFormatFlagsAreAllClear`.
 public let kLinearPCMFormatFlagsAreAllClear = kAudioFormatFlagsAreAllClear
 
-/// Apple Lossless from 16-bit source data (format flags of ``kAudioFormatAppleLossless``; the
-/// format itself is not decoded here). The corresponding Apple constant is `kAppleLosslessFormatFlag_16BitSourceData` (1).
+/// Apple Lossless from 16-bit source data (format flags of ``kAudioFormatAppleLossless``, which
+/// is read, decoded and encoded through FFmpeg). The corresponding Apple constant is `kAppleLosslessFormatFlag_16BitSourceData` (1).
 public let kAppleLosslessFormatFlag_16BitSourceData: AudioFormatFlags = 1
 /// Apple Lossless from 20-bit source data. The corresponding Apple constant is `kAppleLosslessFormatFlag_20BitSourceData` (2).
 public let kAppleLosslessFormatFlag_20BitSourceData: AudioFormatFlags = 2

@@ -9,14 +9,14 @@ public enum TransportScript {
     public static func rollStopRelocate(_ server: JACKServer, relocateFrame: UInt32 = 96000) throws {
         try server.withClient(named: "transport-driver") { client in
             _ = jack_transport_locate(client, 0)
-            _ = jack_transport_start(client)
+            jack_transport_start(client)
         }
         usleep(700_000)
         try server.withClient(named: "transport-driver") { client in jack_transport_stop(client) }
         usleep(400_000)
         try server.withClient(named: "transport-driver") { client in
             _ = jack_transport_locate(client, relocateFrame)
-            _ = jack_transport_start(client)
+            jack_transport_start(client)
         }
         usleep(700_000)
     }
