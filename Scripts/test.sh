@@ -18,6 +18,11 @@ status=0
 swift test "$@" 2>&1 | tee "$log" || status=$?
 if [ "$status" -ne 0 ]; then
     echo "test: FAILED (exit $status); what failed:" >&2
-    grep -E "✘|recorded an issue|error:|Fatal error|Expectation failed" "$log" | grep -v "^✘ Test run with" | head -60 >&2 || true
+    # Each failed expectation with its message (the "↳" lines under it), so the measured
+    # figures a test puts in its message reach the end of the log too.
+    awk '/recorded an issue|error:|Fatal error|Expectation failed/ { print; keep = 1; next }
+         /^✘/ && !/^✘ Test run with/ { print; keep = 0; next }
+         keep && /↳/ { print; next }
+         { keep = 0 }' "$log" | head -120 >&2 || true
 fi
 exit "$status"

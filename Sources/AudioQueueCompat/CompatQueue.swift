@@ -161,6 +161,10 @@ final class CompatQueue: @unchecked Sendable {
     var ref: AudioQueueRef { QueueRegistry.handle(self) }
 
     let state = Mutex(State())
+    /// Held across the enqueue of a buffer of a compressed format (taken before ``state``): packets
+    /// are decoded in the order they are enqueued, and the decoder is reset or replaced only
+    /// between decodes, while ``state`` stays free during a decode.
+    let decodeOrder = Mutex(())
 
     init(format: LinearPCMLayout, compressed: CompressedFormat? = nil, callback: Callback, userData: UnsafeMutableRawPointer?) {
         layout = format

@@ -4,22 +4,64 @@ import Lockstep
 // engine queue (bound) or keeping it in order until the queue binds.
 extension CompatQueue {
     /// Enqueues a buffer; returns the queue time at which it starts playing (output queues).
+    ///
+    /// A buffer of a compressed format is decoded without the queue's lock (the callback thread,
+    /// which every queue of the engine shares, never waits for a decode): enqueues of such a
+    /// queue are serialised by ``CompatQueue/decodeOrder`` instead, so packets are decoded in the
+    /// order they are enqueued.
     func enqueue(_ ref: AudioQueueBufferRef, packets: PacketList = PacketList(), startTime: AudioTimeStamp?, trimStart: UInt32, trimEnd: UInt32,
                  parameters: [AudioQueueParameterEvent], withParameters: Bool) throws(AudioQueueError) -> Int64 {
+        guard isOutput, let compressed else {
+            return try enqueueLocked(ref, decoded: nil, startTime: startTime, trimStart: trimStart, trimEnd: trimEnd,
+                                     parameters: parameters, withParameters: withParameters)
+        }
+        return try decodeOrder.withLock { _ throws(AudioQueueError) -> Int64 in
+            // What enqueueing checks first, and the decoder (made now if need be, with the cookie
+            // set so far), under the lock; the decode outside it.
+            let decoder = try state.withLock { (state) throws(AudioQueueError) -> PacketDecoder in
+                try check(ref, withParameters: withParameters, &state)
+                let bytes = Int(ref.pointee.mAudioDataByteSize)
+                guard bytes > 0 else {
+                    throw AudioQueueError(.bufferEmpty, "the buffer holds no audio (mAudioDataByteSize is 0); fill it and set mAudioDataByteSize before enqueueing")
+                }
+                guard bytes <= Int(ref.pointee.mAudioDataBytesCapacity) else {
+                    throw AudioQueueError(.invalidParameter, "mAudioDataByteSize \(bytes) exceeds the buffer's \(ref.pointee.mAudioDataBytesCapacity)-byte capacity")
+                }
+                if let decoder = state.decoder { return decoder }
+                let decoder = try PacketDecoder(format: compressed, cookie: state.magicCookie)
+                state.decoder = decoder
+                return decoder
+            }
+            let decoded = try decode(ref, packets: packets, format: compressed, decoder: decoder)
+            return try enqueueLocked(ref, decoded: decoded, startTime: startTime, trimStart: trimStart, trimEnd: trimEnd,
+                                     parameters: parameters, withParameters: withParameters)
+        }
+    }
+
+    /// Checks that `ref` can be enqueued now: the queue's own, not enqueued, no reset handing
+    /// buffers back, parameters only on an output queue. Called with `state` locked.
+    private func check(_ ref: AudioQueueBufferRef, withParameters: Bool, _ state: inout State) throws(AudioQueueError) {
+        try state.checkDisposal()
+        guard let record = state.buffers[ref] else {
+            throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue (or was freed); enqueue buffers the queue allocated")
+        }
+        if withParameters && !isOutput {
+            throw AudioQueueError(.invalidQueueType, "AudioQueueEnqueueBufferWithParameters is for playback queues; input queues take AudioQueueEnqueueBuffer")
+        }
+        guard !record.isEnqueued else {
+            throw AudioQueueError(.bufferEnqueuedTwice, "the buffer is already enqueued; wait for the callback to hand it back")
+        }
+        guard state.resetting.isEmpty else {
+            throw AudioQueueError(.enqueueDuringReset, "the queue is being reset (AudioQueueReset or AudioQueueStop(true)) and is still handing back \(state.resetting.count) buffers; enqueue after the reset")
+        }
+    }
+
+    /// Enqueues with `state` locked: `decoded` holds a compressed buffer's PCM (decoded before).
+    private func enqueueLocked(_ ref: AudioQueueBufferRef, decoded: [Float]?, startTime: AudioTimeStamp?, trimStart: UInt32, trimEnd: UInt32,
+                               parameters: [AudioQueueParameterEvent], withParameters: Bool) throws(AudioQueueError) -> Int64 {
         try state.withLock { (state) throws(AudioQueueError) -> Int64 in
-            try state.checkDisposal()
-            guard let record = state.buffers[ref] else {
-                throw AudioQueueError(.invalidBuffer, "the buffer does not belong to this queue (or was freed); enqueue buffers the queue allocated")
-            }
-            if withParameters && !isOutput {
-                throw AudioQueueError(.invalidQueueType, "AudioQueueEnqueueBufferWithParameters is for playback queues; input queues take AudioQueueEnqueueBuffer")
-            }
-            guard !record.isEnqueued else {
-                throw AudioQueueError(.bufferEnqueuedTwice, "the buffer is already enqueued; wait for the callback to hand it back")
-            }
-            guard state.resetting.isEmpty else {
-                throw AudioQueueError(.enqueueDuringReset, "the queue is being reset (AudioQueueReset or AudioQueueStop(true)) and is still handing back \(state.resetting.count) buffers; enqueue after the reset")
-            }
+            try check(ref, withParameters: withParameters, &state)
+            guard let record = state.buffers[ref] else { return 0 }
             guard isOutput else {
                 if let encoding = state.encoding, Int(ref.pointee.mAudioDataBytesCapacity) < encoding.maximumPacketSize {
                     throw AudioQueueError(.invalidBuffer, "a \(ref.pointee.mAudioDataBytesCapacity)-byte buffer cannot hold a \(fourCharCodeString(encoding.format.codec.formatID)) packet (up to \(encoding.maximumPacketSize) bytes); size buffers with kAudioQueueProperty_MaximumOutputPacketSize")
@@ -36,13 +78,7 @@ extension CompatQueue {
             guard bytes > 0 else {
                 throw AudioQueueError(.bufferEmpty, "the buffer holds no audio (mAudioDataByteSize is 0); fill it and set mAudioDataByteSize before enqueueing")
             }
-            var decoded: [Float]?
-            if let compressed {
-                guard bytes <= Int(ref.pointee.mAudioDataBytesCapacity) else {
-                    throw AudioQueueError(.invalidParameter, "mAudioDataByteSize \(bytes) exceeds the buffer's \(ref.pointee.mAudioDataBytesCapacity)-byte capacity")
-                }
-                decoded = try decode(ref, packets: packets, format: compressed, &state)
-            } else if bytes > Int(ref.pointee.mAudioDataBytesCapacity) || bytes % layout.bytesPerFrame != 0 {
+            if decoded == nil && (bytes > Int(ref.pointee.mAudioDataBytesCapacity) || bytes % layout.bytesPerFrame != 0) {
                 throw AudioQueueError(.invalidParameter, "mAudioDataByteSize \(bytes) must be a whole number of \(layout.bytesPerFrame)-byte frames within the buffer's \(ref.pointee.mAudioDataBytesCapacity)-byte capacity")
             }
             var events: [ParameterEvent] = []
@@ -75,10 +111,9 @@ extension CompatQueue {
     }
 
     /// Decodes a buffer's packets (on the enqueuing thread) into 32-bit float PCM, with the
-    /// queue's decoder — made now if need be, with the magic cookie set so far. Called with
-    /// `state` locked.
+    /// queue's decoder. Called with ``CompatQueue/decodeOrder`` held, `state` not.
     private func decode(_ ref: AudioQueueBufferRef, packets: PacketList, format: CompressedFormat,
-                        _ state: inout State) throws(AudioQueueError) -> [Float] {
+                        decoder: PacketDecoder) throws(AudioQueueError) -> [Float] {
         var descriptions = packets.descriptions
         var count = Int(packets.count)
         if descriptions == nil, let own = ref.pointee.mPacketDescriptions, ref.pointee.mPacketDescriptionCount > 0 {
@@ -87,12 +122,11 @@ extension CompatQueue {
         }
         if descriptions == nil, format.bytesPerPacket > 0 { count = Int(ref.pointee.mAudioDataByteSize) / format.bytesPerPacket }
         let ranges = try PacketRanges.make(bytes: Int(ref.pointee.mAudioDataByteSize), count: count, descriptions: descriptions, format: format)
-        if state.decoder == nil { state.decoder = try PacketDecoder(format: format, cookie: state.magicCookie) }
         var output: [Float] = []
         output.reserveCapacity(ranges.count * max(format.framesPerPacket, 1) * format.channelCount)
         let data = UnsafeRawPointer(ref.pointee.mAudioData)
         for range in ranges {
-            _ = try state.decoder!.decode(UnsafeRawBufferPointer(start: data + range.lowerBound, count: range.count), into: &output,
+            _ = try decoder.decode(UnsafeRawBufferPointer(start: data + range.lowerBound, count: range.count), into: &output,
                                           status: kAudioFormatUnsupportedDataFormatError)
         }
         guard !output.isEmpty else {

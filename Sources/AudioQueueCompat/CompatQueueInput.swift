@@ -99,6 +99,7 @@ extension CompatQueue {
                 return (state.input, converted, filled)
             }
             for buffer in converted { try? input?.enqueue(buffer) }
+            reportEncoderFailures()
             if filled.isEmpty { break }
             deliverConverted(filled)
         }
@@ -128,6 +129,25 @@ extension CompatQueue {
         }
         for buffer in converted { try? input?.enqueue(buffer) }
         pumpConversion()
+    }
+
+    /// Reports what the encoder of a compressed recording failed to encode since the last call:
+    /// the lost frames as the engine queue's lost frames (``InputQueue/lostFrames`` and an
+    /// `overflow` discontinuity at the device time they were due), and a change of
+    /// `kAudioQueueProperty_ConverterError` to its listeners, as on Apple. Callback thread.
+    func reportEncoderFailures() {
+        let report = state.withLock { (state) -> (InputQueue?, Int, Int64, [Listener])? in
+            guard state.disposal != .done, let encoding = state.encoding, let conversion = state.conversion else { return nil }
+            let failures = encoding.takeFailures()
+            guard failures.count > 0 else { return nil }
+            let ratio = conversion.deviceFramesPerFrame
+            let frames = Int((Double(failures.frames) * ratio).rounded())
+            let time = (state.inputOrigin ?? 0) + Int64(((Double(conversion.deliveredFrames) + Double(conversion.waitingFrames)) * ratio).rounded())
+            return (state.input, frames, time, state.listeners.filter { $0.id == kAudioQueueProperty_ConverterError })
+        }
+        guard let (input, frames, time, listeners) = report else { return }
+        if frames > 0 { input?.reportLostFrames(Int64(frames), at: time) }
+        notify(listeners, kAudioQueueProperty_ConverterError)
     }
 
     /// A new run of an input queue that converts: what the last run left that no buffer took is

@@ -136,7 +136,7 @@ extension CompatQueue {
             return (state.output, state.input)
         }
         // The decoder starts afresh: what follows a reset does not continue what came before.
-        state.withLock { $0.decoder?.reset() }
+        decodeOrder.withLock { _ in state.withLock { $0.decoder?.reset() } }
         if output == nil && input == nil { return returnPendingBuffers() }
         if let input, state.withLock({ $0.conversion != nil }) { return try resetConversion(input) }
         beginReset()

@@ -44,6 +44,9 @@ final class InputPacketEncoding {
     private(set) var finished = false
     /// The last encoder failure (Apple's `kAudioQueueProperty_ConverterError`), or 0.
     private(set) var lastError: OSStatus = 0
+    /// Encoder failures and the recorded frames they lost, not yet reported (``takeFailures()``).
+    private var unreportedFailures = 0
+    private var unreportedFrames = 0
 
     /// Opens the encoder for `format`.
     /// - Throws: `kAudioFormatUnsupportedDataFormatError` when the format cannot be encoded.
@@ -66,15 +69,25 @@ final class InputPacketEncoding {
     func packetsPerBuffer(capacity: Int) -> Int { max(1, capacity / max(maximumPacketSize, 1)) }
 
     /// Encodes `frames` recorded frames; the packets completed wait for a buffer. A failure is
-    /// kept in ``lastError`` and the frames are dropped (the callback thread has no caller to tell).
+    /// kept in ``lastError`` and counted with the frames it lost, which the queue reports
+    /// (``takeFailures()``: the `ConverterError` listeners, and the lost frames as an `overflow`
+    /// discontinuity of the engine queue) — never dropped silently.
     func encode(_ samples: UnsafePointer<Float>, frames: Int) {
         guard frames > 0, !finished else { return }
         runInputFrames += frames
-        do {
-            append(try encoder.encode(samples, frames: frames))
-        } catch {
-            lastError = error.osStatus
+        let encoded = encoder.encode(samples, frames: frames)
+        append(encoded.packets)
+        if let failure = encoded.failure {
+            lastError = failure.osStatus
+            unreportedFailures += 1
+            unreportedFrames += encoded.lostFrames
         }
+    }
+
+    /// The encoder failures since the last call, and the recorded frames they lost.
+    func takeFailures() -> (count: Int, frames: Int) {
+        defer { unreportedFailures = 0; unreportedFrames = 0 }
+        return (unreportedFailures, unreportedFrames)
     }
 
     /// Encodes what the encoder still holds and drains it: the run's last packets.
@@ -84,6 +97,7 @@ final class InputPacketEncoding {
             append(try encoder.finish())
         } catch {
             lastError = error.osStatus
+            unreportedFailures += 1
         }
         finished = true
     }
@@ -112,6 +126,7 @@ final class InputPacketEncoding {
                 encoder = try PacketEncoder(format: format, bitRate: bitRate)
             } catch {
                 lastError = error.osStatus
+                unreportedFailures += 1
             }
         }
         runInputFrames = 0

@@ -801,12 +801,12 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
 
     /// Re-reads the latencies of everything connected to the device's ports and sets the
     /// compensation delays (monitor thread, `start()`, after port changes).
-    func updateLatencies() {
-        let closed = control.withLock { $0.closed }
-        guard !closed, !serverWentAway else { return }
-        realtime.pointee.latencyDirty.store(false, ordering: .releasing)
-        // Playback: master outputs and per-queue outputs.
-        var outputs: [(port: OpaquePointer, bank: UnsafeMutablePointer<JACKDelayBank>?, channel: Int, name: String)] = []
+    /// One output port of the device (a master output or a per-queue output) with its delay line.
+    private typealias PlaybackOutput = (port: OpaquePointer, bank: UnsafeMutablePointer<JACKDelayBank>?, channel: Int, name: String)
+
+    /// Every output port of the device: master outputs, then per-queue outputs in order.
+    private func playbackOutputs() -> [PlaybackOutput] {
+        var outputs: [PlaybackOutput] = []
         for c in 0..<channelCount {
             if let port = realtime.pointee.ports[c] { outputs.append((port, realtime.pointee.outputDelays, c, outputPortNames[c])) }
         }
@@ -816,6 +816,42 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
                 if let port = record.pointee.ports[c] { outputs.append((port, record.pointee.delays, c, c < names.count ? names[c] : "")) }
             }
         }
+        return outputs
+    }
+
+    /// Sets, before output connections are made again, the delays the outputs will need once they
+    /// are: each output's latency as it is measured now, or, where one of `destinations` (full
+    /// port names, by our output's short name) is about to be connected, as large as that port's
+    /// playback latency. The first frame that reaches a returning destination is then on its
+    /// sample (connected first, the output would go out for a cycle or more with the delay it had
+    /// while it had nowhere to go). Published and reported by the measurement after the
+    /// connections (``updateLatencies()``), which finds the same values. Monitor thread, with
+    /// the client.
+    private func presetDelays(for destinations: [String: [String]], client: OpaquePointer) {
+        let outputs = playbackOutputs()
+        let predicted = outputs.map { output -> Int? in
+            let short = output.name.split(separator: ":", maxSplits: 1).last.map(String.init) ?? output.name
+            var latency = connectedLatency(of: output.port, mode: JackPlaybackLatency, client: client)
+            for name in destinations[short] ?? [] {
+                guard let other = jack_port_by_name(client, name) else { continue }
+                var range = jack_latency_range_t()
+                jack_port_get_latency_range(other, JackPlaybackLatency, &range)
+                latency = max(latency ?? 0, Int(max(range.min, range.max)))
+            }
+            return latency
+        }
+        let alignment = JACKGraph.alignmentDelays(predicted)
+        for (i, output) in outputs.enumerated() {
+            output.bank?.pointee.setDelay(alignment.delays[i], channel: output.channel)
+        }
+    }
+
+    func updateLatencies() {
+        let closed = control.withLock { $0.closed }
+        guard !closed, !serverWentAway else { return }
+        realtime.pointee.latencyDirty.store(false, ordering: .releasing)
+        // Playback: master outputs and per-queue outputs.
+        let outputs = playbackOutputs()
         let handles = outputs.map { PortHandle(pointer: $0.port) }
         let inputs = (0..<inputChannelCount).map { realtime.pointee.inputPorts[$0].map(PortHandle.init) }
         let midi = realtime.pointee.midiPort.map { [(PortHandle(pointer: $0), false)] } ?? []
@@ -830,8 +866,12 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         let playbackMax = alignment.latency
         var playbackDelaysChanged = false
         var compensation: [OutputCompensation] = []
+        // A delay counts as changed against what was last published (a delay preset before a
+        // connection was made again is reported here, with the measurement that confirms it).
+        let published = Dictionary(control.withLock { $0.compensation }.map { ($0.port, $0.delay) }, uniquingKeysWith: { a, _ in a })
         for (i, (output, latency)) in zip(outputs, playback).enumerated() {
-            if output.bank?.pointee.setDelay(alignment.delays[i], channel: output.channel) == true {
+            if output.bank?.pointee.setDelay(alignment.delays[i], channel: output.channel) == true
+                || (output.bank != nil && published[output.name] != nil && published[output.name] != alignment.delays[i]) {
                 playbackDelaysChanged = true
             }
             let short = output.name.split(separator: ":", maxSplits: 1).last.map(String.init) ?? output.name
@@ -1048,6 +1088,12 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             let existing = JACKGraph.ports(client: client, pattern: nil, flags: 0)
             var left: [Connection] = []
             var moved: [(from: Connection, to: String)] = []
+            // The delays the outputs need once connected, set before they are.
+            var returning: [String: [String]] = [:]
+            for connection in pending where connection.oursIsOutput {
+                if let other = JACKGraph.successor(of: connection.other, among: existing) { returning[connection.ours, default: []].append(other) }
+            }
+            if !returning.isEmpty { self.presetDelays(for: returning, client: client) }
             for connection in pending {
                 guard let other = JACKGraph.successor(of: connection.other, among: existing) else {
                     left.append(connection)

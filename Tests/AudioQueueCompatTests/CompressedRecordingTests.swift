@@ -26,6 +26,23 @@ final class CompressedRecorderState: @unchecked Sendable {
     var pointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 }
 
+/// The `kAudioQueueProperty_ConverterError` values a listener read, in order.
+final class ConverterErrorLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen: [OSStatus] = []
+    var errors: [OSStatus] { lock.withLock { seen } }
+    func add(_ status: OSStatus) { lock.withLock { seen.append(status) } }
+    var pointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+}
+
+/// A `kAudioQueueProperty_ConverterError` listener: reads the property and logs it.
+func logConverterError(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ id: AudioQueuePropertyID) {
+    var status: OSStatus = 0
+    var size = UInt32(MemoryLayout<OSStatus>.size)
+    AudioQueueGetProperty(queue, kAudioQueueProperty_ConverterError, &status, &size)
+    Unmanaged<ConverterErrorLog>.fromOpaque(userData!).takeUnretainedValue().add(status)
+}
+
 /// Listing 2-5: writes the buffer's packets to the file with their descriptions, and enqueues the
 /// buffer again while recording.
 func writeRecordedPackets(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ buffer: AudioQueueBufferRef,
@@ -91,17 +108,23 @@ extension AQCompatTests {
 
         /// Records `deviceFrames` frames of a `deviceRate` offline device (renders of 480) into a
         /// new `fileType` file through an input queue of `format`, in the recording guide's order.
+        /// `inputProvider` replaces the sine; `prepare` runs on the new queue before it records, and
+        /// `engine` receives the engine the queue ran on.
         func record(_ format: AudioStreamBasicDescription, deviceRate: Double, deviceFrames: Int, fileType: AudioFileTypeID,
-                    name: String, seconds: Double = 0.5) throws -> Take {
+                    name: String, seconds: Double = 0.5, inputProvider: OfflineDevice.InputProvider? = nil,
+                    prepare: (AudioQueueRef) -> Void = { _ in }, engine: (Engine) -> Void = { _ in }) throws -> Take {
             let device = try OfflineDevice(format: StreamFormat(sampleRate: deviceRate, channelCount: 2), maximumFramesPerRender: 480,
-                                           inputChannelCount: 2, inputProvider: Self.input(rate: deviceRate))
-            AudioQueueSetDefaultDevice(.engine(try Engine(device: device)))
+                                           inputChannelCount: 2, inputProvider: inputProvider ?? Self.input(rate: deviceRate))
+            let running = try Engine(device: device)
+            engine(running)
+            AudioQueueSetDefaultDevice(.engine(running))
             defer { AudioQueueSetDefaultDevice(.standard) }
             let state = CompressedRecorderState()
             state.format = format
             try #require(AudioQueueNewInput(&state.format, writeRecordedPackets, state.pointer, nil, nil, 0, &state.queue) == noErr,
                          "\(AudioQueueCompatLastErrorMessage() ?? "")")
             let queue = state.queue!
+            prepare(queue)
             var size = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
             #expect(AudioQueueGetProperty(queue, kAudioQueueProperty_StreamDescription, &state.format, &size) == noErr)
             let path = temp.file(name)
@@ -239,6 +262,81 @@ extension AQCompatTests {
             #expect(snr > 20)
         }
     
+        @Test("an encoder failure is never silent: AAC refusing absurd input (1e30) sets ConverterError, calls its listeners, reports the lost frames as an overflow discontinuity with their count, and the recording goes on")
+        func encoderFailureReported() throws {
+            // 480 device frames of 1e30 a quarter of the way in: FFmpeg's AAC encoder refuses
+            // input that large ("(near) NaN/+-Inf"); what is encoded before and after stays.
+            let sine = Self.input(rate: 48000)
+            let bad = 24000..<24480
+            let input: OfflineDevice.InputProvider = { time, frames, channels in
+                sine(time, frames, channels)
+                for i in 0..<frames where bad.contains(Int(time) + i) { channels[0][i] = 1e30; channels[1][i] = -1e30 }
+            }
+            let log = ConverterErrorLog()
+            var engine: Engine?
+            var status: OSStatus = 0
+            let take = try record(Self.compressed(kAudioFormatMPEG4AAC, rate: 48000), deviceRate: 48000, deviceFrames: 96000,
+                                  fileType: kAudioFileM4AType, name: "nan.m4a", inputProvider: input,
+                                  prepare: { queue in
+                                      #expect(AudioQueueAddPropertyListener(queue, kAudioQueueProperty_ConverterError, logConverterError, log.pointer) == noErr)
+                                  },
+                                  engine: { engine = $0 })
+            let reported = log.errors
+            status = reported.first ?? 0
+            let overflows = engine.map { $0.discontinuities.filter { $0.kind == .overflow } } ?? []
+            let lost = overflows.reduce(0) { $0 + $1.length }
+            print("AAC encoder failure: ConverterError \(reported) (\(fourCharCodeString(UInt32(bitPattern: status)))), \(overflows.count) overflow discontinuities, \(lost) frames lost at \(overflows.map(\.sampleTime)); \(take.packets) packets recorded")
+            #expect(!reported.isEmpty && reported.allSatisfy { $0 != noErr }, "the listener saw \(reported)")
+            #expect(!overflows.isEmpty && lost > 0 && lost <= 96000, "\(overflows)")
+            #expect(overflows.allSatisfy { $0.sampleTime >= Int64(bad.lowerBound) - 4096 && $0.sampleTime <= Int64(bad.upperBound) + 4096 }, "\(overflows)")
+            // What was encoded before and after is in the file: every packet but the refused ones,
+            // and the file reads back with the packet table's frames.
+            #expect(lost % 1024 == 0 && take.packets * 1024 >= Int64(96000 - Int(lost)), "\(take.packets) packets for \(96000 - Int(lost)) frames")
+            let facts = try readCompressed(take.path)
+            #expect(facts.packetCount == UInt64(take.packets))
+            let back = try extDecode(take.path, rate: 48000)
+            #expect(Int64(back.count / 2) == facts.table.mNumberValidFrames && back.count / 2 >= 96000 - Int(lost), "\(back.count / 2) frames read back, table \(facts.table)")
+        }
+
+        @Test("NaN and infinite input record as silence in AAC and ALAC (no trap, no refused packet, no ConverterError); the rest is the sine",
+              arguments: [kAudioFormatMPEG4AAC, kAudioFormatAppleLossless])
+        func nonFiniteInput(codec: AudioFormatID) throws {
+            let sine = Self.input(rate: 48000)
+            let bad = 24000..<24480
+            let input: OfflineDevice.InputProvider = { time, frames, channels in
+                sine(time, frames, channels)
+                for i in 0..<frames where bad.contains(Int(time) + i) { channels[0][i] = .nan; channels[1][i] = i % 2 == 0 ? .infinity : -.infinity }
+            }
+            let log = ConverterErrorLog()
+            var engine: Engine?
+            let format = Self.compressed(codec, rate: 48000, flags: codec == kAudioFormatAppleLossless ? kAppleLosslessFormatFlag_16BitSourceData : 0)
+            let aac = codec == kAudioFormatMPEG4AAC
+            let take = try record(format, deviceRate: 48000, deviceFrames: 48000, fileType: aac ? kAudioFileM4AType : kAudioFileCAFType,
+                                  name: "nonfinite-\(fourCharCodeString(codec)).\(aac ? "m4a" : "caf")", inputProvider: input,
+                                  prepare: { queue in
+                                      #expect(AudioQueueAddPropertyListener(queue, kAudioQueueProperty_ConverterError, logConverterError, log.pointer) == noErr)
+                                  },
+                                  engine: { engine = $0 })
+            #expect(log.errors.isEmpty)
+            let overflows = engine.map { $0.discontinuities.filter { $0.kind == .overflow } } ?? []
+            #expect(overflows.isEmpty)
+            let back = try extDecode(take.path, rate: 48000)
+            #expect(back.count == 48000 * 2, "\(back.count / 2) frames")
+            guard back.count == 48000 * 2 else { return }
+            if codec == kAudioFormatAppleLossless {
+                let expected = Self.expectedInput(frames: 48000, rate: 48000)
+                for frame in 0..<48000 {
+                    let want: (Float, Float) = bad.contains(frame) ? (0, 0) : (expected[frame * 2], expected[frame * 2 + 1])
+                    if back[frame * 2] != want.0 || back[frame * 2 + 1] != want.1 {
+                        Issue.record("frame \(frame): \(back[frame * 2]), \(back[frame * 2 + 1]) instead of \(want)")
+                        break
+                    }
+                }
+            } else {
+                #expect(back.allSatisfy { $0.isFinite })
+            }
+        }
+
         /// A stereo description of a compressed format, as a recorder fills it in (the queue
         /// completes it: `kAudioQueueProperty_StreamDescription`).
         static func compressed(_ id: AudioFormatID, rate: Double, flags: AudioFormatFlags = 0) -> AudioStreamBasicDescription {

@@ -282,8 +282,13 @@ final class CompressedAudioFile: @unchecked Sendable {
                 writer.primingFrames = made.primingFrames
                 encoder = made
             }
-            let packets = try encoder!.encode(buffer.assumingMemoryBound(to: Float.self), frames: frames)
-            for packet in packets { try packet.data.withBytes { (raw) throws(AudioQueueError) in try writer.write(raw) } }
+            // The packets completed are written even when the codec refused part of the input;
+            // the caller then gets its error, with the frames lost.
+            let encoded = encoder!.encode(buffer.assumingMemoryBound(to: Float.self), frames: frames)
+            for packet in encoded.packets { try packet.data.withBytes { (raw) throws(AudioQueueError) in try writer.write(raw) } }
+            if let failure = encoded.failure {
+                throw AudioQueueError(failure.code, "\(failure.message); \(encoded.lostFrames) of the \(frames) frames written were lost")
+            }
         }
     }
 

@@ -87,22 +87,42 @@ final class PacketEncoder {
         return preferred.first(where: supported.contains) ?? supported.first ?? AV_SAMPLE_FMT_FLTP
     }
 
-    /// Takes `frames` interleaved frames; returns the packets completed.
-    func encode(_ samples: UnsafePointer<Float>, frames: Int) throws(AudioQueueError) -> [EncodedPacket] {
+    /// What one ``encode(_:frames:)`` made: the packets completed, and the codec's failure with
+    /// the input frames it lost, if it refused some.
+    struct Encoded {
+        var packets: [EncodedPacket] = []
+        var failure: AudioQueueError?
+        var lostFrames = 0
+    }
+
+    /// Non-finite input samples (NaN, ±∞) encoded as silence: codecs trap on them or refuse every
+    /// later frame (FFmpeg's AAC encoder carries them in its overlap).
+    private(set) var nonFiniteSamples = 0
+
+    /// Takes `frames` interleaved frames; returns the packets completed. A packet's worth of
+    /// input the codec refuses is lost (and counted in the result); the packets before and after
+    /// it are kept, and the input is consumed either way, so one failure loses only its own frames.
+    func encode(_ samples: UnsafePointer<Float>, frames: Int) -> Encoded {
         pending.append(contentsOf: UnsafeBufferPointer(start: samples, count: frames * format.channelCount))
         inputFrames += frames
-        var packets: [EncodedPacket] = []
+        var result = Encoded()
         let whole = pending.count / format.channelCount / framesPerPacket
-        if whole > 0 && splitsPackets {
-            // One frame a packet (µ-law, a-law): encoded in one go, split into packets below.
-            try send(offset: 0, frames: whole, into: &packets)
-        } else {
-            for index in 0..<whole {
-                try send(offset: index * framesPerPacket, frames: framesPerPacket, into: &packets)
+        func attempt(offset: Int, frames: Int) {
+            do {
+                try send(offset: offset, frames: frames, into: &result.packets)
+            } catch {
+                result.failure = error
+                result.lostFrames += frames
             }
         }
+        if whole > 0 && splitsPackets {
+            // One frame a packet (µ-law, a-law): encoded in one go, split into packets below.
+            attempt(offset: 0, frames: whole)
+        } else {
+            for index in 0..<whole { attempt(offset: index * framesPerPacket, frames: framesPerPacket) }
+        }
         pending.removeFirst(whole * framesPerPacket * format.channelCount)
-        return packets
+        return result
     }
 
     /// Encodes what is left and drains the codec; returns the last packets. The encoder takes no
@@ -136,15 +156,17 @@ final class PacketEncoder {
         let planar = av_sample_fmt_is_planar(sampleFormat) != 0
         let width = Int(av_get_bytes_per_sample(sampleFormat))
         let bits = Int(context.pointee.bits_per_raw_sample)
+        var nonFinite = 0
         pending.withUnsafeBufferPointer { source in
             for channel in 0..<channels {
                 let plane = UnsafeMutableRawPointer(frame.pointee.extended_data[planar ? channel : 0]!)
                 for i in 0..<frames {
-                    let value = Double(source[(offset + i) * channels + channel])
+                    var value = Double(source[(offset + i) * channels + channel])
+                    if !value.isFinite { value = 0; nonFinite += 1 }
                     let at = (planar ? i : i * channels + channel) * width
                     switch av_get_packed_sample_fmt(sampleFormat) {
                     case AV_SAMPLE_FMT_S16:
-                        plane.storeBytes(of: Int16(clamping: Int64((value * 32768).rounded())), toByteOffset: at, as: Int16.self)
+                        plane.storeBytes(of: Int16(min(max((value * 32768).rounded(), -32768), 32767)), toByteOffset: at, as: Int16.self)
                     case AV_SAMPLE_FMT_S32:
                         // Sources narrower than 32 bits sit in the top bits, as FFmpeg expects.
                         let scale = Double(1 << ((bits > 0 && bits < 32 ? bits : 32) - 1))
@@ -157,6 +179,7 @@ final class PacketEncoder {
                 }
             }
         }
+        nonFiniteSamples += nonFinite
         frame.pointee.pts = Int64(outputFrames)
         outputFrames += frames
         let result = avcodec_send_frame(context, frame)
