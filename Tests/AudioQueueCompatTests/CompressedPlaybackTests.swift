@@ -133,6 +133,36 @@ extension AQCompatTests {
             return (path, samples)
         }
 
+        @Test("IMA4: Apple's 34-byte channel blocks of 64 frames (68-byte stereo packets, no descriptions) play what ffmpeg decodes from the CAF ffmpeg wrote, sample for sample")
+        func ima4() throws {
+            let (wav, _) = try source("ima4-source.wav", rate: 44100, frames: 44_100)
+            let path = temp.file("source.caf")
+            try ffmpeg(["-i", wav, "-c:a", "adpcm_ima_qt", path])
+            try ffmpeg(["-i", path, "-f", "f32le", "-ac", "2", path + ".f32"])
+            let expected = floats([UInt8](try Data(contentsOf: URL(fileURLWithPath: path + ".f32"))))
+            // The packets as a player reads them: AudioFileReadPacketData of the file.
+            var file: AudioFileID?
+            try #require(AudioFileOpenURL(URL(fileURLWithPath: path) as CFURL, .readPermission, 0, &file) == noErr)
+            defer { AudioFileClose(file!) }
+            var format = AudioStreamBasicDescription()
+            var size = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
+            #expect(AudioFileGetProperty(file!, kAudioFilePropertyDataFormat, &size, &format) == noErr)
+            #expect(format.mFormatID == kAudioFormatAppleIMA4 && format.mBytesPerPacket == 68 && format.mFramesPerPacket == 64)
+            var packetCount: UInt64 = 0
+            size = 8
+            #expect(AudioFileGetProperty(file!, kAudioFilePropertyAudioDataPacketCount, &size, &packetCount) == noErr)
+            var bytes = [UInt8](repeating: 0, count: Int(packetCount) * 68)
+            var byteCount = UInt32(bytes.count)
+            var packets = UInt32(packetCount)
+            #expect(AudioFileReadPacketData(file!, false, &byteCount, nil, 0, &packets, &bytes) == noErr)
+            #expect(packets == UInt32(packetCount) && byteCount == UInt32(bytes.count))
+            let split = stride(from: 0, to: bytes.count, by: 68).map { Array(bytes[$0..<($0 + 68)]) }
+            // Buffers of 7 packets (448 frames): many small buffers, as a player sizing in packets does.
+            let output = try play(format, packets: split, perBuffer: 7)
+            print("IMA4: \(split.count) packets; rendered \(output.count / 2) frames, ffmpeg decodes \(expected.count / 2)")
+            expectPlayed(output, expected, "IMA4")
+        }
+
         @Test("FLAC: ffmpeg's frames with the STREAMINFO cookie play the 16-bit source exactly, the short last frame included")
         func flac() throws {
             let (wav, samples) = try source("flac-source.wav", rate: 44100, frames: 30_001)

@@ -377,12 +377,13 @@ extension AQCompatTests {
             #expect(theirs == expected)
         }
 
-        @Test("µ-law from a 44.1 kHz device into CAF: constant-size packets without descriptions, every frame as the codec rounds it")
-        func recordULaw() throws {
-            let format = Self.compressed(kAudioFormatULaw, rate: 44100)
+        @Test("µ-law and a-law from a 44.1 kHz device into CAF: constant-size packets without descriptions, every frame as the codec rounds it",
+              arguments: [kAudioFormatULaw, kAudioFormatALaw])
+        func recordG711(codec: AudioFormatID) throws {
+            let format = Self.compressed(codec, rate: 44100)
             let captured = 20 * 480
-            let take = try record(format, deviceRate: 44100, deviceFrames: captured, fileType: kAudioFileCAFType, name: "take-ulaw.caf",
-                                  seconds: 0.05)
+            let take = try record(format, deviceRate: 44100, deviceFrames: captured, fileType: kAudioFileCAFType,
+                                  name: "take-\(fourCharCodeString(codec)).caf", seconds: 0.05)
             #expect(take.callbacks.allSatisfy { !$0.hadDescriptions && $0.bytes == $0.packets * 2 })
             #expect(take.callbacks.dropLast().allSatisfy { $0.bytes == take.bufferBytes })
             #expect(take.packets == Int64(captured))
@@ -390,9 +391,34 @@ extension AQCompatTests {
             let ours = try extDecode(take.path, rate: 44100)
             let theirs = try ffmpegDecode(take.path, channels: 2)
             #expect(ours.count == expected.count && theirs == ours)
-            // µ-law keeps 8 bits of 14: each sample within its step (at most 1/32 of full scale here).
+            // G.711 keeps 8 bits of 13–14: each sample within its step (at most 1/32 of full scale here).
             let worst = zip(ours, expected).map { abs($0 - $1) }.max() ?? 1
             #expect(worst < 1.0 / 32, "largest error \(worst)")
+        }
+
+        @Test("IMA4 from a 44.1 kHz device into CAF: 68-byte stereo packets of 64 frames without descriptions, the last one padded (its remainder in the packet table); read back by Lockstep and ffmpeg alike, on the sine")
+        func recordIMA4() throws {
+            let format = Self.compressed(kAudioFormatAppleIMA4, rate: 44100)
+            let captured = 20 * 480                                   // 9 600 frames: 150 packets exactly
+            let take = try record(format, deviceRate: 44100, deviceFrames: captured + 100, fileType: kAudioFileCAFType,
+                                  name: "take-ima4.caf", seconds: 0.05)
+            let total = captured + 100                                 // 9 700: the last packet carries 36 frames
+            #expect(take.callbacks.allSatisfy { !$0.hadDescriptions && $0.bytes == $0.packets * 68 })
+            #expect(take.packets == Int64((total + 63) / 64))
+            #expect(Int(take.prime.trailingFrames) == Int(take.packets) * 64 - total && take.prime.leadingFrames == 0)
+            let facts = try readCompressed(take.path)
+            #expect(facts.format.mFormatID == kAudioFormatAppleIMA4 && facts.format.mBytesPerPacket == 68 && facts.format.mFramesPerPacket == 64)
+            #expect(facts.table.mNumberValidFrames == Int64(total), "\(facts.table)")
+            let ours = try extDecode(take.path, rate: 44100)
+            let theirs = try ffmpegDecode(take.path, channels: 2)
+            #expect(ours.count == total * 2)
+            // ffmpeg decodes every packet (CAF's packet table does not cut its end).
+            #expect(theirs.count >= ours.count && Array(theirs.prefix(ours.count)) == ours)
+            let expected = Self.expectedInput(frames: total, rate: 44100)
+            #expect(bestLag(ours, expected, channels: 2) == 0)
+            let snr = signalToNoise(ours, expected)
+            print("IMA4 recording: \(take.callbacks.count) callbacks, \(take.packets) packets, remainder \(take.prime.trailingFrames); SNR \(snr) dB against the sine")
+            #expect(snr > 20)
         }
 
         @Test("recording refuses what Apple's queues refuse: MP3, FLAC and Opus ('fmt?'), buffers smaller than a packet, a cookie set on the queue")

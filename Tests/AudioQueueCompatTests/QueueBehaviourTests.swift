@@ -4,6 +4,13 @@ import Lockstep
 import LockstepTestSupport
 import Testing
 
+/// An output callback that logs the buffer and overwrites its audio at once, as a player
+/// refilling it would: audio already handed to the queue must not change.
+func scribbleOutput(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ buffer: AudioQueueBufferRef) {
+    CallbackLog.from(userData).add(buffer)
+    memset(buffer.pointee.mAudioData, 0x7F, Int(buffer.pointee.mAudioDataBytesCapacity))
+}
+
 extension AQCompatTests {
     /// Queues in offline mode and on an offline default device: the engine is driven by hand, so
     /// every result is checked to the sample.
@@ -261,5 +268,58 @@ extension AQCompatTests {
             #expect(log.buffers == [buffer])                    // played out, with its callback
             #expect(AudioQueueStart(queue, nil) == kAudio_ParamError)
         }
-    }
+    
+        @Test("kAudioQueueProperty_DecodeBufferSizeFrames: buffers within that many frames of the play position come back before they play (the callback may overwrite them at once and the audio still plays as enqueued); 0 hands each back only once played")
+        func decodeBufferHandsBackEarly() throws {
+            let format = pcm(48000, channels: 1, bits: 16)
+            // Eight 1000-frame buffers, buffer i holding the value i + 1 in every sample.
+            func run(decodeFrames: UInt32) throws -> (early: Int, output: [Int16]) {
+                let log = CallbackLog()
+                var queueFormat = format
+                var made: AudioQueueRef?
+                try #require(AudioQueueNewOutput(&queueFormat, scribbleOutput, log.pointer, nil, nil, 0, &made) == noErr)
+                let queue = made!
+                defer { AudioQueueDispose(queue, true) }
+                var renderFormat = format
+                try #require(AudioQueueSetOfflineRenderFormat(queue, &renderFormat, nil) == noErr)
+                var frames = decodeFrames
+                try #require(AudioQueueSetProperty(queue, kAudioQueueProperty_DecodeBufferSizeFrames, &frames, 4) == noErr)
+                var read: UInt32 = 0
+                var size: UInt32 = 4
+                #expect(AudioQueueGetProperty(queue, kAudioQueueProperty_DecodeBufferSizeFrames, &read, &size) == noErr && read == decodeFrames)
+                for i in 0..<8 {
+                    let value = Int16(i + 1)
+                    let bytes = (0..<1000).flatMap { _ in withUnsafeBytes(of: value.littleEndian) { Array($0) } }
+                    try #require(AudioQueueEnqueueBuffer(queue, try filledBuffer(queue, bytes), 0, nil) == noErr)
+                }
+                try #require(AudioQueueStart(queue, nil) == noErr)
+                var capture: AudioQueueBufferRef?
+                try #require(AudioQueueAllocateBuffer(queue, 200, &capture) == noErr)
+                var time = 0.0
+                var output = [Int16]()
+                let (status, first) = render(queue, capture!, frames: 100, at: &time)
+                try #require(status == noErr)
+                let early = log.buffers.count                   // back after 100 frames played
+                output += first.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+                while output.count < 8000 {
+                    let (status, bytes) = render(queue, capture!, frames: 100, at: &time)
+                    try #require(status == noErr)
+                    output += bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+                }
+                #expect(log.buffers.count == 8)
+                return (early, output)
+            }
+            let expected = (0..<8000).map { Int16($0 / 1000 + 1) }
+            let ahead = try run(decodeFrames: 3000)
+            let none = try run(decodeFrames: 0)
+            print("DecodeBufferSizeFrames 3000: \(ahead.early) buffers back after 100 frames; 0: \(none.early)")
+            // 3000 frames ahead: the buffers up to 3000 frames of audio (the first three) are back
+            // at once; with 0, none before it has played.
+            #expect(ahead.early == 3)
+            #expect(none.early == 0)
+            // The callback overwrote each buffer as it came back: what plays is what was enqueued.
+            #expect(ahead.output == expected)
+            #expect(none.output == expected)
+        }
+}
 }

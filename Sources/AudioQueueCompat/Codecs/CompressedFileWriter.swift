@@ -177,28 +177,44 @@ final class CompressedFileWriter {
     }
 
     /// Sets a CAF's `pakt` header to the valid, priming and remainder frames (libavformat writes
-    /// every frame as valid and none as priming or remainder).
+    /// every frame as valid and none as priming or remainder). A format of constant-size packets
+    /// (IMA4, µ-law, a-law) gets no `pakt` from libavformat: where it has priming or remainder
+    /// frames (IMA4's padded last packet), a `pakt` chunk without packet descriptions is appended
+    /// after the audio data, as the CAF specification allows for constant bit rates.
     private func patchPacketTable() throws(AudioQueueError) {
         let fd = sink.descriptor
+        let valid = packetsWritten * Int64(format.framesPerPacket) - Int64(primingFrames) - Int64(remainderFrames)
+        var fields: [UInt8] = []
+        func append(_ value: Int64, bytes: Int) {
+            for shift in stride(from: 8 * (bytes - 1), through: 0, by: -8) { fields.append(UInt8(truncatingIfNeeded: value >> Int64(shift))) }
+        }
+        append(valid, bytes: 8)
+        append(Int64(primingFrames), bytes: 4)
+        append(Int64(remainderFrames), bytes: 4)
+        func write(_ bytes: [UInt8], at offset: Int64) throws(AudioQueueError) {
+            guard pwrite(fd, bytes, bytes.count, off_t(offset)) == bytes.count else {
+                throw AudioQueueError(kAudioFileUnspecifiedError, "the packet table could not be written: \(String(cString: strerror(errno)))")
+            }
+        }
         var at: Int64 = 8
         var header = [UInt8](repeating: 0, count: 12)
         while pread(fd, &header, 12, off_t(at)) == 12 {
             let size = header[4..<12].reduce(Int64(0)) { $0 << 8 | Int64($1) }
             if String(decoding: header[0..<4], as: UTF8.self) == "pakt" {
-                let valid = packetsWritten * Int64(format.framesPerPacket) - Int64(primingFrames) - Int64(remainderFrames)
-                var fields: [UInt8] = []
-                for shift in stride(from: 56, through: 0, by: -8) { fields.append(UInt8(truncatingIfNeeded: valid >> Int64(shift))) }
-                for value in [Int32(primingFrames), Int32(remainderFrames)] {
-                    for shift in stride(from: 24, through: 0, by: -8) { fields.append(UInt8(truncatingIfNeeded: value >> Int32(shift))) }
-                }
-                guard pwrite(fd, fields, fields.count, off_t(at + 12 + 8)) == fields.count else {
-                    throw AudioQueueError(kAudioFileUnspecifiedError, "the packet table could not be written: \(String(cString: strerror(errno)))")
-                }
+                try write(fields, at: at + 12 + 8)
                 return
             }
-            guard size >= 0 else { return }
+            guard size >= 0 else { return }      // a data chunk of unknown size ends the file
             at += 12 + size
         }
+        guard format.bytesPerPacket > 0, format.framesPerPacket > 0, primingFrames > 0 || remainderFrames > 0 else { return }
+        // At the end of the chunks: "pakt", its size (24), the packet count (the packets of
+        // constant size, so a reader knows the data's length in packets), then the frames.
+        var chunk = Array("pakt".utf8)
+        fields.insert(contentsOf: [UInt8](repeating: 0, count: 8), at: 0)
+        for shift in stride(from: 56, through: 0, by: -8) { fields[7 - shift / 8] = UInt8(truncatingIfNeeded: packetsWritten >> Int64(shift)) }
+        for shift in stride(from: 56, through: 0, by: -8) { chunk.append(UInt8(truncatingIfNeeded: Int64(fields.count) >> Int64(shift))) }
+        try write(chunk + fields, at: at)
     }
 }
 
