@@ -330,7 +330,7 @@ public final class AudioFileReader: @unchecked Sendable {
         guard let view = PatchedFileView(descriptor: file.descriptor, size: file.size,
                                          patchOffset: layout.dataOffset - 12, patch: patch) else { return nil }
         var info = SF_INFO()
-        guard let handle = view.open(&info) else { return nil }
+        guard let handle = Sndfile.guardedOpen(path: "", forWriting: false, { view.open(&info) }).handle else { return nil }
         guard info.format == file.info.format, info.channels == file.info.channels,
               info.samplerate == file.info.samplerate, info.frames == available / bytesPerFrame else {
             sf_close(handle)

@@ -110,9 +110,10 @@ public final class AudioFileWriter: @unchecked Sendable {
             if StandardStreams.connection(of: STDOUT_FILENO) == .stream {
                 let sink = PipeSink(descriptor: STDOUT_FILENO)
                 var callbacks = PipeSink.callbacks
-                guard let handle = sf_open_virtual(&callbacks, Int32(SFM_WRITE), &info, Unmanaged.passUnretained(sink).toOpaque()) else {
-                    throw Sndfile.openError(path: path, forWriting: true)
+                let opened = Sndfile.guardedOpen(path: path, forWriting: true) {
+                    sf_open_virtual(&callbacks, Int32(SFM_WRITE), &info, Unmanaged.passUnretained(sink).toOpaque())
                 }
+                guard let handle = opened.handle else { throw opened.error! }
                 self.handle = handle
                 self.sink = sink
                 guard sink.seal(patching: encoding.type) else {
@@ -123,18 +124,19 @@ public final class AudioFileWriter: @unchecked Sendable {
                 }
             } else {
                 let duplicate = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0)
-                guard duplicate >= 0, let handle = sf_open_fd(duplicate, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) else {
-                    if duplicate >= 0 { FileSystem.closeDescriptor(duplicate) }
-                    throw Sndfile.openError(path: path, forWriting: true)
+                guard duplicate >= 0 else {
+                    throw FileError(.ioError, path: path, problem: "cannot duplicate standard output (\(String(cString: strerror(errno))))")
                 }
+                let opened = Sndfile.guardedOpen(path: path, forWriting: true) { sf_open_fd(duplicate, Int32(SFM_WRITE), &info, Int32(SF_TRUE)) }
+                guard let handle = opened.handle else { throw opened.error! }
                 self.handle = handle
             }
         } else if atomic {
             let output = try AtomicFileOutput(destinationPath: path)
-            guard let handle = sf_open_fd(output.descriptor, Int32(SFM_WRITE), &info, Int32(SF_FALSE)) else {
-                let error = Sndfile.openError(path: path, forWriting: true)
+            let opened = Sndfile.guardedOpen(path: path, forWriting: true) { sf_open_fd(output.descriptor, Int32(SFM_WRITE), &info, Int32(SF_FALSE)) }
+            guard let handle = opened.handle else {
                 output.abort()
-                throw error
+                throw opened.error!
             }
             self.output = output
             self.isAtomic = true
@@ -142,9 +144,8 @@ public final class AudioFileWriter: @unchecked Sendable {
         } else {
             self.isAtomic = false
             try FileSystem.checkWritableDestination(path)
-            guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
-                throw Sndfile.openError(path: path, forWriting: true)
-            }
+            let opened = Sndfile.guardedOpen(path: path, forWriting: true) { sf_open(path, Int32(SFM_WRITE), &info) }
+            guard let handle = opened.handle else { throw opened.error! }
             self.output = nil
             self.handle = handle
         }

@@ -1,5 +1,6 @@
 import CSndfile
 import Lockstep
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -199,24 +200,23 @@ enum Sndfile {
         let (descriptor, size) = try FileSystem.openRegularFileForReading(path)
         let procPath = "/proc/self/fd/\(descriptor)"
         var info = SF_INFO()
-        var handle = sf_open(procPath, Int32(SFM_READ), &info)
-        var error = handle == nil ? openError(path: path, forWriting: false) : nil
+        var (handle, error) = guardedOpen(path: path, forWriting: false) { sf_open(procPath, Int32(SFM_READ), &info) }
         if handle == nil, error?.libsndfileCode == Int32(SF_ERR_SYSTEM), !FileSystem.isAccessible(procPath, R_OK) {
             // No /proc: libsndfile reads a duplicate descriptor of its own (closed on failure too).
             let duplicate = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
             if duplicate >= 0 {
                 info = SF_INFO()
-                handle = sf_open_fd(duplicate, Int32(SFM_READ), &info, 1)
-                error = handle == nil ? openError(path: path, forWriting: false) : nil
+                (handle, error) = guardedOpen(path: path, forWriting: false) { sf_open_fd(duplicate, Int32(SFM_READ), &info, 1) }
             }
         }
         if handle == nil, error?.libsndfileCode == Int32(SF_ERR_UNRECOGNISED_FORMAT) {
             info = SF_INFO()
-            handle = openByExtension(descriptor: descriptor, path: path, info: &info)
+            let (byExtension, _) = guardedOpen(path: path, forWriting: false) { openByExtension(descriptor: descriptor, path: path, info: &info) }
+            handle = byExtension
         }
         guard let handle else {
             FileSystem.closeDescriptor(descriptor)
-            throw error ?? openError(path: path, forWriting: false)
+            throw error ?? FileError(.unsupportedFormat, path: path, problem: "libsndfile cannot open it; convert it to WAV or FLAC")
         }
         return OpenedFile(handle: handle, info: info, descriptor: descriptor, size: size)
     }
@@ -242,8 +242,25 @@ enum Sndfile {
         return sf_open(link, Int32(SFM_READ), &info)
     }
 
-    /// The error for a failed `sf_open`, classified by `sf_error(NULL)`.
-    static func openError(path: String, forWriting: Bool) -> FileError {
+    /// Held around every `sf_open*` and the reading of its error: libsndfile keeps the error of a
+    /// failed open in one process-wide variable (`sf_error(NULL)`), which an open on another
+    /// thread overwrites (seen: a text file reported as damaged, error 0, while other files opened).
+    private static let openLock = Mutex(())
+
+    /// Runs `open` (an `sf_open*` call) under ``openLock``; on failure, the error it left,
+    /// classified (``openError(path:forWriting:)``).
+    static func guardedOpen(path: String, forWriting: Bool,
+                            _ open: () -> OpaquePointer?) -> (handle: OpaquePointer?, error: FileError?) {
+        let result = openLock.withLock { _ -> (SendablePointer?, FileError?) in
+            let handle = open()
+            return (handle.map { SendablePointer($0) }, handle == nil ? openError(path: path, forWriting: forWriting) : nil)
+        }
+        return (result.0?.pointer, result.1)
+    }
+
+    /// The error for a failed `sf_open`, classified by `sf_error(NULL)`. Call it under
+    /// ``openLock`` right after the open (``guardedOpen(path:forWriting:_:)``).
+    private static func openError(path: String, forWriting: Bool) -> FileError {
         let code = sf_error(nil)
         let text = errorText(nil)
         if forWriting {
@@ -265,4 +282,10 @@ enum Sndfile {
                 problem: "damaged or incomplete audio file (\(text)); re-export or re-copy it from the original", libsndfileCode: code)
         }
     }
+}
+
+/// A C pointer carried out of a lock's closure (the closure's result must be `Sendable`).
+struct SendablePointer: @unchecked Sendable {
+    let pointer: OpaquePointer
+    init(_ pointer: OpaquePointer) { self.pointer = pointer }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Lockstep
 import LockstepFiles
 import LockstepTestSupport
@@ -134,6 +135,35 @@ struct ReaderTests {
         let error = #expect(throws: FileError.self) { try AudioFileReader(path: path) }
         #expect(error?.kind == .emptyFile)
         #expect(error?.message.contains("empty (0 bytes)") == true)
+    }
+
+    @Test("opens on many threads at once: every text file is still 'not audio' with libsndfile's code (its open error is process-wide; Lockstep reads it under one lock)")
+    func concurrentOpenErrors() throws {
+        let dir = try TemporaryTestDirectory()
+        let text = dir.file("notes.wav")
+        try FileFixtures.writeText(path: text, "These are my notes, not a sound file.\n")
+        let audio = dir.file("tone.wav")
+        try FileFixtures.writeWAV(path: audio, samples: FileFixtures.sine(frames: 480, channels: 1, sampleRate: 48000, frequency: 440, amplitude: 0.5),
+                                  format: StreamFormat(sampleRate: 48000, channelCount: 1, sampleFormat: .int16))
+        let wrong = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for _ in 0..<150 {
+                if worker % 2 == 0 {
+                    do throws(FileError) {
+                        _ = try AudioFileReader(path: text)
+                        wrong.withLock { $0.append("the text file opened") }
+                    } catch {
+                        if error.kind != .unsupportedFormat || error.libsndfileCode != 1 {
+                            wrong.withLock { $0.append("\(error.kind) \(error.libsndfileCode.map(String.init) ?? "-"): \(error.message)") }
+                        }
+                    }
+                } else if (try? AudioFileReader(path: audio)) == nil {
+                    wrong.withLock { $0.append("the WAV file did not open") }
+                }
+            }
+        }
+        let seen = wrong.withLock { $0 }
+        #expect(seen.isEmpty, "\(seen.count) wrong of 600 text opens, first: \(seen.first ?? "")")
     }
 
     @Test("a text file named .wav is not audio and the message says what to do")
