@@ -14,7 +14,8 @@
 #      `sndfile-jackplay` clients playing them (target: lockstep's load above the idle server's at
 #      most half of the eight clients'), with an idle server and a do-nothing client as references;
 #   5. live playback, capacity: the most stereo layers one `lockstep play` sustains for 60 s
-#      (JACK DSP load under 50 %, no more xruns than the idle server, no underruns; target 256);
+#      (JACK DSP load under 50 %, no more xruns than the idle server, no underruns; target 4096,
+#      the most the engine takes; LOCKSTEP_BENCH_CAP_LAYERS="N ..." runs only those counts);
 #   6. recording: (a) the JACK DSP load `lockstep record` of the two capture ports adds to an idle
 #      server against `jack_capture` recording the same ports (target: lockstep's at most
 #      jack_capture's); (b) a 10-minute `lockstep record` of the capture ports while two busy loops
@@ -428,7 +429,16 @@ if want 4 || want 5 || want 6; then
     # Discontinuities of kind $1 in lockstep's JSON summary $2.
     json_count() { awk -v k="\"kind\":\"$1\"" '{ n += gsub(k, "") } END { print n + 0 }' "$2"; }
     # Appends the underruns and xruns in lockstep play's summary ($LOG.json) to LINE.
-    play_counts() { LINE+=" underruns=$(json_count underrun "$LOG.json") lockstep_xruns=$(json_count xrun "$LOG.json")"; }
+    # And the start-up: seconds from the spawn (the monitor's start_frame) to the first sample
+    # (the summary's startJACKFrame), on JACK's 32-bit frame clock.
+    play_counts() {
+        local first start
+        first=$(grep -o '"startJACKFrame":[0-9]*' "$LOG.json" | tail -n 1 | cut -d: -f2)
+        start=$(get start_frame "$LINE")
+        LINE+=" underruns=$(json_count underrun "$LOG.json") lockstep_xruns=$(json_count xrun "$LOG.json")"
+        [[ -n $first && -n $start ]] &&
+            LINE+=" startup=$(awk -v f="$first" -v s="$start" -v r="$LIVE_RATE" 'BEGIN { d = f - s; if (d < 0) d += 4294967296; printf "%.2f", d / r }')"
+    }
 
     # Values of key $1 in the monitor lines $2 (one per line).
     get() { awk -v k="$1" '{ for (i = 1; i <= NF; i++) { n = index($i, "="); if (substr($i, 1, n - 1) == k) print substr($i, n + 1) } }' <<<"$2"; }
@@ -471,9 +481,10 @@ if want 4 || want 5; then
     if [[ ${QUICK} == 1 ]]; then CAP_WINDOW=15 LIVE_ROUNDS=1; else CAP_WINDOW=60 LIVE_ROUNDS=3; fi
     CAP_WINDOW=${LOCKSTEP_BENCH_CAPACITY_SECONDS:-$CAP_WINDOW}
     LIVE_ROUNDS=${LOCKSTEP_BENCH_LIVE_ROUNDS:-$LIVE_ROUNDS}
-    CAP_TARGET=256
+    CAP_TARGET=4096                                 # issue 14: 4096 stereo layers at period 256
     CAP_LIMIT=4096                                  # Engine(maximumQueues:) accepts at most 4096
     CAP_MAX_LOAD=50
+    CAP_MAX_STARTUP=5                               # seconds from the spawn to the first sample
     SERVER_ARGS=(-R -d dummy -r "$LIVE_RATE" -p "$LIVE_PERIOD")
     say "4-5 live: starting jackd -n $SERVER ${SERVER_ARGS[*]}"
     start_server "${SERVER_ARGS[@]}"
@@ -538,10 +549,15 @@ if want 5; then
             ((xruns <= cap_idle_xruns)) || why+="xruns $xruns > idle's $cap_idle_xruns; "
             ((under == 0)) || why+="$under underruns; "
         fi
+        local startup
+        startup=$(get startup "$LINE")
+        if [[ -n $startup ]]; then
+            awk -v s="$startup" -v t="$CAP_MAX_STARTUP" 'BEGIN { exit !(s < t) }' || why+="start-up ${startup} s >= ${CAP_MAX_STARTUP} s; "
+        fi
         T_LINE[$n]=$LINE
         T_WHY[$n]=${why%; }
         T_SECONDS[$n]=$(($(date +%s) - t0))
-        say "  $n layers: load $load % (p95 $(get p95 "$LINE"), max $(get max "$LINE")), xruns $xruns (idle $cap_idle_xruns), underruns $under, CPU $(get cpu "$LINE") % (realtime thread $(get rt_cpu "$LINE") %, $(get rt_faults "$LINE") page faults): $([[ -z $why ]] && echo ok || echo "FAIL (${T_WHY[$n]})") [${T_SECONDS[$n]} s]"
+        say "  $n layers: start-up $(get startup "$LINE") s, load $load % (p95 $(get p95 "$LINE"), max $(get max "$LINE")), xruns $xruns (idle $cap_idle_xruns), underruns $under, CPU $(get cpu "$LINE") % (realtime thread $(get rt_cpu "$LINE") %, $(get rt_faults "$LINE") page faults): $([[ -z $why ]] && echo ok || echo "FAIL (${T_WHY[$n]})") [${T_SECONDS[$n]} s]"
     }
     # A trial that fails on xruns alone (the VM's scheduling hiccups hit an idle server too) runs
     # once more; the second result stands.
@@ -555,14 +571,19 @@ if want 5; then
         [[ -z ${T_WHY[$1]} ]]
     }
     cap_lo=0 cap_hi=0
-    if cap_ok "$CAP_TARGET"; then
+    if [[ -n ${LOCKSTEP_BENCH_CAP_LAYERS:-} ]]; then
+        # Only the given layer counts (e.g. "4096"), no search: the largest that passes stands.
+        for n in $LOCKSTEP_BENCH_CAP_LAYERS; do
+            if cap_ok "$n"; then ((n > cap_lo)) && cap_lo=$n; fi
+        done
+    elif cap_ok "$CAP_TARGET"; then
         cap_lo=$CAP_TARGET
         for ((n = CAP_TARGET * 2; n <= CAP_LIMIT; n *= 2)); do
             if cap_ok "$n"; then cap_lo=$n; else cap_hi=$n; break; fi
         done
     else
         cap_hi=$CAP_TARGET
-        for n in 128 64 32 16 8; do
+        for ((n = CAP_TARGET / 2; n >= 8; n /= 2)); do
             if cap_ok "$n"; then cap_lo=$n; break; else cap_hi=$n; fi
         done
     fi

@@ -194,6 +194,9 @@ int main(int argc, char **argv) {
         jack_client_close(client);
         return 0;
     }
+    // The server's frame clock as the monitor starts (right after the client it watches was
+    // spawned): the bench measures a client's start-up against it.
+    jack_nframes_t start_frame = jack_frame_time(client);
     jack_set_xrun_callback(client, on_xrun, NULL);
     jack_on_shutdown(client, on_shutdown, NULL);
     // Xrun notifications reach active clients only. A client without a process callback is not
@@ -268,9 +271,9 @@ int main(int argc, char **argv) {
     double cpu = npids ? (all1 - all0) / hz / elapsed * 100 : -1;
     double rt_cpu = npids ? (rt1 - rt0) / hz / elapsed * 100 : -1;
     printf("samples=%zu mean=%.2f p50=%.2f p95=%.2f max=%.2f min=%.2f xruns=%d xruns_warmup=%d cpu=%.1f rt_cpu=%.1f "
-           "rt_faults=%lld\n",
+           "rt_faults=%lld start_frame=%u\n",
            count, sum / count, samples[p50], samples[p95], samples[count - 1], samples[0], window_xruns,
-           warmup_xruns, cpu, rt_cpu, npids ? faults1 - faults0 : -1LL);
+           warmup_xruns, cpu, rt_cpu, npids ? faults1 - faults0 : -1LL, (unsigned)start_frame);
     free(samples);
     return result;
 }
