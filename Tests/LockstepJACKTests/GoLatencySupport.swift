@@ -2,6 +2,7 @@ import Foundation
 import Lockstep
 import LockstepFiles
 import LockstepJACK
+import LockstepSchema
 import LockstepSession
 import LockstepTestSupport
 import Testing
@@ -70,9 +71,10 @@ struct GoLatencyRig {
     /// `frames` at 48 kHz in milliseconds, two decimals.
     static func ms(_ frames: Int64) -> String { String(format: "%.2f", Double(frames) * 1000 / 48000) }
 
-    /// The median, the 99th percentile and the largest of `values`.
+    /// The median, the 99th percentile and the largest of `values` (not empty), as the OSC
+    /// server's statistics compute them (``OSCStatistics/GoLatency``).
     static func percentiles(_ values: [Int64]) -> (p50: Int64, p99: Int64, max: Int64) {
-        let sorted = values.sorted()
-        return (sorted[sorted.count / 2], sorted[min(sorted.count - 1, sorted.count * 99 / 100)], sorted[sorted.count - 1])
+        guard let summary = OSCStatistics.GoLatency(values) else { return (0, 0, 0) }
+        return (summary.p50Frames, summary.p99Frames, summary.maxFrames)
     }
 }
