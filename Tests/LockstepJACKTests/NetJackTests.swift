@@ -45,7 +45,8 @@ extension JACKTests {
     /// part of a period. Around those xruns and in B's loss, a frame heard off its sample is
     /// excused only where another output heard the same file frame on its sample (the engine
     /// played it on time; JACK ran the test's clients out of order, or a lost packet left old
-    /// data) — and counted.
+    /// data) — or, around an xrun, where every output heard it on the same frame within a period
+    /// (JACK's frame clock stuttered: the outputs still agree) — and counted.
     @Suite("netjack2: one session on a master and two slaves (network namespaces)", .serialized)
     struct NetJackTests {
         static let step: Float = 1.0 / 4_194_304     // 2⁻²²
@@ -290,11 +291,22 @@ extension JACKTests {
             func heardOnTimeElsewhere(_ k: Int, than name: String) -> Bool {
                 outputs.contains { $0.0 != name && $0.1.heard[k] == expected(k) }
             }
+            // Around an xrun JACK's frame clock itself may stutter (seen: two cycles of the local
+            // capture with one frame time, every output then a period "late" for a period): the
+            // outputs still agree with each other, which is what alignment means. Excused only
+            // where every output that heard the frame heard it on the same frame, within a period.
+            func shiftedAlike(_ k: Int) -> Bool {
+                let heard = outputs.compactMap { $0.1.heard[k] }
+                guard heard.count >= 2, let first = heard.first else { return false }
+                return heard.allSatisfy { $0 == first } && abs(first - expected(k)) <= Int64(rig.period)
+            }
             var excused: [String: Int] = [:]
             for (name, arrivals) in outputs {
                 let wrong = arrivals.heard.filter { $0.value != expected($0.key) }
                 let undisturbed = wrong.filter { !isDisturbed($0.key) }
-                misplaced[name] = undisturbed.filter { !(inSystemWindow($0.key) && heardOnTimeElsewhere($0.key, than: name)) }.count
+                misplaced[name] = undisturbed.filter {
+                    !(inSystemWindow($0.key) && heardOnTimeElsewhere($0.key, than: name)) && !(nearXrun($0.key) && shiftedAlike($0.key))
+                }.count
                 excused[name] = undisturbed.count - misplaced[name, default: 0]
                 let missing = (0..<fileFrames).filter { arrivals.heard[$0] == nil }
                 let lostOutside = missing.filter { !isDisturbed($0) && !(name == "local" && nearXrun($0)) }
@@ -314,7 +326,7 @@ extension JACKTests {
                              + "(\(arrivals.missing - lostOutsideStall[name, default: 0]) while the master blocked or skipped\(name == "local" ? " or near an xrun" : "")"
                              + "\(name == "local" && !runs.isEmpty ? "; others: \(runText)" : "")), "
                              + "\(wrong.count) on another frame\(offsets.isEmpty ? "" : " (\(offsets.joined(separator: ", ")))")"
-                             + "\(wrong.count == misplaced[name] ? "" : " (\(wrong.count - misplaced[name, default: 0] - excused[name, default: 0]) while the master blocked or skipped, \(excused[name, default: 0]) near an xrun or in B's loss and heard on time elsewhere)"), "
+                             + "\(wrong.count == misplaced[name] ? "" : " (\(wrong.count - misplaced[name, default: 0] - excused[name, default: 0]) while the master blocked or skipped, \(excused[name, default: 0]) near an xrun or in B's loss and heard on time elsewhere or alike everywhere)"), "
                              + "\(arrivals.repeated) repeated")
             }
             // Where the local capture heard a frame off its sample: the capture's cycles around
