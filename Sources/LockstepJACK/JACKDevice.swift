@@ -827,8 +827,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// while it had nowhere to go). Published and reported by the measurement after the
     /// connections (``updateLatencies()``), which finds the same values. Monitor thread, with
     /// the client.
-    private func presetDelays(for destinations: [String: [String]], client: OpaquePointer) {
-        let outputs = playbackOutputs()
+    private func presetDelays(for destinations: [String: [String]], outputs: [PlaybackOutput], client: OpaquePointer) {
         let predicted = outputs.map { output -> Int? in
             let short = output.name.split(separator: ":", maxSplits: 1).last.map(String.init) ?? output.name
             var latency = connectedLatency(of: output.port, mode: JackPlaybackLatency, client: client)
@@ -1084,6 +1083,8 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         let (pending, deadline) = control.withLock { ($0.pendingConnections, $0.restoreDeadline) }
         guard !pending.isEmpty else { return }
         let name = self.name
+        // Read before taking the client (it takes the control lock, never inside the client's).
+        let outputs = playbackOutputs()
         let outcome: (left: [Connection], moved: [(from: Connection, to: String)]) = withClient { client in
             let existing = JACKGraph.ports(client: client, pattern: nil, flags: 0)
             var left: [Connection] = []
@@ -1093,7 +1094,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             for connection in pending where connection.oursIsOutput {
                 if let other = JACKGraph.successor(of: connection.other, among: existing) { returning[connection.ours, default: []].append(other) }
             }
-            if !returning.isEmpty { self.presetDelays(for: returning, client: client) }
+            if !returning.isEmpty { self.presetDelays(for: returning, outputs: outputs, client: client) }
             for connection in pending {
                 guard let other = JACKGraph.successor(of: connection.other, among: existing) else {
                     left.append(connection)
