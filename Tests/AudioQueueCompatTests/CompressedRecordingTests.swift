@@ -27,13 +27,7 @@ final class CompressedRecorderState: @unchecked Sendable {
 }
 
 /// The `kAudioQueueProperty_ConverterError` values a listener read, in order.
-final class ConverterErrorLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var seen: [OSStatus] = []
-    var errors: [OSStatus] { lock.withLock { seen } }
-    func add(_ status: OSStatus) { lock.withLock { seen.append(status) } }
-    var pointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
-}
+typealias ConverterErrorLog = PropertyLog<OSStatus>
 
 /// A `kAudioQueueProperty_ConverterError` listener: reads the property and logs it.
 func logConverterError(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ id: AudioQueuePropertyID) {
@@ -281,7 +275,7 @@ extension AQCompatTests {
                                       #expect(AudioQueueAddPropertyListener(queue, kAudioQueueProperty_ConverterError, logConverterError, log.pointer) == noErr)
                                   },
                                   engine: { engine = $0 })
-            let reported = log.errors
+            let reported = log.seen
             status = reported.first ?? 0
             let overflows = engine.map { $0.discontinuities.filter { $0.kind == .overflow } } ?? []
             let lost = overflows.reduce(0) { $0 + $1.length }
@@ -317,7 +311,7 @@ extension AQCompatTests {
                                       #expect(AudioQueueAddPropertyListener(queue, kAudioQueueProperty_ConverterError, logConverterError, log.pointer) == noErr)
                                   },
                                   engine: { engine = $0 })
-            #expect(log.errors.isEmpty)
+            #expect(log.seen.isEmpty)
             let overflows = engine.map { $0.discontinuities.filter { $0.kind == .overflow } } ?? []
             #expect(overflows.isEmpty)
             let back = try extDecode(take.path, rate: 48000)

@@ -36,13 +36,16 @@ final class RateChangingDevice: AudioDevice, @unchecked Sendable {
     }
 }
 
-/// Records the device rate each time a `kAudioQueueDeviceProperty_SampleRate` listener is called.
-final class RateLog: @unchecked Sendable {
-    private let rates = Mutex<[Float64]>([])
-    var seen: [Float64] { rates.withLock { $0 } }
-    func add(_ rate: Float64) { rates.withLock { $0.append(rate) } }
+/// The values a property listener read, in order (its user data is ``pointer``).
+final class PropertyLog<Value: Sendable>: @unchecked Sendable {
+    private let values = Mutex<[Value]>([])
+    var seen: [Value] { values.withLock { $0 } }
+    func add(_ value: Value) { values.withLock { $0.append(value) } }
     var pointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 }
+
+/// The device rates a `kAudioQueueDeviceProperty_SampleRate` listener read.
+typealias RateLog = PropertyLog<Float64>
 
 func logDeviceRate(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ id: AudioQueuePropertyID) {
     var rate: Float64 = 0
