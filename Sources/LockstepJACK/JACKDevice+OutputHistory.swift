@@ -53,15 +53,19 @@ extension JACKDevice {
     /// Notes, after a measurement, the connections made through ``connect(_:to:)`` from output
     /// ports that are missing (an outage begins: JACK disconnects a client's ports as it goes) or
     /// back (it ends), and every output whose latency or delay changed; sets one mark for all of
-    /// them (monitor thread, after the delays were set).
-    func recordHistory(compensation: [OutputCompensation], connections: [Connection]) {
+    /// them and for the measurement's delay changes and latencies (after the delays were set), so
+    /// the process thread reports the delay change on the sample it stamps on the history's.
+    func recordHistory(compensation: [OutputCompensation], connections: [Connection], latencies: (playback: Int, capture: Int),
+                       playbackDelaysChanged: Bool, captureDelaysChanged: Bool) {
         let noticed = currentTime().sampleTime
         let name = self.name
         control.withLock { state in
-            guard state.recordsHistory else { return }
             let pending = -1
             var changed = false
-            for wanted in state.wanted where wanted.oursIsOutput {
+            if playbackDelaysChanged { state.playbackDelayGeneration = (state.playbackDelayGeneration + 1) & 0x7FFF_FFFF }
+            if captureDelaysChanged { state.captureDelayGeneration = (state.captureDelayGeneration + 1) & 0xFFFF_FFFF }
+            let delaysOrLatencies = playbackDelaysChanged || captureDelaysChanged || state.publishedLatencies != latencies
+            for wanted in state.wanted where wanted.oursIsOutput && state.recordsHistory {
                 let port = "\(name):\(wanted.ours)"
                 var history = state.history[port] ?? PortHistory(latency: nil, delay: 0)
                 let present = connections.contains(wanted)
@@ -78,7 +82,7 @@ extension JACKDevice {
                 state.history[port] = history
                 changed = true
             }
-            for output in compensation {
+            for output in compensation where state.recordsHistory {
                 var history = state.history[output.port] ?? PortHistory(latency: output.latency, delay: output.delay)
                 if history.latency != output.latency || history.delay != output.delay {
                     history.changes.append(.init(at: PortHistory.Stamp(mark: pending, noticed: noticed),
@@ -89,10 +93,18 @@ extension JACKDevice {
                 }
                 state.history[output.port] = history
             }
-            guard changed else { return }
+            guard changed || delaysOrLatencies else { return }
             // One mark for this measurement, set after its delays: the process thread stamps it
             // on the cycle that reports them.
-            let mark = realtime.pointee.markGeneration.add(1, ordering: .releasing).newValue
+            let rt = realtime
+            let mark = rt.pointee.markGeneration.load(ordering: .relaxed) + 1
+            let slot = mark & (JACKRealtimeState.markSlots - 1)
+            rt.pointee.markDelayGenerations[slot].store(state.playbackDelayGeneration << 32 | state.captureDelayGeneration,
+                                                        ordering: .relaxed)
+            rt.pointee.markLatencies[slot].store(min(latencies.playback, 0x7FFF_FFFF) << 32 | min(latencies.capture, 0xFFFF_FFFF),
+                                                 ordering: .relaxed)
+            state.publishedLatencies = latencies
+            rt.pointee.markGeneration.store(mark, ordering: .releasing)
             for (port, var history) in state.history {
                 for i in history.outages.indices {
                     if history.outages[i].lost.mark == pending { history.outages[i].lost.mark = mark }

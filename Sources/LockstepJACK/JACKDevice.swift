@@ -171,6 +171,11 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         /// The sample times the process thread stamped on the monitor's marks, by mark.
         var markTimes: [Int: Int64] = [:]
         var resolvedMark = 0
+        /// Counts the measurements that moved a compensation delay line (playback, capture), and
+        /// the latencies last published with a mark.
+        var playbackDelayGeneration = 0
+        var captureDelayGeneration = 0
+        var publishedLatencies: (playback: Int, capture: Int) = (0, 0)
     }
 
     /// What happened to one output port since ``JACKDevice/beginOutputHistory()``; times are
@@ -884,21 +889,20 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         }
         realtime.pointee.playbackLatencySpread.store(alignment.delays.max() ?? 0, ordering: .releasing)
         realtime.pointee.playbackLatency.store(playbackMax, ordering: .releasing)
-        if playbackDelaysChanged { realtime.pointee.playbackDelayGeneration.wrappingAdd(1, ordering: .releasing) }
-        recordHistory(compensation: compensation, connections: measured.connections)
         // Capture: the inputs.
         let capture = measured.capture
-        let captureMax = capture.compactMap { $0 }.max() ?? 0
+        var captureMax = 0
+        var captureDelaysChanged = false
         if let bank = realtime.pointee.inputDelays {
-            var changed = false
+            captureMax = capture.compactMap { $0 }.max() ?? 0
             for (c, latency) in capture.enumerated() where bank.pointee.setDelay(latency.map { captureMax - $0 } ?? 0, channel: c) {
-                changed = true
+                captureDelaysChanged = true
             }
-            realtime.pointee.captureLatency.store(captureMax, ordering: .releasing)
-            if changed { realtime.pointee.captureDelayGeneration.wrappingAdd(1, ordering: .releasing) }
-        } else {
-            realtime.pointee.captureLatency.store(0, ordering: .releasing)
         }
+        realtime.pointee.captureLatency.store(captureMax, ordering: .releasing)
+        recordHistory(compensation: compensation, connections: measured.connections,
+                      latencies: (playbackMax, captureMax), playbackDelaysChanged: playbackDelaysChanged,
+                      captureDelaysChanged: captureDelaysChanged)
     }
 
     /// The connections of `ports` (each with whether it is an output), by the port's short name.

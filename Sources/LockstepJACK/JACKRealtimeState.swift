@@ -111,16 +111,21 @@ struct JACKRealtimeState: ~Copyable {
     /// Marks the monitor thread sets when a measurement changed what an output does (a
     /// destination lost or back, a new latency or delay); the process thread stamps each with the
     /// sample time of the first cycle that sees it, in `markTimes[mark % markSlots]`, and
-    /// publishes the newest mark stamped in `stampedMark`.
+    /// publishes the newest mark stamped in `stampedMark`. Every measurement that moved a
+    /// delay line sets a mark too, with the delay generations it published in
+    /// `markDelayGenerations[mark % markSlots]`: the process thread reports a latency change
+    /// only through a mark, so the discontinuity and the history's change share one sample time.
     let markGeneration = Atomic<Int>(0)
     let stampedMark = Atomic<Int>(0)
     let markTimes: UnsafeMutablePointer<Atomic<Int64>>
+    /// Per mark: the playback delay generation (high 32 bits) and the capture one (low 32 bits).
+    let markDelayGenerations: UnsafeMutablePointer<Atomic<Int>>
+    /// Per mark: the playback latency (high 32 bits) and the capture latency (low 32 bits) its
+    /// measurement published.
+    let markLatencies: UnsafeMutablePointer<Atomic<Int>>
     static let markSlots = 64
     /// The newest mark the process thread stamped (process thread only).
     var seenMark = 0
-    /// Bumped whenever a compensation delay line changed (the audio through it jumps).
-    let playbackDelayGeneration = Atomic<Int>(0)
-    let captureDelayGeneration = Atomic<Int>(0)
     /// What the process thread last saw.
     var reportedPlaybackLatency = 0
     var reportedCaptureLatency = 0
@@ -155,6 +160,10 @@ struct JACKRealtimeState: ~Copyable {
         for i in 0..<Self.maximumDirectSets { (directSets + i).initialize(to: Atomic(0)) }
         markTimes = .allocate(capacity: Self.markSlots)
         for i in 0..<Self.markSlots { (markTimes + i).initialize(to: Atomic(0)) }
+        markDelayGenerations = .allocate(capacity: Self.markSlots)
+        for i in 0..<Self.markSlots { (markDelayGenerations + i).initialize(to: Atomic(0)) }
+        markLatencies = .allocate(capacity: Self.markSlots)
+        for i in 0..<Self.markSlots { (markLatencies + i).initialize(to: Atomic(0)) }
         if compensatesPlayback && channelCount > 0 {
             let bank = UnsafeMutablePointer<JACKDelayBank>.allocate(capacity: 1)
             bank.initialize(to: JACKDelayBank(count: channelCount))
@@ -193,6 +202,10 @@ struct JACKRealtimeState: ~Copyable {
         directSets.deallocate()
         for i in 0..<Self.markSlots { (markTimes + i).deinitialize(count: 1) }
         markTimes.deallocate()
+        for i in 0..<Self.markSlots { (markDelayGenerations + i).deinitialize(count: 1) }
+        markDelayGenerations.deallocate()
+        for i in 0..<Self.markSlots { (markLatencies + i).deinitialize(count: 1) }
+        markLatencies.deallocate()
         if let outputDelays {
             outputDelays.pointee.deallocate()
             outputDelays.deinitialize(count: 1)
@@ -429,23 +442,24 @@ func delayOutputs(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int)
 /// Process thread only.
 @inline(__always)
 func reportLatencyChanges(_ state: UnsafeMutablePointer<JACKRealtimeState>, sampleTime: Int64) {
-    // The monitor's marks first: a mark is set after the delays it concerns, so the delays read
-    // below are at least as new as the marks stamped here (on the same sample).
+    // The monitor's marks: a mark is set after the delays it concerns, with the delay
+    // generations of its measurement, so a delay change is reported on the sample its mark gets.
     let mark = state.pointee.markGeneration.load(ordering: .acquiring)
-    if mark != state.pointee.seenMark {
-        let slots = JACKRealtimeState.markSlots
-        var m = max(state.pointee.seenMark + 1, mark - slots + 1)
-        while m <= mark {
-            state.pointee.markTimes[m & (slots - 1)].store(sampleTime, ordering: .relaxed)
-            m += 1
-        }
-        state.pointee.stampedMark.store(mark, ordering: .releasing)
-        state.pointee.seenMark = mark
+    guard mark != state.pointee.seenMark else { return }
+    let slots = JACKRealtimeState.markSlots
+    var m = max(state.pointee.seenMark + 1, mark - slots + 1)
+    while m <= mark {
+        state.pointee.markTimes[m & (slots - 1)].store(sampleTime, ordering: .relaxed)
+        m += 1
     }
-    let playbackGeneration = state.pointee.playbackDelayGeneration.load(ordering: .acquiring)
-    let captureGeneration = state.pointee.captureDelayGeneration.load(ordering: .acquiring)
-    let playback = state.pointee.playbackLatency.load(ordering: .acquiring)
-    let capture = state.pointee.captureLatency.load(ordering: .acquiring)
+    state.pointee.stampedMark.store(mark, ordering: .releasing)
+    state.pointee.seenMark = mark
+    let generations = state.pointee.markDelayGenerations[mark & (slots - 1)].load(ordering: .relaxed)
+    let playbackGeneration = generations >> 32
+    let captureGeneration = generations & 0xFFFF_FFFF
+    let latencies = state.pointee.markLatencies[mark & (slots - 1)].load(ordering: .relaxed)
+    let playback = latencies >> 32
+    let capture = latencies & 0xFFFF_FFFF
     if let renderer = state.pointee.renderer {
         if playbackGeneration != state.pointee.seenPlaybackDelayGeneration {
             renderer.reportDiscontinuity(.playbackLatencyChange, sampleTime: sampleTime,
