@@ -40,8 +40,8 @@ extension JACKTests {
     /// while netjack2's master blocks on a silent slave (up to 2 s before it gives the slave up)
     /// the test's own clients may run out of the graph's order; in an xrun in which the master's
     /// clock skipped frames every layer skips as many (lost at all outputs alike, every later
-    /// frame on its sample), a clock jump moves every later frame by its length, and the period
-    /// around either is not required; around the master's other xruns the local capture may miss
+    /// frame on its sample), a clock jump moves every later frame by its length, and the
+    /// ``disturbanceMargin`` periods around either are not required; around the master's other xruns the local capture may miss
     /// part of a period. Around those xruns and in B's loss, a frame heard off its sample is
     /// excused only where another output heard the same file frame on its sample (the engine
     /// played it on time; JACK ran the test's clients out of order, or a lost packet left old
@@ -53,6 +53,12 @@ extension JACKTests {
         static var seconds: Int {
             Int(ProcessInfo.processInfo.environment["LOCKSTEP_NETJACK_SECONDS"] ?? "") ?? 60
         }
+        /// Periods either side of a master xrun or clock jump in which frames off their sample
+        /// (or, at the local capture, lost) are counted and printed rather than required: JACK's
+        /// dummy driver, netjack2 and the test's own clients are not exact there on a loaded
+        /// 2-core machine (seen: a skip of a period, a jump back two periods later, and a period
+        /// heard a period or two off just after).
+        static let disturbanceMargin = 3
         /// How long slave C's network is cut: well past netjack2's 2 s receive timeout.
         static let cutSeconds = 5.0
 
@@ -267,15 +273,20 @@ extension JACKTests {
                 for jump in jumps where heard - Int64(largest) >= jump.sampleTime { heard += jump.frames }
                 return heard
             }
+            // Seen in CI: an xrun that skipped a period followed two periods later by a clock
+            // jump back by as much, and the outputs a period or two off their samples for one
+            // period just after the jump — the cycles next to a skip or jump are JACK's, not the
+            // engine's: `margin` periods either side are counted, not required.
+            let margin = Int64(Self.disturbanceMargin * rig.period)
             let disturbed = blocked + skips.map { skip in
-                (skip.sampleTime + Int64(largest - rig.period))...(skip.sampleTime + Int64(largest) + abs(skip.frames) + Int64(rig.period))
+                (skip.sampleTime + Int64(largest) - margin)...(skip.sampleTime + Int64(largest) + abs(skip.frames) + margin)
             }
             func isDisturbed(_ k: Int) -> Bool { let heard = expected(k); return disturbed.contains { $0.contains(heard) } }
             // The master's other xruns move nothing, but around one the test's capture may miss or
             // record twice part of a period (seen: 96 frames): the local output's losses there
             // are counted, not required.
             let xruns = report.discontinuities.filter { $0.kind == "xrun" }
-                .map { ($0.sampleTime + Int64(largest - rig.period))...($0.sampleTime + Int64(largest + 2 * rig.period)) }
+                .map { ($0.sampleTime + Int64(largest) - margin)...($0.sampleTime + Int64(largest) + margin) }
             func nearXrun(_ k: Int) -> Bool { let heard = expected(k); return xruns.contains { $0.contains(heard) } }
             var lines: [String] = []
             var misplaced: [String: Int] = [:]
@@ -301,8 +312,10 @@ extension JACKTests {
                 return heard.allSatisfy { $0 == first } && abs(first - expected(k)) <= Int64(rig.period)
             }
             var excused: [String: Int] = [:]
+            var offSample: [String: Int] = [:]
             for (name, arrivals) in outputs {
                 let wrong = arrivals.heard.filter { $0.value != expected($0.key) }
+                offSample[name] = wrong.count
                 let undisturbed = wrong.filter { !isDisturbed($0.key) }
                 misplaced[name] = undisturbed.filter {
                     !(inSystemWindow($0.key) && heardOnTimeElsewhere($0.key, than: name)) && !(nearXrun($0.key) && shiftedAlike($0.key))
@@ -368,6 +381,8 @@ extension JACKTests {
             #expect(starts.allSatisfy { $0 != nil && $0 == starts[0] }, "\(text)")
             #expect(misplaced.values.allSatisfy { $0 == 0 }, "\(text)")
             #expect(lostOutsideStall["local"] == 0, "the local output loses nothing: \(text)")
+            // What is excused stays an exception: under 1 % of the file off its sample anywhere.
+            #expect(offSample.values.allSatisfy { $0 < fileFrames / 100 }, "frames off their sample: \(offSample); \(text)")
             #expect(stall.count < 4 * rate, "the master blocked for less than 4 s: \(stall)")
             #expect(dropped["b", default: 0] > 0 && dropped["c", default: 0] > 0 && dropped["m", default: 0] > 0, "\(text)")
             // (ii) The outage: C's output lost its destination inside the cut, was connected to C
