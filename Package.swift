@@ -18,7 +18,8 @@ let package = Package(
         .library(name: "AudioQueueCompat", targets: ["AudioQueueCompat"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // 1.8: options that also work bare (`--web` alone: defaultAsFlag).
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         // Diagnostics of the CLI (--verbose, --quiet) and colour on terminals (honours NO_COLOR).
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
