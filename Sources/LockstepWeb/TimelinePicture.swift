@@ -2,8 +2,8 @@ import Foundation
 import LockstepSession
 
 /// The picture of a session's timeline as SVG: a lane per layer, each placed cue a bar from its
-/// first sample to its end (its fades and crossfades drawn as slopes), cues waiting for go
-/// marked apart, a time axis, and a playhead.
+/// first sample to its end (its fades drawn as white slopes, its crossfades as amber dashed ones),
+/// cues waiting for go marked apart, a time axis, and a playhead.
 ///
 /// The web page shows this very picture (served at `/timeline.svg`) and moves its playhead
 /// live; `lockstep session check FILE --svg timeline.svg` writes it to a file. The drawing's
@@ -129,8 +129,22 @@ public struct TimelinePicture: Sendable {
             out += "<g class=\"cue\" data-cue=\"\(Self.escape(cue.name))\" data-start=\"\(bar.waiting ? "" : String(bar.start))\" data-state=\"\(state)\">"
             out += "<polygon points=\"\(points)\" fill=\"\(colour)\" fill-opacity=\"\(bar.waiting ? "0.25" : "0.7")\" "
                 + "stroke=\"\(selected ? "#fde047" : colour)\" stroke-width=\"\(selected ? 3 : 1)\"\(bar.waiting ? " stroke-dasharray=\"5 3\"" : "")/>"
-            if rise > 1 { out += "<line class=\"fade\" x1=\"\(f(x0))\" y1=\"\(f(bottom))\" x2=\"\(f(x0 + rise))\" y2=\"\(f(top))\" stroke=\"#f9fafb\" stroke-width=\"1.5\"/>" }
-            if fall > 1 { out += "<line class=\"fade\" x1=\"\(f(x1 - fall))\" y1=\"\(f(top))\" x2=\"\(f(x1))\" y2=\"\(f(bottom))\" stroke=\"#f9fafb\" stroke-width=\"1.5\"/>" }
+            // Each fade and crossfade as its own slope over its samples: fades white, crossfades
+            // amber and dashed (an outgoing cue's and its follower's cross in an X).
+            func slope(_ kind: String, rising: Bool, samples: Int64) {
+                let run = min(x1 - x0, Double(samples) / samplesPerPixel)
+                guard samples > 0, run > 1 else { return }
+                let (from, to) = rising ? (x0, x0 + run) : (x1 - run, x1)
+                let (y1, y2) = rising ? (bottom, top) : (top, bottom)
+                let style = kind == "fade" ? "stroke=\"#f9fafb\" stroke-width=\"1.5\"" : "stroke=\"#fbbf24\" stroke-width=\"2\" stroke-dasharray=\"4 2\""
+                out += "<line class=\"\(kind)\" data-samples=\"\(samples)\" x1=\"\(f(from))\" y1=\"\(f(y1))\" x2=\"\(f(to))\" y2=\"\(f(y2))\" \(style)/>"
+            }
+            slope("fade", rising: true, samples: cue.fadeIn)
+            slope("crossfade", rising: true, samples: cue.crossfadeIn)
+            if !bar.open {
+                slope("fade", rising: false, samples: cue.fadeOut)
+                slope("crossfade", rising: false, samples: cue.crossfadeOut)
+            }
             if bar.open { out += "<text x=\"\(f(x1 - 12))\" y=\"\(f(bottom - 4))\" fill=\"#f9fafb\">∞</text>" }
             if cue.isManual {
                 // A GO flag on the first sample of every cue a go places.
