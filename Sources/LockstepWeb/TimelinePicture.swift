@@ -58,25 +58,39 @@ public struct TimelinePicture: Sendable {
         }
         if let playhead { placedEnd = max(placedEnd, playhead) }
         let gap = max(Int64(rate / 2), placedEnd / 20)
-        var waitingAt = placedEnd + gap
-        var bars: [Bar] = []
-        for cue in timeline.cues {
-            if let start = cue.start {
-                let end = cue.end ?? start + (cue.length ?? max(Int64(rate), placedEnd - start))
-                bars.append(Bar(cue: cue, start: start, end: max(end, start + 1), open: cue.length == nil && cue.end == nil, waiting: false))
-            } else {
-                let length = cue.length ?? Int64(rate * 4)
-                // A chained cue waits with its trigger: drawn at its offset from it.
-                let base = cue.trigger.flatMap { trigger in bars.first { $0.cue.index == trigger && $0.waiting }?.start } ?? waitingAt
-                let start = base + (cue.trigger == cue.index ? 0 : cue.offsetFromTrigger)
-                bars.append(Bar(cue: cue, start: start, end: start + max(1, length), open: cue.length == nil, waiting: true))
-                if cue.trigger == cue.index || cue.trigger == nil { waitingAt = max(waitingAt, start + max(1, length) + gap) }
-            }
-        }
-        let total = max(waitingAt, placedEnd + gap)
         // Room on the right for the label of a bar that ends there (a short cue waiting for go).
         let plotWidth = max(100, width - Self.labelWidth - Self.rightMargin)
-        let samplesPerPixel = Double(total) / plotWidth
+        /// The bars, and where the strip of cues waiting for go ends, at `samplesPerPixel`: each
+        /// cue waiting for go starts after the one before it and clear of its label.
+        func layout(_ samplesPerPixel: Double) -> (bars: [Bar], waitingAt: Int64) {
+            var waitingAt = placedEnd + gap
+            var bars: [Bar] = []
+            for cue in timeline.cues {
+                if let start = cue.start {
+                    let end = cue.end ?? start + (cue.length ?? max(Int64(rate), placedEnd - start))
+                    bars.append(Bar(cue: cue, start: start, end: max(end, start + 1), open: cue.length == nil && cue.end == nil, waiting: false))
+                } else {
+                    let length = cue.length ?? Int64(rate * 4)
+                    // A chained cue waits with its trigger: drawn at its offset from it.
+                    let base = cue.trigger.flatMap { trigger in bars.first { $0.cue.index == trigger && $0.waiting }?.start } ?? waitingAt
+                    let start = base + (cue.trigger == cue.index ? 0 : cue.offsetFromTrigger)
+                    bars.append(Bar(cue: cue, start: start, end: start + max(1, length), open: cue.length == nil, waiting: true))
+                    let label = Int64(Self.labelPixels("GO " + cue.name) * samplesPerPixel)
+                    if cue.trigger == cue.index || cue.trigger == nil { waitingAt = max(waitingAt, start + max(max(1, length) + gap, label)) }
+                }
+            }
+            return (bars, waitingAt)
+        }
+        // The scale depends on the strip's length and the strip on the labels' width at that
+        // scale: a few rounds settle it.
+        var samplesPerPixel = 0.0
+        var (bars, waitingAt) = layout(samplesPerPixel)
+        for _ in 0..<3 {
+            samplesPerPixel = Double(max(waitingAt, placedEnd + gap)) / plotWidth
+            (bars, waitingAt) = layout(samplesPerPixel)
+        }
+        let total = max(waitingAt, placedEnd + gap)
+        samplesPerPixel = Double(total) / plotWidth
         let height = Self.axisHeight + Double(timeline.layers.count) * Self.laneHeight + 8
         func x(_ sample: Int64) -> Double { Self.labelWidth + Double(sample) / samplesPerPixel }
         func f(_ value: Double) -> String { String(format: "%.1f", value) }
@@ -158,6 +172,10 @@ public struct TimelinePicture: Sendable {
             + (playhead == nil ? " visibility=\"hidden\"" : "") + "/>\n</svg>\n"
         return out
     }
+
+    /// About how wide `text` is drawn at the picture's font size (11 px sans-serif), with a
+    /// little room after it.
+    public static func labelPixels(_ text: String) -> Double { Double(text.count) * 6.5 + 12 }
 
     /// `text` with the five XML special characters escaped.
     static func escape(_ text: String) -> String {

@@ -251,6 +251,36 @@ struct LockstepWebTests {
         #expect(svg.contains(#"<line class="crossfade" data-samples="48000""#) && svg.contains(##"stroke="#fbbf24" stroke-width="2" stroke-dasharray="4 2""##))
     }
 
+    @Test("cues waiting for go, however short, stand in their strip clear of each other's labels")
+    func waitingLabels() throws {
+        let temp = try TemporaryTestDirectory(prefix: "lockstep-web-waiting")
+        let format = StreamFormat(sampleRate: 48000, channelCount: 1)
+        try FileFixtures.writeWAV(path: temp.file("long.wav"), samples: Signals.constant(0.1, frames: 48000 * 30), format: format)
+        try FileFixtures.writeWAV(path: temp.file("click.wav"), samples: Signals.impulse(at: 0, frames: 16, value: 0.5), format: format)
+        try FileFixtures.writeText(path: temp.file("show.yaml"), """
+            channels: 1
+            layers: { bed: {}, fx: {} }
+            cues:
+              - { name: bed, layer: bed, file: long.wav, at: 0 }
+              - { name: bell, layer: fx, file: click.wav, at: manual }
+              - { name: horn, layer: fx, file: click.wav, at: manual }
+              - { name: gong, layer: fx, file: long.wav, at: manual }
+            """)
+        let svg = TimelinePicture(timeline: try Session.load(path: temp.file("show.yaml")).timeline(rate: 48000)).svg
+        func left(_ name: String) throws -> Double {
+            let group = try #require(svg.range(of: "data-cue=\"\(name)\"").map { String(svg[$0.lowerBound...].prefix { $0 != "\n" }) })
+            return try #require(attribute("points", in: group)?.split(separator: ",").first.flatMap { Double($0) })
+        }
+        let (bell, horn, gong) = (try left("bell"), try left("horn"), try left("gong"))
+        #expect(horn - bell >= TimelinePicture.labelPixels("GO bell") - 0.5, "\(bell) \(horn)")
+        #expect(gong - horn >= TimelinePicture.labelPixels("GO horn") - 0.5, "\(horn) \(gong)")
+        // The whole strip still fits in the picture.
+        let width = try #require(attribute("width", in: svg).flatMap(Double.init))
+        let gongPoints = try #require(svg.range(of: #"data-cue="gong""#).flatMap { attribute("points", in: String(svg[$0.lowerBound...])) })
+        let right = try #require(gongPoints.split(separator: " ").compactMap { $0.split(separator: ",").first.flatMap { Double($0) } }.max())
+        #expect(right <= width)
+    }
+
     @Test("the same picture as PNG: drawn by librsvg at its size (or scaled), bars in their lane's colour; a file that cannot be written says so and leaves nothing")
     func png() throws {
         let temp = try TemporaryTestDirectory(prefix: "lockstep-web-png")
