@@ -69,7 +69,7 @@ public struct WebAdmission: Sendable, Hashable {
     public static let localMachineNames: Set<String> = {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return [] }
-        let name = String(cString: buffer).lowercased()
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased()
         guard !name.isEmpty else { return [] }
         var names: Set<String> = [name]
         // The canonical name, from /etc/hosts or DNS: waited for briefly (a resolver that does

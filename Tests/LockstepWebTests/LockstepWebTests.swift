@@ -102,7 +102,7 @@ struct LockstepWebTests {
         // This machine's own name, as gethostname gives it, is among the names a wildcard bind takes by default.
         var buffer = [CChar](repeating: 0, count: 256)
         #expect(gethostname(&buffer, 255) == 0)
-        let hostname = String(cString: buffer).lowercased()
+        let hostname = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased()
         #expect(WebAdmission.localMachineNames.contains(hostname), "\(WebAdmission.localMachineNames)")
         let real = WebAdmission(host: "0.0.0.0", port: 8080, token: nil)
         #expect(real.refusal(host: "\(hostname):8080", origin: nil, token: nil) == nil)
