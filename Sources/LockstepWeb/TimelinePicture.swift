@@ -60,10 +60,15 @@ public struct TimelinePicture: Sendable {
         let gap = max(Int64(rate / 2), placedEnd / 20)
         // Room on the right for the label of a bar that ends there (a short cue waiting for go).
         let plotWidth = max(100, width - Self.labelWidth - Self.rightMargin)
-        /// The bars, and where the strip of cues waiting for go ends, at `samplesPerPixel`: each
-        /// cue waiting for go starts after the one before it and clear of its label.
-        func layout(_ samplesPerPixel: Double) -> (bars: [Bar], waitingAt: Int64) {
-            var waitingAt = placedEnd + gap
+        /// The label a cue's bar carries.
+        func label(_ cue: SessionTimeline.Cue) -> String { (cue.isManual && cue.trigger == cue.index ? "GO " : "") + cue.name }
+        /// The bars, where the strip of cues waiting for go begins (after the placed cues and
+        /// their labels) and where it ends, at `samplesPerPixel`: each cue waiting for go starts
+        /// after the one before it and clear of its label.
+        func layout(_ samplesPerPixel: Double) -> (bars: [Bar], stripFrom: Int64, waitingAt: Int64) {
+            let labelsEnd = timeline.cues.compactMap { cue in cue.start.map { $0 + Int64(Self.labelPixels(label(cue)) * samplesPerPixel) } }.max()
+            let stripFrom = max(placedEnd, labelsEnd ?? 0)
+            var waitingAt = stripFrom + gap
             var bars: [Bar] = []
             for cue in timeline.cues {
                 if let start = cue.start {
@@ -75,21 +80,21 @@ public struct TimelinePicture: Sendable {
                     let base = cue.trigger.flatMap { trigger in bars.first { $0.cue.index == trigger && $0.waiting }?.start } ?? waitingAt
                     let start = base + (cue.trigger == cue.index ? 0 : cue.offsetFromTrigger)
                     bars.append(Bar(cue: cue, start: start, end: start + max(1, length), open: cue.length == nil, waiting: true))
-                    let label = Int64(Self.labelPixels("GO " + cue.name) * samplesPerPixel)
-                    if cue.trigger == cue.index || cue.trigger == nil { waitingAt = max(waitingAt, start + max(max(1, length) + gap, label)) }
+                    let room = Int64(Self.labelPixels(label(cue)) * samplesPerPixel)
+                    if cue.trigger == cue.index || cue.trigger == nil { waitingAt = max(waitingAt, start + max(max(1, length) + gap, room)) }
                 }
             }
-            return (bars, waitingAt)
+            return (bars, stripFrom, waitingAt)
         }
         // The scale depends on the strip's length and the strip on the labels' width at that
         // scale: a few rounds settle it.
         var samplesPerPixel = 0.0
-        var (bars, waitingAt) = layout(samplesPerPixel)
+        var (bars, stripFrom, waitingAt) = layout(samplesPerPixel)
         for _ in 0..<3 {
-            samplesPerPixel = Double(max(waitingAt, placedEnd + gap)) / plotWidth
-            (bars, waitingAt) = layout(samplesPerPixel)
+            samplesPerPixel = Double(max(waitingAt, stripFrom + gap)) / plotWidth
+            (bars, stripFrom, waitingAt) = layout(samplesPerPixel)
         }
-        let total = max(waitingAt, placedEnd + gap)
+        let total = max(waitingAt, stripFrom + gap)
         samplesPerPixel = Double(total) / plotWidth
         let height = Self.axisHeight + Double(timeline.layers.count) * Self.laneHeight + 8
         func x(_ sample: Int64) -> Double { Self.labelWidth + Double(sample) / samplesPerPixel }
@@ -110,15 +115,15 @@ public struct TimelinePicture: Sendable {
         // Ticks only under the placed cues, clear of the "waiting for GO" label: the strip of
         // cues waiting for go has no times yet.
         let hasWaiting = bars.contains(where: \.waiting)
-        let axisEnd = hasWaiting ? max(0, Double(placedEnd + gap / 2) - 70 * samplesPerPixel) : Double(total)
+        let axisEnd = hasWaiting ? max(0, Double(stripFrom + gap / 2) - 70 * samplesPerPixel) : Double(total)
         while tick * rate <= axisEnd {
             let tx = x(Int64(tick * rate))
             out += "<line x1=\"\(f(tx))\" y1=\"\(f(Self.axisHeight - 4))\" x2=\"\(f(tx))\" y2=\"\(f(height))\" stroke=\"#374151\" stroke-width=\"1\"/>"
             out += "<text x=\"\(f(tx + 2))\" y=\"12\" fill=\"#9ca3af\">\(Self.escape(SessionTime.clock(tick)))</text>\n"
             tick += step
         }
-        if waitingAt > placedEnd + gap || bars.contains(where: \.waiting) {
-            let wx = x(placedEnd + gap / 2)
+        if waitingAt > stripFrom + gap || bars.contains(where: \.waiting) {
+            let wx = x(stripFrom + gap / 2)
             out += "<line x1=\"\(f(wx))\" y1=\"0\" x2=\"\(f(wx))\" y2=\"\(f(height))\" stroke=\"#6b7280\" stroke-dasharray=\"4 3\"/>"
             out += "<text x=\"\(f(wx + 4))\" y=\"\(f(Self.axisHeight - 6))\" fill=\"#fbbf24\">waiting for GO →</text>\n"
         }
@@ -164,8 +169,7 @@ public struct TimelinePicture: Sendable {
                 // A GO flag on the first sample of every cue a go places.
                 out += "<path class=\"manual\" d=\"M\(f(x0)),\(f(top - 4)) l8,4 l-8,4 z\" fill=\"#fbbf24\"/>"
             }
-            let label = (cue.isManual && cue.trigger == cue.index ? "GO " : "") + cue.name
-            out += "<text x=\"\(f(x0 + 4))\" y=\"\(f(top + 13))\" fill=\"#f9fafb\">\(Self.escape(label))</text></g>\n"
+            out += "<text x=\"\(f(x0 + 4))\" y=\"\(f(top + 13))\" fill=\"#f9fafb\">\(Self.escape(label(cue)))</text></g>\n"
         }
         let px = playhead.map(x) ?? -10
         out += "<line id=\"playhead\" x1=\"\(f(px))\" y1=\"0\" x2=\"\(f(px))\" y2=\"\(f(height))\" stroke=\"#f43f5e\" stroke-width=\"2\""

@@ -279,6 +279,18 @@ struct LockstepWebTests {
         let gongPoints = try #require(svg.range(of: #"data-cue="gong""#).flatMap { attribute("points", in: String(svg[$0.lowerBound...])) })
         let right = try #require(gongPoints.split(separator: " ").compactMap { $0.split(separator: ",").first.flatMap { Double($0) } }.max())
         #expect(right <= width)
+        // Fired at 29.9 s (just before the bed ends), the bell's label stands on the placed side;
+        // the strip of cues still waiting begins after it.
+        var fired = try Session.load(path: temp.file("show.yaml")).timeline(rate: 48000)
+        let bellIndex = try #require(fired.cues.firstIndex { $0.name == "bell" })
+        _ = fired.fire(bellIndex, at: 48000 * 30 - 4800)
+        let after = TimelinePicture(timeline: fired).svg
+        func leftAfter(_ name: String) throws -> Double {
+            let group = try #require(after.range(of: "data-cue=\"\(name)\"").map { String(after[$0.lowerBound...].prefix { $0 != "\n" }) })
+            return try #require(attribute("points", in: group)?.split(separator: ",").first.flatMap { Double($0) })
+        }
+        #expect(after.contains(#"data-cue="bell" data-start="1435200""#))
+        #expect(try leftAfter("horn") - leftAfter("bell") >= TimelinePicture.labelPixels("GO bell") - 0.5)
     }
 
     @Test("the same picture as PNG: drawn by librsvg at its size (or scaled), bars in their lane's colour; a file that cannot be written says so and leaves nothing")
