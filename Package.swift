@@ -18,7 +18,8 @@ let package = Package(
         .library(name: "AudioQueueCompat", targets: ["AudioQueueCompat"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // 1.8: options that also work bare (`--web` alone: defaultAsFlag).
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.0.0"),
         // Diagnostics of the CLI (--verbose, --quiet) and colour on terminals (honours NO_COLOR).
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
@@ -27,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
+        // Hummingbird's own transport: the web server answers bytes that are not HTTP with 400.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
     targets: [
         // Pure Swift core: formats, buffers, queues, timeline, mixer, engine, offline device.
@@ -70,7 +73,9 @@ let package = Package(
         .target(name: "LockstepWeb", dependencies: [
             "Lockstep", "LockstepControl", "LockstepFiles", "LockstepSchema", "LockstepSession", "CRsvg",
             .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "Logging", package: "swift-log"),
         ], resources: [.embedInCode("Resources/index.html"), .embedInCode("Resources/app.js"),

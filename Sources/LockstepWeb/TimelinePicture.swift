@@ -2,8 +2,8 @@ import Foundation
 import LockstepSession
 
 /// The picture of a session's timeline as SVG: a lane per layer, each placed cue a bar from its
-/// first sample to its end (its fades and crossfades drawn as slopes), cues waiting for go
-/// marked apart, a time axis, and a playhead.
+/// first sample to its end (its fades drawn as white slopes, its crossfades as amber dashed ones),
+/// cues waiting for go marked apart, a time axis, and a playhead.
 ///
 /// The web page shows this very picture (served at `/timeline.svg`) and moves its playhead
 /// live; `lockstep session check FILE --svg timeline.svg` writes it to a file. The drawing's
@@ -58,25 +58,44 @@ public struct TimelinePicture: Sendable {
         }
         if let playhead { placedEnd = max(placedEnd, playhead) }
         let gap = max(Int64(rate / 2), placedEnd / 20)
-        var waitingAt = placedEnd + gap
-        var bars: [Bar] = []
-        for cue in timeline.cues {
-            if let start = cue.start {
-                let end = cue.end ?? start + (cue.length ?? max(Int64(rate), placedEnd - start))
-                bars.append(Bar(cue: cue, start: start, end: max(end, start + 1), open: cue.length == nil && cue.end == nil, waiting: false))
-            } else {
-                let length = cue.length ?? Int64(rate * 4)
-                // A chained cue waits with its trigger: drawn at its offset from it.
-                let base = cue.trigger.flatMap { trigger in bars.first { $0.cue.index == trigger && $0.waiting }?.start } ?? waitingAt
-                let start = base + (cue.trigger == cue.index ? 0 : cue.offsetFromTrigger)
-                bars.append(Bar(cue: cue, start: start, end: start + max(1, length), open: cue.length == nil, waiting: true))
-                if cue.trigger == cue.index || cue.trigger == nil { waitingAt = max(waitingAt, start + max(1, length) + gap) }
-            }
-        }
-        let total = max(waitingAt, placedEnd + gap)
         // Room on the right for the label of a bar that ends there (a short cue waiting for go).
         let plotWidth = max(100, width - Self.labelWidth - Self.rightMargin)
-        let samplesPerPixel = Double(total) / plotWidth
+        /// The label a cue's bar carries.
+        func label(_ cue: SessionTimeline.Cue) -> String { (cue.isManual && cue.trigger == cue.index ? "GO " : "") + cue.name }
+        /// The bars, where the strip of cues waiting for go begins (after the placed cues and
+        /// their labels) and where it ends, at `samplesPerPixel`: each cue waiting for go starts
+        /// after the one before it and clear of its label.
+        func layout(_ samplesPerPixel: Double) -> (bars: [Bar], stripFrom: Int64, waitingAt: Int64) {
+            let labelsEnd = timeline.cues.compactMap { cue in cue.start.map { $0 + Int64(Self.labelPixels(label(cue)) * samplesPerPixel) } }.max()
+            let stripFrom = max(placedEnd, labelsEnd ?? 0)
+            var waitingAt = stripFrom + gap
+            var bars: [Bar] = []
+            for cue in timeline.cues {
+                if let start = cue.start {
+                    let end = cue.end ?? start + (cue.length ?? max(Int64(rate), placedEnd - start))
+                    bars.append(Bar(cue: cue, start: start, end: max(end, start + 1), open: cue.length == nil && cue.end == nil, waiting: false))
+                } else {
+                    let length = cue.length ?? Int64(rate * 4)
+                    // A chained cue waits with its trigger: drawn at its offset from it.
+                    let base = cue.trigger.flatMap { trigger in bars.first { $0.cue.index == trigger && $0.waiting }?.start } ?? waitingAt
+                    let start = base + (cue.trigger == cue.index ? 0 : cue.offsetFromTrigger)
+                    bars.append(Bar(cue: cue, start: start, end: start + max(1, length), open: cue.length == nil, waiting: true))
+                    let room = Int64(Self.labelPixels(label(cue)) * samplesPerPixel)
+                    if cue.trigger == cue.index || cue.trigger == nil { waitingAt = max(waitingAt, start + max(max(1, length) + gap, room)) }
+                }
+            }
+            return (bars, stripFrom, waitingAt)
+        }
+        // The scale depends on the strip's length and the strip on the labels' width at that
+        // scale: a few rounds settle it.
+        var samplesPerPixel = 0.0
+        var (bars, stripFrom, waitingAt) = layout(samplesPerPixel)
+        for _ in 0..<3 {
+            samplesPerPixel = Double(max(waitingAt, stripFrom + gap)) / plotWidth
+            (bars, stripFrom, waitingAt) = layout(samplesPerPixel)
+        }
+        let total = max(waitingAt, stripFrom + gap)
+        samplesPerPixel = Double(total) / plotWidth
         let height = Self.axisHeight + Double(timeline.layers.count) * Self.laneHeight + 8
         func x(_ sample: Int64) -> Double { Self.labelWidth + Double(sample) / samplesPerPixel }
         func f(_ value: Double) -> String { String(format: "%.1f", value) }
@@ -96,15 +115,15 @@ public struct TimelinePicture: Sendable {
         // Ticks only under the placed cues, clear of the "waiting for GO" label: the strip of
         // cues waiting for go has no times yet.
         let hasWaiting = bars.contains(where: \.waiting)
-        let axisEnd = hasWaiting ? max(0, Double(placedEnd + gap / 2) - 70 * samplesPerPixel) : Double(total)
+        let axisEnd = hasWaiting ? max(0, Double(stripFrom + gap / 2) - 70 * samplesPerPixel) : Double(total)
         while tick * rate <= axisEnd {
             let tx = x(Int64(tick * rate))
             out += "<line x1=\"\(f(tx))\" y1=\"\(f(Self.axisHeight - 4))\" x2=\"\(f(tx))\" y2=\"\(f(height))\" stroke=\"#374151\" stroke-width=\"1\"/>"
             out += "<text x=\"\(f(tx + 2))\" y=\"12\" fill=\"#9ca3af\">\(Self.escape(SessionTime.clock(tick)))</text>\n"
             tick += step
         }
-        if waitingAt > placedEnd + gap || bars.contains(where: \.waiting) {
-            let wx = x(placedEnd + gap / 2)
+        if waitingAt > stripFrom + gap || bars.contains(where: \.waiting) {
+            let wx = x(stripFrom + gap / 2)
             out += "<line x1=\"\(f(wx))\" y1=\"0\" x2=\"\(f(wx))\" y2=\"\(f(height))\" stroke=\"#6b7280\" stroke-dasharray=\"4 3\"/>"
             out += "<text x=\"\(f(wx + 4))\" y=\"\(f(Self.axisHeight - 6))\" fill=\"#fbbf24\">waiting for GO →</text>\n"
         }
@@ -129,21 +148,38 @@ public struct TimelinePicture: Sendable {
             out += "<g class=\"cue\" data-cue=\"\(Self.escape(cue.name))\" data-start=\"\(bar.waiting ? "" : String(bar.start))\" data-state=\"\(state)\">"
             out += "<polygon points=\"\(points)\" fill=\"\(colour)\" fill-opacity=\"\(bar.waiting ? "0.25" : "0.7")\" "
                 + "stroke=\"\(selected ? "#fde047" : colour)\" stroke-width=\"\(selected ? 3 : 1)\"\(bar.waiting ? " stroke-dasharray=\"5 3\"" : "")/>"
-            if rise > 1 { out += "<line class=\"fade\" x1=\"\(f(x0))\" y1=\"\(f(bottom))\" x2=\"\(f(x0 + rise))\" y2=\"\(f(top))\" stroke=\"#f9fafb\" stroke-width=\"1.5\"/>" }
-            if fall > 1 { out += "<line class=\"fade\" x1=\"\(f(x1 - fall))\" y1=\"\(f(top))\" x2=\"\(f(x1))\" y2=\"\(f(bottom))\" stroke=\"#f9fafb\" stroke-width=\"1.5\"/>" }
+            // Each fade and crossfade as its own slope over its samples: fades white, crossfades
+            // amber and dashed (an outgoing cue's and its follower's cross in an X).
+            func slope(_ kind: String, rising: Bool, samples: Int64) {
+                let run = min(x1 - x0, Double(samples) / samplesPerPixel)
+                guard samples > 0, run > 1 else { return }
+                let (from, to) = rising ? (x0, x0 + run) : (x1 - run, x1)
+                let (y1, y2) = rising ? (bottom, top) : (top, bottom)
+                let style = kind == "fade" ? "stroke=\"#f9fafb\" stroke-width=\"1.5\"" : "stroke=\"#fbbf24\" stroke-width=\"2\" stroke-dasharray=\"4 2\""
+                out += "<line class=\"\(kind)\" data-samples=\"\(samples)\" x1=\"\(f(from))\" y1=\"\(f(y1))\" x2=\"\(f(to))\" y2=\"\(f(y2))\" \(style)/>"
+            }
+            slope("fade", rising: true, samples: cue.fadeIn)
+            slope("crossfade", rising: true, samples: cue.crossfadeIn)
+            if !bar.open {
+                slope("fade", rising: false, samples: cue.fadeOut)
+                slope("crossfade", rising: false, samples: cue.crossfadeOut)
+            }
             if bar.open { out += "<text x=\"\(f(x1 - 12))\" y=\"\(f(bottom - 4))\" fill=\"#f9fafb\">∞</text>" }
             if cue.isManual {
                 // A GO flag on the first sample of every cue a go places.
                 out += "<path class=\"manual\" d=\"M\(f(x0)),\(f(top - 4)) l8,4 l-8,4 z\" fill=\"#fbbf24\"/>"
             }
-            let label = (cue.isManual && cue.trigger == cue.index ? "GO " : "") + cue.name
-            out += "<text x=\"\(f(x0 + 4))\" y=\"\(f(top + 13))\" fill=\"#f9fafb\">\(Self.escape(label))</text></g>\n"
+            out += "<text x=\"\(f(x0 + 4))\" y=\"\(f(top + 13))\" fill=\"#f9fafb\">\(Self.escape(label(cue)))</text></g>\n"
         }
         let px = playhead.map(x) ?? -10
         out += "<line id=\"playhead\" x1=\"\(f(px))\" y1=\"0\" x2=\"\(f(px))\" y2=\"\(f(height))\" stroke=\"#f43f5e\" stroke-width=\"2\""
             + (playhead == nil ? " visibility=\"hidden\"" : "") + "/>\n</svg>\n"
         return out
     }
+
+    /// About how wide `text` is drawn at the picture's font size (11 px sans-serif), with a
+    /// little room after it.
+    public static func labelPixels(_ text: String) -> Double { Double(text.count) * 6.5 + 12 }
 
     /// `text` with the five XML special characters escaped.
     static func escape(_ text: String) -> String {

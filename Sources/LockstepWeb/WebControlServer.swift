@@ -2,10 +2,13 @@ import Dispatch
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import Logging
 import LockstepControl
 import LockstepSession
+import NIOCore
+import NIOHTTP1
 
 import Synchronization
 
@@ -169,21 +172,29 @@ public final class WebControlServer: Sendable {
     /// Binds and starts serving (the page says "starting" until ``attach(_:)``).
     /// - Throws: ``WebError`` when the address cannot be bound.
     public func start() throws(WebError) {
+        // On a wildcard bind Host may name this machine: its names are looked up now, not on
+        // the first request.
+        if admission.isWildcard { _ = WebAdmission.localMachineNames }
         let ready = DispatchSemaphore(value: 0)
         // Its own handler that drops everything: what the page does is reported through `log`
         // (and the process's log level, which a shared handler holds, stays as it is).
         let logger = Logger(label: "lockstep.web", factory: { _ in SwiftLogNoOpLogHandler() })
+        let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(idleTimeout: .seconds(Int64(options.idleTimeout))),
+            ws: .init(maxFrameSize: WebCommand.maximumSize, autoPing: .enabled(timePeriod: .seconds(15))))
+        let shouldUpgrade: @Sendable (HTTPRequest, any Channel, Logger) throws -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> = { [self] head, _, _ in
+            guard (head.path ?? "").split(separator: "?").first == "/ws",
+                  self.refuseIfNeeded(head.authority, head.headerFields, target: head.path ?? "/", webSocket: true, reserve: true) == nil
+            else { return .dontUpgrade }
+            return .upgrade([:]) { inbound, outbound, _ in await self.serve(inbound, outbound) }
+        }
         let application = Application(
             router: router(),
-            server: .http1WebSocketUpgrade(
-                configuration: .init(http1: .init(idleTimeout: .seconds(Int64(options.idleTimeout))),
-                                     ws: .init(maxFrameSize: WebCommand.maximumSize, autoPing: .enabled(timePeriod: .seconds(15)))),
-                shouldUpgrade: { [self] head, _, _ in
-                    guard (head.path ?? "").split(separator: "?").first == "/ws",
-                          self.refuseIfNeeded(head.authority, head.headerFields, target: head.path ?? "/", webSocket: true, reserve: true) == nil
-                    else { return .dontUpgrade }
-                    return .upgrade([:]) { inbound, outbound, _ in await self.serve(inbound, outbound) }
-                }),
+            // hummingbird-websocket's channel, with a 400 for a first request that is not HTTP.
+            server: HTTPServerBuilder { responder in
+                NotHTTPGuardedChannel(HTTP1WebSocketUpgradeChannel(responder: responder, configuration: configuration,
+                                                                   shouldUpgrade: shouldUpgrade))
+            },
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "lockstep",
                                  availableConnectionsDelegate: .maximum(options.maximumConnections, logger: logger)),
             onServerRunning: { [self] channel in
@@ -445,6 +456,60 @@ public final class WebControlServer: Sendable {
                 broadcast(show.discontinuities().json)
             }
         }
+    }
+}
+
+/// A server channel that answers a connection whose first bytes are not HTTP with
+/// `400 Bad Request` and closes it at once.
+///
+/// hummingbird-websocket's channel turns NIO's own error handling off and catches nothing while
+/// it waits for the first request (the upgrade handler buffers it): bytes the HTTP parser
+/// refuses left the connection open, unanswered, until the idle timeout. ``NotHTTPHandler`` sits
+/// at the end of that pipeline until the first request arrives.
+struct NotHTTPGuardedChannel<Inner: ServerChildChannel>: ServerChildChannel {
+    typealias Value = Inner.Value
+    let inner: Inner
+
+    init(_ inner: Inner) { self.inner = inner }
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            try channel.pipeline.syncOperations.addHandler(NotHTTPHandler())
+            return value
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await inner.handle(value: value, logger: logger)
+    }
+}
+
+/// Answers an HTTP parse error before the first request with `400 Bad Request` (a JSON error
+/// saying so) and closes the connection; steps out of the pipeline once anything is read.
+final class NotHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = NIOAny
+    typealias OutboundOut = HTTPServerResponsePart
+    private var answered = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        context.fireChannelRead(data)
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        guard error is HTTPParserError, !answered else {
+            context.fireErrorCaught(error)
+            return
+        }
+        answered = true
+        let body = ByteBuffer(string: ControlReply.error("", "this is not an HTTP request; open the page at the address lockstep printed").json + "\n")
+        let head = HTTPResponseHead(version: .http1_1, status: .badRequest,
+                                    headers: ["Content-Type": "application/json", "Content-Length": String(body.readableBytes),
+                                              "Connection": "close"])
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
     }
 }
 

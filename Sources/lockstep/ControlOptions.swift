@@ -22,8 +22,12 @@ struct ControlOptions: ParsableArguments {
     @Option(name: .customLong("osc-reply-port"), help: "The UDP port OSC replies and updates go to on the sender's host, until a client sends /udpReplyPort (default 53001, QLab's).")
     var oscReplyPort: Int?
 
-    @Option(name: .customLong("web"), help: ArgumentHelp("Serve the web cue page (cue list, GO, meters, timeline) on [HOST:]PORT and print its URL (HOST defaults to 127.0.0.1, this machine only; e.g. 8080).", valueName: "[HOST:]PORT"))
-    var web: String?
+    @Option(name: .customLong("web"), defaultAsFlag: WebAddress.standard, parsing: .next,
+            help: ArgumentHelp("Serve the web cue page (cue list, GO, meters, timeline) on [HOST:]PORT and print its URL; --web alone serves it on 127.0.0.1:8080 (HOST defaults to 127.0.0.1, this machine only).", valueName: "[HOST:]PORT"))
+    var webAddress: WebAddress?
+
+    /// `--web`'s address as typed (`127.0.0.1:8080` for a bare `--web`); nil: no web page.
+    var web: String? { webAddress?.text }
 
     @Option(name: .customLong("web-token"), help: ArgumentHelp("Pages must carry this token (the URL printed does: ?token=…).", valueName: "token"))
     var webToken: String?
@@ -77,7 +81,14 @@ struct ControlOptions: ParsableArguments {
             throw ValidationError("--osc-passcode needs --osc [HOST:]PORT or --osc-tcp [HOST:]PORT")
         }
         if let web {
-            do { _ = try WebControlServer.endpoint(web) } catch { throw ValidationError(error.message) }
+            do { _ = try WebControlServer.endpoint(web) } catch {
+                // A bare --web before the command's file takes that file for its address.
+                let looksLikeFile = !web.contains(":") && (web.contains("/") || (web.split(separator: ".").last.map { ext in
+                    web.contains(".") && (1...5).contains(ext.count) && ext.allSatisfy(\.isLetter) } ?? false))
+                let hint = !looksLikeFile ? ""
+                    : " (a bare --web takes the word after it for its address unless that word is an existing file: put --web after the file, or write --web=127.0.0.1:8080)"
+                throw ValidationError(error.message + hint)
+            }
         } else if webToken != nil {
             throw ValidationError("--web-token needs --web [HOST:]PORT")
         }
@@ -93,4 +104,32 @@ struct ControlOptions: ParsableArguments {
             throw ValidationError("--osc-reply-port \(oscReplyPort) is not a UDP port; use 1 to 65535")
         }
     }
+}
+
+/// `--web`'s value, `[HOST:]PORT` as typed (``ControlOptions/validate()`` checks it).
+///
+/// `--web` may come alone: then it serves on ``standard`` (127.0.0.1:8080). The word after it is
+/// its address unless that word names an existing file or folder and has neither a colon nor
+/// only digits — an address always has a port, so `session run --web show.yaml` is a bare
+/// `--web` and the session's file, while `--web 9000`, `--web 0.0.0.0:9000` and a mistyped
+/// `--web 80a0` are addresses (the last one refused by validation, saying how to write it).
+struct WebAddress: ExpressibleByArgument, CustomStringConvertible, Sendable, Hashable {
+    /// The address as typed.
+    var text: String
+
+    /// The address a bare `--web` serves on: this machine only, port 8080.
+    static let standard = WebAddress(text: "127.0.0.1:8080")
+
+    /// An address as typed.
+    init(text: String) { self.text = text }
+
+    /// The word after `--web` as its address; nil when it is the command's file instead.
+    init?(argument: String) {
+        let portLike = argument.contains(":") || (!argument.isEmpty && argument.allSatisfy(\.isNumber))
+        if !portLike && FileManager.default.fileExists(atPath: argument) { return nil }
+        text = argument
+    }
+
+    /// The address as typed (what help shows as the bare flag's default).
+    var description: String { text }
 }

@@ -1,11 +1,14 @@
 #!/usr/bin/python3
 """Drives Lockstep's web cue page in headless Chromium (Debian's chromium + chromium-driver,
-python3-selenium), as an operator would: loads the page, reads the cue list, clicks GO, moves a
-gain fader with the keyboard, watches the meters, and saves screenshots.
+python3-selenium), as an operator would: loads the page, reads the cue list and the meters
+(bars and peak/RMS numbers), selects next and previous, clicks GO, moves a gain fader with the
+keyboard, pauses and resumes, fires the next cue with the space bar, panics, fires the last cue
+and stops it, saving screenshots on the way.
 
 Usage: cue_page.py URL SCREENSHOT_DIR LAYER STEPS
 Prints one JSON object (what the page showed) on standard output. Exits 77 with "SKIP: reason"
-when the browser cannot start, 1 when the page does not do what it should.
+when the browser cannot start, 1 when the page does not do what it should. Every wait is
+bounded (10 s at most; the whole run takes about 15 s).
 """
 import json
 import os
@@ -17,6 +20,7 @@ url, shots, layer, steps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4
 try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 except Exception as error:  # the package is missing or broken
@@ -34,6 +38,18 @@ except Exception as error:
     print("SKIP: headless Chromium did not start: %s" % str(error).splitlines()[0])
     sys.exit(77)
 
+started = time.time()
+# What the layer's meter showed, sampled while the script waits: [seconds, peak dB, RMS dB,
+# the peak number shown, the RMS number shown] ("" for silence).
+meter_samples = []
+
+
+def sample_meter():
+    meter = driver.find_element(By.CSS_SELECTOR, '.meter[data-name="%s"]' % layer)
+    meter_samples.append([round(time.time() - started, 3), meter.get_attribute("data-peak-db"),
+                          meter.get_attribute("data-rms-db"), meter.find_element(By.CSS_SELECTOR, ".peak-db").text,
+                          meter.find_element(By.CSS_SELECTOR, ".rms-db").text])
+
 
 def wait(condition, timeout=10.0, what="the page"):
     deadline = time.time() + timeout
@@ -44,8 +60,42 @@ def wait(condition, timeout=10.0, what="the page"):
                 return value
         except Exception:
             pass
+        try:
+            sample_meter()
+        except Exception:
+            pass
         time.sleep(0.02)
     raise SystemExit("FAIL: timed out waiting for %s" % what)
+
+
+def hold(seconds):
+    """Waits `seconds`, sampling the meter all the while."""
+    end = time.time() + seconds
+    while time.time() < end:
+        try:
+            sample_meter()
+        except Exception:
+            pass
+        time.sleep(0.02)
+
+
+def reply_to(address, cue=None):
+    """Waits for the reply to `address` (and `cue`) under the buttons; its JSON."""
+    wait(lambda: driver.execute_script("const r = window.lockstep.lastReply; return r && r.address === arguments[0]"
+                                       " && (arguments[1] === null || (r.data && r.data.cue === arguments[1]))", address, cue),
+         what="the reply to %s" % address)
+    return driver.execute_script("return window.lockstep.lastReply")
+
+
+def meter_text(name):
+    meter = driver.find_element(By.CSS_SELECTOR, '.meter[data-name="%s"]' % name)
+    return {"peak": meter.find_element(By.CSS_SELECTOR, ".peak-db").text, "rms": meter.find_element(By.CSS_SELECTOR, ".rms-db").text,
+            "hold": meter.find_element(By.CSS_SELECTOR, ".hold").text, "peakDB": meter.get_attribute("data-peak-db"),
+            "rmsDB": meter.get_attribute("data-rms-db")}
+
+
+def selected():
+    return driver.find_element(By.ID, "playhead").text
 
 
 result = {}
@@ -55,24 +105,33 @@ try:
     rows = wait(lambda: driver.find_elements(By.CSS_SELECTOR, "#cue-rows tr"), what="the cue list")
     wait(lambda: driver.find_element(By.CSS_SELECTOR, "#timeline svg"), what="the timeline picture")
     wait(lambda: driver.execute_script("return window.lockstep.metersReceived") > 5, what="meters")
+    wait(lambda: selected() != "—", what="the selected cue")
     result["cues"] = [[cell.text for cell in row.find_elements(By.TAG_NAME, "td")] for row in rows]
-    result["selectedBefore"] = driver.find_element(By.ID, "playhead").text
     driver.save_screenshot(os.path.join(shots, "1-loaded.png"))
 
-    # The meters: how many a second, and what the layer's meter showed.
+    # The meters: how many a second, and what the layer's meter showed (numbers and data).
     count0, time0 = driver.execute_script("return window.lockstep.metersReceived"), time.time()
-    peaks = set()
-    while time.time() - time0 < 2:
-        peaks.add(driver.find_element(By.CSS_SELECTOR, '.meter[data-name="%s"]' % layer).get_attribute("data-peak-db"))
-        time.sleep(0.01)
+    hold(2)
     result["metersPerSecond"] = (driver.execute_script("return window.lockstep.metersReceived") - count0) / (time.time() - time0)
-    result["peakBefore"] = float(driver.find_element(By.CSS_SELECTOR, '.meter[data-name="%s"]' % layer).get_attribute("data-peak-db"))
+    result["meterBefore"] = meter_text(layer)
+    result["masterBefore"] = meter_text("master")
     clock0 = driver.find_element(By.ID, "now").text
+
+    # Select next and previous: the selected cue's label follows.
+    result["selected"] = [selected()]
+    driver.find_element(By.ID, "next").click()
+    reply_to("next")
+    wait(lambda: selected() != result["selected"][0], what="the selection to move on")
+    result["selected"].append(selected())
+    driver.find_element(By.ID, "previous").click()
+    reply_to("previous")
+    wait(lambda: selected() != result["selected"][1], what="the selection to move back")
+    result["selected"].append(selected())
 
     # GO: a real click on the button.
     driver.find_element(By.ID, "go").click()
+    go = reply_to("go")
     box = driver.find_element(By.ID, "last-reply")
-    wait(lambda: box.get_attribute("data-address") == "go", what="the reply to GO")
     result["goReply"] = box.text
     result["goCue"] = box.get_attribute("data-cue")
     result["goSampleTime"] = int(box.get_attribute("data-sample-time"))
@@ -80,7 +139,8 @@ try:
     wait(lambda: row.get_attribute("data-started-sample-time"), what="the cue's start in its row")
     result["rowStartedSampleTime"] = int(row.get_attribute("data-started-sample-time"))
     result["rowAfterGo"] = [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
-    result["selectedAfter"] = driver.find_element(By.ID, "playhead").text
+    wait(lambda: selected() == go["data"]["playhead"], what="the selection after GO")
+    result["selectedAfterGo"] = selected()
     result["clockMoved"] = driver.find_element(By.ID, "now").text != clock0
     driver.save_screenshot(os.path.join(shots, "2-after-go.png"))
 
@@ -89,21 +149,76 @@ try:
     driver.execute_script("arguments[0].focus()", fader)
     for _ in range(steps):
         fader.send_keys(Keys.ARROW_DOWN)
-        time.sleep(0.12)
+        hold(0.12)
     target = -float(steps)
-    wait(lambda: box.get_attribute("data-address") == "gain" and float(driver.execute_script(
-        "return window.lockstep.lastReply.data.decibels")) == target, what="the reply to the last fader move")
+    wait(lambda: driver.execute_script("const r = window.lockstep.lastReply; return r.address === 'gain' && r.data.decibels")
+         == target, what="the reply to the last fader move")
     result["faderValue"] = float(fader.get_attribute("value"))
     result["gainReply"] = driver.execute_script("return window.lockstep.lastReply")
-    time.sleep(0.6)
-    result["peakAfter"] = float(driver.find_element(By.CSS_SELECTOR, '.meter[data-name="%s"]' % layer).get_attribute("data-peak-db"))
-    result["distinctPeaks"] = len(peaks)
+    hold(0.6)
+    result["meterAfterFader"] = meter_text(layer)
     result["timelineCues"] = [g.get_attribute("data-cue") for g in driver.find_elements(By.CSS_SELECTOR, "#timeline g.cue")]
     result["playheadX"] = driver.find_element(By.CSS_SELECTOR, "#timeline #playhead").get_attribute("x1")
-    time.sleep(0.2)
+    hold(0.2)
     result["playheadX2"] = driver.find_element(By.CSS_SELECTOR, "#timeline #playhead").get_attribute("x1")
     driver.save_screenshot(os.path.join(shots, "3-after-fader.png"))
+    driver.execute_script("arguments[0].blur()", fader)
+
+    # Pause, hold it, resume: the state, the button's label and the meters follow.
+    pause_button = driver.find_element(By.ID, "pause")
+    result["pauseLabel"] = [pause_button.text]
+    pause_button.click()
+    result["pauseReply"] = reply_to("pause")
+    wait(lambda: driver.execute_script("return window.lockstep.lastStatus.state") == "paused", what="the paused state")
+    wait(lambda: pause_button.text.lower() == "resume", what="the resume button")
+    result["pauseLabel"].append(pause_button.text)
+    wait(lambda: meter_text(layer)["peakDB"] == "", what="silence on the paused meter")
+    result["meterPaused"] = meter_text(layer)
+    result["stateShownPaused"] = driver.find_element(By.ID, "state").text
+    clock_paused = driver.find_element(By.ID, "now").text
+    hold(0.7)
+    result["clockStoodStill"] = driver.find_element(By.ID, "now").text == clock_paused
+    driver.save_screenshot(os.path.join(shots, "4-paused.png"))
+    pause_button.click()
+    result["resumeReply"] = reply_to("resume")
+    wait(lambda: pause_button.text.lower() == "pause", what="the pause button again")
+    result["pauseLabel"].append(pause_button.text)
+    wait(lambda: meter_text(layer)["peakDB"] not in ("", None), what="sound on the meter after resume")
+    hold(0.3)
+    result["meterResumed"] = meter_text(layer)
+
+    # The space bar is GO too (focus on the page, not in a field).
+    before_space = selected()
+    ActionChains(driver).send_keys(Keys.SPACE).perform()
+    result["spaceReply"] = reply_to("go", before_space)
+    wait(lambda: selected() != before_space, what="the selection after the space bar")
+    result["spaceCue"] = before_space
+    result["selectedAfterSpace"] = selected()
+    hold(0.3)
+
+    # PANIC: every cue fades out over 1 s, then stops.
+    driver.find_element(By.ID, "panic").click()
+    result["panicReply"] = reply_to("panic")
+    wait(lambda: meter_text(layer)["peakDB"] == "", timeout=5, what="silence after the panic fade")
+    result["meterAfterPanic"] = meter_text(layer)
+    result["rowsAfterPanic"] = {row.get_attribute("data-cue"): row.get_attribute("data-state")
+                                for row in driver.find_elements(By.CSS_SELECTOR, "#cue-rows tr")}
+    driver.save_screenshot(os.path.join(shots, "5-after-panic.png"))
+
+    # GO on the last cue, then stop it.
+    last = selected()
+    driver.find_element(By.ID, "go").click()
+    result["lastGoReply"] = reply_to("go", last)
+    wait(lambda: driver.find_element(By.CSS_SELECTOR, '.meter[data-name="fx"]').get_attribute("data-rms-db") not in ("", None),
+         what="the last cue on its layer's meter")
+    hold(0.4)
+    result["fxMeterPlaying"] = meter_text("fx")
     result["consoleErrors"] = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+    driver.find_element(By.ID, "stop").click()
+    result["stopReply"] = reply_to("stop")
+    driver.save_screenshot(os.path.join(shots, "6-stopped.png"))
+    result["meterSamples"] = meter_samples
+    result["seconds"] = round(time.time() - started, 1)
 finally:
     driver.quit()
 print(json.dumps(result))

@@ -45,6 +45,16 @@ public final class HTTPTestClient {
         return Response(status: status, head: head, body: String(decoding: data[(end + 4)...], as: UTF8.self))
     }
 
+    /// Whether the server closes the connection within `timeout` seconds (bytes that still
+    /// arrive are read and dropped).
+    public func closes(within timeout: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while let bytes = connection.receive(until: deadline) {
+            if bytes.isEmpty { return true }
+        }
+        return false
+    }
+
     /// Sends `request` (CRLF line ends added to a request written with `\n`) and reads the response.
     public static func exchange(port: Int, _ request: String, body: [UInt8] = [], timeout: Double = 5) throws -> Response {
         let client = try HTTPTestClient(port: port)

@@ -60,21 +60,102 @@ struct LockstepWebTests {
         #expect(locked.refusal(host: "127.0.0.1:8080", origin: nil, token: "s3cret") == nil)
         #expect(WebAdmission.token(inTarget: "/ws?a=1&token=s3%20cret") == "s3 cret")
         #expect(WebAdmission.token(inAuthorization: "Bearer s3cret") == "s3cret")
-        let wildcard = WebAdmission(host: "0.0.0.0", port: 8080, token: nil)
-        #expect(wildcard.refusal(host: "show.local:8080", origin: "http://show.local:8080", token: nil) == nil)
-        #expect(wildcard.refusal(host: "show.local:8080", origin: "http://evil.example", token: nil) == .origin("http://evil.example"))
+        // On port 80 a browser writes no port in Host.
+        let eighty = WebAdmission(host: "127.0.0.1", port: 80, token: nil)
+        #expect(eighty.refusal(host: "127.0.0.1", origin: "http://127.0.0.1", token: nil) == nil)
+        #expect(eighty.refusal(host: "localhost:80", origin: nil, token: nil) == nil)
+        #expect(eighty.refusal(host: "127.0.0.1:8080", origin: nil, token: nil) == .host("127.0.0.1:8080"))
         #expect(WebAdmission.Refusal.token.status == 401 && WebAdmission.Refusal.origin("x").status == 403
                 && WebAdmission.Refusal.full(32).status == 503)
     }
+
+    @Test("a wildcard bind takes in Host only IP addresses, localhost and this machine's own names, with the bound port: a rebound name is refused")
+    func wildcardHosts() {
+        for bind in ["0.0.0.0", "::"] {
+            let wildcard = WebAdmission(host: bind, port: 8080, token: nil, machineNames: ["show-mac", "show-mac.lan.example"])
+            #expect(wildcard.isWildcard)
+            for accepted in ["192.168.1.20:8080", "127.0.0.1:8080", "10.0.0.5:8080", "[::1]:8080", "[fe80::1ff:fe23:4567:890a]:8080",
+                             "[2001:db8::7]:8080", "localhost:8080", "LOCALHOST:8080", "show-mac:8080", "Show-Mac.lan.example:8080"] {
+                #expect(wildcard.refusal(host: accepted, origin: nil, token: nil) == nil, "\(accepted)")
+                #expect(wildcard.refusal(host: accepted, origin: "http://" + accepted, token: nil) == nil, "\(accepted)")
+            }
+            // Names this machine does not have (a rebinding attacker's), other ports, malformed values:
+            // refused with the Host message, lowercased as compared.
+            for refused in ["evil.example:8080", "show.local:8080", "show-mac.evil.example:8080", "127.0.0.1.nip.io:8080",
+                            "192.168.1.20:9000", "192.168.1.20", "localhost:80", "::1:8080", "[::1]", "[evil.example]:8080",
+                            "[::1]:80a", "1.2.3.4:8080:8080", ":8080", "", "0x7f.1:8080x"] {
+                #expect(wildcard.refusal(host: refused, origin: nil, token: nil) == .host(refused.lowercased()), "\(refused)")
+            }
+            #expect(wildcard.refusal(host: "Evil.Example:8080", origin: nil, token: nil)?.message
+                    == "Host 'evil.example:8080' is not this server; open the page at the address lockstep printed")
+            #expect(wildcard.refusal(host: "192.168.1.20:8080", origin: "http://evil.example", token: nil) == .origin("http://evil.example"))
+            // The token still applies.
+            let locked = WebAdmission(host: bind, port: 8080, token: "s3cret", machineNames: [])
+            #expect(locked.refusal(host: "192.168.1.20:8080", origin: nil, token: nil) == .token)
+            #expect(locked.refusal(host: "show-mac:8080", origin: nil, token: "s3cret") == .host("show-mac:8080"))
+        }
+        // Port 80: Host without a port too.
+        let eighty = WebAdmission(host: "0.0.0.0", port: 80, token: nil, machineNames: [])
+        #expect(eighty.refusal(host: "192.168.1.20", origin: nil, token: nil) == nil)
+        #expect(eighty.refusal(host: "[::1]", origin: nil, token: nil) == nil)
+        #expect(eighty.refusal(host: "evil.example", origin: nil, token: nil) == .host("evil.example"))
+        // This machine's own name, as gethostname gives it, is among the names a wildcard bind takes by default.
+        var buffer = [CChar](repeating: 0, count: 256)
+        #expect(gethostname(&buffer, 255) == 0)
+        let hostname = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self).lowercased()
+        #expect(WebAdmission.localMachineNames.contains(hostname), "\(WebAdmission.localMachineNames)")
+        let real = WebAdmission(host: "0.0.0.0", port: 8080, token: nil)
+        #expect(real.refusal(host: "\(hostname):8080", origin: nil, token: nil) == nil)
+        #expect(real.refusal(host: "evil.example:8080", origin: nil, token: nil) == .host("evil.example:8080"))
+        // A loopback bind does not look names up.
+        #expect(WebAdmission(host: "127.0.0.1", port: 8080, token: nil).machineNames.isEmpty)
+    }
+
 
     @Test("--web takes PORT, HOST:PORT and [IPV6]:PORT; anything else says how to write it")
     func endpoints() throws {
         #expect(try WebControlServer.endpoint("8080") == ("127.0.0.1", 8080))
         #expect(try WebControlServer.endpoint("0.0.0.0:9000") == ("0.0.0.0", 9000))
         #expect(try WebControlServer.endpoint("[::1]:8081") == ("::1", 8081))
+        #expect(try WebControlServer.endpoint("[::]:8080") == ("::", 8080))
         for bad in ["", "http", "host:", "1.2.3.4:70000", ":80"] {
             #expect(throws: WebError.self, "\(bad)") { try WebControlServer.endpoint(bad) }
         }
+    }
+
+    @Test("bytes that are not HTTP get 400 at once and the connection is closed (not left to the idle timeout); the server serves on")
+    func notHTTP() throws {
+        let server = WebControlServer(options: .init(host: "127.0.0.1", port: 0, idleTimeout: 60))
+        try server.start()
+        defer { server.stop() }
+        let port = try #require(server.port)
+        let tlsHello: [UInt8] = [0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03] + [UInt8](repeating: 0x41, count: 32)
+        let garbage: [(String, [UInt8])] = [
+            ("a word", Array("NONSENSE\r\n\r\n".utf8)), ("a TLS hello (https:// on the port)", tlsHello),
+            ("control bytes", [0, 1, 2, 3, 10]), ("a header without a colon", Array("GET / HTTP/1.1\r\nHost 127.0.0.1\r\n\r\n".utf8)),
+            ("a request line of three words too many", Array("GET / HTTP/1.1 please now\r\n\r\n".utf8)),
+        ]
+        for (what, bytes) in garbage {
+            let started = ContinuousClock.now
+            let client = try HTTPTestClient(port: port)
+            client.write(bytes)
+            let answer = client.response(timeout: 10)
+            #expect(answer.status == 400 && answer.body.contains("this is not an HTTP request"), "\(what): \(answer.head) \(answer.body)")
+            #expect(HTTPTestClient.header("connection", in: answer.head) == "close", "\(what)")
+            #expect(client.closes(within: 5), "\(what)")
+            #expect(ContinuousClock.now - started < .seconds(5), "\(what)")    // the idle timeout is 60 s
+        }
+        // A good request, then garbage on the same connection: the request is answered, then the
+        // connection closes (Hummingbird's own handling, once the first request went through).
+        let client = try HTTPTestClient(port: port)
+        client.write(Array("GET /style.css HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\nNONSENSE\r\n\r\n".utf8))
+        let started = ContinuousClock.now
+        #expect(client.response().status == 200)
+        #expect(client.closes(within: 5))
+        #expect(ContinuousClock.now - started < .seconds(5))
+        // The page and a WebSocket upgrade still work (the guard stepped out of their way).
+        #expect(try HTTPTestClient.get(port: port, "/").status == 200)
+        #expect(try HTTPTestClient.upgrade(port: port, "/ws").status == 101)
     }
 
     @Test("the timeline picture: a lane per layer, bars at their samples, fades as slopes, manual cues marked, the playhead")
@@ -101,6 +182,115 @@ struct LockstepWebTests {
         #expect(abs(playheadX - (x0 + 72000 / perPixel)) < 0.1)
         #expect(!playhead.contains("hidden"))
         #expect(TimelinePicture(timeline: timeline).svg.contains(#"visibility="hidden""#))
+    }
+
+    @Test("fades and crossfades in the picture: each a slope of its own over its samples, the crossfading cues crossing in an X on one lane")
+    func crossfadePicture() throws {
+        let temp = try TemporaryTestDirectory(prefix: "lockstep-web-crossfade")
+        let format = StreamFormat(sampleRate: 48000, channelCount: 1)
+        try FileFixtures.writeWAV(path: temp.file("a.wav"), samples: Signals.constant(0.1, frames: 48000 * 4), format: format)
+        // a: 1 s to 5 s, fading in over 0.5 s. b: after a with a 1 s crossfade (4 s to 8 s),
+        // fading out over 0.25 s. c: on its own lane from 2 s, no fades at all.
+        try FileFixtures.writeText(path: temp.file("show.yaml"), """
+            channels: 1
+            layers: { music: {}, fx: {} }
+            cues:
+              - { name: a, layer: music, file: a.wav, at: 1, fade_in: 0.5 }
+              - { name: b, layer: music, file: a.wav, after: a, crossfade: 1, fade_out: 0.25 }
+              - { name: c, layer: fx, file: a.wav, at: 2 }
+            """)
+        let timeline = try Session.load(path: temp.file("show.yaml")).timeline(rate: 48000)
+        let b = try #require(timeline.cues.first { $0.name == "b" })
+        #expect(b.start == 192_000 && b.crossfadeIn == 48000 && timeline.cues[0].crossfadeOut == 48000)
+        let svg = TimelinePicture(timeline: timeline).svg
+        let x0 = try #require(attribute("data-x0", in: svg).flatMap(Double.init))
+        let perPixel = try #require(attribute("data-samples-per-pixel", in: svg).flatMap(Double.init))
+        func x(_ sample: Double) -> Double { x0 + sample / perPixel }
+        /// Each `<line class="kind" …>` of cue `name`'s group: its samples and its two ends.
+        func lines(_ kind: String, of name: String) throws -> [(samples: Int, from: (Double, Double), to: (Double, Double))] {
+            let group = try #require(svg.range(of: "data-cue=\"\(name)\"").map { String(svg[$0.lowerBound...].prefix { $0 != "\n" }) })
+            return group.components(separatedBy: "<line class=\"\(kind)\"").dropFirst().map { line in
+                let value = { (name: String) in self.attribute(name, in: line).flatMap(Double.init) ?? .nan }
+                return (Int(value("data-samples")), (value("x1"), value("y1")), (value("x2"), value("y2")))
+            }
+        }
+        func near(_ a: Double, _ b: Double) -> Bool { abs(a - b) < 0.1 }
+        let lane0Top = TimelinePicture.axisHeight + 6, lane0Bottom = TimelinePicture.axisHeight + TimelinePicture.laneHeight - 6
+
+        // a: its fade-in rises from 1 s to 1.5 s; its end falls under b's crossfade, 4 s to 5 s.
+        let aFades = try lines("fade", of: "a"), aCross = try lines("crossfade", of: "a")
+        #expect(aFades.count == 1 && aCross.count == 1, "\(aFades) \(aCross)")
+        #expect(aFades[0].samples == 24000 && near(aFades[0].from.0, x(48000)) && near(aFades[0].to.0, x(72000)))
+        #expect(near(aFades[0].from.1, lane0Bottom) && near(aFades[0].to.1, lane0Top))           // rising
+        #expect(aCross[0].samples == 48000 && near(aCross[0].from.0, x(192_000)) && near(aCross[0].to.0, x(240_000)))
+        #expect(near(aCross[0].from.1, lane0Top) && near(aCross[0].to.1, lane0Bottom))           // falling
+        // b: its crossfade rises over the same second (4 s to 5 s): the two cross in an X.
+        let bCross = try lines("crossfade", of: "b"), bFades = try lines("fade", of: "b")
+        #expect(bCross.count == 1 && bFades.count == 1, "\(bCross) \(bFades)")
+        #expect(bCross[0].samples == 48000 && near(bCross[0].from.0, x(192_000)) && near(bCross[0].to.0, x(240_000)))
+        #expect(near(bCross[0].from.1, lane0Bottom) && near(bCross[0].to.1, lane0Top))
+        // …and its own fade-out falls over its last 0.25 s (7.75 s to 8 s).
+        #expect(bFades[0].samples == 12000 && near(bFades[0].from.0, x(372_000)) && near(bFades[0].to.0, x(384_000)))
+        #expect(near(bFades[0].from.1, lane0Top) && near(bFades[0].to.1, lane0Bottom))
+        // The bars: a from 1 s to 5 s, b from 4 s to 8 s, both on the music lane; the envelope's
+        // corners where the slopes are.
+        func points(_ name: String) throws -> [[Double]] {
+            let group = try #require(svg.range(of: "data-cue=\"\(name)\"").map { String(svg[$0.lowerBound...].prefix { $0 != "\n" }) })
+            return try #require(attribute("points", in: group)).split(separator: " ").map { $0.split(separator: ",").compactMap { Double($0) } }
+        }
+        let a = try points("a"), bPoints = try points("b")
+        #expect(near(a[0][0], x(48000)) && near(a[1][0], x(72000)) && near(a[2][0], x(192_000)) && near(a[3][0], x(240_000)), "\(a)")
+        #expect(near(bPoints[0][0], x(192_000)) && near(bPoints[1][0], x(240_000)) && near(bPoints[2][0], x(372_000))
+                && near(bPoints[3][0], x(384_000)), "\(bPoints)")
+        #expect(svg.contains(#"data-cue="b" data-start="192000""#))
+        // c has neither fades nor crossfades: a plain bar on the fx lane.
+        #expect(try lines("fade", of: "c").isEmpty && lines("crossfade", of: "c").isEmpty)
+        let c = try points("c")
+        #expect(near(c[0][0], x(96000)) && near(c[1][0], c[0][0]) && near(c[0][1], lane0Bottom + TimelinePicture.laneHeight))
+        // The crossfade is drawn apart from a fade: amber and dashed.
+        #expect(svg.contains(#"<line class="crossfade" data-samples="48000""#) && svg.contains(##"stroke="#fbbf24" stroke-width="2" stroke-dasharray="4 2""##))
+    }
+
+    @Test("cues waiting for go, however short, stand in their strip clear of each other's labels")
+    func waitingLabels() throws {
+        let temp = try TemporaryTestDirectory(prefix: "lockstep-web-waiting")
+        let format = StreamFormat(sampleRate: 48000, channelCount: 1)
+        try FileFixtures.writeWAV(path: temp.file("long.wav"), samples: Signals.constant(0.1, frames: 48000 * 30), format: format)
+        try FileFixtures.writeWAV(path: temp.file("click.wav"), samples: Signals.impulse(at: 0, frames: 16, value: 0.5), format: format)
+        try FileFixtures.writeText(path: temp.file("show.yaml"), """
+            channels: 1
+            layers: { bed: {}, fx: {} }
+            cues:
+              - { name: bed, layer: bed, file: long.wav, at: 0 }
+              - { name: bell, layer: fx, file: click.wav, at: manual }
+              - { name: horn, layer: fx, file: click.wav, at: manual }
+              - { name: gong, layer: fx, file: long.wav, at: manual }
+            """)
+        let svg = TimelinePicture(timeline: try Session.load(path: temp.file("show.yaml")).timeline(rate: 48000)).svg
+        func left(_ name: String) throws -> Double {
+            let group = try #require(svg.range(of: "data-cue=\"\(name)\"").map { String(svg[$0.lowerBound...].prefix { $0 != "\n" }) })
+            return try #require(attribute("points", in: group)?.split(separator: ",").first.flatMap { Double($0) })
+        }
+        let (bell, horn, gong) = (try left("bell"), try left("horn"), try left("gong"))
+        #expect(horn - bell >= TimelinePicture.labelPixels("GO bell") - 0.5, "\(bell) \(horn)")
+        #expect(gong - horn >= TimelinePicture.labelPixels("GO horn") - 0.5, "\(horn) \(gong)")
+        // The whole strip still fits in the picture.
+        let width = try #require(attribute("width", in: svg).flatMap(Double.init))
+        let gongPoints = try #require(svg.range(of: #"data-cue="gong""#).flatMap { attribute("points", in: String(svg[$0.lowerBound...])) })
+        let right = try #require(gongPoints.split(separator: " ").compactMap { $0.split(separator: ",").first.flatMap { Double($0) } }.max())
+        #expect(right <= width)
+        // Fired at 29.9 s (just before the bed ends), the bell's label stands on the placed side;
+        // the strip of cues still waiting begins after it.
+        var fired = try Session.load(path: temp.file("show.yaml")).timeline(rate: 48000)
+        let bellIndex = try #require(fired.cues.firstIndex { $0.name == "bell" })
+        _ = fired.fire(bellIndex, at: 48000 * 30 - 4800)
+        let after = TimelinePicture(timeline: fired).svg
+        func leftAfter(_ name: String) throws -> Double {
+            let group = try #require(after.range(of: "data-cue=\"\(name)\"").map { String(after[$0.lowerBound...].prefix { $0 != "\n" }) })
+            return try #require(attribute("points", in: group)?.split(separator: ",").first.flatMap { Double($0) })
+        }
+        #expect(after.contains(#"data-cue="bell" data-start="1435200""#))
+        #expect(try leftAfter("horn") - leftAfter("bell") >= TimelinePicture.labelPixels("GO bell") - 0.5)
     }
 
     @Test("the same picture as PNG: drawn by librsvg at its size (or scaled), bars in their lane's colour; a file that cannot be written says so and leaves nothing")

@@ -162,7 +162,8 @@
         meter.className = "meter";
         meter.dataset.name = layer.name;
         meter.innerHTML = '<span class="name"></span><div class="bar"><div class="rms"></div><div class="peak"></div></div>'
-          + '<span class="db">-∞</span><span></span><span></span><span class="clip">CLIP</span>';
+          + '<span class="db"><span class="peak-db" title="peak, dBFS">-∞</span> <span class="rms-db" title="RMS, dBFS">-∞</span></span>'
+          + '<span class="hold"></span><span class="clip">CLIP</span>';
         meter.querySelector(".name").textContent = layer.name;
         if (layer.name !== "master") {
           const fader = document.createElement("label");
@@ -214,9 +215,13 @@
       if (!meter) continue;
       meter.querySelector(".rms").style.width = width(level.rmsDB) + "%";
       meter.querySelector(".peak").style.left = "calc(" + width(level.peakDB) + "% - 3px)";
-      meter.querySelector(".db").textContent = db(level.peakDB);
+      // Peak and RMS as numbers (dBFS) beside the bar; the loudest peak so far held under them.
+      meter.querySelector(".peak-db").textContent = "pk " + db(level.peakDB);
+      meter.querySelector(".rms-db").textContent = "rms " + db(level.rmsDB);
+      meter.querySelector(".hold").textContent = level.holdDB == null ? "" : "hold " + db(level.holdDB);
       meter.dataset.peakDb = level.peakDB == null ? "" : level.peakDB;
       meter.dataset.rmsDb = level.rmsDB == null ? "" : level.rmsDB;
+      meter.dataset.holdDb = level.holdDB == null ? "" : level.holdDB;
       const clip = meter.querySelector(".clip");
       clip.classList.toggle("lit", !!level.clip);
       clip.title = "hold " + db(level.holdDB) + " dB";
