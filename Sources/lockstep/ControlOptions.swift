@@ -10,11 +10,19 @@ struct ControlOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Read control commands, one a line, from this file or FIFO ('-': standard input).", valueName: "file"))
     var control: String?
 
-    @Option(name: .customLong("osc"), help: ArgumentHelp("Answer control commands over OSC (UDP) with QLab's addresses, on [HOST:]PORT (HOST defaults to 127.0.0.1, this machine only; QLab's port is 53000).", valueName: "[HOST:]PORT"))
-    var osc: String?
+    @Option(name: .customLong("osc"), defaultAsFlag: ListenAddress.osc, parsing: .next,
+            help: ArgumentHelp("Answer control commands over OSC (UDP) with QLab's addresses, on [HOST:]PORT; --osc alone listens on 127.0.0.1:53000, QLab's port (HOST defaults to 127.0.0.1, this machine only).", valueName: "[HOST:]PORT"))
+    var oscAddress: ListenAddress?
 
-    @Option(name: .customLong("osc-tcp"), help: ArgumentHelp("Answer control commands over OSC on TCP with SLIP framing (OSC 1.1, QLab 5's TCP) on [HOST:]PORT (HOST defaults to 127.0.0.1); replies and updates come back on the connection.", valueName: "[HOST:]PORT"))
-    var oscTCP: String?
+    /// `--osc`'s address as typed (`127.0.0.1:53000` for a bare `--osc`); nil: no OSC over UDP.
+    var osc: String? { oscAddress?.text }
+
+    @Option(name: .customLong("osc-tcp"), defaultAsFlag: ListenAddress.osc, parsing: .next,
+            help: ArgumentHelp("Answer control commands over OSC on TCP with SLIP framing (OSC 1.1, QLab 5's TCP) on [HOST:]PORT; --osc-tcp alone listens on 127.0.0.1:53000 (HOST defaults to 127.0.0.1); replies and updates come back on the connection.", valueName: "[HOST:]PORT"))
+    var oscTCPAddress: ListenAddress?
+
+    /// `--osc-tcp`'s address as typed; nil: no OSC over TCP.
+    var oscTCP: String? { oscTCPAddress?.text }
 
     @Option(name: .customLong("osc-passcode"), help: "OSC clients must send /connect CODE before any other message.")
     var oscPasscode: String?
@@ -22,9 +30,9 @@ struct ControlOptions: ParsableArguments {
     @Option(name: .customLong("osc-reply-port"), help: "The UDP port OSC replies and updates go to on the sender's host, until a client sends /udpReplyPort (default 53001, QLab's).")
     var oscReplyPort: Int?
 
-    @Option(name: .customLong("web"), defaultAsFlag: WebAddress.standard, parsing: .next,
+    @Option(name: .customLong("web"), defaultAsFlag: ListenAddress.web, parsing: .next,
             help: ArgumentHelp("Serve the web cue page (cue list, GO, meters, timeline) on [HOST:]PORT and print its URL; --web alone serves it on 127.0.0.1:8080 (HOST defaults to 127.0.0.1, this machine only).", valueName: "[HOST:]PORT"))
-    var webAddress: WebAddress?
+    var webAddress: ListenAddress?
 
     /// `--web`'s address as typed (`127.0.0.1:8080` for a bare `--web`); nil: no web page.
     var web: String? { webAddress?.text }
@@ -70,24 +78,23 @@ struct ControlOptions: ParsableArguments {
             }
         }
         if let osc {
-            do { _ = try OSCEndpoint.parse(osc) } catch { throw ValidationError(error.message) }
+            do { _ = try OSCEndpoint.parse(osc) } catch {
+                throw ValidationError(error.message + ListenAddress.osc.hint(option: "--osc", for: osc))
+            }
         } else if oscReplyPort != nil {
             throw ValidationError("--osc-reply-port needs --osc [HOST:]PORT (TCP replies come back on the connection)")
         }
         if let oscTCP {
-            do { _ = try OSCEndpoint.parse(oscTCP, option: "--osc-tcp") } catch { throw ValidationError(error.message) }
+            do { _ = try OSCEndpoint.parse(oscTCP, option: "--osc-tcp") } catch {
+                throw ValidationError(error.message + ListenAddress.osc.hint(option: "--osc-tcp", for: oscTCP))
+            }
         }
         if osc == nil && oscTCP == nil && oscPasscode != nil {
             throw ValidationError("--osc-passcode needs --osc [HOST:]PORT or --osc-tcp [HOST:]PORT")
         }
         if let web {
             do { _ = try WebControlServer.endpoint(web) } catch {
-                // A bare --web before the command's file takes that file for its address.
-                let looksLikeFile = !web.contains(":") && (web.contains("/") || (web.split(separator: ".").last.map { ext in
-                    web.contains(".") && (1...5).contains(ext.count) && ext.allSatisfy(\.isLetter) } ?? false))
-                let hint = !looksLikeFile ? ""
-                    : " (a bare --web takes the word after it for its address unless that word is an existing file: put --web after the file, or write --web=127.0.0.1:8080)"
-                throw ValidationError(error.message + hint)
+                throw ValidationError(error.message + ListenAddress.web.hint(option: "--web", for: web))
             }
         } else if webToken != nil {
             throw ValidationError("--web-token needs --web [HOST:]PORT")
@@ -106,24 +113,28 @@ struct ControlOptions: ParsableArguments {
     }
 }
 
-/// `--web`'s value, `[HOST:]PORT` as typed (``ControlOptions/validate()`` checks it).
+/// The value of `--web`, `--osc` or `--osc-tcp`: `[HOST:]PORT` as typed (``ControlOptions/validate()``
+/// checks it).
 ///
-/// `--web` may come alone: then it serves on ``standard`` (127.0.0.1:8080). The word after it is
-/// its address unless that word names an existing file or folder and has neither a colon nor
-/// only digits — an address always has a port, so `session run --web show.yaml` is a bare
-/// `--web` and the session's file, while `--web 9000`, `--web 0.0.0.0:9000` and a mistyped
-/// `--web 80a0` are addresses (the last one refused by validation, saying how to write it).
-struct WebAddress: ExpressibleByArgument, CustomStringConvertible, Sendable, Hashable {
+/// Each option may come alone: then it listens on its standard address (``web``: 127.0.0.1:8080,
+/// ``osc``: 127.0.0.1:53000, QLab's). The word after it is its address unless that word names an
+/// existing file or folder and has neither a colon nor only digits — an address always has a
+/// port, so `session run --web show.yaml` is a bare `--web` and the session's file, while
+/// `--web 9000`, `--osc 0.0.0.0:53000` and a mistyped `--web 80a0` are addresses (the last one
+/// refused by validation, saying how to write it).
+struct ListenAddress: ExpressibleByArgument, CustomStringConvertible, Sendable, Hashable {
     /// The address as typed.
     var text: String
 
-    /// The address a bare `--web` serves on: this machine only, port 8080.
-    static let standard = WebAddress(text: "127.0.0.1:8080")
+    /// The address a bare `--web` serves the cue page on: this machine only, port 8080.
+    static let web = ListenAddress(text: "127.0.0.1:8080")
+    /// The address a bare `--osc` or `--osc-tcp` listens on: this machine only, QLab's port 53000.
+    static let osc = ListenAddress(text: "127.0.0.1:53000")
 
     /// An address as typed.
     init(text: String) { self.text = text }
 
-    /// The word after `--web` as its address; nil when it is the command's file instead.
+    /// The word after the option as its address; nil when it is the command's file instead.
     init?(argument: String) {
         let portLike = argument.contains(":") || (!argument.isEmpty && argument.allSatisfy(\.isNumber))
         if !portLike && FileManager.default.fileExists(atPath: argument) { return nil }
@@ -132,4 +143,15 @@ struct WebAddress: ExpressibleByArgument, CustomStringConvertible, Sendable, Has
 
     /// The address as typed (what help shows as the bare flag's default).
     var description: String { text }
+
+    /// What to add to the error for a refused `value` of `option` that looks like a file name
+    /// (a bare option before the command's file, which does not exist, takes it for its
+    /// address); empty otherwise.
+    func hint(option: String, for value: String) -> String {
+        let looksLikeFile = !value.contains(":") && (value.contains("/") || (value.split(separator: ".").last.map { ext in
+            value.contains(".") && (1...5).contains(ext.count) && ext.allSatisfy(\.isLetter) } ?? false))
+        return looksLikeFile
+            ? " (a bare \(option) takes the word after it for its address unless that word is an existing file: put \(option) after the file, or write \(option)=\(text))"
+            : ""
+    }
 }

@@ -68,4 +68,31 @@ struct WebOptionTests {
         let empty = try CLI.run(["session", "run", session, "--web", "--web-token", "", "--start-server", "never"])
         #expect(empty.status == 64 && empty.stderr.contains("--web-token is empty"), "\(empty.stderr)")
     }
+
+    @Test("--osc and --osc-tcp alone mean 127.0.0.1:53000 (QLab's port), before or after the file; with a value as given")
+    func bareOSC() throws {
+        // Hold 127.0.0.1:53000 over UDP and TCP (if another program holds it, it is held all the same).
+        let udp = try? OSCUDPSocket(binding: OSCEndpoint(host: "127.0.0.1", port: 53000))
+        let tcp = try? OSCTCPServer.Listener(binding: OSCEndpoint(host: "127.0.0.1", port: 53000))
+        let other = try OSCUDPSocket(binding: OSCEndpoint(host: "127.0.0.1", port: 0))
+        let port = other.localAddress.port
+        defer { _ = (udp, tcp, other) }
+        for (option, kind) in [("--osc", "UDP"), ("--osc-tcp", "TCP")] {
+            for arguments in [["session", "run", session, option], ["session", "run", option, session], ["session", "run", option, "show.yaml"],
+                              ["session", "run", session, option, "--json"], ["play", option, "a.wav"]] {
+                let result = try held(arguments)
+                #expect(result.status == 1 && result.stderr.contains("cannot listen on 127.0.0.1:53000 (\(kind))"), "\(arguments): \(result.stderr)")
+                #expect(!result.stderr.contains("jackd"), "\(arguments): \(result.stderr)")
+            }
+        }
+        let given = try held(["session", "run", session, "--osc", "\(port)"])
+        #expect(given.status == 1 && given.stderr.contains("cannot listen on 127.0.0.1:\(port) (UDP)"), "\(given.stderr)")
+        // --osc takes a bare HOST too (port 53000): a word that is no file is a host name.
+        let mistyped = try CLI.run(["session", "run", "--osc", "missing.yaml", session, "--start-server", "never"])
+        #expect(mistyped.status == 1 && mistyped.stderr.contains("cannot resolve 'missing.yaml'"), "\(mistyped.stderr)")
+        let help = try CLI.run(["session", "run", "--help"])
+        let flat = help.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(flat.contains("--osc [<[HOST:]PORT>]") && flat.contains("--osc alone listens on 127.0.0.1:53000")
+                && flat.contains("--osc-tcp [<[HOST:]PORT>]"), "\(help.stdout)")
+    }
 }
