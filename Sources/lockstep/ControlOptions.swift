@@ -144,6 +144,34 @@ struct ListenAddress: ExpressibleByArgument, CustomStringConvertible, Sendable, 
     /// The address as typed (what help shows as the bare flag's default).
     var description: String { text }
 
+    /// The options that take an optional address.
+    static let options: Set<String> = ["--web", "--osc", "--osc-tcp"]
+
+    /// `arguments` with a dash-led word that follows `--web`, `--osc` or `--osc-tcp` and reads as
+    /// a number (`-1`, `-0.5`, `-inf`, `-nan`) joined to the option (`--osc=-1`): ArgumentParser
+    /// takes such a word for an option, so a bare option and an "unknown option '-1'" would
+    /// hide what was meant; joined, validation names the option and says how to write it.
+    static func joiningDashedValues(_ arguments: [String]) -> [String] {
+        var result: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let word = arguments[index]
+            if options.contains(word), index + 1 < arguments.count {
+                let next = arguments[index + 1]
+                let body = next.dropFirst().lowercased()
+                if next.hasPrefix("-") && !next.hasPrefix("--")
+                    && (body.first.map { $0.isNumber || $0 == "." } == true || body.hasPrefix("inf") || body.hasPrefix("nan")) {
+                    result.append("\(word)=\(next)")
+                    index += 2
+                    continue
+                }
+            }
+            result.append(word)
+            index += 1
+        }
+        return result
+    }
+
     /// What to add to the error for a refused `value` of `option` that looks like a file name
     /// (a bare option before the command's file, which does not exist, takes it for its
     /// address); empty otherwise.

@@ -33,7 +33,7 @@ struct LockstepCommand: ParsableCommand {
         Terminal.configureColour()
         var name: String?
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(ListenAddress.joiningDashedValues(Array(CommandLine.arguments.dropFirst())))
             name = displayName(of: command)
             CLILogHandler.command.withLock { $0 = name }
             GlobalOptions.of(command)?.apply()
