@@ -52,10 +52,10 @@ extension TimelineReport {
                       Cue(name: cue.name, layer: timeline.layers[cue.layer].name, file: cue.path, manual: cue.isManual,
                           start: cue.start, end: cue.end, frames: cue.length,
                           gainDB: timeline.layers[cue.layer].gainDB + cue.gainDB, loop: cue.playCount,
-                          afterGo: cue.isManual ? cue.offsetFromTrigger : nil, rate: rate)
+                          afterGoFrames: cue.isManual ? cue.offsetFromTrigger : nil, rate: rate)
                   },
                   automation: timeline.automation.enumerated().flatMap { layer, points in
-                      points.map { Point(layer: timeline.layers[layer].name, start: $0.start, ramp: $0.ramp,
+                      points.map { Point(layer: timeline.layers[layer].name, start: $0.start, rampFrames: $0.ramp,
                                          gainDB: $0.gainDB, rate: rate) }
                   },
                   end: timeline.end)

@@ -92,7 +92,7 @@ try:
         time.sleep(0.12)
     target = -float(steps)
     wait(lambda: box.get_attribute("data-address") == "gain" and float(driver.execute_script(
-        "return window.lockstep.lastReply.data.decibels")) == target, what="the reply to the last fader move")
+        "return window.lockstep.lastReply.data.gainDB")) == target, what="the reply to the last fader move")
     result["faderValue"] = float(fader.get_attribute("value"))
     result["gainReply"] = driver.execute_script("return window.lockstep.lastReply")
     time.sleep(0.6)

@@ -116,7 +116,7 @@ extension JACKTests {
             let gain = try #require(page["gainReply"] as? [String: Any])
             let gainData = try #require(gain["data"] as? [String: Any])
             let gainAt = try #require(gainData["sampleTime"] as? Int)
-            #expect(gain["status"] as? String == "ok" && gainData["decibels"] as? Int == -6 && gainData["layer"] as? String == "bed")
+            #expect(gain["status"] as? String == "ok" && gainData["gainDB"] as? Int == -6 && gainData["layer"] as? String == "bed")
 
             // Meters: at least 20 a second; the bed's meter read -18.06 dBFS (0.125), then -24.06.
             let rate = try #require(page["metersPerSecond"] as? Double)
