@@ -209,7 +209,7 @@ struct SessionRenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Render a session offline to an audio file.",
         discussion: """
-            Output sample N is session sample N. Manual cues are left out unless --go places them, or a MIDI file's events fire them through the session's triggers (--midi-file): each event's commands land --midi-latency samples after the event, as in session run --midi, so the render equals a live run that received the same MIDI. -o - writes standard output (WAV unless --format says otherwise), as render does; the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left.
+            Output sample N is session sample N. Manual cues are left out unless --go places them, or a MIDI file's events fire them through the session's triggers (--midi-file): each event's commands land --midi-latency samples after the event, as in session run --midi, so the render equals a live run that received the same MIDI. -o - writes standard output (WAV unless --format says otherwise), as render does; the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left; when standard error is not a terminal (a log, a pipe), a plain line of the same every 5 s (or every $LOCKSTEP_PROGRESS_INTERVAL seconds) and one at the end; none with --no-progress or --quiet.
 
             Examples:
               lockstep session render show.yaml -o show.wav --go bell@1:30
