@@ -6,7 +6,7 @@ public struct PlayReport: Sendable, Hashable, Codable {
         /// The file.
         public var file: String
         /// Its peak in dBFS over the play, rounded to 0.01 (null: silence).
-        public var peakDB: Double?
+        @DecibelLevel public var peakDB: Double?
         /// Its own ports (`--ports-per-file`), else absent.
         public var ports: [String]?
         /// Frames skipped because its start came too late (0 when on time).

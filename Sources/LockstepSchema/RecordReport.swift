@@ -13,7 +13,7 @@ public struct RecordReport: Sendable, Hashable, Codable {
     /// The rate recorded at.
     public var sampleRate: Int
     /// The loudest channel's peak in dBFS, rounded to 0.01 (null: silence).
-    public var peakDB: Double?
+    @DecibelLevel public var peakDB: Double?
     /// Each channel's peak in dBFS, rounded to 0.01 (null: silence), in channel order.
     public var channelPeakDB: [Double?]
     /// Frames lost because the disk writer fell behind (written as silence).

@@ -21,7 +21,7 @@ public struct RenderReport: Sendable, Hashable, Codable {
     /// The encoding, short (`PCM s24`, `FLAC s16`, `MP3 (quality 0.8)`, …).
     public var encoding: String
     /// The mix's peak in dBFS, rounded to 0.01 (null: silence).
-    public var peakDB: Double?
+    @DecibelLevel public var peakDB: Double?
     /// Whether the mix went above 0 dBFS (lower the gains).
     public var clipped: Bool
 

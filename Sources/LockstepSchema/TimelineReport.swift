@@ -6,7 +6,7 @@ public struct TimelineReport: Sendable, Hashable, Codable {
         /// Its name.
         public var name: String
         /// Its gain in dB, rounded to 0.01 (null: −∞).
-        public var gainDB: Double?
+        @DecibelLevel public var gainDB: Double?
         /// The JACK ports its own outputs connect to (empty: the master mix).
         public var ports: [String]
 
@@ -39,7 +39,7 @@ public struct TimelineReport: Sendable, Hashable, Codable {
         /// Its length in session samples, when known.
         public var frames: Int64?
         /// Its gain (layer + cue) in dB, rounded to 0.01 (null: −∞).
-        public var gainDB: Double?
+        @DecibelLevel public var gainDB: Double?
         /// How many times it plays (absent: once; 0: forever).
         public var loop: Int?
         /// For a manual cue: frames (session samples) from its go to its first sample.
@@ -77,7 +77,7 @@ public struct TimelineReport: Sendable, Hashable, Codable {
         /// `rampFrames` in seconds.
         public var rampSeconds: Double
         /// The gain reached, in dB rounded to 0.01 (null: −∞).
-        public var gainDB: Double?
+        @DecibelLevel public var gainDB: Double?
 
         /// Creates a point; times in seconds come from `rate`, `gainDB` is rounded.
         public init(layer: String, start: Int64, rampFrames: Int64, gainDB: Double, rate: Double) {

@@ -34,6 +34,12 @@ struct JSONSchemaTests {
     @Test("info --json: FileInfoReport, sampleRate/frames/seconds, peakDB rounded to 0.01")
     func info() throws {
         let r = try CLI.run(["info", "--json", tone])
+        let silent = "\(temp.path)/silent.wav"
+        let writer = try AudioFileWriter(path: silent, type: .wav, format: StreamFormat(sampleRate: 48000, channelCount: 1, sampleFormat: .int16))
+        try [Float](repeating: 0, count: 480).withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: 480) }
+        try writer.close()
+        let quiet = try CLI.run(["info", "--json", silent])
+        #expect(quiet.stdout.contains("\"peakDB\":null"), "silence is null, not left out: \(quiet.stdout)")
         #expect(r.status == 0, "\(r.stderr)")
         let report = try JSONSchema.decode(FileInfoReport.self, from: r.stdout)
         #expect(report.schema == 1 && report.sampleRate == 48000 && report.frames == 24000 && report.seconds == 0.5)
@@ -221,5 +227,26 @@ struct JSONSchemaTests {
             check(object, key: "", path: name)
         }
         #expect(seen.isSuperset(of: ["peakDB", "channelPeakDB", "gainDB", "skippedFrames", "rampFrames", "file", "state"]))
+    }
+
+    @Test("a level of −∞ (silence) is written as null, never left out, and decodes back")
+    func silenceIsNull() throws {
+        let info = FileInfoReport(file: "s.wav", container: "WAV", encoding: "PCM", sampleFormat: "s16", codec: "PCM s16",
+                                  lossy: false, bitrate: nil, bitrateExact: true, bitrateMode: nil, lengthExact: true,
+                                  estimatedFrames: nil, sampleRate: 48000, channels: 1, frames: 10, peak: 0, peakDB: -.infinity,
+                                  nonFiniteSamples: 0, partialFrameBytes: 0)
+        #expect(JSONSchema.line(info).contains("\"peakDB\":null"), "\(JSONSchema.line(info))")
+        #expect(try JSONSchema.decode(FileInfoReport.self, from: JSONSchema.line(info)) == info)
+        let record = RecordReport(file: "t.wav", frames: 10, startSampleTime: nil, sampleRate: 48000, channelPeakDB: [-.infinity, -.infinity],
+                                  lostFrames: 0, skippedFrames: 0, discontinuities: [], interrupted: false, error: nil)
+        #expect(JSONSchema.line(record).contains("\"peakDB\":null") && JSONSchema.line(record).contains("\"channelPeakDB\":[null,null]"), "\(JSONSchema.line(record))")
+        #expect(try JSONSchema.decode(RecordReport.self, from: JSONSchema.line(record)) == record)
+        let loud = RecordReport(file: "t.wav", frames: 10, startSampleTime: 0, sampleRate: 48000, channelPeakDB: [-12.345, -3.001],
+                                lostFrames: 0, skippedFrames: 0, discontinuities: [], interrupted: false, error: nil)
+        #expect(loud.peakDB == -3 && loud.channelPeakDB == [-12.35, -3])
+        let layer = TimelineReport.Layer(name: "bed", gainDB: -.infinity, ports: [])
+        #expect(JSONSchema.line(layer).contains("\"gainDB\":null"))
+        // A reader of an object without the key gets −∞ too.
+        #expect(try JSONSchema.decode(TimelineReport.Layer.self, from: #"{"name":"bed","ports":[]}"#).gainDB == nil)
     }
 }
