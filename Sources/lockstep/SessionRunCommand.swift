@@ -28,8 +28,8 @@ struct SessionRunCommand: ParsableCommand {
               pause [CUE]            pause the session (or CUE) with a 5 ms fade
               resume [CUE]           resume where it paused
               panic                  fade everything out over 1 s, then stop
-              level CUE DB [RAMP]    set a cue's level over RAMP seconds
-              gain LAYER DB [RAMP]   set a layer's gain over RAMP seconds
+              level CUE DB [RAMP]    set a cue's level over RAMP (a time: 2, 250ms, 0:02, 4800 samples)
+              gain LAYER DB [RAMP]   set a layer's gain over RAMP (a time, as for level)
               seek TIME              jump to a session time (90, 1:30, "4800 samples")
               status                 print one JSON line describing the state
 
