@@ -133,7 +133,7 @@ extension JACKTests {
             #expect(result.status == 130, "\(result.stderr)")
             let web = try #require(try summary(result)["web"] as? [String: Any])
             #expect((web["clients"] as? Int ?? 0) >= 1 && web["errorReplies"] as? Int == 0 && web["refused"] as? Int == 0, "\(web)")
-            let gaps = try summary(result)["discontinuities"] as? [String]
+            let gaps = try summary(result)["discontinuities"] as? [[String: Any]]             // (objects, since schema 1)
             #expect(gaps?.isEmpty == true, "discontinuities (a loaded machine makes underruns, and they break the capture's levels): \(gaps ?? [])")
 
             // In the capture: the bell's impulse on the very sample the page showed, over the bed…
