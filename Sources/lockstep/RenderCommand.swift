@@ -101,7 +101,7 @@ struct RenderCommand: ParsableCommand {
             throw CLIError(message: "render: \(error.description)\(hint)")
         }
         if json {
-            print(JSONSchema.line(RenderReport(output: summary.outputPath, inputs: files, frames: summary.frames,
+            print(JSONSchema.line(RenderReport(file: summary.outputPath, inputs: files, frames: summary.frames,
                                                sampleRate: Int(summary.sampleRate), channels: summary.channelCount,
                                                sampleFormat: summary.sampleFormat.rawValue,
                                                fileType: summary.fileType.fileExtension,

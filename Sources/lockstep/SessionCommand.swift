@@ -339,7 +339,7 @@ struct SessionRenderCommand: ParsableCommand {
         let seconds = Double(summary.frames) / summary.rate
         let peakDB = Decibels.fromLinear(summary.peak)
         if json {
-            let render = RenderReport(output: summary.outputPath, inputs: [file], frames: summary.frames,
+            let render = RenderReport(file: summary.outputPath, inputs: [file], frames: summary.frames,
                                       sampleRate: Int(summary.rate), channels: summary.channelCount,
                                       sampleFormat: summary.sampleFormat.rawValue, fileType: summary.encoding.type.fileExtension,
                                       encoding: encodingSummary(summary.encoding), peakDB: Double(peakDB), clipped: summary.peak > 1)

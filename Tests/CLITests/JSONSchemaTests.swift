@@ -56,7 +56,8 @@ struct JSONSchemaTests {
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.split(separator: "\n").count == 1)
         let report = try JSONSchema.decode(RenderReport.self, from: r.stdout)
-        #expect(report.schema == 1 && report.output == out && report.inputs == [tone, tone])
+        #expect(report.schema == 1 && report.file == out && report.inputs == [tone, tone])
+        #expect(try keys(r.stdout).contains("file") && !keys(r.stdout).contains("output"), "the file written is 'file', as in every report")
         #expect(report.frames == 24000 && report.seconds == 0.5 && report.sampleRate == 48000 && report.channels == 2)
         #expect(report.fileType == "flac" && report.sampleFormat == "s16" && !report.clipped)
         // 2 × 0.5 at −6 dB each: 0.5012, −6.0 dB (s16 rounding moves it below 0.01 dB).
@@ -95,7 +96,7 @@ struct JSONSchemaTests {
         let r = try CLI.run(["session", "render", path, "-o", out, "--go", "bell@1:00.25", "--json"])
         #expect(r.status == 0, "\(r.stderr)")
         let report = try JSONSchema.decode(SessionRenderReport.self, from: r.stdout)
-        #expect(report.schema == 1 && report.render.output == out && report.render.inputs == [path])
+        #expect(report.schema == 1 && report.render.file == out && report.render.inputs == [path])
         #expect(report.render.frames == 60 * 48000 + 12000 + 24000 && report.render.sampleRate == 48000)
         #expect(report.render.peakDB == -6.02)
         let bell = try #require(report.timeline.cues.first { $0.name == "bell" })
@@ -137,7 +138,7 @@ struct JSONSchemaTests {
         timeline.outputs = OutputAlignmentReport(server: "default", latency: 512,
                                                  outputs: [.init(output: "out_1", destination: "system:playback_1", latency: 512,
                                                                  delay: 0, netSlave: "hall")])
-        let render = RenderReport(output: "mix.wav", inputs: ["a.wav"], frames: 48000, sampleRate: 48000, channels: 2,
+        let render = RenderReport(file: "mix.wav", inputs: ["a.wav"], frames: 48000, sampleRate: 48000, channels: 2,
                                   sampleFormat: "f32", fileType: "wav", encoding: "WAV 32-bit float", peakDB: -0.456, clipped: false)
         let recording = PlayReport.Recording(file: "take.wav", frames: 10, startSampleTime: 5, lostFrames: 0)
         var osc = OSCStatistics()
