@@ -27,16 +27,17 @@ public enum ControlCommand: Sendable, Hashable {
     case pauseCue(CueReference)
     /// Plays a paused cue on from where it paused.
     case resumeCue(CueReference)
-    /// Sets one cue's own level in dB, over a ramp in seconds.
-    case setCueLevel(CueReference, decibels: Double, ramp: Double)
+    /// Sets one cue's own level in dB, over a ramp (seconds, or samples at the session's rate).
+    case setCueLevel(CueReference, decibels: Double, ramp: SessionTime)
     /// Moves the playhead to the next manual cue waiting.
     case selectNext
     /// Moves the playhead to the previous manual cue waiting.
     case selectPrevious
     /// Puts the playhead on a manual cue waiting for go.
     case selectPlayhead(CueReference)
-    /// Ramps a layer's gain to a level in dB over a ramp in seconds.
-    case setLayerGain(layer: String, decibels: Double, ramp: Double)
+    /// Ramps a layer's gain to a level in dB over a ramp (seconds, or samples at the session's
+    /// rate).
+    case setLayerGain(layer: String, decibels: Double, ramp: SessionTime)
     /// Moves the session to a time (seconds or samples at the session's rate).
     case seek(SessionTime)
     /// Answers with the session's state (``ControlStatus``).

@@ -145,28 +145,28 @@ public final class ControlDispatcher: Sendable {
             }
             requested = player.position(atDeviceTime: sampleTime)
         }
-        /// A placed command's data, with where it was asked for when it was time-tagged.
-        func scheduled(_ data: ControlValue, start: Int64) -> ControlValue {
-            guard let sampleTime, let requested, case .object(var fields) = data else { return data }
-            fields["requestedSampleTime"] = .integer(sampleTime)
-            fields["late"] = .integer(max(0, start - requested))
-            return .object(fields)
-        }
         let rate = player.rate
         let timeline = player.timeline
-        /// The device sample of session sample `position`, while playing.
-        func device(_ position: Int64) -> ControlValue {
-            player.isRunning ? .integer(player.deviceTime(forPosition: position)) : .null
+        /// What a command that took effect on session sample `position` did (its device sample
+        /// while playing), with where it was asked for when it was time-tagged.
+        func result(_ position: Int64?, start: Int64? = nil) -> CommandResult {
+            var result = CommandResult(position: position, rate: rate,
+                                       sampleTime: position.flatMap { player.isRunning ? player.deviceTime(forPosition: $0) : nil })
+            if let sampleTime, let requested, let start {
+                result.requestedSampleTime = sampleTime
+                result.lateFrames = max(0, start - requested)
+            }
+            return result
+        }
+        func ok(_ result: CommandResult, _ summary: String) -> ControlReply {
+            .ok(address, encoding: result, summary: summary)
         }
         func when(_ position: Int64) -> String { "\(SessionTime.clock(Double(position) / rate)) (sample \(position))" }
-        func at(_ position: Int64) -> [String: ControlValue] {
-            ["position": .integer(position), "seconds": .number(Double(position) / rate), "sampleTime": device(position)]
-        }
         func update(_ kind: ControlUpdate.Kind, cue: String? = nil, layer: String? = nil, _ position: Int64? = nil,
-                    decibels: Double? = nil) -> ControlUpdate {
+                    gainDB: Double? = nil) -> ControlUpdate {
             ControlUpdate(kind, cue: cue, layer: layer, position: position,
                           sampleTime: position.flatMap { player.isRunning ? player.deviceTime(forPosition: $0) : nil },
-                          seconds: position.map { Double($0) / rate }, decibels: decibels)
+                          seconds: position.map { Double($0) / rate }, gainDB: gainDB)
         }
         func cue(_ reference: CueReference) throws(ControlError) -> String {
             try resolve(reference, in: timeline, numbers: player.session.document.cues.map(\.number))
@@ -176,79 +176,101 @@ public final class ControlDispatcher: Sendable {
             guard let requested else { return "" }
             return start > requested ? ", \(start - requested) samples after its time tag (the layers had computed past it)" : ", as time-tagged"
         }
+        /// The data of a go or start.
+        func fired(_ fired: SessionPlayer.GoResult) -> CommandResult {
+            var data = result(fired.start, start: fired.start)
+            data.cue = fired.cue
+            data.placed = fired.placed
+            data.start = fired.start
+            data.playhead = fired.playhead
+            return data
+        }
+        /// The data of a cue's stop, pause or resume.
+        func changed(_ change: SessionPlayer.CueChange) -> CommandResult {
+            var data = result(change.start, start: change.start)
+            data.cue = change.cue
+            data.start = change.start
+            data.end = change.end
+            return data
+        }
 
         switch command {
         case .go(let reference):
             let name = try reference.map { reference throws(ControlError) in try cue(reference) }
             let result = try attempt { () throws(PlayerError) in try player.go(name, at: requested) }
-            return (.ok(address, scheduled(fired(result, at(result.start)), start: result.start),
-                        summary: "go \(result.cue) at \(when(result.start))\(lateness(result.start))"),
+            return (ok(fired(result), "go \(result.cue) at \(when(result.start))\(lateness(result.start))"),
                     [update(.playhead, cue: result.playhead)])
         case .startCue(let reference):
             let name = try cue(reference)
             let result = try attempt { () throws(PlayerError) in try player.startCue(name, at: requested) }
-            return (.ok(address, scheduled(fired(result, at(result.start)), start: result.start),
-                        summary: "start \(result.cue) at \(when(result.start))\(lateness(result.start))"),
+            return (ok(fired(result), "start \(result.cue) at \(when(result.start))\(lateness(result.start))"),
                     [update(.playhead, cue: result.playhead)])
         case .stop, .panic:
             let again = command == .panic && state.panicUntil.map { player.position < $0 } ?? false
-            let result = player.stopAll(fade: command == .panic && !again ? options.panicFade : SessionPlayer.declickSeconds,
-                                        at: requested)
-            state.panicUntil = command == .panic && !again ? result.silentFrom : nil
-            var data = at(result.start)
-            data["cues"] = .array(result.cues.map(ControlValue.string))
-            data["silentFrom"] = .integer(result.silentFrom)
-            let what = "\(result.cues.count) cue\(result.cues.count == 1 ? "" : "s") silent from \(when(result.silentFrom))"
+            let stopped = player.stopAll(fade: command == .panic && !again ? options.panicFade : SessionPlayer.declickSeconds,
+                                         at: requested)
+            state.panicUntil = command == .panic && !again ? stopped.silentFrom : nil
+            var data = result(stopped.start, start: stopped.start)
+            data.cues = stopped.cues
+            data.silentFrom = stopped.silentFrom
+            let what = "\(stopped.cues.count) cue\(stopped.cues.count == 1 ? "" : "s") silent from \(when(stopped.silentFrom))"
             let how = command == .stop ? "stop" : again ? "panic again: stopped at once" : "panic: fading out over \(options.panicFade) s"
-            return (.ok(address, scheduled(.object(data), start: result.start), summary: "\(how), \(what)\(lateness(result.start))"),
-                    [update(command == .stop ? .stopped : .panic, result.start)])
+            return (ok(data, "\(how), \(what)\(lateness(stopped.start))"),
+                    [update(command == .stop ? .stopped : .panic, stopped.start)])
         case .pause:
             guard player.isRunning else {
                 throw ControlError("pause: the session is not playing (it is \(player.isPaused ? "paused already; resume plays it on" : "stopped"))")
             }
             player.pause()
             let position = player.position
-            return (.ok(address, .object(at(position)), summary: "paused at \(when(position))"), [update(.paused, position)])
+            return (ok(result(position), "paused at \(when(position))"), [update(.paused, position)])
         case .resume:
             guard player.isPaused else { throw ControlError("resume: the session is not paused; pause it first") }
             let position = player.position
             do { try player.resume() } catch { throw ControlError("resume: \(error.message)") }
-            return (.ok(address, .object(at(position)), summary: "resumed at \(when(position))"), [update(.resumed, position)])
+            return (ok(result(position), "resumed at \(when(position))"), [update(.resumed, position)])
         case .stopCue(let reference):
             let name = try cue(reference)
             let change = try attempt { () throws(PlayerError) in try player.stopCue(name, at: requested) }
-            return (.ok(address, scheduled(changed(change, at(change.start)), start: change.start),
-                        summary: "stop \(name): silent from \(when(change.end))\(lateness(change.start))"), [])
+            return (ok(changed(change), "stop \(name): silent from \(when(change.end))\(lateness(change.start))"), [])
         case .pauseCue(let reference):
             let name = try cue(reference)
             let change = try attempt { () throws(PlayerError) in try player.pauseCue(name, at: requested) }
-            return (.ok(address, scheduled(changed(change, at(change.start)), start: change.start),
-                        summary: "pause \(name): silent from \(when(change.end))\(lateness(change.start))"), [])
+            return (ok(changed(change), "pause \(name): silent from \(when(change.end))\(lateness(change.start))"), [])
         case .resumeCue(let reference):
             let name = try cue(reference)
             let change = try attempt { () throws(PlayerError) in try player.resumeCue(name, at: requested) }
-            return (.ok(address, scheduled(changed(change, at(change.start)), start: change.start),
-                        summary: "resume \(name) at \(when(change.start))\(lateness(change.start))"), [])
+            return (ok(changed(change), "resume \(name) at \(when(change.start))\(lateness(change.start))"), [])
         case .setCueLevel(_, let decibels, let ramp), .setLayerGain(_, let decibels, let ramp):
-            let what: (key: String, name: String, verb: String)
+            // A ramp in samples counts at the session's rate; the player takes seconds and
+            // rounds back to the same count.
+            let rampFrames = ramp.samples(at: rate)
+            let rampSeconds = Double(rampFrames) / rate
+            let isCue: Bool
+            let name: String
             let start: Int64
             if case .setCueLevel(let reference, _, _) = command {
-                let name = try cue(reference)
-                what = ("cue", name, "level")
-                start = try attempt { () throws(PlayerError) in try player.setCueLevel(name, decibels: decibels, ramp: ramp, at: requested) }
+                name = try cue(reference)
+                isCue = true
+                start = try attempt { () throws(PlayerError) in
+                    try player.setCueLevel(name, decibels: decibels, ramp: rampSeconds, at: requested)
+                }
             } else {
                 guard case .setLayerGain(let layer, _, _) = command else { preconditionFailure() }
-                what = ("layer", layer, "gain")
-                start = try attempt { () throws(PlayerError) in try player.setGain(layer: layer, decibels: decibels, ramp: ramp, at: requested) }
+                name = layer
+                isCue = false
+                start = try attempt { () throws(PlayerError) in
+                    try player.setGain(layer: layer, decibels: decibels, ramp: rampSeconds, at: requested)
+                }
             }
-            var data = at(start)
-            data[what.key] = .string(what.name)
-            data["decibels"] = .number(decibels)
-            data["ramp"] = .number(ramp)
-            let summary = "\(what.verb) \(what.name) to \(SessionGain.format(decibels)) over \(ramp) s from \(when(start))\(lateness(start))"
-            return (.ok(address, scheduled(.object(data), start: start), summary: summary),
-                    [what.key == "cue" ? update(.cueLevel, cue: what.name, start, decibels: decibels)
-                                       : update(.layerGain, layer: what.name, start, decibels: decibels)])
+            var data = result(start, start: start)
+            if isCue { data.cue = name } else { data.layer = name }
+            data.setLevel(gainDB: decibels, rampFrames: rampFrames, rate: rate)
+            let rampText = if case .samples(let count) = ramp { "\(count) samples (\(rampSeconds) s)" } else { "\(ramp.seconds(at: rate)) s" }
+            let summary = "\(isCue ? "level" : "gain") \(name) to \(SessionGain.format(decibels)) over \(rampText) from \(when(start))\(lateness(start))"
+            return (ok(data, summary),
+                    [isCue ? update(.cueLevel, cue: name, start, gainDB: decibels)
+                           : update(.layerGain, layer: name, start, gainDB: decibels)])
         case .selectNext, .selectPrevious, .selectPlayhead:
             let selected: String
             if case .selectPlayhead(let reference) = command {
@@ -258,36 +280,17 @@ public final class ControlDispatcher: Sendable {
                 let forward = command == .selectNext
                 selected = try attempt { () throws(PlayerError) in try player.selectAdjacent(forward: forward) }
             }
-            return (.ok(address, .object(["playhead": .string(selected)]), summary: "playhead on \(selected)"),
-                    [update(.playhead, cue: selected)])
+            var data = CommandResult(position: nil, rate: rate, sampleTime: nil)
+            data.playhead = selected
+            return (ok(data, "playhead on \(selected)"), [update(.playhead, cue: selected)])
         case .seek(let time):
             let position = time.samples(at: rate)
             do { try player.seek(to: position) } catch { throw ControlError("seek: \(error.message)") }
-            return (.ok(address, .object(at(position)), summary: "seek to \(when(position))"), [update(.seeked, position)])
+            return (ok(result(position), "seek to \(when(position))"), [update(.seeked, position)])
         case .status:
             let status = ControlStatus(player: player)
-            guard let value = try? ControlValue(encoding: status) else { throw ControlError("status: the state could not be encoded") }
-            return (.ok(address, value, summary: "status at \(when(status.position))"), [])
+            return (.ok(address, encoding: status, summary: "status at \(when(status.position))"), [])
         }
-    }
-
-    /// The data of a go or start.
-    private static func fired(_ result: SessionPlayer.GoResult, _ at: [String: ControlValue]) -> ControlValue {
-        var data = at
-        data["cue"] = .string(result.cue)
-        data["placed"] = .array(result.placed.map(ControlValue.string))
-        data["start"] = at["position"]
-        data["playhead"] = result.playhead.map(ControlValue.string) ?? .null
-        return .object(data)
-    }
-
-    /// The data of a cue's stop, pause or resume.
-    private static func changed(_ change: SessionPlayer.CueChange, _ at: [String: ControlValue]) -> ControlValue {
-        var data = at
-        data["cue"] = .string(change.cue)
-        data["start"] = .integer(change.start)
-        data["end"] = .integer(change.end)
-        return .object(data)
     }
 
     /// Runs a player call, turning its error into a ``ControlError``.
@@ -364,7 +367,7 @@ public final class ControlDispatcher: Sendable {
         if total > state.seenDiscontinuities {
             let log = engine.discontinuities
             for gap in log.suffix(min(total - state.seenDiscontinuities, log.count)) {
-                updates.append(ControlUpdate(.discontinuity, sampleTime: gap.sampleTime, detail: gap.kind.rawValue,
+                updates.append(ControlUpdate(.discontinuity, sampleTime: gap.sampleTime,
                                              discontinuity: DiscontinuityRecord(gap)))
             }
             state.seenDiscontinuities = total
@@ -373,7 +376,7 @@ public final class ControlDispatcher: Sendable {
             state.lastHeartbeat = now
             updates.append(ControlUpdate(.heartbeat, position: position, sampleTime: engine.currentTime().sampleTime,
                                          seconds: Double(position) / rate,
-                                         detail: running ? "playing" : (player.isPaused ? "paused" : "stopped")))
+                                         state: running ? "playing" : (player.isPaused ? "paused" : "stopped")))
         }
         state.lastPosition = position
         return updates

@@ -60,15 +60,17 @@ public enum ControlLine {
             do { return .seek(try SessionTime.parse(rest, as: "seek")) } catch { throw ControlError(error.description) }
         case "level", "gain":
             let what = verb == "level" ? "CUE" : "LAYER"
-            guard words.count == 3 || words.count == 4, let decibels = SessionGain.parse(words[2]) else {
+            guard words.count >= 3 && words.count <= 5, let decibels = SessionGain.parse(words[2]) else {
                 throw ControlError("'\(line)' is not '\(verb) \(what) DB [RAMP]'; write e.g. \(verb) \(verb == "level" ? "bell" : "drums") -12dB 2")
             }
-            var ramp = 0.0
-            if words.count == 4 {
-                guard case .seconds(let seconds)? = SessionTime.parse(words[3]) else {
-                    throw ControlError("\(verb): ramp '\(words[3])' is not a time in seconds; write e.g. 2, 1.5s or 250ms")
+            var ramp = SessionTime.seconds(0)
+            if words.count > 3 {
+                // The ramp takes the one time syntax: 2, 1.5s, 250ms, 0:02, "4800 samples".
+                let text = words[3...].joined(separator: " ")
+                guard let time = SessionTime.parse(text) else {
+                    throw ControlError("\(verb): ramp '\(text)' is not a time; \(SessionTime.formsHint)")
                 }
-                ramp = seconds
+                ramp = time
             }
             return verb == "level" ? .setCueLevel(.name(words[1]), decibels: decibels, ramp: ramp)
                 : .setLayerGain(layer: words[1], decibels: decibels, ramp: ramp)

@@ -39,7 +39,7 @@ extension JACKDevice {
                     let back = outage.rejoined.map(time)
                     let slave = JACKGraph.isNetSlavePort(outage.destination)
                         ? JACKGraph.announcedSlaveName(ofClient: String(outage.destination.prefix { $0 != ":" })) : nil
-                    return OutputOutage(destination: outage.destination, netSlave: slave, lostAt: lost, rejoinedAt: back,
+                    return OutputOutage(destination: outage.destination, netSlave: slave, lostSampleTime: lost, rejoinedSampleTime: back,
                                         rejoinedAs: outage.rejoinedAs, frames: max(0, (back ?? end) - lost))
                 }
                 output.changes = history.changes.map {

@@ -32,7 +32,7 @@ public enum OSCRequest: Sendable, Hashable {
 /// | `/cue/{cue}/start`, `/stop`, `/pause`, `/resume`, `/go` | none | one cue |
 /// | `/cue/{cue}/level` | dB, or row 0, column 0, dB | the cue's level |
 /// | `/playhead/{cue}`, `/playhead/next`, `/playhead/previous`, `/select/next`, `/select/previous` | none | the playhead |
-/// | `/lockstep/layer/{layer}/gain` | dB [, ramp seconds] | a layer's gain |
+/// | `/lockstep/layer/{layer}/gain` | dB [, ramp: seconds, or a time such as `"250ms"`, `"4800 samples"`] | a layer's gain |
 /// | `/lockstep/seek` | seconds (a number), or a time (`"1:30"`, `"96000 samples"`) | seek |
 /// | `/lockstep/status` | none | status |
 /// | `/connect` | [passcode] | authorise |
@@ -201,11 +201,28 @@ public enum OSCAddressSpace {
             default: break
             }
         case 4 where parts[0] == "lockstep" && parts[1] == "layer" && parts[3] == "gain":
-            let values = try numbers([1, 2], "a gain in dB and, optionally, a ramp in seconds")
-            if values.count == 2 && !(values[1].isFinite && values[1] >= 0) {
-                throw ControlError("\(address): the ramp \(values[1]) s must be 0 or more seconds")
+            // The gain (a number or "-6dB"/"-inf"), then the ramp: seconds as a number, or a time
+            // in the one syntax as a string ("250ms", "0:02", "4800 samples").
+            guard arguments.count == 1 || arguments.count == 2 else {
+                throw ControlError("\(address) takes a gain in dB and, optionally, a ramp (seconds, or a time such as \"250ms\" or \"4800 samples\"); it was sent \(list(arguments))")
             }
-            return .command(.setLayerGain(layer: parts[2], decibels: values[0], ramp: values.count == 2 ? values[1] : 0))
+            guard let decibels = arguments[0].number ?? arguments[0].text.flatMap(SessionGain.parse) else {
+                throw ControlError("\(address): \(arguments[0]) is not a gain; send dB as a number, or a string such as \"-6dB\" or \"-inf\"")
+            }
+            var ramp = SessionTime.seconds(0)
+            if arguments.count == 2 {
+                if let seconds = arguments[1].number {
+                    guard seconds.isFinite && seconds >= 0 && seconds <= SessionTime.maximumSeconds else {
+                        throw ControlError("\(address): the ramp \(seconds) s must be 0 or more seconds")
+                    }
+                    ramp = .seconds(seconds)
+                } else if let text = arguments[1].text, let time = SessionTime.parse(text) {
+                    ramp = time
+                } else {
+                    throw ControlError("\(address): the ramp \(arguments[1]) is not a time; send seconds (a number ≥ 0) or a string: \(SessionTime.formsHint)")
+                }
+            }
+            return .command(.setLayerGain(layer: parts[2], decibels: decibels, ramp: ramp))
         default: break
         }
         let pattern = parts.count == 3 && (parts[0] == "cue" || parts[0] == "cue_id") ? "/\(parts[0])/{\(parts[0] == "cue" ? "cue" : "id")}/\(parts[2])" : address

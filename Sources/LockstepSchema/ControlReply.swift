@@ -28,6 +28,21 @@ public struct ControlReply: Sendable, Hashable, Codable {
         ControlReply(address: address, status: .ok, data: data, summary: summary)
     }
 
+    /// A reply that reports success with `result` (a ``CommandResult``, a ``ControlStatus``) as
+    /// its data, encoded as the schema writes it; an error reply if it cannot be encoded.
+    public static func ok(_ address: String, encoding result: some Encodable, summary: String) -> ControlReply {
+        guard let data = try? ControlValue(encoding: result) else {
+            return .error(address, "\(address): the answer could not be encoded as JSON")
+        }
+        return ControlReply(address: address, status: .ok, data: data, summary: summary)
+    }
+
+    /// The data decoded as one of the schema's types (``CommandResult``, ``ControlStatus``).
+    /// - Throws: `DecodingError` when the data is not `type`'s JSON.
+    public func decodeData<T: Decodable>(_ type: T.Type) throws -> T {
+        try JSONSchema.decode(type, from: (data ?? .null).json)
+    }
+
     /// A reply that reports an error with its message.
     public static func error(_ address: String, _ message: String) -> ControlReply {
         ControlReply(address: address, status: .error, data: .string(message), summary: message)

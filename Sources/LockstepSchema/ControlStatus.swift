@@ -35,9 +35,9 @@ public struct ControlStatus: Sendable, Hashable, Codable {
         /// Its name.
         public var name: String
         /// Its gain now, in dB rounded to 0.01 (nil: −∞).
-        public var gainDB: Double?
+        @DecibelLevel public var gainDB: Double?
         /// Its peak level in the last metering period, in dBFS rounded to 0.01 (nil: silence).
-        public var peakDB: Double?
+        @DecibelLevel public var peakDB: Double?
 
         /// Creates a layer; the levels are rounded.
         public init(name: String, gainDB: Double, peakDB: Double) {

@@ -19,9 +19,9 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         case cuePaused = "cue/paused"
         /// A paused cue plays on from ``position``.
         case cueResumed = "cue/resumed"
-        /// A cue's level was set (``decibels``, from ``position``).
+        /// A cue's level was set (``gainDB``, from ``position``).
         case cueLevel = "cue/level"
-        /// A layer's gain was set (``decibels``, from ``position``).
+        /// A layer's gain was set (``gainDB``, from ``position``).
         case layerGain = "layer/gain"
         /// The playhead moved (``cue``: the manual cue a plain go fires next; nil: none waits).
         case playhead
@@ -36,17 +36,17 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         /// Every cue fades out (a panic command); silent from ``position``.
         case panic
         /// The timeline broke (xrun, underrun, rate change…): ``discontinuity`` says what and
-        /// where (``detail`` repeats its kind, ``sampleTime`` its time).
+        /// where (``sampleTime`` repeats its time).
         case discontinuity
         /// Sent every second while the session runs: ``state``, ``position``, ``sampleTime``.
         case heartbeat
-        /// `play`: a layer (``layer``: its file) began to sound on ``sampleTime``.
+        /// `play`: a layer (``file``) began to sound on ``sampleTime``.
         case layerStarted = "layer/started"
-        /// `play`: a layer played to its end; ``frames`` it played.
+        /// `play`: a layer (``file``) stopped on ``sampleTime``.
         case layerEnded = "layer/ended"
-        /// `record`: the first frame was captured on ``sampleTime``.
+        /// `record`: the first frame of ``file`` was captured on ``sampleTime``.
         case recordStarted = "record/started"
-        /// `record`: the recording ended; ``frames`` written.
+        /// `record`: the recording of ``file`` ended; ``frames`` written.
         case recordEnded = "record/ended"
         /// The device's rate changed to ``sampleRate`` at ``sampleTime`` (the layers play on).
         case rateChange = "rate"
@@ -59,19 +59,21 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
     public var kind: Kind
     /// The cue concerned (the cue selected, for ``Kind/playhead``).
     public var cue: String?
-    /// The layer concerned.
+    /// The layer concerned, by name (a session's layer).
     public var layer: String?
+    /// The file concerned: `play`'s layer, `record`'s output.
+    public var file: String?
     /// The session sample it happened on.
     public var position: Int64?
     /// The device sample of ``position`` (while the session plays), or of a discontinuity.
     public var sampleTime: Int64?
     /// ``position`` in seconds.
     public var seconds: Double?
-    /// The level or gain set, in dB.
-    public var decibels: Double?
-    /// The session's state (`playing`, `paused`, `stopped`) for a heartbeat; the discontinuity's
-    /// kind.
-    public var detail: String?
+    /// The level (``Kind/cueLevel``) or gain (``Kind/layerGain``) set, in dB rounded to 0.01;
+    /// written as `null` for −∞ by those two kinds, left out by the others.
+    public var gainDB: Double?
+    /// The session's state (`playing`, `paused`, `stopped`), for a heartbeat.
+    public var state: String?
     /// A length in frames (what a layer played, what a recording wrote).
     public var frames: Int64?
     /// A new sample rate.
@@ -79,21 +81,49 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
     /// The break in the timeline, for ``Kind/discontinuity``.
     public var discontinuity: DiscontinuityRecord?
 
-    /// Creates an update.
-    public init(_ kind: Kind, cue: String? = nil, layer: String? = nil, position: Int64? = nil, sampleTime: Int64? = nil,
-                seconds: Double? = nil, decibels: Double? = nil, detail: String? = nil, frames: Int64? = nil,
-                sampleRate: Int? = nil, discontinuity: DiscontinuityRecord? = nil) {
+    /// Creates an update; `gainDB` is rounded as the schema writes levels (−∞ becomes nil).
+    public init(_ kind: Kind, cue: String? = nil, layer: String? = nil, file: String? = nil, position: Int64? = nil,
+                sampleTime: Int64? = nil, seconds: Double? = nil, gainDB: Double? = nil, state: String? = nil,
+                frames: Int64? = nil, sampleRate: Int? = nil, discontinuity: DiscontinuityRecord? = nil) {
         self.kind = kind
         self.cue = cue
         self.layer = layer
+        self.file = file
         self.position = position
         self.sampleTime = sampleTime
         self.seconds = seconds
-        self.decibels = decibels
-        self.detail = detail
+        self.gainDB = gainDB.flatMap(JSONSchema.decibels)
+        self.state = state
         self.frames = frames
         self.sampleRate = sampleRate
         self.discontinuity = discontinuity
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case schema, kind, cue, layer, file, position, sampleTime, seconds, gainDB, state, frames, sampleRate, discontinuity
+    }
+
+    /// Encodes the update: absent fields are left out, except `gainDB` of a level or gain change,
+    /// written as `null` when the level set is −∞.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(schema, forKey: .schema)
+        try container.encode(kind, forKey: .kind)
+        try container.encodeIfPresent(cue, forKey: .cue)
+        try container.encodeIfPresent(layer, forKey: .layer)
+        try container.encodeIfPresent(file, forKey: .file)
+        try container.encodeIfPresent(position, forKey: .position)
+        try container.encodeIfPresent(sampleTime, forKey: .sampleTime)
+        try container.encodeIfPresent(seconds, forKey: .seconds)
+        if kind == .cueLevel || kind == .layerGain {
+            try container.encode(gainDB, forKey: .gainDB)
+        } else {
+            try container.encodeIfPresent(gainDB, forKey: .gainDB)
+        }
+        try container.encodeIfPresent(state, forKey: .state)
+        try container.encodeIfPresent(frames, forKey: .frames)
+        try container.encodeIfPresent(sampleRate, forKey: .sampleRate)
+        try container.encodeIfPresent(discontinuity, forKey: .discontinuity)
     }
 
     /// The update as one line of JSON.

@@ -35,7 +35,7 @@ public struct FileInfoReport: Sendable, Hashable, Codable {
     /// The largest absolute finite sample (linear, 1 = 0 dBFS).
     public var peak: Double
     /// The peak in dBFS, rounded to 0.01 (null: silence).
-    public var peakDB: Double?
+    @DecibelLevel public var peakDB: Double?
     /// NaN or infinite samples, read as silence (and left out of the peak).
     public var nonFiniteSamples: Int64
     /// Bytes of a partial frame at the end of the data, ignored.

@@ -44,3 +44,36 @@ public enum JSONSchema {
         return encoder
     }
 }
+
+/// A level in dB as the schema writes it: always written, `null` for −∞ (silence), never left out
+/// as other absent fields are. (The types round the value to 0.01 dB with
+/// ``JSONSchema/decibels(_:)-(Double)`` when they set it.) A missing key decodes as −∞.
+@propertyWrapper
+public struct DecibelLevel: Sendable, Hashable, Codable {
+    /// The level in dB; nil for −∞.
+    public var wrappedValue: Double?
+
+    /// Wraps `wrappedValue`.
+    public init(wrappedValue: Double?) {
+        self.wrappedValue = wrappedValue
+    }
+
+    /// Decodes a number, or `null` as −∞.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        wrappedValue = container.decodeNil() ? nil : try container.decode(Double.self)
+    }
+
+    /// Encodes the number, or `null` for −∞.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// Decodes a ``DecibelLevel``; a missing key or `null` is −∞.
+    public func decode(_ type: DecibelLevel.Type, forKey key: Key) throws -> DecibelLevel {
+        try decodeIfPresent(type, forKey: key) ?? DecibelLevel(wrappedValue: nil)
+    }
+}

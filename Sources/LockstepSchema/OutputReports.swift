@@ -58,22 +58,24 @@ public struct OutputOutage: Sendable, Hashable, Codable {
     public var destination: String
     /// The netjack2 slave it belonged to, by the name the slave announced; nil for another port.
     public var netSlave: String?
-    /// When the engine found it gone.
-    public var lostAt: Int64
-    /// When the output was connected again; nil when it did not come back before the run ended.
-    public var rejoinedAt: Int64?
+    /// When the engine found it gone (a device sample time).
+    public var lostSampleTime: Int64
+    /// When the output was connected again (a device sample time); nil when it did not come back
+    /// before the run ended.
+    public var rejoinedSampleTime: Int64?
     /// The port it was connected to again (`destination`, or the renamed slave's port).
     public var rejoinedAs: String?
-    /// How long the output went without it, in frames: `rejoinedAt − lostAt`, or up to the end
-    /// of the run.
+    /// How long the output went without it, in frames: `rejoinedSampleTime − lostSampleTime`, or
+    /// up to the end of the run.
     public var frames: Int64
 
     /// Creates a record.
-    public init(destination: String, netSlave: String?, lostAt: Int64, rejoinedAt: Int64?, rejoinedAs: String?, frames: Int64) {
+    public init(destination: String, netSlave: String?, lostSampleTime: Int64, rejoinedSampleTime: Int64?, rejoinedAs: String?,
+                frames: Int64) {
         self.destination = destination
         self.netSlave = netSlave
-        self.lostAt = lostAt
-        self.rejoinedAt = rejoinedAt
+        self.lostSampleTime = lostSampleTime
+        self.rejoinedSampleTime = rejoinedSampleTime
         self.rejoinedAs = rejoinedAs
         self.frames = frames
     }

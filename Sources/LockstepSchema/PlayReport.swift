@@ -6,18 +6,18 @@ public struct PlayReport: Sendable, Hashable, Codable {
         /// The file.
         public var file: String
         /// Its peak in dBFS over the play, rounded to 0.01 (null: silence).
-        public var peakDB: Double?
+        @DecibelLevel public var peakDB: Double?
         /// Its own ports (`--ports-per-file`), else absent.
         public var ports: [String]?
         /// Frames skipped because its start came too late (0 when on time).
-        public var framesSkipped: Int64
+        public var skippedFrames: Int64
 
         /// Creates a layer; `peakDB` is rounded.
-        public init(file: String, peakDB: Double, ports: [String]?, framesSkipped: Int64) {
+        public init(file: String, peakDB: Double, ports: [String]?, skippedFrames: Int64) {
             self.file = file
             self.peakDB = JSONSchema.decibels(peakDB)
             self.ports = ports
-            self.framesSkipped = framesSkipped
+            self.skippedFrames = skippedFrames
         }
     }
 

@@ -7,20 +7,20 @@ public struct RateChangeRecord: Sendable, Hashable, Codable {
     /// `session run`: the session sample (at the new rate) it played on from.
     public var position: Int64?
     /// The device sample time it played on at (absent while a session was paused).
-    public var resumedAt: Int64?
-    /// `resumedAt` on JACK's 32-bit frame clock.
-    public var resumedAtJACKFrame: UInt32?
+    public var resumedSampleTime: Int64?
+    /// `resumedSampleTime` on JACK's 32-bit frame clock.
+    public var resumedJACKFrame: UInt32?
     /// `play`: per layer, the file frame (of the whole play) it played on from.
     public var fileFrames: [Int64]?
 
     /// Creates a record.
-    public init(sampleTime: Int64, sampleRate: Int, position: Int64? = nil, resumedAt: Int64?,
-                resumedAtJACKFrame: UInt32?, fileFrames: [Int64]? = nil) {
+    public init(sampleTime: Int64, sampleRate: Int, position: Int64? = nil, resumedSampleTime: Int64?,
+                resumedJACKFrame: UInt32?, fileFrames: [Int64]? = nil) {
         self.sampleTime = sampleTime
         self.sampleRate = sampleRate
         self.position = position
-        self.resumedAt = resumedAt
-        self.resumedAtJACKFrame = resumedAtJACKFrame
+        self.resumedSampleTime = resumedSampleTime
+        self.resumedJACKFrame = resumedJACKFrame
         self.fileFrames = fileFrames
     }
 }

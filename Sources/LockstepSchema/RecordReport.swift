@@ -12,8 +12,10 @@ public struct RecordReport: Sendable, Hashable, Codable {
     public var startSampleTime: Int64?
     /// The rate recorded at.
     public var sampleRate: Int
-    /// Each channel's peak in dBFS, rounded to 0.01 (null: silence).
-    public var peakDB: [Double?]
+    /// The loudest channel's peak in dBFS, rounded to 0.01 (null: silence).
+    @DecibelLevel public var peakDB: Double?
+    /// Each channel's peak in dBFS, rounded to 0.01 (null: silence), in channel order.
+    public var channelPeakDB: [Double?]
     /// Frames lost because the disk writer fell behind (written as silence).
     public var lostFrames: Int64
     /// Frames the server skipped in xruns (written as silence).
@@ -25,15 +27,16 @@ public struct RecordReport: Sendable, Hashable, Codable {
     /// What ended it early, if anything.
     public var error: String?
 
-    /// Creates a report; the peaks are rounded.
-    public init(file: String, frames: Int64, startSampleTime: Int64?, sampleRate: Int, peakDB: [Double],
+    /// Creates a report from each channel's peak; `peakDB` is the largest, and the peaks are rounded.
+    public init(file: String, frames: Int64, startSampleTime: Int64?, sampleRate: Int, channelPeakDB: [Double],
                 lostFrames: Int64, skippedFrames: Int64, discontinuities: [DiscontinuityRecord], interrupted: Bool, error: String?) {
         self.file = file
         self.frames = frames
         seconds = sampleRate > 0 ? Double(frames) / Double(sampleRate) : 0
         self.startSampleTime = startSampleTime
         self.sampleRate = sampleRate
-        self.peakDB = peakDB.map(JSONSchema.decibels)
+        peakDB = channelPeakDB.max().flatMap(JSONSchema.decibels)
+        self.channelPeakDB = channelPeakDB.map(JSONSchema.decibels)
         self.lostFrames = lostFrames
         self.skippedFrames = skippedFrames
         self.discontinuities = discontinuities

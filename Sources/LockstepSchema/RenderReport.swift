@@ -2,8 +2,8 @@
 public struct RenderReport: Sendable, Hashable, Codable {
     /// The schema version (``JSONSchema/version``).
     public var schema = JSONSchema.version
-    /// The file written.
-    public var output: String
+    /// The file written (`-` for standard output), named `file` as in every report.
+    public var file: String
     /// The files mixed, in layer order (for `session render`: the session file).
     public var inputs: [String]
     /// Frames written.
@@ -21,14 +21,14 @@ public struct RenderReport: Sendable, Hashable, Codable {
     /// The encoding, short (`PCM s24`, `FLAC s16`, `MP3 (quality 0.8)`, …).
     public var encoding: String
     /// The mix's peak in dBFS, rounded to 0.01 (null: silence).
-    public var peakDB: Double?
+    @DecibelLevel public var peakDB: Double?
     /// Whether the mix went above 0 dBFS (lower the gains).
     public var clipped: Bool
 
     /// Creates a report; `peakDB` is rounded as the schema writes levels.
-    public init(output: String, inputs: [String], frames: Int64, sampleRate: Int, channels: Int, sampleFormat: String,
+    public init(file: String, inputs: [String], frames: Int64, sampleRate: Int, channels: Int, sampleFormat: String,
                 fileType: String, encoding: String, peakDB: Double, clipped: Bool) {
-        self.output = output
+        self.file = file
         self.inputs = inputs
         self.frames = frames
         seconds = sampleRate > 0 ? Double(frames) / Double(sampleRate) : 0

@@ -2,7 +2,7 @@
 /// break, late start and control surface's counts.
 public struct SessionRunReport: Sendable, Hashable, Codable {
     /// A start that came too late for its requested device sample: the layers started at the
-    /// earliest possible sample instead, skipping `framesSkipped` frames so that they stay on the
+    /// earliest possible sample instead, skipping `skippedFrames` frames so that they stay on the
     /// session's timeline.
     public struct LateStart: Sendable, Hashable, Codable {
         /// The session sample the start was for.
@@ -10,13 +10,13 @@ public struct SessionRunReport: Sendable, Hashable, Codable {
         /// The device sample at which the layers really started.
         public var sampleTime: Int64
         /// The frames skipped (the frames the start was late by).
-        public var framesSkipped: Int64
+        public var skippedFrames: Int64
 
         /// Creates a record.
-        public init(position: Int64, sampleTime: Int64, framesSkipped: Int64) {
+        public init(position: Int64, sampleTime: Int64, skippedFrames: Int64) {
             self.position = position
             self.sampleTime = sampleTime
-            self.framesSkipped = framesSkipped
+            self.skippedFrames = skippedFrames
         }
     }
 

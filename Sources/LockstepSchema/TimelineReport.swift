@@ -6,7 +6,7 @@ public struct TimelineReport: Sendable, Hashable, Codable {
         /// Its name.
         public var name: String
         /// Its gain in dB, rounded to 0.01 (null: −∞).
-        public var gainDB: Double?
+        @DecibelLevel public var gainDB: Double?
         /// The JACK ports its own outputs connect to (empty: the master mix).
         public var ports: [String]
 
@@ -39,15 +39,15 @@ public struct TimelineReport: Sendable, Hashable, Codable {
         /// Its length in session samples, when known.
         public var frames: Int64?
         /// Its gain (layer + cue) in dB, rounded to 0.01 (null: −∞).
-        public var gainDB: Double?
+        @DecibelLevel public var gainDB: Double?
         /// How many times it plays (absent: once; 0: forever).
         public var loop: Int?
-        /// For a manual cue: samples from its go to its first sample.
-        public var afterGo: Int64?
+        /// For a manual cue: frames (session samples) from its go to its first sample.
+        public var afterGoFrames: Int64?
 
         /// Creates a cue; times in seconds come from `rate`, `gainDB` is rounded.
         public init(name: String, layer: String, file: String, manual: Bool, start: Int64?, end: Int64?, frames: Int64?,
-                    gainDB: Double, loop: Int?, afterGo: Int64?, rate: Double) {
+                    gainDB: Double, loop: Int?, afterGoFrames: Int64?, rate: Double) {
             self.name = name
             self.layer = layer
             self.file = file
@@ -59,11 +59,12 @@ public struct TimelineReport: Sendable, Hashable, Codable {
             self.frames = frames
             self.gainDB = JSONSchema.decibels(gainDB)
             self.loop = loop
-            self.afterGo = afterGo
+            self.afterGoFrames = afterGoFrames
         }
     }
 
-    /// One automation point: a layer's gain ramps to `gainDB` from `start` over `ramp` samples.
+    /// One automation point: a layer's gain ramps to `gainDB` from `start` over `rampFrames`
+    /// session samples.
     public struct Point: Sendable, Hashable, Codable {
         /// The layer.
         public var layer: String
@@ -71,17 +72,20 @@ public struct TimelineReport: Sendable, Hashable, Codable {
         public var start: Int64
         /// `start` in seconds.
         public var startSeconds: Double
-        /// The ramp's length in samples.
-        public var ramp: Int64
+        /// The ramp's length in frames (session samples).
+        public var rampFrames: Int64
+        /// `rampFrames` in seconds.
+        public var rampSeconds: Double
         /// The gain reached, in dB rounded to 0.01 (null: −∞).
-        public var gainDB: Double?
+        @DecibelLevel public var gainDB: Double?
 
-        /// Creates a point; `gainDB` is rounded.
-        public init(layer: String, start: Int64, ramp: Int64, gainDB: Double, rate: Double) {
+        /// Creates a point; times in seconds come from `rate`, `gainDB` is rounded.
+        public init(layer: String, start: Int64, rampFrames: Int64, gainDB: Double, rate: Double) {
             self.layer = layer
             self.start = start
             startSeconds = Double(start) / rate
-            self.ramp = ramp
+            self.rampFrames = rampFrames
+            rampSeconds = Double(rampFrames) / rate
             self.gainDB = JSONSchema.decibels(gainDB)
         }
     }

@@ -98,7 +98,7 @@ public final class SessionPlayer: @unchecked Sendable {
 
     /// A start (or restart after a seek, a resume, a transport roll) that came too late for its
     /// requested device sample: the layers started at the earliest possible sample instead,
-    /// skipping `framesSkipped` frames so that they stay on the session's timeline. The record the
+    /// skipping `skippedFrames` frames so that they stay on the session's timeline. The record the
     /// `session run --json` summary lists (LockstepSchema's type).
     public typealias LateStart = SessionRunReport.LateStart
 
@@ -285,7 +285,7 @@ public final class SessionPlayer: @unchecked Sendable {
         state.withLock { state in
             if group.framesLate > 0 {
                 state.lateStarts.append(LateStart(position: position, sampleTime: group.sampleTime,
-                                                  framesSkipped: group.queueTimeAtStart))
+                                                  skippedFrames: group.queueTimeAtStart))
             }
             state.originDevice = origin
             state.originPosition = position

@@ -237,3 +237,13 @@ public enum Suggest {
         closest(to: word, in: candidates).map { "; did you mean '\($0)'?" } ?? ""
     }
 }
+
+/// A number literal is a time in seconds, as a bare number is in the time syntax (`90` is 90 s):
+/// `ramp: 0.5` is ``SessionTime/seconds(_:)`` 0.5.
+extension SessionTime: ExpressibleByFloatLiteral, ExpressibleByIntegerLiteral {
+    /// `value` seconds.
+    public init(floatLiteral value: Double) { self = .seconds(value) }
+
+    /// `value` seconds.
+    public init(integerLiteral value: Int) { self = .seconds(Double(value)) }
+}

@@ -10,8 +10,8 @@ import LockstepSession
 /// {"command": "start", "cue": "2"}     {"command": "stop"}          {"command": "panic"}
 /// {"command": "pause"}                 {"command": "resume", "cue": "bed"}
 /// {"command": "next"}                  {"command": "previous"}      {"command": "select", "cue": "horn"}
-/// {"command": "gain", "layer": "bed", "decibels": -6, "ramp": 0.05}
-/// {"command": "level", "cue": "bell", "decibels": -3}
+/// {"command": "gain", "layer": "bed", "gainDB": -6, "ramp": 0.05}
+/// {"command": "level", "cue": "bell", "gainDB": -3, "ramp": "250ms"}
 /// {"command": "seek", "time": "1:30"}  {"command": "status"}
 /// ```
 ///
@@ -51,14 +51,30 @@ public enum WebCommand {
             default: throw ControlError("\(verb): \"cue\" is a name or a number")
             }
         }
-        func number(_ key: String, default value: Double? = nil) throws(ControlError) -> Double {
+        func number(_ key: String) throws(ControlError) -> Double {
             switch fields[key] {
             case .integer(let number)?: return Double(number)
             case .number(let number)? where number.isFinite: return number
-            case .string(let text)? where key == "decibels" && SessionGain.parse(text) != nil: return SessionGain.parse(text)!
-            case nil where value != nil: return value!
-            default: throw ControlError("\(verb): \"\(key)\" is a number\(key == "decibels" ? " of dB (or \"-inf\")" : " of seconds")")
+            case .string(let text)? where SessionGain.parse(text) != nil: return SessionGain.parse(text)!
+            default: throw ControlError("\(verb): \"\(key)\" is a number of dB (or \"-inf\")")
             }
+        }
+        /// A ramp: seconds as a number, or a time in the one syntax as a string ("250ms",
+        /// "4800 samples"); none is 0.
+        func ramp() throws(ControlError) -> SessionTime {
+            let time: SessionTime? = switch fields["ramp"] {
+            case nil, .null?: .seconds(0)
+            case .integer(let number)? where number >= 0: .seconds(Double(number))
+            case .number(let number)? where number.isFinite && number >= 0: .seconds(number)
+            case .string(let text)?: SessionTime.parse(text)
+            default: nil
+            }
+            // (A ramp in samples is bounded by the time syntax: at most a week.)
+            let tooLong = if case .seconds(let seconds)? = time { seconds > 3600 } else { false }
+            guard let time, !tooLong else {
+                throw ControlError("\(verb): \"ramp\" is 0 to 3600 seconds: a number of seconds, or a time such as \"250ms\" or \"4800 samples\"")
+            }
+            return time
         }
         switch verb {
         case "go": return .go(try cue(required: false))
@@ -79,15 +95,11 @@ public enum WebCommand {
             return .seek(time)
         case "gain":
             guard let layer = fields["layer"]?.stringValue else {
-                throw ControlError("gain needs a \"layer\": {\"command\":\"gain\",\"layer\":\"bed\",\"decibels\":-6}")
+                throw ControlError("gain needs a \"layer\": {\"command\":\"gain\",\"layer\":\"bed\",\"gainDB\":-6}")
             }
-            let ramp = try number("ramp", default: 0)
-            guard ramp >= 0 && ramp <= 3600 else { throw ControlError("gain: \"ramp\" is 0 to 3600 seconds") }
-            return .setLayerGain(layer: layer, decibels: try number("decibels"), ramp: ramp)
+            return .setLayerGain(layer: layer, decibels: try number("gainDB"), ramp: try ramp())
         case "level":
-            let ramp = try number("ramp", default: 0)
-            guard ramp >= 0 && ramp <= 3600 else { throw ControlError("level: \"ramp\" is 0 to 3600 seconds") }
-            return .setCueLevel(try cue(required: true)!, decibels: try number("decibels"), ramp: ramp)
+            return .setCueLevel(try cue(required: true)!, decibels: try number("gainDB"), ramp: try ramp())
         default:
             throw ControlError("unknown command '\(verb)'; the commands are \(ControlLine.verbs.joined(separator: ", "))")
         }

@@ -57,10 +57,10 @@ struct JACKOptions: ParsableArguments {
         let lines = final.filter { !$0.outages.isEmpty || !$0.changes.isEmpty }.map { output in
             let outages = output.outages.map { outage in
                 let what = outage.destination + (outage.netSlave.map { " (netjack2 slave \($0))" } ?? "")
-                let back = outage.rejoinedAt.map { at in
+                let back = outage.rejoinedSampleTime.map { at in
                     "connected again at sample \(at)" + (outage.rejoinedAs.map { $0 == outage.destination ? "" : " as \($0)" } ?? "")
                 } ?? "not back by the end"
-                return "\(what) gone at sample \(outage.lostAt) for \(outage.frames) frames, \(back)"
+                return "\(what) gone at sample \(outage.lostSampleTime) for \(outage.frames) frames, \(back)"
             }
             let changes = output.changes.map { change in
                 "at sample \(change.sampleTime) latency \(change.latency.map(String.init) ?? "none"), delay \(change.delay)"

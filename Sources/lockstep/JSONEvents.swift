@@ -30,8 +30,8 @@ final class JSONEvents: Sendable {
     /// thread).
     func layer(_ file: String, _ event: QueueEvent) {
         switch event {
-        case .started(let sampleTime): emit(ControlUpdate(.layerStarted, layer: file, sampleTime: sampleTime))
-        case .stopped(let sampleTime): emit(ControlUpdate(.layerEnded, layer: file, sampleTime: sampleTime))
+        case .started(let sampleTime): emit(ControlUpdate(.layerStarted, file: file, sampleTime: sampleTime))
+        case .stopped(let sampleTime): emit(ControlUpdate(.layerEnded, file: file, sampleTime: sampleTime))
         default: break
         }
     }
@@ -42,7 +42,7 @@ final class JSONEvents: Sendable {
         guard enabled, total > count else { count = total; return }
         let log = engine.discontinuities
         for gap in log.suffix(min(total - count, log.count)) {
-            emit(ControlUpdate(.discontinuity, sampleTime: gap.sampleTime, detail: gap.kind.rawValue,
+            emit(ControlUpdate(.discontinuity, sampleTime: gap.sampleTime,
                                discontinuity: DiscontinuityRecord(gap)))
         }
         count = total

@@ -52,11 +52,12 @@ struct LockstepCommand: ParsableCommand {
             }
             StatusArea.shared.clear()
             reportFileWarnings()
-            let message = self.message(for: error)
-                .split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
-                .filter { !$0.isEmpty }.joined(separator: "; ")
-            if !message.isEmpty {
-                log.critical("\(message) (see 'lockstep --help')")
+            let report = UsageErrorReport(fullMessage(for: error), fallback: self.message(for: error))
+            if !report.message.isEmpty {
+                log.critical("\(report.line)")
+                // ArgumentParser's hint stays as it wrote it: the option's help, the usage and
+                // where the full help is.
+                if !report.hint.isEmpty { Terminal.write(report.hint.joined(separator: "\n") + "\n") }
             }
             Foundation.exit(code.rawValue == 0 ? 64 : code.rawValue)
         }
@@ -101,6 +102,74 @@ func userMessage(_ error: any Error) -> String {
     case let error as FileError: error.description
     case let error as CLIError: error.message
     default: "\(error)"
+    }
+}
+
+/// An ArgumentParser error (a usage or validation error) as the CLI reports it: one line
+/// `lockstep: COMMAND: what is wrong` — ArgumentParser's message with its lists folded onto the
+/// line (`give one of: u8, s8, …`), first letter in lower case as every message of the CLI — then
+/// ArgumentParser's own hint lines unchanged: `Help:  --rate <rate>  …` (the option's help, when
+/// one option is concerned), `Usage: lockstep render [<options>] …` and
+/// `  See 'lockstep render --help' for more information.`
+struct UsageErrorReport: Equatable {
+    /// The command named by the hint (`render`, `session render`); empty for the root command.
+    var command: String
+    /// What is wrong, on one line.
+    var message: String
+    /// ArgumentParser's hint lines (`Help:`, `Usage:`, `See …`), empty when it gave none.
+    var hint: [String]
+
+    /// The error line, without `lockstep: `: `render: the value 'abc' is invalid for '--rate <rate>'`.
+    var line: String { command.isEmpty ? message : "\(command): \(message)" }
+
+    /// Splits ArgumentParser's full message (`Error: …` lines, then the hint lines); `fallback`
+    /// (its short message) when the full message has no `Error:` part.
+    init(_ full: String, fallback: String) {
+        let lines = full.split(whereSeparator: \.isNewline).map(String.init)
+        let hintStart = lines.firstIndex { $0.hasPrefix("Help:") || $0.hasPrefix("Usage:") } ?? lines.count
+        var errorLines = Array(lines[..<hintStart])
+        if errorLines.isEmpty { errorLines = fallback.split(whereSeparator: \.isNewline).map(String.init) }
+        if let first = errorLines.first, first.hasPrefix("Error: ") { errorLines[0] = String(first.dropFirst(7)) }
+        hint = Array(lines[hintStart...])
+        // The command from `See 'lockstep session render --help' …`.
+        command = ""
+        if let see = hint.last(where: { $0.contains("See 'lockstep") }),
+           let range = see.range(of: #"'lockstep( [a-z -]+)? --help'"#, options: .regularExpression) {
+            command = see[range].dropFirst("'lockstep".count).dropLast("--help'".count).trimmingCharacters(in: .whitespaces)
+        }
+        message = Self.fold(errorLines)
+    }
+
+    /// The error's lines as one: a list (`- u8`, `- s8`) after a line ending in a colon becomes
+    /// `give one of: u8, s8`; other lines are joined with `; `.
+    static func fold(_ lines: [String]) -> String {
+        var parts: [String] = []
+        var list: [String] = []
+        func flushList() {
+            guard !list.isEmpty else { return }
+            parts.append("give one of: " + list.joined(separator: ", "))
+            list.removeAll()
+        }
+        for raw in lines {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.hasPrefix("- ") { list.append(String(line.dropFirst(2))); continue }
+            flushList()
+            guard !line.isEmpty else { continue }
+            // "…'. Please provide one of the following:" introduces the list folded above.
+            var text = line
+            for lead in [". Please provide one of the following:", "Please provide one of the following:"] where text.hasSuffix(lead) {
+                text = String(text.dropLast(lead.count))
+            }
+            if !text.isEmpty { parts.append(text) }
+        }
+        flushList()
+        var message = parts.joined(separator: "; ")
+        // Lower case first, as every message of the CLI starts ("The value …" → "the value …"),
+        // unless the word is an acronym or an option.
+        if let first = message.first, first.isUppercase, message.dropFirst().first?.isLowercase == true {
+            message = first.lowercased() + message.dropFirst()
+        }
+        return message
     }
 }
 

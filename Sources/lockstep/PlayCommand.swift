@@ -387,8 +387,8 @@ final class PlaySession {
                 let recordingNote = recorder != nil ? " (the recording ends at the change: its file stays at \(Int(rate)) Hz)" : ""
                 log.notice("the server's rate changed from \(Int(rate)) Hz to \(Int(engine.sampleRate)) Hz at sample \(change.sampleTime); every layer plays on from where it was at sample \(resumed.resumedAt)\(recordingNote)")
                 rateChanges.append(RateChangeRecord(sampleTime: change.sampleTime, sampleRate: Int(engine.sampleRate),
-                                                      resumedAt: resumed.resumedAt,
-                                                      resumedAtJACKFrame: device.jackFrameTime(forSampleTime: resumed.resumedAt),
+                                                      resumedSampleTime: resumed.resumedAt,
+                                                      resumedJACKFrame: device.jackFrameTime(forSampleTime: resumed.resumedAt),
                                                       fileFrames: resumed.anchors.map(\.fileFrame)))
                 events.rateChange(to: Int(engine.sampleRate), at: change.sampleTime)
                 rate = engine.sampleRate
@@ -448,7 +448,7 @@ final class PlaySession {
                 let peak = player.queue.peakHold.max() ?? 0
                 return PlayReport.Layer(file: player.path, peakDB: Double(Decibels.fromLinear(peak)),
                                      ports: command.portsPerFile ? player.queue.directOutputNames : nil,
-                                     framesSkipped: lateStarts[index])
+                                     skippedFrames: lateStarts[index])
             },
             interrupted: interrupted, server: launcher.description.isEmpty ? nil : launcher.description,
             error: engine.deviceError?.message ?? players.lazy.compactMap { $0.queue.stopError?.message }.first ?? recordError,

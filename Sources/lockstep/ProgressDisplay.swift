@@ -4,23 +4,56 @@ import LockstepFiles
 /// The progress of an offline render on standard error, as `sox -S` shows it: the share done, the
 /// audio written of the audio expected, the speed as a multiple of real time, the time left, and a
 /// bar filling what width remains. Redrawn in place on a terminal (``StatusArea``); on a `dumb`
-/// terminal one plain line each 10 %; nothing when standard error is not a terminal or with
-/// `--no-progress`.
+/// terminal one plain line each 10 %; when standard error is not a terminal (a log file, a pipe,
+/// CI), a plain line every ``lineInterval`` seconds and, once one was printed, a last one when
+/// the work ends (a render shorter than the interval prints none); nothing with `--no-progress`
+/// or `--quiet`.
 final class ProgressDisplay {
+    /// The environment variable that sets ``lineInterval``.
+    static let intervalVariable = "LOCKSTEP_PROGRESS_INTERVAL"
+    /// Seconds between plain lines when standard error is not a terminal: 5, or
+    /// `LOCKSTEP_PROGRESS_INTERVAL` when that is a number above 0.
+    static var lineInterval: Double {
+        ProcessInfo.processInfo.environment[intervalVariable].flatMap(Double.init).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? 5
+    }
+
     /// What is being done, first on the line (`rendering`).
     let label: String
     private let started = Date()
     private var lastDraw = Date.distantPast
     private var lastPlainStep = 0
+    /// Not a terminal: when the next line is due (seconds since the start), the last report, and
+    /// whether a line was printed (then the end gets one) and the end's line already was.
+    private let interval = ProgressDisplay.lineInterval
+    private var nextLine = ProgressDisplay.lineInterval
+    private var last: RenderProgress?
+    private var printedLines = false
+    private var lastPrinted: RenderProgress?
+    private var finished = false
 
     /// A display for work named `label`.
     init(label: String) {
         self.label = label
     }
 
+    /// The plain line for `progress`: `rendering:  42%, 0:02.520 of 0:06.000, 85.3× realtime, ETA 0:01`.
+    private func plainLine(_ progress: RenderProgress, elapsed: Double) -> String {
+        "\(label): " + Self.parts(progress, elapsed: elapsed).joined(separator: ", ") + "\n"
+    }
+
     /// Shows `progress` (at most ten redraws a second; the last report is always drawn).
     func update(_ progress: RenderProgress) {
         let elapsed = Date().timeIntervalSince(started)
+        if !Terminal.stderrIsTerminal {
+            guard Terminal.showsProgress else { return }
+            last = progress
+            guard elapsed >= nextLine else { return }
+            while nextLine <= elapsed { nextLine += interval }
+            printedLines = true
+            lastPrinted = progress
+            Terminal.write(plainLine(progress, elapsed: elapsed))
+            return
+        }
         switch Terminal.display {
         case .none:
             return
@@ -28,7 +61,7 @@ final class ProgressDisplay {
             let step = Int(progress.fraction * 10)
             guard step > lastPlainStep else { return }
             lastPlainStep = step
-            StatusArea.shared.printAbove("\(label): " + Self.parts(progress, elapsed: elapsed).joined(separator: ", ") + "\n")
+            StatusArea.shared.printAbove(plainLine(progress, elapsed: elapsed))
         case .redraw:
             let now = Date()
             guard now.timeIntervalSince(lastDraw) >= 0.1 || progress.fraction >= 1 else { return }
@@ -37,8 +70,16 @@ final class ProgressDisplay {
         }
     }
 
-    /// Erases the bar (before the summary line).
+    /// Erases the bar (before the summary line); not on a terminal, prints the last line when
+    /// lines were printed (once, however often it is called).
     func finish() {
+        if !Terminal.stderrIsTerminal {
+            guard printedLines, !finished, let last else { return }
+            finished = true
+            guard last != lastPrinted else { return }                // the end's line is out already
+            Terminal.write(plainLine(last, elapsed: Date().timeIntervalSince(started)))
+            return
+        }
         StatusArea.shared.clear()
     }
 

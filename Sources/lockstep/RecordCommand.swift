@@ -146,7 +146,7 @@ struct RecordCommand: ParsableCommand {
             if recorder.error != nil || engine.deviceError != nil { break }
             let now = engine.currentTime().sampleTime
             if !announced && now >= start {
-                events.emit(ControlUpdate(.recordStarted, layer: output, sampleTime: start))
+                events.emit(ControlUpdate(.recordStarted, file: output, sampleTime: start))
                 announced = true
             }
             if end != nil && now > start && !recorder.queue.isRunning && recorder.framesWritten > 0 { break }
@@ -167,13 +167,13 @@ struct RecordCommand: ParsableCommand {
         if let error = engine.deviceError { failure = failure ?? error.message }
         device.stop()
         events.discontinuities(of: engine, seen: &discontinuitiesSeen)
-        events.emit(ControlUpdate(.recordEnded, layer: output, sampleTime: summary.startSampleTime.map { $0 + summary.framesWritten },
+        events.emit(ControlUpdate(.recordEnded, file: output, sampleTime: summary.startSampleTime.map { $0 + summary.framesWritten },
                                   frames: summary.framesWritten))
         let gaps = engine.discontinuities.map(DiscontinuityRecord.init)
         if json {
             print(JSONSchema.line(RecordReport(
                 file: output, frames: summary.framesWritten, startSampleTime: summary.startSampleTime, sampleRate: Int(rate),
-                peakDB: summary.peaks.map { Double(Decibels.fromLinear($0)) }, lostFrames: summary.lostFrames,
+                channelPeakDB: summary.peaks.map { Double(Decibels.fromLinear($0)) }, lostFrames: summary.lostFrames,
                 skippedFrames: recorder.queue.skippedFrames, discontinuities: gaps, interrupted: interrupted, error: failure)))
         } else {
             let peaks = summary.peaks.map { Terminal.decibels(Decibels.fromLinear($0)) }.joined(separator: ", ")

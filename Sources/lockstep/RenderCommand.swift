@@ -13,7 +13,7 @@ struct RenderCommand: ParsableCommand {
         discussion: """
             Every layer's first frame lands on output sample 0 (plus its --offset). Gains, offsets and channel maps apply to the files in order: the first --gain to the first file, and so on. The output is as long as the longest layer; its type follows OUT's extension (wav, aiff, flac, caf, w64, rf64, au, ogg, opus, mp3) or --format. Files at other sample rates are converted (libsoxr, at most 256 times apart); files with more channels than --channels are downmixed (ITU-R BS.775 for 5.1 and 7.1, equal-power otherwise) unless --channel-map routes them.
 
-            '-' as a file reads standard input (once per command); -o - writes standard output (WAV unless --format says otherwise; on a pipe WAV, AU, FLAC, Ogg Vorbis, Opus and MP3 work), and the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left.
+            '-' as a file reads standard input (once per command); -o - writes standard output (WAV unless --format says otherwise; on a pipe WAV, AU, FLAC, Ogg Vorbis, Opus and MP3 work), and the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left; when standard error is not a terminal (a log, a pipe), a plain line of the same every 5 s (or every $LOCKSTEP_PROGRESS_INTERVAL seconds) and one at the end; none with --no-progress or --quiet.
 
             Examples:
               lockstep render drums.wav bass.flac -o mix.wav --gain -3 --offset 1.5
@@ -101,7 +101,7 @@ struct RenderCommand: ParsableCommand {
             throw CLIError(message: "render: \(error.description)\(hint)")
         }
         if json {
-            print(JSONSchema.line(RenderReport(output: summary.outputPath, inputs: files, frames: summary.frames,
+            print(JSONSchema.line(RenderReport(file: summary.outputPath, inputs: files, frames: summary.frames,
                                                sampleRate: Int(summary.sampleRate), channels: summary.channelCount,
                                                sampleFormat: summary.sampleFormat.rawValue,
                                                fileType: summary.fileType.fileExtension,

@@ -52,10 +52,10 @@ extension TimelineReport {
                       Cue(name: cue.name, layer: timeline.layers[cue.layer].name, file: cue.path, manual: cue.isManual,
                           start: cue.start, end: cue.end, frames: cue.length,
                           gainDB: timeline.layers[cue.layer].gainDB + cue.gainDB, loop: cue.playCount,
-                          afterGo: cue.isManual ? cue.offsetFromTrigger : nil, rate: rate)
+                          afterGoFrames: cue.isManual ? cue.offsetFromTrigger : nil, rate: rate)
                   },
                   automation: timeline.automation.enumerated().flatMap { layer, points in
-                      points.map { Point(layer: timeline.layers[layer].name, start: $0.start, ramp: $0.ramp,
+                      points.map { Point(layer: timeline.layers[layer].name, start: $0.start, rampFrames: $0.ramp,
                                          gainDB: $0.gainDB, rate: rate) }
                   },
                   end: timeline.end)
@@ -209,7 +209,7 @@ struct SessionRenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Render a session offline to an audio file.",
         discussion: """
-            Output sample N is session sample N. Manual cues are left out unless --go places them, or a MIDI file's events fire them through the session's triggers (--midi-file): each event's commands land --midi-latency samples after the event, as in session run --midi, so the render equals a live run that received the same MIDI. -o - writes standard output (WAV unless --format says otherwise), as render does; the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left.
+            Output sample N is session sample N. Manual cues are left out unless --go places them, or a MIDI file's events fire them through the session's triggers (--midi-file): each event's commands land --midi-latency samples after the event, as in session run --midi, so the render equals a live run that received the same MIDI. -o - writes standard output (WAV unless --format says otherwise), as render does; the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left; when standard error is not a terminal (a log, a pipe), a plain line of the same every 5 s (or every $LOCKSTEP_PROGRESS_INTERVAL seconds) and one at the end; none with --no-progress or --quiet.
 
             Examples:
               lockstep session render show.yaml -o show.wav --go bell@1:30
@@ -339,7 +339,7 @@ struct SessionRenderCommand: ParsableCommand {
         let seconds = Double(summary.frames) / summary.rate
         let peakDB = Decibels.fromLinear(summary.peak)
         if json {
-            let render = RenderReport(output: summary.outputPath, inputs: [file], frames: summary.frames,
+            let render = RenderReport(file: summary.outputPath, inputs: [file], frames: summary.frames,
                                       sampleRate: Int(summary.rate), channels: summary.channelCount,
                                       sampleFormat: summary.sampleFormat.rawValue, fileType: summary.encoding.type.fileExtension,
                                       encoding: encodingSummary(summary.encoding), peakDB: Double(peakDB), clipped: summary.peak > 1)

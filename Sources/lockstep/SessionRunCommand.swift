@@ -28,8 +28,8 @@ struct SessionRunCommand: ParsableCommand {
               pause [CUE]            pause the session (or CUE) with a 5 ms fade
               resume [CUE]           resume where it paused
               panic                  fade everything out over 1 s, then stop
-              level CUE DB [RAMP]    set a cue's level over RAMP seconds
-              gain LAYER DB [RAMP]   set a layer's gain over RAMP seconds
+              level CUE DB [RAMP]    set a cue's level over RAMP (a time: 2, 250ms, 0:02, 4800 samples)
+              gain LAYER DB [RAMP]   set a layer's gain over RAMP (a time, as for level)
               seek TIME              jump to a session time (90, 1:30, "4800 samples")
               status                 print one JSON line describing the state
 
@@ -328,8 +328,8 @@ final class SessionRun {
                     display.note(text)
                     events.rateChange(to: Int(next.rate), at: change.sampleTime)
                     rateChanges.append(RateChangeRecord(sampleTime: change.sampleTime, sampleRate: Int(next.rate), position: position,
-                                                  resumedAt: resumedAt,
-                                                  resumedAtJACKFrame: resumedAt.map { device.jackFrameTime(forSampleTime: $0) }))
+                                                  resumedSampleTime: resumedAt,
+                                                  resumedJACKFrame: resumedAt.map { device.jackFrameTime(forSampleTime: $0) }))
                     playedFrames = Int64((Double(playedFrames) * factor).rounded())
                     stopAfter = command.duration.map { $0.samples(at: next.rate) }
                     lastPosition = position
@@ -443,7 +443,7 @@ final class SessionRun {
     func reportLateStarts(_ starts: [SessionPlayer.LateStart], reported: inout Int, rate: Double, display: SessionDisplay) {
         guard starts.count > reported else { return }
         for late in starts[reported...] {
-            let text = "started \(late.framesSkipped) frames (\(String(format: "%.1f", Double(late.framesSkipped) * 1000 / rate)) ms) late "
+            let text = "started \(late.skippedFrames) frames (\(String(format: "%.1f", Double(late.skippedFrames) * 1000 / rate)) ms) late "
                 + "at sample \(late.sampleTime); skipped them to stay on the session's timeline"
             display.note(text, level: .warning)
         }

@@ -10,7 +10,9 @@ import Synchronization
 /// Live output (progress bars, meters) goes to standard error, and only when it is a terminal:
 /// redrawn in place (``Display/redraw``) unless `TERM` is unset or `dumb`, where plain lines are
 /// printed now and then instead (``Display/plain``). With `--no-progress` or `--quiet`, or when
-/// standard error is a file or a pipe, nothing live is shown (``Display/none``). Colour (through
+/// standard error is a file or a pipe, nothing live is shown (``Display/none``) — except a
+/// render's progress, which ``ProgressDisplay`` writes to a file or pipe as a plain line every
+/// few seconds. Colour (through
 /// Rainbow) is used only when redrawing, and never when `NO_COLOR` is set to anything.
 enum Terminal {
     /// How live output is shown.

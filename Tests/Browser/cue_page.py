@@ -151,7 +151,7 @@ try:
         fader.send_keys(Keys.ARROW_DOWN)
         hold(0.12)
     target = -float(steps)
-    wait(lambda: driver.execute_script("const r = window.lockstep.lastReply; return r.address === 'gain' && r.data.decibels")
+    wait(lambda: driver.execute_script("const r = window.lockstep.lastReply; return r.address === 'gain' && r.data.gainDB")
          == target, what="the reply to the last fader move")
     result["faderValue"] = float(fader.get_attribute("value"))
     result["gainReply"] = driver.execute_script("return window.lockstep.lastReply")

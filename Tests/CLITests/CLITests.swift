@@ -100,14 +100,14 @@ struct CLITests {
         (["render", "GOOD.wav", "-o", "x.wav", "--offset", "-1"], "--offset"),
         // Numbers that would overflow when turned into samples are refused where they are parsed:
         // not a time (no exponents; at most a week), with the forms a time takes.
-        (["render", "GOOD.wav", "-o", "x.wav", "--offset", "1e15"], "The value '1e15' is invalid for '--offset <time>': not a time; write seconds (90, 1.5 or 1.5s)"),
+        (["render", "GOOD.wav", "-o", "x.wav", "--offset", "1e15"], "the value '1e15' is invalid for '--offset <time>': not a time; write seconds (90, 1.5 or 1.5s)"),
         (["render", "GOOD.wav", "-o", "x.wav", "--offset", "nan"], "--offset"),
-        (["play", "GOOD.wav", "--duration", "1e30"], "The value '1e30' is invalid for '--duration <time>': not a time"),
+        (["play", "GOOD.wav", "--duration", "1e30"], "the value '1e30' is invalid for '--duration <time>': not a time"),
         (["play", "GOOD.wav", "--duration", "700000"], "at most a week"),
         (["play", "GOOD.wav", "--duration", "0:00"], "--duration 0 s is no time at all"),
         (["play", "GOOD.wav", "--offset", "1e300"], "--offset"),
-        (["record", "-o", "x.wav", "--duration", "1e30"], "The value '1e30' is invalid for '--duration <time>': not a time"),
-        (["session", "run", "GOOD.yaml", "--from", "soon"], "The value 'soon' is invalid for '--from <time>': not a time; write seconds (90, 1.5 or 1.5s), milliseconds (250ms), m:ss[.fff] (1:30, 1:30.5), h:mm:ss[.fff] or \"N samples\" (4800 samples)"),
+        (["record", "-o", "x.wav", "--duration", "1e30"], "the value '1e30' is invalid for '--duration <time>': not a time"),
+        (["session", "run", "GOOD.yaml", "--from", "soon"], "the value 'soon' is invalid for '--from <time>': not a time; write seconds (90, 1.5 or 1.5s), milliseconds (250ms), m:ss[.fff] (1:30, 1:30.5), h:mm:ss[.fff] or \"N samples\" (4800 samples)"),
         (["session", "render", "GOOD.yaml", "-o", "x.wav", "--go", "one@1:75"], "--go one@1:75: time '1:75' is not a time"),
         (["session", "check", "GOOD.yaml", "--rate", "0"], "--rate 0 is out of range"),
         (["session", "run", "GOOD.yaml", "--duration", "inf"], "--duration"),
@@ -145,12 +145,45 @@ struct CLITests {
         #expect(try ["GOOD.wav", "FULL.wav", "GOOD.yaml"].map { try Data(contentsOf: URL(fileURLWithPath: "\(dir)/\($0)")) } == inputs)
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/x.caf"))
         #expect(r.status != 0)
+        // One error line naming what is wrong; after a usage error, ArgumentParser's hint
+        // (the option's help, the usage, where the full help is) and nothing else.
         let lines = r.stderr.split(separator: "\n")
-        #expect(lines.count == 1, "\(r.stderr)")
-        #expect(r.stderr.contains(mention), "\(r.stderr)")
+        #expect(lines.first?.hasPrefix("lockstep: ") == true && lines.first?.contains(mention) == true, "\(r.stderr)")
+        #expect(lines.dropFirst().allSatisfy { $0.hasPrefix("Help:  ") || $0.hasPrefix("Usage: lockstep ") || $0.hasPrefix("  See 'lockstep ") },
+                "\(r.stderr)")
+        #expect(lines.count == 1 || lines.last?.hasSuffix("--help' for more information.") == true, "\(r.stderr)")
         #expect(!r.stderr.contains("Fatal error"))
         // Nothing that looks like a finished output is left behind.
         #expect(!FileManager.default.fileExists(atPath: "\(dir)/x.wav"))
+    }
+
+    @Test("a usage or validation error: one line naming the command and the option, lists folded onto it, then ArgumentParser's hint for that command",
+          arguments: [
+        (["render", "GOOD.wav", "-o", "x.wav", "--sample-format", "s99"],
+         "lockstep: render: the value 's99' is invalid for '--sample-format <u8|s8|s16|s24|s32|f32|f64|ulaw|alaw>'; give one of: u8, s8, s16, s24, s32, f32, f64, ulaw, alaw",
+         "render"),
+        (["render", "GOOD.wav", "-o", "x.wav", "--rate", "abc"], "lockstep: render: the value 'abc' is invalid for '--rate <rate>'", "render"),
+        (["render", "GOOD.wav", "-o", "x.wav", "--bogus"], "lockstep: render: unknown option '--bogus'", "render"),
+        (["session", "render"], "lockstep: session render: missing expected argument '<file>'", "session render"),
+        (["play", "GOOD.wav", "--duration", "0"],
+         "lockstep: play: --duration 0 s is no time at all; give a length above 0 (e.g. --duration 90), or leave it out", "play"),
+        (["frobnicate"], "lockstep: unexpected argument 'frobnicate'", ""),
+    ])
+    func usageErrors(arguments: [String], line: String, command: String) throws {
+        _ = try write("GOOD.wav", Signals.constant(0.1, frames: 480), rate: 48000)
+        let r = try CLI.run(arguments, in: dir)
+        #expect(r.status == 64, "\(r.stderr)")
+        let lines = r.stderr.split(separator: "\n").map(String.init)
+        #expect(lines.first == line, "\(r.stderr)")
+        #expect(lines.first?.contains("; -") == false && !r.stderr.contains("Error:") && !lines.contains { $0.hasPrefix("  - ") }, "\(r.stderr)")
+        let name = command.isEmpty ? "lockstep" : "lockstep \(command)"
+        #expect(lines.contains { $0.hasPrefix("Usage: \(name) ") }, "\(r.stderr)")
+        #expect(lines.last == "  See '\(name) --help' for more information.", "\(r.stderr)")
+        // An option's value error shows that option's help.
+        if line.contains("invalid for '--rate") { #expect(lines.contains { $0.hasPrefix("Help:  --rate <rate>  ") }) }
+        // A failure that is not about usage stays one line, without the hint.
+        let missing = try CLI.run(["render", "MISSING.wav", "-o", "x.wav"], in: dir)
+        #expect(missing.stderr.split(separator: "\n").count == 1, "\(missing.stderr)")
     }
 
     @Test("the example sessions check clean and render to their resolved length")

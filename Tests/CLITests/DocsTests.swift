@@ -3,31 +3,40 @@ import LockstepTestSupport
 import Testing
 
 /// The docs cannot drift from the program: every fenced block in README.md and Docs/*.md marked
-/// `<!-- docs-test -->` (on the line before its opening fence) is run, and what each `$ lockstep …`
-/// line prints must be the lines the docs show under it, exactly (standard output and standard
-/// error as they came, trailing spaces aside). Marked blocks run offline only — render, info, session check, session render, and pipes
-/// through sox — in a folder holding `Examples/` (a link to the repository's) and copies of the
-/// example layers (`drums.wav`, `bass.flac`, `pad.aiff`). On a mismatch the issue shows the real
-/// output, to paste in.
+/// `<!-- docs-test -->` (on the line before its opening fence) is run, and what each `$ …` line
+/// prints must be the lines the docs show under it, exactly (standard output and standard error as
+/// they came, trailing spaces aside). The `$` lines of one block run in order in one folder, so a
+/// block may make its inputs first (`$ sox -n … film-5.1.wav synth …`, which prints nothing) and
+/// then show what `lockstep` makes of them; every block runs at least one `lockstep` command.
+/// Marked blocks run offline only — render, info, session check, session render, completion, and
+/// pipes through sox — in a fresh folder holding `Examples/` (a link to the repository's) and
+/// copies of the example layers (`drums.wav`, `bass.flac`, `pad.aiff`). On a mismatch the issue
+/// shows the real output, to paste in.
 @Suite("the commands shown in the docs print what the docs show")
 struct DocsTests {
     /// The repository's root.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
 
-    /// One `$ lockstep …` line of a marked block and the lines shown under it.
-    struct Example: CustomTestStringConvertible, Sendable {
-        var file: String
+    /// One `$ …` line of a marked block and the lines shown under it.
+    struct Example: Sendable {
         var line: Int
         var command: String
         var expected: [String]
-        var testDescription: String { "\(file):\(line): \(command)" }
     }
 
-    /// Every example of every marked block, in file order.
-    static func examples() throws -> [Example] {
+    /// One marked block: its examples, run in order in one folder.
+    struct Block: CustomTestStringConvertible, Sendable {
+        var file: String
+        var line: Int
+        var examples: [Example]
+        var testDescription: String { "\(file):\(line): \(examples.first?.command ?? "(no command)")" }
+    }
+
+    /// Every marked block, in file order.
+    static func blocks() throws -> [Block] {
         let docs = try FileManager.default.contentsOfDirectory(atPath: root + "/Docs").filter { $0.hasSuffix(".md") }.sorted()
-        var examples: [Example] = []
+        var blocks: [Block] = []
         for name in ["README.md"] + docs.map({ "Docs/" + $0 }) {
             let lines = try String(contentsOfFile: root + "/" + name, encoding: .utf8).components(separatedBy: "\n")
             var index = 0
@@ -35,57 +44,59 @@ struct DocsTests {
                 defer { index += 1 }
                 guard lines[index].trimmingCharacters(in: .whitespaces) == "<!-- docs-test -->" else { continue }
                 index += 1
+                var block = Block(file: name, line: index + 1, examples: [])
                 let fence = lines[index].prefix { $0 == " " }.count
                 guard lines[index].dropFirst(fence).hasPrefix("```") else {
-                    examples.append(Example(file: name, line: index + 1, command: "(the marker is not followed by a fence)", expected: []))
+                    blocks.append(block)                                    // (found() reports it)
                     continue
                 }
                 index += 1
-                var current: Example?
                 while index < lines.count, !lines[index].dropFirst(fence).hasPrefix("```") {
                     let text = String(lines[index].dropFirst(fence))
                     if text.hasPrefix("$ ") {
-                        if let current { examples.append(current) }
-                        current = Example(file: name, line: index + 1, command: String(text.dropFirst(2)), expected: [])
-                    } else {
-                        current?.expected.append(text)
+                        block.examples.append(Example(line: index + 1, command: String(text.dropFirst(2)), expected: []))
+                    } else if !block.examples.isEmpty {
+                        block.examples[block.examples.count - 1].expected.append(text)
                     }
                     index += 1
                 }
-                if let current { examples.append(current) }
+                blocks.append(block)
             }
         }
-        return examples
+        return blocks
     }
 
-    @Test("there are marked examples, and each marked block has a fence and a command")
+    @Test("there are marked examples, and each marked block has a fence and runs lockstep")
     func found() throws {
-        let all = try Self.examples()
-        #expect(all.count >= 10, "\(all.count) examples")
-        for example in all {
-            #expect(example.command.hasPrefix("lockstep ") || example.command.contains("| lockstep "), "\(example.testDescription)")
+        let all = try Self.blocks()
+        #expect(all.flatMap(\.examples).count >= 10, "\(all.flatMap(\.examples).count) examples")
+        for block in all {
+            #expect(block.examples.contains { $0.command.hasPrefix("lockstep ") || $0.command.contains("| lockstep ") || $0.command.contains(" lockstep ") },
+                    "\(block.testDescription)")
         }
     }
 
-    @Test("a documented command prints what the docs show", arguments: try DocsTests.examples())
-    func runs(_ example: Example) throws {
+    @Test("a documented block prints what the docs show", arguments: try DocsTests.blocks())
+    func runs(_ block: Block) throws {
         let temp = try TemporaryTestDirectory(prefix: "lockstep-docs")
         let dir = temp.path
         try FileManager.default.createSymbolicLink(atPath: dir + "/Examples", withDestinationPath: Self.root + "/Examples")
         for layer in ["drums.wav", "bass.flac", "pad.aiff"] {
             try FileManager.default.copyItem(atPath: Self.root + "/Examples/Layers/" + layer, toPath: dir + "/" + layer)
         }
-        let script = "exec 2>&1; lockstep() { '\(CLI.binary)' \"$@\"; }; cd '\(dir)'; " + example.command
-        let result = try CLI.run(["-c", script], environment: ["NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "100"],
-                                 executable: "/bin/bash")
         func trimmed(_ line: String) -> String { String(line.reversed().drop { $0 == " " }.reversed()) }
-        var printed = (result.stdout + result.stderr).components(separatedBy: "\n").map(trimmed)
-        if printed.last == "" { printed.removeLast() }
-        var expected = example.expected.map(trimmed)
-        while expected.last?.isEmpty == true { expected.removeLast() }
-        #expect(printed == expected, """
-            \(example.testDescription) printed:
-            \(printed.joined(separator: "\n"))
-            """)
+        for example in block.examples {
+            let script = "exec 2>&1; lockstep() { '\(CLI.binary)' \"$@\"; }; cd '\(dir)'; " + example.command
+            let result = try CLI.run(["-c", script], environment: ["NO_COLOR": "1", "TERM": "dumb", "COLUMNS": "100"],
+                                     executable: "/bin/bash")
+            var printed = (result.stdout + result.stderr).components(separatedBy: "\n").map(trimmed)
+            if printed.last == "" { printed.removeLast() }
+            var expected = example.expected.map(trimmed)
+            while expected.last?.isEmpty == true { expected.removeLast() }
+            #expect(printed == expected, """
+                \(block.file):\(example.line): \(example.command) printed:
+                \(printed.joined(separator: "\n"))
+                """)
+        }
     }
 }

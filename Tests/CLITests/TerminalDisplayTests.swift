@@ -131,4 +131,36 @@ struct TerminalDisplayTests {
         #expect(!run.raw.contains("rendering"))
         #expect(!run.raw.contains("\u{1B}"), "\(run.raw.debugDescription)")
     }
+
+    @Test("standard error not a terminal: a plain progress line every interval with rate and ETA, and one at the end; none with --no-progress or --quiet, none for a render shorter than the interval")
+    func progressLinesWithoutTerminal() throws {
+        let input = try makeInput()
+        let often = ["LOCKSTEP_PROGRESS_INTERVAL": "0.001", "TERM": "xterm"]
+        let r = try CLI.run(["render", input, "-o", "\(dir)/out.wav"], environment: often)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!r.stderr.contains("\u{1B}") && !r.stderr.contains("\r"), "no escape sequence or carriage return in a log: \(r.stderr.debugDescription)")
+        let lines = r.stderr.split(separator: "\n").filter { $0.hasPrefix("rendering: ") }
+        #expect(lines.count >= 2, "\(r.stderr)")
+        for line in lines {
+            // (The speed and time left once a tenth of a second has passed.)
+            #expect(line.firstMatch(of: /^rendering: +\d+%, \d+:\d\d\.\d{3} of 0:21\.\d{3}(, [\d.]+× realtime, ETA \d+:\d\d)?$/) != nil, "\(line)")
+        }
+        #expect(lines.contains { $0.contains("× realtime, ETA ") }, "\(lines)")
+        #expect(lines.last?.hasPrefix("rendering: 100%, ") == true, "the end has its line: \(lines)")
+        #expect(lines.filter { $0.hasPrefix("rendering: 100%") }.count == 1, "\(lines)")
+        #expect(r.stdout.contains("rendered 1 layer"), "the summary stays on standard output")
+        // session render shows the same.
+        let session = "\(dir)/show.yaml"
+        try "cues:\n  - { name: one, file: '\(input)', at: 0 }\n".write(toFile: session, atomically: true, encoding: .utf8)
+        let s = try CLI.run(["session", "render", session, "-o", "\(dir)/show.wav"], environment: often)
+        #expect(s.status == 0, "\(s.stderr)")
+        #expect(s.stderr.split(separator: "\n").last { $0.hasPrefix("rendering: ") }?.hasPrefix("rendering: 100%") == true, "\(s.stderr)")
+        for flag in ["--no-progress", "--quiet"] {
+            let quiet = try CLI.run(["render", input, "-o", "\(dir)/out.wav", flag], environment: often)
+            #expect(quiet.status == 0 && !quiet.stderr.contains("rendering"), "\(flag): \(quiet.stderr)")
+        }
+        // The default interval is 5 s: a render of a fraction of that (20 s of audio) writes no progress.
+        let short = try CLI.run(["render", input, "-o", "\(dir)/out.wav"], environment: ["TERM": "xterm"])
+        #expect(short.status == 0 && !short.stderr.contains("rendering"), "\(short.stderr)")
+    }
 }

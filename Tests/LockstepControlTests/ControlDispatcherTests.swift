@@ -155,7 +155,7 @@ struct ControlDispatcherTests {
         #expect(show.dispatcher.execute(.pause, address: "pause").summary.contains("paused already"))
         let seek = show.dispatcher.execute(.seek(.samples(30000)), address: "/lockstep/seek")
         #expect(seek.data?["position"] == .integer(30000))
-        #expect(seek.data?["sampleTime"] == .null)                        // paused: it plays nowhere yet
+        #expect(seek.data?["sampleTime"] == nil)                          // paused: it plays nowhere yet (left out)
         #expect(show.dispatcher.execute(.resume, address: "resume").data?["position"] == .integer(30000))
         let playing = show.dispatcher.execute(.seek(.seconds(0.5)), address: "/lockstep/seek")
         #expect(playing.data?["position"] == .integer(24000))
@@ -163,6 +163,58 @@ struct ControlDispatcherTests {
         rendering.stop()
         #expect(show.updates(.seeked).map(\.position) == [30000, 24000])
         #expect(show.updates(.paused).count == 1 && show.updates(.resumed).map(\.position) == [30000])
+    }
+
+    @Test("every reply's data is a schema type: decoding it as CommandResult (or ControlStatus) and encoding it again gives the same JSON")
+    func replyDataIsTheSchema() throws {
+        let show = try DispatchedShow()
+        try show.render(4096)
+        /// The reply's data, decoded as `type` and encoded again: the same object, so no key of
+        /// the data lies outside the type.
+        func roundTrip<T: Codable>(_ command: ControlCommand, as type: T.Type) throws -> T {
+            let reply = show.dispatcher.execute(command, address: "test")
+            #expect(reply.isOK, "\(command): \(reply)")
+            let decoded = try reply.decodeData(type)
+            #expect(JSONSchema.line(decoded) == reply.data?.json, "\(command)")
+            return decoded
+        }
+        let go = try roundTrip(.go(nil), as: CommandResult.self)
+        #expect(go.cue == "bell" && go.placed == ["bell"] && go.start == go.position && go.playhead == "horn" && go.schema == 1)
+        #expect(go.sampleTime != nil && go.seconds == Double(go.position!) / 48000)
+        let gain = try roundTrip(.setLayerGain(layer: "bed", decibels: -6.004, ramp: .samples(4800)), as: CommandResult.self)
+        #expect(gain.layer == "bed" && gain.gainDB == -6 && gain.rampFrames == 4800 && gain.rampSeconds == 0.1)
+        let silence = show.dispatcher.execute(.setCueLevel(.name("bed"), decibels: -.infinity, ramp: .seconds(0.5)), address: "level")
+        #expect(silence.data?.json.contains("\"gainDB\":null") == true && silence.data?["rampFrames"] == .integer(24000), "\(silence)")
+        #expect(try silence.decodeData(CommandResult.self).gainDB == nil)
+        let paused = try roundTrip(.pauseCue(.name("bed")), as: CommandResult.self)
+        #expect(paused.cue == "bed" && paused.end != nil)
+        let select = try roundTrip(.selectPlayhead(.name("horn")), as: CommandResult.self)
+        #expect(select.playhead == "horn" && select.position == nil)
+        let stop = try roundTrip(.stop, as: CommandResult.self)
+        #expect(stop.silentFrom != nil && stop.cues != nil)
+        // Pausing and seeking while playing wait for the layers' buffers to come back: render meanwhile.
+        let rendering = show.show.renderInBackground()
+        let pause = try roundTrip(.pause, as: CommandResult.self)
+        #expect(pause.position != nil && pause.sampleTime == nil)
+        let seek = try roundTrip(.seek(.samples(9600)), as: CommandResult.self)
+        #expect(seek.position == 9600 && seek.seconds == 0.2 && seek.sampleTime == nil)
+        rendering.stop()
+        let status = try roundTrip(.status, as: ControlStatus.self)
+        #expect(status.event == "status" && status.schema == 1)
+    }
+
+    @Test("level and gain updates carry gainDB (null for -inf), heartbeat its state, layer/started its file")
+    func updateFieldNames() throws {
+        let show = try DispatchedShow()
+        _ = show.dispatcher.execute(.setLayerGain(layer: "bed", decibels: -.infinity, ramp: 0), address: "gain")
+        _ = show.dispatcher.execute(.setCueLevel(.name("bed"), decibels: -3.456, ramp: 0), address: "level")
+        let gain = try #require(show.updates(.layerGain).first)
+        #expect(gain.json.contains("\"gainDB\":null") && gain.layer == "bed" && !gain.json.contains("decibels"), "\(gain.json)")
+        #expect(show.updates(.cueLevel).first?.gainDB == -3.46)
+        let decoded = try JSONSchema.decode(ControlUpdate.self, from: gain.json)
+        #expect(decoded == gain)
+        let started = ControlUpdate(.layerStarted, file: "a.wav", sampleTime: 10)
+        #expect(started.json == #"{"file":"a.wav","kind":"layer/started","sampleTime":10,"schema":1}"#)
     }
 
     @Test("a heartbeat is published once per interval, with the state and position")
@@ -174,7 +226,8 @@ struct ControlDispatcherTests {
         show.dispatcher.poll(now: later + .milliseconds(1000))
         let beats = show.updates(.heartbeat)
         #expect(beats.count == 2)
-        #expect(beats.first?.detail == "playing")
+        #expect(beats.first?.state == "playing")
+        #expect(beats.first?.json.contains("\"state\":\"playing\"") == true)
         #expect(beats.first?.json.contains("\"kind\":\"heartbeat\"") == true)
     }
 }
@@ -194,6 +247,11 @@ struct ControlLineTests {
         #expect(try ControlLine.parse("panic") == .panic)
         #expect(try ControlLine.parse("level bell -6dB 0.5") == .setCueLevel(.name("bell"), decibels: -6, ramp: 0.5))
         #expect(try ControlLine.parse("gain bed -inf") == .setLayerGain(layer: "bed", decibels: -.infinity, ramp: 0))
+        // A ramp takes the one time syntax, as every time does.
+        #expect(try ControlLine.parse("gain bed -6 4800 samples") == .setLayerGain(layer: "bed", decibels: -6, ramp: .samples(4800)))
+        #expect(try ControlLine.parse("gain bed -6 250ms") == .setLayerGain(layer: "bed", decibels: -6, ramp: .seconds(0.25)))
+        #expect(try ControlLine.parse("level bell -3 0:01.5") == .setCueLevel(.name("bell"), decibels: -3, ramp: .seconds(1.5)))
+        #expect(try ControlLine.parse("level bell -3 1.5s") == .setCueLevel(.name("bell"), decibels: -3, ramp: .seconds(1.5)))
         #expect(try ControlLine.parse("next") == .selectNext)
         #expect(try ControlLine.parse("previous") == .selectPrevious)
         #expect(try ControlLine.parse("select horn") == .selectPlayhead(.name("horn")))
@@ -211,7 +269,7 @@ struct ControlLineTests {
         #expect(message("staus") .hasPrefix("unknown command 'staus'; did you mean 'status'?"))
         #expect(message("seek soon") == "seek 'soon' is not a time; \(SessionTime.formsHint)")
         #expect(message("gain bed loud") == "'gain bed loud' is not 'gain LAYER DB [RAMP]'; write e.g. gain drums -12dB 2")
-        #expect(message("level bell -3 later") == "level: ramp 'later' is not a time in seconds; write e.g. 2, 1.5s or 250ms")
+        #expect(message("level bell -3 later") == "level: ramp 'later' is not a time; \(SessionTime.formsHint)")
         #expect(message("start") == "'start' needs a cue: write 'start CUE' (a cue name, or its number)")
         #expect(message("panic now") == "'panic' takes nothing after it; write just 'panic'")
     }

@@ -266,7 +266,7 @@ struct MIDIControlTests {
         // A GO from a note at sample 5000 (ahead of what is computed: 4 buffers of 1024 from 4096).
         let go = midi.handle(MIDIEvent(sampleTime: 5000, bytes: [0x90, 60, 99]))
         #expect(go.count == 1 && go[0].isOK, "\(go)")
-        #expect(go[0].data?["start"] == .integer(5512) && go[0].data?["late"] == .integer(0), "\(go)")
+        #expect(go[0].data?["start"] == .integer(5512) && go[0].data?["lateFrames"] == .integer(0), "\(go)")
         // MSC GO 2.5 (horn) at 9000.
         let msc = midi.handle(MIDIEvent(sampleTime: 9000, bytes: ShowControlMessage(device: 1, command: 0x01, cueNumber: "2.5").bytes))
         #expect(msc.first?.data?["start"] == .integer(9512), "\(msc)")

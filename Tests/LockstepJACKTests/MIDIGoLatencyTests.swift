@@ -80,7 +80,7 @@ extension JACKTests {
                 let at = try #require(reply.data?["sampleTime"]?.integerValue)
                 // A GO carried out too late for its sample (a machine too busy for its reader to run
                 // within the period) lands later and says so; it still sounds where it says.
-                if reply.data?["late"] != .integer(0) { late += 1 } else { leads.append(at - event) }
+                if reply.data?["lateFrames"] != .integer(0) { late += 1 } else { leads.append(at - event) }
                 try rig.expectHit(at: at)
             }
             #expect(leads.allSatisfy { $0 == 2 * period }, "\(leads)")

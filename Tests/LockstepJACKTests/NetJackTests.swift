@@ -260,9 +260,9 @@ extension JACKTests {
             let landing = starts.first ?? nil
             // The master blocks from the cut until it gives C up; and for netjack2's 2 s receive
             // timeout before any other slave it gave up (B, if the loss was too much for it).
-            let stall = cutOn...((outage?.lostAt ?? cutOff) + Int64(largest + rig.period))
+            let stall = cutOn...((outage?.lostSampleTime ?? cutOff) + Int64(largest + rig.period))
             let otherOutages = report.outputs.filter { $0.port != "\(client):c_1" }.flatMap(\.outages)
-            let blocked = [stall] + otherOutages.map { ($0.lostAt - Int64(5 * rate / 2))...($0.lostAt + Int64(largest + rig.period)) }
+            let blocked = [stall] + otherOutages.map { ($0.lostSampleTime - Int64(5 * rate / 2))...($0.lostSampleTime + Int64(largest + rig.period)) }
             // A clock jump (JACK's frame clock moving against the frames rendered, reported with
             // its signed length) moves every later frame by as much on the master's clock.
             let skips = report.discontinuities.filter { ($0.kind == "xrun" || $0.kind == "clockJump") && $0.frames != 0 }
@@ -364,8 +364,8 @@ extension JACKTests {
             for output in report.outputs {
                 for o in output.outages {
                     let again: String
-                    if let at = o.rejoinedAt { again = "connected again at \(at) to \(o.rejoinedAs ?? "?")" } else { again = "not back" }
-                    outageTexts.append("\(output.port) lost \(o.destination) at \(o.lostAt), \(again) after \(o.frames) frames")
+                    if let at = o.rejoinedSampleTime { again = "connected again at \(at) to \(o.rejoinedAs ?? "?")" } else { again = "not back" }
+                    outageTexts.append("\(output.port) lost \(o.destination) at \(o.lostSampleTime), \(again) after \(o.frames) frames")
                 }
             }
             let outageText = "cut of C at master frames \(cutOn)…\(cutOff), B's loss at \(lossOn)…\(lossOff); outages: " + outageTexts.joined(separator: ", ")
@@ -390,15 +390,15 @@ extension JACKTests {
             let lost = try #require(outage, "no outage reported for \(client):c_1: \(text)")
             #expect(outputC?.outages.count == 1, "\(text)")
             #expect(lost.destination == "\(slaveC):to_slave_1" && lost.netSlave == slaveC, "\(lost)")
-            #expect(lost.lostAt > cutOn && lost.lostAt < cutOff, "\(text)")
-            let back = try #require(lost.rejoinedAt, "slave C did not come back: \(text)")
-            #expect(back > cutOff && lost.frames == back - lost.lostAt, "\(text)")
+            #expect(lost.lostSampleTime > cutOn && lost.lostSampleTime < cutOff, "\(text)")
+            let back = try #require(lost.rejoinedSampleTime, "slave C did not come back: \(text)")
+            #expect(back > cutOff && lost.frames == back - lost.lostSampleTime, "\(text)")
             #expect(lost.rejoinedAs.map { JACKGraph.successor(of: lost.destination, among: [$0]) != nil } == true, "\(lost)")
             #expect(rejoinedPort != nil, "C's ports came back on the master")
             // Its delay: 0 while it has nowhere to go, then back to 256 once C declares its latency
             // again; every change of it is a playbackLatencyChange on the same sample.
             let changes = outputC?.changes ?? []
-            #expect(changes.first.map { $0.sampleTime == lost.lostAt && $0.latency == nil && $0.delay == 0 } == true, "\(changes)")
+            #expect(changes.first.map { $0.sampleTime == lost.lostSampleTime && $0.latency == nil && $0.delay == 0 } == true, "\(changes)")
             #expect(changes.last.map { $0.latency == toSlaveLatency && $0.delay == largest - toSlaveLatency } == true, "\(changes)")
             #expect(changes.contains { $0.sampleTime == back }, "\(changes)")
             #expect(changes.allSatisfy { latencyChanges.contains($0.sampleTime) }, "\(changes) \(text)")

@@ -100,12 +100,12 @@ extension JACKTests {
             #expect(out2.outages.map(\.rejoinedAs) == ["lsfakehall-01:to_slave_1", "lsfakehall:to_slave_1", nil])
             #expect(out2.outages.allSatisfy { $0.netSlave == "lsfakehall" })
             let second = out2.outages[1]
-            let back = try #require(second.rejoinedAt)
+            let back = try #require(second.rejoinedSampleTime)
             // Stamped on the first cycle after the monitor saw it: within a few periods.
-            #expect(second.lostAt >= leaving && second.lostAt <= awayFrom + 512, "\(second) \(leaving) \(awayFrom)")
+            #expect(second.lostSampleTime >= leaving && second.lostSampleTime <= awayFrom + 512, "\(second) \(leaving) \(awayFrom)")
             #expect(back > awayFrom + 20_000 && back <= awayUntil + 512, "\(second) \(awayFrom) \(awayUntil)")
-            #expect(second.frames == back - second.lostAt)
-            #expect(out2.outages[2].rejoinedAt == nil && out2.outages[2].frames == end - out2.outages[2].lostAt)
+            #expect(second.frames == back - second.lostSampleTime)
+            #expect(out2.outages[2].rejoinedSampleTime == nil && out2.outages[2].frames == end - out2.outages[2].lostSampleTime)
             // Every change of the delay is a playbackLatencyChange discontinuity on the same sample.
             let delays = out2.changes.map(\.delay)
             #expect(delays.first == 0 && delays.last == 0 && delays.contains(256), "\(out2.changes)")
@@ -115,7 +115,7 @@ extension JACKTests {
                 if change.delay != delay { #expect(reported.contains(change.sampleTime), "\(change) not in \(reported.sorted())") }
                 delay = change.delay
             }
-            #expect(out2.changes.contains { $0.latency == nil && $0.sampleTime == second.lostAt }, "\(out2.changes)")
+            #expect(out2.changes.contains { $0.latency == nil && $0.sampleTime == second.lostSampleTime }, "\(out2.changes)")
             #expect(out2.changes.contains { $0.latency == 256 && $0.sampleTime == back }, "\(out2.changes)")
         }
     }

@@ -178,7 +178,7 @@ extension JACKTests {
             #expect(mismatch == nil, "frame \(mismatch ?? -1)")
 
             // After the change: the file converted to 44.1 kHz (right pitch), from the right frame.
-            let resumedJACK = try #require(resumed["resumedAtJACKFrame"] as? Int)
+            let resumedJACK = try #require(resumed["resumedJACKFrame"] as? Int)
             let (checked, worst) = try PipeWireDaemon.compareWithRamp(after, fileFrame: Double(fileFrame), resumedJACK: resumedJACK,
                                                                       rampFrames: ramp.count, step: step)
             #expect(checked > 10000, "only \(checked) frames of the resumed layer were recorded")
@@ -212,7 +212,7 @@ extension JACKTests {
             #expect(change["sampleRate"] as? Int == 44100)
             #expect(summary["sampleRate"] as? Int == 44100)
             let position = try #require(change["position"] as? Int)
-            let resumedJACK = try #require(change["resumedAtJACKFrame"] as? Int)
+            let resumedJACK = try #require(change["resumedJACKFrame"] as? Int)
             #expect(position > 44100 / 2)                            // it had played a while at 48 kHz
             let (checked, worst) = try PipeWireDaemon.compareWithRamp(after, fileFrame: Double(position) * 48000 / 44100,
                                                                       resumedJACK: resumedJACK, rampFrames: ramp.count, step: step)

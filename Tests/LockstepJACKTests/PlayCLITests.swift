@@ -63,7 +63,7 @@ extension JACKTests {
             let events = try lines.dropLast().map { try JSONSchema.decode(ControlUpdate.self, from: $0) }
             #expect(events.allSatisfy { $0.schema == 1 })
             let started = try #require(events.first { $0.kind == .layerStarted })
-            #expect(started.sampleTime == Int64(start) && started.layer == path)
+            #expect(started.sampleTime == Int64(start) && started.file == path && started.layer == nil)
             let ended = try #require(events.first { $0.kind == .layerEnded })
             #expect((ended.sampleTime ?? 0) >= Int64(start) + 48000)
             #expect(summary["sampleRate"] as? Int == 48000)

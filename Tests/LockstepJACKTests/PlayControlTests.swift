@@ -173,7 +173,7 @@ extension JACKTests {
                 #expect(reply.status == 200, "\(json): \(reply.body)")
                 return reply.body
             }
-            _ = try command(#"{"command":"gain","layer":"tone","decibels":"-inf"}"#)
+            _ = try command(#"{"command":"gain","layer":"tone","gainDB":"-inf"}"#)
             usleep(300_000)
             _ = try command(#"{"command":"pause"}"#)
             let paused = try HTTPTestClient.get(port: port, "/api/status")

@@ -65,10 +65,12 @@ extension JACKTests {
             // The schema: the summary decodes as RecordReport; the events name the first sample
             // and the frames written.
             let report = try JSONSchema.decode(RecordReport.self, from: last)
-            #expect(report.schema == 1 && report.seconds == 3 && report.peakDB.count == 2)
+            #expect(report.schema == 1 && report.seconds == 3 && report.channelPeakDB.count == 2)
+            #expect(report.peakDB == report.channelPeakDB.compactMap { $0 }.max())
             let events = try lines.dropLast().map { try JSONSchema.decode(ControlUpdate.self, from: $0) }
             #expect(events.first { $0.kind == .recordStarted }?.sampleTime == Int64(start))
             #expect(events.first { $0.kind == .recordEnded }?.frames == 144_000)
+            #expect(events.filter { [.recordStarted, .recordEnded].contains($0.kind) }.allSatisfy { $0.file == path && $0.layer == nil })
             let (format, samples) = try read(path)
             #expect(format.channelCount == 2 && format.sampleRate == 48000)
             #expect(samples.count == 144_000 * 2)

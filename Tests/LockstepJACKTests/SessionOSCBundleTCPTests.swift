@@ -29,7 +29,7 @@ extension JACKTests {
             let reply = try #require(peer.reply(to: "/cue/bell/start"))
             let data = try #require(reply["data"] as? [String: Any], "\(reply)")
             let at = try #require(data["sampleTime"] as? Int)
-            #expect(data["requestedSampleTime"] as? Int == at && data["late"] as? Int == 0, "\(data)")
+            #expect(data["requestedSampleTime"] as? Int == at && data["lateFrames"] as? Int == 0, "\(data)")
             let expected = Int64(frameNow) + Int64(((tag.secondsSince1970 - wallNow) * 48000).rounded())
             let error = Int64(UInt32(truncatingIfNeeded: at) &- UInt32(truncatingIfNeeded: expected)) // (32-bit frame clock)
             let signed = error > Int64(Int32.max) ? error - (1 << 32) : error

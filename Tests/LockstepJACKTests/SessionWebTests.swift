@@ -126,7 +126,7 @@ extension JACKTests {
             #expect(page["faderValue"] as? Double == -6)
             let gainData = try data("gainReply")
             let gainAt = try integer(gainData, "sampleTime")
-            #expect(gainData["decibels"] as? Int == -6 && gainData["layer"] as? String == "bed")
+            #expect(gainData["gainDB"] as? Int == -6 && gainData["layer"] as? String == "bed")
 
             // Meters: at least 20 a second; the bed's peak and RMS read -18.06 dBFS (0.125) and
             // show as numbers, then -24.06 after the fader, silence while paused, then sound again.

@@ -22,6 +22,19 @@ struct OSCAddressSpaceTests {
         #expect(try SessionTime.parse(text, as: "--from") == time)
         var parser = SessionParser(path: "s.yaml", text: "cues:\n  - { name: a, file: a.wav, at: \(text) }\n")
         #expect(try parser.parse().cues.first?.start == .at(time))
+        // Ramps take the same syntax: OSC gain, typed gain and level, session automation.
+        #expect(try request("/lockstep/layer/bed/gain", [.float(-6), .string(text)]) == .command(.setLayerGain(layer: "bed", decibels: -6, ramp: time)))
+        #expect(try ControlLine.parse("gain bed -6 \(text)") == .setLayerGain(layer: "bed", decibels: -6, ramp: time))
+        #expect(try ControlLine.parse("level bell -6dB \(text)") == .setCueLevel(.name("bell"), decibels: -6, ramp: time))
+        var automation = SessionParser(path: "s.yaml", text: """
+            layers: { bed: {} }
+            cues:
+              - { name: a, layer: bed, file: a.wav, at: 0 }
+            automation:
+              - { layer: bed, at: 0, gain: -6dB, ramp: \(text) }
+
+            """)
+        #expect(try automation.parse().automation.first?.ramp == time)
     }
 
     @Test("a value that is not a time is named with the forms, wherever it comes from")
@@ -56,6 +69,13 @@ struct OSCAddressSpaceTests {
         #expect(try request("/playhead/next") == .command(.selectNext))
         #expect(try request("/lockstep/layer/bed/gain", [.float(-20)]) == .command(.setLayerGain(layer: "bed", decibels: -20, ramp: 0)))
         #expect(try request("/lockstep/layer/bed/gain", [.float(-20), .float(2)]) == .command(.setLayerGain(layer: "bed", decibels: -20, ramp: 2)))
+        // A ramp as a string takes the one time syntax.
+        #expect(try request("/lockstep/layer/bed/gain", [.float(-20), .string("4800 samples")])
+            == .command(.setLayerGain(layer: "bed", decibels: -20, ramp: .samples(4800))))
+        #expect(try request("/lockstep/layer/bed/gain", [.string("-6dB"), .string("250ms")])
+            == .command(.setLayerGain(layer: "bed", decibels: -6, ramp: .seconds(0.25))))
+        #expect(try request("/lockstep/layer/bed/gain", [.float(-20), .string("0:01.5")])
+            == .command(.setLayerGain(layer: "bed", decibels: -20, ramp: .seconds(1.5))))
         #expect(try request("/lockstep/seek", [.double(90)]) == .command(.seek(.seconds(90))))
         #expect(try request("/lockstep/seek", [.string("96000 samples")]) == .command(.seek(.samples(96000))))
         #expect(try request("/lockstep/seek", [.string("1:30")]) == .command(.seek(.seconds(90))))
@@ -82,6 +102,7 @@ struct OSCAddressSpaceTests {
         #expect(problem("/cue/bed/level", [.int32(1), .int32(2), .float(-3)])
             == "/cue/bed/level: Lockstep cues have one level (row 0, column 0); it was sent row 1.0, column 2.0")
         #expect(problem("/lockstep/layer/bed/gain", [.float(-3), .float(-1)]) == "/lockstep/layer/bed/gain: the ramp -1.0 s must be 0 or more seconds")
+        #expect(problem("/lockstep/layer/bed/gain", [.float(-3), .string("later")]).hasPrefix("/lockstep/layer/bed/gain: the ramp") == true)
         #expect(problem("/lockstep/seek", [.string("soon")]).hasPrefix("/lockstep/seek: s:\"soon\" is not a time"))
         #expect(problem("/udpReplyPort", [.int32(0)]) == "/udpReplyPort 0.0 is not a UDP port; send 1 to 65535")
         #expect(problem("/connect", [.int32(1234)]) == "/connect takes the passcode as one string; it was sent 1 argument (i:1234.0)")

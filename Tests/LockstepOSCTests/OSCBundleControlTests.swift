@@ -58,7 +58,7 @@ struct OSCBundleControlTests {
         let reply = try #require(replies(bench).first)
         let data = try #require(reply.json["data"] as? [String: Any], "\(reply.json)")
         let at = try #require(data["sampleTime"] as? Int)
-        #expect(data["requestedSampleTime"] as? Int == at && data["late"] as? Int == 0 && data["start"] as? Int == at)
+        #expect(data["requestedSampleTime"] as? Int == at && data["lateFrames"] as? Int == 0 && data["start"] as? Int == at)
         // (The wall clock runs on between the tag's making and its reading; the offline device's does not.)
         #expect(expected.contains(at - Int(next)), "at \(at), next sample \(next), expected \(expected)")
         try bench.show.render(until: at + 100)
@@ -80,7 +80,7 @@ struct OSCBundleControlTests {
         let (at, requested) = try (#require(data["sampleTime"] as? Int), #require(data["requestedSampleTime"] as? Int))
         #expect(expected.contains(requested - next), "requested \(requested), next \(next), expected \(expected)")
         // 10 ms is well inside the 4 × 1024 frames each layer has computed ahead.
-        #expect(at == requested && at < next + 4 * 1024 && data["late"] as? Int == 0, "\(data)")
+        #expect(at == requested && at < next + 4 * 1024 && data["lateFrames"] as? Int == 0, "\(data)")
         try bench.show.render(until: at + 100)
         let output = bench.show.output
         #expect(output[at - 1] == 0.125 && output[at] == 0.625 && output[at + 1] == 0.125)
@@ -96,7 +96,7 @@ struct OSCBundleControlTests {
         #expect(answers[1].json["data"] as? String == "/pause moves the whole session's clock, so it cannot be placed on a sample; send it without a time tag (cue commands, stop, panic, level and gain can be placed)")
         // The stop lands on the bundle's sample, with the go.
         let go = try #require(answers[2].json["data"] as? [String: Any]), stop = try #require(answers[3].json["data"] as? [String: Any])
-        #expect(stop["sampleTime"] as? Int == go["sampleTime"] as? Int && stop["late"] as? Int == 0, "\(go) \(stop)")
+        #expect(stop["sampleTime"] as? Int == go["sampleTime"] as? Int && stop["lateFrames"] as? Int == 0, "\(go) \(stop)")
         try bench.receive(.bundle(.now(plus: 7200), [.message(OSCMessage("/cue/horn/start"))]), from: 40000)
         let far = try #require(replies(bench).first)
         #expect(far.address == "/reply")

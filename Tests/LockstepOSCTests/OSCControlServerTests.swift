@@ -77,6 +77,16 @@ struct OSCControlServerTests {
         #expect(next.last?.message.address == "/reply/go")
         #expect(next.last.flatMap { OSCTestPeer.json($0.message) }?["status"] as? String == "ok")
         #expect(bench.server.statistics.replies == 3 && bench.server.statistics.commands == 1)
+        // QLab's three keys, and a data that is the schema's CommandResult: decoded and encoded
+        // again, the same JSON.
+        guard case .string(let text)? = next.last?.message.arguments.first else { Issue.record("no JSON string"); return }
+        let reply = try JSONSchema.decode(ControlReply.self, from: text)
+        let result = try reply.decodeData(CommandResult.self)
+        #expect(reply.address == "/go" && result.schema == 1 && result.cue != nil && result.start == result.position)
+        #expect(JSONSchema.line(result) == reply.data?.json, "\(text)")
+        try bench.receive(OSCMessage("/lockstep/status"), from: 40000)
+        guard case .string(let statusText)? = bench.take().last?.message.arguments.first else { Issue.record("no status"); return }
+        #expect(try JSONSchema.decode(ControlReply.self, from: statusText).decodeData(ControlStatus.self).event == "status")
     }
 
     @Test("with a passcode, each client is refused until it sends /connect with it")

@@ -247,7 +247,7 @@ struct LateSessionStartTests {
         // Asked to play session sample 0 at device sample 500, which has passed (now: 1024).
         let origin = try player.start(from: 0, at: 500)
         #expect(origin == 500)
-        #expect(player.lateStarts == [SessionPlayer.LateStart(position: 0, sampleTime: 1024, framesSkipped: 524)])
+        #expect(player.lateStarts == [SessionPlayer.LateStart(position: 0, sampleTime: 1024, skippedFrames: 524)])
         let out = try render(device, frames: 256)
         // Device sample 1024 plays session sample 524: ramp value (524 + 1) steps.
         #expect(out[0] == Float(525) / 65536)

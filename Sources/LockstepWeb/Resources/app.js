@@ -77,7 +77,7 @@
     }
     if (message.kind === "discontinuity") {
       const item = document.createElement("li");
-      item.textContent = message.detail + " at device sample " + message.sampleTime;
+      item.textContent = message.discontinuity.kind + " at device sample " + message.sampleTime;
       $("discontinuity-list").prepend(item);
     }
   }
@@ -179,7 +179,7 @@
             if (Number(input.value) === sent || (!force && now - last < 50)) return;
             last = now;
             sent = Number(input.value);
-            send({ command: "gain", layer: layer.name, decibels: Number(input.value), ramp: 0.05 });
+            send({ command: "gain", layer: layer.name, gainDB: Number(input.value), ramp: 0.05 });
           };
           input.addEventListener("input", () => push(false));
           input.addEventListener("change", () => push(true));
