@@ -202,7 +202,7 @@ public final class WebControlServer: Sendable {
                 ready.signal()
             },
             logger: logger)
-        let task = Task.detached { [self] in
+        let task = Task.detached(executorPreference: WebServerExecutor.shared) { [self] in
             do { try await application.runService(gracefulShutdownSignals: []) } catch {
                 self.bound.withLock { $0.error = "\(error)" }
             }
@@ -219,7 +219,7 @@ public final class WebControlServer: Sendable {
             throw WebError("--web \(WebAdmission.authority(options.host, options.port)): cannot listen there: \(reason); "
                            + "choose another with --web HOST:PORT (port 0: any free one)")
         }
-        ticker.withLock { $0 = Task.detached { [self] in await self.tick() } }
+        ticker.withLock { $0 = Task.detached(executorPreference: WebServerExecutor.shared) { [self] in await self.tick() } }
     }
 
     /// Shows `show` and takes its commands from now on.
@@ -246,7 +246,7 @@ public final class WebControlServer: Sendable {
         guard let task = running.withLock({ task in defer { task = nil }; return task }) else { return }
         task.cancel()
         let done = DispatchSemaphore(value: 0)
-        Task.detached { await task.value; done.signal() }
+        Task.detached(executorPreference: WebServerExecutor.shared) { await task.value; done.signal() }
         _ = done.wait(timeout: .now() + 3)
     }
 

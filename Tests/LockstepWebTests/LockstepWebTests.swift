@@ -128,6 +128,31 @@ struct LockstepWebTests {
         }
     }
 
+    @Test("the server starts and serves while every thread of Swift's shared pool is blocked (its tasks run on a thread of their own)")
+    func servesWithThePoolBlocked() throws {
+        // Block more tasks than the pool has threads (one per core), as tests and callers that
+        // wait synchronously can: before, the server's task never ran and start() gave up after 10 s.
+        let release = DispatchSemaphore(value: 0), running = DispatchSemaphore(value: 0)
+        let blockers = ProcessInfo.processInfo.activeProcessorCount + 2
+        for _ in 0..<blockers {
+            Task.detached {
+                running.signal()
+                release.wait()
+            }
+        }
+        defer { for _ in 0..<blockers { release.signal() } }
+        // Until the pool's threads are taken (the test's own thread is one of them).
+        for _ in 0..<max(1, ProcessInfo.processInfo.activeProcessorCount - 1) { _ = running.wait(timeout: .now() + 5) }
+        let started = ContinuousClock.now
+        let server = WebControlServer(options: .init(host: "127.0.0.1", port: 0))
+        try server.start()
+        // (Its stop waits at most 3 s here: the end of Hummingbird's service resumes on the pool.)
+        defer { server.stop() }
+        let port = try #require(server.port)
+        #expect(try HTTPTestClient.get(port: port, "/").status == 200)
+        #expect(ContinuousClock.now - started < .seconds(5), "started and answered in \(ContinuousClock.now - started)")
+    }
+
     @Test("bytes that are not HTTP get 400 at once and the connection is closed (not left to the idle timeout); the server serves on")
     func notHTTP() throws {
         let server = WebControlServer(options: .init(host: "127.0.0.1", port: 0, idleTimeout: 60))
