@@ -251,6 +251,14 @@ public final class AudioFileWriter: @unchecked Sendable {
         case .writing:
             break
         }
+        if type == .sds, let handle, framesWritten % 120 != 0 {
+            // libsndfile 1.2 loses a last partial 120-byte SDS packet (measured: the frames after
+            // the last whole packet read back as 0): pad it with silence so every frame written
+            // reads back (120 frames is a whole number of packets at 8, 16 and 24 bits).
+            let padding = Int(120 - framesWritten % 120)
+            let silence = [Float](repeating: 0, count: padding * format.channelCount)
+            _ = silence.withUnsafeBufferPointer { sf_writef_float(handle, $0.baseAddress!, Int64(padding)) }
+        }
         let status = handle.map { sf_close($0) } ?? 0
         handle = nil
         if let sink, !sink.flush() {

@@ -87,12 +87,12 @@ public enum OutputSafety {
         let size = overflow ? Int64.max : bytes
         if let limit = frameLimit(of: encoding, channelCount: channelCount), frames > limit {
             let wider = type == .flac ? "CAF or W64" : "RF64, W64 or CAF"
-            let length = type.isCompressed ? describe(frames: frames, rate: sampleRate)
+            let length = encoding.isCompressed ? describe(frames: frames, rate: sampleRate)
                 : describe(frames: frames, rate: sampleRate, bytes: size)
             throw FileError(.invalidArgument, path: path,
                 problem: "the output would be \(length), more than \(type.description) holds (\(describe(frames: limit, rate: sampleRate))); write \(wider) instead, or shorten it")
         }
-        guard !type.isCompressed, let free = freeBytes(near: path) else { return }
+        guard !encoding.isCompressed, let free = freeBytes(near: path) else { return }
         let needed = size.addingReportingOverflow(65_536)
         if needed.overflow || needed.partialValue > free {
             throw FileError(.invalidArgument, path: path,
