@@ -232,6 +232,14 @@ public final class AudioFileReader: @unchecked Sendable {
         frameCount = info.frames
         let extent = layout.flatMap { $0.layout.extent(fileSize: opened.size, bytesPerFrame: $0.bytesPerFrame, frames: info.frames) }
 
+        if isStream, Sndfile.major(info.format) == Int32(SF_FORMAT_CAF), info.frames <= 0 {
+            // sox writes a CAF into a pipe with its data chunk's size "unknown" (-1), which
+            // libsndfile 1.2 can only resolve from the file's length.
+            sf_close(handle)
+            self.handle = nil
+            throw FileError(.unsupportedFormat, path: path,
+                problem: "standard input (a pipe) holds a CAF whose length is left open, which libsndfile can only read from a file; write WAV, AU, FLAC or Ogg to the pipe (sox … -t wav -), or give a file name instead of -")
+        }
         if isStream {
             // A stream is read once, as it arrives: its length is what arrives (counted as it is
             // read), whatever a header says (a WAV piped by sox says 2 GiB).
@@ -302,6 +310,21 @@ public final class AudioFileReader: @unchecked Sendable {
 
     deinit {
         close()
+    }
+
+    /// Whether libsndfile's decoder for the format fills a block cut short by the end of the data
+    /// with silence and carries on to the declared length (IMA and MS ADPCM, GSM 6.10, G.72x,
+    /// NMS, VOX, DWVW), rather than stopping.
+    static func padsShortBlocks(_ format: Int32) -> Bool {
+        switch Sndfile.subtype(format) {
+        case Int32(SF_FORMAT_IMA_ADPCM), Int32(SF_FORMAT_MS_ADPCM), Int32(SF_FORMAT_GSM610), Int32(SF_FORMAT_G721_32),
+             Int32(SF_FORMAT_G723_24), Int32(SF_FORMAT_G723_40), Int32(SF_FORMAT_NMS_ADPCM_16), Int32(SF_FORMAT_NMS_ADPCM_24),
+             Int32(SF_FORMAT_NMS_ADPCM_32), Int32(SF_FORMAT_VOX_ADPCM), Int32(SF_FORMAT_DWVW_12), Int32(SF_FORMAT_DWVW_16),
+             Int32(SF_FORMAT_DWVW_24):
+            return true
+        default:
+            return false
+        }
     }
 
     /// The error for a stream asked to go back to audio it no longer keeps.
@@ -501,6 +524,16 @@ public final class AudioFileReader: @unchecked Sendable {
     private func read(frames: Int, _ body: (OpaquePointer, Int64) -> Int64) throws(FileError) -> Int {
         guard let handle else { throw closedError() }
         guard frames > 0 else { return 0 }
+        if isStream, streamCursor?.reachedEnd == true, Self.padsShortBlocks(libsndfileFormat) {
+            // libsndfile's block codecs fill a block the stream ended in with silence and go on
+            // to the length the header claims (sox writes 2 GiB into a pipe: 12 hours of
+            // silence): the stream's end is the end. At most the read that met it carries padding.
+            if !streamEnded {
+                streamEnded = true
+                frameCount = position
+            }
+            return 0
+        }
         let got = body(handle, Int64(frames))
         let count = max(0, got)
         position += count

@@ -268,7 +268,8 @@ public enum AudioFileType: String, Sendable, Hashable, CaseIterable, CustomStrin
     /// lossy codecs): those libsndfile accepts for it (`sf_format_check`) and really writes and
     /// reads back (probed once per process in memory, see ``FormatProbe``). With libsndfile 1.2:
     /// WAV holds u8, s16…f64, µ-law, A-law, IMA/MS ADPCM, GSM 6.10, G.721 and NMS ADPCM; AIFF adds
-    /// s8 and DWVW 16/24 (DWVW 12 fails to write); CAF holds ALAC 16/20/24/32; AU holds G.721 and
+    /// s8 and DWVW 16/24 (DWVW 12 fails to write); PAF s24 reads back wrong and is left out (see
+    /// ``FormatProbe/knownBroken``); CAF holds ALAC 16/20/24/32; AU holds G.721 and
     /// G.723; raw holds VOX ADPCM; XI holds DPCM.
     public var fileSampleFormats: [FileSampleFormat] {
         isLossy ? [] : FormatProbe.sampleFormats(of: self)

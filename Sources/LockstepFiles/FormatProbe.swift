@@ -25,6 +25,7 @@ public enum FormatProbe {
     public static func sampleFormats(of type: AudioFileType) -> [FileSampleFormat] {
         if let known = sampleFormatCache.withLock({ $0[type] }) { return known }
         let held = FileSampleFormat.allCases.filter { format in
+            if knownBroken.contains(Pair(type: type, format: format)) { return false }
             let word = type.majorFormat | format.libsndfileSubtype
             guard accepts(word, sampleRate: 8000, channelCount: 1) else { return false }
             return roundTrip(word, sampleRate: 8000, channelCount: 1)?.channelCount == 1
@@ -32,6 +33,14 @@ public enum FormatProbe {
         sampleFormatCache.withLock { $0[type] = held }
         return held
     }
+
+    /// A container and sample format.
+    struct Pair: Hashable { var type: AudioFileType; var format: FileSampleFormat }
+
+    /// Combinations libsndfile 1.2 writes but reads back wrong, found by the round-trip tests and
+    /// left out: PAF with 24-bit samples (a file of one 10-frame block reads back no frames; one
+    /// of 4099 frames declares 4100).
+    static let knownBroken: Set<Pair> = [Pair(type: .paf, format: .int24)]
 
     /// Whether libsndfile's `sf_format_check` accepts the format word at that rate and channel count.
     public static func accepts(_ format: Int32, sampleRate: Int, channelCount: Int) -> Bool {

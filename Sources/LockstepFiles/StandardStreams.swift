@@ -200,6 +200,8 @@ public final class StandardInput: @unchecked Sendable {
     final class Cursor {
         let stream: StandardInput
         var position: Int64 = 0
+        /// Whether a read at this cursor came back short because the stream had ended.
+        var reachedEnd = false
         init(stream: StandardInput) { self.stream = stream }
     }
 
@@ -325,7 +327,10 @@ public final class StandardInput: @unchecked Sendable {
                 return state.ended ? 0 : nil
             }
             if let copied {
-                if copied == 0 { break }
+                if copied == 0 {
+                    if state.withLock({ $0.ended && cursor.position >= $0.consumed }) { cursor.reachedEnd = true }
+                    break
+                }
                 done += copied
                 cursor.position += Int64(copied)
             } else {

@@ -31,8 +31,13 @@ struct AudioFileTypeTests {
         #expect(AudioFileType.flac.defaultSampleFormat == .int24)
         #expect(AudioFileType.wav.defaultSampleFormat == .float32)
         for type in AudioFileType.writableTypes {
-            #expect((try? type.libsndfileFormat(for: type.defaultSampleFormat)) != nil)
+            if let format = type.defaultFileSampleFormat {
+                #expect((try? type.libsndfileFormat(forFileSampleFormat: format)) != nil, "\(type)")
+            } else {
+                #expect((try? type.libsndfileFormat(for: type.defaultSampleFormat)) != nil, "\(type)")
+            }
         }
+        #expect(AudioFileType.wve.defaultFileSampleFormat == .alaw && AudioFileType.xi.defaultFileSampleFormat == .dpcm16)
     }
 
     @Test("format words combine major type and subtype")
