@@ -155,6 +155,9 @@ public final class AudioFileReader: @unchecked Sendable {
     /// Whether ``frameCount`` is known: always for files, for a stream once its end has been read.
     public var lengthIsKnown: Bool { !isStream || streamEnded }
     private var streamEnded = false
+    /// ``StandardInput/refusedSeeks`` once the stream was open: a seek refused later means
+    /// libsndfile needed to go where a stream cannot.
+    private var streamSeekBaseline = 0
     /// The stream position libsndfile reads standard input at (kept while ``handle`` is open).
     private var streamCursor: StandardInput.Cursor?
 
@@ -198,6 +201,7 @@ public final class AudioFileReader: @unchecked Sendable {
         self.handle = handle
         streamCursor = opened.cursor
         isStream = opened.cursor != nil
+        streamSeekBaseline = StandardInput.shared.refusedSeeks
         guard info.channels >= 1, info.samplerate >= 1 else {
             sf_close(handle)
             self.handle = nil
@@ -545,6 +549,12 @@ public final class AudioFileReader: @unchecked Sendable {
                 }
                 if StandardInput.shared.hasLostBytes {
                     throw Self.streamSeekError(path: path)
+                }
+                if StandardInput.shared.refusedSeeks > streamSeekBaseline && !StandardInput.shared.hasEnded {
+                    // libsndfile stopped because it could not seek (SDS reads packet by packet):
+                    // the rest of the stream is there but cannot be read this way.
+                    throw FileError(.unsupportedFormat, path: path,
+                        problem: "standard input (a pipe) stopped being readable at frame \(position): libsndfile must seek in \(containerName) to read on, which a pipe cannot do past its first 4 MiB; write WAV, AU, FLAC or Ogg to the pipe (sox … -t wav -), or give a file name instead of -")
                 }
                 streamEnded = true
                 frameCount = position

@@ -344,6 +344,13 @@ public enum AudioFileType: String, Sendable, Hashable, CaseIterable, CustomStrin
         }
     }
 
+    /// The most frames the container can count, or nil for no practical limit: SDS stores its
+    /// length in 21 bits (2097151 words; a longer file reads back as its length modulo 2²¹), less
+    /// the writer's padding to a whole 120-frame packet: 2097040.
+    public var maximumFrameCount: Int64? {
+        self == .sds ? 2_097_040 : nil
+    }
+
     /// The largest amount of audio data, in bytes, the container can hold (`nil` for no practical limit).
     public var maximumDataBytes: Int64? {
         switch self {

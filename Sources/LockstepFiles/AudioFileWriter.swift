@@ -218,6 +218,10 @@ public final class AudioFileWriter: @unchecked Sendable {
             throw FileError(.ioError, path: path, problem: "the writer has been closed; create a new one")
         }
         guard frames > 0 else { return }
+        if let limit = type.maximumFrameCount, framesWritten + Int64(frames) > limit {
+            throw FileError(.unsupportedOutputFormat, path: path,
+                problem: "\(type) files cannot hold more than \(limit) frames (\(Int(Double(limit) / format.sampleRate)) s at \(Int(format.sampleRate)) Hz); write WAV, FLAC or CAF instead, or shorten it")
+        }
         if let limit = type.maximumDataBytes, let bytesPerSample = encoding.bytesPerSample {
             let bytes = (framesWritten + Int64(frames)) * Int64(bytesPerSample * format.channelCount)
             if bytes > limit {

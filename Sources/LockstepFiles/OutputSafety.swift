@@ -51,6 +51,7 @@ public enum OutputSafety {
     /// positions, MP3's unbounded stream of frames) have none.
     public static func frameLimit(of encoding: AudioFileEncoding, channelCount: Int) -> Int64? {
         if encoding.type == .flac { return (Int64(1) << 36) - 1 }
+        if let frames = encoding.type.maximumFrameCount { return frames }
         guard let bytes = encoding.type.maximumDataBytes, let bytesPerSample = encoding.bytesPerSample else { return nil }
         return bytes / Int64(max(1, bytesPerSample * channelCount))
     }

@@ -210,7 +210,7 @@ enum Sndfile {
             return text.components(separatedBy: "; ").first ?? text
         } ?? "libsndfile cannot open it"
         throw FileError(.unsupportedFormat, path: path,
-            problem: "standard input (a pipe) cannot be read as a stream: \(reason). Formats libsndfile must seek in or measure (CAF with ALAC, HTK, PAF, SDS, NIST, and MP3 without a frame header at its start) cannot come through a pipe: write WAV, AU, FLAC or Ogg to the pipe (sox … -t wav -), or give a file name instead of -",
+            problem: "standard input (a pipe) cannot be read as a stream: \(reason). A format libsndfile must measure or seek in (HTK, whose length comes from the file's size; a CAF whose length is left open) cannot come through a pipe: write WAV, AU, FLAC or Ogg to the pipe (sox … -t wav -), or give a file name instead of -",
             libsndfileCode: error?.libsndfileCode)
     }
 

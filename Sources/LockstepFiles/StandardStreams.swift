@@ -148,9 +148,14 @@ public enum StandardStreams {
 /// - Skip forward past what has arrived beyond the first 4 MiB: refused, which libsndfile's WAV,
 ///   AIFF, CAF and W64 readers take in their stride (they try to look past the audio data for
 ///   trailing chunks and carry on when they cannot).
-/// Containers that libsndfile cannot read without seeking or without the file's length — CAF with
-/// ALAC (its packet table), HTK, PAF, SDS and NIST, found by trying each through a pipe — fail to
-/// open, and the error says to pipe WAV, AU, FLAC or Ogg instead, or to give a file.
+/// The formats libsndfile cannot read without the file's length fail with an error that says to
+/// pipe WAV, AU, FLAC or Ogg instead, or to give a file — found by piping each: HTK (its length
+/// comes from the file's size) does not open, and a CAF whose data size is left open (as sox
+/// writes one into a pipe) is refused. WAV, AIFF, AU, CAF (ALAC included: libsndfile writes its
+/// packet table first), W64, RF64, FLAC, Ogg Vorbis/Opus, MP3, PAF, NIST, IRCAM, VOC, AVR, PVF,
+/// SDS, XI, MAT and WAV's ADPCM/GSM codecs read through a pipe of any length. Should libsndfile
+/// need a seek a stream cannot make while it reads (none found), the reader reports it rather
+/// than pass the stop off as the stream's end.
 public final class StandardInput: @unchecked Sendable {
     /// The stream of this process's standard input.
     public static let shared = StandardInput(descriptor: STDIN_FILENO)
@@ -177,6 +182,8 @@ public final class StandardInput: @unchecked Sendable {
         var failure: Int32?
         /// Whether a read or seek asked for bytes no longer kept.
         var lostBytes = false
+        /// Seeks refused so far (past what has arrived beyond the head, or back past what is kept).
+        var refusedSeeks = 0
     }
 
     /// A stream over `descriptor` (not owned: never closed).
@@ -192,6 +199,9 @@ public final class StandardInput: @unchecked Sendable {
 
     /// Whether a reader asked for bytes the stream no longer keeps (it tried to seek back).
     var hasLostBytes: Bool { state.withLock { $0.lostBytes } }
+
+    /// How many seeks have been refused so far (a reader compares it before and after reading).
+    var refusedSeeks: Int { state.withLock { $0.refusedSeeks } }
 
     /// The `errno` of a failed read of standard input, if one failed.
     var failure: Int32? { state.withLock { $0.failure } }
@@ -231,20 +241,30 @@ public final class StandardInput: @unchecked Sendable {
     /// Moves `cursor`: anywhere within the bytes kept, forward within the head (reading up to it),
     /// or to the end once it is known; -1 otherwise.
     func seek(_ cursor: Cursor, offset: Int64, whence: Int32) -> Int64 {
-        let end = state.withLock { $0.ended ? $0.consumed : nil }
-        if whence == SEEK_END && end == nil { return -1 }
-        guard let target = Sndfile.seekTarget(offset, whence: whence, position: cursor.position, end: end ?? 0) else { return -1 }
-        let consumed = state.withLock { $0.consumed }
-        if target > consumed {
-            // Forward past what has arrived: only within the head (read up to it), else refused.
-            guard target <= Int64(Self.headCapacity) else { return -1 }
-            fill(upTo: target)
-            guard state.withLock({ $0.consumed }) >= target else { return -1 }
-        } else if !isKept(target) {
-            state.withLock { $0.lostBytes = true }
+        let target = reachableTarget(cursor, offset: offset, whence: whence)
+        guard let target else {
+            state.withLock { $0.refusedSeeks += 1 }
             return -1
         }
         cursor.position = target
+        return target
+    }
+
+    /// Where a seek lands when the stream can take it there, else nil.
+    private func reachableTarget(_ cursor: Cursor, offset: Int64, whence: Int32) -> Int64? {
+        let end = state.withLock { $0.ended ? $0.consumed : nil }
+        if whence == SEEK_END && end == nil { return nil }
+        guard let target = Sndfile.seekTarget(offset, whence: whence, position: cursor.position, end: end ?? 0) else { return nil }
+        let consumed = state.withLock { $0.consumed }
+        if target > consumed {
+            // Forward past what has arrived: only within the head (read up to it), else refused.
+            guard target <= Int64(Self.headCapacity) else { return nil }
+            fill(upTo: target)
+            guard state.withLock({ $0.consumed }) >= target else { return nil }
+        } else if !isKept(target) {
+            state.withLock { $0.lostBytes = true }
+            return nil
+        }
         return target
     }
 
