@@ -130,7 +130,7 @@ struct AllFormatsRoundTripTests {
         #expect(Self.pairs.count > 120, "\(Self.pairs.count) pairs")
     }
 
-    @Test("written by Lockstep, read back by libsndfile and sox")
+    @Test("written by Lockstep, read back by libsndfile and sox; info's codec, bitrate and length for each")
     func roundTrips() throws {
         var soxChecked = 0
         for (type, format) in Self.pairs {
@@ -164,6 +164,22 @@ struct AllFormatsRoundTripTests {
             } else {
                 let ratio = Self.snr(input, decoded)
                 #expect(ratio >= Self.minimumSNR[format]!, "\(name): SNR \(ratio) dB through libsndfile")
+            }
+
+            // What `info` shows of it: a codec name, a bitrate (exact for PCM and the fixed-rate
+            // codecs, an average otherwise) and an exact length. (Raw files have no header to
+            // describe them.)
+            if type != .raw {
+                let reader = try AudioFileReader(path: path, warnings: FileWarnings())
+                let exact = type != .flac && (format.bytesPerSample != nil || format.codecBitsPerSample != nil)
+                #expect(!reader.codecName.hasPrefix("format 0x") && reader.codecName.count > 2, "\(name): codec \(reader.codecName)")
+                #expect(reader.bitrate != nil && reader.bitrateIsExact == exact && reader.lengthIsExact,
+                        "\(name): bitrate \(reader.bitrate.map(String.init) ?? "none") exact \(reader.bitrateIsExact), length exact \(reader.lengthIsExact)")
+                if let bits = format.codecBitsPerSample {
+                    #expect(reader.bitrate == Int((Double(rate * channels) * bits).rounded()), "\(name): \(reader.bitrate ?? 0) b/s")
+                }
+                #expect(reader.frameCount == Int64(decoded.count / channels), "\(name): \(reader.frameCount) frames")
+                reader.close()
             }
 
             guard Self.soxReads(type, format) else { continue }
