@@ -47,6 +47,7 @@ struct InfoCommand: ParsableCommand {
         guard !files.isEmpty else {
             throw CLIError(message: "info: no input files; give one or more audio files", exitCode: 64)
         }
+        try InputFiles.checkStandardInput(files, command: "info")
         var failures: [String] = []
         for path in files {
             do {
