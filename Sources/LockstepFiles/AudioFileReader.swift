@@ -442,7 +442,8 @@ public final class AudioFileReader: @unchecked Sendable {
     /// Reads up to `frames` interleaved float frames into `buffer`.
     ///
     /// `buffer` must have room for `frames × format.channelCount` samples.
-    /// - Returns: the number of frames read; fewer than `frames` only at the end of the audio,
+    /// - Returns: the number of frames read; fewer than `frames` only at the end of the audio
+    ///   (and, for standard input on a pipe in a block codec such as IMA ADPCM, 256 at a time),
     ///   0 once it is exhausted.
     /// - Throws: ``FileError`` of kind ``FileError/Kind/truncated`` under
     ///   ``TruncationPolicy/reject`` when the audio stops before ``frameCount`` (after the frames
@@ -525,9 +526,12 @@ public final class AudioFileReader: @unchecked Sendable {
         countedRanges = kept
     }
 
-    private func read(frames: Int, _ body: (OpaquePointer, Int64) -> Int64) throws(FileError) -> Int {
+    private func read(frames requested: Int, _ body: (OpaquePointer, Int64) -> Int64) throws(FileError) -> Int {
         guard let handle else { throw closedError() }
-        guard frames > 0 else { return 0 }
+        guard requested > 0 else { return 0 }
+        // From a pipe, a block codec is read 256 frames at a time, so the read that meets the
+        // stream's end carries little of the silence libsndfile pads it with (see below).
+        let frames = isStream && Self.padsShortBlocks(libsndfileFormat) ? min(requested, 256) : requested
         if isStream, streamCursor?.reachedEnd == true, Self.padsShortBlocks(libsndfileFormat) {
             // libsndfile's block codecs fill a block the stream ended in with silence and go on
             // to the length the header claims (sox writes 2 GiB into a pipe: 12 hours of
