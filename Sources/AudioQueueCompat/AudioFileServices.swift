@@ -503,7 +503,7 @@ final class CompatAudioFile: Sendable {
         case .rf64: kAudioFileRF64Type
         case .mp3: kAudioFileMP3Type
         case .au: fourCharCode("NeXT")  // Apple's kAudioFileNextType
-        case .oggVorbis, .opus: 0
+        default: 0
         }
     }
 

@@ -7,8 +7,10 @@ import Lockstep
 /// ``resolve(path:formatName:sampleFormat:quality:bitrateMode:)`` builds one from what a user
 /// typed and refuses, with one message that lists what the container can do, any combination it
 /// cannot hold. ``check(sampleRate:channelCount:path:)`` then checks the rate and channel count
-/// (Opus and MP3 take only some rates, MP3 at most two channels, FLAC eight) and finally asks
-/// libsndfile (`sf_format_check`).
+/// (Opus and MP3 take only some rates, MP3 at most two channels, FLAC eight, IMA ADPCM two, GSM
+/// one, …), asks libsndfile (`sf_format_check`), and for the containers with headers writes a
+/// moment into memory and reads it back, so a rate the header cannot hold exactly is refused
+/// before anything is written (see ``FormatProbe``).
 public struct AudioFileEncoding: Sendable, Hashable, CustomStringConvertible {
     /// The container (and, for the lossy types, the codec).
     public var type: AudioFileType
@@ -108,22 +110,52 @@ public struct AudioFileEncoding: Sendable, Hashable, CustomStringConvertible {
         if let limit = type.maximumChannelCount, channelCount > limit {
             let more = type == .mp3 ? "Ogg Vorbis, Opus, WAV or CAF" : "WAV, W64 or CAF"
             throw FileError(.unsupportedOutputFormat, path: path,
-                problem: "\(type) holds at most \(limit) channels, not \(channelCount); give --channels \(limit) (a downmix), or write \(more)")
+                problem: "\(type) holds at most \(limit) \(limit == 1 ? "channel" : "channels"), not \(channelCount); give --channels \(limit) (a downmix), or write \(more)")
+        }
+        let counts = FormatProbe.channelCounts(format)
+        if !counts.contains(channelCount) {
+            let wider = type.fileSampleFormats.filter { FormatProbe.channelCounts(type.majorFormat | $0.libsndfileSubtype).contains(channelCount) }
+            let other = wider.isEmpty ? "write WAV, W64 or CAF" : "or choose a --sample-format \(type) holds them in (\(wider.map(\.rawValue).joined(separator: ", ")))"
+            throw FileError(.unsupportedOutputFormat, path: path,
+                problem: "\(self) holds \(Self.describe(counts: counts)), not \(channelCount); give --channels \(counts.last ?? 1) (a downmix), \(other)")
         }
         if type == .flac, sampleRate > 655_350 {
             throw FileError(.unsupportedOutputFormat, path: path,
                 problem: "FLAC stores sample rates up to 655350 Hz, not \(Int(sampleRate)); write .wav or .caf instead")
         }
-        var info = SF_INFO()
-        info.samplerate = Int32(sampleRate)
-        info.channels = Int32(channelCount)
-        info.format = format
-        guard sf_format_check(&info) != 0 else {
+        guard FormatProbe.accepts(format, sampleRate: Int(sampleRate), channelCount: channelCount) else {
             throw FileError(.unsupportedOutputFormat, path: path,
                 problem: "libsndfile cannot write \(self) at \(Int(sampleRate)) Hz with \(channelCount) channels; choose another file type or sample format")
         }
+        if !type.isLossy {
+            // The header must hold the rate exactly (XI holds 44100 Hz only, WVE 8000 Hz, HTK and
+            // SDS a rounded sample period, 8SVX and MPC2K 16 bits): a short write into memory,
+            // read back, says.
+            guard let back = FormatProbe.roundTrip(format, sampleRate: Int(sampleRate), channelCount: channelCount) else {
+                throw FileError(.unsupportedOutputFormat, path: path,
+                    problem: "libsndfile cannot write \(self) at \(Int(sampleRate)) Hz with \(channelCount) channels; choose another file type or sample format")
+            }
+            if back.sampleRate != Int(sampleRate) {
+                let rates = FormatProbe.exactRates(format, channelCount: channelCount)
+                let list = rates.isEmpty ? "" : "; of the common rates it holds \(rates.map(String.init).joined(separator: ", ")) Hz"
+                throw FileError(.unsupportedOutputFormat, path: path,
+                    problem: "\(self) cannot store \(Int(sampleRate)) Hz exactly (its header would say \(back.sampleRate) Hz)\(list); give --rate with one of those, or write WAV, FLAC or CAF")
+            }
+        }
         return format
     }
+
+    /// The channel counts of a list as words: `1 channel`, `1–2 channels`, `1–64 channels`.
+    static func describe(counts: [Int]) -> String {
+        guard let first = counts.first, let last = counts.last else { return "no channel count" }
+        if first == last { return "\(first) \(first == 1 ? "channel" : "channels")" }
+        if counts.count == last - first + 1 { return "\(first)–\(last) channels" }
+        return counts.map(String.init).joined(separator: ", ") + " channels"
+    }
+
+    /// Whether the stored size depends on the audio (FLAC, the lossy codecs, and the compressed
+    /// sample formats: ADPCM, GSM, DWVW, DPCM, ALAC).
+    public var isCompressed: Bool { type.isCompressed || sampleFormat?.isCompressed == true }
 
     /// libsndfile's format word (major type | subtype).
     public var libsndfileFormat: Int32 {

@@ -77,15 +77,21 @@ public final class AudioFileReader: @unchecked Sendable {
            Sndfile.major(libsndfileFormat) != Int32(SF_FORMAT_FLAC) {
             return Int(format.sampleRate) * format.channelCount * bytes * 8
         }
-        guard frameCount > 0 else { return nil }
+        if let bits = FileSampleFormat(libsndfileSubtype: Sndfile.subtype(libsndfileFormat))?.codecBitsPerSample {
+            return Int((format.sampleRate * Double(format.channelCount) * bits).rounded())
+        }
+        guard frameCount > 0, lengthIsKnown else { return nil }
+        let size = isStream ? StandardInput.shared.bytesRead : fileSize
         let seconds = Double(frameCount) / format.sampleRate
-        return Int((Double(fileSize) * 8 / seconds).rounded())
+        return Int((Double(size) * 8 / seconds).rounded())
     }
 
-    /// Whether ``bitrate`` is the encoding's exact rate (uncompressed) rather than an average
-    /// computed from the file's size.
+    /// Whether ``bitrate`` is the encoding's exact rate (uncompressed, or a fixed-rate codec:
+    /// G.721, G.723, NMS and VOX ADPCM, GSM 6.10) rather than an average computed from the
+    /// file's size.
     public var bitrateIsExact: Bool {
-        Sndfile.uncompressedBytesPerSample(subtype: Sndfile.subtype(libsndfileFormat)) != nil
+        if FileSampleFormat(libsndfileSubtype: Sndfile.subtype(libsndfileFormat))?.codecBitsPerSample != nil { return true }
+        return Sndfile.uncompressedBytesPerSample(subtype: Sndfile.subtype(libsndfileFormat)) != nil
             && Sndfile.major(libsndfileFormat) != Int32(SF_FORMAT_FLAC)
     }
     /// Sample rate, channel count and the Lockstep sample format nearest to the file's encoding
@@ -140,6 +146,21 @@ public final class AudioFileReader: @unchecked Sendable {
     /// Where the reader records the problems it works around.
     public let warnings: FileWarnings
 
+    /// Whether the reader reads standard input as a stream (a pipe or a socket, see
+    /// ``StandardInput``): it reads once, from the start, as the audio arrives. Its
+    /// ``frameCount`` is unknown (`Int64.max`) until the end has been read, then the frames read
+    /// (see ``lengthIsKnown``); it cannot seek back past what the stream keeps, so it cannot loop
+    /// or start later than its first frame; truncation cannot be told from an end.
+    public let isStream: Bool
+    /// Whether ``frameCount`` is known: always for files, for a stream once its end has been read.
+    public var lengthIsKnown: Bool { !isStream || streamEnded }
+    private var streamEnded = false
+    /// ``StandardInput/refusedSeeks`` once the stream was open: a seek refused later means
+    /// libsndfile needed to go where a stream cannot.
+    private var streamSeekBaseline = 0
+    /// The stream position libsndfile reads standard input at (kept while ``handle`` is open).
+    private var streamCursor: StandardInput.Cursor?
+
     private var handle: OpaquePointer?
     /// The view libsndfile reads a cut CAF file through, if it does (see ``reopenCutCAF``).
     private var fileView: PatchedFileView?
@@ -178,6 +199,9 @@ public final class AudioFileReader: @unchecked Sendable {
         var info = opened.info
         var handle = opened.handle
         self.handle = handle
+        streamCursor = opened.cursor
+        isStream = opened.cursor != nil
+        streamSeekBaseline = StandardInput.shared.refusedSeeks
         guard info.channels >= 1, info.samplerate >= 1 else {
             sf_close(handle)
             self.handle = nil
@@ -186,7 +210,7 @@ public final class AudioFileReader: @unchecked Sendable {
         }
         let layout: (layout: ContainerLayout, bytesPerFrame: Int64)?
         do throws(FileError) {
-            layout = try Self.layout(of: opened, path: path)
+            layout = isStream ? nil : try Self.layout(of: opened, path: path)
         } catch {
             sf_close(handle)
             self.handle = nil
@@ -212,7 +236,22 @@ public final class AudioFileReader: @unchecked Sendable {
         frameCount = info.frames
         let extent = layout.flatMap { $0.layout.extent(fileSize: opened.size, bytesPerFrame: $0.bytesPerFrame, frames: info.frames) }
 
-        if Sndfile.major(info.format) == Int32(SF_FORMAT_MPEG) {
+        if isStream, Sndfile.major(info.format) == Int32(SF_FORMAT_CAF), info.frames <= 0 {
+            // sox writes a CAF into a pipe with its data chunk's size "unknown" (-1), which
+            // libsndfile 1.2 can only resolve from the file's length.
+            sf_close(handle)
+            self.handle = nil
+            throw FileError(.unsupportedFormat, path: path,
+                problem: "standard input (a pipe) holds a CAF whose length is left open, which libsndfile can only read from a file; write WAV, AU, FLAC or Ogg to the pipe (sox … -t wav -), or give a file name instead of -")
+        }
+        if isStream {
+            // A stream is read once, as it arrives: its length is what arrives (counted as it is
+            // read), whatever a header says (a WAV piped by sox says 2 GiB).
+            frameCount = Int64.max
+            if Sndfile.major(info.format) == Int32(SF_FORMAT_MPEG) {
+                bitrateMode = BitrateMode(libsndfileValue: sf_command(handle, Int32(SFC_GET_BITRATE_MODE), nil, 0))
+            }
+        } else if Sndfile.major(info.format) == Int32(SF_FORMAT_MPEG) {
             // MP3 stores no exact length: play and render what is really there, to its end. An
             // estimate off by encoder padding is normal; a clear shortfall (more than 5 % or 1 s)
             // means the file was cut short. The count is kept per file version, so opening the
@@ -275,6 +314,27 @@ public final class AudioFileReader: @unchecked Sendable {
 
     deinit {
         close()
+    }
+
+    /// Whether libsndfile's decoder for the format fills a block cut short by the end of the data
+    /// with silence and carries on to the declared length (IMA and MS ADPCM, GSM 6.10, G.72x,
+    /// NMS, VOX, DWVW), rather than stopping.
+    static func padsShortBlocks(_ format: Int32) -> Bool {
+        switch Sndfile.subtype(format) {
+        case Int32(SF_FORMAT_IMA_ADPCM), Int32(SF_FORMAT_MS_ADPCM), Int32(SF_FORMAT_GSM610), Int32(SF_FORMAT_G721_32),
+             Int32(SF_FORMAT_G723_24), Int32(SF_FORMAT_G723_40), Int32(SF_FORMAT_NMS_ADPCM_16), Int32(SF_FORMAT_NMS_ADPCM_24),
+             Int32(SF_FORMAT_NMS_ADPCM_32), Int32(SF_FORMAT_VOX_ADPCM), Int32(SF_FORMAT_DWVW_12), Int32(SF_FORMAT_DWVW_16),
+             Int32(SF_FORMAT_DWVW_24):
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// The error for a stream asked to go back to audio it no longer keeps.
+    static func streamSeekError(path: String) -> FileError {
+        FileError(.invalidArgument, path: path,
+            problem: "standard input (a pipe) is read once, as it arrives, and cannot go back (to loop, seek or play a region); save the stream to a file first (sox … out.wav) and give that, or pipe it without looping")
     }
 
     /// The error for a file whose header declares `declared` frames of which `present` are there.
@@ -382,7 +442,8 @@ public final class AudioFileReader: @unchecked Sendable {
     /// Reads up to `frames` interleaved float frames into `buffer`.
     ///
     /// `buffer` must have room for `frames × format.channelCount` samples.
-    /// - Returns: the number of frames read; fewer than `frames` only at the end of the audio,
+    /// - Returns: the number of frames read; fewer than `frames` only at the end of the audio
+    ///   (and, for standard input on a pipe in a block codec such as IMA ADPCM, 256 at a time),
     ///   0 once it is exhausted.
     /// - Throws: ``FileError`` of kind ``FileError/Kind/truncated`` under
     ///   ``TruncationPolicy/reject`` when the audio stops before ``frameCount`` (after the frames
@@ -465,12 +526,45 @@ public final class AudioFileReader: @unchecked Sendable {
         countedRanges = kept
     }
 
-    private func read(frames: Int, _ body: (OpaquePointer, Int64) -> Int64) throws(FileError) -> Int {
+    private func read(frames requested: Int, _ body: (OpaquePointer, Int64) -> Int64) throws(FileError) -> Int {
         guard let handle else { throw closedError() }
-        guard frames > 0 else { return 0 }
+        guard requested > 0 else { return 0 }
+        // From a pipe, a block codec is read 256 frames at a time, so the read that meets the
+        // stream's end carries little of the silence libsndfile pads it with (see below).
+        let frames = isStream && Self.padsShortBlocks(libsndfileFormat) ? min(requested, 256) : requested
+        if isStream, streamCursor?.reachedEnd == true, Self.padsShortBlocks(libsndfileFormat) {
+            // libsndfile's block codecs fill a block the stream ended in with silence and go on
+            // to the length the header claims (sox writes 2 GiB into a pipe: 12 hours of
+            // silence): the stream's end is the end. At most the read that met it carries padding.
+            if !streamEnded {
+                streamEnded = true
+                frameCount = position
+            }
+            return 0
+        }
         let got = body(handle, Int64(frames))
         let count = max(0, got)
         position += count
+        if isStream {
+            if count < Int64(frames) && !streamEnded {
+                if let code = StandardInput.shared.failure {
+                    throw FileError(.ioError, path: path,
+                        problem: "reading standard input failed after \(position) frames (\(FileSystem.errorText(code))); check the program writing into the pipe")
+                }
+                if StandardInput.shared.hasLostBytes {
+                    throw Self.streamSeekError(path: path)
+                }
+                if StandardInput.shared.refusedSeeks > streamSeekBaseline && !StandardInput.shared.hasEnded {
+                    // libsndfile stopped because it could not seek (SDS reads packet by packet):
+                    // the rest of the stream is there but cannot be read this way.
+                    throw FileError(.unsupportedFormat, path: path,
+                        problem: "standard input (a pipe) stopped being readable at frame \(position): libsndfile must seek in \(containerName) to read on, which a pipe cannot do past its first 4 MiB; write WAV, AU, FLAC or Ogg to the pipe (sox … -t wav -), or give a file name instead of -")
+                }
+                streamEnded = true
+                frameCount = position
+            }
+            return Int(count)
+        }
         if count < Int64(frames) {
             noteEndOfData(handle)
             if count == 0, truncationPolicy == .reject, let truncationError {
@@ -490,6 +584,15 @@ public final class AudioFileReader: @unchecked Sendable {
             throw FileError(.ioError, path: path,
                 problem: "cannot seek to frame \(frame); the file has \(frameCount) frames")
         }
+        if isStream {
+            if frame == position { return }
+            // Back within the first bytes kept (a stream opened again from its start) works;
+            // anything else cannot be read again.
+            let result = sf_seek(handle, frame, SEEK_SET)
+            guard result == frame else { throw Self.streamSeekError(path: path) }
+            position = result
+            return
+        }
         var result = sf_seek(handle, frame, SEEK_SET)
         if result < 0 {
             // A decoder that hit damaged data (a truncated FLAC, say) may refuse to seek at all;
@@ -500,7 +603,9 @@ public final class AudioFileReader: @unchecked Sendable {
                 if fresh.info.format == libsndfileFormat, fresh.info.channels == Int32(format.channelCount) {
                     sf_close(handle)
                     self.handle = fresh.handle
-                    result = sf_seek(fresh.handle, frame, SEEK_SET)
+                    // A fresh handle starts at frame 0: codecs that cannot seek at all (G.72x,
+                    // DPCM) can still start again.
+                    result = frame == 0 ? 0 : sf_seek(fresh.handle, frame, SEEK_SET)
                 } else {
                     sf_close(fresh.handle)
                 }
@@ -541,7 +646,7 @@ public final class AudioFileReader: @unchecked Sendable {
                 if magnitude > peak { peak = magnitude }
             }
         }
-        if saved != position, saved <= frameCount { try seek(toFrame: saved) }
+        if saved != position, saved <= frameCount, !isStream { try seek(toFrame: saved) }
         return (peak, total)
     }
 
@@ -561,6 +666,7 @@ public final class AudioFileReader: @unchecked Sendable {
         if let handle { sf_close(handle) }
         handle = nil
         fileView = nil
+        streamCursor = nil
     }
 
     // MARK: - Internals

@@ -218,6 +218,10 @@ public final class AudioFileWriter: @unchecked Sendable {
             throw FileError(.ioError, path: path, problem: "the writer has been closed; create a new one")
         }
         guard frames > 0 else { return }
+        if let limit = type.maximumFrameCount, framesWritten + Int64(frames) > limit {
+            throw FileError(.unsupportedOutputFormat, path: path,
+                problem: "\(type) files cannot hold more than \(limit) frames (\(Int(Double(limit) / format.sampleRate)) s at \(Int(format.sampleRate)) Hz); write WAV, FLAC or CAF instead, or shorten it")
+        }
         if let limit = type.maximumDataBytes, let bytesPerSample = encoding.bytesPerSample {
             let bytes = (framesWritten + Int64(frames)) * Int64(bytesPerSample * format.channelCount)
             if bytes > limit {
@@ -250,6 +254,14 @@ public final class AudioFileWriter: @unchecked Sendable {
                 problem: "the output was abandoned before it was finished; render it again")
         case .writing:
             break
+        }
+        if type == .sds, let handle, framesWritten % 120 != 0 {
+            // libsndfile 1.2 loses a last partial 120-byte SDS packet (measured: the frames after
+            // the last whole packet read back as 0): pad it with silence so every frame written
+            // reads back (120 frames is a whole number of packets at 8, 16 and 24 bits).
+            let padding = Int(120 - framesWritten % 120)
+            let silence = [Float](repeating: 0, count: padding * format.channelCount)
+            _ = silence.withUnsafeBufferPointer { sf_writef_float(handle, $0.baseAddress!, Int64(padding)) }
         }
         let status = handle.map { sf_close($0) } ?? 0
         handle = nil

@@ -120,6 +120,10 @@ public final class FilePlayer: @unchecked Sendable {
                 channels: ChannelRouting = .unchanged) throws
     {
         let reader = try AudioFileReader(path: path, truncation: truncation)
+        if reader.isStream, startFrame != 0 || endFrame != nil || playCount != .times(1) {
+            // Standard input on a pipe plays once, from its start, as it arrives.
+            throw AudioFileReader.streamSeekError(path: path)
+        }
         let end = endFrame ?? reader.frameCount
         guard startFrame >= 0, startFrame < end, end <= reader.frameCount else {
             throw FileError(.invalidArgument, path: path,
@@ -192,8 +196,10 @@ public final class FilePlayer: @unchecked Sendable {
     public var droppedChannels: [Int] { channelMatrix?.droppedInputs ?? [] }
 
     /// The frames of the file (at its own rate) this player will play in total, or nil when it
-    /// loops forever.
+    /// loops forever or reads standard input as a stream whose end has not arrived yet.
     public var totalFrames: Int64? {
+        // Standard input on a pipe: unknown until it ends.
+        if reader.isStream { return reader.lengthIsKnown ? reader.frameCount : nil }
         if case .times(let n) = playCount { return (endFrame - startFrame) * Int64(n) }
         return nil
     }
@@ -366,6 +372,11 @@ public final class FilePlayer: @unchecked Sendable {
                     }
                 } catch {
                     state.error = error
+                    break
+                }
+                if got == 0 && reader.isStream {
+                    // Standard input ended: that is its length.
+                    state.endOfData = true
                     break
                 }
                 if got == 0 {

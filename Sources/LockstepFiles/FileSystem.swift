@@ -161,6 +161,7 @@ enum FileSystem {
 
     /// Closes a descriptor this module opened (retrying is wrong on Linux, so it is not retried).
     static func closeDescriptor(_ descriptor: Int32) {
+        guard descriptor >= 0 else { return }
         _ = close(descriptor)
     }
 
@@ -278,6 +279,15 @@ public enum RegularFile {
     ///   ``FileError/Kind/permissionDenied``, ``FileError/Kind/notAFile`` (a folder, FIFO, device
     ///   or socket; ``kind(at:)`` says which) or ``FileError/Kind/ioError``.
     public static func read(_ path: String, maximumBytes: Int) throws(FileError) -> Contents {
+        if StandardStreams.names(path) && StandardStreams.inputIsStream {
+            // A pipe: read from the stream into memory (a session file is small), nothing on disk.
+            let bytes = StandardInput.shared.readAll(maximumBytes: maximumBytes)
+            if let code = StandardInput.shared.failure {
+                throw FileError(.ioError, path: path,
+                    problem: "reading standard input failed (\(FileSystem.errorText(code))); check the program writing into the pipe")
+            }
+            return bytes.count > maximumBytes ? Contents(bytes: [], size: Int64(bytes.count)) : Contents(bytes: bytes, size: Int64(bytes.count))
+        }
         let (descriptor, size) = try FileSystem.openRegularFileForReading(path, allowEmpty: true)
         defer { FileSystem.closeDescriptor(descriptor) }
         guard size <= Int64(maximumBytes) else { return Contents(bytes: [], size: size) }

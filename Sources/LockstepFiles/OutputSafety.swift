@@ -51,6 +51,7 @@ public enum OutputSafety {
     /// positions, MP3's unbounded stream of frames) have none.
     public static func frameLimit(of encoding: AudioFileEncoding, channelCount: Int) -> Int64? {
         if encoding.type == .flac { return (Int64(1) << 36) - 1 }
+        if let frames = encoding.type.maximumFrameCount { return frames }
         guard let bytes = encoding.type.maximumDataBytes, let bytesPerSample = encoding.bytesPerSample else { return nil }
         return bytes / Int64(max(1, bytesPerSample * channelCount))
     }
@@ -87,12 +88,12 @@ public enum OutputSafety {
         let size = overflow ? Int64.max : bytes
         if let limit = frameLimit(of: encoding, channelCount: channelCount), frames > limit {
             let wider = type == .flac ? "CAF or W64" : "RF64, W64 or CAF"
-            let length = type.isCompressed ? describe(frames: frames, rate: sampleRate)
+            let length = encoding.isCompressed ? describe(frames: frames, rate: sampleRate)
                 : describe(frames: frames, rate: sampleRate, bytes: size)
             throw FileError(.invalidArgument, path: path,
                 problem: "the output would be \(length), more than \(type.description) holds (\(describe(frames: limit, rate: sampleRate))); write \(wider) instead, or shorten it")
         }
-        guard !type.isCompressed, let free = freeBytes(near: path) else { return }
+        guard !encoding.isCompressed, let free = freeBytes(near: path) else { return }
         let needed = size.addingReportingOverflow(65_536)
         if needed.overflow || needed.partialValue > free {
             throw FileError(.invalidArgument, path: path,

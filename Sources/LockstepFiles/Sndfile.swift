@@ -143,7 +143,7 @@ enum Sndfile {
         case Int32(SF_FORMAT_MPEG_LAYER_III): return "MP3"
         default:
             if let width { return "PCM " + width }
-            return formatName(sub)
+            return FileSampleFormat(libsndfileSubtype: sub)?.description ?? formatName(sub)
         }
     }
 
@@ -173,8 +173,45 @@ enum Sndfile {
     struct OpenedFile {
         var handle: OpaquePointer
         var info: SF_INFO
+        /// -1 for standard input read as a stream.
         var descriptor: Int32
+        /// -1 for standard input read as a stream (its size is unknown until its end).
         var size: Int64
+        /// For standard input read as a stream: the position libsndfile reads it at. Keep it as
+        /// long as ``handle`` is open.
+        var cursor: StandardInput.Cursor? = nil
+    }
+
+    /// Opens standard input, a pipe or a socket, as a stream through libsndfile's virtual I/O
+    /// (see ``StandardInput``).
+    /// - Throws: ``FileError`` with path `-`: ``FileError/Kind/emptyFile`` when nothing arrived,
+    ///   ``FileError/Kind/unsupportedFormat`` when libsndfile cannot read the stream without
+    ///   seeking in it (or it is not audio), naming what to pipe instead.
+    static func openStandardInputStream() throws(FileError) -> OpenedFile {
+        let path = StandardStreams.path
+        let cursor = StandardInput.Cursor(stream: .shared)
+        var callbacks = StandardInput.callbacks
+        var info = SF_INFO()
+        let context = Unmanaged.passUnretained(cursor).toOpaque()
+        let (handle, error) = guardedOpen(path: path, forWriting: false) { sf_open_virtual(&callbacks, Int32(SFM_READ), &info, context) }
+        if let handle { return OpenedFile(handle: handle, info: info, descriptor: -1, size: -1, cursor: cursor) }
+        let stream = StandardInput.shared
+        if let code = stream.failure {
+            throw FileError(.ioError, path: path,
+                problem: "reading standard input failed (\(FileSystem.errorText(code))); check the program writing into the pipe")
+        }
+        if stream.hasEnded && stream.bytesRead == 0 {
+            throw FileError(.emptyFile, path: path,
+                problem: "nothing arrived on standard input (0 bytes); pipe audio into it, e.g. sox in.flac -t wav - | lockstep info -")
+        }
+        // libsndfile's reason, without the advice for files (which follows the first "; ").
+        let reason = error.map { error in
+            let text = error.message.hasPrefix(path + ": ") ? String(error.message.dropFirst(path.count + 2)) : error.message
+            return text.components(separatedBy: "; ").first ?? text
+        } ?? "libsndfile cannot open it"
+        throw FileError(.unsupportedFormat, path: path,
+            problem: "standard input (a pipe) cannot be read as a stream: \(reason). A format libsndfile must measure or seek in (HTK, whose length comes from the file's size; a CAF whose length is left open) cannot come through a pipe: write WAV, AU, FLAC or Ogg to the pipe (sox … -t wav -), or give a file name instead of -",
+            libsndfileCode: error?.libsndfileCode)
     }
 
     /// Opens `path` for reading without ever blocking.
@@ -189,6 +226,8 @@ enum Sndfile {
     /// and libsndfile 1.2.0 closes the descriptor it was given when opening fails. Under
     /// `/proc/self/fd/` those probes find nothing.
     ///
+    /// `-` on a pipe or a socket is read as a stream instead (``openStandardInputStream()``).
+    ///
     /// libsndfile recognises a few formats by their file name's extension alone (headerless `.au`,
     /// `.snd`, `.vox`, `.gsm`, and `.mp3` that starts with neither a tag nor a frame header): for
     /// those the same open file is offered again under its extension, through a symbolic link to
@@ -197,6 +236,7 @@ enum Sndfile {
     /// - Throws: ``FileError`` as ``FileSystem/openRegularFileForReading(_:)`` and
     ///   ``openError(path:forWriting:)`` describe.
     static func openForReading(path: String) throws(FileError) -> OpenedFile {
+        if StandardStreams.names(path) && StandardStreams.inputIsStream { return try openStandardInputStream() }
         let (descriptor, size) = try FileSystem.openRegularFileForReading(path)
         let procPath = "/proc/self/fd/\(descriptor)"
         var info = SF_INFO()

@@ -20,7 +20,7 @@ struct InfoCommand: ParsableCommand {
             is always the frames really decoded; "estimated" marks a file that does not state it \
             exactly (an MP3 without a Xing/LAME header, an Ogg file cut short), with the estimate.
 
-            '-' reads standard input (a pipe is read to its end first).
+            '-' reads standard input: a pipe is decoded as it arrives (nothing is kept on disk), and its length is the frames counted up to its end.
 
             Examples:
               lockstep info mix.wav take.flac
@@ -47,6 +47,7 @@ struct InfoCommand: ParsableCommand {
         guard !files.isEmpty else {
             throw CLIError(message: "info: no input files; give one or more audio files", exitCode: 64)
         }
+        try InputFiles.checkStandardInput(files, command: "info")
         var failures: [String] = []
         for path in files {
             do {

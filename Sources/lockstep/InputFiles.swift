@@ -31,10 +31,12 @@ enum InputFiles {
     /// The sample rate of each input that opens (the others are reported by the command itself
     /// when it opens them), each described at the `.info` level (`--verbose`).
     static func describe(_ paths: [String]) -> [(path: String, rate: Double)] {
-        paths.compactMap { path in
+        paths.compactMap { path -> (path: String, rate: Double)? in
             guard let reader = try? AudioFileReader(path: path, warnings: FileWarnings()) else { return nil }
             defer { reader.close() }
-            log.info("\(path): \(reader.containerName), \(reader.codecName), \(Int(reader.format.sampleRate)) Hz, \(reader.format.channelCount) ch, \(reader.frameCount) frames (\(Terminal.time(reader.duration)))")
+            let length = reader.lengthIsKnown ? "\(reader.frameCount) frames (\(Terminal.time(reader.duration)))"
+                : "a stream, read as it arrives (its length is known at its end)"
+            log.info("\(path): \(reader.containerName), \(reader.codecName), \(Int(reader.format.sampleRate)) Hz, \(reader.format.channelCount) ch, \(length)")
             return (path, reader.format.sampleRate)
         }
     }

@@ -3,8 +3,9 @@ import Lockstep
 import LockstepFiles
 
 /// `--sample-format`: the sample formats a file can be written in (`u8`, `s8`, `s16`, `s24`,
-/// `s32`, `f32`, `f64`, `ulaw`, `alaw`); which ones a file type holds is checked later, with a
-/// message that lists them.
+/// `s32`, `f32`, `f64`, `ulaw`, `alaw`, `ima-adpcm`, `ms-adpcm`, `gsm610`, `g721`, `g723-24`,
+/// `g723-40`, `nms-adpcm-16/24/32`, `vox-adpcm`, `dwvw-12/16/24`, `dpcm-8/16`, `alac-16/20/24/32`);
+/// which ones a file type holds is checked later, with a message that lists them.
 struct SampleFormatArgument: ExpressibleByArgument {
     /// The sample format.
     var format: FileSampleFormat
@@ -28,7 +29,7 @@ struct OutputFormatOptions: ParsableArguments {
     var formatName: String?
 
     @Option(name: .customLong("sample-format"),
-            help: ArgumentHelp("Sample format, as the type holds (default f32; s24 for FLAC; none for Ogg Vorbis, Opus and MP3).",
+            help: ArgumentHelp("Sample format, as the type holds: PCM, companding laws and the codecs libsndfile writes inside containers (default f32; s24 for FLAC; none for Ogg Vorbis, Opus and MP3). A combination the type cannot hold is refused with the list of what it holds.",
                                valueName: FileSampleFormat.allCases.map(\.rawValue).joined(separator: "|")))
     var sampleFormat: SampleFormatArgument?
 

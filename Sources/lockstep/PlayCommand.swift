@@ -19,7 +19,7 @@ struct PlayCommand: ParsableCommand {
             --duration); Ctrl-C fades out and exits cleanly. If no JACK server runs, one is started \
             (the ALSA driver when there is a sound card, else the dummy driver) and stopped at exit.
 
-            '-' as a file reads standard input: the stream is read to its end first (into a temporary file), then played. On a terminal the display shows the elapsed and remaining time, the master meter (CLIP stays lit once it reached 0 dBFS) and a meter per layer.
+            '-' as a file reads standard input: a pipe is played as it arrives (WAV, AU, FLAC, Ogg, MP3 and the other formats libsndfile reads without seeking), once, from its start. On a terminal the display shows the elapsed and remaining time, the master meter (CLIP stays lit once it reached 0 dBFS) and a meter per layer.
 
             Examples:
               lockstep play drums.wav bass.flac --gain -3 --offset 0 --offset 1.5
@@ -93,6 +93,10 @@ struct PlayCommand: ParsableCommand {
     func run() throws {
         guard !files.isEmpty else {
             throw CLIError(message: "play: no input files; give one or more audio files, e.g. lockstep play a.wav b.wav", exitCode: 64)
+        }
+        try InputFiles.checkStandardInput(files, command: "play")
+        if loop, files.contains(where: StandardStreams.names), StandardStreams.inputIsStream {
+            throw CLIError(message: "play: --loop cannot loop '-' (standard input on a pipe): a stream plays once, as it arrives; save it to a file first (sox … out.wav) and loop that", exitCode: 64)
         }
         var layers = try LayerArguments(command: "play", files: files, gains: gains, offsets: offsets)
         let maps = try ChannelMapOption.parse(channelMaps, files: files.count, command: "play")
@@ -235,7 +239,8 @@ final class PlaySession {
         for path in layers.files {
             do {
                 let reader = try AudioFileReader(path: path, truncation: .reject, warnings: FileWarnings())
-                log.info("\(path): \(reader.containerName), \(reader.codecName), \(Int(reader.format.sampleRate)) Hz, \(reader.format.channelCount) ch, \(reader.frameCount) frames")
+                let length = reader.lengthIsKnown ? "\(reader.frameCount) frames" : "a stream, played as it arrives"
+                log.info("\(path): \(reader.containerName), \(reader.codecName), \(Int(reader.format.sampleRate)) Hz, \(reader.format.channelCount) ch, \(length)")
             } catch {
                 throw CLIError(message: "play: \(error.description)")
             }

@@ -28,7 +28,7 @@ struct RecordCommand: ParsableCommand {
             """
     )
 
-    @Option(name: .shortAndLong, help: "The file to write (.wav, .aiff, .caf, .w64, .rf64, .au, .flac survive a kill; .ogg, .opus, .mp3 lose their last moments).")
+    @Option(name: .shortAndLong, help: "The file to write, any type render writes (.wav, .aiff, .caf, .w64, .rf64, .au, .raw, .flac survive a kill; .ogg, .opus, .mp3 lose their last moments; the other types are not promised to).")
     var output: String
 
     @Option(name: .customLong("port"), help: ArgumentHelp("A port to record (repeat: one channel per port, in order).", valueName: "port"),

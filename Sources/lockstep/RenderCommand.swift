@@ -11,9 +11,9 @@ struct RenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Mix audio files as layers into one file, offline, sample-aligned.",
         discussion: """
-            Every layer's first frame lands on output sample 0 (plus its --offset). Gains, offsets and channel maps apply to the files in order: the first --gain to the first file, and so on. The output is as long as the longest layer; its type follows OUT's extension (wav, aiff, flac, caf, w64, rf64, au, ogg, opus, mp3) or --format. Files at other sample rates are converted (libsoxr, at most 256 times apart); files with more channels than --channels are downmixed (ITU-R BS.775 for 5.1 and 7.1, equal-power otherwise) unless --channel-map routes them.
+            Every layer's first frame lands on output sample 0 (plus its --offset). Gains, offsets and channel maps apply to the files in order: the first --gain to the first file, and so on. The output is as long as the longest layer; its type follows OUT's extension or --format: every container libsndfile writes (wav, aiff, flac, caf, w64, rf64, au, ogg, opus, mp3, raw, paf, 8svx, nist, voc, sf, mat, pvf, xi, htk, sds, avr, wve, mpc2k; --format wavex for WAVE_FORMAT_EXTENSIBLE), in any --sample-format it holds (PCM, µ-law, A-law, IMA and MS ADPCM, GSM 6.10, G.721/G.723, NMS and VOX ADPCM, DWVW, DPCM, ALAC in CAF); an impossible combination is refused with what the type holds. Files at other sample rates are converted (libsoxr, at most 256 times apart); files with more channels than --channels are downmixed (ITU-R BS.775 for 5.1 and 7.1, equal-power otherwise) unless --channel-map routes them.
 
-            '-' as a file reads standard input (once per command); -o - writes standard output (WAV unless --format says otherwise; on a pipe WAV, AU, FLAC, Ogg Vorbis, Opus and MP3 work), and the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left; when standard error is not a terminal (a log, a pipe), a plain line of the same every 5 s (or every $LOCKSTEP_PROGRESS_INTERVAL seconds) and one at the end; none with --no-progress or --quiet.
+            '-' as a file reads standard input (once per command; a pipe is read as it arrives, so the render starts at once and ends when the stream does); -o - writes standard output (WAV unless --format says otherwise; on a pipe WAV, AU, raw, FLAC, Ogg Vorbis, Opus and MP3 work), and the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left; when standard error is not a terminal (a log, a pipe), a plain line of the same every 5 s (or every $LOCKSTEP_PROGRESS_INTERVAL seconds) and one at the end; none with --no-progress or --quiet.
 
             Examples:
               lockstep render drums.wav bass.flac -o mix.wav --gain -3 --offset 1.5
@@ -27,7 +27,7 @@ struct RenderCommand: ParsableCommand {
     @Argument(help: "The audio files to mix (any format libsndfile reads; - reads standard input).")
     var files: [String] = []
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The output file (.wav, .aiff, .flac, .caf, .w64, .rf64, .au, .ogg, .opus, .mp3); - writes standard output.", valueName: "out"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("The output file: any type libsndfile writes, by extension (.wav, .aiff, .flac, .caf, .w64, .rf64, .au, .ogg, .opus, .mp3, .raw, .paf, .8svx, .nist, .voc, .sf, .mat, .pvf, .xi, .htk, .sds, .avr, .wve, .mpc2k); - writes standard output.", valueName: "out"))
     var output: String?
 
     @Option(help: "Output sample rate in Hz (1…768000).")

@@ -221,7 +221,7 @@ struct SessionRenderCommand: ParsableCommand {
     @Argument(help: "The session file (YAML; - reads standard input).")
     var file: String
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("The output file (.wav, .aiff, .flac, .caf, .w64, .rf64, .au, .ogg, .opus, .mp3); - writes standard output.", valueName: "out"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("The output file: any type libsndfile writes, by extension (.wav, .aiff, .flac, .caf, .w64, .rf64, .au, .ogg, .opus, .mp3, .raw, .paf, .8svx, .nist, .voc, .sf, .mat, .pvf, .xi, .htk, .sds, .avr, .wve, .mpc2k); - writes standard output.", valueName: "out"))
     var output: String?
 
     @Option(help: "Render rate in Hz (default: the session's rate).")

@@ -82,6 +82,105 @@ struct PipeCLITests {
         #expect(r.stdout.contains("1 cues on 1 layers at 48000 Hz"), "\(r.stdout)")
     }
 
+    /// A WAV stream as sox writes one into a pipe (its header's length "unknown"): `seconds` of
+    /// a 16-bit stereo 48 kHz sine.
+    func soxStream(seconds: Int) throws -> Data {
+        // Through `cat`, so sox cannot seek back: its header says "length unknown", as in a pipe.
+        let r = try shell("sox -D -n -r 48000 -c 2 -b 16 -t wav - synth \(seconds) sine 440 gain -6 2>/dev/null | cat > stream.wav")
+        #expect(r.status == 0, "\(r.stderr)")
+        return try Data(contentsOf: URL(fileURLWithPath: "\(dir)/stream.wav"))
+    }
+
+    @Test("render - -o - streams: output comes out while the input pipe is still open, and nothing is spooled to disk")
+    func renderStreamsWhileInputIsOpen() throws {
+        let stream = try soxStream(seconds: 2)
+        let spool = try TemporaryTestDirectory(prefix: "lockstep-tmpdir")
+        let running = try CLI.spawn(["render", "-", "-o", "-", "--format", "wav", "--sample-format", "s16"],
+                                    environment: ["TMPDIR": spool.path], in: dir, withInput: true)
+        // Two seconds in; the pipe stays open.
+        running.send(data: stream)
+        let started = Date()
+        var flowing = false
+        while Date().timeIntervalSince(started) < 20 && running.isRunning {
+            // Two 64 KiB chunks of audio past the header (the player reads about 1 s ahead).
+            if running.outputByteCount > 131_116 { flowing = true; break }
+            usleep(10_000)
+        }
+        #expect(flowing, "no output while the input is open: \(running.outputByteCount) bytes; \(running.errorOutputSoFar)")
+        #expect(running.isRunning, "the render must still be waiting for the rest of its input")
+        print("render - -o -: \(running.outputByteCount) bytes out \(String(format: "%.3f", Date().timeIntervalSince(started))) s after 2 s of input, pipe open")
+        let spooled = try spool.contents()
+        #expect(spooled.isEmpty, "nothing in TMPDIR: \(spooled)")
+        // Then one more second of samples (the header said "length unknown"), and the end.
+        running.send(data: Data(stream.suffix(192_000)))
+        running.closeInput()
+        let result = running.wait(timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("rendered 1 layer to -: 144000 frames"), "\(result.stderr)")
+        let out = running.outputDataSoFar
+        try out.write(to: URL(fileURLWithPath: "\(dir)/out.wav"))
+        let (format, samples) = try read("\(dir)/out.wav")
+        #expect(format.channelCount == 2 && samples.count == 144_000 * 2)
+        #expect(try spool.contents().isEmpty)
+    }
+
+    @Test("sox on both ends: a stream longer than the memory kept for headers passes through whole and exact")
+    func longStreamThroughSox() throws {
+        // 60 s of 48 kHz stereo 16-bit is 11 MB, more than the 4 MiB kept of a stream's start.
+        // (-D: no dither, so both sox runs make the same samples.)
+        let r = try shell("sox -D -n -r 48000 -c 2 -b 16 -t wav - synth 60 sine 440 gain -6 2>/dev/null | $L render - -o - --format flac --sample-format s16 | sox -t flac - -t raw - 2>/dev/null | md5sum; sox -D -n -r 48000 -c 2 -b 16 -t raw - synth 60 sine 440 gain -6 2>/dev/null | md5sum")
+        #expect(r.status == 0, "\(r.stderr)")
+        let sums = r.stdout.split(separator: "\n")
+        #expect(sums.count == 2 && sums[0] == sums[1], "the stream came back changed: \(r.stdout) \(r.stderr)")
+    }
+
+    @Test("info - decodes a pipe as it arrives: length counted, codec and bitrate shown, for every format that can come through a pipe")
+    func infoOnPipes() throws {
+        let cases: [(String, String)] = [
+            ("-t wav", "PCM s16"), ("-t au", "PCM s16"), ("-t flac", "FLAC s16"), ("-t aiff", "PCM s16"),
+            ("-t wav -e u-law", "µ-law"), ("-t wav -e ima-adpcm", "IMA ADPCM"), ("-t ogg", "Vorbis"), ("-t mp3", "MP3"),
+            ("-t w64", "PCM s16"), ("-t sph", "PCM s16"), ("-t paf", "PCM s16"),
+        ]
+        for (soxType, codec) in cases {
+            let r = try shell("sox -n -r 48000 -c 2 -b 16 \(soxType) - synth 1 sine 440 gain -6 2>/dev/null | $L info -")
+            #expect(r.status == 0, "\(soxType): \(r.stderr)")
+            #expect(r.stdout.hasPrefix("-: ") && r.stdout.contains(", \(codec), 48000 Hz, 2 ch, "), "\(soxType): \(r.stdout)")
+            #expect(r.stdout.contains(" kb/s"), "\(soxType): a bitrate: \(r.stdout)")
+        }
+        // A block codec's stream ends with the stream, not at the 2 GiB sox's header claims
+        // (libsndfile pads a cut block with silence and goes on: 12 hours of it, before).
+        for encoding in ["ima-adpcm", "ms-adpcm"] {
+            let r = try shell("sox -n -r 48000 -c 2 -b 16 -t wav -e \(encoding) - synth 1 sine 440 gain -6 2>/dev/null | $L info --json -")
+            let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+            let frames = object?["frames"] as? Int ?? 0
+            #expect(r.status == 0 && frames >= 48000 && frames <= 48000 + 1024, "\(encoding): \(frames) frames; \(r.stderr)")
+        }
+        // Lossless and PCM streams arrive whole: their frame count is exact.
+        let r = try shell("sox -n -r 48000 -c 2 -b 16 -t flac - synth 1 sine 440 2>/dev/null | $L info --json -")
+        let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        #expect(object?["frames"] as? Int == 48000 && object?["lengthExact"] as? Bool == true, "\(r.stdout)")
+    }
+
+    @Test("a format libsndfile must measure cannot come through a pipe: one error naming '-' and what to pipe instead")
+    func unseekableInput() throws {
+        // HTK takes its length from the file's size: it does not open from a pipe.
+        // sox's CAF into a pipe leaves its data size open, which libsndfile resolves only from a
+        // file's size.
+        for source in ["sox -n -r 16000 -c 1 -b 16 -t htk - synth 180 sine 440", "sox -n -r 48000 -c 2 -b 16 -t caf - synth 60 sine 440"] {
+            let r = try shell("\(source) 2>/dev/null | $L info -")
+            #expect(r.status == 1 && r.stderr.split(separator: "\n").count == 1, "\(source): \(r.stderr)")
+            #expect(r.stderr.hasPrefix("lockstep: info: -: standard input (a pipe) ")
+                    && r.stderr.contains("write WAV, AU, FLAC or Ogg to the pipe"), "\(source): \(r.stderr)")
+        }
+        // The same HTK as a file reads.
+        var r = try shell("sox -n -r 16000 -c 1 -b 16 big.htk synth 180 sine 440 2>/dev/null; $L info big.htk")
+        #expect(r.status == 0 && r.stdout.contains("2880000 frames"), "\(r.stdout) \(r.stderr)")
+        // ALAC in CAF, SDS, PAF and NIST stream past 4 MiB (libsndfile writes CAF's packet table first).
+        _ = try shell("sox -n -r 48000 -c 2 -b 16 noise.wav synth 60 whitenoise gain -3 2>/dev/null")
+        r = try shell("$L render noise.wav -o alac.caf --sample-format alac-16 >/dev/null && cat alac.caf | $L info -")
+        #expect(r.status == 0 && r.stdout.contains("ALAC s16, 48000 Hz, 2 ch, 2880000 frames"), "\(r.stdout) \(r.stderr)")
+    }
+
     @Test("standard input is read once: '-' twice is refused; a device on standard input is refused")
     func standardInputOnce() throws {
         _ = try ramp("a.wav", frames: 100)
@@ -101,7 +200,7 @@ struct PipeCLITests {
             #expect(r.status == 64, "\(format): \(r.stderr)")
             #expect(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "nothing written for \(format)")
             #expect(r.stderr.split(separator: "\n").count == 1 && r.stderr.contains("cannot be written to a pipe")
-                    && r.stderr.contains("WAV, AU, FLAC, Ogg Vorbis, Opus, MP3"), "\(r.stderr)")
+                    && r.stderr.contains("WAV, AU, raw, FLAC, Ogg Vorbis, Opus, MP3"), "\(r.stderr)")
         }
         // Standard output redirected to a file can seek: every type works there.
         let r = try shell("$L render a.wav -o - --format aiff > out.aiff")

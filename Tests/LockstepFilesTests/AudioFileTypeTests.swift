@@ -24,14 +24,20 @@ struct AudioFileTypeTests {
 
     @Test("writable types and their sample formats")
     func writability() {
-        #expect(AudioFileType.writableTypes == [.wav, .aiff, .flac, .caf, .w64, .rf64, .oggVorbis, .opus, .mp3, .au])
+        #expect(AudioFileType.writableTypes == AudioFileType.allCases)
+        #expect(Array(AudioFileType.writableTypes.prefix(10)) == [.wav, .aiff, .flac, .caf, .w64, .rf64, .oggVorbis, .opus, .mp3, .au])
         #expect(AudioFileType.mp3.isWritable && AudioFileType.opus.isWritable && AudioFileType.oggVorbis.isWritable)
         #expect(AudioFileType.flac.writableSampleFormats == [.int16, .int24])
         #expect(AudioFileType.flac.defaultSampleFormat == .int24)
         #expect(AudioFileType.wav.defaultSampleFormat == .float32)
         for type in AudioFileType.writableTypes {
-            #expect((try? type.libsndfileFormat(for: type.defaultSampleFormat)) != nil)
+            if let format = type.defaultFileSampleFormat {
+                #expect((try? type.libsndfileFormat(forFileSampleFormat: format)) != nil, "\(type)")
+            } else {
+                #expect((try? type.libsndfileFormat(for: type.defaultSampleFormat)) != nil, "\(type)")
+            }
         }
+        #expect(AudioFileType.wve.defaultFileSampleFormat == .alaw && AudioFileType.xi.defaultFileSampleFormat == .dpcm16)
     }
 
     @Test("format words combine major type and subtype")
@@ -47,7 +53,9 @@ struct AudioFileTypeTests {
         #expect(AudioFileType(libsndfileFormat: 0x200060) == .oggVorbis)
         #expect(AudioFileType(libsndfileFormat: 0x130002) == .wav)
         #expect(AudioFileType(libsndfileFormat: 0x030002) == .au)
-        #expect(AudioFileType(libsndfileFormat: 0x040002) == nil)
+        #expect(AudioFileType(libsndfileFormat: 0x040002) == .raw)
+        #expect(AudioFileType(libsndfileFormat: 0x160002) == nil, "Sound Designer II is not offered")
+        #expect(AudioFileType(libsndfileFormat: 0x230081) == nil, "MPEG Layer II is not written by libsndfile 1.2")
     }
 
     @Test("FLAC refuses floats and 32-bit integers, suggesting s24", arguments: [SampleFormat.float32, .int32, .float64])

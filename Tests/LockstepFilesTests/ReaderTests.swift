@@ -269,7 +269,7 @@ struct ReaderTests {
     @Test("an intact file is not flagged")
     func intact() throws {
         let dir = try TemporaryTestDirectory()
-        for type in AudioFileType.writableTypes {
+        for type in FormatTests.commonTypes {
             let path = dir.file("whole.\(type.fileExtension)")
             try Helpers.write(Helpers.testSignal(frames: 48000, channels: 2), to: path, type: type,
                               format: StreamFormat(sampleRate: 48000, channelCount: 2, sampleFormat: type.defaultSampleFormat))

@@ -101,6 +101,25 @@ public final class RunningCLI: @unchecked Sendable {
         input?.fileHandleForWriting.write(Data((line + "\n").utf8))
     }
 
+    /// Writes `data` to the process's standard input (spawned `withInput`), as it is.
+    public func send(data: Data) {
+        input?.fileHandleForWriting.write(data)
+    }
+
+    /// The bytes written to standard output so far.
+    public var outputByteCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return outData.count
+    }
+
+    /// Everything written to standard output so far, as bytes.
+    public var outputDataSoFar: Data {
+        lock.lock()
+        defer { lock.unlock() }
+        return outData
+    }
+
     /// Closes the process's standard input (end of file).
     public func closeInput() { try? input?.fileHandleForWriting.close() }
 
