@@ -46,6 +46,9 @@ let package = Package(
                        providers: [.apt(["libsoxr-dev"])]),
         .systemLibrary(name: "CLo", pkgConfig: "liblo",
                        providers: [.apt(["liblo-dev"])]),
+        // terminfo (ncurses' libtinfo): how the terminal moves its cursor, for the CLI's live display.
+        .systemLibrary(name: "CTinfo", pkgConfig: "tinfo",
+                       providers: [.apt(["libncurses-dev"])]),
         // librsvg + cairo: the session timeline picture as PNG (session check --png).
         .systemLibrary(name: "CRsvg", pkgConfig: "librsvg-2.0",
                        providers: [.apt(["librsvg2-dev"])]),
@@ -84,7 +87,7 @@ let package = Package(
         .target(name: "CSpawn"),
         // The command-line tool.
         .executableTarget(name: "lockstep", dependencies: [
-            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "LockstepOSC", "LockstepWeb", "LockstepSchema", "CSpawn",
+            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "LockstepOSC", "LockstepWeb", "LockstepSchema", "CSpawn", "CTinfo",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Rainbow", package: "Rainbow"),

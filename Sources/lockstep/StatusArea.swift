@@ -12,9 +12,9 @@ import Foundation
 /// (a log message, a control command's answer on standard output) and draws the rows again below
 /// it, so the text stays on the screen instead of being overwritten by the next redraw.
 ///
-/// Cursor movement uses three ECMA-48 sequences every terminal with a `TERM` other than `dumb`
-/// understands (cursor up `CSI n A`, erase below `CSI J`, carriage return); nothing is drawn
-/// unless ``Terminal/display`` is ``Terminal/Display/redraw``. Any thread may call it.
+/// Cursor movement uses the terminal's own strings from terminfo (carriage return `cr`, cursor up
+/// `cuu`, erase below `ed`: ``TerminalCapabilities``); nothing is drawn unless
+/// ``Terminal/display`` is ``Terminal/Display/redraw``, which needs all three. Any thread may call it.
 final class StatusArea: @unchecked Sendable {
     /// The status area of standard error.
     static let shared = StatusArea()
@@ -81,7 +81,7 @@ final class StatusArea: @unchecked Sendable {
         guard !drawnWidths.isEmpty else { return "" }
         let columns = max(1, Terminal.columns)
         let lines = drawnWidths.reduce(0) { $0 + max(1, ($1 + columns - 1) / columns) }
-        return "\r\u{1B}[\(lines)A\u{1B}[J"
+        return TerminalCapabilities.current?.erase(linesAbove: lines) ?? ""
     }
 
     /// Starts redrawing on `SIGWINCH` (once).

@@ -8,7 +8,8 @@ import Synchronization
 /// What standard error is and what may be drawn on it.
 ///
 /// Live output (progress bars, meters) goes to standard error, and only when it is a terminal:
-/// redrawn in place (``Display/redraw``) unless `TERM` is unset or `dumb`, where plain lines are
+/// redrawn in place (``Display/redraw``) with the cursor movements of its terminfo entry
+/// (``TerminalCapabilities``) unless `TERM` is unset, `dumb` or has none, where plain lines are
 /// printed now and then instead (``Display/plain``). With `--no-progress` or `--quiet`, or when
 /// standard error is a file or a pipe, nothing live is shown (``Display/none``) — except a
 /// render's progress, which ``ProgressDisplay`` writes to a file or pipe as a plain line every
@@ -37,11 +38,10 @@ enum Terminal {
     /// Whether standard error is an interactive terminal.
     static var stderrIsTerminal: Bool { isatty(STDERR_FILENO) == 1 }
 
-    /// Whether `TERM` is unset, empty or `dumb`: a terminal that cannot move its cursor.
-    static var isDumb: Bool {
-        let term = ProcessInfo.processInfo.environment["TERM"] ?? ""
-        return term.isEmpty || term == "dumb"
-    }
+    /// Whether the terminal cannot move its cursor as the live display needs: `TERM` unset or
+    /// `dumb`, or its terminfo entry missing or without `cr`, `cuu`/`cuu1` and `ed`
+    /// (``TerminalCapabilities``).
+    static var isDumb: Bool { TerminalCapabilities.current == nil }
 
     /// How live output is shown now.
     static var display: Display {
@@ -49,11 +49,12 @@ enum Terminal {
         return isDumb ? .plain : .redraw
     }
 
-    /// Whether messages and displays on standard error use colour: a terminal that redraws,
-    /// and no `NO_COLOR` (https://no-color.org: any non-empty value turns colour off).
+    /// Whether messages and displays on standard error use colour: a terminal that redraws and
+    /// shows at least 8 colours (terminfo's `colors`), and no `NO_COLOR` (https://no-color.org:
+    /// any non-empty value turns colour off).
     static var usesColour: Bool {
         let noColour = ProcessInfo.processInfo.environment["NO_COLOR"].map { !$0.isEmpty } ?? false
-        return stderrIsTerminal && !isDumb && !noColour
+        return stderrIsTerminal && (TerminalCapabilities.current?.colours ?? 0) >= 8 && !noColour
     }
 
     /// Sets Rainbow up for standard error (Rainbow itself looks at standard output).
@@ -62,12 +63,13 @@ enum Terminal {
         Rainbow.outputTarget = usesColour ? .console : .unknown
     }
 
-    /// The terminal's width in columns: `TIOCGWINSZ` on standard error, else `$COLUMNS`, else 80.
+    /// The terminal's width in columns: `TIOCGWINSZ` on standard error, else `$COLUMNS`, else
+    /// terminfo's `cols`, else 80.
     static var columns: Int {
         var size = winsize()
         if ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
         if let text = ProcessInfo.processInfo.environment["COLUMNS"], let value = Int(text), value > 0 { return value }
-        return 80
+        return TerminalCapabilities.current?.columns ?? 80
     }
 
     /// The terminal's height in lines (`TIOCGWINSZ`, else `$LINES`, else 24).

@@ -108,6 +108,23 @@ struct TerminalDisplayTests {
         #expect(lines.filter { $0.hasPrefix("rendering: ") }.count <= 10)
     }
 
+    @Test("cursor movement comes from the terminal's terminfo entry: vt52's own strings, none for a terminal terminfo does not know")
+    func terminfo() throws {
+        let input = try makeInput()
+        func command(_ name: String) -> String { "'\(CLI.binary)' render '\(input)' -o '\(dir)/\(name).wav'" }
+        // vt52 (ncurses-base): cursor up is ESC A (cuu1, no cuu), erase below ESC J; no colours.
+        var run = try run(command("vt52"), columns: 80, environment: "TERM=vt52")
+        #expect(run.raw.contains("\u{1B}A") && run.raw.contains("\u{1B}J"), "\(run.raw.debugDescription)")
+        #expect(!run.raw.contains("\u{1B}["), "ANSI sequences on a vt52: \(run.raw.debugDescription)")
+        // xterm: its own cuu (CSI n A) and ed (CSI J).
+        run = try self.run(command("xterm"), columns: 80, environment: "TERM=xterm")
+        #expect(run.raw.firstMatch(of: /\x1B\[[0-9]+A\x1B\[J/) != nil, "\(run.raw.debugDescription)")
+        // A terminal type with no terminfo entry: plain lines, as for dumb.
+        run = try self.run(command("unknown"), columns: 80, environment: "TERM=no-such-terminal-lockstep")
+        #expect(!run.raw.contains("\u{1B}"), "\(run.raw.debugDescription)")
+        #expect(run.raw.contains("rendering: 100%"), "\(run.raw.debugDescription)")
+    }
+
     @Test("NO_COLOR: cursor movement but no colour; without it a warning is coloured")
     func noColour() throws {
         let input = try makeInput()
