@@ -160,7 +160,7 @@ struct CLITests {
     @Test("a usage or validation error: one line naming the command and the option, lists folded onto it, then ArgumentParser's hint for that command",
           arguments: [
         (["render", "GOOD.wav", "-o", "x.wav", "--sample-format", "s99"],
-         "lockstep: render: the value 's99' is invalid for '--sample-format <u8|s8|s16|s24|s32|f32|f64|ulaw|alaw>'; give one of: u8, s8, s16, s24, s32, f32, f64, ulaw, alaw",
+         "lockstep: render: the value 's99' is invalid for '--sample-format <u8|s8|s16|s24|s32|f32|f64|ulaw|alaw|ima-adpcm|ms-adpcm|gsm610|g721|g723-24|g723-40|nms-adpcm-16|nms-adpcm-24|nms-adpcm-32|vox-adpcm|dwvw-12|dwvw-16|dwvw-24|dpcm-8|dpcm-16|alac-16|alac-20|alac-24|alac-32>'; give one of: u8, s8, s16, s24, s32, f32, f64, ulaw, alaw, ima-adpcm, ms-adpcm, gsm610, g721, g723-24, g723-40, nms-adpcm-16, nms-adpcm-24, nms-adpcm-32, vox-adpcm, dwvw-12, dwvw-16, dwvw-24, dpcm-8, dpcm-16, alac-16, alac-20, alac-24, alac-32",
          "render"),
         (["render", "GOOD.wav", "-o", "x.wav", "--rate", "abc"], "lockstep: render: the value 'abc' is invalid for '--rate <rate>'", "render"),
         (["render", "GOOD.wav", "-o", "x.wav", "--bogus"], "lockstep: render: unknown option '--bogus'", "render"),
