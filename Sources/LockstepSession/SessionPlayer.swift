@@ -666,7 +666,14 @@ public final class SessionPlayer: @unchecked Sendable {
             state.queueOrigin = position
             state.spares = all.map(\.last)
         }
-        for renderer in renderers { renderer.reset() }
+        // Under each layer's lock: a refill that passed its halted check before the halt may
+        // still be computing that layer on the callback thread (its buffer is already back, so
+        // the halt did not wait for it), and the renderer's open cues are not to be shared.
+        for (layer, renderer) in renderers.enumerated() {
+            layerLocks[layer].lock()
+            renderer.reset()
+            layerLocks[layer].unlock()
+        }
         for (layer, list) in all.enumerated() {
             for buffer in list.dropLast() { refill(layer: layer, buffer: buffer) }
         }
