@@ -32,8 +32,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
     ],
     targets: [
-        // Pure Swift core: formats, buffers, queues, timeline, mixer, engine, offline device.
-        .target(name: "Lockstep",
+        // The core: formats, buffers, queues, timeline, mixer, engine, offline device. Swift but
+        // for one inlined C instruction (a cache prefetch, which Swift cannot emit) in CRealtime.
+        .target(name: "CRealtime"),
+        .target(name: "Lockstep", dependencies: ["CRealtime"],
                 swiftSettings: [.define("LOCKSTEP_REALTIME_CHECKS", .when(configuration: .release))],
                 linkerSettings: [.linkedLibrary("m")]),
         // The JSON schema (version 1) of every --json output, --json-events line, OSC reply and

@@ -33,6 +33,11 @@ public final class Engine: @unchecked Sendable {
 
     let core: RenderCore
     let pump: EventPump
+    /// Where the queues' buffers live (``RenderMemory``: huge pages where the kernel gives them).
+    let audioMemory = RenderMemory(chunkBytes: 32 << 20)
+    /// Where the output queues' render states live, side by side in the order they were created
+    /// (which is the order the render loop usually walks them).
+    let stateMemory = RenderMemory(chunkBytes: 2 << 20)
     private let discontinuityStreams = StreamRegistry<Discontinuity>()
     private let state: Mutex<EngineState>
 
@@ -263,10 +268,9 @@ public final class Engine: @unchecked Sendable {
                     "the engine already holds \(maximumQueues) queues; dispose of one or create the Engine with a larger maximumQueues"))
             }
             let queueName = name ?? "queue-\(slot + 1)"
-            let renderState = UnsafeMutablePointer<QueueRenderState>.allocate(capacity: 1)
-            renderState.initialize(to: QueueRenderState(slot: Int32(slot), channelCount: format.channelCount,
-                                                        maximumSegments: maximumBuffersPerQueue + 64,
-                                                        meterWindow: Self.meterWindow(device.sampleRate)))
+            let renderState = QueueRenderState.make(in: stateMemory, slot: Int32(slot), channelCount: format.channelCount,
+                                                    maximumSegments: maximumBuffersPerQueue + 64,
+                                                    meterWindow: Self.meterWindow(device.sampleRate))
             let queue = OutputQueue(engine: self, name: queueName, format: format, slot: Int32(slot),
                                     renderState: renderState, converter: sendableConverter.value,
                                     callbackExecutor: callbackExecutor, callback: callback)

@@ -29,6 +29,8 @@ public final class InputQueue: QueueBufferOwner, @unchecked Sendable {
     weak var engine: Engine?
     let slot: Int32
     let renderState: UnsafeMutablePointer<InputRenderState>
+    /// The engine's render memory, where the buffers' blocks live.
+    let memory: RenderMemory
     private let callback: @Sendable (InputQueue, QueueBuffer, Int64, Int) -> Void
     private let state: Mutex<UserState>
     private let callbacks: QueueCallbacks<InputQueue>
@@ -52,6 +54,7 @@ public final class InputQueue: QueueBufferOwner, @unchecked Sendable {
         self.format = format
         self.slot = slot
         self.renderState = renderState
+        memory = engine.audioMemory
         callbacks = QueueCallbacks(executor: callbackExecutor, delivery: engine.device.callbackDelivery)
         self.callback = callback
         state = Mutex(UserState(pool: BufferPool(queueName: name, limit: 1024)))
@@ -108,7 +111,7 @@ public final class InputQueue: QueueBufferOwner, @unchecked Sendable {
     public func allocateBuffer(byteCapacity: Int) throws(AudioQueueError) -> QueueBuffer {
         try BufferPool.checkCapacity(bytes: byteCapacity, format: format)
         return try state.withLock { state in
-            state.pool.allocate { QueueBuffer(owner: self, format: format, byteCapacity: byteCapacity, convertedFrames: 1) }
+            state.pool.allocate { QueueBuffer(owner: self, format: format, byteCapacity: byteCapacity, convertedFrames: 1, memory: memory) }
         }.get()
     }
 

@@ -32,6 +32,9 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
     weak var engine: Engine?
     let slot: Int32
     let renderState: UnsafeMutablePointer<QueueRenderState>
+    /// The engine's render memory: the buffers' blocks, and (``Engine/stateMemory``) the render state's.
+    let memory: RenderMemory
+    let stateMemory: RenderMemory
     /// Device frames per queue frame.
     let ratio: Double
     /// The device rate the queue converts to (the device's rate when the queue was created).
@@ -66,6 +69,8 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
         self.format = format
         self.slot = slot
         self.renderState = renderState
+        memory = engine.audioMemory
+        stateMemory = engine.stateMemory
         callbacks = QueueCallbacks(executor: callbackExecutor, delivery: engine.device.callbackDelivery)
         self.callback = callback
         initialDeviceSampleRate = engine.sampleRate
@@ -94,7 +99,7 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
             converted = Int((Double(frames) * ratio).rounded(.up)) + latency + 8
         }
         return try state.withLock { state in
-            state.pool.allocate { QueueBuffer(owner: self, format: format, byteCapacity: byteCapacity, convertedFrames: converted) }
+            state.pool.allocate { QueueBuffer(owner: self, format: format, byteCapacity: byteCapacity, convertedFrames: converted, memory: memory) }
         }.get()
     }
 
@@ -875,9 +880,7 @@ public final class OutputQueue: QueueBufferOwner, @unchecked Sendable {
     /// The render state outlives every reference the render thread had: the engine holds the queue
     /// while it is in a render slot, and stops the device before letting go.
     deinit {
-        renderState.pointee.deallocateStorage()
-        renderState.deinitialize(count: 1)
-        renderState.deallocate()
+        QueueRenderState.free(renderState, in: stateMemory)
     }
 
     /// Lets go of every buffer and internal segment and ends the event streams; called once the

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// An audio buffer owned by an ``OutputQueue``: Audio Queue's `AudioQueueBuffer`.
 ///
 /// Allocate buffers with ``OutputQueue/allocateBuffer(byteCapacity:)`` (or `frameCapacity:`),
@@ -34,26 +30,45 @@ public final class QueueBuffer: @unchecked Sendable {
     var isEnqueued = false
     var isFreed = false
 
-    init(owner: any QueueBufferOwner, format: StreamFormat, byteCapacity: Int, convertedFrames: Int) {
+    /// The memory ``data`` and ``segment`` live in (one block: the segment's header, its
+    /// converted frames, then the data).
+    private let memory: RenderMemory
+    private let block: UnsafeMutableRawPointer
+    private let blockBytes: Int
+
+    init(owner: any QueueBufferOwner, format: StreamFormat, byteCapacity: Int, convertedFrames: Int,
+         memory: RenderMemory) {
         self.owner = owner
         self.format = format
         self.byteCapacity = byteCapacity
         byteSize = 0
-        // Zeroed by calloc: large buffers come from fresh zero pages the kernel maps on first
-        // use, so allocating thousands of buffers does not write them all once more (16-byte
-        // aligned, as malloc is on 64-bit Linux).
-        guard let memory = calloc(1, max(byteCapacity, 1)) else { fatalError("out of memory for a \(byteCapacity)-byte buffer") }
-        data = memory
-        segment = Segment.allocate(capacityFrames: convertedFrames, channelCount: format.channelCount, owner: nil)
+        // One zeroed block from the engine's render memory (huge pages where the kernel gives
+        // them): the segment header first, so the render thread finds it beside the audio.
+        let header = Self.roundedToLines(MemoryLayout<Segment>.stride)
+        let storageSamples = max(1, convertedFrames * format.channelCount)
+        let storageBytes = Self.roundedToLines(storageSamples * MemoryLayout<Float>.stride)
+        blockBytes = header + storageBytes + max(byteCapacity, 1)
+        self.memory = memory
+        block = memory.allocate(bytes: blockBytes)
+        data = block + header + storageBytes
+        let storage = (block + header).bindMemory(to: Float.self, capacity: storageSamples)
+        segment = block.bindMemory(to: Segment.self, capacity: 1)
+        segment.initialize(to: Segment(samples: storage, storage: storage, capacityFrames: convertedFrames, frameCount: 0,
+                                       channelCount: format.channelCount, start: Segment.follow, volume: .nan,
+                                       owner: nil, started: false, resolvedStart: 0))
         segment.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    private static func roundedToLines(_ bytes: Int) -> Int {
+        (bytes + RenderMemory.blockAlignment - 1) / RenderMemory.blockAlignment * RenderMemory.blockAlignment
     }
 
     /// The buffer's memory lives as long as the buffer object. The queue holds every buffer it
     /// allocated until it is freed or the queue is disposed of, and never lets go of one the
     /// render thread still references, so the memory is never freed under the render thread.
     deinit {
-        free(data)
-        Segment.free(segment)
+        segment.deinitialize(count: 1)
+        memory.free(block, bytes: blockBytes)
     }
 
     /// Whether the buffer is enqueued (in the queue's hands) right now.

@@ -1,3 +1,4 @@
+import CRealtime
 import Synchronization
 
 /// Engine-level commands to the render thread.
@@ -71,7 +72,7 @@ struct RenderCore {
         applyEngineCommands()
         captureInputs(input, frames: frames, t0: sampleTime, mix: false)
 
-        let stateLines = (MemoryLayout<QueueRenderState>.size + 63) / 64
+        let stateLines = QueueRenderState.blockBytes(channelCount: 2) / 64
         for s in 0..<maximumQueues {
             guard let queue = slots[s] else { continue }
             prefetchAhead(from: s, stateLines: stateLines)
@@ -92,30 +93,40 @@ struct RenderCore {
         shared.pointee.nextSampleTime.store(sampleTime &+ Int64(requested), ordering: .releasing)
     }
 
-    /// Hides memory latency with thousands of queues, whose state and audio lie scattered in
-    /// memory: while queue `s` renders, the state of queue `s + 12` and the audio, meter and
-    /// current segment of queue `s + 6` (whose state came in six queues ago) are touched — one
-    /// byte per cache line, all independent loads, so their misses overlap each other and the
-    /// mixing instead of stalling it one by one later. (Swift cannot emit a prefetch
-    /// instruction, and the realtime checks refuse C calls; the bytes read are summed into
-    /// ``touched`` so the loads stay.)
+    /// How many queues ahead the render loop prefetches a queue's audio and segment (its state
+    /// was prefetched ``prefetchStateDistance`` queues ahead, so it is in the cache by then).
+    static let prefetchAudioDistance = 8
+    /// How many queues ahead the render loop prefetches a queue's state block.
+    static let prefetchStateDistance = 16
+
+    /// Hides memory latency with thousands of queues: while queue `s` renders, the state block
+    /// (state and meter) of queue `s + 16` and the segment header and next audio of queue `s + 8`
+    /// (whose state came in eight queues ago) are prefetched, so their cache misses overlap each
+    /// other and the mixing instead of stalling it one by one later. A prefetch never faults, so
+    /// an address read from a state the user side is changing is harmless; the audio is only
+    /// prefetched while its segment is still the queue's ``QueueRenderState/current`` (at most
+    /// 2 KiB, a 256-frame stereo cycle, never past the segment's end).
     @inline(__always)
     func prefetchAhead(from s: Int, stateLines: Int) {
-        var sum: UInt8 = 0
-        if s + 12 < maximumQueues, let far = slots[s + 12] {
+        if s + Self.prefetchStateDistance < maximumQueues, let far = slots[s + Self.prefetchStateDistance] {
             let base = UnsafeRawPointer(far)
-            for line in 0..<stateLines { sum &+= base.load(fromByteOffset: 64 * line, as: UInt8.self) }
+            for line in 0..<stateLines { prefetch(base + 64 * line) }
         }
-        if s + 6 < maximumQueues, let near = slots[s + 6] {
-            if let hint = near.pointee.prefetchHint, let segment = near.pointee.current, segment == near.pointee.prefetchSegment {
-                // At most 2 KiB (a 256-frame stereo cycle), never past the segment's end.
+        if s + Self.prefetchAudioDistance < maximumQueues, let near = slots[s + Self.prefetchAudioDistance],
+           let segment = near.pointee.current {
+            prefetch(UnsafeRawPointer(segment))
+            if let hint = near.pointee.prefetchHint, segment == near.pointee.prefetchSegment {
                 let lines = min(32, (near.pointee.prefetchBytes + 63) / 64)
-                for line in 0..<lines { sum &+= hint.load(fromByteOffset: 64 * line, as: UInt8.self) }
+                for line in 0..<lines { prefetch(hint + 64 * line) }
             }
-            sum &+= UnsafeRawPointer(near.pointee.meter.sumSquares).load(as: UInt8.self)
-            sum &+= UnsafeRawPointer(near.pointee.meter.peaks).load(as: UInt8.self)
         }
-        shared.pointee.touched &+= sum
+    }
+
+    /// One cache prefetch (``lockstep_prefetch``, inlined: no call, no lock, no allocation,
+    /// which the realtime checks cannot see through a C function, hence the exemption).
+    @inline(__always)
+    func prefetch(_ address: UnsafeRawPointer) {
+        _unsafePerformance { lockstep_prefetch(address) }
     }
 
     /// Applies every queue's pending commands and stops every queue at `sampleTime`, handing
@@ -868,9 +879,6 @@ struct RenderShared: ~Copyable {
     /// The device's rate as the render thread last saw it (updated on a rate change).
     let deviceRate = Atomic<Int64>(0)
     let renderedCycles = Atomic<Int>(0)
-    /// The sum of the bytes the render loop touches ahead of use (see
-    /// ``RenderCore/prefetchAhead(from:stateLines:)``); meaningless, render thread only.
-    var touched: UInt8 = 0
     let droppedEvents = Atomic<Int>(0)
     let masterMeteringEnabled = Atomic<Bool>(false)
     var masterMeter: LevelAccumulator

@@ -228,7 +228,7 @@ struct QueueRenderState: ~Copyable {
     /// prepared for another rate, so it never renders again (the new rate, or 0).
     let invalidatedByRate = Atomic<Int64>(0)
 
-    init(slot: Int32, channelCount: Int, maximumSegments: Int, meterWindow: Int) {
+    init(slot: Int32, channelCount: Int, maximumSegments: Int, meterWindow: Int, meterStorage: UnsafeMutableRawPointer? = nil) {
         self.slot = slot
         self.channelCount = channelCount
         commands = SPSCRing(minimumCapacity: maximumSegments * 2 + 64)
@@ -237,7 +237,7 @@ struct QueueRenderState: ~Copyable {
         fifo = .allocate(capacity: capacity)
         fifo.initialize(repeating: nil, count: capacity)
         fifoMask = capacity - 1
-        meter = LevelAccumulator(channelCount: channelCount, window: meterWindow)
+        meter = LevelAccumulator(channelCount: channelCount, window: meterWindow, storage: meterStorage)
     }
 
     /// Frees the state's own storage (not the segments, which belong to buffers).
@@ -245,6 +245,32 @@ struct QueueRenderState: ~Copyable {
         commands.deallocate()
         fifo.deallocate()
         meter.deallocate()
+    }
+
+    /// Bytes of the state's block in render memory: the state, then its meter's arrays.
+    static func blockBytes(channelCount: Int) -> Int {
+        let state = (MemoryLayout<QueueRenderState>.stride + 63) / 64 * 64
+        return state + LevelAccumulator.storageBytes(channelCount: channelCount)
+    }
+
+    /// A new state in one block of `memory` (its meter's arrays right after it), so the render
+    /// loop finds each queue's hot fields and meter in a few neighbouring cache lines.
+    static func make(in memory: RenderMemory, slot: Int32, channelCount: Int, maximumSegments: Int,
+                     meterWindow: Int) -> UnsafeMutablePointer<QueueRenderState> {
+        let block = memory.allocate(bytes: blockBytes(channelCount: channelCount))
+        let meterStorage = block + (MemoryLayout<QueueRenderState>.stride + 63) / 64 * 64
+        let state = block.bindMemory(to: QueueRenderState.self, capacity: 1)
+        state.initialize(to: QueueRenderState(slot: slot, channelCount: channelCount, maximumSegments: maximumSegments,
+                                              meterWindow: meterWindow, meterStorage: meterStorage))
+        return state
+    }
+
+    /// Frees a state from ``make(in:slot:channelCount:maximumSegments:meterWindow:)``.
+    static func free(_ state: UnsafeMutablePointer<QueueRenderState>, in memory: RenderMemory) {
+        let channels = state.pointee.channelCount
+        state.pointee.deallocateStorage()
+        state.deinitialize(count: 1)
+        memory.free(UnsafeMutableRawPointer(state), bytes: blockBytes(channelCount: channels))
     }
 }
 
@@ -268,17 +294,28 @@ struct LevelAccumulator: ~Copyable {
     let windowStart = Atomic<Int64>(0)
     let windowFrames = Atomic<Int>(0)
 
-    init(channelCount: Int, window: Int) {
+    /// Whether ``deallocate()`` frees the arrays (false: they live in memory the owner frees).
+    private let ownsStorage: Bool
+
+    /// Bytes of storage the arrays of `channelCount` channels take (``init(channelCount:window:storage:)``).
+    static func storageBytes(channelCount: Int) -> Int { channelCount * 5 * MemoryLayout<UInt32>.stride }
+
+    /// An accumulator whose arrays live in `storage` (``storageBytes(channelCount:)`` bytes,
+    /// 4-byte aligned, freed by its owner), or in one allocation of its own when nil.
+    init(channelCount: Int, window: Int, storage: UnsafeMutableRawPointer? = nil) {
         self.channelCount = channelCount
         self.window = max(1, window)
-        sumSquares = .allocate(capacity: channelCount)
-        sumSquares.initialize(repeating: 0, count: channelCount)
-        peaks = .allocate(capacity: channelCount)
-        peaks.initialize(repeating: 0, count: channelCount)
-        published = .allocate(capacity: channelCount * 2)
-        for i in 0..<(channelCount * 2) { (published + i).initialize(to: Atomic<UInt32>(0)) }
-        hold = .allocate(capacity: channelCount)
-        for i in 0..<channelCount { (hold + i).initialize(to: Atomic<UInt32>(0)) }
+        let bytes = max(Self.storageBytes(channelCount: channelCount), 4)
+        ownsStorage = storage == nil
+        let base = storage ?? UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 16)
+        // Published levels and hold first (read by other threads), then the render thread's sums.
+        published = base.bindMemory(to: Atomic<UInt32>.self, capacity: channelCount * 3)
+        for i in 0..<(channelCount * 3) { (published + i).initialize(to: Atomic<UInt32>(0)) }
+        hold = published + channelCount * 2
+        let sums = (base + channelCount * 3 * 4).bindMemory(to: Float.self, capacity: channelCount * 2)
+        sums.initialize(repeating: 0, count: channelCount * 2)
+        sumSquares = sums
+        peaks = sums + channelCount
     }
 
     /// Adds `frames` interleaved frames (stride `stride` samples, first channel at `samples`).
@@ -388,11 +425,7 @@ struct LevelAccumulator: ~Copyable {
     }
 
     func deallocate() {
-        sumSquares.deallocate()
-        peaks.deallocate()
-        for i in 0..<(channelCount * 2) { (published + i).deinitialize(count: 1) }
-        published.deallocate()
-        for i in 0..<channelCount { (hold + i).deinitialize(count: 1) }
-        hold.deallocate()
+        for i in 0..<(channelCount * 3) { (published + i).deinitialize(count: 1) }
+        if ownsStorage { UnsafeMutableRawPointer(published).deallocate() }
     }
 }
