@@ -25,6 +25,8 @@ struct RenderCore {
     let maximumFrames: Int
     let maximumQueues: Int
     let rampFrames: Int
+    /// ``QueueRenderState/hotLines``: the lines of each state the render loop prefetches.
+    let hotStateLines = QueueRenderState.hotLines
 
     /// Slot table of queue states (render-owned).
     let slots: UnsafeMutablePointer<UnsafeMutablePointer<QueueRenderState>?>
@@ -72,7 +74,7 @@ struct RenderCore {
         applyEngineCommands()
         captureInputs(input, frames: frames, t0: sampleTime, mix: false)
 
-        let stateLines = QueueRenderState.blockBytes(channelCount: 2) / 64
+        let stateLines = hotStateLines
         for s in 0..<maximumQueues {
             guard let queue = slots[s] else { continue }
             prefetchAhead(from: s, stateLines: stateLines)
@@ -99,8 +101,8 @@ struct RenderCore {
     /// How many queues ahead the render loop prefetches a queue's state block.
     static let prefetchStateDistance = 16
 
-    /// Hides memory latency with thousands of queues: while queue `s` renders, the state block
-    /// (state and meter) of queue `s + 16` and the segment header and next audio of queue `s + 8`
+    /// Hides memory latency with thousands of queues: while queue `s` renders, the hot lines of
+    /// the state block (``QueueRenderState/hotLines`` and the meter's arrays) of queue `s + 16` and the segment header and next audio of queue `s + 8`
     /// (whose state came in eight queues ago) are prefetched, so their cache misses overlap each
     /// other and the mixing instead of stalling it one by one later. A prefetch never faults, so
     /// an address read from a state the user side is changing is harmless; the audio is only
@@ -111,6 +113,7 @@ struct RenderCore {
         if s + Self.prefetchStateDistance < maximumQueues, let far = slots[s + Self.prefetchStateDistance] {
             let base = UnsafeRawPointer(far)
             for line in 0..<stateLines { prefetch(base + 64 * line) }
+            prefetch(base + QueueRenderState.meterStorageOffset)
         }
         if s + Self.prefetchAudioDistance < maximumQueues, let near = slots[s + Self.prefetchAudioDistance],
            let segment = near.pointee.current {
@@ -643,6 +646,10 @@ struct RenderCore {
         if q.pointee.rampRemaining == 0 && !panned {
             // Steady gain: one scalar for the whole chunk.
             let g = q.pointee.gain
+            if qc == 2 && channelCount >= 2 && g != 0 && toMaster && metering {
+                mixAndMeterStereo(q, source, frames: frames, gain: g, into: output, at: offset, deviceTime: deviceTime)
+                return
+            }
             if g != 0 && toMaster { mixSteady(source, channels: qc, frames: frames, gain: g, into: output, at: offset) }
             if metering { meterSteady(q, source, channels: qc, frames: frames, gain: g, at: deviceTime) }
             return
@@ -792,6 +799,50 @@ struct RenderCore {
                 }
             }
         }
+    }
+
+    /// Mixes and meters a steady-gain stereo chunk in one pass over its samples (the common case
+    /// at thousands of layers): four frames at a time, the left and right halves added to outputs
+    /// 1 and 2, squares summed and magnitudes maxed lane by lane (even lanes left, odd right).
+    @inline(__always)
+    func mixAndMeterStereo(_ q: UnsafeMutablePointer<QueueRenderState>, _ source: UnsafePointer<Float>, frames: Int,
+                           gain g: Float, into output: UnsafePointer<UnsafeMutablePointer<Float>>, at offset: Int,
+                           deviceTime: Int64) {
+        let raw = UnsafeRawPointer(source)
+        let out0 = UnsafeMutableRawPointer(output[0] + offset)
+        let out1 = UnsafeMutableRawPointer(output[1] + offset)
+        var squares = SIMD8<Float>(), peaks = SIMD8<Float>()
+        var i = 0
+        while i + 4 <= frames {
+            let v = raw.loadUnaligned(fromByteOffset: 8 * i, as: SIMD8<Float>.self)
+            let left = out0.loadUnaligned(fromByteOffset: 4 * i, as: SIMD4<Float>.self) + v.evenHalf * g
+            let right = out1.loadUnaligned(fromByteOffset: 4 * i, as: SIMD4<Float>.self) + v.oddHalf * g
+            out0.storeBytes(of: left, toByteOffset: 4 * i, as: SIMD4<Float>.self)
+            out1.storeBytes(of: right, toByteOffset: 4 * i, as: SIMD4<Float>.self)
+            squares += v * v
+            let magnitude = v.replacing(with: -v, where: v .< 0)
+            peaks.replace(with: magnitude, where: magnitude .> peaks)
+            i += 4
+        }
+        var s0 = squares[0] + squares[2] + squares[4] + squares[6]
+        var s1 = squares[1] + squares[3] + squares[5] + squares[7]
+        var p0 = max(max(peaks[0], peaks[2]), max(peaks[4], peaks[6]))
+        var p1 = max(max(peaks[1], peaks[3]), max(peaks[5], peaks[7]))
+        let o0 = output[0] + offset, o1 = output[1] + offset
+        while i < frames {
+            let a = source[2 * i], b = source[2 * i + 1]
+            o0[i] += a * g
+            o1[i] += b * g
+            s0 += a * a; s1 += b * b
+            p0 = max(p0, abs(a)); p1 = max(p1, abs(b))
+            i += 1
+        }
+        let gg = g * g, ag = abs(g)
+        q.pointee.meter.sumSquares[0] += s0 * gg
+        q.pointee.meter.sumSquares[1] += s1 * gg
+        q.pointee.meter.peaks[0] = max(q.pointee.meter.peaks[0], p0 * ag)
+        q.pointee.meter.peaks[1] = max(q.pointee.meter.peaks[1], p1 * ag)
+        q.pointee.meter.finishPlanar(frames: frames, at: deviceTime)
     }
 
     /// Meters a steady-gain chunk. Independent accumulators per channel (and two per channel for

@@ -132,101 +132,124 @@ enum RenderRunState: UInt8 {
 /// The render-thread state of one output queue. Lives in manually allocated memory that the
 /// render thread reaches through a pointer; fields without atomics belong to the render thread.
 struct QueueRenderState: ~Copyable {
-    let slot: Int32
-    let channelCount: Int
-    let commands: SPSCRing
+    // The fields are declared (and so laid out) hottest first: what every cycle of a running
+    // queue reads and writes comes in the first cache lines, which the render loop prefetches
+    // (``RenderCore/prefetchAhead(from:stateLines:)``); what changes only on a command, a
+    // segment boundary or a ramp comes after them.
 
-    // Render-local FIFO of pending segments.
-    let fifo: UnsafeMutablePointer<UnsafeMutablePointer<Segment>?>
-    let fifoMask: Int
-    var fifoHead = 0
-    var fifoCount = 0
+    // Per-cycle, render thread: commands in, the segment playing, where it plays.
+    let commands: SPSCRing
     var current: UnsafeMutablePointer<Segment>? = nil
     /// Where the next cycle will read this queue's audio (the end of what it mixed last), how
-    /// many bytes of the segment lie from there, and the segment: the render loop touches them a
+    /// many bytes of the segment lie from there, and the segment: the render loop prefetches them a
     /// few queues ahead, only while that segment is still ``current`` (its memory is then the
     /// render thread's; a finished segment may already be freed).
     var prefetchHint: UnsafeRawPointer? = nil
     var prefetchBytes = 0
     var prefetchSegment: UnsafeMutablePointer<Segment>? = nil
-
-    var runState: RenderRunState = .stopped
-    var startAt: Int64 = 0
-    var startQueueTime: Int64 = 0
-    var alignLateStart = false
-    var startDeviceTime: Int64 = 0
     var queueTime: Int64 = 0
-    var lastEnd: Int64 = 0
+    /// The device time just past the last cycle this queue was rendered in (-1 before the
+    /// first): a later cycle that starts past it means the device's clock skipped frames.
+    var renderedUntil: Int64 = -1
+    var starvedSince: Int64 = -1
+    let slot: Int32
+    var runState: RenderRunState = .stopped
     var drainThenStop = false
-    var disposeAfterStop = false
     var removed = false
     /// After a reset: the next gapless segment starts whenever it arrives, and running dry
     /// until then is not an underrun.
     var awaitingAfterReset = false
-    var starvedSince: Int64 = -1
-    var starvedDeviceTime: Int64 = 0
-    /// The device time just past the last cycle this queue was rendered in (-1 before the
-    /// first): a later cycle that starts past it means the device's clock skipped frames.
-    var renderedUntil: Int64 = -1
-
-    /// Whether the queue stays out of the master mix (it plays on its direct outputs only).
-    let excludedFromMaster = Atomic<Bool>(false)
-    /// ``LateBufferPolicy/playInFull``: a segment that starts late (after an underrun) is moved
-    /// to the current queue time instead of losing its late part.
-    let playsLateInFull = Atomic<Bool>(false)
 
     // Gain: current applied linear gain, the target it ramps to, and the ramp.
     var gain: Float = 1
     var gainTarget: Float = 1
     var rampStep: Float = 0
-    var rampRemaining = 0
     var volume: Float = 1
-    var seenVolumeGeneration = 0
-    let volumeGeneration = Atomic<Int>(0)
-    let userVolumeBits = Atomic<UInt32>(Float(1).bitPattern)
-    let mixerGainBits = Atomic<UInt32>(Float(1).bitPattern)
-    let effectiveVolumeBits = Atomic<UInt32>(Float(1).bitPattern)
-
-    // Volume ramp time: frames set by the user side (0: the engine's default), published with
-    // a generation; the length in use belongs to the render thread.
-    let userRampFrames = Atomic<Int>(0)
-    let rampGeneration = Atomic<Int>(0)
-    var seenRampGeneration = 0
-    var activeRampFrames = 0
-    /// The ramp length in effect (frames; 0: the engine's default), for reading back.
-    let effectiveRampFrames = Atomic<Int>(0)
-
-    // Pan: gains set by the user side (``PanLaw/packed(_:)``) with a generation; the gains in
-    // use, their targets and ramp belong to the render thread.
-    let userPanGains = Atomic<UInt64>(PanLaw.unity)
-    let panGeneration = Atomic<Int>(0)
-    var seenPanGeneration = 0
+    var rampRemaining = 0
     var panLeft: Float = 1
     var panRight: Float = 1
-    var panTargetLeft: Float = 1
-    var panTargetRight: Float = 1
-    var panStepLeft: Float = 0
-    var panStepRight: Float = 0
     var panRemaining = 0
-    /// The pan position in effect (Float bits), for reading back.
-    let effectivePanBits = Atomic<UInt32>(Float(0).bitPattern)
+    var seenVolumeGeneration = 0
+    var seenRampGeneration = 0
+    var seenPanGeneration = 0
 
-    // Metering.
+    // Set by the user side, read by the render thread every cycle.
+    let volumeGeneration = Atomic<Int>(0)
+    let rampGeneration = Atomic<Int>(0)
+    let panGeneration = Atomic<Int>(0)
+    let mixerGainBits = Atomic<UInt32>(Float(1).bitPattern)
     let meteringEnabled = Atomic<Bool>(false)
-    var meter: LevelAccumulator
+    /// Whether the queue stays out of the master mix (it plays on its direct outputs only).
+    let excludedFromMaster = Atomic<Bool>(false)
+    /// ``LateBufferPolicy/playInFull``: a segment that starts late (after an underrun) is moved
+    /// to the current queue time instead of losing its late part.
+    let playsLateInFull = Atomic<Bool>(false)
+    /// Set by the render thread when the device's rate changed under the queue: its audio was
+    /// prepared for another rate, so it never renders again (the new rate, or 0).
+    let invalidatedByRate = Atomic<Int64>(0)
 
     // Published clock (a sequence lock over atomics: odd while the render thread writes).
     let clockLock = SeqLock()
     let publishedQueueTime = Atomic<Int64>(0)
     let publishedDeviceTime = Atomic<Int64>(0)
     let publishedRunState = Atomic<UInt8>(0)
+
+    // Metering (its arrays follow the state in its block).
+    var meter: LevelAccumulator
+
+    // Less often: on commands, segment boundaries, ramps and reads from the user side.
+    let channelCount: Int
+    // Render-local FIFO of pending segments.
+    let fifo: UnsafeMutablePointer<UnsafeMutablePointer<Segment>?>
+    let fifoMask: Int
+    var fifoHead = 0
+    var fifoCount = 0
+    var startAt: Int64 = 0
+    var startQueueTime: Int64 = 0
+    var startDeviceTime: Int64 = 0
+    var lastEnd: Int64 = 0
+    var starvedDeviceTime: Int64 = 0
+    var alignLateStart = false
+    var disposeAfterStop = false
+
+    let userVolumeBits = Atomic<UInt32>(Float(1).bitPattern)
+    let effectiveVolumeBits = Atomic<UInt32>(Float(1).bitPattern)
+
+    // Volume ramp time: frames set by the user side (0: the engine's default), published with
+    // a generation; the length in use belongs to the render thread.
+    let userRampFrames = Atomic<Int>(0)
+    var activeRampFrames = 0
+    /// The ramp length in effect (frames; 0: the engine's default), for reading back.
+    let effectiveRampFrames = Atomic<Int>(0)
+
+    // Pan: gains set by the user side (``PanLaw/packed(_:)``) with a generation; the gains in
+    // use (above), their targets and ramp belong to the render thread.
+    let userPanGains = Atomic<UInt64>(PanLaw.unity)
+    var panTargetLeft: Float = 1
+    var panTargetRight: Float = 1
+    var panStepLeft: Float = 0
+    var panStepRight: Float = 0
+    /// The pan position in effect (Float bits), for reading back.
+    let effectivePanBits = Atomic<UInt32>(Float(0).bitPattern)
+
     let discontinuityCount = Atomic<Int>(0)
     /// Frames of its audio the queue skipped because the device's clock skipped them while it
     /// ran (an xrun), so it stays on the timeline (``LateBufferPolicy/skipToStayAligned``).
     let skippedFrames = Atomic<Int64>(0)
-    /// Set by the render thread when the device's rate changed under the queue: its audio was
-    /// prepared for another rate, so it never renders again (the new rate, or 0).
-    let invalidatedByRate = Atomic<Int64>(0)
+
+    /// The cache lines at the start of a state that a running queue touches every cycle:
+    /// everything declared before ``channelCount`` (measured on a state made for the purpose,
+    /// as key paths — and so `MemoryLayout.offset(of:)` — do not reach a non-copyable type).
+    static let hotLines: Int = {
+        let state = UnsafeMutablePointer<QueueRenderState>.allocate(capacity: 1)
+        state.initialize(to: QueueRenderState(slot: 0, channelCount: 1, maximumSegments: 1, meterWindow: 1))
+        let offset = withUnsafeMutablePointer(to: &state.pointee.fifoHead) { UnsafeRawPointer($0) - UnsafeRawPointer(state) }
+        state.pointee.deallocateStorage()
+        state.deinitialize(count: 1)
+        state.deallocate()
+        // fifoHead follows channelCount, fifo and fifoMask (three words).
+        return (offset - 3 * MemoryLayout<Int>.stride + 63) / 64
+    }()
 
     init(slot: Int32, channelCount: Int, maximumSegments: Int, meterWindow: Int, meterStorage: UnsafeMutableRawPointer? = nil) {
         self.slot = slot
@@ -249,16 +272,18 @@ struct QueueRenderState: ~Copyable {
 
     /// Bytes of the state's block in render memory: the state, then its meter's arrays.
     static func blockBytes(channelCount: Int) -> Int {
-        let state = (MemoryLayout<QueueRenderState>.stride + 63) / 64 * 64
-        return state + LevelAccumulator.storageBytes(channelCount: channelCount)
+        meterStorageOffset + LevelAccumulator.storageBytes(channelCount: channelCount)
     }
+
+    /// Where a state's meter arrays start in its block (a cache line of their own).
+    static let meterStorageOffset = (MemoryLayout<QueueRenderState>.stride + 63) / 64 * 64
 
     /// A new state in one block of `memory` (its meter's arrays right after it), so the render
     /// loop finds each queue's hot fields and meter in a few neighbouring cache lines.
     static func make(in memory: RenderMemory, slot: Int32, channelCount: Int, maximumSegments: Int,
                      meterWindow: Int) -> UnsafeMutablePointer<QueueRenderState> {
         let block = memory.allocate(bytes: blockBytes(channelCount: channelCount))
-        let meterStorage = block + (MemoryLayout<QueueRenderState>.stride + 63) / 64 * 64
+        let meterStorage = block + meterStorageOffset
         let state = block.bindMemory(to: QueueRenderState.self, capacity: 1)
         state.initialize(to: QueueRenderState(slot: slot, channelCount: channelCount, maximumSegments: maximumSegments,
                                               meterWindow: meterWindow, meterStorage: meterStorage))
