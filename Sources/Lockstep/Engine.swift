@@ -42,7 +42,12 @@ public final class Engine: @unchecked Sendable {
     private let state: Mutex<EngineState>
 
     struct EngineState: @unchecked Sendable {
-        var queues: [OutputQueue?]
+        var queues: [OutputQueue?] { didSet { liveQueues = nil; liveNames = nil } }
+        /// ``queues`` without the empty slots, and their names, kept until a queue comes or goes:
+        /// a device discontinuity names every queue, and at thousands of queues building the
+        /// lists for each one was work (and memory) on the callback thread during an xrun.
+        var liveQueues: [OutputQueue]?
+        var liveNames: [String]?
         var inputQueues: [InputQueue?] = Array(repeating: nil, count: Engine.maximumInputQueues)
         var discontinuityLog: [Discontinuity] = []
         var handlers: [Int: @Sendable (Discontinuity) -> Void] = [:]
@@ -293,7 +298,25 @@ public final class Engine: @unchecked Sendable {
     }
 
     /// The queues the engine holds (not yet disposed of), in slot order.
-    public var queues: [OutputQueue] { state.withLock { $0.queues.compactMap { $0 } } }
+    public var queues: [OutputQueue] { state.withLock { Self.liveQueues(&$0) } }
+
+    private static func liveQueues(_ state: inout EngineState) -> [OutputQueue] {
+        if let queues = state.liveQueues { return queues }
+        let queues = state.queues.compactMap { $0 }
+        state.liveQueues = queues
+        return queues
+    }
+
+    /// The queues and their names (shared, not rebuilt, while no queue comes or goes).
+    private var queuesAndNames: (queues: [OutputQueue], names: [String]) {
+        state.withLock { state in
+            let queues = Self.liveQueues(&state)
+            if let names = state.liveNames { return (queues, names) }
+            let names = queues.map(\.name)
+            state.liveNames = names
+            return (queues, names)
+        }
+    }
 
     /// What a group start does when its requested time has already passed.
     public enum LateStartPolicy: String, Sendable, Hashable, CaseIterable {
@@ -524,7 +547,7 @@ public final class Engine: @unchecked Sendable {
     func handle(_ event: RenderEvent) {
         switch event.kind {
         case .deviceDiscontinuity:
-            let names = queues.map(\.name)
+            let (queues, names) = queuesAndNames
             let kind = Discontinuity.Kind(code: event.value)
             let discontinuity = Discontinuity(kind: kind, sampleTime: event.sampleTime, length: event.length,
                                               queues: names, detail: Double(event.detail))
