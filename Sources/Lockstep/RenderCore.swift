@@ -102,7 +102,7 @@ struct RenderCore {
     static let prefetchStateDistance = 16
 
     /// Hides memory latency with thousands of queues: while queue `s` renders, the hot lines of
-    /// the state block (``QueueRenderState/hotLines`` and the meter's arrays) of queue `s + 16` and the segment header and next audio of queue `s + 8`
+    /// the state block (``QueueRenderState/hotLines`` and the meter's sums in the line before them) of queue `s + 16` and the segment header and next audio of queue `s + 8`
     /// (whose state came in eight queues ago) are prefetched, so their cache misses overlap each
     /// other and the mixing instead of stalling it one by one later. A prefetch never faults, so
     /// an address read from a state the user side is changing is harmless; the audio is only
@@ -113,7 +113,7 @@ struct RenderCore {
         if s + Self.prefetchStateDistance < maximumQueues, let far = slots[s + Self.prefetchStateDistance] {
             let base = UnsafeRawPointer(far)
             for line in 0..<stateLines { prefetch(base + 64 * line) }
-            prefetch(base + QueueRenderState.meterStorageOffset)
+            prefetch(base - 64)
         }
         if s + Self.prefetchAudioDistance < maximumQueues, let near = slots[s + Self.prefetchAudioDistance],
            let segment = near.pointee.current {

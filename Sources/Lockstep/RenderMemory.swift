@@ -66,7 +66,7 @@ final class RenderMemory: Sendable {
     /// ``free(_:bytes:)``.
     func allocate(bytes: Int) -> UnsafeMutableRawPointer {
         let size = Self.sizeClass(bytes)
-        if size * 2 > chunkBytes {
+        if size * 2 >= chunkBytes {
             let length = (size + Self.hugePageBytes - 1) / Self.hugePageBytes * Self.hugePageBytes
             let block = Self.map(length)
             state.withLock { $0.large[block] = length }

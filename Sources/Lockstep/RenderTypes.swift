@@ -169,14 +169,15 @@ struct QueueRenderState: ~Copyable {
     var panLeft: Float = 1
     var panRight: Float = 1
     var panRemaining = 0
-    var seenVolumeGeneration = 0
-    var seenRampGeneration = 0
-    var seenPanGeneration = 0
+    // Generations (32-bit, wrapping: the render thread only asks "changed since I looked?").
+    var seenVolumeGeneration: UInt32 = 0
+    var seenRampGeneration: UInt32 = 0
+    var seenPanGeneration: UInt32 = 0
 
     // Set by the user side, read by the render thread every cycle.
-    let volumeGeneration = Atomic<Int>(0)
-    let rampGeneration = Atomic<Int>(0)
-    let panGeneration = Atomic<Int>(0)
+    let volumeGeneration = Atomic<UInt32>(0)
+    let rampGeneration = Atomic<UInt32>(0)
+    let panGeneration = Atomic<UInt32>(0)
     let mixerGainBits = Atomic<UInt32>(Float(1).bitPattern)
     let meteringEnabled = Atomic<Bool>(false)
     /// Whether the queue stays out of the master mix (it plays on its direct outputs only).
@@ -238,17 +239,19 @@ struct QueueRenderState: ~Copyable {
     let skippedFrames = Atomic<Int64>(0)
 
     /// The cache lines at the start of a state that a running queue touches every cycle:
-    /// everything declared before ``channelCount`` (measured on a state made for the purpose,
-    /// as key paths — and so `MemoryLayout.offset(of:)` — do not reach a non-copyable type).
+    /// everything declared before ``meter``, and the meter's own per-cycle fields (measured on a
+    /// state made for the purpose, as key paths — and so `MemoryLayout.offset(of:)` — do not
+    /// reach a non-copyable type).
     static let hotLines: Int = {
         let state = UnsafeMutablePointer<QueueRenderState>.allocate(capacity: 1)
         state.initialize(to: QueueRenderState(slot: 0, channelCount: 1, maximumSegments: 1, meterWindow: 1))
-        let offset = withUnsafeMutablePointer(to: &state.pointee.fifoHead) { UnsafeRawPointer($0) - UnsafeRawPointer(state) }
+        // The meter is the last of the hot fields, and its own hot fields end with its clock.
+        let end = withUnsafeMutablePointer(to: &state.pointee.meter.clock) { UnsafeRawPointer($0) - UnsafeRawPointer(state) }
+            + MemoryLayout<Int64>.size
         state.pointee.deallocateStorage()
         state.deinitialize(count: 1)
         state.deallocate()
-        // fifoHead follows channelCount, fifo and fifoMask (three words).
-        return (offset - 3 * MemoryLayout<Int>.stride + 63) / 64
+        return (end + 63) / 64
     }()
 
     init(slot: Int32, channelCount: Int, maximumSegments: Int, meterWindow: Int, meterStorage: UnsafeMutableRawPointer? = nil) {
@@ -270,23 +273,26 @@ struct QueueRenderState: ~Copyable {
         meter.deallocate()
     }
 
-    /// Bytes of the state's block in render memory: the state, then its meter's arrays.
-    static func blockBytes(channelCount: Int) -> Int {
-        meterStorageOffset + LevelAccumulator.storageBytes(channelCount: channelCount)
+    /// Bytes of the meter arrays in front of a state with `channelCount` channels (whole cache
+    /// lines, so the state starts on a line).
+    static func meterStorageBytes(channelCount: Int) -> Int {
+        (LevelAccumulator.storageBytes(channelCount: channelCount) + 63) / 64 * 64
     }
 
-    /// Where a state's meter arrays start in its block (a cache line of their own).
-    static let meterStorageOffset = (MemoryLayout<QueueRenderState>.stride + 63) / 64 * 64
+    /// Bytes of the state's block in render memory: its meter's arrays, then the state.
+    static func blockBytes(channelCount: Int) -> Int {
+        meterStorageBytes(channelCount: channelCount) + MemoryLayout<QueueRenderState>.stride
+    }
 
-    /// A new state in one block of `memory` (its meter's arrays right after it), so the render
-    /// loop finds each queue's hot fields and meter in a few neighbouring cache lines.
+    /// A new state in one block of `memory`, its meter's arrays in the line(s) just before it (a
+    /// stereo meter's sums in the very line before), so the render loop finds each queue's
+    /// per-cycle fields in a few neighbouring cache lines.
     static func make(in memory: RenderMemory, slot: Int32, channelCount: Int, maximumSegments: Int,
                      meterWindow: Int) -> UnsafeMutablePointer<QueueRenderState> {
         let block = memory.allocate(bytes: blockBytes(channelCount: channelCount))
-        let meterStorage = block + meterStorageOffset
-        let state = block.bindMemory(to: QueueRenderState.self, capacity: 1)
+        let state = (block + meterStorageBytes(channelCount: channelCount)).bindMemory(to: QueueRenderState.self, capacity: 1)
         state.initialize(to: QueueRenderState(slot: slot, channelCount: channelCount, maximumSegments: maximumSegments,
-                                              meterWindow: meterWindow, meterStorage: meterStorage))
+                                              meterWindow: meterWindow, meterStorage: block))
         return state
     }
 
@@ -295,24 +301,27 @@ struct QueueRenderState: ~Copyable {
         let channels = state.pointee.channelCount
         state.pointee.deallocateStorage()
         state.deinitialize(count: 1)
-        memory.free(UnsafeMutableRawPointer(state), bytes: blockBytes(channelCount: channels))
+        memory.free(UnsafeMutableRawPointer(state) - meterStorageBytes(channelCount: channels),
+                    bytes: blockBytes(channelCount: channels))
     }
 }
 
 /// Accumulates peak and mean-square levels per channel on the render thread and publishes them
 /// through atomics once per window, so any thread can read a consistent recent level.
 struct LevelAccumulator: ~Copyable {
-    let channelCount: Int
-    let window: Int
+    // What every metered cycle touches comes first (through ``clock``); the rest only when a
+    // window is published (``QueueRenderState/hotLines`` counts on this order).
     let sumSquares: UnsafeMutablePointer<Float>
     let peaks: UnsafeMutablePointer<Float>
+    let window: Int
+    var frames = 0
+    /// The device sample time just past the last accumulated frame.
+    var clock: Int64 = 0
+    let channelCount: Int
     /// Published values: for channel c, [2c] = mean-square bits, [2c+1] = peak bits.
     let published: UnsafeMutablePointer<Atomic<UInt32>>
     /// Per channel, the largest peak published since the hold was last reset.
     let hold: UnsafeMutablePointer<Atomic<UInt32>>
-    var frames = 0
-    /// The device sample time just past the last accumulated frame.
-    var clock: Int64 = 0
     /// Publishes the values and the window's times together.
     let lock = SeqLock()
     /// The published window's first device sample time and length in frames.

@@ -259,15 +259,26 @@ public final class LayerMixdown: @unchecked Sendable {
                               peak: peak, discontinuities: engine.discontinuities)
     }
 
-    /// The largest absolute value of `count` samples.
+    /// The largest absolute value of `count` samples (NaN is never larger: the mix holds none).
+    /// Sixteen lanes at a time: a scalar `max` chain waits on itself at every sample and took a
+    /// tenth of a `render`'s time.
     static func peak(_ samples: UnsafePointer<Float>, count: Int) -> Float {
-        var high: Float = 0
-        var low: Float = 0
-        for i in 0..<count {
-            high = max(high, samples[i])
-            low = min(low, samples[i])
+        let raw = UnsafeRawPointer(samples)
+        var peaks = SIMD16<Float>()
+        var i = 0
+        while i + 16 <= count {
+            let v = raw.loadUnaligned(fromByteOffset: 4 * i, as: SIMD16<Float>.self)
+            let magnitude = v.replacing(with: -v, where: v .< 0)
+            peaks.replace(with: magnitude, where: magnitude .> peaks)
+            i += 16
         }
-        return max(high, -low)
+        var peak = peaks.max()
+        while i < count {
+            let a = abs(samples[i])
+            if a > peak { peak = a }
+            i += 1
+        }
+        return peak
     }
 
     private func renderChunk(_ device: OfflineDevice, into samples: inout [Float]) throws(FileError) -> Int {

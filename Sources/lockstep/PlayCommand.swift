@@ -250,7 +250,7 @@ final class PlaySession {
         let device = try command.jack.openDevice("play", launcher: launcher, channels: 2, inputs: command.recordPorts.count)
         let engine: Engine
         do {
-            // A layer keeps at most six buffers (PlayBuffering): a small command ring per queue, not
+            // A layer keeps at most six buffers (FilePlayer.Buffering): a small command ring per queue, not
             // the default's room for 256 buffers (56 KiB a queue, 230 MiB at 4096 layers).
             engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory, maximumQueues: max(16, layers.files.count),
                                 maximumBuffersPerQueue: 16)
@@ -262,7 +262,7 @@ final class PlaySession {
         var players: [FilePlayer] = []
         // Disk reads and decoding of every layer run on a thread of their own, not the callbacks'.
         let streamer = FileStreamer()
-        let buffering = PlayBuffering(bytesPerSecond: bytesPerSecond.reduce(0, +))
+        let buffering = FilePlayer.Buffering(layersBytesPerSecond: bytesPerSecond.reduce(0, +))
         for (index, path) in layers.files.enumerated() {
             do {
                 let routing: FilePlayer.ChannelRouting = (index < layers.channelMaps.count ? layers.channelMaps[index] : nil).map { .map($0, outputs: engine.channelCount) }
@@ -561,31 +561,4 @@ final class FinishedLayers: Sendable {
     var count: Int { stopped.withLock { $0.count } }
     /// Whether every one of `queues` has stopped after playing.
     func containsAll(_ queues: [ObjectIdentifier]) -> Bool { stopped.withLock { $0.isSuperset(of: queues) } }
-}
-
-/// How many buffers of how many seconds each layer of `play` keeps queued: six of 0.25 s while
-/// all the layers' buffers fit in ``budget`` bytes; beyond that four, as short as the budget asks
-/// but never under 0.1 s (at 4096 stereo 48 kHz layers: 0.128 s, 768 MiB instead of 2.3 GiB).
-/// Every byte of a buffer is memory the kernel must zero and the streamer fill before the first
-/// sample, so at thousands of layers a long queue costs seconds of start-up; the streamer keeps
-/// up with four short buffers (three of them queued while it refills one).
-struct PlayBuffering: Equatable {
-    /// Bytes all the layers' buffers may take together.
-    static let budget = 768.0 * 1024 * 1024
-    /// Buffers per layer.
-    var count: Int
-    /// Seconds per buffer.
-    var seconds: Double
-
-    /// The buffering for layers that play `bytesPerSecond` bytes of queue audio a second in all
-    /// (32-bit float samples at each file's rate, in the queue's channels).
-    init(bytesPerSecond: Double) {
-        if bytesPerSecond * 6 * 0.25 <= Self.budget {
-            count = 6
-            seconds = 0.25
-        } else {
-            count = 4
-            seconds = max(0.1, min(0.25, Self.budget / (bytesPerSecond * 4)))
-        }
-    }
 }
