@@ -103,7 +103,8 @@ struct RenderCore {
 
     /// Hides memory latency with thousands of queues: while queue `s` renders, the hot lines of
     /// the state block (``QueueRenderState/hotLines`` and the meter's sums in the line before them) of queue `s + 16` and the segment header and next audio of queue `s + 8`
-    /// (whose state came in eight queues ago) are prefetched, so their cache misses overlap each
+    /// (whose state came in eight queues ago) are prefetched — the state into the first-level
+    /// cache, the audio (up to 32 lines) into the second — so their cache misses overlap each
     /// other and the mixing instead of stalling it one by one later. A prefetch never faults, so
     /// an address read from a state the user side is changing is harmless; the audio is only
     /// prefetched while its segment is still the queue's ``QueueRenderState/current`` (at most
@@ -120,7 +121,7 @@ struct RenderCore {
             prefetch(UnsafeRawPointer(segment))
             if let hint = near.pointee.prefetchHint, segment == near.pointee.prefetchSegment {
                 let lines = min(32, (near.pointee.prefetchBytes + 63) / 64)
-                for line in 0..<lines { prefetch(hint + 64 * line) }
+                for line in 0..<lines { prefetchToSecondLevel(hint + 64 * line) }
             }
         }
     }
@@ -130,6 +131,13 @@ struct RenderCore {
     @inline(__always)
     func prefetch(_ address: UnsafeRawPointer) {
         _unsafePerformance { lockstep_prefetch(address) }
+    }
+
+    /// One prefetch into the second-level cache only (``lockstep_prefetch_l2``): for the bulk
+    /// of a queue's next audio, read eight queues later.
+    @inline(__always)
+    func prefetchToSecondLevel(_ address: UnsafeRawPointer) {
+        _unsafePerformance { lockstep_prefetch_l2(address) }
     }
 
     /// Applies every queue's pending commands and stops every queue at `sampleTime`, handing

@@ -73,6 +73,14 @@ public final class FilePlayer: @unchecked Sendable {
     private let scratch: UnsafeMutablePointer<Float>?
     private let scratchFrames: Int
     private let state = Mutex(PlaybackState())
+    /// Refills handed to the streamer and not yet done. Outside ``state``: a refill of standard
+    /// input holds that lock while it waits for the pipe, and counting the next refill, like
+    /// reading ``error``, must not wait behind it (`play -` stalled until more input came when
+    /// the streamer reached a read the pipe could not yet satisfy before `prepare` returned).
+    private let pendingRefills = Atomic<Int>(0)
+    /// ``PlaybackState/error`` as the last refill or reposition left it, readable while a
+    /// refill waits on a pipe.
+    private let reportedError = Mutex<FileError?>(nil)
     /// Signalled whenever the queue hands a buffer back and whenever a refill is done.
     private let bufferReturned = ChangeSignal()
     /// The thread that refills the buffers, or nil for the engine's callback thread.
@@ -88,8 +96,6 @@ public final class FilePlayer: @unchecked Sendable {
         var framesEnqueued: Int64 = 0
         var buffers: [QueueBuffer] = []
         var stagger = 0.0
-        /// Refills handed to the streamer and not yet done.
-        var pendingRefills = 0
     }
 
     /// Opens `path` and creates its queue on `engine`.
@@ -205,7 +211,7 @@ public final class FilePlayer: @unchecked Sendable {
     }
 
     /// The first read or queue error that ended playback early, if any.
-    public var error: FileError? { state.withLock { $0.error } }
+    public var error: FileError? { reportedError.withLock { $0 } }
 
     /// ``error`` unless it only says the file is truncated and the player tolerates that (the
     /// audio that is there plays; ``prepare(stagger:)`` and ``reposition(toFrame:)`` go on).
@@ -280,7 +286,7 @@ public final class FilePlayer: @unchecked Sendable {
         state.withLock { $0.stopRequested = true }
         try? queue.stop(immediately: true)
         let returned = bufferReturned.wait(until: Date().addingTimeInterval(2)) {
-            state.withLock { state in state.pendingRefills == 0 && !state.buffers.contains { $0.isInFlight } }
+            pendingRefills.load(ordering: .acquiring) == 0 && state.withLock { state in !state.buffers.contains { $0.isInFlight } }
         }
         guard returned else {
             throw FileError(.invalidArgument, path: path,
@@ -303,6 +309,7 @@ public final class FilePlayer: @unchecked Sendable {
             state.position = startFrame + within
             state.stopRequested = false
             state.error = nil
+            reportedError.withLock { $0 = nil }
             return state.buffers
         }
         let endOfData = state.withLock { $0.endOfData }
@@ -321,15 +328,15 @@ public final class FilePlayer: @unchecked Sendable {
     /// A buffer the queue handed back: refilled here (callback thread) or on the streamer.
     func bufferHandedBack(_ buffer: QueueBuffer) {
         guard let streamer else { return refill(buffer) }
-        state.withLock { $0.pendingRefills += 1 }
+        pendingRefills.wrappingAdd(1, ordering: .relaxed)
         let accepted = streamer.submit { [self] in
             refill(buffer)
-            state.withLock { $0.pendingRefills -= 1 }
+            pendingRefills.wrappingSubtract(1, ordering: .releasing)
             bufferReturned.signal()
         }
         if !accepted {
             // The streamer was stopped: refill here rather than lose the buffer.
-            state.withLock { $0.pendingRefills -= 1 }
+            pendingRefills.wrappingSubtract(1, ordering: .releasing)
             refill(buffer)
         }
     }
@@ -339,6 +346,7 @@ public final class FilePlayer: @unchecked Sendable {
     func refill(_ buffer: QueueBuffer, limit: Int? = nil) {
         defer { bufferReturned.signal() }
         let result: (enqueued: Bool, finish: Bool) = state.withLock { state in
+            defer { reportedError.withLock { $0 = state.error } }
             if state.endOfData || state.stopRequested || state.error != nil { return (false, false) }
             // A hand-back whose refill comes late (queued on the streamer, or delivered after a
             // reposition already refilled this buffer) has nothing left to do.
