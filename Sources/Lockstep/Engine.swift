@@ -33,11 +33,16 @@ public final class Engine: @unchecked Sendable {
 
     let core: RenderCore
     let pump: EventPump
-    /// Where the queues' buffers live (``RenderMemory``: huge pages where the kernel gives them).
-    let audioMemory = RenderMemory(chunkBytes: 32 << 20)
+    /// Where the queues' buffers live (``RenderMemory``: huge pages, where the kernel gives them,
+    /// for an engine of more than ``hugePageQueueCount`` queues).
+    let audioMemory: RenderMemory
     /// Where the output queues' render states live, side by side in the order they were created
     /// (which is the order the render loop usually walks them).
-    let stateMemory = RenderMemory(chunkBytes: 2 << 20)
+    let stateMemory: RenderMemory
+    /// Engines for more queues than this keep their buffers and render states in huge pages: a
+    /// cycle then reads from so many buffers that small pages would miss the TLB at nearly every
+    /// one, while a small engine would only pay for zeroing 2 MiB pages it hardly uses.
+    static let hugePageQueueCount = 256
     private let discontinuityStreams = StreamRegistry<Discontinuity>()
     private let state: Mutex<EngineState>
 
@@ -94,13 +99,18 @@ public final class Engine: @unchecked Sendable {
         self.maximumQueues = maximumQueues
         self.maximumBuffersPerQueue = maximumBuffersPerQueue
         gainRampFrames = max(1, Int((device.sampleRate * 0.005).rounded()))
+        let huge = maximumQueues > Self.hugePageQueueCount
+        audioMemory = RenderMemory(chunkBytes: 32 << 20, hugePages: huge)
+        stateMemory = RenderMemory(chunkBytes: 2 << 20, hugePages: huge)
 
         let slots = UnsafeMutablePointer<UnsafeMutablePointer<QueueRenderState>?>.allocate(capacity: maximumQueues)
         slots.initialize(repeating: nil, count: maximumQueues)
         let engineCommands = UnsafeMutablePointer<SPSCRing>.allocate(capacity: 1)
         engineCommands.initialize(to: SPSCRing(minimumCapacity: maximumQueues * 2))
         let events = UnsafeMutablePointer<SPSCRing>.allocate(capacity: 1)
-        events.initialize(to: SPSCRing(minimumCapacity: max(65_536, maximumQueues * (maximumBuffersPerQueue + 8))))
+        // Room for every buffer of every queue coming back at once, with margin for the other
+        // events (starts, stops, discontinuities) between two drains.
+        events.initialize(to: SPSCRing(minimumCapacity: max(8192, maximumQueues * (maximumBuffersPerQueue + 8))))
         let gainScratch = UnsafeMutablePointer<Float>.allocate(capacity: frames)
         gainScratch.initialize(repeating: 0, count: frames)
         let shared = UnsafeMutablePointer<RenderShared>.allocate(capacity: 1)

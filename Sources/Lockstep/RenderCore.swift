@@ -791,11 +791,25 @@ struct RenderCore {
                 for i in 0..<frames { out0[i] += source[i] * g }
             }
         } else if qc == 2 && channelCount >= 2 {
+            // Four frames at a time: the left and right halves of eight interleaved samples.
+            let raw = UnsafeRawPointer(source)
+            let left = UnsafeMutableRawPointer(output[0] + offset)
+            let right = UnsafeMutableRawPointer(output[1] + offset)
+            var i = 0
+            while i + 4 <= frames {
+                let v = raw.loadUnaligned(fromByteOffset: 8 * i, as: SIMD8<Float>.self)
+                left.storeBytes(of: left.loadUnaligned(fromByteOffset: 4 * i, as: SIMD4<Float>.self) + v.evenHalf * g,
+                                toByteOffset: 4 * i, as: SIMD4<Float>.self)
+                right.storeBytes(of: right.loadUnaligned(fromByteOffset: 4 * i, as: SIMD4<Float>.self) + v.oddHalf * g,
+                                 toByteOffset: 4 * i, as: SIMD4<Float>.self)
+                i += 4
+            }
             let out0 = output[0] + offset
             let out1 = output[1] + offset
-            for i in 0..<frames {
+            while i < frames {
                 out0[i] += source[2 * i] * g
                 out1[i] += source[2 * i + 1] * g
+                i += 1
             }
         } else {
             for c in 0..<min(qc, channelCount) {

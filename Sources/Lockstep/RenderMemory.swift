@@ -27,6 +27,8 @@ final class RenderMemory: Sendable {
 
     /// Bytes per chunk (a multiple of ``hugePageBytes``).
     let chunkBytes: Int
+    /// Whether the chunks ask for huge pages.
+    let hugePages: Bool
     private let state = Mutex(State())
 
     private struct State: @unchecked Sendable {
@@ -38,10 +40,13 @@ final class RenderMemory: Sendable {
         var large: [UnsafeMutableRawPointer: Int] = [:]
     }
 
-    /// Memory in chunks of `chunkBytes` (rounded up to whole huge pages).
-    init(chunkBytes: Int) {
+    /// Memory in chunks of `chunkBytes` (rounded up to whole huge pages), backed by huge pages
+    /// when `hugePages` (the kernel zeroes a whole 2 MiB page at its first touch, so a small
+    /// engine is quicker to start without them).
+    init(chunkBytes: Int, hugePages: Bool = true) {
         let pages = max(1, (chunkBytes + Self.hugePageBytes - 1) / Self.hugePageBytes)
         self.chunkBytes = pages * Self.hugePageBytes
+        self.hugePages = hugePages
     }
 
     deinit {
@@ -68,7 +73,7 @@ final class RenderMemory: Sendable {
         let size = Self.sizeClass(bytes)
         if size * 2 >= chunkBytes {
             let length = (size + Self.hugePageBytes - 1) / Self.hugePageBytes * Self.hugePageBytes
-            let block = Self.map(length)
+            let block = Self.map(length, hugePages: hugePages)
             state.withLock { $0.large[block] = length }
             return block
         }
@@ -76,7 +81,7 @@ final class RenderMemory: Sendable {
             if let block = state.free[size]?.popLast() { return (block, true) }
             if state.remaining < size {
                 // The rest of the current chunk stays unused (it is at most half a chunk).
-                let chunk = Self.map(chunkBytes)
+                let chunk = Self.map(chunkBytes, hugePages: hugePages)
                 state.chunks.append(chunk)
                 state.next = chunk
                 state.remaining = chunkBytes
@@ -103,9 +108,10 @@ final class RenderMemory: Sendable {
         }
     }
 
-    /// Maps `length` bytes (a multiple of the huge-page size) at a huge-page boundary and asks
-    /// for huge pages; the kernel may still give small ones (then it is ordinary memory).
-    private static func map(_ length: Int) -> UnsafeMutableRawPointer {
+    /// Maps `length` bytes (a multiple of the huge-page size) at a huge-page boundary and, with
+    /// `hugePages`, asks for huge pages; the kernel may still give small ones (then it is
+    /// ordinary memory).
+    private static func map(_ length: Int, hugePages: Bool) -> UnsafeMutableRawPointer {
         let span = length + hugePageBytes
         guard let raw = mmap(nil, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0),
               raw != MAP_FAILED else {
@@ -119,7 +125,7 @@ final class RenderMemory: Sendable {
         let tail = span - head - length
         let block = raw + head
         if tail > 0 { _ = munmap(block + length, tail) }
-        _ = madvise(block, length, MADV_HUGEPAGE)
+        if hugePages { _ = madvise(block, length, MADV_HUGEPAGE) }
         return block
     }
 }

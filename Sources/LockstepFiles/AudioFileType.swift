@@ -198,7 +198,7 @@ public enum AudioFileType: String, Sendable, Hashable, CaseIterable, CustomStrin
 
     /// Whether ``AudioFileWriter`` can write this type with the installed libsndfile: it holds at
     /// least one sample format (or is a codec type), as probed.
-    public var isWritable: Bool { isLossy || !fileSampleFormats.isEmpty }
+    public var isWritable: Bool { isLossy || FormatProbe.holdsAnySampleFormat(self) }
 
     /// The writable types, in the order messages list them.
     public static var writableTypes: [AudioFileType] { allCases.filter(\.isWritable) }

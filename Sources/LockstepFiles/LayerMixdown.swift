@@ -158,7 +158,10 @@ public final class LayerMixdown: @unchecked Sendable {
             device = try OfflineDevice(format: StreamFormat(sampleRate: format.sampleRate, channelCount: format.channelCount,
                                                             sampleFormat: .float32),
                                        maximumFramesPerRender: period, name: "mixdown")
-            engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory, maximumQueues: max(16, layers.count))
+            // Each player keeps its default four buffers: room for 16 a queue keeps the command
+            // rings small (they are written through at creation).
+            engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory, maximumQueues: max(16, layers.count),
+                                maximumBuffersPerQueue: 16)
         } catch {
             throw FileError(.invalidArgument, path: outputPath, problem: error.message)
         }
