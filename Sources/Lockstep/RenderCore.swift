@@ -846,18 +846,29 @@ struct RenderCore {
             peaks.replace(with: magnitude, where: magnitude .> peaks)
             i += 4
         }
+        let o0 = output[0] + offset, o1 = output[1] + offset
+        for k in i..<frames {
+            o0[k] += source[2 * k] * g
+            o1[k] += source[2 * k + 1] * g
+        }
+        finishStereoMeter(q, squares: squares, peaks: peaks, tail: source + 2 * i, tailFrames: frames - i,
+                          frames: frames, gain: g, at: deviceTime)
+    }
+
+    /// Ends the metering of a steady-gain stereo chunk: folds the eight lanes (even left, odd
+    /// right), adds the frames after the last whole group of four (`tail`), scales by the gain and
+    /// adds it all to the queue's meter.
+    @inline(__always)
+    func finishStereoMeter(_ q: UnsafeMutablePointer<QueueRenderState>, squares: SIMD8<Float>, peaks: SIMD8<Float>,
+                           tail: UnsafePointer<Float>, tailFrames: Int, frames: Int, gain g: Float, at deviceTime: Int64) {
         var s0 = squares[0] + squares[2] + squares[4] + squares[6]
         var s1 = squares[1] + squares[3] + squares[5] + squares[7]
         var p0 = max(max(peaks[0], peaks[2]), max(peaks[4], peaks[6]))
         var p1 = max(max(peaks[1], peaks[3]), max(peaks[5], peaks[7]))
-        let o0 = output[0] + offset, o1 = output[1] + offset
-        while i < frames {
-            let a = source[2 * i], b = source[2 * i + 1]
-            o0[i] += a * g
-            o1[i] += b * g
+        for k in 0..<tailFrames {
+            let a = tail[2 * k], b = tail[2 * k + 1]
             s0 += a * a; s1 += b * b
             p0 = max(p0, abs(a)); p1 = max(p1, abs(b))
-            i += 1
         }
         let gg = g * g, ag = abs(g)
         q.pointee.meter.sumSquares[0] += s0 * gg
@@ -886,21 +897,9 @@ struct RenderCore {
                 peaks.replace(with: magnitude, where: magnitude .> peaks)
                 k += 8
             }
-            var s0 = squares[0] + squares[2] + squares[4] + squares[6]
-            var s1 = squares[1] + squares[3] + squares[5] + squares[7]
-            var p0 = max(max(peaks[0], peaks[2]), max(peaks[4], peaks[6]))
-            var p1 = max(max(peaks[1], peaks[3]), max(peaks[5], peaks[7]))
-            while k < count {
-                let a = source[k], b = source[k + 1]
-                s0 += a * a; s1 += b * b
-                p0 = max(p0, abs(a)); p1 = max(p1, abs(b))
-                k += 2
-            }
-            let gg = g * g, ag = abs(g)
-            q.pointee.meter.sumSquares[0] += s0 * gg
-            q.pointee.meter.sumSquares[1] += s1 * gg
-            q.pointee.meter.peaks[0] = max(q.pointee.meter.peaks[0], p0 * ag)
-            q.pointee.meter.peaks[1] = max(q.pointee.meter.peaks[1], p1 * ag)
+            finishStereoMeter(q, squares: squares, peaks: peaks, tail: source + k, tailFrames: (count - k) / 2,
+                              frames: frames, gain: g, at: deviceTime)
+            return
         } else {
             for c in 0..<qc {
                 var sumA: Float = 0, sumB: Float = 0
