@@ -72,7 +72,8 @@ extension JACKTests {
             rig.capture.stop()
 
             let list = results.withLock { $0 }
-            #expect(list.count == Self.count && sender.lateMessages == 0)
+            #expect(list.count == Self.count, "\(list.count) of \(Self.count) notes answered")
+            #expect(sender.lateMessages == 0, "the test's sender wrote \(sender.lateMessages) notes after their frame")
             var leads: [Int64] = []
             var late = 0
             for (event, _, reply) in list {

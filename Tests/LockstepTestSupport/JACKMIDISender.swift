@@ -49,7 +49,8 @@ public final class JACKMIDISender: @unchecked Sendable {
     /// Sends `bytes` on JACK frame time `frame` (a frame already past goes out at the start of
     /// the next cycle, and is counted in ``lateMessages``).
     public func send(_ bytes: [UInt8], atFrame frame: UInt32) {
-        core.pending.withLock { $0.append((frame, bytes)) }
+        core.remaining.wrappingAdd(1, ordering: .relaxed)
+        core.inbox.withLock { $0.append((frame, bytes)) }
     }
 
     /// Messages written so far.
@@ -61,7 +62,7 @@ public final class JACKMIDISender: @unchecked Sendable {
 
     /// Waits until every scheduled message has been written (or `timeout` seconds pass).
     public func waitUntilSent(timeout: Double) -> Bool {
-        JACKFixtureSupport.poll(timeout: timeout) { core.pending.withLock { $0.isEmpty } }
+        JACKFixtureSupport.poll(timeout: timeout) { core.remaining.load(ordering: .acquiring) == 0 }
     }
 
     /// Deactivates and closes the client.
@@ -72,12 +73,19 @@ public final class JACKMIDISender: @unchecked Sendable {
     }
 }
 
-/// The sender's process state. The pending list is guarded by a lock the process callback only
-/// tries (a test client, not the realtime path under test).
+/// The sender's process state. New messages wait in an inbox guarded by a lock the process
+/// callback only tries (a test client, not the realtime path under test); each cycle that gets it
+/// moves them to `pending`, which only the process thread touches. A message is late only when
+/// the callback missed the lock on every cycle from `send` to its frame, never because a thread
+/// asking whether all is sent held the lock on its one cycle.
 final class SenderCore: @unchecked Sendable {
     let port: OpaquePointer
     let client: OpaquePointer
-    let pending = Mutex<[(frame: UInt32, bytes: [UInt8])]>([])
+    let inbox = Mutex<[(frame: UInt32, bytes: [UInt8])]>([])
+    /// Scheduled messages, owned by the process thread.
+    nonisolated(unsafe) var pending: [(frame: UInt32, bytes: [UInt8])] = []
+    /// Messages sent to the sender and not yet written (or dropped by a full port buffer).
+    let remaining = Atomic<Int>(0)
     let written = Mutex<[UInt32]>([])
     let sent = Atomic<Int>(0)
     let late = Atomic<Int>(0)
@@ -92,12 +100,15 @@ final class SenderCore: @unchecked Sendable {
         guard let buffer = jack_port_get_buffer(port, nframes) else { return }
         jack_midi_clear_buffer(buffer)
         let start = jack_last_frame_time(client)
-        let due: [(frame: UInt32, bytes: [UInt8])]? = pending.withLockIfAvailable { list in
-            let now = list.filter { Int32(bitPattern: $0.frame &- start) < Int32(nframes) }
-            list.removeAll { Int32(bitPattern: $0.frame &- start) < Int32(nframes) }
-            return now
+        if let arrived = inbox.withLockIfAvailable({ list -> [(frame: UInt32, bytes: [UInt8])] in
+            defer { list.removeAll(keepingCapacity: true) }
+            return list
+        }) {
+            pending += arrived
         }
-        guard let due, !due.isEmpty else { return }
+        let due = pending.filter { Int32(bitPattern: $0.frame &- start) < Int32(nframes) }
+        guard !due.isEmpty else { return }
+        pending.removeAll { Int32(bitPattern: $0.frame &- start) < Int32(nframes) }
         var frames: [UInt32] = []
         for message in due.sorted(by: { Int32(bitPattern: $0.frame &- start) < Int32(bitPattern: $1.frame &- start) }) {
             var offset = Int32(bitPattern: message.frame &- start)
@@ -114,6 +125,7 @@ final class SenderCore: @unchecked Sendable {
             }
         }
         written.withLock { $0 += frames }
+        remaining.wrappingSubtract(due.count, ordering: .releasing)
     }
 
     static let processCallback: JackProcessCallback = { nframes, context in
