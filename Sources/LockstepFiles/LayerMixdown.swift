@@ -72,7 +72,9 @@ public struct MixdownSummary: Sendable, Hashable {
 ///
 /// Every layer's first frame lands on output sample `round(offset × rate)`; each layer plays
 /// through its own ``FilePlayer`` (streamed, so memory stays bounded) with its mixer gain; files
-/// at other rates are converted. The output is as long as the longest layer. It is written to a
+/// at other rates are converted. The files are read and decoded on a ``FileStreamer`` thread
+/// while the calling thread mixes and writes; each cycle waits for the refills it needs, so the
+/// result does not depend on which thread is faster. The output is as long as the longest layer. It is written to a
 /// temporary file that is renamed into place only when the render succeeds.
 public final class LayerMixdown: @unchecked Sendable {
     /// The layers, in order.
@@ -166,6 +168,16 @@ public final class LayerMixdown: @unchecked Sendable {
             throw FileError(.invalidArgument, path: outputPath, problem: error.message)
         }
 
+        // The files are read and decoded on a streaming thread while this one mixes and writes
+        // (two cores: the render takes the longer of the two, not their sum). Before each cycle
+        // the mix waits until every layer has a whole buffer queued past the one playing, so no
+        // queue ever reaches audio still being read: the output is the same as with every refill
+        // done in line, sample for sample.
+        let streamer = FileStreamer(name: "lockstep.mixdown")
+        defer { streamer.stop() }
+        // Buffers of at least two cycles: one whole buffer queued ahead covers the next cycle.
+        let bufferDuration = max(0.25, 2 * Double(period) / format.sampleRate)
+
         // Open every layer and schedule its start.
         var players: [FilePlayer] = []
         var starts: [Int64] = []
@@ -179,7 +191,8 @@ public final class LayerMixdown: @unchecked Sendable {
             do {
                 let routing: FilePlayer.ChannelRouting = layer.channelMap.map { .map($0, outputs: format.channelCount) }
                     ?? .downmix(to: format.channelCount)
-                player = try FilePlayer(path: layer.path, engine: engine, truncation: truncation, channels: routing)
+                player = try FilePlayer(path: layer.path, engine: engine, bufferDuration: bufferDuration,
+                                        truncation: truncation, streamer: streamer, channels: routing)
                 try player.queue.setMixerGain(decibels: layer.gainDB)
                 try player.prepare()
             } catch let error as FileError {
@@ -223,6 +236,7 @@ public final class LayerMixdown: @unchecked Sendable {
         var lastReported = -1.0
         do throws(FileError) {
             while true {
+                for player in players { _ = player.waitForRefills(leavingAtMost: player.bufferCount - 2) }
                 let chunk = try renderChunk(device, into: &samples)
                 let end = stopTimes.endIfAllStopped()
                 var frames = chunk

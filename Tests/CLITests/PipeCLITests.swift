@@ -124,6 +124,33 @@ struct PipeCLITests {
         #expect(try spool.contents().isEmpty)
     }
 
+    @Test("render - mixed with a file, its input trickling in: every cycle waits for the audio it needs, so the mix equals the render of the same files")
+    func trickledInputMixesExactly() throws {
+        // The files are decoded on a streaming thread while the main thread mixes: a layer whose
+        // input comes slowly must hold the mix back, never leave a gap or a shifted buffer. (A
+        // WAV whose header says "length unknown", as sox writes into a pipe, is read as it comes.)
+        let stream = try soxStream(seconds: 3)
+        _ = try ramp("bed.wav", frames: 48_000, channels: 1)
+        var r = try shell("$L render stream.wav bed.wav -o reference.wav --gain -3")
+        #expect(r.status == 0, "\(r.stderr)")
+        let running = try CLI.spawn(["render", "-", "bed.wav", "-o", "trickled.wav", "--gain", "-3"], in: dir, withInput: true)
+        // 576 KB in 24 KiB pieces, 40 ms apart: about a second for what the mix takes in milliseconds.
+        var offset = 0
+        while offset < stream.count {
+            let end = min(stream.count, offset + 24_576)
+            running.send(data: stream.subdata(in: offset..<end))
+            offset = end
+            usleep(40_000)
+        }
+        running.closeInput()
+        r = running.wait(timeout: 30)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("rendered 2 layers to trickled.wav: 144000 frames"), "\(r.stdout)")
+        let (_, reference) = try read("\(dir)/reference.wav")
+        let (_, trickled) = try read("\(dir)/trickled.wav")
+        #expect(trickled.count == 144_000 * 2 && trickled == reference, "the trickled mix differs from the render of the files")
+    }
+
     @Test("sox on both ends: a stream longer than the memory kept for headers passes through whole and exact")
     func longStreamThroughSox() throws {
         // 60 s of 48 kHz stereo 16-bit is 11 MB, more than the 4 MiB kept of a stream's start.
