@@ -101,6 +101,19 @@ extension JACKTests {
             return (result, capture.channel(0), capture.xrunCount)
         }
 
+        /// ``playThroughJACK(_:packets:period:)`` until a run has no xrun, at most three times. An
+        /// xrun of the server (a loaded machine) loses frames at JACK itself, before any client,
+        /// so the capture cannot tell whether the player lost any: the frame counts are checked
+        /// on the first run without one (or the third, which then fails them).
+        func playThroughJACKWithoutXruns(_ path: String, packets: Int, period: Int) throws -> (result: CLI.Result, audio: [Float], xruns: Int) {
+            var run = try playThroughJACK(path, packets: packets, period: period)
+            for _ in 1..<3 where run.xruns > 0 {
+                print("AQPlayer \(path), \(packets)-packet buffers, period \(period): the server xrun \(run.xruns) times; once more")
+                run = try playThroughJACK(path, packets: packets, period: period)
+            }
+            return run
+        }
+
         /// Plays a 2.9 s 44.1 kHz ramp (0.2 … 0.9, float) through AQPlayer with `packets`-frame
         /// buffers on a 48 kHz server with `period`-frame cycles, records the server's output, and
         /// checks every frame is heard, once, in order.
@@ -109,7 +122,7 @@ extension JACKTests {
             let ramp = (0..<fileFrames).map { Float(0.2 + 0.7 * Double($0) / Double(fileFrames - 1)) }
             let path = temp.file("ramp-\(packets)-\(period).wav")
             try writeFile(path, ramp, rate: 44100, channels: 1, format: .float32)
-            let (result, audio, xruns) = try playThroughJACK(path, packets: packets, period: period)
+            let (result, audio, xruns) = try playThroughJACKWithoutXruns(path, packets: packets, period: period)
             #expect(result.stdout.contains("played \(fileFrames) packets"), "\(result.stdout)")
             // 2.9 s at 48 kHz. The ramp starts at 0.2 and ends at 0.9, so a threshold of 0.1 (half
             // the first value) cuts the converted edges within a frame of where they belong.
@@ -143,7 +156,7 @@ extension JACKTests {
             let made = try CLI.run(["-hide_banner", "-loglevel", "error", "-y", "-i", source] + codec + [path],
                                    timeout: 60, executable: "/usr/bin/ffmpeg")
             try #require(made.status == 0, "ffmpeg: \(made.stderr)")
-            let (result, audio, xruns) = try playThroughJACK(path, packets: packets, period: 256)
+            let (result, audio, xruns) = try playThroughJACKWithoutXruns(path, packets: packets, period: 256)
             #expect(result.stdout.contains("played \(fileFrames) frames"), "\(result.stdout)")
             // A threshold of 0.1 (a fifth of the peaks at both ends) leaves out the converter's
             // ringing past the edges and, inside, at most 8 frames around each zero crossing.
