@@ -278,8 +278,8 @@ public final class LayerMixdown: @unchecked Sendable {
 
     /// The largest absolute value of `count` samples (NaN is never larger: the mix holds none).
     /// Sixteen lanes at a time: a scalar `max` chain waits on itself at every sample and took a
-    /// tenth of a `render`'s time.
-    static func peak(_ samples: UnsafePointer<Float>, count: Int) -> Float {
+    /// tenth of a `render`'s time. (`session render` measures its mix with it too.)
+    public static func peak(_ samples: UnsafePointer<Float>, count: Int) -> Float {
         let raw = UnsafeRawPointer(samples)
         var peaks = SIMD16<Float>()
         var i = 0

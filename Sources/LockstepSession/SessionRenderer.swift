@@ -98,8 +98,10 @@ public struct SessionRenderer: Sendable {
         let period = control == nil ? 4096 : 256
         let device = try OfflineDevice(format: StreamFormat(sampleRate: rate, channelCount: channels, sampleFormat: .float32),
                                        maximumFramesPerRender: period, name: "session-render")
+        // The player circulates five buffers a layer: room for 16 keeps the command rings (written
+        // through at creation) small, as the mixdown's.
         let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory,
-                                maximumQueues: max(16, session.document.layers.count))
+                                maximumQueues: max(16, session.document.layers.count), maximumBuffersPerQueue: 16)
         let player = try SessionPlayer(session: session, engine: engine)
         for (cue, time) in manualCues { try player.go(cue, atPosition: time.samples(at: rate)) }
         /// Where the render ends with the timeline as it is now.
@@ -133,7 +135,7 @@ public struct SessionRenderer: Sendable {
                 let frames = Int(min(Int64(period), end - written))
                 try samples.withUnsafeBufferPointer { (pointer) throws(FileError) in
                     let base = pointer.baseAddress!
-                    for i in 0..<(frames * channels) { peak = max(peak, abs(base[i])) }
+                    peak = max(peak, LayerMixdown.peak(base, count: frames * channels))
                     try writer.write(base, frames: frames)
                 }
                 written += Int64(frames)
