@@ -367,6 +367,45 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// Whether the server went away.
     public var serverWentAway: Bool { realtime.pointee.isShutDown.load(ordering: .acquiring) }
 
+    /// How long the JACK process callback took, cycle by cycle, since the device opened.
+    public struct CallbackTimes: Sendable, Hashable {
+        /// Callbacks measured.
+        public var cycles: Int
+        /// The median callback, in seconds (to the 25 µs step it is counted in).
+        public var median: Double
+        /// The 99th percentile, in seconds (to 25 µs).
+        public var p99: Double
+        /// The longest callback, in seconds (to the microsecond).
+        public var longest: Double
+        /// Callbacks that took longer than their period (each one an xrun of this client's own
+        /// making, or a stall of the machine while it ran).
+        public var overPeriod: Int
+    }
+
+    /// The process callback's durations so far: how much of each period the engine's render
+    /// takes, and how far its slowest cycles come from the deadline. Counted on the process
+    /// thread (two clock reads and a counter a cycle); read from any thread.
+    public var callbackTimes: CallbackTimes {
+        let state = realtime
+        let buckets = JACKRealtimeState.callbackBuckets, width = JACKRealtimeState.callbackBucketMicroseconds
+        var counts = [Int](repeating: 0, count: buckets)
+        for i in 0..<buckets { counts[i] = Int(state.pointee.callbackHistogram[i].load(ordering: .relaxed)) }
+        let total = counts.reduce(0, +)
+        let longest = state.pointee.callbackLongest.load(ordering: .relaxed)
+        func percentile(_ p: Double) -> Double {
+            guard total > 0 else { return 0 }
+            let rank = Int((Double(total) * p).rounded(.up))
+            var seen = 0
+            for (i, count) in counts.enumerated() {
+                seen += count
+                if seen >= rank { return Double(min((i + 1) * width, max(longest, i * width))) / 1e6 }
+            }
+            return Double(longest) / 1e6
+        }
+        return CallbackTimes(cycles: total, median: percentile(0.5), p99: percentile(0.99), longest: Double(longest) / 1e6,
+                             overPeriod: state.pointee.callbackOverPeriod.load(ordering: .relaxed))
+    }
+
     /// Called by the engine.
     public func attach(_ renderer: DeviceRenderer) throws(AudioQueueError) {
         let already = control.withLock { state -> Bool in

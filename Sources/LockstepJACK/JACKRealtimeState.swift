@@ -74,6 +74,15 @@ struct JACKRealtimeState: ~Copyable {
     /// passing, while it is stopped).
     let transportGate = Atomic<Bool>(false)
 
+    /// How long each process callback took: counts in buckets of `callbackBucketMicroseconds`
+    /// (the last one counts everything longer), the longest (µs), and the cycles whose callback
+    /// took longer than their period. Written by the process thread only; read by anyone.
+    static let callbackBucketMicroseconds = 25
+    static let callbackBuckets = 800
+    let callbackHistogram: UnsafeMutablePointer<Atomic<UInt32>>
+    let callbackLongest = Atomic<Int>(0)
+    let callbackOverPeriod = Atomic<Int>(0)
+
     // Shutdown hand-shake: the process callback marks itself busy; after a shutdown, whoever
     // takes over waits until it is not.
     let isShutDown = Atomic<Bool>(false)
@@ -158,6 +167,8 @@ struct JACKRealtimeState: ~Copyable {
         shutdownReason.initialize(repeating: 0, count: 256)
         directSets = .allocate(capacity: Self.maximumDirectSets)
         for i in 0..<Self.maximumDirectSets { (directSets + i).initialize(to: Atomic(0)) }
+        callbackHistogram = .allocate(capacity: Self.callbackBuckets)
+        for i in 0..<Self.callbackBuckets { (callbackHistogram + i).initialize(to: Atomic(0)) }
         markTimes = .allocate(capacity: Self.markSlots)
         for i in 0..<Self.markSlots { (markTimes + i).initialize(to: Atomic(0)) }
         markDelayGenerations = .allocate(capacity: Self.markSlots)
@@ -200,6 +211,8 @@ struct JACKRealtimeState: ~Copyable {
         shutdownReason.deallocate()
         for i in 0..<Self.maximumDirectSets { (directSets + i).deinitialize(count: 1) }
         directSets.deallocate()
+        for i in 0..<Self.callbackBuckets { (callbackHistogram + i).deinitialize(count: 1) }
+        callbackHistogram.deallocate()
         for i in 0..<Self.markSlots { (markTimes + i).deinitialize(count: 1) }
         markTimes.deallocate()
         for i in 0..<Self.markSlots { (markDelayGenerations + i).deinitialize(count: 1) }
@@ -274,6 +287,10 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     state.pointee.inRender.store(true, ordering: .sequentiallyConsistent)
     defer { state.pointee.inRender.store(false, ordering: .sequentiallyConsistent) }
     if state.pointee.isShutDown.load(ordering: .sequentiallyConsistent) { return 0 }
+    // The callback's own time, measured while it still holds the state (runs before the defer
+    // above: a shutdown may free the state once `inRender` is clear).
+    let callbackStart = jack_get_time()
+    defer { recordCallbackTime(state, microseconds: Int(truncatingIfNeeded: jack_get_time() &- callbackStart), frames: frames) }
 
     let client = state.pointee.client
     // The clock.
@@ -409,6 +426,21 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     // Completed buffers and events of this cycle go out now, not at the next poll.
     renderer.wakeCallbackThread()
     return 0
+}
+
+/// Counts one callback's duration in the histogram (process thread only; atomics, no wait).
+@_noAllocation @_noLocks
+func recordCallbackTime(_ state: UnsafeMutablePointer<JACKRealtimeState>, microseconds: Int, frames: Int) {
+    guard microseconds >= 0 else { return }
+    let bucket = min(microseconds / JACKRealtimeState.callbackBucketMicroseconds, JACKRealtimeState.callbackBuckets - 1)
+    state.pointee.callbackHistogram[bucket].wrappingAdd(1, ordering: .relaxed)
+    if microseconds > state.pointee.callbackLongest.load(ordering: .relaxed) {
+        state.pointee.callbackLongest.store(microseconds, ordering: .relaxed)
+    }
+    let rate = state.pointee.seenSampleRate
+    if rate > 0 && microseconds * rate > frames * 1_000_000 {
+        state.pointee.callbackOverPeriod.wrappingAdd(1, ordering: .relaxed)
+    }
 }
 
 /// Passes every output port (master and per-queue) through its delay line, when playback latency

@@ -41,6 +41,29 @@ public struct PlayReport: Sendable, Hashable, Codable {
         }
     }
 
+    /// How long the JACK process callback (the engine's render) took, cycle by cycle.
+    public struct CallbackTime: Sendable, Hashable, Codable {
+        /// Callbacks measured.
+        public var cycles: Int
+        /// The median callback, in seconds (to 25 µs).
+        public var medianSeconds: Double
+        /// The 99th percentile, in seconds (to 25 µs).
+        public var p99Seconds: Double
+        /// The longest callback, in seconds (to 1 µs).
+        public var maxSeconds: Double
+        /// Callbacks that took longer than their period.
+        public var overPeriodCycles: Int
+
+        /// Creates a record.
+        public init(cycles: Int, medianSeconds: Double, p99Seconds: Double, maxSeconds: Double, overPeriodCycles: Int) {
+            self.cycles = cycles
+            self.medianSeconds = medianSeconds
+            self.p99Seconds = p99Seconds
+            self.maxSeconds = maxSeconds
+            self.overPeriodCycles = overPeriodCycles
+        }
+    }
+
     /// The schema version (``JSONSchema/version``).
     public var schema = JSONSchema.version
     /// The device sample time of every layer's first frame (plus its offset).
@@ -74,12 +97,14 @@ public struct PlayReport: Sendable, Hashable, Codable {
     public var outputs: [OutputCompensation]
     /// Sample-rate changes the layers played on through.
     public var rateChanges: [RateChangeRecord]
+    /// The process callback's durations over the play (absent when nothing was measured).
+    public var callbackTime: CallbackTime?
 
     /// Creates a report.
     public init(startSampleTime: Int64, startJACKFrame: UInt32, frames: Int64, sampleRate: Int,
                 discontinuities: [DiscontinuityRecord], layers: [Layer], interrupted: Bool, server: String?, error: String?,
                 recording: Recording?, playbackLatency: Int, outputDelays: [Int]?, outputs: [OutputCompensation] = [],
-                rateChanges: [RateChangeRecord]) {
+                rateChanges: [RateChangeRecord], callbackTime: CallbackTime? = nil) {
         self.startSampleTime = startSampleTime
         self.startJACKFrame = startJACKFrame
         self.frames = frames
@@ -95,5 +120,6 @@ public struct PlayReport: Sendable, Hashable, Codable {
         self.outputDelays = outputDelays
         self.outputs = outputs
         self.rateChanges = rateChanges
+        self.callbackTime = callbackTime
     }
 }

@@ -466,7 +466,7 @@ final class PlaySession {
             recording: recording.map { PlayReport.Recording(file: $0.path, frames: $0.framesWritten,
                                                          startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) },
             playbackLatency: device.playbackLatency, outputDelays: command.jack.alignOutputs ? device.outputDelays : nil,
-            outputs: finalOutputs, rateChanges: rateChanges)
+            outputs: finalOutputs, rateChanges: rateChanges, callbackTime: PlayReport.CallbackTime(device.callbackTimes))
         if command.json {
             print(JSONSchema.line(summary))
         } else {
@@ -561,4 +561,13 @@ final class FinishedLayers: Sendable {
     var count: Int { stopped.withLock { $0.count } }
     /// Whether every one of `queues` has stopped after playing.
     func containsAll(_ queues: [ObjectIdentifier]) -> Bool { stopped.withLock { $0.isSuperset(of: queues) } }
+}
+
+extension PlayReport.CallbackTime {
+    /// The report of a device's callback durations; nil before any cycle ran.
+    init?(_ times: JACKDevice.CallbackTimes) {
+        guard times.cycles > 0 else { return nil }
+        self.init(cycles: times.cycles, medianSeconds: times.median, p99Seconds: times.p99, maxSeconds: times.longest,
+                  overPeriodCycles: times.overPeriod)
+    }
 }

@@ -60,6 +60,13 @@ extension JACKTests {
             let lines = result.stdout.split(separator: "\n")
             let report = try JSONSchema.decode(PlayReport.self, from: try #require(lines.last))
             #expect(report.schema == 1 && report.seconds == Double(report.frames) / 48000)
+            // The callback's own durations: every cycle of the second played was measured, the
+            // percentiles are in order and below the longest, and a 1-layer render is quick.
+            let callback = try #require(report.callbackTime)
+            #expect(callback.cycles >= 48000 / 1024, "\(callback)")
+            #expect(callback.medianSeconds > 0 && callback.medianSeconds <= callback.p99Seconds
+                    && callback.p99Seconds <= callback.maxSeconds, "\(callback)")
+            #expect(callback.medianSeconds < 0.001, "\(callback)")
             let events = try lines.dropLast().map { try JSONSchema.decode(ControlUpdate.self, from: $0) }
             #expect(events.allSatisfy { $0.schema == 1 })
             let started = try #require(events.first { $0.kind == .layerStarted })
