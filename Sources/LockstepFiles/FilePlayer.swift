@@ -220,9 +220,6 @@ public final class FilePlayer: @unchecked Sendable {
         return error.kind == .truncated && reader.truncationPolicy == .tolerate ? nil : error
     }
 
-    /// Refills handed to the ``streamer`` and not yet done (always 0 without one).
-    public var pendingRefillCount: Int { pendingRefills.load(ordering: .acquiring) }
-
     /// Waits until at most `count` refills are pending on the ``streamer`` (returns at once
     /// without one), or until `deadline`. An offline render that streams its files calls this
     /// before each cycle, so the queue never reaches a buffer still being read: with at most

@@ -74,8 +74,8 @@ public struct MixdownSummary: Sendable, Hashable {
 /// through its own ``FilePlayer`` (streamed, so memory stays bounded) with its mixer gain; files
 /// at other rates are converted. The files are read and decoded on a ``FileStreamer`` thread
 /// while the calling thread mixes and writes; each cycle waits for the refills it needs, so the
-/// result does not depend on which thread is faster. The output is as long as the longest layer. It is written to a
-/// temporary file that is renamed into place only when the render succeeds.
+/// result does not depend on which thread is faster. The output is as long as the longest layer.
+/// It is written to a temporary file that is renamed into place only when the render succeeds.
 public final class LayerMixdown: @unchecked Sendable {
     /// The layers, in order.
     public let layers: [MixdownLayer]
