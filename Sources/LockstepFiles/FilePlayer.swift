@@ -221,19 +221,14 @@ public final class FilePlayer: @unchecked Sendable {
     }
 
     /// Waits until at most `count` refills are pending on the ``streamer`` (returns at once
-    /// without one), or until `deadline`. An offline render that streams its files calls this
-    /// before each cycle, so the queue never reaches a buffer still being read: with at most
-    /// ``bufferCount`` − 2 pending, at least one whole buffer is queued beyond the one playing.
-    /// - Parameter deadline: when to give up; nil waits as long as the refills take (a file on
-    ///   a pipe waits for its writer).
-    /// - Returns: whether at most `count` refills are pending on return.
-    public func waitForRefills(leavingAtMost count: Int, until deadline: Date? = nil) -> Bool {
+    /// without one), as long as they take (a file on a pipe waits for its writer). An offline
+    /// render that streams its files calls this before each cycle, so the queue never reaches a
+    /// buffer still being read: with at most ``bufferCount`` − 2 pending, at least one whole
+    /// buffer is queued beyond the one playing.
+    public func waitForRefills(leavingAtMost count: Int) {
         let done = { self.pendingRefills.load(ordering: .acquiring) <= count }
-        if done() { return true }
-        if let deadline { return bufferReturned.wait(until: deadline, for: done) }
         // A deadline a minute on at a time: Foundation's condition traps on `distantFuture`.
-        while !bufferReturned.wait(until: Date().addingTimeInterval(60), for: done) {}
-        return true
+        while !done() && !bufferReturned.wait(until: Date().addingTimeInterval(60), for: done) {}
     }
 
     /// Whether every frame has been handed to the queue (playback then ends once the queue drains).

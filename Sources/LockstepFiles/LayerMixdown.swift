@@ -236,7 +236,7 @@ public final class LayerMixdown: @unchecked Sendable {
         var lastReported = -1.0
         do throws(FileError) {
             while true {
-                for player in players { _ = player.waitForRefills(leavingAtMost: player.bufferCount - 2) }
+                for player in players { player.waitForRefills(leavingAtMost: player.bufferCount - 2) }
                 let chunk = try renderChunk(device, into: &samples)
                 let end = stopTimes.endIfAllStopped()
                 var frames = chunk
