@@ -465,6 +465,11 @@ if want 4 5; then
             [[ $key == *Seconds ]] && value=$(calc %.2f 'a * 1000' "$value")
             LINE+=" cb_${key%Seconds}=$value"
         done
+        # The render helper's share (renderHelper: absent when the engine rendered on one thread).
+        for key in sharedCycles helperChunks; do
+            value=$(grep -o "\"$key\":[0-9]*" "$LOG.json" | tail -n 1 | cut -d: -f2)
+            LINE+=" $key=${value:-0}"
+        done
         [[ -n $first && -n $start ]] &&
             LINE+=" startup=$(awk -v f="$first" -v s="$start" -v r="$LIVE_RATE" 'BEGIN { d = f - s; if (d < 0) d += 4294967296; printf "%.2f", d / r }')"
     }
@@ -591,7 +596,7 @@ if want 5; then
     row 5 "most layers sustained $CAP_WINDOW s: load < ${CAP_MAX_LOAD}%, xruns <= idle" "$max_cell" ">= $CAP_TARGET layers" "$(ok "cap_max >= CAP_TARGET")"
     [[ -z ${T_LINE[$CAP_TARGET]:-} ]] || row 5 "$CAP_TARGET layers, $CAP_WINDOW s: DSP load mean (p95), xruns, start-up" "$(get mean "${T_LINE[$CAP_TARGET]}") % ($(get p95 "${T_LINE[$CAP_TARGET]}")), xruns $(get xruns "${T_LINE[$CAP_TARGET]}"), underruns $(get underruns "${T_LINE[$CAP_TARGET]}"), RT faults $(get rt_faults "${T_LINE[$CAP_TARGET]}"), start-up $(get startup "${T_LINE[$CAP_TARGET]}") s" "< ${CAP_MAX_LOAD}%, xruns <= $cap_idle_xruns, < ${CAP_MAX_STARTUP} s" "$(pass test -z "${T_WHY[$CAP_TARGET]}")"
     ((cap_hi == 0)) || row 5 "fewest layers that failed" "$cap_hi: ${T_WHY[$cap_hi]}" "" ""
-    [[ -z ${T_LINE[$CAP_TARGET]:-} ]] || row 5 "$CAP_TARGET layers: lockstep's callback median / p99 / longest, cycles past the period" "$(get cb_median "${T_LINE[$CAP_TARGET]}") / $(get cb_p99 "${T_LINE[$CAP_TARGET]}") / $(get cb_max "${T_LINE[$CAP_TARGET]}") ms, $(get cb_overPeriodCycles "${T_LINE[$CAP_TARGET]}")" "" "period $(calc %.2f "a / $LIVE_RATE * 1000" "$LIVE_PERIOD") ms"
+    [[ -z ${T_LINE[$CAP_TARGET]:-} ]] || row 5 "$CAP_TARGET layers: lockstep's callback median / p99 / longest, cycles past the period" "$(get cb_median "${T_LINE[$CAP_TARGET]}") / $(get cb_p99 "${T_LINE[$CAP_TARGET]}") / $(get cb_max "${T_LINE[$CAP_TARGET]}") ms, $(get cb_overPeriodCycles "${T_LINE[$CAP_TARGET]}"); render helper: $(get helperChunks "${T_LINE[$CAP_TARGET]}") chunks of 128 layers in $(get sharedCycles "${T_LINE[$CAP_TARGET]}") shared cycles" "" "period $(calc %.2f "a / $LIVE_RATE * 1000" "$LIVE_PERIOD") ms"
     [[ -z $busy_line ]] || row 5 "reference: a client computing $busy_us us a cycle, $CAP_WINDOW s: DSP load, xruns" "$(get mean "$busy_line") % (p95 $(get p95 "$busy_line"), max $(get max "$busy_line")), xruns $(get xruns "$busy_line")" "" "the machine's stalls at that load"
     row 5 "idle server at period 64, $CAP_WINDOW s: DSP load, xruns" "$(get mean "$p64_line") % (xruns $(get xruns "$p64_line"))" "" ""
 fi

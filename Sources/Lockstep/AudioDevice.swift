@@ -193,6 +193,26 @@ public struct DeviceRenderer: @unchecked Sendable {
     /// Device input channels the engine captures from.
     public var inputChannelCount: Int { core.inputChannelCount }
 
+    /// Whether a helper thread can share this engine's render cycles: engines of more than 128
+    /// queues render their queues in chunks of 128, which the device's thread and one helper
+    /// claim between them (the mix is the same sum either way, chunk by chunk in order).
+    public var canShareRendering: Bool { core.lanes != nil }
+
+    /// The helper's loop, for a thread the device creates at its render thread's realtime
+    /// priority on a machine with a second core: waits to be woken by a render and renders its
+    /// share of the cycle, until ``stopRenderHelper()``. Returns at once when
+    /// ``canShareRendering`` is false. Start at most one helper per engine, and join it before
+    /// the device lets go of the engine.
+    ///
+    /// The render thread never waits for a helper that has not started a chunk, so a helper
+    /// that is late, or absent, only means the render thread renders more itself. It does spin
+    /// on a chunk the helper has started, so the helper must not be preempted by ordinary
+    /// threads: give it realtime priority, or no helper at all.
+    public func runRenderHelper() { core.helperLane()?.runHelper() }
+
+    /// Makes ``runRenderHelper()`` return (soon; then join its thread). Call once.
+    public func stopRenderHelper() { core.stopHelper() }
+
     /// Reports a device-level discontinuity from any thread, including the realtime thread.
     ///
     /// `sampleTime` is the device sample time it happened at (measure it on the render thread:

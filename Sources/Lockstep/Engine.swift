@@ -120,11 +120,17 @@ public final class Engine: @unchecked Sendable {
         direct.initialize(repeating: nil, count: maximumQueues)
         let inputSlots = UnsafeMutablePointer<UnsafeMutablePointer<InputRenderState>?>.allocate(capacity: Self.maximumInputQueues)
         inputSlots.initialize(repeating: nil, count: Self.maximumInputQueues)
+        var lanes: UnsafeMutablePointer<RenderLanes>?
+        if maximumQueues > RenderLanes.chunkQueues {
+            lanes = .allocate(capacity: 1)
+            lanes?.initialize(to: RenderLanes(maximumQueues: maximumQueues, channelCount: channels, maximumFrames: frames,
+                                              eventCapacity: events.pointee.capacity))
+        }
         core = RenderCore(channelCount: channels, maximumFrames: frames, maximumQueues: maximumQueues,
                           rampFrames: gainRampFrames, slots: slots, engineCommands: engineCommands,
                           events: events, gainScratch: gainScratch, shared: shared, directOutputs: direct,
                           inputChannelCount: max(0, device.inputChannelCount),
-                          maximumInputQueues: Self.maximumInputQueues, inputSlots: inputSlots)
+                          maximumInputQueues: Self.maximumInputQueues, inputSlots: inputSlots, lanes: lanes)
         pump = EventPump()
         state = Mutex(EngineState(queues: Array(repeating: nil, count: maximumQueues)))
         pump.engine = self
@@ -152,6 +158,11 @@ public final class Engine: @unchecked Sendable {
         core.shared.pointee.masterMeter.deallocate()
         core.shared.deinitialize(count: 1)
         core.shared.deallocate()
+        if let lanes = core.lanes {
+            lanes.pointee.deallocate()
+            lanes.deinitialize(count: 1)
+            lanes.deallocate()
+        }
     }
 
     static func meterWindow(_ rate: Double) -> Int { max(256, Int(rate / 20)) }
@@ -238,6 +249,15 @@ public final class Engine: @unchecked Sendable {
 
     /// Render events that could not be reported because the event ring was full (should stay 0).
     public var droppedEventCount: Int { core.shared.pointee.droppedEvents.load(ordering: .relaxed) }
+
+    /// How this engine's render cycles were shared with a helper thread (see
+    /// ``DeviceRenderer/runRenderHelper()``): cycles rendered in chunks, and the chunks the helper
+    /// rendered. Both stay 0 for an engine of at most 128 queues, or while its queues occupy only
+    /// the first 128 slots: those render on the device's thread alone.
+    public var renderSharing: (sharedCycles: Int, helperChunks: Int) {
+        guard let lanes = core.lanes else { return (0, 0) }
+        return (lanes.pointee.sharedCycles.load(ordering: .relaxed), lanes.pointee.helperChunks.load(ordering: .relaxed))
+    }
 
     // MARK: - Queues
 

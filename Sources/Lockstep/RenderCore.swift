@@ -45,6 +45,9 @@ struct RenderCore {
     let maximumInputQueues: Int
     /// Slot table of input queue states (render-owned).
     let inputSlots: UnsafeMutablePointer<UnsafeMutablePointer<InputRenderState>?>
+    /// For an engine of more queues than one chunk (``RenderLanes/chunkQueues``): the chunks a
+    /// helper thread may share; nil renders every queue on the render thread.
+    let lanes: UnsafeMutablePointer<RenderLanes>?
 
     /// Renders `frames` frames starting at device sample time `sampleTime` into `output`, one
     /// pointer per device channel (each at least `frames` long). Realtime-safe: no allocation,
@@ -74,17 +77,16 @@ struct RenderCore {
         applyEngineCommands()
         captureInputs(input, frames: frames, t0: sampleTime, mix: false)
 
-        let stateLines = hotStateLines
-        for s in 0..<maximumQueues {
-            guard let queue = slots[s] else { continue }
-            prefetchAhead(from: s, stateLines: stateLines)
-            renderQueue(queue, frames: frames, t0: sampleTime, output: output)
-            if queue.pointee.removed {
-                slots[s] = nil
-                directOutputs?[s] = nil
-                emit(RenderEvent(kind: .queueRemoved, slot: queue.pointee.slot, segment: nil,
-                                 sampleTime: sampleTime, value: 0, detail: 0))
+        if let lanes {
+            let used = lanes.pointee.usedSlots
+            let chunks = (used + lanes.pointee.queuesPerChunk - 1) / lanes.pointee.queuesPerChunk
+            if chunks > 1 {
+                renderShared(lanes, chunks: chunks, frames: frames, t0: sampleTime, output: output)
+            } else {
+                renderSlots(0, used, frames: frames, t0: sampleTime, output: output)
             }
+        } else {
+            renderSlots(0, maximumQueues, frames: frames, t0: sampleTime, output: output)
         }
 
         captureInputs(output, frames: frames, t0: sampleTime, mix: true)
@@ -95,6 +97,29 @@ struct RenderCore {
         shared.pointee.nextSampleTime.store(sampleTime &+ Int64(requested), ordering: .releasing)
     }
 
+    /// Renders the output queues of slots `start..<end` into `output`, in slot order, removing
+    /// the queues that were disposed of. Touches no slot outside the range (a helper thread may
+    /// be rendering the next range).
+    @inline(__always)
+    func renderSlots(_ start: Int, _ end: Int, frames: Int, t0: Int64, output: UnsafePointer<UnsafeMutablePointer<Float>>) {
+        let stateLines = hotStateLines
+        // The loop prefetches ahead within the range; the first states come in now.
+        for s in start..<min(start + Self.prefetchStateDistance, end) {
+            if let queue = slots[s] { prefetchState(queue, stateLines: stateLines) }
+        }
+        for s in start..<max(start, end) {
+            guard let queue = slots[s] else { continue }
+            prefetchAhead(from: s, end: end, stateLines: stateLines)
+            renderQueue(queue, frames: frames, t0: t0, output: output)
+            if queue.pointee.removed {
+                slots[s] = nil
+                directOutputs?[s] = nil
+                emit(RenderEvent(kind: .queueRemoved, slot: queue.pointee.slot, segment: nil,
+                                 sampleTime: t0, value: 0, detail: 0))
+            }
+        }
+    }
+
     /// How many queues ahead the render loop prefetches a queue's audio and segment (its state
     /// was prefetched ``prefetchStateDistance`` queues ahead, so it is in the cache by then).
     static let prefetchAudioDistance = 8
@@ -102,21 +127,21 @@ struct RenderCore {
     static let prefetchStateDistance = 16
 
     /// Hides memory latency with thousands of queues: while queue `s` renders, the hot lines of
-    /// the state block (``QueueRenderState/hotLines`` and the meter's sums in the line before them) of queue `s + 16` and the segment header and next audio of queue `s + 8`
-    /// (whose state came in eight queues ago) are prefetched — the state into the first-level
-    /// cache, the audio (up to 32 lines) into the second — so their cache misses overlap each
-    /// other and the mixing instead of stalling it one by one later. A prefetch never faults, so
-    /// an address read from a state the user side is changing is harmless; the audio is only
-    /// prefetched while its segment is still the queue's ``QueueRenderState/current`` (at most
-    /// 2 KiB, a 256-frame stereo cycle, never past the segment's end).
+    /// the state block (``QueueRenderState/hotLines`` and the meter's sums in the line before
+    /// them) of queue `s + 16` and the segment header and next audio of queue `s + 8` (whose
+    /// state came in eight queues ago) are prefetched, never past `end` (the range being
+    /// rendered): the state into the first-level cache, the audio (up to 32 lines) into the
+    /// second, so their cache misses overlap each other and the mixing instead of stalling it one
+    /// by one later. A prefetch never faults, so an address read from a state the user side is
+    /// changing is harmless; the audio is only prefetched while its segment is still the queue's
+    /// ``QueueRenderState/current`` (at most 2 KiB, a 256-frame stereo cycle, never past the
+    /// segment's end).
     @inline(__always)
-    func prefetchAhead(from s: Int, stateLines: Int) {
-        if s + Self.prefetchStateDistance < maximumQueues, let far = slots[s + Self.prefetchStateDistance] {
-            let base = UnsafeRawPointer(far)
-            for line in 0..<stateLines { prefetch(base + 64 * line) }
-            prefetch(base - 64)
+    func prefetchAhead(from s: Int, end: Int, stateLines: Int) {
+        if s + Self.prefetchStateDistance < end, let far = slots[s + Self.prefetchStateDistance] {
+            prefetchState(far, stateLines: stateLines)
         }
-        if s + Self.prefetchAudioDistance < maximumQueues, let near = slots[s + Self.prefetchAudioDistance],
+        if s + Self.prefetchAudioDistance < end, let near = slots[s + Self.prefetchAudioDistance],
            let segment = near.pointee.current {
             prefetch(UnsafeRawPointer(segment))
             if let hint = near.pointee.prefetchHint, segment == near.pointee.prefetchSegment {
@@ -124,6 +149,14 @@ struct RenderCore {
                 for line in 0..<lines { prefetchToSecondLevel(hint + 64 * line) }
             }
         }
+    }
+
+    /// Prefetches the hot lines of a queue's state (and the meter's sums in the line before).
+    @inline(__always)
+    func prefetchState(_ queue: UnsafeMutablePointer<QueueRenderState>, stateLines: Int) {
+        let base = UnsafeRawPointer(queue)
+        for line in 0..<stateLines { prefetch(base + 64 * line) }
+        prefetch(base - 64)
     }
 
     /// One cache prefetch (``lockstep_prefetch``, inlined: no call, no lock, no allocation,
@@ -178,6 +211,7 @@ struct RenderCore {
             switch kind {
             case .addQueue:
                 slots[Int(message.slot)] = message.state
+                if let lanes { lanes.pointee.usedSlots = max(lanes.pointee.usedSlots, Int(message.slot) + 1) }
             case .setDirectOutputs:
                 directOutputs?[Int(message.slot)] =
                     UnsafeMutablePointer<UnsafeMutablePointer<Float>?>(bitPattern: Int(message.time))

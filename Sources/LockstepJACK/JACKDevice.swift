@@ -148,6 +148,8 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         var active = false
         var closed = false
         var attached = false
+        /// The engine's render helper (see ``attach(_:)``): its thread and the renderer it runs.
+        var renderHelper: (thread: jack_native_thread_t, renderer: UnsafeMutablePointer<DeviceRenderer>)?
         var directRecords: [ObjectIdentifier: (index: Int, record: UnsafeMutablePointer<JACKDirectRecord>, names: [String])] = [:]
         var shutdownHandled = false
         /// While the server is away (``Options/survivesServerRestart``): since when, the next
@@ -414,6 +416,54 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         }
         if already { throw AudioQueueError(.invalidDevice, "JACK device '\(name)' already belongs to an engine") }
         realtime.pointee.renderer = renderer
+        startRenderHelper(renderer)
+    }
+
+    /// Whether the engine of this device has a helper thread sharing its render cycles (an engine
+    /// of more than 128 queues, a server running realtime, a second core): see
+    /// ``DeviceRenderer/runRenderHelper()``.
+    public var hasRenderHelper: Bool { control.withLock { $0.renderHelper != nil } }
+
+    /// Starts the engine's render helper: a thread JACK creates at the client's realtime
+    /// priority (`jack_client_create_thread`), when the engine can share its cycles, the server
+    /// runs realtime and the machine has a second core online. Without realtime scheduling there
+    /// is no helper: the process thread would spin on a thread ordinary ones may preempt.
+    private func startRenderHelper(_ renderer: DeviceRenderer) {
+        guard renderer.canShareRendering, sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2 else { return }
+        let context = UnsafeMutablePointer<DeviceRenderer>.allocate(capacity: 1)
+        context.initialize(to: renderer)
+        let started = withClient { client -> jack_native_thread_t? in
+            guard jack_is_realtime(client) == 1 else { return nil }
+            let priority = jack_client_real_time_priority(client)
+            guard priority > 0 else { return nil }
+            var thread = jack_native_thread_t()
+            guard jack_client_create_thread(client, &thread, priority, 1, Self.renderHelperMain, context) == 0 else { return nil }
+            return thread
+        } ?? nil
+        guard let started else {
+            context.deinitialize(count: 1)
+            context.deallocate()
+            return
+        }
+        control.withLock { $0.renderHelper = (started, context) }
+    }
+
+    /// Ends the render helper and joins its thread (after the process callback has stopped).
+    private func stopRenderHelper() {
+        guard let helper = control.withLock({ state -> (thread: jack_native_thread_t, renderer: UnsafeMutablePointer<DeviceRenderer>)? in
+            defer { state.renderHelper = nil }
+            return state.renderHelper
+        }) else { return }
+        helper.renderer.pointee.stopRenderHelper()
+        pthread_join(helper.thread, nil)
+        helper.renderer.deinitialize(count: 1)
+        helper.renderer.deallocate()
+    }
+
+    /// The render helper thread's body (a C function: JACK starts it).
+    private static let renderHelperMain: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? = { context in
+        context?.assumingMemoryBound(to: DeviceRenderer.self).pointee.runRenderHelper()
+        return nil
     }
 
     /// Activates the client (JACK starts calling the process callback), connects the master
@@ -464,6 +514,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
             while monitorPolling.load(ordering: .sequentiallyConsistent) { usleep(200) }
         }
         stop()
+        stopRenderHelper()
         control.withLock { state in
             guard !state.closed else { return }
             state.closed = true

@@ -64,6 +64,21 @@ public struct PlayReport: Sendable, Hashable, Codable {
         }
     }
 
+    /// How the engine's render cycles were shared with its helper thread (more than 128 layers,
+    /// a realtime server, two cores or more).
+    public struct RenderHelper: Sendable, Hashable, Codable {
+        /// Cycles rendered in chunks of 128 layers.
+        public var sharedCycles: Int
+        /// Chunks the helper thread rendered (the process thread rendered the rest).
+        public var helperChunks: Int
+
+        /// Creates a record.
+        public init(sharedCycles: Int, helperChunks: Int) {
+            self.sharedCycles = sharedCycles
+            self.helperChunks = helperChunks
+        }
+    }
+
     /// The schema version (``JSONSchema/version``).
     public var schema = JSONSchema.version
     /// The device sample time of every layer's first frame (plus its offset).
@@ -99,12 +114,14 @@ public struct PlayReport: Sendable, Hashable, Codable {
     public var rateChanges: [RateChangeRecord]
     /// The process callback's durations over the play (absent when nothing was measured).
     public var callbackTime: CallbackTime?
+    /// The render helper's share of the work (absent: the engine rendered on JACK's thread alone).
+    public var renderHelper: RenderHelper?
 
     /// Creates a report.
     public init(startSampleTime: Int64, startJACKFrame: UInt32, frames: Int64, sampleRate: Int,
                 discontinuities: [DiscontinuityRecord], layers: [Layer], interrupted: Bool, server: String?, error: String?,
                 recording: Recording?, playbackLatency: Int, outputDelays: [Int]?, outputs: [OutputCompensation] = [],
-                rateChanges: [RateChangeRecord], callbackTime: CallbackTime? = nil) {
+                rateChanges: [RateChangeRecord], callbackTime: CallbackTime? = nil, renderHelper: RenderHelper? = nil) {
         self.startSampleTime = startSampleTime
         self.startJACKFrame = startJACKFrame
         self.frames = frames
@@ -121,5 +138,6 @@ public struct PlayReport: Sendable, Hashable, Codable {
         self.outputs = outputs
         self.rateChanges = rateChanges
         self.callbackTime = callbackTime
+        self.renderHelper = renderHelper
     }
 }

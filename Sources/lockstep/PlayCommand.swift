@@ -466,7 +466,10 @@ final class PlaySession {
             recording: recording.map { PlayReport.Recording(file: $0.path, frames: $0.framesWritten,
                                                          startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) },
             playbackLatency: device.playbackLatency, outputDelays: command.jack.alignOutputs ? device.outputDelays : nil,
-            outputs: finalOutputs, rateChanges: rateChanges, callbackTime: PlayReport.CallbackTime(device.callbackTimes))
+            outputs: finalOutputs, rateChanges: rateChanges, callbackTime: PlayReport.CallbackTime(device.callbackTimes),
+            renderHelper: device.hasRenderHelper
+                ? PlayReport.RenderHelper(sharedCycles: engine.renderSharing.sharedCycles, helperChunks: engine.renderSharing.helperChunks)
+                : nil)
         if command.json {
             print(JSONSchema.line(summary))
         } else {

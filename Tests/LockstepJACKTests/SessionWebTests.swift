@@ -58,28 +58,6 @@ extension JACKTests {
         }
 
         /// The JSON summary a run printed last.
-        /// Set by a live run once it knows whether the server xrun while it played.
-        final class XrunFlag: Sendable {
-            private let value = Atomic<Bool>(false)
-            var isSet: Bool { value.load(ordering: .acquiring) }
-            func set(_ xrun: Bool) { if xrun { value.store(true, ordering: .releasing) } }
-        }
-
-        /// Runs `scenario`; when the server xrun during it (a loaded machine: Chromium and the
-        /// test runner share two cores with the server), the issues it recorded after it knew
-        /// are known ones and it runs once more, strictly. Issues recorded before it knew, and
-        /// every issue of a run without an xrun, fail the test.
-        func retryingOnXruns(_ scenario: (XrunFlag) throws -> Void) throws {
-            let first = XrunFlag()
-            try withKnownIssue("the server xrun during the run (a loaded machine); it runs again", isIntermittent: true) {
-                try scenario(first)
-            } matching: { _ in first.isSet }
-            if first.isSet {
-                print("SessionWebTests: the server xrun during the run; once more")
-                try scenario(XrunFlag())
-            }
-        }
-
         func summary(_ result: CLI.Result) throws -> [String: Any] {
             let line = try #require(result.stdout.split(separator: "\n").last)
             return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
@@ -105,7 +83,7 @@ extension JACKTests {
 
         @Test("headless Chromium drives the page: the cue list shows; select next/previous, GO (button and space bar), a fader, pause/resume, panic and stop each land in the capture on the samples the page shows; meters (peak and RMS numbers) move ≥ 20 times a second",
               .enabled(if: SessionWebTests.browserMissing == nil, "chromium, chromium-driver or python3-selenium is not installed"))
-        func browser() throws { try retryingOnXruns(browserRun) }
+        func browser() throws { try retryingOnXruns("SessionWebTests", browserRun) }
 
         func browserRun(_ xrun: XrunFlag) throws {
             let live = try live()
@@ -303,7 +281,7 @@ extension JACKTests {
         }
 
         @Test("bad requests get HTTP errors (404, 400, 413, 422), 1000 connections at once are survived, and the show plays on without a discontinuity")
-        func badRequestsAndManyConnections() throws { try retryingOnXruns(badRequestsRun) }
+        func badRequestsAndManyConnections() throws { try retryingOnXruns("SessionWebTests", badRequestsRun) }
 
         func badRequestsRun(_ xrun: XrunFlag) throws {
             let live = try live()

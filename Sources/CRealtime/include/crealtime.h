@@ -1,6 +1,8 @@
 #ifndef LOCKSTEP_CREALTIME_H
 #define LOCKSTEP_CREALTIME_H
 
+#include <semaphore.h>
+
 /// Asks the CPU to bring the cache line holding `address` into its caches ahead of a read
 /// (x86 `prefetcht0`, Arm `prfm pldl1keep`). Never faults, whatever the address; inlined into
 /// the Swift caller, so it costs one instruction on the render path. Swift has no prefetch of
@@ -16,6 +18,26 @@ static inline __attribute__((always_inline)) void lockstep_prefetch(const void *
 /// the mean DSP load from about 50 % to about 41 %. Never faults; inlined.
 static inline __attribute__((always_inline)) void lockstep_prefetch_l2(const void *address) {
     __builtin_prefetch(address, 0, 1);
+}
+
+/// Posts `semaphore` unless a post is pending already: wakes a waiting thread from the render
+/// thread without blocking or taking a lock (glibc's `sem_post` is an atomic increment, and a
+/// futex wake only when a thread waits). Inlined.
+static inline __attribute__((always_inline)) void lockstep_try_post(sem_t *semaphore) {
+    int pending = 0;
+    sem_getvalue(semaphore, &pending);
+    if (pending <= 0) sem_post(semaphore);
+}
+
+/// Tells the CPU the caller is spinning on a value another core will change (x86 `pause`, Arm
+/// `yield`): the render thread waiting, after its last chunk, for the one its helper is
+/// finishing. Never blocks or enters the kernel; inlined.
+static inline __attribute__((always_inline)) void lockstep_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
 }
 
 #endif
