@@ -193,8 +193,8 @@ public struct DeviceRenderer: @unchecked Sendable {
     /// Device input channels the engine captures from.
     public var inputChannelCount: Int { core.inputChannelCount }
 
-    /// Whether a helper thread can share this engine's render cycles: engines of more than 128
-    /// queues render their queues in chunks of 128, which the device's thread and one helper
+    /// Whether a helper thread can share this engine's render cycles: an engine of more than 256
+    /// queues renders its queues in chunks of 128 slots, which the device's thread and one helper
     /// claim between them (the mix is the same sum either way, chunk by chunk in order).
     public var canShareRendering: Bool { core.lanes != nil }
 

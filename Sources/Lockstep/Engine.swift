@@ -121,10 +121,10 @@ public final class Engine: @unchecked Sendable {
         let inputSlots = UnsafeMutablePointer<UnsafeMutablePointer<InputRenderState>?>.allocate(capacity: Self.maximumInputQueues)
         inputSlots.initialize(repeating: nil, count: Self.maximumInputQueues)
         var lanes: UnsafeMutablePointer<RenderLanes>?
-        if maximumQueues > RenderLanes.chunkQueues {
+        if maximumQueues > RenderLanes.minimumEngineQueues {
             lanes = .allocate(capacity: 1)
             lanes?.initialize(to: RenderLanes(maximumQueues: maximumQueues, channelCount: channels, maximumFrames: frames,
-                                              eventCapacity: events.pointee.capacity))
+                                              eventsPerQueue: maximumBuffersPerQueue + 8))
         }
         core = RenderCore(channelCount: channels, maximumFrames: frames, maximumQueues: maximumQueues,
                           rampFrames: gainRampFrames, slots: slots, engineCommands: engineCommands,
@@ -251,9 +251,9 @@ public final class Engine: @unchecked Sendable {
     public var droppedEventCount: Int { core.shared.pointee.droppedEvents.load(ordering: .relaxed) }
 
     /// How this engine's render cycles were shared with a helper thread (see
-    /// ``DeviceRenderer/runRenderHelper()``): cycles rendered in chunks, and the chunks the helper
-    /// rendered. Both stay 0 for an engine of at most 128 queues, or while its queues occupy only
-    /// the first 128 slots: those render on the device's thread alone.
+    /// ``DeviceRenderer/runRenderHelper()``): cycles rendered in chunks of 128 queue slots, and the
+    /// chunks the helper rendered. Both stay 0 for an engine of at most 256 queues, or while its
+    /// queues occupy only the first 128 slots: those render on the device's thread alone.
     public var renderSharing: (sharedCycles: Int, helperChunks: Int) {
         guard let lanes = core.lanes else { return (0, 0) }
         return (lanes.pointee.sharedCycles.load(ordering: .relaxed), lanes.pointee.helperChunks.load(ordering: .relaxed))

@@ -45,8 +45,8 @@ struct RenderCore {
     let maximumInputQueues: Int
     /// Slot table of input queue states (render-owned).
     let inputSlots: UnsafeMutablePointer<UnsafeMutablePointer<InputRenderState>?>
-    /// For an engine of more queues than one chunk (``RenderLanes/chunkQueues``): the chunks a
-    /// helper thread may share; nil renders every queue on the render thread.
+    /// For an engine of more than ``RenderLanes/minimumEngineQueues`` queues: the chunks of 128
+    /// slots a helper thread may share; nil renders every queue on the render thread.
     let lanes: UnsafeMutablePointer<RenderLanes>?
 
     /// Renders `frames` frames starting at device sample time `sampleTime` into `output`, one

@@ -37,6 +37,10 @@ struct RenderLanes: ~Copyable {
     /// Queue slots per chunk. An engine whose used slots fit in one chunk renders on the render
     /// thread alone, straight into the output, as it always did.
     static let chunkQueues = 128
+    /// Engines of more queue slots than this have lanes (a smaller one renders on one thread:
+    /// 256 layers take about a tenth of a millisecond a cycle, and the helper's event ring and
+    /// partial mixes would only cost memory).
+    static let minimumEngineQueues = 256
     /// The fewest chunks for which the render thread wakes the helper (a smaller cycle is over
     /// before a woken thread gets going).
     static let helperMinimumChunks = 4
@@ -51,7 +55,12 @@ struct RenderLanes: ~Copyable {
     let partials: UnsafeMutablePointer<Float>
     /// Per chunk, its `channelCount` partial buffers (the output pointers it renders into).
     let partialPointers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
-    /// The helper's event ring (helper pushes, render thread pops).
+    /// The most events one chunk can produce in a cycle (every buffer of each of its queues coming
+    /// back, plus starts, stops and removals): the helper claims a chunk only with this much room
+    /// left in its ring, so it never drops an event the engine's ring would have held.
+    let chunkEventBound: Int
+    /// The helper's event ring (helper pushes, render thread pops; empty at each cycle's start),
+    /// room for two chunks' worst case.
     let helperEvents: UnsafeMutablePointer<SPSCRing>
     /// The helper's per-frame gain scratch.
     let helperGainScratch: UnsafeMutablePointer<Float>
@@ -84,8 +93,8 @@ struct RenderLanes: ~Copyable {
     let sharedCycles = Atomic<Int>(0)
 
     /// Lanes for a queue table of `maximumQueues` slots mixing `channelCount` channels of at most
-    /// `maximumFrames` frames; the helper's event ring holds `eventCapacity` events.
-    init(maximumQueues: Int, channelCount: Int, maximumFrames: Int, eventCapacity: Int) {
+    /// `maximumFrames` frames, whose queues produce at most `eventsPerQueue` events a cycle.
+    init(maximumQueues: Int, channelCount: Int, maximumFrames: Int, eventsPerQueue: Int) {
         let bytesPerChunk = max(1, channelCount * maximumFrames * MemoryLayout<Float>.size)
         let fitting = max(1, Self.maximumPartialBytes / bytesPerChunk)
         var perChunk = Self.chunkQueues
@@ -97,8 +106,9 @@ struct RenderLanes: ~Copyable {
         partials.initialize(repeating: 0, count: buffers * maximumFrames)
         partialPointers = .allocate(capacity: buffers)
         for b in 0..<buffers { (partialPointers + b).initialize(to: partials + b * maximumFrames) }
+        chunkEventBound = perChunk * eventsPerQueue
         helperEvents = .allocate(capacity: 1)
-        helperEvents.initialize(to: SPSCRing(minimumCapacity: eventCapacity))
+        helperEvents.initialize(to: SPSCRing(minimumCapacity: 2 * chunkEventBound))
         helperGainScratch = .allocate(capacity: maximumFrames)
         helperGainScratch.initialize(repeating: 0, count: maximumFrames)
         semaphore = .allocate(capacity: 1)
@@ -203,7 +213,7 @@ extension RenderCore {
     }
 
     /// The helper thread's share of the current cycle: claims and renders chunks until none are
-    /// left. Realtime-safe (the helper runs at the render thread's priority).
+    /// left (or its event ring lacks room for another chunk's worst case). Realtime-safe (the helper runs at the render thread's priority).
     #if LOCKSTEP_REALTIME_CHECKS
     @_noAllocation @_noLocks
     func helpCurrentCycle() { helpCurrentCycleBody() }
@@ -214,7 +224,8 @@ extension RenderCore {
     @inline(__always)
     func helpCurrentCycleBody() {
         guard let lanes else { return }
-        while true {
+        let ring = lanes.pointee.helperEvents
+        while ring.pointee.count <= ring.pointee.capacity - lanes.pointee.chunkEventBound {
             let word = lanes.pointee.claim.wrappingAdd(1, ordering: .acquiringAndReleasing).oldValue
             let generation = UInt32(truncatingIfNeeded: word >> 32)
             let chunk = Int(word & 0xFFFF_FFFF)

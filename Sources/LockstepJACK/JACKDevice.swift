@@ -420,7 +420,7 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     }
 
     /// Whether the engine of this device has a helper thread sharing its render cycles (an engine
-    /// of more than 128 queues, a server running realtime, a second core): see
+    /// of more than 256 queues, a server running realtime, a second core): see
     /// ``DeviceRenderer/runRenderHelper()``.
     public var hasRenderHelper: Bool { control.withLock { $0.renderHelper != nil } }
 

@@ -64,7 +64,7 @@ public struct PlayReport: Sendable, Hashable, Codable {
         }
     }
 
-    /// How the engine's render cycles were shared with its helper thread (more than 128 layers,
+    /// How the engine's render cycles were shared with its helper thread (more than 256 layers,
     /// a realtime server, two cores or more).
     public struct RenderHelper: Sendable, Hashable, Codable {
         /// Cycles rendered in chunks of 128 layers.

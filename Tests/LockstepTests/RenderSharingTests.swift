@@ -18,13 +18,16 @@ struct RenderSharingTests {
         private(set) var completions: [[Int]]
         private var nextBlock: [Int]
         private var blockOfBuffer: [ObjectIdentifier: Int] = [:]
-        private var queues: [OutputQueue] = []
+        private(set) var queues: [OutputQueue] = []
+        /// Set to stop refilling from the completion callbacks.
+        var refills = true
         let value: @Sendable (Int, Int) -> Float
 
-        init(count: Int, maximumQueues: Int, value: @escaping @Sendable (Int, Int) -> Float) throws {
+        init(count: Int, maximumQueues: Int, maximumBuffersPerQueue: Int = 256,
+             value: @escaping @Sendable (Int, Int) -> Float) throws {
             device = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 2, sampleFormat: .float32),
                                        maximumFramesPerRender: 4096)
-            engine = try Engine(device: device, maximumQueues: maximumQueues)
+            engine = try Engine(device: device, maximumQueues: maximumQueues, maximumBuffersPerQueue: maximumBuffersPerQueue)
             self.count = count
             self.value = value
             completions = Array(repeating: [], count: count)
@@ -52,8 +55,11 @@ struct RenderSharingTests {
         }
 
         private func completed(_ i: Int, _ buffer: QueueBuffer) {
-            lock.withLock { completions[i].append(blockOfBuffer[ObjectIdentifier(buffer)] ?? -1) }
-            try? fill(i, buffer)
+            let refill = lock.withLock { () -> Bool in
+                completions[i].append(blockOfBuffer[ObjectIdentifier(buffer)] ?? -1)
+                return refills
+            }
+            if refill { try? fill(i, buffer) }
         }
 
         /// What channel 0 must hold at frame `t`.
@@ -73,6 +79,8 @@ struct RenderSharingTests {
         func completionsInOrder() -> Bool {
             lock.withLock { completions.allSatisfy { $0 == Array(0..<$0.count) } }
         }
+
+        func stopRefilling() { lock.withLock { refills = false } }
 
         func completedBuffers() -> Int { lock.withLock { completions.reduce(0) { $0 + $1.count } } }
     }
@@ -155,17 +163,18 @@ struct RenderSharingTests {
         #expect(zip(sequential, single).allSatisfy { abs($0 - $1) < 1e-5 })
     }
 
-    @Test("up to 128 used slots render on the device's thread alone, as before; an engine of 128 queues has no chunks")
+    @Test("up to 128 used slots render on the device's thread alone, as before; an engine of 256 queues has no chunks")
     func smallEngines() throws {
         let few = try Layers(count: 100, maximumQueues: 1024, value: Self.exact)
         let out = try few.render(cycles: 20)
         #expect(few.engine.renderSharing.sharedCycles == 0)
         #expect((0..<out.count).allSatisfy { out[$0] == few.expected($0) })
-        let small = try Layers(count: 128, maximumQueues: 128, value: Self.exact)
+        let small = try Layers(count: 200, maximumQueues: 256, value: Self.exact)
         #expect(small.engine.core.lanes == nil)
         #expect(DeviceRenderer(core: small.engine.core, pump: small.engine.pump).canShareRendering == false)
-        _ = try small.render(cycles: 4)
+        let smallOut = try small.render(cycles: 4)
         #expect(small.engine.renderSharing == (0, 0))
+        #expect((0..<smallOut.count).allSatisfy { smallOut[$0] == small.expected($0) })
     }
 
     @Test("queues disposed of while chunks are shared leave the mix and come back as removed; the rest play on exactly")
@@ -183,5 +192,30 @@ struct RenderSharingTests {
         let remaining = Float(400 - doomed.count) / 64
         #expect(after.allSatisfy { $0 == remaining })
         #expect(layers.engine.queues.count == 400 - doomed.count)
+    }
+
+    @Test("every queue stopped at once while chunks are shared: every buffer comes back, once, in order, none dropped (a small event bound per chunk)")
+    func massStopWhileShared() throws {
+        // Four buffers per queue: each chunk's worst case is 128 × 12 events, so the helper's ring
+        // is small and the helper takes a chunk only with room for it.
+        let layers = try Layers(count: 600, maximumQueues: 1024, maximumBuffersPerQueue: 4, value: Self.exact)
+        let lanes = try #require(layers.engine.core.lanes)
+        let bound = lanes.pointee.chunkEventBound
+        #expect(bound == 128 * 12)
+        let helper = Helper(layers.engine)
+        #expect(helper.waitUntilRunning())
+        var cycles = 0
+        while cycles < 16 || (layers.engine.renderSharing.helperChunks == 0 && cycles < 4000) {
+            _ = try layers.render(cycles: 8)
+            cycles += 8
+        }
+        layers.stopRefilling()
+        for queue in layers.queues { try queue.stop(immediately: true) }
+        _ = try layers.render(cycles: 4)
+        #expect(helper.stop())
+        // Every buffer ever enqueued has come back: three per queue beyond the blocks played.
+        #expect(layers.completedBuffers() == 600 * (cycles * 256 / Layers.bufferFrames + 3))
+        #expect(layers.completionsInOrder())
+        #expect(layers.engine.droppedEventCount == 0)
     }
 }
