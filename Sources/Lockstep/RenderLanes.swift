@@ -30,7 +30,8 @@ import Glibc
 ///
 /// The render thread never blocks: if the helper is late it takes every chunk itself. It only
 /// spins, after its last chunk, on chunks the helper has claimed and not finished — at most one
-/// chunk (about 60 µs at 128 stereo layers) unless the helper's core stalls. So the helper runs
+/// chunk (30–90 µs for 128 stereo layers: 0.2 µs a layer in `Scripts/bench.sh` part 1, up to
+/// four times that live, when memory is contended) unless the helper's core stalls. So the helper runs
 /// at the render thread's realtime priority (the device creates it, as JACK's
 /// `jack_client_create_thread` does), and only on a machine with a second core.
 struct RenderLanes: ~Copyable {
@@ -38,8 +39,8 @@ struct RenderLanes: ~Copyable {
     /// thread alone, straight into the output, as it always did.
     static let chunkQueues = 128
     /// Engines of more queue slots than this have lanes (a smaller one renders on one thread:
-    /// 256 layers take about a tenth of a millisecond a cycle, and the helper's event ring and
-    /// partial mixes would only cost memory).
+    /// 256 layers take about 50 µs a cycle at part 1's 0.2 µs a layer, and the helper's event
+    /// ring and partial mixes would only cost memory).
     static let minimumEngineQueues = 256
     /// The fewest chunks for which the render thread wakes the helper (a smaller cycle is over
     /// before a woken thread gets going).
