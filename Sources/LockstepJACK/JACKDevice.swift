@@ -63,13 +63,18 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         /// The short name of a JACK MIDI input port to register (`midi_in`), read by
         /// ``JACKDevice/midiInput``; nil for none.
         public var midiInputPortName: String?
+        /// Whether an engine of more than 256 queues may share its cycles with a helper thread on
+        /// a second core (``JACKDevice/hasRenderHelper``). On by default; turn it off to keep the
+        /// other cores free for other realtime work (the mix is the same samples either way).
+        public var usesRenderHelper: Bool
 
         /// Creates options; the defaults open client `lockstep` with 2 outputs on the default server.
         public init(clientName: String = "lockstep", serverName: String? = nil, channelCount: Int = 2,
                     inputChannelCount: Int = 0, connectToPhysicalOutputs: Bool = true, maximumFramesPerRender: Int = 8192,
                     compensatesPlaybackLatency: Bool = false, compensatesCaptureLatency: Bool = true,
-                    survivesServerRestart: Bool = false, midiInputPortName: String? = nil) {
+                    survivesServerRestart: Bool = false, midiInputPortName: String? = nil, usesRenderHelper: Bool = true) {
             self.midiInputPortName = midiInputPortName
+            self.usesRenderHelper = usesRenderHelper
             self.clientName = clientName
             self.serverName = serverName
             self.channelCount = channelCount
@@ -425,11 +430,12 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     public var hasRenderHelper: Bool { control.withLock { $0.renderHelper != nil } }
 
     /// Starts the engine's render helper: a thread JACK creates at the client's realtime
-    /// priority (`jack_client_create_thread`), when the engine can share its cycles, the server
+    /// priority (`jack_client_create_thread`), when the options allow it
+    /// (``Options/usesRenderHelper``), the engine can share its cycles, the server
     /// runs realtime and the machine has a second core online. Without realtime scheduling there
     /// is no helper: the process thread would spin on a thread ordinary ones may preempt.
     private func startRenderHelper(_ renderer: DeviceRenderer) {
-        guard renderer.canShareRendering, sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2 else { return }
+        guard options.usesRenderHelper, renderer.canShareRendering, sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2 else { return }
         let context = UnsafeMutablePointer<DeviceRenderer>.allocate(capacity: 1)
         context.initialize(to: renderer)
         let started = withClient { client -> jack_native_thread_t? in

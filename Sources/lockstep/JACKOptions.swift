@@ -4,7 +4,8 @@ import LockstepJACK
 import LockstepSession
 
 /// The JACK options `play` and `session run` share (`@OptionGroup`): which server, the client's
-/// name, where the master outputs go, starting a server, surviving its restart, aligning outputs.
+/// name, where the master outputs go, starting a server, surviving its restart, aligning outputs,
+/// the render helper.
 struct JACKOptions: ParsableArguments {
     @Option(help: "The JACK server to use (default: $JACK_DEFAULT_SERVER or JACK's default).")
     var server: String?
@@ -31,6 +32,9 @@ struct JACKOptions: ParsableArguments {
 
     @Flag(name: .customLong("align-outputs"), help: "Delay every output port by the largest playback latency of the connected outputs minus its own (JACK's latency ranges, re-read when JACK announces a change), so all are heard on the same sample (local ports and netjack2 slaves alike).")
     var alignOutputs = false
+
+    @Flag(name: .customLong("no-render-helper"), help: "Render every layer on JACK's process thread alone. By default, past 256 layers a helper thread at the same realtime priority renders half of each cycle on a second core (the same samples either way).")
+    var noRenderHelper = false
 
     /// Logs each output's connections, latency and delay (--verbose), and warns when the connected
     /// outputs' playback latencies differ while --align-outputs is off.
@@ -81,7 +85,8 @@ struct JACKOptions: ParsableArguments {
                                                        channelCount: channels, inputChannelCount: inputs,
                                                        connectToPhysicalOutputs: !noConnect && connections.isEmpty,
                                                        compensatesPlaybackLatency: alignOutputs,
-                                                       survivesServerRestart: reconnect, midiInputPortName: midiInput))
+                                                       survivesServerRestart: reconnect, midiInputPortName: midiInput,
+                                                       usesRenderHelper: !noRenderHelper))
             log.info("JACK client '\(device.name)' on server '\(server ?? "default")': \(Int(device.sampleRate)) Hz, period \(device.periodFrames) frames")
             return device
         } catch {

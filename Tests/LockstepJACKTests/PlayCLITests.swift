@@ -42,6 +42,32 @@ extension JACKTests {
             return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         }
 
+        @Test("play of 520 layers: a render helper shares the cycles (renderHelper in the summary); --no-render-helper leaves JACK's thread alone; the sound is the same")
+        func renderHelper() throws {
+            let server = try JACKServer()
+            let realtime = server.isRealtime && sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2
+            let path = try rampFile(frames: 4800)
+            var peaks: [[Double]] = []
+            for helper in [true, false] {
+                let result = try CLI.run(["play"] + Array(repeating: path, count: 520)
+                                         + ["--server", server.name, "--client-name", "lockstep-helper", "--no-connect", "--json"]
+                                         + (helper ? [] : ["--no-render-helper"]), timeout: 30)
+                #expect(result.status == 0, "\(result.stderr)")
+                let report = try JSONSchema.decode(PlayReport.self, from: try #require(result.stdout.split(separator: "\n").last))
+                #expect(report.layers.count == 520)
+                peaks.append(report.layers.compactMap(\.peakDB))
+                if helper && realtime {
+                    let shared = try #require(report.renderHelper, "realtime server, two cores: a helper")
+                    // Five chunks of 128 layers a cycle, some of them the helper's.
+                    #expect(shared.sharedCycles > 0 && shared.helperChunks > 0 && shared.helperChunks <= 5 * shared.sharedCycles, "\(shared)")
+                } else {
+                    #expect(report.renderHelper == nil)
+                }
+            }
+            #expect(peaks[0] == peaks[1] && peaks[0].count == 520)
+            server.stop()
+        }
+
         @Test("play: the first frame lands on startSampleTime; every frame arrives; the JSON summary is complete")
         func playsToCapture() throws {
             let server = try JACKServer()

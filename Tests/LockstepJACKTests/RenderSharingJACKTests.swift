@@ -24,11 +24,11 @@ extension JACKTests {
             var firstFrameOnStart = false
         }
 
-        static func play(expected: [Float]) throws -> Outcome {
+        static func play(expected: [Float], helper: Bool = true) throws -> Outcome {
             let server = try JACKServer(period: 1024)
             defer { server.stop() }
             let device = try JACKDevice(options: .init(clientName: "lockstep-sharing", serverName: server.name,
-                                                       connectToPhysicalOutputs: false))
+                                                       connectToPhysicalOutputs: false, usesRenderHelper: helper))
             let engine = try Engine(device: device, maximumQueues: 1024)
             try device.start()
             let capture = try JACKCapture(server: server, sources: device.outputPortNames, maxSeconds: 4)
@@ -65,7 +65,7 @@ extension JACKTests {
             return outcome
         }
 
-        @Test("400 layers on a realtime server: a helper shares the cycles, and the capture is the exact mix from the scheduled frame")
+        @Test("400 layers on a realtime server: a helper shares the cycles, and the capture is the exact mix from the scheduled frame; with the helper turned off, the same")
         func sharedLive() throws {
             var expected = [Float](repeating: 0, count: Self.frames)
             for t in 0..<Self.frames { for i in 0..<Self.layers { expected[t] += Self.value(i, t) } }
@@ -85,6 +85,17 @@ extension JACKTests {
             if outcome.helper { #expect(outcome.helperChunks > 0) }
             #expect(outcome.firstFrameOnStart)
             #expect(outcome.wrongFrames == 0)
+
+            // Without the helper (the option off): the render thread takes every chunk, and the
+            // capture is the same exact mix.
+            var alone = Outcome()
+            for _ in 0..<3 {
+                alone = try Self.play(expected: expected, helper: false)
+                if alone.xruns == 0 { break }
+            }
+            #expect(!alone.helper && alone.helperChunks == 0 && alone.sharedCycles > 0)
+            #expect(alone.firstFrameOnStart)
+            #expect(alone.wrongFrames == 0)
         }
     }
 }
