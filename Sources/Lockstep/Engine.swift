@@ -54,7 +54,11 @@ public final class Engine: @unchecked Sendable {
         var liveQueues: [OutputQueue]?
         var liveNames: [String]?
         var inputQueues: [InputQueue?] = Array(repeating: nil, count: Engine.maximumInputQueues)
+        /// The most recent discontinuities, a ring once full: the oldest is at
+        /// `discontinuityLogStart` (so a report past capacity overwrites one entry instead of
+        /// moving ten thousand).
         var discontinuityLog: [Discontinuity] = []
+        var discontinuityLogStart = 0
         var handlers: [Int: @Sendable (Discontinuity) -> Void] = [:]
         var nextToken = 0
         var totalDiscontinuities = 0
@@ -465,7 +469,13 @@ public final class Engine: @unchecked Sendable {
     // MARK: - Discontinuities
 
     /// Every discontinuity reported so far (the most recent ``discontinuityLogCapacity``).
-    public var discontinuities: [Discontinuity] { state.withLock { $0.discontinuityLog } }
+    public var discontinuities: [Discontinuity] {
+        state.withLock { state in
+            let start = state.discontinuityLogStart
+            return start == 0 ? state.discontinuityLog
+                : Array(state.discontinuityLog[start...]) + state.discontinuityLog[..<start]
+        }
+    }
 
     /// How many discontinuities have been reported in total.
     public var discontinuityCount: Int { state.withLock { $0.totalDiscontinuities } }
@@ -491,9 +501,11 @@ public final class Engine: @unchecked Sendable {
 
     func record(_ discontinuity: Discontinuity) {
         let handlers = state.withLock { state in
-            state.discontinuityLog.append(discontinuity)
-            if state.discontinuityLog.count > Self.discontinuityLogCapacity {
-                state.discontinuityLog.removeFirst(state.discontinuityLog.count - Self.discontinuityLogCapacity)
+            if state.discontinuityLog.count < Self.discontinuityLogCapacity {
+                state.discontinuityLog.append(discontinuity)
+            } else {
+                state.discontinuityLog[state.discontinuityLogStart] = discontinuity
+                state.discontinuityLogStart = (state.discontinuityLogStart + 1) % Self.discontinuityLogCapacity
             }
             state.totalDiscontinuities += 1
             return Array(state.handlers.values)
