@@ -43,7 +43,9 @@ extension JACKTests {
         }
 
         @Test("play --control: layer gain, pause, seek, resume, status and stop go through the session's dispatcher; --record holds exactly what the ports played")
-        func typedControl() throws {
+        func typedControl() throws { try retryingOnXruns("PlayControlTests", typedControlRun) }
+
+        func typedControlRun(_ xrun: XrunFlag) throws {
             let ramp = try file("ramp.wav", Signals.ramp(frames: 48000 * 8, start: 0, step: Self.step))
             let tone = try file("tone.wav", Signals.constant(Self.tone, frames: 48000 * 8))
             let recording = temp.file("mix.wav")
@@ -77,6 +79,10 @@ extension JACKTests {
             #expect(layers == ["ramp", "tone"])
             #expect(result.stderr.contains("nosuch"))
             let summary = try #require(lines.last)
+            // A loaded machine: an xrun, or a start that missed its cycle (the layers then skip
+            // the frames they missed), leaves the capture and the recording off the plan below.
+            let late = !(summary["lateStarts"] as? [Any] ?? []).isEmpty
+            xrun.set(late || capture.xrunCount > 0 || "\(summary["discontinuities"] ?? [])".contains("xrun"))
             #expect(summary["file"] as? String == "2 files")
             let origin = try #require(summary["startSampleTime"] as? Int)
             let recorded = try #require(summary["recording"] as? [String: Any])
