@@ -1,3 +1,4 @@
+import CRealtime
 import Foundation
 import Synchronization
 
@@ -41,9 +42,7 @@ final class EventPump: @unchecked Sendable {
     /// `sem_post`, skipped when a wake is already pending).
     @inline(__always)
     func wake() {
-        var pending: Int32 = 0
-        sem_getvalue(semaphore, &pending)
-        if pending <= 0 { sem_post(semaphore) }
+        lockstep_try_post(semaphore)
     }
 
     /// Runs `work` on the thread that drains, after the events pending then: at once on the

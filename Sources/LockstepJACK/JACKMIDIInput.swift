@@ -1,3 +1,4 @@
+import CRealtime
 import CJack
 import Foundation
 import Lockstep
@@ -147,9 +148,7 @@ struct JACKMIDIRing: ~Copyable {
 
     /// Wakes the reader, unless a wake is pending already. Realtime-safe (one `sem_post`).
     func wake() {
-        var pending: Int32 = 0
-        sem_getvalue(semaphore, &pending)
-        if pending <= 0 { sem_post(semaphore) }
+        lockstep_try_post(semaphore)
     }
 
     /// Takes every event in the ring. Consumer only.
