@@ -152,7 +152,9 @@ extension JACKTests {
         }
 
         @Test("control: go places the manual cue on the sample it reports; gain, pause, resume, seek, status and stop work")
-        func control() throws {
+        func control() throws { try retryingOnXruns("SessionRunTests", controlRun) }
+
+        func controlRun(_ xrun: XrunFlag) throws {
             try write("bed.wav", Signals.constant(0.125, frames: 48000 * 8))
             try write("click.wav", Signals.impulse(at: 0, frames: 16, value: 0.5))
             let path = try session("""
@@ -198,6 +200,9 @@ extension JACKTests {
             #expect(result.stderr.contains("already been fired"))
             #expect(result.stderr.contains("unknown command 'jump'"))
             let summary = try #require(lines.last)
+            // A loaded machine: an xrun or a start that missed its cycle moves the capture off the plan.
+            xrun.set(!(summary["lateStarts"] as? [Any] ?? []).isEmpty || capture.xrunCount > 0
+                     || "\(summary["discontinuities"] ?? [])".contains("xrun"))
             let origin = try #require(summary["startSampleTime"] as? Int)
             usleep(100_000)
             // The bell's impulse sits exactly on origin + its session sample, over the bed.
