@@ -47,6 +47,11 @@ extension JACKTests {
     /// played it on time; JACK ran the test's clients out of order, or a lost packet left old
     /// data) — or, around an xrun, where every output heard it on the same frame within a period
     /// (JACK's frame clock stuttered: the outputs still agree) — and counted.
+    ///
+    /// When the master xrun outside the outages it blocked in (a loaded machine) and the run then
+    /// failed its checks, those failures are known issues and the scenario runs once more,
+    /// strictly; each misplaced run of frames is printed with the nearest xrun and what the other
+    /// outputs heard there.
     @Suite("netjack2: one session on a master and two slaves (network namespaces)", .serialized)
     struct NetJackTests {
         static let step: Float = 1.0 / 4_194_304     // 2⁻²²
@@ -87,7 +92,11 @@ extension JACKTests {
         }
 
         @Test("layers on slave B, slave C and a local port are heard on the same master frame, through loss and an outage slave C rejoins from")
-        func alignedAcrossMachines() throws {
+        func alignedAcrossMachines() throws { try retryingOnXruns("NetJackTests", onlyAfterIssues: true, alignedRun) }
+
+        /// One run of ``alignedAcrossMachines()``; `xrun` is set once the master is known to have
+        /// xrun outside the planned outages (a loaded machine).
+        func alignedRun(_ xrun: XrunFlag) throws {
             let seconds = Self.seconds
             let rig: NetJackRig
             // The rig's own time limit (its servers are stopped then) is well past the test's
@@ -282,6 +291,11 @@ extension JACKTests {
                 (skip.sampleTime + Int64(largest) - margin)...(skip.sampleTime + Int64(largest) + abs(skip.frames) + margin)
             }
             func isDisturbed(_ k: Int) -> Bool { let heard = expected(k); return disturbed.contains { $0.contains(heard) } }
+            // The master xrun outside the outages it blocked in (seen in CI: 79 xruns in a run,
+            // a slave's frame a period late there and nowhere else): a loaded machine, and the
+            // exact checks below become known issues; the scenario then runs once more, strictly.
+            xrun.set(skips.contains { skip in !blocked.contains { $0.contains(skip.sampleTime) } }
+                     || report.discontinuities.contains { entry in entry.kind == "xrun" && !blocked.contains { $0.contains(entry.sampleTime) } })
             // The master's other xruns move nothing, but around one the test's capture may miss or
             // record twice part of a period (seen: 96 frames): the local output's losses there
             // are counted, not required.
@@ -313,13 +327,31 @@ extension JACKTests {
             }
             var excused: [String: Int] = [:]
             var offSample: [String: Int] = [:]
+            var misplacedDetail: [String] = []
             for (name, arrivals) in outputs {
                 let wrong = arrivals.heard.filter { $0.value != expected($0.key) }
                 offSample[name] = wrong.count
                 let undisturbed = wrong.filter { !isDisturbed($0.key) }
-                misplaced[name] = undisturbed.filter {
+                let unexcused = undisturbed.filter {
                     !(inSystemWindow($0.key) && heardOnTimeElsewhere($0.key, than: name)) && !(nearXrun($0.key) && shiftedAlike($0.key))
-                }.count
+                }
+                misplaced[name] = unexcused.count
+                // Where each run of them was: file frame, length, offset, expected master frame,
+                // the nearest xrun the engine reported, and what the other outputs heard there.
+                var misplacedRuns: [(k: Int, count: Int, offset: Int64)] = []
+                for (k, frame) in unexcused.sorted(by: { $0.key < $1.key }) {
+                    let offset = frame - expected(k)
+                    if let last = misplacedRuns.last, last.k + last.count == k, last.offset == offset {
+                        misplacedRuns[misplacedRuns.count - 1].count += 1
+                    } else { misplacedRuns.append((k, 1, offset)) }
+                }
+                for run in misplacedRuns.prefix(6) {
+                    let at = expected(run.k)
+                    let nearest = report.discontinuities.filter { $0.kind == "xrun" }.min { abs($0.sampleTime - at) < abs($1.sampleTime - at) }
+                    let others = outputs.filter { $0.0 != name }.map { "\($0.0) \($0.1.heard[run.k].map { String($0 - at) } ?? "missing")" }
+                    misplacedDetail.append("\(name) misplaced \(run.count) from file frame \(run.k) by \(run.offset) (expected at master frame \(at); "
+                                           + "nearest xrun \(nearest.map { "at \($0.sampleTime), \($0.sampleTime - at)" } ?? "none"); others: \(others.joined(separator: ", ")))")
+                }
                 excused[name] = undisturbed.count - misplaced[name, default: 0]
                 let missing = (0..<fileFrames).filter { arrivals.heard[$0] == nil }
                 let lostOutside = missing.filter { !isDisturbed($0) && !(name == "local" && nearXrun($0)) }
@@ -376,6 +408,7 @@ extension JACKTests {
                 + (skips.isEmpty ? "" : " (clock: \(skips.map { "\($0.kind) \($0.frames) frames at \($0.sampleTime)" }.joined(separator: ", ")))")
                 + "; latency changes at \(latencyChanges.map(String.init).joined(separator: ", "))"
                 + localDetail
+                + (misplacedDetail.isEmpty ? "" : "; " + misplacedDetail.joined(separator: "; "))
             print(text)
             // (i) Every layer lands on one master frame at all three outputs, 0 frames apart.
             #expect(starts.allSatisfy { $0 != nil && $0 == starts[0] }, "\(text)")
