@@ -26,10 +26,14 @@ public struct RecordReport: Sendable, Hashable, Codable {
     public var interrupted: Bool
     /// What ended it early, if anything.
     public var error: String?
+    /// The process callback's durations over the recording (absent when nothing was measured),
+    /// as in ``PlayReport/callbackTime``.
+    public var callbackTime: PlayReport.CallbackTime?
 
     /// Creates a report from each channel's peak; `peakDB` is the largest, and the peaks are rounded.
     public init(file: String, frames: Int64, startSampleTime: Int64?, sampleRate: Int, channelPeakDB: [Double],
-                lostFrames: Int64, skippedFrames: Int64, discontinuities: [DiscontinuityRecord], interrupted: Bool, error: String?) {
+                lostFrames: Int64, skippedFrames: Int64, discontinuities: [DiscontinuityRecord], interrupted: Bool, error: String?,
+                callbackTime: PlayReport.CallbackTime? = nil) {
         self.file = file
         self.frames = frames
         seconds = sampleRate > 0 ? Double(frames) / Double(sampleRate) : 0
@@ -42,5 +46,6 @@ public struct RecordReport: Sendable, Hashable, Codable {
         self.discontinuities = discontinuities
         self.interrupted = interrupted
         self.error = error
+        self.callbackTime = callbackTime
     }
 }

@@ -61,13 +61,21 @@ public struct SessionRunReport: Sendable, Hashable, Codable {
     /// Every output port with its connections, playback latency and compensation delay, as
     /// measured once the outputs were connected (later changes are discontinuities).
     public var outputs: [OutputCompensation]
+    /// The process callback's durations over the run (absent when nothing was measured), as in
+    /// ``PlayReport/callbackTime``.
+    public var callbackTime: PlayReport.CallbackTime?
+    /// The render helper's share of the work (absent: the engine rendered on JACK's thread
+    /// alone: 256 layers or fewer, a server that is not realtime, one core), as in
+    /// ``PlayReport/renderHelper``.
+    public var renderHelper: PlayReport.RenderHelper?
 
     /// Creates a report.
     public init(file: String, startSampleTime: Int64?, from: Int64, endPosition: Int64, sampleRate: Int, interrupted: Bool,
                 discontinuities: [DiscontinuityRecord], cues: [TimelineReport.Cue], error: String?, server: String?,
                 lateStarts: [LateStart], rateChanges: [RateChangeRecord], osc: OSCStatistics?, oscTCP: OSCStatistics?,
                 midi: MIDIInputSummary?, web: WebStatistics? = nil, recording: PlayReport.Recording? = nil,
-                outputs: [OutputCompensation] = []) {
+                outputs: [OutputCompensation] = [], callbackTime: PlayReport.CallbackTime? = nil,
+                renderHelper: PlayReport.RenderHelper? = nil) {
         self.file = file
         self.startSampleTime = startSampleTime
         self.from = from
@@ -87,5 +95,7 @@ public struct SessionRunReport: Sendable, Hashable, Codable {
         self.web = web
         self.recording = recording
         self.outputs = outputs
+        self.callbackTime = callbackTime
+        self.renderHelper = renderHelper
     }
 }

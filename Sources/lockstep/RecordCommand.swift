@@ -174,7 +174,8 @@ struct RecordCommand: ParsableCommand {
             print(JSONSchema.line(RecordReport(
                 file: output, frames: summary.framesWritten, startSampleTime: summary.startSampleTime, sampleRate: Int(rate),
                 channelPeakDB: summary.peaks.map { Double(Decibels.fromLinear($0)) }, lostFrames: summary.lostFrames,
-                skippedFrames: recorder.queue.skippedFrames, discontinuities: gaps, interrupted: interrupted, error: failure)))
+                skippedFrames: recorder.queue.skippedFrames, discontinuities: gaps, interrupted: interrupted, error: failure,
+                callbackTime: PlayReport.CallbackTime(device.callbackTimes))))
         } else {
             let peaks = summary.peaks.map { Terminal.decibels(Decibels.fromLinear($0)) }.joined(separator: ", ")
             print("recorded \(summary.framesWritten) frames (\(Terminal.time(summary.duration))) from sample "

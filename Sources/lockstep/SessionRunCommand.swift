@@ -407,7 +407,11 @@ final class SessionRun {
                 web: web?.statistics,
                 recording: recording.map { .init(file: $0.path, frames: $0.framesWritten,
                                                  startSampleTime: $0.startSampleTime, lostFrames: $0.lostFrames) },
-                outputs: finalOutputs)))
+                outputs: finalOutputs, callbackTime: PlayReport.CallbackTime(device.callbackTimes),
+                renderHelper: device.hasRenderHelper
+                    ? PlayReport.RenderHelper(sharedCycles: engine.renderSharing.sharedCycles,
+                                              helperChunks: engine.renderSharing.helperChunks)
+                    : nil)))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
             print("\(command.command == "play" ? "played" : "ran") \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "

@@ -67,6 +67,7 @@ extension JACKTests {
             let report = try JSONSchema.decode(RecordReport.self, from: last)
             #expect(report.schema == 1 && report.seconds == 3 && report.channelPeakDB.count == 2)
             #expect(report.peakDB == report.channelPeakDB.compactMap { $0 }.max())
+            #expect(report.callbackTime.map { $0.cycles > 0 } == true, "\(String(describing: report.callbackTime))")
             let events = try lines.dropLast().map { try JSONSchema.decode(ControlUpdate.self, from: $0) }
             #expect(events.first { $0.kind == .recordStarted }?.sampleTime == Int64(start))
             #expect(events.first { $0.kind == .recordEnded }?.frames == 144_000)

@@ -94,6 +94,11 @@ extension JACKTests {
             let lines = result.stdout.split(separator: "\n")
             let report = try JSONSchema.decode(SessionRunReport.self, from: try #require(lines.last))
             #expect(report.schema == 1 && report.sampleRate == 48000)
+            // The callback's durations over the run; a few layers render on JACK's thread alone.
+            let callback = try #require(report.callbackTime)
+            #expect(callback.cycles > 0 && callback.medianSeconds <= callback.p99Seconds && callback.p99Seconds <= callback.maxSeconds + 25e-6,
+                    "\(callback)")
+            #expect(report.renderHelper == nil)
             let events = try lines.dropLast().map { try JSONSchema.decode(ControlUpdate.self, from: $0) }
             for cue in report.cues {
                 guard let cueStart = cue.start else { continue }

@@ -197,6 +197,51 @@ extension JACKTests {
             #expect(layers.engine.queues.count == 400 - doomed.count)
         }
 
+        @Test("the helper claims a chunk only while its event ring has room for a chunk's worst case, so it never drops an event")
+        func helperClaimsOnlyWithRoom() throws {
+            // Four buffers per queue: a chunk's worst case is 128 × 12 events.
+            let layers = try Layers(count: 600, maximumQueues: 1024, maximumBuffersPerQueue: 4, value: Self.exact)
+            _ = try layers.render(cycles: 1)
+            let lanes = try #require(layers.engine.core.lanes)
+            let helper = try #require(layers.engine.core.helperLane())
+            // A cycle of 5 chunks published as the render thread publishes it, none claimed yet.
+            let chunks = 5
+            lanes.pointee.generation &+= 1
+            let generation = lanes.pointee.generation
+            let t0 = layers.engine.core.shared.pointee.nextSampleTime.load(ordering: .acquiring)
+            lanes.pointee.cycle.write {
+                lanes.pointee.cycleGeneration.store(generation, ordering: .relaxed)
+                lanes.pointee.cycleStart.store(t0, ordering: .relaxed)
+                lanes.pointee.cycleFrames.store(256, ordering: .relaxed)
+                lanes.pointee.cycleChunks.store(chunks, ordering: .relaxed)
+            }
+            lanes.pointee.helperFinished.store(0, ordering: .relaxed)
+            lanes.pointee.claim.store(UInt64(generation) << 32, ordering: .releasing)
+            func claimed() -> Int { Int(lanes.pointee.claim.load(ordering: .acquiring) & 0xFFFF_FFFF) }
+            // One event more in the helper's ring than leaves room for a chunk's worst case: it
+            // claims nothing (the render thread takes every chunk).
+            let ring = lanes.pointee.helperEvents
+            let room = ring.pointee.capacity - lanes.pointee.chunkEventBound
+            var pushed = 0
+            for _ in 0...room where ring.pointee.push(RingMessage()) { pushed += 1 }
+            #expect(pushed == room + 1)
+            helper.helpCurrentCycle()
+            #expect(claimed() == 0 && layers.engine.renderSharing.helperChunks == 0)
+            // Room for exactly one worst case: it renders one chunk, whose events (each of its
+            // queues finishes its first 512-frame buffer in this cycle) leave too little room for another.
+            _ = ring.pointee.pop()
+            helper.helpCurrentCycle()
+            #expect(claimed() == 1 && layers.engine.renderSharing.helperChunks == 1)
+            #expect(lanes.pointee.helperFinished.load(ordering: .acquiring) == 1)
+            let held = ring.pointee.count, capacity = ring.pointee.capacity
+            #expect(held > room && held <= capacity, "\(held) events held, room \(room)")
+            // Emptied, it takes the rest of the cycle.
+            while ring.pointee.pop() != nil {}
+            helper.helpCurrentCycle()
+            #expect(claimed() > chunks && layers.engine.renderSharing.helperChunks == chunks)
+            while ring.pointee.pop() != nil {}
+        }
+
         @Test("every queue stopped at once while chunks are shared: every buffer comes back, once, in order, none dropped (a small event bound per chunk)")
         func massStopWhileShared() throws {
             // Four buffers per queue: each chunk's worst case is 128 × 12 events, so the helper's ring
