@@ -280,6 +280,25 @@ public final class SessionPlayer: @unchecked Sendable {
     @discardableResult
     public func start(from position: Int64 = 0, at deviceTime: Int64? = nil) throws(AudioQueueError) -> Int64 {
         try prepare(from: position)
+        return try begin(from: position, at: deviceTime)
+    }
+
+    /// Starts the session at session sample `position`, `lead` seconds after the earliest device
+    /// sample it can start on once every layer's first buffers are computed — so that however
+    /// many layers there are to compute (that takes a while for hundreds), the start is not
+    /// late and nothing of it is skipped. Start a recording of the run on the sample it returns.
+    ///
+    /// - Returns: the device sample at which `position` plays.
+    /// - Throws: ``AudioQueueError`` if the queues cannot start.
+    @discardableResult
+    public func start(from position: Int64 = 0, lead: Double) throws(AudioQueueError) -> Int64 {
+        try prepare(from: position)
+        let at = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64((max(0, lead) * rate).rounded())
+        return try begin(from: position, at: at)
+    }
+
+    /// Starts the prepared layers together with session sample `position` at `deviceTime`.
+    private func begin(from position: Int64, at deviceTime: Int64?) throws(AudioQueueError) -> Int64 {
         let group = try engine.start(queues, at: deviceTime, ifLate: .skipAhead)
         let origin = group.sampleTime - group.queueTimeAtStart
         state.withLock { state in

@@ -218,8 +218,9 @@ final class SessionRun {
             log.notice("following JACK transport; waiting for it to roll")
         } else {
             do {
-                let at = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + Int64(rate * 0.05)
-                startedAt = try player.start(from: fromPosition, at: at)
+                // 50 ms after the layers' first buffers are computed (hundreds of layers take a while).
+                let at = try player.start(from: fromPosition, lead: 0.05)
+                startedAt = at
                 try recorder?.start(at: at)
             } catch {
                 throw CLIError(message: "\(command.command): \(userMessage(error))")
@@ -320,8 +321,7 @@ final class SessionRun {
                     if wasPaused {
                         next.halt(at: position)
                     } else {
-                        resumedAt = try next.start(from: position, at: engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
-                                                   + Int64(engine.sampleRate * 0.05))
+                        resumedAt = try next.start(from: position, lead: 0.05)
                     }
                     let text = "the server's rate changed from \(Int(live.rate)) Hz to \(Int(next.rate)) Hz at sample \(change.sampleTime); "
                         + "the session plays on from \(Terminal.time(Double(position) / next.rate))"

@@ -156,6 +156,32 @@ extension JACKTests {
             print("--from: largest difference from the full render \(largest)")
         }
 
+        @Test("a session of 300 layers starts on the sample it reports, nothing skipped: the start is placed after every layer's first buffers are computed")
+        func manyLayersStartOnTime() throws { try retryingOnXruns("SessionRunTests", manyLayersRun) }
+
+        func manyLayersRun(_ xrun: XrunFlag) throws {
+            let layers = 300
+            try write("ramp.wav", Signals.ramp(frames: 24000, start: 1, step: Self.step))
+            let path = try session("channels: 1\nlayers:\n" + (0..<layers).map { "  l\($0): {}\n" }.joined()
+                                   + "cues:\n" + (0..<layers).map { "  - { name: c\($0), layer: l\($0), file: ramp.wav, at: 0 }\n" }.joined())
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 8)
+            try capture.start()
+            let result = try CLI.run(["session", "run", path, "--server", server.name, "--client-name", "session-many",
+                                      "--connect", capture.portNames[0], "--json", "--duration", "0.3"], timeout: 60)
+            capture.stop()
+            #expect(result.status == 0, "\(result.stderr)")
+            let report = try JSONSchema.decode(SessionRunReport.self, from: try #require(result.stdout.split(separator: "\n").last))
+            xrun.set(capture.xrunCount > 0 || report.discontinuities.contains { $0.kind == "xrun" })
+            #expect(report.lateStarts.isEmpty, "\(report.lateStarts); \(result.stderr)")
+            #expect(!result.stderr.contains("late"), "\(result.stderr)")
+            // The first frame heard is the sum of every layer's first sample, on the reported sample.
+            let start = try #require(report.startSampleTime)
+            let first = try #require(capture.firstNonSilentRecordedFrame(channel: 0))
+            #expect(recordedIndex(capture, atFrameTime: start) == first, "start \(start)")
+            #expect(capture.channel(0)[first] == Float(layers) * Self.step)
+        }
+
         @Test("control: go places the manual cue on the sample it reports; gain, pause, resume, seek, status and stop work")
         func control() throws { try retryingOnXruns("SessionRunTests", controlRun) }
 
