@@ -170,7 +170,11 @@ final class SessionRun {
             engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory,
                                 maximumQueues: max(16, session.document.layers.count))
             engine.isMasterMeteringEnabled = true
-            player = try SessionPlayer(session: session, engine: engine, directOutputs: true)
+            // Sixteen buffers of 1024 frames a layer (341 ms at 48 kHz) computed ahead: the layers
+            // are computed on the engine's callback thread, an ordinary one, which the system may
+            // hold up for a while; a control change cuts what is queued, so the lookahead adds no
+            // latency to it.
+            player = try SessionPlayer(session: session, engine: engine, directOutputs: true, bufferCount: 16)
             try device.start()
         } catch let error as AudioQueueError {
             throw CLIError(message: "\(command.command): \(error.message)")

@@ -182,6 +182,44 @@ extension JACKTests {
             #expect(capture.channel(0)[first] == Float(layers) * Self.step)
         }
 
+        @Test("the system holding up ordinary threads for 250 ms while 64 layers play loses nothing: the layers are computed 341 ms ahead")
+        func stallOfOrdinaryThreads() throws {
+            if let reason = NonRealtimeStall.unavailable {
+                print("stall test skipped: \(reason)")
+                return
+            }
+            try retryingOnXruns("SessionRunTests", stallRun)
+        }
+
+        func stallRun(_ xrun: XrunFlag) throws {
+            let layers = 64, frames = 4 * 48000
+            // 64 layers of the same ramp, 2⁻¹⁶ a frame: the mix at file frame k is (k + 1)·2⁻¹⁰, exact.
+            try write("ramp.wav", Signals.ramp(frames: frames, start: 1, step: Self.step))
+            let path = try session("channels: 1\nlayers:\n" + (0..<layers).map { "  l\($0): {}\n" }.joined()
+                                   + "cues:\n" + (0..<layers).map { "  - { name: c\($0), layer: l\($0), file: ramp.wav, at: 0 }\n" }.joined())
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 10)
+            try capture.start()
+            let running = try CLI.spawn(["session", "run", path, "--server", server.name, "--client-name", "session-stall",
+                                         "--connect", capture.portNames[0], "--json"])
+            #expect(capture.wait(timeout: 20) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
+            Thread.sleep(forTimeInterval: 1)
+            try NonRealtimeStall.stall(milliseconds: 250)
+            let result = running.wait(timeout: 30)
+            capture.stop()
+            #expect(result.status == 0, "\(result.stderr)")
+            let report = try JSONSchema.decode(SessionRunReport.self, from: try #require(result.stdout.split(separator: "\n").last))
+            xrun.set(capture.xrunCount > 0 || report.discontinuities.contains { $0.kind == "xrun" })
+            #expect(report.discontinuities.filter { $0.kind == "underrun" }.isEmpty, "\(report.discontinuities.prefix(4))")
+            // Every frame, in order, from the reported start.
+            let start = try #require(report.startSampleTime)
+            let first = try #require(recordedIndex(capture, atFrameTime: start))
+            let heard = capture.channel(0)
+            #expect(heard.count >= first + frames)
+            let wrong = (0..<min(frames, heard.count - first)).filter { heard[first + $0] != Float($0 + 1) * Float(layers) * Self.step }
+            #expect(wrong.isEmpty, "\(wrong.count) frames off, the first at file frame \(wrong.first ?? -1)")
+        }
+
         @Test("control: go places the manual cue on the sample it reports; gain, pause, resume, seek, status and stop work")
         func control() throws { try retryingOnXruns("SessionRunTests", controlRun) }
 
