@@ -156,16 +156,23 @@ extension JACKTests {
             print("--from: largest difference from the full render \(largest)")
         }
 
+        /// A mono session of `count` layers, each playing the same ramp of `frames` frames
+        /// (2⁻¹⁶ a frame) from 0, a private server of `period`, and a capture of `captureSeconds` on it.
+        func rampLayers(_ count: Int, frames: Int, captureSeconds: Double, period: Int = 256) throws -> (String, JACKServer, JACKCapture) {
+            try write("ramp.wav", Signals.ramp(frames: frames, start: 1, step: Self.step))
+            let path = try session("channels: 1\nlayers:\n" + (0..<count).map { "  l\($0): {}\n" }.joined()
+                                   + "cues:\n" + (0..<count).map { "  - { name: c\($0), layer: l\($0), file: ramp.wav, at: 0 }\n" }.joined())
+            let server = try JACKServer(period: period)
+            return (path, server, try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: captureSeconds))
+        }
+
         @Test("a session of 300 layers starts on the sample it reports, nothing skipped: the start is placed after every layer's first buffers are computed")
         func manyLayersStartOnTime() throws { try retryingOnXruns("SessionRunTests", manyLayersRun) }
 
         func manyLayersRun(_ xrun: XrunFlag) throws {
             let layers = 300
-            try write("ramp.wav", Signals.ramp(frames: 24000, start: 1, step: Self.step))
-            let path = try session("channels: 1\nlayers:\n" + (0..<layers).map { "  l\($0): {}\n" }.joined()
-                                   + "cues:\n" + (0..<layers).map { "  - { name: c\($0), layer: l\($0), file: ramp.wav, at: 0 }\n" }.joined())
-            let server = try JACKServer()
-            let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 8)
+            // Period 1024: the debug build's render of 300 layers takes a good part of a 256 period.
+            let (path, server, capture) = try rampLayers(layers, frames: 24000, captureSeconds: 8, period: 1024)
             try capture.start()
             let result = try CLI.run(["session", "run", path, "--server", server.name, "--client-name", "session-many",
                                       "--connect", capture.portNames[0], "--json", "--duration", "0.3"], timeout: 60)
@@ -193,12 +200,8 @@ extension JACKTests {
 
         func stallRun(_ xrun: XrunFlag) throws {
             let layers = 64, frames = 4 * 48000
-            // 64 layers of the same ramp, 2⁻¹⁶ a frame: the mix at file frame k is (k + 1)·2⁻¹⁰, exact.
-            try write("ramp.wav", Signals.ramp(frames: frames, start: 1, step: Self.step))
-            let path = try session("channels: 1\nlayers:\n" + (0..<layers).map { "  l\($0): {}\n" }.joined()
-                                   + "cues:\n" + (0..<layers).map { "  - { name: c\($0), layer: l\($0), file: ramp.wav, at: 0 }\n" }.joined())
-            let server = try JACKServer()
-            let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 10)
+            // The mix at file frame k is 64·(k + 1)·2⁻¹⁶ = (k + 1)·2⁻¹⁰, exact.
+            let (path, server, capture) = try rampLayers(layers, frames: frames, captureSeconds: 10)
             try capture.start()
             let running = try CLI.spawn(["session", "run", path, "--server", server.name, "--client-name", "session-stall",
                                          "--connect", capture.portNames[0], "--json"])
