@@ -68,6 +68,42 @@ extension JACKTests {
             server.stop()
         }
 
+        @Test("play of 64 layers: the system holding up ordinary threads for 250 ms loses nothing (each layer is read six 0.25 s buffers ahead)")
+        func stallOfOrdinaryThreads() throws {
+            if let reason = NonRealtimeStall.unavailable {
+                print("stall test skipped: \(reason)")
+                return
+            }
+            try retryingOnXruns("PlayCLITests", stallRun)
+        }
+
+        func stallRun(_ xrun: XrunFlag) throws {
+            let frames = 4 * 48000
+            let path = try rampFile(frames: frames)
+            let server = try JACKServer()
+            let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 10)
+            try capture.start()
+            let running = try CLI.spawn(["play"] + Array(repeating: path, count: 64)
+                                        + ["--server", server.name, "--client-name", "play-stall", "--connect", capture.portNames[0], "--json"])
+            #expect(capture.wait(timeout: 20) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
+            Thread.sleep(forTimeInterval: 1)
+            try NonRealtimeStall.stall(milliseconds: 250)
+            let result = running.wait(timeout: 30)
+            capture.stop()
+            #expect(result.status == 0, "\(result.stderr)")
+            let report = try JSONSchema.decode(PlayReport.self, from: try #require(result.stdout.split(separator: "\n").last))
+            xrun.set(capture.xrunCount > 0 || report.discontinuities.contains { $0.kind == "xrun" })
+            #expect(report.discontinuities.filter { $0.kind == "underrun" }.isEmpty, "\(report.discontinuities.prefix(4))")
+            // Every frame in order from the reported start: the mix of 64 ramps rises by the same
+            // step every frame (a frame missing or repeated breaks the rise).
+            let first = try #require(capture.recordedIndex(atFrameTime: report.startSampleTime))
+            let heard = capture.channel(0)
+            #expect(heard.count >= first + frames)
+            let rise = heard[first]
+            let off = (1..<min(frames, heard.count - first)).filter { abs(heard[first + $0] - heard[first + $0 - 1] - rise) > rise * 1e-2 }
+            #expect(rise > 0 && off.isEmpty, "\(off.count) frames off the rise, the first at file frame \(off.first ?? -1)")
+        }
+
         @Test("play: the first frame lands on startSampleTime; every frame arrives; the JSON summary is complete")
         func playsToCapture() throws {
             let server = try JACKServer()

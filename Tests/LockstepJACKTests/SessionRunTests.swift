@@ -41,16 +41,6 @@ extension JACKTests {
             return (samples, reader.format.channelCount)
         }
 
-        /// The recorded frame captured at device (JACK frame) time `time`.
-        func recordedIndex(_ capture: JACKCapture, atFrameTime time: Int64) -> Int? {
-            let target = UInt32(truncatingIfNeeded: time)
-            for cycle in capture.cycles {
-                let offset = target &- cycle.frameTime
-                if offset < UInt32(cycle.frames) { return cycle.firstRecordedFrame + Int(offset) }
-            }
-            return nil
-        }
-
         static let showText = """
             layers:
               music: { gain: -3dB }
@@ -108,7 +98,7 @@ extension JACKTests {
             }
             #expect(events.contains { $0.kind == .cueEnded })
             usleep(200_000)
-            let first = try #require(recordedIndex(capture, atFrameTime: Int64(start)))
+            let first = try #require(capture.recordedIndex(atFrameTime: Int64(start)))
             let frames = offline.samples.count / 2
             #expect(capture.frames >= first + frames)
             var mismatches = 0
@@ -142,7 +132,7 @@ extension JACKTests {
             #expect(summary["from"] as? Int == from)
             let start = try #require(summary["startSampleTime"] as? Int)
             usleep(200_000)
-            let first = try #require(recordedIndex(capture, atFrameTime: Int64(start)))
+            let first = try #require(capture.recordedIndex(atFrameTime: Int64(start)))
             let frames = offline.samples.count / 2 - from
             #expect(capture.frames >= first + frames)
             // Same-rate cues match exactly; the converted bed (44.1 kHz) restarts its converter
@@ -185,7 +175,7 @@ extension JACKTests {
             // The first frame heard is the sum of every layer's first sample, on the reported sample.
             let start = try #require(report.startSampleTime)
             let first = try #require(capture.firstNonSilentRecordedFrame(channel: 0))
-            #expect(recordedIndex(capture, atFrameTime: start) == first, "start \(start)")
+            #expect(capture.recordedIndex(atFrameTime: start) == first, "start \(start)")
             #expect(capture.channel(0)[first] == Float(layers) * Self.step)
         }
 
@@ -216,7 +206,7 @@ extension JACKTests {
             #expect(report.discontinuities.filter { $0.kind == "underrun" }.isEmpty, "\(report.discontinuities.prefix(4))")
             // Every frame, in order, from the reported start.
             let start = try #require(report.startSampleTime)
-            let first = try #require(recordedIndex(capture, atFrameTime: start))
+            let first = try #require(capture.recordedIndex(atFrameTime: start))
             let heard = capture.channel(0)
             #expect(heard.count >= first + frames)
             let wrong = (0..<min(frames, heard.count - first)).filter { heard[first + $0] != Float($0 + 1) * Float(layers) * Self.step }
@@ -278,7 +268,7 @@ extension JACKTests {
             let origin = try #require(summary["startSampleTime"] as? Int)
             usleep(100_000)
             // The bell's impulse sits exactly on origin + its session sample, over the bed.
-            let index = try #require(recordedIndex(capture, atFrameTime: Int64(origin + bellStart)))
+            let index = try #require(capture.recordedIndex(atFrameTime: Int64(origin + bellStart)))
             let live = capture.channel(0)
             #expect(live[index] == 0.625)
             #expect(live[index - 1] == 0.125 && live[index + 1] == 0.125)
