@@ -193,13 +193,8 @@ extension JACKTests {
             // The mix at file frame k is 64·(k + 1)·2⁻¹⁶ = (k + 1)·2⁻¹⁰, exact.
             let (path, server, capture) = try rampLayers(layers, frames: frames, captureSeconds: 10)
             try capture.start()
-            let running = try CLI.spawn(["session", "run", path, "--server", server.name, "--client-name", "session-stall",
-                                         "--connect", capture.portNames[0], "--json"])
-            #expect(capture.wait(timeout: 20) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
-            Thread.sleep(forTimeInterval: 1)
-            try NonRealtimeStall.stall(milliseconds: 250)
-            let result = running.wait(timeout: 30)
-            capture.stop()
+            let result = try NonRealtimeStall.run(["session", "run", path, "--server", server.name, "--client-name", "session-stall",
+                                                   "--connect", capture.portNames[0], "--json"], into: capture)
             #expect(result.status == 0, "\(result.stderr)")
             let report = try JSONSchema.decode(SessionRunReport.self, from: try #require(result.stdout.split(separator: "\n").last))
             xrun.set(capture.xrunCount > 0 || report.discontinuities.contains { $0.kind == "xrun" })

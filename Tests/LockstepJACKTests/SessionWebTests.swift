@@ -83,7 +83,7 @@ extension JACKTests {
 
         @Test("headless Chromium drives the page: the cue list shows; select next/previous, GO (button and space bar), a fader, pause/resume, panic and stop each land in the capture on the samples the page shows; meters (peak and RMS numbers) move ≥ 20 times a second",
               .enabled(if: SessionWebTests.browserMissing == nil, "chromium, chromium-driver or python3-selenium is not installed"))
-        func browser() throws { try retryingOnXruns("SessionWebTests", browserRun) }
+        func browser() throws { try retryingOnXruns("SessionWebTests", attempts: 3, browserRun) }
 
         func browserRun(_ xrun: XrunFlag) throws {
             let live = try live()

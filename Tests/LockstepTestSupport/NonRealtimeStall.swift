@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Holds up every ordinary (non-realtime) thread of the machine for a while, as a busy system
 /// does, while realtime threads (JACK's, the engine's) run on: one busy loop per online core at
@@ -31,5 +32,20 @@ public enum NonRealtimeStall {
             return loop
         }
         for loop in loops { loop.waitUntilExit() }
+    }
+}
+
+extension NonRealtimeStall {
+    /// Runs `lockstep arguments` (which connect its output to `capture`), holds up ordinary
+    /// threads for `milliseconds` a second after the capture first hears it, and returns the
+    /// run's result once it has ended (the capture stopped).
+    public static func run(_ arguments: [String], into capture: JACKCapture, stallingFor milliseconds: Int = 250) throws -> CLI.Result {
+        let running = try CLI.spawn(arguments)
+        #expect(capture.wait(timeout: 20) { capture.firstNonSilentRecordedFrame(channel: 0) != nil }, "lockstep was not heard")
+        Thread.sleep(forTimeInterval: 1)
+        try stall(milliseconds: milliseconds)
+        let result = running.wait(timeout: 30)
+        capture.stop()
+        return result
     }
 }
