@@ -74,7 +74,7 @@ extension JACKTests {
                 print("stall test skipped: \(reason)")
                 return
             }
-            try retryingOnXruns("PlayCLITests", stallRun)
+            try retryingOnXruns("PlayCLITests", attempts: 3, stallRun)
         }
 
         func stallRun(_ xrun: XrunFlag) throws {

@@ -185,7 +185,7 @@ extension JACKTests {
                 print("stall test skipped: \(reason)")
                 return
             }
-            try retryingOnXruns("SessionRunTests", stallRun)
+            try retryingOnXruns("SessionRunTests", attempts: 3, stallRun)
         }
 
         func stallRun(_ xrun: XrunFlag) throws {
