@@ -7,7 +7,7 @@ import Testing
 /// Each loop ends itself when its time is up (the test thread that started it cannot run
 /// meanwhile). Needs `chrt` and `taskset` (util-linux) and the right to realtime scheduling (root,
 /// as for the `-R` servers the JACK tests start). The kernel's own ordinary threads are held up
-/// too, so the server may xrun during a stall (seen: 0–8 xruns of a few µs): tests that stall run
+/// too, so the server may xrun during a stall (seen: 0–8 xruns in a 250–400 ms stall): tests that stall run
 /// again when it does.
 public enum NonRealtimeStall {
     /// Why a stall cannot be made here, or nil when it can.
