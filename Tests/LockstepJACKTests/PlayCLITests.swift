@@ -69,13 +69,7 @@ extension JACKTests {
         }
 
         @Test("play of 64 layers: the system holding up ordinary threads for 250 ms loses nothing (each layer is read six 0.25 s buffers ahead)")
-        func stallOfOrdinaryThreads() throws {
-            if let reason = NonRealtimeStall.unavailable {
-                print("stall test skipped: \(reason)")
-                return
-            }
-            try retryingOnXruns("PlayCLITests", attempts: 3, stallRun)
-        }
+        func stallOfOrdinaryThreads() throws { try NonRealtimeStall.test("PlayCLITests", stallRun) }
 
         func stallRun(_ xrun: XrunFlag) throws {
             let frames = 4 * 48000

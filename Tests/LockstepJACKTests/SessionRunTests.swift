@@ -180,13 +180,7 @@ extension JACKTests {
         }
 
         @Test("the system holding up ordinary threads for 250 ms while 64 layers play loses nothing: the layers are computed 341 ms ahead")
-        func stallOfOrdinaryThreads() throws {
-            if let reason = NonRealtimeStall.unavailable {
-                print("stall test skipped: \(reason)")
-                return
-            }
-            try retryingOnXruns("SessionRunTests", attempts: 3, stallRun)
-        }
+        func stallOfOrdinaryThreads() throws { try NonRealtimeStall.test("SessionRunTests", stallRun) }
 
         func stallRun(_ xrun: XrunFlag) throws {
             let layers = 64, frames = 4 * 48000

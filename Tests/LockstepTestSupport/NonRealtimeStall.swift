@@ -51,3 +51,16 @@ extension NonRealtimeStall {
         return result
     }
 }
+
+extension NonRealtimeStall {
+    /// Runs a stall `scenario` through ``retryingOnXruns(_:attempts:onlyAfterIssues:_:)`` with three
+    /// attempts (a stall holds up the kernel's ordinary threads too, so the server may xrun), or
+    /// says why it is skipped where no stall can be made.
+    public static func test(_ label: String, _ scenario: (XrunFlag) throws -> Void) throws {
+        if let reason = unavailable {
+            print("\(label): stall test skipped: \(reason)")
+            return
+        }
+        try retryingOnXruns(label, attempts: 3, scenario)
+    }
+}
