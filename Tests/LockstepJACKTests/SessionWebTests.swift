@@ -41,8 +41,8 @@ extension JACKTests {
             let port: Int
         }
 
-        func live(extra: [String] = []) throws -> Live {
-            let server = try JACKServer()
+        func live(extra: [String] = [], period: Int = 256) throws -> Live {
+            let server = try JACKServer(period: period)
             let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 60)
             try capture.start()
             let running = try CLI.spawn(["session", "run", temp.file("show.yaml"), "--server", server.name,
@@ -86,7 +86,7 @@ extension JACKTests {
         func browser() throws { try retryingOnXruns("SessionWebTests", attempts: 3, browserRun) }
 
         func browserRun(_ xrun: XrunFlag) throws {
-            let live = try live()
+            let live = try live(period: 1024)
             let (capture, running) = (live.capture, live.running)
             try FileManager.default.createDirectory(atPath: Self.screenshots, withIntermediateDirectories: true)
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
