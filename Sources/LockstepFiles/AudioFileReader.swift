@@ -168,6 +168,12 @@ public final class AudioFileReader: @unchecked Sendable {
     private let scansForNonFiniteSamples: Bool
     /// The frame ranges whose non-finite samples have been counted (sorted, disjoint).
     private var countedRanges: [Range<Int64>] = []
+    /// How ``ReadAhead`` maps this file's frames to bytes (nil for a stream), and the reader's
+    /// registration there, made on the first read.
+    private var readAheadPlan: (file: ReadAhead.FileIdentity, dataOffset: Int64, bytesPerFrame: Double)?
+    private var readAhead: ReadAhead.Reader?
+    /// The read-ahead the reader registers with (another than ``ReadAhead/shared`` in tests).
+    var readAheadService = ReadAhead.shared
 
     /// Opens an audio file for reading.
     ///
@@ -309,6 +315,12 @@ public final class AudioFileReader: @unchecked Sendable {
                 throw error
             }
             warnings.record(.truncated(error, frames: frameCount))
+        }
+        if !isStream, frameCount > 0, let version = Self.fileVersion(descriptor: opened.descriptor) {
+            // PCM in a container the walk knows: exact; anything else: the file's average.
+            let dataOffset = layout?.layout.dataOffset ?? 0
+            let bytesPerFrame = layout.map { Double($0.bytesPerFrame) } ?? Double(max(0, fileSize - dataOffset)) / Double(frameCount)
+            readAheadPlan = (ReadAhead.FileIdentity(device: version.device, inode: version.inode), dataOffset, bytesPerFrame)
         }
     }
 
@@ -545,6 +557,7 @@ public final class AudioFileReader: @unchecked Sendable {
         let got = body(handle, Int64(frames))
         let count = max(0, got)
         position += count
+        publishPosition()
         if isStream {
             if count < Int64(frames) && !streamEnded {
                 if let code = StandardInput.shared.failure {
@@ -616,6 +629,7 @@ public final class AudioFileReader: @unchecked Sendable {
             }
         }
         position = result
+        publishPosition()
     }
 
     /// Reads the whole file in bounded memory and returns its absolute peak sample and the
@@ -663,6 +677,9 @@ public final class AudioFileReader: @unchecked Sendable {
 
     /// Closes the file; later reads throw. Calling it again does nothing.
     public func close() {
+        if let readAhead { readAheadService.unregister(readAhead) }
+        readAhead = nil
+        readAheadPlan = nil
         if let handle { sf_close(handle) }
         handle = nil
         fileView = nil
@@ -670,6 +687,18 @@ public final class AudioFileReader: @unchecked Sendable {
     }
 
     // MARK: - Internals
+
+    /// Tells ``ReadAhead`` where the reader is; registers there on the first call.
+    private func publishPosition() {
+        if let readAhead {
+            readAhead.position.store(position, ordering: .relaxed)
+        } else if let plan = readAheadPlan {
+            readAheadPlan = nil
+            readAhead = readAheadService.register(path: path, file: plan.file, dataOffset: plan.dataOffset,
+                                                  bytesPerFrame: plan.bytesPerFrame, framesPerSecond: format.sampleRate,
+                                                  fileSize: fileSize, position: position)
+        }
+    }
 
     private func closedError() -> FileError {
         FileError(.ioError, path: path, problem: "the reader has been closed; open the file again")
