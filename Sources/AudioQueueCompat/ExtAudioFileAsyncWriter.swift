@@ -34,6 +34,7 @@ final class ExtAudioFileAsyncWriter: @unchecked Sendable {
         ring = .allocate(capacity: count)
         ring.initialize(repeating: 0, count: count)
         let thread = Thread { [self] in
+            ThreadName.setCurrent("lockstep.extaudiofile.write")
             while true {
                 wake.wait()
                 drain(self)

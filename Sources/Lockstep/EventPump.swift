@@ -56,6 +56,7 @@ final class EventPump: @unchecked Sendable {
     /// Starts the engine's callback thread, which drains on every wake.
     func startThread() {
         let thread = Thread { [self] in
+            ThreadName.setCurrent("lockstep.callbacks")
             while !isStopped.load(ordering: .acquiring) {
                 drain()
                 waitForWake()

@@ -130,7 +130,10 @@ public final class FileRecorder: @unchecked Sendable {
         let changed = self.changed
         _ = try? queue.addPropertyListener(.isRunning) { _, _ in changed.signal() }
         box.recorder = self
-        let thread = Thread { [weak self] in self?.writeLoop() }
+        let thread = Thread { [weak self] in
+            ThreadName.setCurrent("lockstep.recorder")
+            self?.writeLoop()
+        }
         thread.name = "lockstep.recorder"
         self.thread = thread
         thread.start()

@@ -22,7 +22,10 @@ public final class FileStreamer: Sendable {
     public init(name: String = "lockstep.streamer") {
         self.name = name
         let core = self.core
-        let thread = Thread { core.run() }
+        let thread = Thread {
+            ThreadName.setCurrent(name)
+            core.run()
+        }
         thread.name = name
         thread.qualityOfService = .userInitiated
         thread.start()

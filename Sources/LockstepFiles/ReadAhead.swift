@@ -1,4 +1,5 @@
 import Foundation
+import Lockstep
 import Synchronization
 
 #if canImport(Glibc)
@@ -194,7 +195,10 @@ public final class ReadAhead: Sendable {
     }
 
     private func startTheThread() {
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            ThreadName.setCurrent(name)
+            run()
+        }
         thread.name = name
         thread.qualityOfService = .utility
         thread.start()

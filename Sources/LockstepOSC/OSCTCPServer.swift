@@ -1,4 +1,5 @@
 import Foundation
+import Lockstep
 import LockstepControl
 import Synchronization
 
@@ -154,6 +155,7 @@ public final class OSCTCPServer: Sendable {
         self.limits = limits
         self.log = log
         let thread = Thread { [self] in
+            ThreadName.setCurrent("lockstep-osc-tcp")
             defer { self.finished.signal() }
             self.serve()
         }

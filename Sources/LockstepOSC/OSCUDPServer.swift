@@ -1,4 +1,5 @@
 import Foundation
+import Lockstep
 import LockstepControl
 import Synchronization
 
@@ -35,6 +36,7 @@ public final class OSCUDPServer: Sendable {
         self.control = control
         let finished = self.finished
         let thread = Thread {
+            ThreadName.setCurrent("lockstep-osc")
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(16, options.maximumDatagramSize), alignment: 8)
             defer {
                 buffer.deallocate()

@@ -1,5 +1,8 @@
 @testable import LockstepFiles
 import Dispatch
+import Foundation
+import Lockstep
+import LockstepTestSupport
 import Synchronization
 import Testing
 
@@ -31,4 +34,35 @@ struct FileStreamerTests {
         #expect(most.load(ordering: .relaxed) <= 2 * backlog + 512, "held \(most.load(ordering: .relaxed)) work items at most")
         streamer.stop()
     }
+
+    @Test("the streaming and read-ahead threads carry their names for top -H and ps -L (cut to the 15 bytes Linux keeps)")
+    func threadNames() throws {
+        let streamer = FileStreamer(name: "test.streamer.named")
+        let seen = Mutex<String?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        streamer.submit {
+            seen.withLock { $0 = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) }
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 5) == .success)
+        #expect(seen.withLock { $0 } == "test.streamer.n")
+        streamer.stop()
+        // The read-ahead thread, found by its name among the process's threads.
+        let temp = try TemporaryTestDirectory(prefix: "lockstep-names")
+        try FileFixtures.writeWAV(path: temp.file("a.wav"), samples: [Float](repeating: 0.5, count: 4800),
+                                  format: StreamFormat(sampleRate: 48000, channelCount: 1, sampleFormat: .float32))
+        let service = ReadAhead(name: "test.readahead.named")
+        let reader = try AudioFileReader(path: temp.file("a.wav"))
+        reader.readAheadService = service
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        defer { buffer.deallocate() }
+        #expect(try reader.read(into: buffer, frames: 256) == 256)
+        #expect(service.waitForPass())
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []).compactMap {
+            (try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(names.contains("test.readahead."), "\(names)")
+        reader.close()
+    }
 }
+

@@ -2,6 +2,9 @@
 #define LOCKSTEP_CREALTIME_H
 
 #include <semaphore.h>
+#if defined(__linux__)
+#include <sys/prctl.h>
+#endif
 
 /// Asks the CPU to bring the cache line holding `address` into its caches ahead of a read
 /// (x86 `prefetcht0`, Arm `prfm pldl1keep`). Never faults, whatever the address; inlined into
@@ -37,6 +40,14 @@ static inline __attribute__((always_inline)) void lockstep_cpu_relax(void) {
     __builtin_ia32_pause();
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
+#endif
+}
+
+/// Names the calling thread for the system (Linux keeps 15 bytes: `name` must fit). `prctl` is
+/// variadic, so Swift cannot call it itself.
+static inline void lockstep_set_thread_name(const char *name) {
+#if defined(__linux__)
+    prctl(PR_SET_NAME, name, 0, 0, 0);
 #endif
 }
 
