@@ -19,17 +19,19 @@ import Musl
 /// queued audio at once. So every ``AudioFileReader`` that reads a regular file registers here on
 /// its first read and publishes its position on each read and seek; this thread asks the kernel
 /// (`posix_fadvise(POSIX_FADV_WILLNEED)`) for the bytes from each reader's position to
-/// ``Settings/seconds`` of its audio beyond, again and again, so pages dropped ahead of a reader
-/// are read back long before it gets there. Asking for pages already in memory costs a few
-/// microseconds a megabyte and reads nothing.
+/// ``Settings/seconds`` of its audio beyond, so pages dropped ahead of a reader are read back
+/// long before it gets there. A window is topped up in one request once half of it is new (a few
+/// pages at a time would make the disk read a few pages at a time), and once a second every
+/// window is asked for whole: pages already in memory cost a few microseconds a megabyte and are
+/// not read again.
 ///
 /// Readers of the same file share one descriptor and one request per pass for the ranges they
 /// cover together. While the ranges of all files together come to more than
 /// ``Settings/totalBytes``, every window shrinks in proportion (readers at the same place in a file
-/// count once), and the thread sleeps twenty times as long as its last pass took
-/// (0.1 s to 1 s), so it costs at most about 5 % of a core with thousands of files. It never
-/// reads audio itself, never holds a lock a reader waits on for more than a list update, and
-/// closes a file's descriptor within one pass once its last reader closes.
+/// count once), and the thread sleeps twenty times the processor time its last
+/// pass took (0.1 s to 1 s), so it costs at most about 5 % of a core with thousands of files. It never
+/// copies audio, never holds a lock a reader waits on for more than a list update, and closes a
+/// file's descriptor within one pass once its last reader closes.
 ///
 /// Thread safety: every member may be used from any thread except a realtime one.
 public final class ReadAhead: Sendable {
@@ -65,7 +67,11 @@ public final class ReadAhead: Sendable {
         public var files: Int
         /// The bytes asked for in the last pass (in memory already or not).
         public var bytesAdvisedLastPass: Int64
-        /// How long the last pass took, in seconds.
+        /// The bytes every reader's window covers together, as of the last pass (readers at the
+        /// same place in a file count once): what read-ahead keeps in memory.
+        public var windowBytes: Int64
+        /// The processor time the last pass took, in seconds (the kernel's work for its requests
+        /// included, a wait for the disk not).
         public var lastPassSeconds: Double
         /// Files that could not be opened again for read-ahead, or were no longer the file the
         /// reader had open (replaced under its path): read as before, without read-ahead.
@@ -86,7 +92,8 @@ public final class ReadAhead: Sendable {
         state.withLock { state in
             Statistics(passes: state.passes, readers: state.files.values.reduce(0) { $0 + $1.readers.count },
                        files: state.files.values.filter { $0.descriptor >= 0 }.count,
-                       bytesAdvisedLastPass: state.bytesAdvisedLastPass, lastPassSeconds: state.lastPassSeconds,
+                       bytesAdvisedLastPass: state.bytesAdvisedLastPass, windowBytes: state.windowBytes,
+                       lastPassSeconds: state.lastPassSeconds,
                        filesSkipped: state.filesSkipped)
         }
     }
@@ -114,6 +121,8 @@ public final class ReadAhead: Sendable {
     final class Reader: Sendable {
         /// The frame the reader reads next, published by the reader.
         let position = Atomic<Int64>(0)
+        /// The byte up to which the thread has asked for this reader's file (the thread's own).
+        let advisedEnd = Atomic<Int64>(0)
         let file: FileIdentity
         /// Where frame 0's bytes start, and the bytes a frame takes (exact for PCM, the file's
         /// average for compressed audio).
@@ -181,12 +190,15 @@ public final class ReadAhead: Sendable {
         var passes = 0
         var passesStarted = 0
         var bytesAdvisedLastPass: Int64 = 0
+        var windowBytes: Int64 = 0
         var lastPassSeconds = 0.0
         var filesSkipped = 0
     }
 
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
+    /// When the thread last asked for every window whole (the thread's own).
+    private nonisolated(unsafe) var lastWholePass: UInt64 = 0
 
     /// A read-ahead with its own thread (started on the first registration). Only
     /// ``shared`` is used outside tests.
@@ -208,12 +220,15 @@ public final class ReadAhead: Sendable {
         var sleep = 0.1
         while true {
             _ = wake.wait(timeout: .now() + sleep)
-            let started = DispatchTime.now().uptimeNanoseconds
-            let advised = pass()
-            let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            let started = Self.threadCPUTime()
+            let (advised, windows) = pass()
+            // The thread's own processor time (the kernel's work for its requests included; a
+            // wait for the disk is not), so it stays near 5 % of a core however many files.
+            let seconds = Self.threadCPUTime() - started
             state.withLock { state in
                 state.passes += 1
                 state.bytesAdvisedLastPass = advised
+                state.windowBytes = windows
                 state.lastPassSeconds = seconds
             }
             sleep = min(1, max(0.1, seconds * 20))
@@ -221,8 +236,8 @@ public final class ReadAhead: Sendable {
     }
 
     /// One pass: opens new files, closes those no reader needs, and asks for each reader's window.
-    /// Returns the bytes asked for.
-    private func pass() -> Int64 {
+    /// Returns the bytes asked for and the bytes the windows cover.
+    private func pass() -> (advised: Int64, windows: Int64) {
         // What to do, decided under the lock; the system calls happen outside it.
         let (settings, toOpen, toClose, planned) = state.withLock { state in
             state.passesStarted += 1
@@ -255,57 +270,83 @@ public final class ReadAhead: Sendable {
                 if let kept { work.append((descriptor, kept)) } else { FileSystem.closeDescriptor(descriptor) }
             }
         }
-        guard !work.isEmpty else { return 0 }
-        // Every reader's full window, merged per file; while the union is over the budget, every
-        // window shrinks in proportion (readers at the same place in a file count once).
+        guard !work.isEmpty else { return (0, 0) }
+        // Every reader's full window; while their union is over the budget, every window
+        // shrinks in proportion (readers at the same place in a file count once).
         var scale = 1.0
-        var plan: [(descriptor: Int32, ranges: [Range<Int64>])] = []
+        var plan: [(descriptor: Int32, windows: [(Reader, Range<Int64>)])] = []
         var total: Int64 = 0
         for _ in 0..<4 {
             (plan, total) = Self.windows(work, seconds: settings.seconds * scale)
             guard total > settings.totalBytes, total > 0 else { break }
             scale *= Double(max(0, settings.totalBytes)) / Double(total)
         }
+        // Asking for a few pages at a time makes the disk read a few pages at a time: a window
+        // is topped up once half of it is new, in one request. Once a second every window is
+        // asked for whole, which reads only the pages dropped since (and costs microseconds a
+        // megabyte where none were).
+        let now = DispatchTime.now().uptimeNanoseconds
+        let whole = now &- lastWholePass >= 1_000_000_000
+        if whole { lastWholePass = now }
         var advised: Int64 = 0
-        for (descriptor, ranges) in plan {
-            for range in ranges {
+        for (descriptor, windows) in plan {
+            var pieces: [Range<Int64>] = []
+            for (reader, window) in windows {
+                let done = reader.advisedEnd.load(ordering: .relaxed)
+                let from = whole ? window.lowerBound : max(window.lowerBound, min(done, window.upperBound))
+                guard whole || window.upperBound - from >= max(1, Int64(window.count) / 2) else { continue }
+                pieces.append(from..<window.upperBound)
+                reader.advisedEnd.store(window.upperBound, ordering: .relaxed)
+            }
+            for range in Self.merged(pieces) {
                 let count = min(Int64(range.count), max(0, settings.totalBytes - advised))
                 guard count > 0 else { break }
                 _ = posix_fadvise(descriptor, off_t(range.lowerBound), off_t(count), Int32(POSIX_FADV_WILLNEED))
                 advised += count
             }
         }
-        return advised
+        return (advised, total)
     }
 
-    /// Each file's byte ranges from its readers' positions to `seconds` beyond, merged, and
-    /// their total length.
+    /// Each file's readers with their windows (from their positions to `seconds` beyond), and
+    /// the length of the windows' union.
     private static func windows(_ work: [(descriptor: Int32, readers: [Reader])], seconds: Double)
-        -> ([(descriptor: Int32, ranges: [Range<Int64>])], Int64)
+        -> ([(descriptor: Int32, windows: [(Reader, Range<Int64>)])], Int64)
     {
         var total: Int64 = 0
         let plan = work.map { descriptor, readers in
-            var ranges: [Range<Int64>] = []
-            ranges.reserveCapacity(readers.count)
+            var windows: [(Reader, Range<Int64>)] = []
+            windows.reserveCapacity(readers.count)
             for reader in readers {
                 let frame = reader.position.load(ordering: .relaxed)
                 let start = max(0, reader.dataOffset + Int64((Double(frame) * reader.bytesPerFrame).rounded(.down)))
                 let end = min(reader.fileSize, start + Int64(max(0, seconds) * reader.framesPerSecond * reader.bytesPerFrame))
-                if start < end { ranges.append(start..<end) }
+                if start < end { windows.append((reader, start..<end)) }
             }
-            ranges.sort { $0.lowerBound < $1.lowerBound }
-            var merged: [Range<Int64>] = []
-            for range in ranges {
-                if let last = merged.last, range.lowerBound <= last.upperBound {
-                    merged[merged.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
-                } else {
-                    merged.append(range)
-                }
-            }
-            total += merged.reduce(0) { $0 + Int64($1.count) }
-            return (descriptor, merged)
+            total += merged(windows.map(\.1)).reduce(0) { $0 + Int64($1.count) }
+            return (descriptor, windows)
         }
         return (plan, total)
+    }
+
+    /// `ranges` sorted and joined where they touch or overlap.
+    private static func merged(_ ranges: [Range<Int64>]) -> [Range<Int64>] {
+        var merged: [Range<Int64>] = []
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            if let last = merged.last, range.lowerBound <= last.upperBound {
+                merged[merged.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
+            } else {
+                merged.append(range)
+            }
+        }
+        return merged
+    }
+
+    /// The processor time the calling thread has used, in seconds.
+    private static func threadCPUTime() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     /// Opens `path` again for read-ahead, or nil when it cannot be or is no longer `identity`.

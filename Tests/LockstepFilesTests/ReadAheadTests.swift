@@ -128,8 +128,8 @@ struct ReadAheadTests {
         #expect(service.statistics.readers == 3 && service.statistics.files == 1, "\(service.statistics)")
         // Two places in the file share 1 MiB (the two readers at 0 s count once): about half a
         // mebibyte each, at each place.
-        let advised = service.statistics.bytesAdvisedLastPass
-        #expect(advised <= 1 << 20 && advised > (1 << 20) - 8192, "\(service.statistics)")
+        let kept = service.statistics.windowBytes
+        #expect(kept <= 1 << 20 && kept > (1 << 20) - 8192, "\(service.statistics)")
         let half = Int64(1 << 19) - 8192
         #expect(Self.eventually { Self.resident(path, 44..<(44 + half)) >= 1 })
         let second = 44 + Int64(Self.rate * 10 * 8)
