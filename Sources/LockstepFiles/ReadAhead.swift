@@ -83,7 +83,7 @@ public final class ReadAhead: Sendable {
         get { state.withLock { $0.settings } }
         set {
             state.withLock { $0.settings = newValue }
-            wake.signal()
+            wakeThread()
         }
     }
 
@@ -106,7 +106,7 @@ public final class ReadAhead: Sendable {
     @discardableResult
     public func waitForPass(timeout: Double = 5) -> Bool {
         let target = state.withLock { $0.passesStarted } + 1
-        wake.signal()
+        wakeThread()
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if state.withLock({ $0.passes >= target }) { return true }
@@ -155,23 +155,24 @@ public final class ReadAhead: Sendable {
         let reader = Reader(file: file, dataOffset: dataOffset, bytesPerFrame: bytesPerFrame,
                             framesPerSecond: framesPerSecond, fileSize: fileSize, position: position)
         let startThread = state.withLock { state -> Bool? in
-            guard state.settings.isEnabled else { return nil }
+            guard state.settings.isEnabled, !state.stopping else { return nil }
             state.files[file, default: OpenFile(path: path)].readers[ObjectIdentifier(reader)] = reader
             defer { state.threadStarted = true }
             return !state.threadStarted
         }
         guard let startThread else { return nil }
+        // (No wake: the next pass, within a second, takes the reader in. Waking the thread on
+        // every registration made it run pass after pass while a test opened 20 000 files.)
         if startThread { startTheThread() }
-        wake.signal()
         return reader
     }
 
-    /// Removes a reader; its file's descriptor is closed within one pass if it was the last.
+    /// Removes a reader; its file's descriptor is closed at the next pass (within a second) if it
+    /// was the last.
     func unregister(_ reader: Reader) {
         state.withLock { state in
             state.files[reader.file]?.readers[ObjectIdentifier(reader)] = nil
         }
-        wake.signal()
     }
 
     // MARK: - The thread
@@ -193,10 +194,14 @@ public final class ReadAhead: Sendable {
         var windowBytes: Int64 = 0
         var lastPassSeconds = 0.0
         var filesSkipped = 0
+        var stopping = false
     }
 
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
+    private let ended = DispatchSemaphore(value: 0)
+    /// Whether a wake is posted and not yet taken: wakes coalesce into one pass.
+    private let wakePending = Atomic<Bool>(false)
     /// When the thread last asked for every window whole (the thread's own).
     private nonisolated(unsafe) var lastWholePass: UInt64 = 0
 
@@ -204,6 +209,11 @@ public final class ReadAhead: Sendable {
     /// ``shared`` is used outside tests.
     init(name: String) {
         self.name = name
+    }
+
+    /// Wakes the thread for a pass now (wakes posted before it runs count once).
+    private func wakeThread() {
+        if !wakePending.exchange(true, ordering: .sequentiallyConsistent) { wake.signal() }
     }
 
     private func startTheThread() {
@@ -216,10 +226,35 @@ public final class ReadAhead: Sendable {
         thread.start()
     }
 
+    /// Ends the thread and closes every descriptor it holds; later registrations are refused
+    /// (for instances other than ``shared``, in tests). Returns once the thread has ended (at
+    /// most `timeout` seconds).
+    func stop(timeout: Double = 5) {
+        let running = state.withLock { state -> Bool in
+            state.settings.isEnabled = false
+            state.stopping = true
+            return state.threadStarted
+        }
+        guard running else { return }
+        wakeThread()
+        _ = ended.wait(timeout: .now() + timeout)
+    }
+
     private func run() {
         var sleep = 0.1
         while true {
             _ = wake.wait(timeout: .now() + sleep)
+            wakePending.store(false, ordering: .sequentiallyConsistent)
+            let descriptors = state.withLock { state -> [Int32]? in
+                guard state.stopping else { return nil }
+                defer { state.files = [:] }
+                return state.files.values.map(\.descriptor).filter { $0 >= 0 }
+            }
+            if let descriptors {
+                descriptors.forEach(FileSystem.closeDescriptor)
+                ended.signal()
+                return
+            }
             let started = Self.threadCPUTime()
             let (advised, windows) = pass()
             // The thread's own processor time (the kernel's work for its requests included; a

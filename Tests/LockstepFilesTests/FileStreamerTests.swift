@@ -52,6 +52,7 @@ struct FileStreamerTests {
         try FileFixtures.writeWAV(path: temp.file("a.wav"), samples: [Float](repeating: 0.5, count: 4800),
                                   format: StreamFormat(sampleRate: 48000, channelCount: 1, sampleFormat: .float32))
         let service = ReadAhead(name: "test.readahead.named")
+        defer { service.stop() }
         let reader = try AudioFileReader(path: temp.file("a.wav"))
         reader.readAheadService = service
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 256)

@@ -74,6 +74,7 @@ struct ReadAheadTests {
         let (path, skip) = try Self.coldFile(temp)
         if let skip { print("SKIP: \(skip)"); return }
         let service = ReadAhead(name: "test.readahead")
+        defer { service.stop() }
         service.settings = ReadAhead.Settings(seconds: 4)
         let reader = try AudioFileReader(path: path)
         reader.readAheadService = service
@@ -99,6 +100,7 @@ struct ReadAheadTests {
 
         // The control: the same with read-ahead off, and the dropped pages stay out.
         let off = ReadAhead(name: "test.readahead.off")
+        defer { off.stop() }
         off.settings.isEnabled = false
         let plain = try AudioFileReader(path: path)
         plain.readAheadService = off
@@ -116,6 +118,7 @@ struct ReadAheadTests {
         let (path, skip) = try Self.coldFile(temp)
         if let skip { print("SKIP: \(skip)"); return }
         let service = ReadAhead(name: "test.readahead.share")
+        defer { service.stop() }
         service.settings = ReadAhead.Settings(seconds: 4, totalBytes: 1 << 20)
         let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 4096 * 2)
         defer { buffer.deallocate() }
@@ -136,6 +139,7 @@ struct ReadAheadTests {
         #expect(Self.eventually { Self.resident(path, second..<(second + half)) >= 1 })
         #expect(Self.resident(path, (second + (1 << 19) + (1 << 20))..<Self.fileSize(path)) < 0.01)
         readers.forEach { $0.close() }
+        #expect(service.waitForPass() && service.statistics.files == 0, "\(service.statistics)")
 
         // A file replaced under its path after it was opened: read-ahead does not open the new one.
         let replaced = try AudioFileReader(path: path)

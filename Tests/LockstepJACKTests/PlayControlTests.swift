@@ -48,14 +48,16 @@ extension JACKTests {
         func typedControlRun(_ xrun: XrunFlag) throws {
             let ramp = try file("ramp.wav", Signals.ramp(frames: 48000 * 8, start: 0, step: Self.step))
             let tone = try file("tone.wav", Signals.constant(Self.tone, frames: 48000 * 8))
-            let recording = temp.file("mix.wav")
+            // Its own name each run: a rerun after an xrun must not meet the last run's take (play
+            // never replaces a file, and exited at once).
+            let recording = temp.file("mix-\(UUID().uuidString.prefix(8)).wav")
             let server = try JACKServer()
             let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 10)
             try capture.start()
             let running = try CLI.spawn(["play", ramp, tone, "--server", server.name, "--client-name", "play-control",
                                          "--connect", capture.portNames[0], "--connect", capture.portNames[1],
                                          "--control", "-", "--json", "--record", recording], withInput: true)
-            #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
+            #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil }, "\(running.errorOutputSoFar)")
             usleep(200_000)
             running.send(line: "gain tone -inf")
             usleep(300_000)

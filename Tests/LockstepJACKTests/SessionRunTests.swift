@@ -185,7 +185,9 @@ extension JACKTests {
         func stallRun(_ xrun: XrunFlag) throws {
             let layers = 64, frames = 4 * 48000
             // The mix at file frame k is 64·(k + 1)·2⁻¹⁶ = (k + 1)·2⁻¹⁰, exact.
-            let (path, server, capture) = try rampLayers(layers, frames: frames, captureSeconds: 10)
+            // Period 1024: a stall also holds up the kernel's ordinary threads, and the server
+            // xruns at 256 in about every other run on a busy machine (the lookahead is the same).
+            let (path, server, capture) = try rampLayers(layers, frames: frames, captureSeconds: 10, period: 1024)
             try capture.start()
             let result = try NonRealtimeStall.run(["session", "run", path, "--server", server.name, "--client-name", "session-stall",
                                                    "--connect", capture.portNames[0], "--json"], into: capture)

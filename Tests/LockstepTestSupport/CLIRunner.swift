@@ -97,13 +97,19 @@ public final class RunningCLI: @unchecked Sendable {
     public var isRunning: Bool { process.isRunning }
 
     /// Writes `line` and a newline to the process's standard input (spawned `withInput`).
-    public func send(line: String) {
-        input?.fileHandleForWriting.write(Data((line + "\n").utf8))
+    /// - Returns: false when it could not be written (the process has exited: a broken pipe is
+    ///   the test's failure to report, not a crash of the whole test run).
+    @discardableResult
+    public func send(line: String) -> Bool {
+        send(data: Data((line + "\n").utf8))
     }
 
     /// Writes `data` to the process's standard input (spawned `withInput`), as it is.
-    public func send(data: Data) {
-        input?.fileHandleForWriting.write(data)
+    /// - Returns: false when it could not be written (see ``send(line:)``).
+    @discardableResult
+    public func send(data: Data) -> Bool {
+        guard let input else { return false }
+        return (try? input.fileHandleForWriting.write(contentsOf: data)) != nil
     }
 
     /// The bytes written to standard output so far.
