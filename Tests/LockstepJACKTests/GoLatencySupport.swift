@@ -59,7 +59,7 @@ struct GoLatencyRig {
         let index = try #require(capture.recordedIndex(atFrameTime: Int64(device.jackFrameTime(forSampleTime: at))),
                                  sourceLocation: sourceLocation)
         #expect(live[index - 1] == Self.bed && live[index] == Self.hit && live[index + 1] == Self.bed,
-                "the GO reported for device sample \(at) does not sound there: \(live[(index - 2)...(index + 2)])",
+                "the GO reported for device sample \(at) does not sound there: \(live[(index - 2)...(index + 2)]); capture xruns \(capture.xrunCount), engine discontinuities \(engine.discontinuities.prefix(4))",
                 sourceLocation: sourceLocation)
     }
 

@@ -15,7 +15,9 @@ extension JACKTests {
         static let count = Int(ProcessInfo.processInfo.environment["LOCKSTEP_GO_COUNT"] ?? "") ?? 20
 
         @Test("every GO sounds on its reported sample, within two periods of the command, with no underrun")
-        func goesLandWithinTwoPeriods() throws {
+        func goesLandWithinTwoPeriods() throws { try retryingOnXruns("GoLatencyTests", run) }
+
+        func run(_ xrun: XrunFlag) throws {
             let rig = try GoLatencyRig(count: Self.count, client: "lockstep-go")
             let (engine, player, device) = (rig.engine, rig.player, rig.device)
             usleep(300_000)
@@ -35,6 +37,8 @@ extension JACKTests {
             rig.waitForCapture(past: try #require(starts.last))
             player.stop()
             rig.capture.stop()
+            // An xrun breaks the capture's timeline (its frames no longer sit on their times).
+            xrun.set(rig.capture.xrunCount > 0 || engine.discontinuities.contains { $0.kind == .xrun })
             for at in starts { try rig.expectHit(at: at) }
             let period = Int64(device.periodFrames)
             #expect(leads.allSatisfy { $0 > 0 && $0 <= 2 * period }, "\(leads)")
