@@ -333,7 +333,7 @@ public final class ReadAhead: Sendable {
                 pieces.append(from..<window.upperBound)
                 reader.advisedEnd.store(window.upperBound, ordering: .relaxed)
             }
-            for range in Self.merged(pieces) {
+            for range in RangeSet(pieces).ranges {
                 let count = min(Int64(range.count), max(0, settings.totalBytes - advised))
                 guard count > 0 else { break }
                 _ = posix_fadvise(descriptor, off_t(range.lowerBound), off_t(count), Int32(POSIX_FADV_WILLNEED))
@@ -358,23 +358,10 @@ public final class ReadAhead: Sendable {
                 let end = min(reader.fileSize, start + Int64(max(0, seconds) * reader.framesPerSecond * reader.bytesPerFrame))
                 if start < end { windows.append((reader, start..<end)) }
             }
-            total += merged(windows.map(\.1)).reduce(0) { $0 + Int64($1.count) }
+            total += RangeSet(windows.map(\.1)).ranges.reduce(0) { $0 + Int64($1.count) }
             return (descriptor, windows)
         }
         return (plan, total)
-    }
-
-    /// `ranges` sorted and joined where they touch or overlap.
-    private static func merged(_ ranges: [Range<Int64>]) -> [Range<Int64>] {
-        var merged: [Range<Int64>] = []
-        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            if let last = merged.last, range.lowerBound <= last.upperBound {
-                merged[merged.count - 1] = last.lowerBound..<max(last.upperBound, range.upperBound)
-            } else {
-                merged.append(range)
-            }
-        }
-        return merged
     }
 
     /// The processor time the calling thread has used, in seconds.
