@@ -239,6 +239,7 @@ public final class OSCControlServer: Sendable {
                 return .drop(notice: due ? (client.replyAddress, client.dropped) : nil)
             }
             client.tokens -= 1
+            table.statistics.admitted += 1
             return .accept(replyTo: client.replyAddress, authorised: client.authorised || options.passcode == nil)
         }
     }

@@ -1,8 +1,11 @@
 /// What an OSC server has received, answered, pushed and dropped (every drop is counted here,
 /// none is silent).
 public struct OSCStatistics: Sendable, Hashable, Codable {
-    /// Datagrams read from the socket.
+    /// Datagrams read from the socket: each one is ``admitted``, ``floodDropped`` or counted in
+    /// ``clientsTurnedAway``.
     public var received = 0
+    /// Datagrams (or TCP frames) let past the rate limit and the client table, each answered.
+    public var admitted = 0
     /// Show commands handed to the dispatcher (answered ok or error).
     public var commands = 0
     /// Replies sent.

@@ -104,7 +104,9 @@ extension JACKTests {
         }
 
         @Test("A capture records a ramp source sample-exactly, at the frame times the source played them")
-        func captureRecordsRamp() throws {
+        func captureRecordsRamp() throws { try retryingOnXruns("FixtureTests", captureRecordsRampRun) }
+
+        func captureRecordsRampRun(_ xrun: XrunFlag) throws {
             let server = try JACKServer()
             let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 3)
             let source = try JACKRampSource(server: server, channels: 2)
@@ -127,12 +129,8 @@ extension JACKTests {
             #expect(elapsed > 1.6 && elapsed < 2.6, "2 s of audio took \(elapsed) s")
             let sourceStart = try #require(source.firstFrameTime)
             let frames = capture.frames
-            // An xrun (a loaded machine) lets a client miss a cycle; then frame times and the
-            // source's frame count legitimately part ways, and exactness can't be asked for.
-            guard capture.xrunCount == 0 && source.xrunCount == 0 else {
-                print("note: \(capture.xrunCount) xruns during the take; sample-exact checks skipped")
-                return
-            }
+            // An xrun lets a client miss a cycle: frame times and the source's count part ways.
+            xrun.set(capture.xrunCount > 0 || source.xrunCount > 0)
             for channel in 0..<2 {
                 let samples = capture.channel(channel)
                 // Silence until the connection took effect, a few periods after the source's first cycle.
@@ -166,7 +164,9 @@ extension JACKTests {
         }
 
         @Test("Recorded frame times follow sample counting: one period per cycle, no gaps without xruns")
-        func frameTimesFollowSampleCounting() throws {
+        func frameTimesFollowSampleCounting() throws { try retryingOnXruns("FixtureTests", frameTimesRun) }
+
+        func frameTimesRun(_ xrun: XrunFlag) throws {
             let server = try JACKServer()
             let capture = try JACKCapture(server: server, sources: ["system:capture_1"], maxSeconds: 2)
             try capture.start()
@@ -183,13 +183,11 @@ extension JACKTests {
             for (previous, next) in zip(cycles, cycles.dropFirst()) {
                 #expect(next.firstRecordedFrame == previous.firstRecordedFrame + previous.frames)
             }
-            #expect(capture.frameTimeDiscontinuities <= capture.xrunCount,
-                    "\(capture.frameTimeDiscontinuities) frame-time jumps, \(capture.xrunCount) xruns")
-            if capture.xrunCount == 0 {
-                let span = capture.extendedFrameTime(ofRecordedFrame: capture.frames - 1)
-                    - capture.extendedFrameTime(ofRecordedFrame: 0)
-                #expect(span == Int64(capture.frames - 1))
-            }
+            xrun.set(capture.xrunCount > 0)
+            #expect(capture.frameTimeDiscontinuities == 0, "\(capture.frameTimeDiscontinuities) frame-time jumps")
+            let span = capture.extendedFrameTime(ofRecordedFrame: capture.frames - 1)
+                - capture.extendedFrameTime(ofRecordedFrame: 0)
+            #expect(span == Int64(capture.frames - 1))
             // JACK's clock stood within a few periods of the last recorded frame when we read it.
             let lead = Int(Int32(bitPattern: now &- lastRecorded))
             #expect(lead >= -server.period && lead < 8 * server.period,

@@ -47,6 +47,11 @@ struct GoLatencyRig {
         try player.start()
     }
 
+    /// Waits until the bed sounds in the capture: the session plays.
+    func waitForBed() {
+        #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
+    }
+
     /// Waits until the capture holds 2048 frames past device sample `last`.
     func waitForCapture(past last: Int64) {
         let target = device.jackFrameTime(forSampleTime: last + 2048)

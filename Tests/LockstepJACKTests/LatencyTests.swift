@@ -18,7 +18,9 @@ extension JACKTests {
         init() throws { temp = try TemporaryTestDirectory(prefix: "lockstep-latency") }
 
         @Test("a recording of two inputs of capture latency 100 and 300 puts every frame on the sample it was heard")
-        func captureLatency() throws {
+        func captureLatency() throws { try retryingOnXruns("LatencyTests", captureLatencyRun) }
+
+        func captureLatencyRun(_ xrun: XrunFlag) throws {
             let server = try JACKServer(period: 256)
             // Port i delivers the ramp heard at frame n at port time first + n + latency[i].
             let source = try JACKRampSource(server: server, channels: 2, signal: .ramp(start: 1, step: Self.step),
@@ -31,7 +33,7 @@ extension JACKTests {
             try device.connect(source.portNames[0], to: device.inputPortNames[0])
             try device.connect(source.portNames[1], to: device.inputPortNames[1])
             #expect(ThreadedTestDevice.wait(timeout: 5) { device.captureLatency == 300 && device.inputDelays == [200, 0] })
-            let path = temp.file("heard.wav")
+            let path = temp.newFile("heard.wav")
             let recorder = try FileRecorder(engine: engine, path: path, channels: 2, sampleFormat: .float32)
             let start = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + 4800
             let frames: Int64 = 24000
@@ -44,6 +46,8 @@ extension JACKTests {
             #expect(engine.discontinuities.contains { $0.kind == .captureLatencyChange && $0.detail == 300 })
 
             let samples = try readAudio(path).samples
+            // A server xrun shifts the source's ramp against JACK's frame clock.
+            xrun.set(source.xrunCount > 0)
             let first = Int64(try #require(source.firstFrameTime))
             var mismatches = 0
             for k in 0..<Int(frames) {
@@ -54,7 +58,7 @@ extension JACKTests {
                     mismatches += 1
                 }
             }
-            #expect(mismatches == 0 || source.xrunCount > 0, "\(mismatches) frames off the heard timeline")
+            #expect(mismatches == 0, "\(mismatches) frames off the heard timeline")
         }
 
         @Test("with playback compensation on, outputs of playback latency 64 and 512 reach their far ends on the same sample; off by default")

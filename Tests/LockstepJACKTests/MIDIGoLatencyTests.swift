@@ -56,7 +56,7 @@ extension JACKTests {
             }.start()
             let sender = try JACKMIDISender(server: server)
             try sender.start(connectingTo: input.portName)
-            usleep(300_000)
+            rig.waitForBed()
             var generator = SeededRandom(seed: 11)
             var frame = sender.frameTime &+ 4800
             for _ in 1...Self.count {
@@ -72,7 +72,6 @@ extension JACKTests {
             done.wait()
             player.stop()
             rig.capture.stop()
-            xrun.set(rig.capture.xrunCount > 0 || engine.discontinuities.contains { $0.kind == .xrun })
 
             let list = results.withLock { $0 }
             #expect(list.count == Self.count, "\(list.count) of \(Self.count) notes answered")
@@ -85,11 +84,13 @@ extension JACKTests {
                 // A GO carried out too late for its sample (a machine too busy for its reader to run
                 // within the period) lands later and says so; it still sounds where it says.
                 if reply.data?["lateFrames"] != .integer(0) { late += 1 } else { leads.append(at - event) }
-                try rig.expectHit(at: at)
             }
             #expect(leads.allSatisfy { $0 == 2 * period }, "\(leads)")
             #expect(late <= list.count / 10, "\(late) of \(list.count) GOs came late")
             rig.expectNoUnderrun()
+            // Only the capture's check may be excused: a server xrun breaks its timeline.
+            xrun.set(rig.capture.xrunCount > 0 || engine.discontinuities.contains { $0.kind == .xrun })
+            for (_, _, reply) in list { try rig.expectHit(at: try #require(reply.data?["sampleTime"]?.integerValue)) }
             let margins = list.map(\.margin).sorted()
             let ms = GoLatencyRig.ms
             let p50 = margins[margins.count / 2], p1 = margins[margins.count / 100], least = margins[0]

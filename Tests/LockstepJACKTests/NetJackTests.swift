@@ -92,7 +92,7 @@ extension JACKTests {
         }
 
         @Test("layers on slave B, slave C and a local port are heard on the same master frame, through loss and an outage slave C rejoins from")
-        func alignedAcrossMachines() throws { try retryingOnXruns("NetJackTests", onlyAfterIssues: true, alignedRun) }
+        func alignedAcrossMachines() throws { try retryingOnXruns("NetJackTests", alignedRun) }
 
         /// One run of ``alignedAcrossMachines()``; `xrun` is set once the master is known to have
         /// xrun outside the planned outages (a loaded machine).

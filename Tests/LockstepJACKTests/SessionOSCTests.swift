@@ -260,30 +260,37 @@ extension JACKTests {
             try peer.send("/cue/nobody/start")
             #expect(error("/cue/nobody/start")?.hasPrefix("start: unknown cue 'nobody'") == true)
 
-            // A flood from one client: beyond its burst, messages are dropped and counted, with
-            // one error reply a second.
+            // A flood from one client. How many datagrams the kernel keeps depends on the machine;
+            // what holds on any: each one is answered, dropped by the limiter (beyond its burst;
+            // the notice it sends is checked offline, OSCControlServerTests), or dropped by the
+            // kernel before it was read (the socket's drop counter), and these add up to what
+            // was sent.
+            let bedStart = try #require(capture.firstNonSilentRecordedFrame(channel: 0))
             for _ in 0..<3000 { try peer.send("/thump") }
-            #expect(peer.next(timeout: 10) { message in
-                message.address == "/reply/thump" && (OSCTestPeer.json(message)?["data"] as? String)?.hasPrefix("too many messages from 127.0.0.1:") == true
-            } != nil)
-            // The show plays on and still answers.
-            let before = capture.frames
-            #expect(capture.waitForFrames(before + 4800, timeout: 5))
-            #expect(capture.channel(0).suffix(4800).allSatisfy { $0 == 0.125 })
+            // The show still answers (asked until the limiter lets a status through). The answer
+            // was read after every datagram before it, so the kernel's count of drops is final.
             var answered = false
             for _ in 0..<50 where !answered {
                 try peer.send("/lockstep/status")
                 answered = peer.next(timeout: 0.2) { $0.address == "/reply/lockstep/status" && OSCTestPeer.json($0)?["status"] as? String == "ok" } != nil
             }
             #expect(answered)
+            // The show played on, exact, throughout: the bed alone, every frame.
+            #expect(capture.waitForFrames(capture.frames + 4800, timeout: 5))
+            let heard = capture.channel(0)[bedStart...]
+            let wrong = heard.firstIndex { $0 != 0.125 }
+            #expect(wrong == nil, "frame \((wrong ?? 0) - bedStart) of the bed is \(wrong.map { heard[$0] } ?? 0)")
+            let sent = peer.sent
 
             running.send(SIGINT)
             let result = running.wait(timeout: 10)
             #expect(result.status == 130, "\(result.stderr)")
             let osc = try #require(try summary(result)["osc"] as? [String: Any])
             #expect(osc["oversized"] as? Int == 1 && osc["bundles"] as? Int == 1 && osc["malformed"] as? Int == 3, "\(osc)")
-            let flood = (osc["floodDropped"] as? Int ?? 0) + (osc["kernelDropped"] as? Int ?? 0)
-            #expect(flood > 0 && (osc["received"] as? Int ?? 0) + (osc["kernelDropped"] as? Int ?? 0) >= 3008, "\(osc)")
+            func count(_ key: String) -> Int { osc[key] as? Int ?? -1 }
+            #expect(count("received") + count("kernelDropped") == sent, "\(sent) datagrams sent: \(osc)")
+            #expect(count("received") == count("admitted") + count("floodDropped") + count("clientsTurnedAway"), "\(osc)")
+            #expect(count("floodDropped") + count("kernelDropped") > 0, "a flood of 3000 was all answered: \(osc)")
             print("OSC abuse, the run's summary: \(result.stdout.split(separator: "\n").last ?? "")")
         }
 

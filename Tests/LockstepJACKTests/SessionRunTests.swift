@@ -97,9 +97,9 @@ extension JACKTests {
                 #expect(started?.sampleTime == Int64(start) + cueStart, "\(cue.name)")
             }
             #expect(events.contains { $0.kind == .cueEnded })
-            usleep(200_000)
-            let first = try #require(capture.recordedIndex(atFrameTime: Int64(start)))
             let frames = offline.samples.count / 2
+            #expect(capture.waitForRecording(past: Int64(start + frames)))
+            let first = try #require(capture.recordedIndex(atFrameTime: Int64(start)))
             #expect(capture.frames >= first + frames)
             var mismatches = 0
             for c in 0..<2 {
@@ -131,9 +131,9 @@ extension JACKTests {
             let summary = try json(result.stdout)
             #expect(summary["from"] as? Int == from)
             let start = try #require(summary["startSampleTime"] as? Int)
-            usleep(200_000)
-            let first = try #require(capture.recordedIndex(atFrameTime: Int64(start)))
             let frames = offline.samples.count / 2 - from
+            #expect(capture.waitForRecording(past: Int64(start + frames)))
+            let first = try #require(capture.recordedIndex(atFrameTime: Int64(start)))
             #expect(capture.frames >= first + frames)
             // Same-rate cues match exactly; the converted bed (44.1 kHz) restarts its converter
             // with a warm-up, so it matches to within rounding.
@@ -223,21 +223,21 @@ extension JACKTests {
             let running = try CLI.spawn(["session", "run", path, "--server", server.name, "--client-name", "session-control",
                                          "--connect", capture.portNames[0], "--control", "-", "--json"], withInput: true)
             #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
-            usleep(300_000)
-            running.send(line: "go bell")
-            running.send(line: "status")
-            usleep(300_000)
-            running.send(line: "gain bed -6")
-            usleep(300_000)
-            running.send(line: "go bell")                      // already fired: an error, not a crash
-            running.send(line: "jump 3")                       // unknown command
-            running.send(line: "pause")
-            usleep(300_000)
-            running.send(line: "status")
-            running.send(line: "seek 5")
-            running.send(line: "resume")
-            usleep(300_000)
-            running.send(line: "status")
+            // Each command waits for its answer, and for the output to show what it changed.
+            let quieter = 0.125 * Float(pow(10, -6.0 / 20))
+            #expect(running.send(line: "go bell", awaiting: "go bell at"))
+            #expect(running.send(line: "status", awaitingOutput: "\"state\""))
+            #expect(running.send(line: "gain bed -6", awaiting: "gain bed to"))
+            #expect(capture.waitForLatest { abs($0 - quieter) < 1e-6 }, "the bed is not heard at -6 dB")
+            #expect(running.send(line: "go bell", awaiting: "already been fired"))    // an error, not a crash
+            #expect(running.send(line: "jump 3", awaiting: "unknown command 'jump'"))
+            #expect(running.send(line: "pause", awaiting: "paused at"))
+            #expect(capture.waitForLatest { $0 == 0 }, "no silence after the pause")
+            #expect(running.send(line: "status", awaitingOutput: "\"state\""))
+            #expect(running.send(line: "seek 5", awaiting: "seek to"))
+            #expect(running.send(line: "resume", awaiting: "resumed at"))
+            #expect(capture.waitForLatest { abs($0 - quieter) < 1e-6 }, "the bed does not play again")
+            #expect(running.send(line: "status", awaitingOutput: "\"state\""))
             running.send(line: "stop")
             let result = running.wait(timeout: 15)
             #expect(result.status == 0, "\(result.stderr)")
@@ -253,11 +253,10 @@ extension JACKTests {
             #expect(result.stderr.contains("already been fired"))
             #expect(result.stderr.contains("unknown command 'jump'"))
             let summary = try #require(lines.last)
-            // A loaded machine: an xrun or a start that missed its cycle moves the capture off the plan.
-            xrun.set(!(summary["lateStarts"] as? [Any] ?? []).isEmpty || capture.xrunCount > 0
-                     || "\(summary["discontinuities"] ?? [])".contains("xrun"))
+            #expect((summary["lateStarts"] as? [Any] ?? []).isEmpty, "\(summary["lateStarts"] ?? [])")
+            // A server xrun moves the capture off the plan.
+            xrun.set(capture.xrunCount > 0 || "\(summary["discontinuities"] ?? [])".contains("xrun"))
             let origin = try #require(summary["startSampleTime"] as? Int)
-            usleep(100_000)
             // The bell's impulse sits exactly on origin + its session sample, over the bed.
             let index = try #require(capture.recordedIndex(atFrameTime: Int64(origin + bellStart)))
             let live = capture.channel(0)
@@ -287,12 +286,17 @@ extension JACKTests {
             let running = try CLI.spawn(["session", "run", path, "--server", server.name, "--control", fifo,
                                          "--connect", capture.portNames[0], "--json"])
             #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
-            for command in ["status", "go bell"] {                 // two writers, one after the other
+            // Two writers, one after the other, each waiting for its command's answer.
+            for (command, answered) in [("status", { running.waitForOutput(containing: "\"event\":\"status\"") }),
+                                        ("go bell", { running.waitForErrorOutput(containing: "go bell at") })] {
                 let handle = try #require(FileHandle(forWritingAtPath: fifo))
                 handle.write(Data((command + "\n").utf8))
                 try handle.close()
-                usleep(300_000)
+                #expect(answered(), "no answer to \(command): \(running.errorOutputSoFar)")
             }
+            // The bell sounds over the bed (0.5 + 0.25), and the bed alone after it, before the fade.
+            #expect(capture.wait(timeout: 5) { capture.channel(0).contains(0.75) }, "the bell is not heard")
+            #expect(capture.waitForLatest { $0 == 0.5 })
             running.send(SIGINT)
             let result = running.wait(timeout: 10)
             #expect(result.status == 130, "\(result.stderr)")
@@ -303,7 +307,7 @@ extension JACKTests {
             #expect(summary["interrupted"] as? Bool == true)
             let cues = try #require(summary["cues"] as? [[String: Any]])
             #expect(cues.last?["start"] is Int)                         // the bell was fired
-            usleep(100_000)
+            #expect(capture.waitForFrames(capture.frames + 2048, timeout: 5))   // the fade's last cycle is in
             let left = capture.channel(0)
             let last = try #require(left.lastIndex { $0 != 0 })
             let tail = Array(left[(last - 600)...last])
@@ -341,7 +345,7 @@ extension JACKTests {
             let result = try CLI.run(["session", "run", path, "--server", server.name, "--client-name", "session-ports",
                                       "--connect", capture.portNames[1], "--json"], timeout: 20)
             #expect(result.status == 0, "\(result.stderr)")
-            usleep(100_000)
+            #expect(capture.waitForFrames(capture.frames + 2048, timeout: 5))   // the last cycle played is in
             let solo = capture.channel(0).filter { $0 != 0 }
             let rest = capture.channel(1).filter { $0 != 0 }
             #expect(solo.count == 24000 && solo.allSatisfy { $0 == 0.25 })

@@ -83,7 +83,7 @@ extension JACKTests {
 
         @Test("headless Chromium drives the page: the cue list shows; select next/previous, GO (button and space bar), a fader, pause/resume, panic and stop each land in the capture on the samples the page shows; meters (peak and RMS numbers) move ≥ 20 times a second",
               .enabled(if: SessionWebTests.browserMissing == nil, "chromium, chromium-driver or python3-selenium is not installed"))
-        func browser() throws { try retryingOnXruns("SessionWebTests", attempts: 3, browserRun) }
+        func browser() throws { try retryingOnXruns("SessionWebTests", browserRun) }
 
         func browserRun(_ xrun: XrunFlag) throws {
             let live = try live(period: 1024)
@@ -191,9 +191,11 @@ extension JACKTests {
             let web = try #require(summary["web"] as? [String: Any])
             #expect(web["clients"] as? Int ?? 0 >= 1 && web["commands"] as? Int ?? 0 >= 15 && web["errorReplies"] as? Int == 0
                     && web["refused"] as? Int == 0, "\(web)")
-            let gaps = summary["discontinuities"] as? [Any]
-            xrun.set(capture.xrunCount > 0 || "\(gaps ?? [])".contains("xrun"))
-            #expect(gaps?.isEmpty == true, "discontinuities (a loaded machine makes underruns, and they break the capture's levels): \(summary["discontinuities"] ?? "none")")
+            let gaps = summary["discontinuities"] as? [[String: Any]] ?? []
+            // Underruns are Lockstep's own; a server xrun breaks the capture's levels.
+            #expect(!gaps.contains { $0["kind"] as? String == "underrun" }, "\(gaps)")
+            xrun.set(capture.xrunCount > 0 || gaps.contains { $0["kind"] as? String == "xrun" })
+            #expect(gaps.isEmpty, "discontinuities: \(gaps)")
 
             // In the capture: the bell's impulse on the very sample the page showed, over the bed…
             let played = capture.channel(0)
@@ -338,9 +340,10 @@ extension JACKTests {
             let result = live.running.wait(timeout: 15)
             #expect(result.status == 130, "\(result.stderr)")
             let summary = try summary(result)
-            xrun.set(live.capture.xrunCount > 0)
-            #expect((summary["discontinuities"] as? [String])?.isEmpty == true, "\(summary["discontinuities"] ?? "")")
-            #expect(live.capture.xrunCount == 0)
+            let gaps = summary["discontinuities"] as? [[String: Any]] ?? []
+            #expect(!gaps.contains { $0["kind"] as? String == "underrun" }, "\(gaps)")
+            xrun.set(live.capture.xrunCount > 0 || gaps.contains { $0["kind"] as? String == "xrun" })
+            #expect(gaps.isEmpty, "discontinuities: \(gaps)")
         }
     }
 }

@@ -24,7 +24,9 @@ extension JACKTests {
         }
 
         @Test("play --record across periods 256→1024→512→256 equals an independent capture and the offline render, sample for sample; a start scheduled across a change lands on its sample; the clock jumps are reported with their lengths")
-        func periodChangesDuringPlay() throws {
+        func periodChangesDuringPlay() throws { try retryingOnXruns("TimelineTests", periodChangesRun) }
+
+        func periodChangesRun(_ xrun: XrunFlag) throws {
             let server = try JACKServer(period: 256)
             let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 12)
             try capture.start()
@@ -35,14 +37,14 @@ extension JACKTests {
             let a = try temp.writeAudio("ramp.wav", Signals.ramp(frames: 48000 * 3, start: 1, step: Self.step))
             let b = try temp.writeAudio("sine.wav", Signals.sine(frequency: 441, sampleRate: 44100, frames: 66150, amplitude: 0.25,
                                                         channels: 2), rate: 44100, channels: 2)
-            let reference = temp.file("reference.wav")
+            let reference = temp.newFile("reference.wav")
             let render = try CLI.run(["render", a, b, "--offset", "0", "--offset", "1", "-o", reference])
             #expect(render.status == 0, "\(render.stderr)")
             let offline = try readAudio(reference)
             #expect(offline.channels == 2)
             let frames = offline.samples.count / 2
 
-            let recording = temp.file("rec.wav")
+            let recording = temp.newFile("rec.wav")
             let running = try CLI.spawn(["play", a, b, "--offset", "0", "--offset", "1", "--record", recording,
                                          "--server", server.name, "--client-name", "lockstep-timeline",
                                          "--connect", capture.portNames[0], "--connect", capture.portNames[1], "--json"])
@@ -60,6 +62,8 @@ extension JACKTests {
             #expect(summary["startJACKFrame"] as? Int == start & 0xFFFF_FFFF)   // JACK's clock had not jumped yet
             let gaps = try #require(summary["discontinuities"] as? [[String: Any]])
             let xruns = gaps.filter { $0["kind"] as? String == "xrun" }.count
+            // An xrun skips frames at the server: the capture and the recording then leave the render.
+            xrun.set(xruns > 0 || capture.xrunCount > 0)
             let jumps = gaps.filter { $0["kind"] as? String == "clockJump" }.compactMap { $0["frames"] as? Int }
             let periods = gaps.filter { $0["kind"] as? String == "bufferSizeChange" }.compactMap { $0["detail"] as? Double }
             #expect(periods == [1024, 512, 256])
@@ -76,7 +80,7 @@ extension JACKTests {
                 if captureMismatches == 0 { print("capture differs first at frame \(i): \(left[first + i]) vs \(offline.samples[2 * i])") }
                 captureMismatches += 1
             }
-            #expect(captureMismatches == 0 || xruns > 0, "\(captureMismatches) frames differ from the render")
+            #expect(captureMismatches == 0, "\(captureMismatches) frames differ from the render")
 
             // Lockstep's own recording of the mix, from the start on.
             let recorded = try readAudio(recording)
@@ -87,7 +91,7 @@ extension JACKTests {
                 if recordMismatches == 0 { print("recording differs first at sample \(i): \(recorded.samples[i]) vs \(offline.samples[i])") }
                 recordMismatches += 1
             }
-            #expect(recordMismatches == 0 || xruns > 0, "\(recordMismatches) samples differ from the render")
+            #expect(recordMismatches == 0, "\(recordMismatches) samples differ from the render")
             let recordSummary = try #require(summary["recording"] as? [String: Any])
             #expect(recordSummary["lostFrames"] as? Int == 0)
         }

@@ -143,12 +143,50 @@ public final class RunningCLI: @unchecked Sendable {
         return String(decoding: outData, as: UTF8.self)
     }
 
-    /// Waits until standard error holds `fragment`; returns false after `timeout` seconds or when
-    /// the process exits first.
-    public func waitForErrorOutput(containing fragment: String, timeout: Double = 10) -> Bool {
-        JACKFixtureSupport.poll(timeout: timeout, interval: 0.005) {
-            errorOutputSoFar.contains(fragment) || !process.isRunning
-        } && errorOutputSoFar.contains(fragment)
+    /// The bytes written to standard error so far: a mark for
+    /// ``waitForErrorOutput(containing:after:timeout:)``.
+    public var errorByteCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return errData.count
+    }
+
+    /// Waits until standard error, from byte `offset` on, holds `fragment`; returns false after
+    /// `timeout` seconds or when the process exits first.
+    public func waitForErrorOutput(containing fragment: String, after offset: Int = 0, timeout: Double = 10) -> Bool {
+        func found() -> Bool {
+            lock.lock()
+            defer { lock.unlock() }
+            return String(decoding: errData.dropFirst(offset), as: UTF8.self).contains(fragment)
+        }
+        return JACKFixtureSupport.poll(timeout: timeout, interval: 0.005) { found() || !process.isRunning } && found()
+    }
+
+    /// Waits until standard output, from byte `offset` on, holds `fragment`; returns false after
+    /// `timeout` seconds or when the process exits first.
+    public func waitForOutput(containing fragment: String, after offset: Int = 0, timeout: Double = 10) -> Bool {
+        func found() -> Bool {
+            lock.lock()
+            defer { lock.unlock() }
+            return String(decoding: outData.dropFirst(offset), as: UTF8.self).contains(fragment)
+        }
+        return JACKFixtureSupport.poll(timeout: timeout, interval: 0.005) { found() || !process.isRunning } && found()
+    }
+
+    /// Sends `line` (a typed command) and waits until standard error holds `reply` after it: the
+    /// command's answer. False when the line could not be sent or no answer came in `timeout`.
+    @discardableResult
+    public func send(line: String, awaiting reply: String, timeout: Double = 10) -> Bool {
+        let mark = errorByteCount
+        return send(line: line) && waitForErrorOutput(containing: reply, after: mark, timeout: timeout)
+    }
+
+    /// Sends `line` and waits until standard output holds `output` after it (a `status` line's
+    /// JSON). False when the line could not be sent or nothing came in `timeout`.
+    @discardableResult
+    public func send(line: String, awaitingOutput output: String, timeout: Double = 10) -> Bool {
+        let mark = outputByteCount
+        return send(line: line) && waitForOutput(containing: output, after: mark, timeout: timeout)
     }
 
     /// Sends a signal (SIGINT, SIGTERM, …).

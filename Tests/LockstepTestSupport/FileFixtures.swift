@@ -30,6 +30,21 @@ public final class TemporaryTestDirectory: @unchecked Sendable {
     /// The path of `name` inside the directory.
     public func file(_ name: String) -> String { path + "/" + name }
 
+    /// The path of `name` inside the directory if nothing is there yet, else of `name` with `-2`,
+    /// `-3`… before its extension: an output of its own for each run of a rerun scenario (the
+    /// CLI never replaces a file).
+    public func newFile(_ name: String) -> String {
+        let url = URL(fileURLWithPath: name)
+        let stem = url.deletingPathExtension().lastPathComponent
+        let suffix = url.pathExtension.isEmpty ? "" : "." + url.pathExtension
+        var candidate = file(name), serial = 1
+        while FileManager.default.fileExists(atPath: candidate) {
+            serial += 1
+            candidate = file("\(stem)-\(serial)\(suffix)")
+        }
+        return candidate
+    }
+
     /// The names of the entries in the directory, hidden ones included, sorted.
     public func contents() throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: path).sorted()

@@ -227,6 +227,14 @@ public final class JACKCapture: @unchecked Sendable {
         return Array(UnsafeBufferPointer(start: core.samples[channel], count: count))
     }
 
+    /// The last `count` (or fewer) recorded samples of channel `channel`, without copying the rest.
+    public func latest(channel: Int, frames count: Int) -> ArraySlice<Float> {
+        precondition(channel >= 0 && channel < channelCount, "channel out of range")
+        let end = frames
+        let start = max(0, end - count)
+        return ArraySlice(UnsafeBufferPointer(start: core.samples[channel] + start, count: end - start))
+    }
+
     /// The recorded cycles, in order.
     public var cycles: [JACKCaptureCycle] {
         let count = cycleCount
@@ -303,6 +311,29 @@ public final class JACKCapture: @unchecked Sendable {
         JACKFixtureSupport.poll(timeout: timeout, interval: 0.002) {
             frames >= count || serverWentAway || frames >= capacity
         } && frames >= count
+    }
+
+    /// Waits until the capture has recorded `margin` frames past JACK frame time `time` (compared
+    /// in 32 bits): what a client played up to `time` is all in; false after `timeout` seconds.
+    public func waitForRecording(past time: Int64, margin: Int = 512, timeout: Double = 5) -> Bool {
+        let target = UInt32(truncatingIfNeeded: time + Int64(margin))
+        return wait(timeout: timeout) {
+            let end = frames
+            return end > 0 && Int32(bitPattern: frameTime(ofRecordedFrame: end - 1) &- target) >= 0
+        }
+    }
+
+    /// Waits until the last `count` recorded frames of `channel` all satisfy `predicate`: the
+    /// output shows a change (a gain, a pause) that a command made; false after `timeout` seconds.
+    public func waitForLatest(channel: Int = 0, frames count: Int = 256, timeout: Double = 5,
+                              _ predicate: (Float) -> Bool) -> Bool {
+        precondition(channel >= 0 && channel < channelCount && count > 0, "channel or count out of range")
+        return wait(timeout: timeout) {
+            let end = frames
+            guard end >= count else { return false }
+            let samples = core.samples[channel]
+            return (end - count..<end).allSatisfy { predicate(samples[$0]) }
+        }
     }
 
     /// Waits until `condition` holds, polling every 2 ms; returns false after `timeout` seconds.

@@ -53,7 +53,7 @@ extension NonRealtimeStall {
 }
 
 extension NonRealtimeStall {
-    /// Runs a stall `scenario` through ``retryingOnXruns(_:attempts:onlyAfterIssues:_:)`` with three
+    /// Runs a stall `scenario` through ``retryingOnXruns(_:attempts:_:)`` with three
     /// attempts (a stall holds up the kernel's ordinary threads too, so the server may xrun), or
     /// says why it is skipped where no stall can be made.
     public static func test(_ label: String, _ scenario: (XrunFlag) throws -> Void) throws {
@@ -61,6 +61,6 @@ extension NonRealtimeStall {
             print("\(label): stall test skipped: \(reason)")
             return
         }
-        try retryingOnXruns(label, attempts: 3, scenario)
+        try retryingOnXruns(label, scenario)
     }
 }

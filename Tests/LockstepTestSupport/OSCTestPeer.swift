@@ -1,5 +1,6 @@
 import Foundation
 import LockstepOSC
+import Synchronization
 
 /// An OSC client for tests: a UDP socket on 127.0.0.1 (one port for everything it sends and
 /// receives, as Companion or TouchOSC keep theirs) that sends to a server on this machine and
@@ -10,6 +11,7 @@ public final class OSCTestPeer: @unchecked Sendable {
     /// The server's port on 127.0.0.1.
     public let serverPort: UInt16
     private let inbox = Inbox()
+    private let sentCount = Atomic<Int>(0)
     private let finished = DispatchSemaphore(value: 0)
 
     /// The messages received and not taken (kept apart from the peer, which the receiving thread
@@ -48,17 +50,22 @@ public final class OSCTestPeer: @unchecked Sendable {
 
     private var server: OSCPeer { try! OSCPeer.resolve(OSCEndpoint(host: "127.0.0.1", port: serverPort)) }
 
+    /// Datagrams sent to the server that the kernel took.
+    public var sent: Int { sentCount.load(ordering: .relaxed) }
+
     /// Sends a message (encoded by liblo) to the server.
     public func send(_ address: String, _ arguments: [OSCArgument] = []) throws {
-        socket.send(try OSCMessage(address, arguments).encoded(), to: server)
+        send(bytes: try OSCMessage(address, arguments).encoded())
     }
 
     /// Sends raw bytes (a malformed or oversized datagram) to the server.
-    public func send(bytes: [UInt8]) { socket.send(bytes, to: server) }
+    public func send(bytes: [UInt8]) {
+        if socket.send(bytes, to: server) { sentCount.add(1, ordering: .relaxed) }
+    }
 
     /// Sends a message or a bundle (encoded by liblo).
     public func send(_ packet: OSCPacket) throws {
-        socket.send(try packet.encoded(), to: server)
+        send(bytes: try packet.encoded())
     }
 
     /// Waits for the first message not taken yet whose address is `address` and takes it
