@@ -225,7 +225,8 @@ extension AQCompatTests {
             #expect(download.error == nil && download.parseStatus == noErr, "\(String(describing: download.error)) \(download.parseStatus)")
             player.finish()
             #expect(ThreadedTestDevice.wait(timeout: 20) { player.hasFinished }, "the queue did not play out")
-            Thread.sleep(forTimeInterval: 0.05)                 // a few periods of silence after it
+            let rendered = device.output.count                  // a few periods of silence after it
+            #expect(ThreadedTestDevice.wait(timeout: 5) { device.output.count >= rendered + 4096 })
             let output = device.output
             device.stop()
             #expect(player.failures.isEmpty, "\(player.failures)")

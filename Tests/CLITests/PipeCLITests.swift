@@ -140,7 +140,7 @@ struct PipeCLITests {
             let end = min(stream.count, offset + 24_576)
             running.send(data: stream.subdata(in: offset..<end))
             offset = end
-            usleep(40_000)
+            usleep(40_000)          // a wait for time: the input trickles in
         }
         running.closeInput()
         r = running.wait(timeout: 30)

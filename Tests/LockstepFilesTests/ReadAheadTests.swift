@@ -106,7 +106,7 @@ struct ReadAheadTests {
         plain.readAheadService = off
         #expect(try plain.read(into: buffer, frames: Self.rate) == Self.rate)
         Self.drop(path)
-        usleep(500_000)
+        usleep(500_000)     // a wait for time: only time shows that nothing brings the pages back
         #expect(Self.resident(path, window) < 0.01)
         #expect(off.statistics.readers == 0)
         plain.close()

@@ -19,7 +19,6 @@ extension JACKTests {
             try device.start()
             let sender = try JACKMIDISender(server: server)
             try sender.start(connectingTo: input.portName)
-            usleep(200_000)
             let base = sender.frameTime &+ 2400
             let dump: [UInt8] = [0xF0, 0x7E] + [UInt8](repeating: 0x11, count: 300) + [0xF7]
             sender.send([0x90, 60, 100], atFrame: base)
@@ -49,7 +48,6 @@ extension JACKTests {
             try device.start()
             let first = try JACKMIDISender(server: server, name: "desk")
             try first.start(connectingTo: input.portName)
-            usleep(200_000)
             first.send([0x90, 60, 100], atFrame: first.frameTime &+ 1024)
             #expect(first.waitUntilSent(timeout: 5))
             var before: [MIDIEvent] = []
@@ -61,7 +59,6 @@ extension JACKTests {
             server.kill()
             #expect(ThreadedTestDevice.wait(timeout: 5) { device.isWaitingForServer })
             first.stop()
-            usleep(300_000)
             let again = try JACKServer(name: name, period: 256)
             #expect(ThreadedTestDevice.wait(timeout: 10) { !device.isWaitingForServer && device.isRunning })
             // The sender comes back after the device, under its name: the connection the device
@@ -74,7 +71,6 @@ extension JACKTests {
                 }
             }, "\((try? JACKGraph.listPorts(server: again.name)) ?? [])")
             let restart = try #require(engine.discontinuities.first { $0.kind == .serverRestart })
-            usleep(200_000)
             second.send([0x90, 62, 90], atFrame: second.frameTime &+ 1024)
             #expect(second.waitUntilSent(timeout: 5))
             var after: [MIDIEvent] = []

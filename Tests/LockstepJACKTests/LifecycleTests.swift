@@ -16,10 +16,15 @@ extension JACKTests {
 
         /// Whether process `pid` is gone (a zombie waiting for a reaper counts as gone).
         static func isGone(_ pid: Int32) -> Bool {
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
-            guard let close = stat.lastIndex(of: ")") else { return true }
-            let state = stat[stat.index(close, offsetBy: 2)]
+            guard let state = processState(pid) else { return true }
             return state == "Z" || state == "X"
+        }
+
+        /// The state letter of process `pid` in /proc (R, S, T stopped, Z…), nil when it is gone.
+        static func processState(_ pid: Int32) -> Character? {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return nil }
+            return stat[stat.index(close, offsetBy: 2)]
         }
 
         /// The pid of the jackd lockstep says it started, from its standard error.
@@ -48,7 +53,7 @@ extension JACKTests {
                     "no server started: \(running.errorOutputSoFar)")
             let pid = try #require(Self.serverPID(running.errorOutputSoFar))
             #expect(!Self.isGone(pid))
-            usleep(500_000)
+            #expect(JACKServer.waitForPort(matching: "^lockstep:out_", onServer: name), "lockstep never registered its ports")
             running.send(signal)
             let result = running.wait(timeout: 20)
             if signal != SIGKILL {
@@ -123,12 +128,13 @@ extension JACKTests {
             let tone = try temp.writeAudio("tone.wav", Signals.constant(0.1, frames: 48000))
             for (index, arguments) in [["play", tone, "--loop", "--no-connect"], ["record", "-o", temp.file("frozen.wav"), "--port", "system:capture_1"]].enumerated() {
                 let running = try CLI.spawn(arguments + ["--server", server.name])
-                usleep(1_500_000)
+                #expect(server.waitForPorts(matching: "^lockstep"), "lockstep never registered its ports")
                 Foundation.kill(server.pid, SIGSTOP)
                 defer { Foundation.kill(server.pid, SIGCONT) }
-                usleep(300_000)
+                #expect(ThreadedTestDevice.wait(timeout: 5) { Self.processState(server.pid) == "T" })
                 running.send(SIGINT)
                 if index == 1 {
+                    // A wait for time: two signals sent at once reach the handler as one.
                     usleep(300_000)
                     running.send(SIGINT)
                 }
@@ -137,7 +143,7 @@ extension JACKTests {
                 let reason = index == 0 ? "did not stop within 5 s" : "a second signal arrived"
                 #expect(result.stderr.contains(reason), "\(arguments[0]): \(result.stderr)")
                 Foundation.kill(server.pid, SIGCONT)
-                usleep(500_000)
+                #expect(server.waitForPorts(matching: "^lockstep", present: false), "the stopped client's ports stayed")
             }
         }
 

@@ -185,7 +185,9 @@ extension JACKTests {
             }
             watcher.start()
             let local = try JACKCapture(serverName: rig.master, sources: [], channels: 1, maxSeconds: captureSeconds)
-            Thread.sleep(forTimeInterval: 0.5)     // the recorders are connected
+            // A wait for time: the recorders connect on the slaves' servers, which this process
+            // cannot open clients of (libjack holds clients of one server per process).
+            Thread.sleep(forTimeInterval: 0.5)
             try local.start()
 
             let running = try CLI.spawn(["session", "run", session, "--server", rig.master, "--client-name", client,
@@ -201,7 +203,8 @@ extension JACKTests {
             }
 
             // While it plays: slave C's network cut for 5 s, then 5 % of what B receives dropped
-            // for 2 s. The master frames around the cut, from the local capture's client.
+            // for 2 s (waits for time by design: outages of a set length at set times). The
+            // master frames around the cut, from the local capture's client.
             func masterFrame() -> Int64 { Int64(local.currentFrameTime ?? 0) }
             let playStart = Date().addingTimeInterval(2)
             Thread.sleep(until: playStart.addingTimeInterval(Double(seconds) / 5))

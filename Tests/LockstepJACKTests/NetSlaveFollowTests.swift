@@ -68,19 +68,20 @@ extension JACKTests {
                                           playbackLatencies: [256], portPrefix: "to_slave")
             try renamed.start()
             #expect(renamed.portNames == ["lsfakehall-01:to_slave_1"])
+            // While the old port is still there nothing moves (a wait for time: only time shows
+            // that nothing happens).
             usleep(200_000)
             #expect(connections() == ["lsfakehall:to_slave_1"], "the old port is still there: nothing moves")
             hall.stop()
             #expect(ThreadedTestDevice.wait(timeout: 5) { connections() == ["lsfakehall-01:to_slave_1"] && device.outputDelays == [0, 256] },
                     "\(connections()) \(device.outputDelays)")
 
-            // Gone for a while, then back under its own name.
-            usleep(300_000)
+            // Gone for half a second of the device's time, then back under its own name.
             let leaving = engine.currentTime().sampleTime
             renamed.stop()
             #expect(ThreadedTestDevice.wait(timeout: 5) { connections().isEmpty && device.outputDelays == [0, 0] })
             let awayFrom = engine.currentTime().sampleTime
-            usleep(500_000)
+            #expect(ThreadedTestDevice.wait(timeout: 5) { engine.currentTime().sampleTime >= awayFrom + 24000 })
             hall = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 20, name: "lsfakehall",
                                    playbackLatencies: [256], portPrefix: "to_slave")
             try hall.start()
@@ -90,7 +91,8 @@ extension JACKTests {
             // Gone for good.
             hall.stop()
             #expect(ThreadedTestDevice.wait(timeout: 5) { connections().isEmpty })
-            usleep(100_000)
+            let gone = engine.currentTime().sampleTime
+            #expect(ThreadedTestDevice.wait(timeout: 5) { engine.currentTime().sampleTime >= gone + 2048 })   // the loss is stamped
             let end = engine.currentTime().sampleTime
             let report = device.withOutputHistory(initial, until: end)
             let out2 = try #require(report.first { $0.port == device.outputPortNames[1] })

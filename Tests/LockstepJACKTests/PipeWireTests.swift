@@ -30,8 +30,12 @@ final class PipeWireDaemon {
         while !FileManager.default.fileExists(atPath: runtimeDirectory.file("pipewire-0")) && Date() < deadline {
             usleep(20_000)
         }
-        // The socket exists before the daemon has loaded its drivers; give it a moment.
-        usleep(500_000)
+        // The socket exists before the daemon has loaded its drivers: wait for the dummy driver.
+        let ready = Date().addingTimeInterval(5)
+        while Date() < ready {
+            guard let listing = try? spawn("/usr/bin/pw-cli", ["ls", "Node"]) else { break }
+            if Self.finish(listing, timeout: 2).stdout.contains("Dummy-Driver") { break }
+        }
     }
 
     var environment: [String: String] { ["XDG_RUNTIME_DIR": runtimeDirectory.path] }
@@ -199,7 +203,8 @@ extension JACKTests {
             let running = try CLI.spawn([CLI.binary, "session", "run", show, "--start-server", "never", "--no-connect",
                                          "--client-name", client, "--json"],
                                         environment: daemon.environment, executable: "/usr/bin/pw-jack")
-            usleep(1_500_000)
+            // A wait for time: the session must play a while at 48 kHz before the rate changes.
+            usleep(1_000_000)
             _ = PipeWireDaemon.finish(try daemon.spawn("/usr/bin/pw-metadata", ["-n", "settings", "0", "clock.force-rate", "44100"]),
                                       timeout: 10)
             #expect(ThreadedTestDevice.wait(timeout: 10) { running.errorOutputSoFar.contains("the session plays on from") },

@@ -147,13 +147,13 @@ extension JACKTests {
             let running = try CLI.spawn(["play", path, "--server", server.name, "--connect", capture.portNames[0],
                                          "--connect", capture.portNames[1], "--json"])
             #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
-            usleep(300_000)
+            #expect(capture.waitForLatest(frames: 1024) { $0 == 0.5 })      // the tone, steady
             running.send(SIGINT)
             let result = running.wait(timeout: 10)
             #expect(result.status == 130, "\(result.stderr)")
             let summary = try json(result.stdout)
             #expect(summary["interrupted"] as? Bool == true)
-            usleep(100_000)
+            #expect(capture.waitForFrames(capture.frames + 2048, timeout: 5))   // the fade's last cycle is in
             let left = capture.channel(0)
             let last = try #require(left.lastIndex { $0 != 0 })
             let first = try #require(capture.firstNonSilentRecordedFrame(channel: 0))

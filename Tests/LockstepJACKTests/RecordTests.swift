@@ -100,15 +100,17 @@ extension JACKTests {
             try source.start()
             let path = temp.newFile("killed.wav")
             let running = try CLI.spawn(["record", "-o", path, "--server", server.name, "--port", source.portNames[0]])
-            let started = Date()
-            usleep(2_500_000)
+            // Killed once the source has played 2 s into the recorder.
+            try server.waitForConnection(source.portNames[0], to: "lockstep-record:in_1", timeout: 10)
+            let connected = source.framesPlayed
+            #expect(ThreadedTestDevice.wait(timeout: 10) { source.framesPlayed >= connected + 96000 })
             running.send(SIGKILL)
+            let recorded = source.framesPlayed - connected
             _ = running.wait(timeout: 5)
-            let elapsed = Date().timeIntervalSince(started)
             let (format, samples) = try read(path)
             #expect(format.channelCount == 1)
             // At most about a second short of what was recorded before the kill.
-            #expect(Double(samples.count) >= (elapsed - 1.5) * 48000, "\(samples.count) frames after \(elapsed) s")
+            #expect(samples.count >= recorded - 48000, "\(samples.count) frames kept of \(recorded) recorded")
             #expect(samples.count > 0)
             let breaks = (1..<samples.count).filter { samples[$0] - samples[$0 - 1] != 1.0 / 65536 }
             xrun.set(source.xrunCount > 0)
@@ -123,7 +125,9 @@ extension JACKTests {
             let path = temp.file("interrupted.wav")
             let running = try CLI.spawn(["record", "-o", path, "--server", server.name, "--port", source.portNames[0],
                                          "--sample-format", "s24", "--json"])
-            usleep(1_500_000)
+            try server.waitForConnection(source.portNames[0], to: "lockstep-record:in_1", timeout: 10)
+            let connected = source.framesPlayed
+            #expect(ThreadedTestDevice.wait(timeout: 10) { source.framesPlayed >= connected + 36000 })
             running.send(SIGINT)
             let result = running.wait(timeout: 10)
             #expect(result.status == 130, "\(result.stderr)")

@@ -37,7 +37,7 @@ extension JACKTests {
             server.kill()
             #expect(ThreadedTestDevice.wait(timeout: 5) { device.isWaitingForServer })
             #expect(engine.deviceError == nil)
-            usleep(300_000)
+            usleep(300_000)         // a wait for time: an outage of a known length (checked below)
             let again = try JACKServer(name: name, period: 256)
             #expect(ThreadedTestDevice.wait(timeout: 10) { !device.isWaitingForServer && device.isRunning })
             #expect(ThreadedTestDevice.wait(timeout: 5) {
@@ -81,7 +81,6 @@ extension JACKTests {
             })
             server.kill()
             #expect(ThreadedTestDevice.wait(timeout: 5) { running.errorOutputSoFar.contains("waiting for it to come back") })
-            usleep(500_000)
             let again = try JACKServer(name: name, period: 256)
             let result = running.wait(timeout: 20)
             #expect(result.status == 0, "\(result.stderr)")

@@ -258,6 +258,30 @@ public final class JACKServer: @unchecked Sendable {
         if !found { throw JACKFixtureError.portNotFound(portName, seconds: timeout) }
     }
 
+    /// Waits until some port whose full name matches the regular expression `pattern` exists on
+    /// the server named `serverName` (one this process did not start, e.g. a `jackd` the CLI
+    /// started); false after `timeout` seconds or when no client can be opened there.
+    public static func waitForPort(matching pattern: String, onServer serverName: String, timeout: Double = 10) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        var client: OpaquePointer?
+        defer { if let client { jack_client_close(client) } }
+        return JACKFixtureSupport.poll(timeout: timeout, interval: 0.01) {
+            if client == nil { client = try? JACKFixtureSupport.openClient(named: "lockstep-portwait", serverName: serverName) }
+            guard let client, Date() < deadline else { return false }
+            return !JACKFixtureSupport.takeStringList(jack_get_ports(client, pattern, nil, 0)).isEmpty
+        }
+    }
+
+    /// Waits until a port whose full name matches `pattern` exists (true) or none does (with
+    /// `present` false): a client under test registered, or went away; false after `timeout`.
+    public func waitForPorts(matching pattern: String, present: Bool = true, timeout: Double = 10) -> Bool {
+        (try? withClient(named: "lockstep-portwait") { client in
+            JACKFixtureSupport.poll(timeout: timeout, interval: 0.01) {
+                JACKFixtureSupport.takeStringList(jack_get_ports(client, pattern, nil, 0)).isEmpty != present
+            }
+        }) ?? false
+    }
+
     /// Waits until `port` is connected to `other` (for example a connection a CLI under test
     /// makes after registering its ports).
     ///

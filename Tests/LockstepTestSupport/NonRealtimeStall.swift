@@ -44,7 +44,7 @@ extension NonRealtimeStall {
     public static func run(_ arguments: [String], into capture: JACKCapture, stallingFor milliseconds: Int = 250) throws -> CLI.Result {
         let running = try CLI.spawn(arguments)
         #expect(capture.wait(timeout: 20) { capture.firstNonSilentRecordedFrame(channel: 0) != nil }, "lockstep was not heard")
-        Thread.sleep(forTimeInterval: 1)
+        #expect(capture.waitForFrames(capture.frames + 48000, timeout: 5), "a second of it was not heard")
         try stall(milliseconds: milliseconds)
         let result = running.wait(timeout: 30)
         capture.stop()

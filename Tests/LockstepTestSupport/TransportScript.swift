@@ -1,34 +1,40 @@
 import CJack
 import Foundation
+import Testing
 
 /// Drives JACK transport the way the transport-follow tests need, and checks what a follower
 /// played against it.
 public enum TransportScript {
-    /// Rolls from frame 0 for 0.7 s, stops for 0.4 s, relocates to `relocateFrame` and rolls
-    /// for 0.7 s more.
+    /// Rolls from frame 0 for 0.7 s of JACK's frame clock, stops for 0.4 s, relocates to
+    /// `relocateFrame` and rolls for 0.7 s more.
     public static func rollStopRelocate(_ server: JACKServer, relocateFrame: UInt32 = 96000) throws {
+        let rate = Double(server.sampleRate)
         try server.withClient(named: "transport-driver") { client in
+            // Waits until `seconds` of frames have passed on the server's clock.
+            func pass(_ seconds: Double) {
+                let start = jack_frame_time(client), frames = UInt32(seconds * rate)
+                _ = JACKFixtureSupport.poll(timeout: seconds * 4 + 2, interval: 0.002) { jack_frame_time(client) &- start >= frames }
+            }
             _ = jack_transport_locate(client, 0)
             jack_transport_start(client)
-        }
-        usleep(700_000)
-        try server.withClient(named: "transport-driver") { client in jack_transport_stop(client) }
-        usleep(400_000)
-        try server.withClient(named: "transport-driver") { client in
+            pass(0.7)
+            jack_transport_stop(client)
+            pass(0.4)
             _ = jack_transport_locate(client, relocateFrame)
             jack_transport_start(client)
+            pass(0.7)
         }
-        usleep(700_000)
     }
 
     /// Runs `lockstep` with `arguments` (a follower of the transport whose client is
-    /// `clientName`, connected to the capture), waits for its port, drives the transport with
-    /// ``rollStopRelocate(_:relocateFrame:)``, interrupts it, and checks the capture.
+    /// `clientName`, connected to the capture), waits until it says it follows the transport,
+    /// drives the transport with ``rollStopRelocate(_:relocateFrame:)``, interrupts it, and
+    /// checks the capture.
     public static func runFollower(_ arguments: [String], clientName: String, server: JACKServer,
                                    capture: JACKCapture, step: Float) throws -> (result: CLI.Result, check: Check) {
         let running = try CLI.spawn(arguments)
         try server.waitForPort("\(clientName):out_1", timeout: 10)
-        usleep(300_000)
+        #expect(running.waitForErrorOutput(containing: "waiting for it to roll"), "\(running.errorOutputSoFar)")
         try rollStopRelocate(server)
         running.send(SIGINT)
         let result = running.wait(timeout: 10)
