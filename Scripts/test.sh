@@ -37,6 +37,10 @@ if [ "$#" -eq 0 ]; then
 else
     phase "swift test $*" "$@"
 fi
+# Every rerun after a server xrun (XrunRetry.swift), so a run's report can say what happened.
+reruns=$(grep -c "; once more$" "$log" || true)
+echo "test: $reruns scenario rerun(s) after a server xrun" >&2
+grep "; once more$" "$log" >&2 || true
 if [ "$status" -ne 0 ]; then
     echo "test: FAILED (exit $status); what failed:" >&2
     # Each failed expectation with its message (the "↳" lines under it), so the measured
