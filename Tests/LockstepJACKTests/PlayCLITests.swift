@@ -84,8 +84,8 @@ extension JACKTests {
                                                      "--connect", capture.portNames[0], "--json"], into: capture)
             #expect(result.status == 0, "\(result.stderr)")
             let report = try JSONSchema.decode(PlayReport.self, from: try #require(result.stdout.split(separator: "\n").last))
-            xrun.set(capture.xrunCount > 0 || report.discontinuities.contains { $0.kind == "xrun" })
             #expect(report.discontinuities.filter { $0.kind == "underrun" }.isEmpty, "\(report.discontinuities.prefix(4))")
+            xrun.set(capture.xrunCount > 0 || report.discontinuities.contains { $0.kind == "xrun" })
             // Every frame in order from the reported start: the mix of 64 ramps rises by the same
             // step every frame (a frame missing or repeated breaks the rise).
             let first = try #require(capture.recordedIndex(atFrameTime: report.startSampleTime))
