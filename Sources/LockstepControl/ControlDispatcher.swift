@@ -243,9 +243,11 @@ public final class ControlDispatcher: Sendable {
             return (ok(changed(change), "resume \(name) at \(when(change.start))\(lateness(change.start))"), [])
         case .setCueLevel(_, let decibels, let ramp), .setLayerGain(_, let decibels, let ramp):
             // A ramp in samples counts at the session's rate; the player takes seconds and
-            // rounds back to the same count.
-            let rampFrames = ramp.samples(at: rate)
+            // rounds back to the same count. (Its range is checked before it becomes samples: a
+            // command made in code may hold any value.)
+            let rampFrames = try inRange { () throws(ControlRangeError) in try ControlRange.ramp(ramp, for: address) }.samples(at: rate)
             let rampSeconds = Double(rampFrames) / rate
+            try inRange { () throws(ControlRangeError) in try ControlRange.checkRamp(seconds: rampSeconds, for: address) }
             let isCue: Bool
             let name: String
             let start: Int64
@@ -284,13 +286,18 @@ public final class ControlDispatcher: Sendable {
             data.playhead = selected
             return (ok(data, "playhead on \(selected)"), [update(.playhead, cue: selected)])
         case .seek(let time):
-            let position = time.samples(at: rate)
+            let position = try inRange { () throws(ControlRangeError) in try ControlRange.time(time, for: address) }.samples(at: rate)
             do { try player.seek(to: position) } catch { throw ControlError("seek: \(error.message)") }
             return (ok(result(position), "seek to \(when(position))"), [update(.seeked, position)])
         case .status:
             let status = ControlStatus(player: player)
             return (.ok(address, encoding: status, summary: "status at \(when(status.position))"), [])
         }
+    }
+
+    /// Runs a range check, turning its error into a ``ControlError``.
+    private static func inRange<T>(_ body: () throws(ControlRangeError) -> T) throws(ControlError) -> T {
+        do { return try body() } catch { throw ControlError(error.message) }
     }
 
     /// Runs a player call, turning its error into a ``ControlError``.

@@ -103,7 +103,7 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
     /// The time as written back: `1.5 s`, `90 s` or `96000 samples`.
     public var description: String {
         switch self {
-        case .seconds(let s): return s == s.rounded() && s < 1e15 ? "\(Int64(s)) s" : "\(s) s"
+        case .seconds(let s): return s == s.rounded() && s.magnitude < 1e15 ? "\(Int64(s)) s" : "\(s) s"
         case .samples(let n): return "\(n) samples"
         }
     }
@@ -159,6 +159,29 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
 
     /// The reason a time past the limit is refused.
     static let tooLong = "is past the limit: a time is at most a week (\(Int(maximumSeconds)) s, or \(maximumSamples) samples)"
+
+    /// A time given as a number of seconds (an OSC or JSON argument), checked before anything
+    /// converts it: finite, not negative, at most a week (``maximumSeconds``).
+    /// - Throws: ``TimeSyntaxError`` naming `subject` and saying why.
+    public static func seconds(_ value: Double, as subject: String) throws(TimeSyntaxError) -> SessionTime {
+        let reason: String
+        if value.isNaN || value.isInfinite { reason = "is not a finite number of seconds; send 0 to \(Int(maximumSeconds)) (a week)" }
+        else if value < 0 { reason = "is negative; a time counts from a start, so send 0 or more" }
+        else if value > maximumSeconds { reason = tooLong }
+        else { return .seconds(value) }
+        throw TimeSyntaxError(subject: subject, value: "\(value)", reason: reason)
+    }
+
+    /// Whether the time lies in the range ``parse(_:)`` takes (seconds finite, from 0 to
+    /// ``maximumSeconds``; samples from 0 to ``maximumSamples``), so that ``samples(at:)`` at any
+    /// rate up to 768 kHz cannot overflow. A ``SessionTime`` made in code rather than parsed may
+    /// lie outside it.
+    public var isInRange: Bool {
+        switch self {
+        case .seconds(let value): return TimeLimit.contains(value)
+        case .samples(let value): return value >= 0 && value <= Self.maximumSamples
+        }
+    }
 
     /// The forms a time may take, for error messages.
     public static let formsHint = "write seconds (90, 1.5 or 1.5s), milliseconds (250ms), m:ss[.fff] (1:30, 1:30.5), h:mm:ss[.fff] or \"N samples\" (4800 samples), at most a week"

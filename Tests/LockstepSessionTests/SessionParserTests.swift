@@ -54,6 +54,26 @@ struct SessionParserTests {
         ])
     }
 
+    @Test("an automation ramp takes the range and message of every control surface's ramp: 0 to 3600 seconds, in seconds or samples")
+    func automationRampRange() throws {
+        let fixture = try SessionFixture()
+        try fixture.audio("a.wav", ramp(4800))
+        let problems = try fixture.diagnostics("""
+            rate: 48000
+            layers: { a: {} }
+            cues:
+              - { name: one, layer: a, file: a.wav, at: 0 }
+            automation:
+              - { layer: a, at: 0, gain: -3dB, ramp: "1:00:00" }
+              - { layer: a, at: 4000, gain: -3dB, ramp: "1:00:00.5" }
+              - { layer: a, at: 9000, gain: -3dB, ramp: "172800048 samples" }
+            """)
+        #expect(problems.map { "\($0.kind.rawValue)@\($0.location.line):\($0.location.column)" } == ["invalidTime@7:45", "invalidTime@8:45"],
+                "\(problems.map(\.description).joined(separator: "\n"))")
+        #expect(problems.map(\.message) == [ControlRange.rampProblem("3600.5 s", for: "automation 2").message,
+                                            ControlRange.rampProblem("3600.001 s", for: "automation 3").message])
+    }
+
     @Test("gains: dB with or without the unit, -inf; above +12 dB is refused")
     func gainForms() {
         #expect(SessionGain.parse("-3dB") == -3)
