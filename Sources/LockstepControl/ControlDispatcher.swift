@@ -127,6 +127,9 @@ public final class ControlDispatcher: Sendable {
     private static func run(_ command: ControlCommand, address: String, sampleTime: Int64?, state: inout State,
                             options: Options) throws(ControlError) -> (ControlReply, [ControlUpdate]) {
         let player = state.player
+        // Its numbers' ranges first, before any becomes samples: a command made in code may hold
+        // any value (every surface's commands pass).
+        let command = try command.checked(address: address)
         // A time-tagged command: the session sample device sample `sampleTime` plays.
         var requested: Int64?
         // Playhead moves and status change no audio: carried out as they come.
@@ -243,9 +246,8 @@ public final class ControlDispatcher: Sendable {
             return (ok(changed(change), "resume \(name) at \(when(change.start))\(lateness(change.start))"), [])
         case .setCueLevel(_, let decibels, let ramp), .setLayerGain(_, let decibels, let ramp):
             // A ramp in samples counts at the session's rate; the player takes seconds and
-            // rounds back to the same count. (Its range is checked before it becomes samples: a
-            // command made in code may hold any value.)
-            let rampFrames = try inRange { () throws(ControlRangeError) in try ControlRange.ramp(ramp, for: address) }.samples(at: rate)
+            // rounds back to the same count.
+            let rampFrames = ramp.samples(at: rate)
             let rampSeconds = Double(rampFrames) / rate
             try inRange { () throws(ControlRangeError) in try ControlRange.checkRamp(seconds: rampSeconds, for: address) }
             let isCue: Bool
@@ -286,7 +288,7 @@ public final class ControlDispatcher: Sendable {
             data.playhead = selected
             return (ok(data, "playhead on \(selected)"), [update(.playhead, cue: selected)])
         case .seek(let time):
-            let position = try inRange { () throws(ControlRangeError) in try ControlRange.time(time, for: address) }.samples(at: rate)
+            let position = time.samples(at: rate)
             do { try player.seek(to: position) } catch { throw ControlError("seek: \(error.message)") }
             return (ok(result(position), "seek to \(when(position))"), [update(.seeked, position)])
         case .status:

@@ -157,6 +157,26 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
         return "is not a time; \(formsHint)"
     }
 
+    /// Parses a count of samples or a sample time written alone (`--start-at`, `--midi-latency`):
+    /// decimal digits only. A sign is refused as in a time (``reason(for:)``): `-0` and `+5` would
+    /// otherwise pass as 0 and 5.
+    /// - Throws: ``TimeSyntaxError`` naming `subject` and saying why.
+    public static func sampleCount(_ text: String, as subject: String) throws(TimeSyntaxError) -> Int64 {
+        let trimmed = trim(Substring(text))
+        let reason: String
+        if trimmed.first == "-" || trimmed.first == "+" {
+            reason = trimmed.first == "-" ? "is negative; a time counts from a start, so write 0 or more, without a sign"
+                : "has a sign; write the number of samples without one"
+        } else if !isDigits(trimmed) {
+            reason = "is not a number of samples; write digits only, e.g. 512"
+        } else if let value = Int64(trimmed) {
+            return value
+        } else {
+            reason = "is too large; at most \(Int64.max) samples"
+        }
+        throw TimeSyntaxError(subject: subject, value: text, reason: reason)
+    }
+
     /// The reason a time past the limit is refused.
     static let tooLong = "is past the limit: a time is at most a week (\(Int(maximumSeconds)) s, or \(maximumSamples) samples)"
 

@@ -59,12 +59,12 @@ public struct SessionWebShow: WebShow {
 /// answer is a ``LockstepControl/ControlReply`` (`{"address","status","data"}`), a change a
 /// ``LockstepControl/ControlUpdate`` (`{"kind",…}`), the state the `status` reply; besides
 /// them ``WebMeters`` (`"event":"meters"`, 25 a second) and ``WebDiscontinuities``. Commands
-/// are ``WebCommand`` objects, on the socket or as the body of `POST /api/command`.
+/// are ``LockstepControl/WebCommand`` objects, on the socket or as the body of `POST /api/command`.
 ///
 /// It never touches the realtime thread: commands go through the
 /// ``LockstepControl/ControlDispatcher``, and what it shows is read from the published state.
 /// Requests that read or drive the show pass ``WebAdmission`` (Host, Origin, token); bodies
-/// are limited to ``WebCommand/maximumSize``; connections, WebSocket clients and what each
+/// are limited to ``LockstepControl/WebCommand/maximumSize``; connections, WebSocket clients and what each
 /// client may have queued are bounded.
 public final class WebControlServer: Sendable {
     /// Where it listens and its limits.

@@ -20,20 +20,11 @@ enum TimeOption {
         return time
     }
 
-    /// Parses a count of samples or a sample time (`--start-at`, `--midi-latency`): decimal
-    /// digits only. A sign is refused as in a time (``SessionTime/reason(for:)``): `-0` and `+5`
-    /// would otherwise pass as 0 and 5.
+    /// Parses a count of samples or a sample time (`--start-at`, `--midi-latency`): digits only
+    /// (``SessionTime/sampleCount(_:as:)``).
     /// - Throws: ``TimeOptionError``.
     static func samples(_ text: String) throws -> Int64 {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if trimmed.hasPrefix("-") || trimmed.hasPrefix("+") {
-            throw TimeOptionError(reason: SessionTime.reason(for: trimmed) ?? "has a sign; write the number of samples without one")
-        }
-        guard !trimmed.isEmpty, trimmed.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-            throw TimeOptionError(reason: "is not a number of samples; write digits only, e.g. 512")
-        }
-        guard let value = Int64(trimmed) else { throw TimeOptionError(reason: "is too large; at most \(Int64.max) samples") }
-        return value
+        do { return try SessionTime.sampleCount(text, as: "") } catch { throw TimeOptionError(reason: error.reason) }
     }
 
     /// Checks a `--duration`: more than zero.

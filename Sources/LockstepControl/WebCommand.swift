@@ -1,5 +1,4 @@
 import Foundation
-import LockstepControl
 import LockstepSession
 
 /// One command from the web page (or any WebSocket or HTTP client), as a JSON object: the verb
@@ -16,13 +15,14 @@ import LockstepSession
 /// ```
 ///
 /// The reply's `address` is the verb, as for a typed line. A cue is its name, or its number
-/// (a JSON number or a string) as ``LockstepControl/CueReference`` resolves it.
+/// (a JSON number or a string) as ``CueReference`` resolves it. Pure (text in, command or error
+/// out), so the web server (`LockstepWeb`), the tests and the fuzzer share it.
 public enum WebCommand {
     /// The largest command accepted, in bytes (a WebSocket message or an HTTP body).
     public static let maximumSize = 16 * 1024
 
     /// Parses one JSON command into the dispatcher's command and the reply's address.
-    /// - Throws: ``LockstepControl/ControlError`` saying what is wrong and how to write it.
+    /// - Throws: ``ControlError`` saying what is wrong and how to write it.
     public static func parse(_ text: String) throws(ControlError) -> (command: ControlCommand, address: String) {
         guard text.utf8.count <= maximumSize else {
             throw ControlError("the command is \(text.utf8.count) bytes; the limit is \(maximumSize). Send one short JSON object, e.g. {\"command\":\"go\"}")
@@ -52,7 +52,7 @@ public enum WebCommand {
             }
         }
         /// Runs a range check (``LockstepSession/ControlRange``: the ranges and messages of every
-        /// surface), its error as a ``LockstepControl/ControlError``.
+        /// surface), its error as a ``ControlError``.
         func checked<T>(_ body: () throws(ControlRangeError) -> T) throws(ControlError) -> T {
             do { return try body() } catch { throw ControlError(error.message) }
         }
