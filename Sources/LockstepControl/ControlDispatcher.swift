@@ -127,6 +127,9 @@ public final class ControlDispatcher: Sendable {
     private static func run(_ command: ControlCommand, address: String, sampleTime: Int64?, state: inout State,
                             options: Options) throws(ControlError) -> (ControlReply, [ControlUpdate]) {
         let player = state.player
+        // Its numbers' ranges first, before any becomes samples: a command made in code may hold
+        // any value (every surface's commands pass).
+        let command = try command.checked(address: address)
         // A time-tagged command: the session sample device sample `sampleTime` plays.
         var requested: Int64?
         // Playhead moves and status change no audio: carried out as they come.
@@ -246,6 +249,7 @@ public final class ControlDispatcher: Sendable {
             // rounds back to the same count.
             let rampFrames = ramp.samples(at: rate)
             let rampSeconds = Double(rampFrames) / rate
+            try inRange { () throws(ControlRangeError) in try ControlRange.checkRamp(seconds: rampSeconds, for: address) }
             let isCue: Bool
             let name: String
             let start: Int64
@@ -291,6 +295,11 @@ public final class ControlDispatcher: Sendable {
             let status = ControlStatus(player: player)
             return (.ok(address, encoding: status, summary: "status at \(when(status.position))"), [])
         }
+    }
+
+    /// Runs a range check, turning its error into a ``ControlError``.
+    private static func inRange<T>(_ body: () throws(ControlRangeError) -> T) throws(ControlError) -> T {
+        do { return try body() } catch { throw ControlError(error.message) }
     }
 
     /// Runs a player call, turning its error into a ``ControlError``.

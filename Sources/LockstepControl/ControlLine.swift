@@ -67,10 +67,7 @@ public enum ControlLine {
             if words.count > 3 {
                 // The ramp takes the one time syntax: 2, 1.5s, 250ms, 0:02, "4800 samples".
                 let text = words[3...].joined(separator: " ")
-                guard let time = SessionTime.parse(text) else {
-                    throw ControlError("\(verb): ramp '\(text)' is not a time; \(SessionTime.formsHint)")
-                }
-                ramp = time
+                do { ramp = try ControlRange.ramp(text: text, for: verb) } catch { throw ControlError(error.message) }
             }
             return verb == "level" ? .setCueLevel(.name(words[1]), decibels: decibels, ramp: ramp)
                 : .setLayerGain(layer: words[1], decibels: decibels, ramp: ramp)

@@ -161,10 +161,17 @@ public final class AudioFileWriter: @unchecked Sendable {
         if !atomic, encoding.type == .oggVorbis || encoding.type == .opus {
             // A direct writer is a recording's: short Ogg pages (about 100 ms instead of the
             // encoder's second or so) leave less unwritten audio should the process be killed.
+            // libsndfile 1.2 honours it for Opus only: a Vorbis page ends after 4 KiB of
+            // packets or 255 of them, and nothing flushes one sooner (Docs/Recording.md).
             var milliseconds = 100.0
             sf_command(handle, Int32(SFC_SET_OGG_PAGE_LATENCY_MS), &milliseconds, Int32(MemoryLayout<Double>.size))
         }
-        if let mode = encoding.bitrateMode {
+        // A direct writer's MP3 is a recording's: at a constant bitrate unless asked otherwise,
+        // so that a take cut short by a kill (no length in its header) reads back whole — a
+        // reader counts a constant-bitrate stream's frames from its bytes, but takes a variable
+        // one for the first frame's rate (libsndfile read a killed 10 s VBR take as 2.5 s).
+        let bitrateMode = encoding.bitrateMode ?? (!atomic && encoding.type == .mp3 ? .constant : nil)
+        if let mode = bitrateMode {
             var value = mode.libsndfileValue
             sf_command(handle, Int32(SFC_SET_BITRATE_MODE), &value, Int32(MemoryLayout<Int32>.size))
         }

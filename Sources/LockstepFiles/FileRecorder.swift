@@ -81,23 +81,25 @@ public final class FileRecorder: @unchecked Sendable {
     /// - Parameters:
     ///   - engine: the engine to record on.
     ///   - path: the output file; its extension picks the container unless `encoding` does. Every
-    ///     ``AudioFileType`` records; ``AudioFileType/survivesKill`` says which keep their audio
-    ///     if the process is killed (WAV, AIFF, CAF, W64, RF64, AU and FLAC; not Ogg or MP3,
-    ///     whose encoders hold back their last pages or frames).
+    ///     ``AudioFileType`` records; ``AudioFileType/survivesKill`` says which keep all their
+    ///     audio but the last buffer if the process is killed (WAV, AIFF, CAF, W64, RF64, AU and
+    ///     FLAC); Opus and MP3 (written at a constant bitrate unless `encoding` says otherwise)
+    ///     lose about 0.1 s more, Ogg Vorbis its last, unfinished page (Docs/Recording.md).
     ///   - channels: channels to record.
     ///   - sampleFormat: the file's encoding (default: the type's default — f32, s24 for FLAC).
     ///   - encoding: the full encoding (type, sample format, codec settings), overriding the
     ///     extension and `sampleFormat`; nil to use them.
     ///   - source: the device's input (default) or the engine's own mix.
     ///   - channelMap: the device input (or mix) channel for each recorded channel.
-    ///   - bufferSeconds: seconds per buffer handed to the writer (default 0.25).
+    ///   - bufferSeconds: seconds per buffer handed to the writer (default 0.1): what a kill loses
+    ///     at most besides what the type's encoder holds back.
     ///   - ringSeconds: how far the writer may fall behind before frames are lost (default 20 s).
     /// - Throws: ``FileError`` for an output that cannot be written; ``FileError`` wrapping the
     ///   queue's error otherwise.
     public init(engine: Engine, path: String, channels: Int, sampleFormat: SampleFormat? = nil,
                 encoding: AudioFileEncoding? = nil,
                 source: InputSource = .deviceInput, channelMap: [Int]? = nil,
-                bufferSeconds: Double = 0.25, ringSeconds: Double = 20) throws(FileError) {
+                bufferSeconds: Double = 0.1, ringSeconds: Double = 20) throws(FileError) {
         let chosen: AudioFileEncoding
         if let encoding {
             chosen = encoding

@@ -143,13 +143,18 @@ public enum OSCAddressSpace {
             case ("lockstep", "status"): try none(); return .command(.status)
             case ("lockstep", "seek"):
                 guard arguments.count == 1 else { throw ControlError("/lockstep/seek takes one time: seconds, or a string such as \"1:30\" or \"96000 samples\"; it was sent \(list(arguments))") }
-                if let seconds = arguments[0].number, seconds.isFinite, seconds >= 0 { return .command(.seek(.seconds(seconds))) }
-                if let text = arguments[0].text {
-                    do { return .command(.seek(try SessionTime.parse(text, as: "/lockstep/seek:"))) } catch {
-                        throw ControlError("/lockstep/seek: \(arguments[0]) \(error.reason); or send seconds as a number ≥ 0")
+                // The range is checked before the number becomes samples (1e30 s, 2^62: no trap).
+                if let seconds = arguments[0].number {
+                    do { return .command(.seek(try SessionTime.seconds(seconds, as: "/lockstep/seek"))) } catch {
+                        throw ControlError("/lockstep/seek: \(arguments[0]) \(error.reason)")
                     }
                 }
-                throw ControlError("/lockstep/seek: \(arguments[0]) is not a time; send seconds (a number ≥ 0) or a string: \(SessionTime.formsHint)")
+                if let text = arguments[0].text {
+                    do { return .command(.seek(try SessionTime.parse(text, as: "/lockstep/seek"))) } catch {
+                        throw ControlError("/lockstep/seek: \(arguments[0]) \(error.reason)")
+                    }
+                }
+                throw ControlError("/lockstep/seek: \(arguments[0]) is not a time; send seconds (a number, 0 to a week) or a string: \(SessionTime.formsHint)")
             default: break
             }
         case 3 where parts == ["settings", "general", "minGoTime"]:
@@ -186,6 +191,7 @@ public enum OSCAddressSpace {
                     throw ControlError("\(address): Lockstep cues have one level (row 0, column 0); it was sent row \(values[0]), column \(values[1])")
                 }
                 let decibels = values.last!
+                try checked { () throws(ControlRangeError) in try ControlRange.gain(decibels, for: address) }
                 return act(.level(decibels)) { .setCueLevel($0, decibels: decibels, ramp: 0) }
             case "valuesForKeys":
                 let form = "a JSON array of keys as one string, e.g. \"[\\\"number\\\",\\\"name\\\"]\""
@@ -209,17 +215,13 @@ public enum OSCAddressSpace {
             guard let decibels = arguments[0].number ?? arguments[0].text.flatMap(SessionGain.parse) else {
                 throw ControlError("\(address): \(arguments[0]) is not a gain; send dB as a number, or a string such as \"-6dB\" or \"-inf\"")
             }
+            try checked { () throws(ControlRangeError) in try ControlRange.gain(decibels, for: address) }
             var ramp = SessionTime.seconds(0)
             if arguments.count == 2 {
-                if let seconds = arguments[1].number {
-                    guard seconds.isFinite && seconds >= 0 && seconds <= SessionTime.maximumSeconds else {
-                        throw ControlError("\(address): the ramp \(seconds) s must be 0 or more seconds")
-                    }
-                    ramp = .seconds(seconds)
-                } else if let text = arguments[1].text, let time = SessionTime.parse(text) {
-                    ramp = time
-                } else {
-                    throw ControlError("\(address): the ramp \(arguments[1]) is not a time; send seconds (a number ≥ 0) or a string: \(SessionTime.formsHint)")
+                ramp = try checked { () throws(ControlRangeError) -> SessionTime in
+                    if let seconds = arguments[1].number { return try ControlRange.ramp(seconds: seconds, for: address) }
+                    if let text = arguments[1].text { return try ControlRange.ramp(text: text, for: address) }
+                    throw ControlRange.rampProblem(arguments[1].description, for: address)
                 }
             }
             return .command(.setLayerGain(layer: parts[2], decibels: decibels, ramp: ramp))
@@ -230,6 +232,11 @@ public enum OSCAddressSpace {
                            + "/pause, /resume, /panic, /cue/{cue}/start|stop|pause|resume|go|level, /playhead/{cue}, /select/next|previous, "
                            + "/lockstep/layer/{layer}/gain, /lockstep/seek, /lockstep/status, /connect, /updates, /udpReplyPort, /thump, "
                            + "QLab's queries (/version, /workspaces, /cueLists, /cue/{cue}/valuesForKeys…) and /cue_id/{id}/…")
+    }
+
+    /// Runs a range check (``LockstepSession/ControlRange``), its error as a ``LockstepControl/ControlError``.
+    static func checked<T>(_ body: () throws(ControlRangeError) -> T) throws(ControlError) -> T {
+        do { return try body() } catch { throw ControlError(error.message) }
     }
 
     /// `no arguments`, or `2 arguments (s:"x", i:3)`.

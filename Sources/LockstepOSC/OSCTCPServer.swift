@@ -9,8 +9,9 @@ import Synchronization
 /// on the same connection, SLIP-framed.
 ///
 /// One thread of its own accepts and reads (`poll`); replies are written from that thread,
-/// updates from the thread that publishes them, never blocking: a client that does not read
-/// (its connection's send buffer full) is disconnected. Limits: ``Limits/maximumClients``
+/// updates from the thread that publishes them, never blocking: a client that does not read is
+/// disconnected once more than ``Limits/maximumBacklog`` bytes wait for it on this side (or its
+/// connection's send buffer is full), and the show plays on. Limits: ``Limits/maximumClients``
 /// connections (one more is sent an error frame and closed), frames up to
 /// ``Limits/maximumFrameSize`` bytes (a longer one gets an error reply and the connection is
 /// closed); a broken escape gets an error reply. Never on the realtime thread.
@@ -27,11 +28,15 @@ public final class OSCTCPServer: Sendable {
         public var maximumClients: Int
         /// The largest SLIP frame (one OSC packet), in bytes.
         public var maximumFrameSize: Int
+        /// The most bytes that may wait, sent but not taken by the client's side, on one
+        /// connection; a reply or update that would go past it disconnects that client.
+        public var maximumBacklog: Int
 
-        /// 64 connections, frames up to 64 KiB.
-        public init(maximumClients: Int = 64, maximumFrameSize: Int = 65536) {
+        /// 64 connections, frames up to 64 KiB, 64 KiB waiting for a client at most.
+        public init(maximumClients: Int = 64, maximumFrameSize: Int = 65536, maximumBacklog: Int = 65536) {
             self.maximumClients = maximumClients
             self.maximumFrameSize = maximumFrameSize
+            self.maximumBacklog = maximumBacklog
         }
     }
 
@@ -70,17 +75,31 @@ public final class OSCTCPServer: Sendable {
         let peer: OSCPeer
         /// The socket, -1 once closed (writers and the closer take turns).
         let descriptor: Mutex<Int32>
+        /// The most bytes that may wait in the socket's send queue.
+        let maximumBacklog: Int
+        /// Whether it was shut down for not reading (counted once).
+        let stuck = Atomic<Bool>(false)
 
-        init(peer: OSCPeer, descriptor: Int32) {
+        init(peer: OSCPeer, descriptor: Int32, maximumBacklog: Int) {
             self.peer = peer
             self.descriptor = Mutex(descriptor)
+            self.maximumBacklog = maximumBacklog
         }
 
-        /// Writes a whole frame without blocking; on a full send buffer or an error, shuts the
-        /// socket down (the reader then closes it) and returns false.
+        /// Writes a whole frame without blocking; when the frame would take the bytes waiting for
+        /// the client past the backlog, on a full send buffer or an error, shuts the socket down
+        /// (the reader then closes it) and returns false.
         func write(_ frame: [UInt8]) -> Bool {
             descriptor.withLock { fd in
                 guard fd >= 0 else { return false }
+                // Bytes in the send queue not yet taken by the client's side (Linux's SIOCOUTQ):
+                // what a client that does not read leaves here.
+                var queued: Int32 = 0
+                if ioctl(fd, UInt(TIOCOUTQ), &queued) == 0, Int(queued) + frame.count > maximumBacklog {
+                    stuck.store(true, ordering: .relaxed)
+                    shutdown(fd, Int32(SHUT_RDWR))
+                    return false
+                }
                 var offset = 0
                 while offset < frame.count {
                     let sent = frame.withUnsafeBytes { raw in
@@ -89,6 +108,7 @@ public final class OSCTCPServer: Sendable {
                     if sent > 0 { offset += sent; continue }
                     if sent < 0 && errno == EINTR { continue }
                     // A partial frame cannot be taken back: the stream is broken for this client.
+                    if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { stuck.store(true, ordering: .relaxed) }
                     shutdown(fd, Int32(SHUT_RDWR))
                     return false
                 }
@@ -202,6 +222,10 @@ public final class OSCTCPServer: Sendable {
         var open: [(peer: OSCPeer, fd: Int32)] = []
         func drop(_ peer: OSCPeer) {
             guard let connection = registry.connections.withLock({ $0.removeValue(forKey: peer) }) else { return }
+            if connection.stuck.load(ordering: .relaxed) {
+                control.count(\.disconnected)
+                log("OSC \(peer) (TCP): disconnected: it did not read its replies (more than \(limits.maximumBacklog) bytes were waiting for it)")
+            }
             connection.close()
             decoders[peer] = nil
             open.removeAll { $0.peer == peer }
@@ -271,7 +295,7 @@ public final class OSCTCPServer: Sendable {
                 log("OSC \(peer) (TCP): turned away: \(text)")
                 continue
             }
-            registry.connections.withLock { $0[peer] = Connection(peer: peer, descriptor: fd) }
+            registry.connections.withLock { $0[peer] = Connection(peer: peer, descriptor: fd, maximumBacklog: limits.maximumBacklog) }
             decoders[peer] = SLIPDecoder(maximumFrameSize: limits.maximumFrameSize)
             open.append((peer, fd))
             control.count(\.connections)

@@ -8,8 +8,9 @@ public struct WebStatistics: Sendable, Hashable, Codable {
     public var errorReplies = 0
     /// Requests refused for their Host, Origin or token, or for too many clients.
     public var refused = 0
-    /// Messages dropped for a client that did not read them in time.
-    public var dropped = 0
+    /// WebSocket clients disconnected because they did not read: more messages waited for one
+    /// than the server's backlog holds.
+    public var disconnected = 0
 
     /// Counts of zero.
     public init() {}

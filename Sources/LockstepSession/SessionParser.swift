@@ -547,10 +547,8 @@ public struct SessionParser {
     private mutating func time(_ node: YAMLNode, what: String, allowManual: Bool = false) -> SessionTime? {
         let expecting = allowManual ? "a time or manual" : "a time"
         guard let text = scalar(node, what, expecting: expecting) else { return nil }
-        if let value = SessionTime.parse(text) { return value }
-        let negative = text.trimmingCharacters(in: .whitespaces).hasPrefix("-")
-        report(.invalidTime, node, negative ? "\(what) '\(Self.excerpt(text))' is negative; times count from the session's start (or the file's), so use 0 or more"
-               : "\(what) '\(Self.excerpt(text))' is not a time; " + SessionTime.formsHint + (allowManual ? ", or manual" : ""))
+        guard let reason = SessionTime.reason(for: text) else { return SessionTime.parse(text) }
+        report(.invalidTime, node, "\(what) '\(Self.excerpt(text))' \(reason)" + (allowManual && reason.hasPrefix("is not a time") ? ", or manual" : ""))
         return nil
     }
 

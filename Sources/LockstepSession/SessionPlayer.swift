@@ -620,12 +620,15 @@ public final class SessionPlayer: @unchecked Sendable {
         }
     }
 
-    /// Checks a level or gain and its ramp.
+    /// Checks a level or gain and its ramp (``ControlRange``: the same ranges and messages as
+    /// every control surface), before either becomes samples.
     private static func check(decibels: Double, ramp: Double, verb: String) throws(PlayerError) {
-        guard decibels <= SessionGain.maximum, !decibels.isNaN else {
-            throw PlayerError("\(verb): \(decibels) dB is out of range; use -inf to +\(Int(SessionGain.maximum)) dB")
+        do throws(ControlRangeError) {
+            try ControlRange.gain(decibels, for: verb)
+            try ControlRange.checkRamp(seconds: ramp, for: verb)
+        } catch {
+            throw PlayerError(error.message)
         }
-        guard ramp.isFinite, ramp >= 0 else { throw PlayerError("\(verb): ramp \(ramp) s must be 0 or more seconds") }
     }
 
     /// Fires manual cue `name` at session sample `sample` exactly (offline renders, tests).

@@ -294,8 +294,15 @@ struct SessionTimelineBuilder {
                     "automation: unknown layer '\(SessionParser.excerpt(entry.layer))'\(suggestion(for: entry.layer, in: layerNames)); use \(Self.oneOf(layerNames))"))
                 continue
             }
-            entries[layer].append((.init(start: entry.at.samples(at: rate), ramp: entry.ramp.samples(at: rate),
-                                         gainDB: entry.gainDB), number))
+            // A ramp is 0 to an hour, as a control command's (ControlRange: one range, one message).
+            let ramp = entry.ramp.samples(at: rate)
+            do throws(ControlRangeError) {
+                try ControlRange.checkRamp(seconds: Double(ramp) / rate, for: "automation \(number + 1)")
+            } catch {
+                diagnostics.append(.init(.invalidTime, at: entry.keyLocations["ramp"] ?? entry.location, error.message))
+                continue
+            }
+            entries[layer].append((.init(start: entry.at.samples(at: rate), ramp: ramp, gainDB: entry.gainDB), number))
         }
         for index in entries.indices { entries[index].sort { ($0.point.start, $0.entry) < ($1.point.start, $1.entry) } }
         for (layer, points) in entries.enumerated() {

@@ -36,7 +36,7 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
         let lower = trimmed.lowercased()
         for suffix in [" samples", " sample", "samples", "sample", " smp", "smp"] where lower.hasSuffix(suffix) {
             let number = trim(lower.dropLast(suffix.count))
-            guard let value = Int64(number), value >= 0 else { return nil }
+            guard isDigits(number), let value = Int64(number) else { return nil }
             return .samples(value)
         }
         if lower.hasSuffix("ms") {
@@ -54,7 +54,7 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
             var total = seconds
             var scale = 60.0
             for (index, part) in parts.dropLast().reversed().enumerated() {
-                guard !part.isEmpty, part.allSatisfy(\.isASCII), let value = Int(part), value >= 0 else { return nil }
+                guard isDigits(part), let value = Int(part) else { return nil }
                 if index == 0 && parts.count == 3 && value >= 60 { return nil }  // minutes in h:mm:ss
                 total += Double(value) * scale
                 scale *= 60
@@ -73,6 +73,12 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
         guard let first = text.firstIndex(where: { !isSpace($0) }) else { return text[text.endIndex...] }
         let last = text.lastIndex(where: { !isSpace($0) })!
         return text[first...last]
+    }
+
+    /// Whether `text` is one or more ASCII digits: no sign, space or other numeral (`Int("-0")`
+    /// and `Int("+5")` parse, and a time has no sign).
+    private static func isDigits(_ text: Substring) -> Bool {
+        !text.isEmpty && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
     }
 
     /// A plain non-negative decimal number (digits and at most one point; no sign or exponent).
@@ -97,7 +103,7 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
     /// The time as written back: `1.5 s`, `90 s` or `96000 samples`.
     public var description: String {
         switch self {
-        case .seconds(let s): return s == s.rounded() && s < 1e15 ? "\(Int64(s)) s" : "\(s) s"
+        case .seconds(let s): return s == s.rounded() && s.magnitude < 1e15 ? "\(Int64(s)) s" : "\(s) s"
         case .samples(let n): return "\(n) samples"
         }
     }
@@ -130,32 +136,98 @@ public enum SessionTime: Sendable, Hashable, CustomStringConvertible {
     public var isZero: Bool { self == .seconds(0) || self == .samples(0) }
 
     /// Parses `text`, or throws an error naming it (as `subject`, e.g. `--duration` or `seek`)
-    /// and the forms a time takes.
+    /// and saying why it is not a time (``reason(for:)``).
     /// - Throws: ``TimeSyntaxError``.
     public static func parse(_ text: String, as subject: String) throws(TimeSyntaxError) -> SessionTime {
         guard let time = parse(text) else { throw TimeSyntaxError(subject: subject, value: text) }
         return time
     }
 
+    /// Why `text` is not a time, for every error that refuses one (session keys, CLI options,
+    /// typed commands, OSC and web arguments): it has a sign, it is longer than a week, or it is
+    /// none of the forms. Nil when it is a time.
+    public static func reason(for text: String) -> String? {
+        guard parse(text) == nil else { return nil }
+        switch trim(Substring(text)).first {
+        case "-": return "is negative; a time counts from a start, so write 0 or more, without a sign"
+        case "+": return "has a sign; write the time without '+'"
+        default: break
+        }
+        if parseUnbounded(text) != nil { return tooLong }
+        return "is not a time; \(formsHint)"
+    }
+
+    /// Parses a count of samples or a sample time written alone (`--start-at`, `--midi-latency`):
+    /// decimal digits only. A sign is refused as in a time (``reason(for:)``): `-0` and `+5` would
+    /// otherwise pass as 0 and 5.
+    /// - Throws: ``TimeSyntaxError`` naming `subject` and saying why.
+    public static func sampleCount(_ text: String, as subject: String) throws(TimeSyntaxError) -> Int64 {
+        let trimmed = trim(Substring(text))
+        let reason: String
+        if trimmed.first == "-" || trimmed.first == "+" {
+            reason = trimmed.first == "-" ? "is negative; a time counts from a start, so write 0 or more, without a sign"
+                : "has a sign; write the number of samples without one"
+        } else if !isDigits(trimmed) {
+            reason = "is not a number of samples; write digits only, e.g. 512"
+        } else if let value = Int64(trimmed) {
+            return value
+        } else {
+            reason = "is too large; at most \(Int64.max) samples"
+        }
+        throw TimeSyntaxError(subject: subject, value: text, reason: reason)
+    }
+
+    /// The reason a time past the limit is refused.
+    static let tooLong = "is past the limit: a time is at most a week (\(Int(maximumSeconds)) s, or \(maximumSamples) samples)"
+
+    /// A time given as a number of seconds (an OSC or JSON argument), checked before anything
+    /// converts it: finite, not negative, at most a week (``maximumSeconds``).
+    /// - Throws: ``TimeSyntaxError`` naming `subject` and saying why.
+    public static func seconds(_ value: Double, as subject: String) throws(TimeSyntaxError) -> SessionTime {
+        let reason: String
+        if value.isNaN || value.isInfinite { reason = "is not a finite number of seconds; send 0 to \(Int(maximumSeconds)) (a week)" }
+        else if value < 0 { reason = "is negative; a time counts from a start, so send 0 or more" }
+        else if value > maximumSeconds { reason = tooLong }
+        else { return .seconds(value) }
+        throw TimeSyntaxError(subject: subject, value: "\(value)", reason: reason)
+    }
+
+    /// Whether the time lies in the range ``parse(_:)`` takes (seconds finite, from 0 to
+    /// ``maximumSeconds``; samples from 0 to ``maximumSamples``), so that ``samples(at:)`` at any
+    /// rate up to 768 kHz cannot overflow. A ``SessionTime`` made in code rather than parsed may
+    /// lie outside it.
+    public var isInRange: Bool {
+        switch self {
+        case .seconds(let value): return TimeLimit.contains(value)
+        case .samples(let value): return value >= 0 && value <= Self.maximumSamples
+        }
+    }
+
     /// The forms a time may take, for error messages.
     public static let formsHint = "write seconds (90, 1.5 or 1.5s), milliseconds (250ms), m:ss[.fff] (1:30, 1:30.5), h:mm:ss[.fff] or \"N samples\" (4800 samples), at most a week"
 }
 
-/// A value that is not a time: names it and the forms ``SessionTime`` accepts.
+/// A value that is not a time: names it and says why (``SessionTime/reason(for:)``).
 public struct TimeSyntaxError: Error, Sendable, Hashable, CustomStringConvertible {
     /// What the value was for: an option (`--duration`), a command (`seek`), a key.
     public var subject: String
     /// The value as given.
     public var value: String
+    /// Why, without the subject and value: `is not a time; write seconds (90, …)…`, `is
+    /// negative; …`, `is past the limit: …`.
+    public var reason: String
 
-    /// Creates an error.
+    /// The error for text `value` that ``SessionTime/parse(_:)`` refuses.
     public init(subject: String, value: String) {
-        self.subject = subject
-        self.value = value
+        self.init(subject: subject, value: value, reason: SessionTime.reason(for: value) ?? "is not a time; \(SessionTime.formsHint)")
     }
 
-    /// Why, without the subject and value: `is not a time; write seconds (90, …)…`.
-    public var reason: String { "is not a time; \(SessionTime.formsHint)" }
+    /// An error with its own reason (a number of seconds out of range).
+    public init(subject: String, value: String, reason: String) {
+        self.subject = subject
+        self.value = value
+        self.reason = reason
+    }
 
     /// `--duration 'soon' is not a time; write seconds (90, 1.5 or 1.5s), …`.
     public var description: String { "\(subject) '\(value)' \(reason)" }

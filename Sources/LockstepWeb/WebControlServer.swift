@@ -59,12 +59,12 @@ public struct SessionWebShow: WebShow {
 /// answer is a ``LockstepControl/ControlReply`` (`{"address","status","data"}`), a change a
 /// ``LockstepControl/ControlUpdate`` (`{"kind",…}`), the state the `status` reply; besides
 /// them ``WebMeters`` (`"event":"meters"`, 25 a second) and ``WebDiscontinuities``. Commands
-/// are ``WebCommand`` objects, on the socket or as the body of `POST /api/command`.
+/// are ``LockstepControl/WebCommand`` objects, on the socket or as the body of `POST /api/command`.
 ///
 /// It never touches the realtime thread: commands go through the
 /// ``LockstepControl/ControlDispatcher``, and what it shows is read from the published state.
 /// Requests that read or drive the show pass ``WebAdmission`` (Host, Origin, token); bodies
-/// are limited to ``WebCommand/maximumSize``; connections, WebSocket clients and what each
+/// are limited to ``LockstepControl/WebCommand/maximumSize``; connections, WebSocket clients and what each
 /// client may have queued are bounded.
 public final class WebControlServer: Sendable {
     /// Where it listens and its limits.
@@ -79,15 +79,20 @@ public final class WebControlServer: Sendable {
         public var maximumClients: Int
         /// The most HTTP connections open at once (more wait until one closes).
         public var maximumConnections: Int
-        /// Seconds an HTTP connection may stay idle.
+        /// Seconds an HTTP connection may stay idle, and may take to send a request's head: one
+        /// that sends its headers a byte at a time is closed all the same.
         public var idleTimeout: Int
         /// Meter messages a second.
         public var metersPerSecond: Double
+        /// Messages that may wait for one WebSocket client (one that does not read them); one
+        /// more disconnects it, and the show plays on.
+        public var maximumBacklog: Int
 
         /// The defaults: 127.0.0.1:8080, no token, 32 pages, 1024 connections idle at most 15 s,
-        /// meters 25 times a second.
+        /// meters 25 times a second, 256 messages waiting for a page at most.
         public init(host: String = "127.0.0.1", port: Int = 8080, token: String? = nil, maximumClients: Int = 32,
-                    maximumConnections: Int = 1024, idleTimeout: Int = 15, metersPerSecond: Double = 25) {
+                    maximumConnections: Int = 1024, idleTimeout: Int = 15, metersPerSecond: Double = 25,
+                    maximumBacklog: Int = 256) {
             self.host = host
             self.port = port
             self.token = token
@@ -95,6 +100,7 @@ public final class WebControlServer: Sendable {
             self.maximumConnections = maximumConnections
             self.idleTimeout = idleTimeout
             self.metersPerSecond = metersPerSecond
+            self.maximumBacklog = maximumBacklog
         }
     }
 
@@ -109,10 +115,16 @@ public final class WebControlServer: Sendable {
     private let running = Mutex<Task<Void, Never>?>(nil)
     private let ticker = Mutex<Task<Void, Never>?>(nil)
 
+    /// One WebSocket client: its queue of messages and its connection.
+    private struct Client {
+        var queue: AsyncStream<String>.Continuation
+        var channel: any Channel
+    }
+
     private struct State {
         var show: (any WebShow)?
         var subscription: ControlSubscription?
-        var clients: [Int: AsyncStream<String>.Continuation] = [:]
+        var clients: [Int: Client] = [:]
         var nextClient = 0
         var statistics = Statistics()
         var statusDue = true
@@ -179,21 +191,23 @@ public final class WebControlServer: Sendable {
         // Its own handler that drops everything: what the page does is reported through `log`
         // (and the process's log level, which a shared handler holds, stays as it is).
         let logger = Logger(label: "lockstep.web", factory: { _ in SwiftLogNoOpLogHandler() })
+        // A text frame that is not UTF-8 fails the connection with 1007 (RFC 6455 §8.1).
         let configuration = HTTP1WebSocketUpgradeChannel.Configuration(
             http1: .init(idleTimeout: .seconds(Int64(options.idleTimeout))),
-            ws: .init(maxFrameSize: WebCommand.maximumSize, autoPing: .enabled(timePeriod: .seconds(15))))
-        let shouldUpgrade: @Sendable (HTTPRequest, any Channel, Logger) throws -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> = { [self] head, _, _ in
+            ws: .init(maxFrameSize: WebCommand.maximumSize, autoPing: .enabled(timePeriod: .seconds(15)), validateUTF8: true))
+        let shouldUpgrade: @Sendable (HTTPRequest, any Channel, Logger) throws -> ShouldUpgradeResult<WebSocketDataHandler<HTTP1WebSocketUpgradeChannel.Context>> = { [self] head, channel, _ in
             guard (head.path ?? "").split(separator: "?").first == "/ws",
                   self.refuseIfNeeded(head.authority, head.headerFields, target: head.path ?? "/", webSocket: true, reserve: true) == nil
             else { return .dontUpgrade }
-            return .upgrade([:]) { inbound, outbound, _ in await self.serve(inbound, outbound) }
+            return .upgrade([:]) { inbound, outbound, _ in try await self.serve(inbound, outbound, channel: channel) }
         }
         let application = Application(
             router: router(),
-            // hummingbird-websocket's channel, with a 400 for a first request that is not HTTP.
-            server: HTTPServerBuilder { responder in
-                NotHTTPGuardedChannel(HTTP1WebSocketUpgradeChannel(responder: responder, configuration: configuration,
-                                                                   shouldUpgrade: shouldUpgrade))
+            // hummingbird-websocket's channel, with what it leaves undone before the first request.
+            server: HTTPServerBuilder { [options] responder in
+                GuardedChannel(HTTP1WebSocketUpgradeChannel(responder: responder, configuration: configuration,
+                                                            shouldUpgrade: shouldUpgrade),
+                               firstRequestTimeout: .seconds(Int64(options.idleTimeout)))
             },
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "lockstep",
                                  availableConnectionsDelegate: .maximum(options.maximumConnections, logger: logger)),
@@ -242,7 +256,7 @@ public final class WebControlServer: Sendable {
             defer { state.clients.removeAll(); state.subscription?.cancel(); state.subscription = nil }
             return Array(state.clients.values)
         }
-        for client in clients { client.finish() }
+        for client in clients { client.queue.finish() }
         guard let task = running.withLock({ task in defer { task = nil }; return task }) else { return }
         task.cancel()
         let done = DispatchSemaphore(value: 0)
@@ -377,13 +391,15 @@ public final class WebControlServer: Sendable {
 
     // MARK: - WebSocket
 
-    /// One WebSocket client: its queue of messages (the newest 256 kept when it reads too
-    /// slowly), written by one task; the commands it sends, answered on its queue.
-    private func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter) async {
-        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingNewest(256))
+    /// One WebSocket client: its queue of messages, written by one task (at most
+    /// ``Options/maximumBacklog`` wait: one more disconnects it); the commands it sends, answered
+    /// on its queue. A protocol error of the client (a text frame that is not UTF-8) is thrown on,
+    /// for hummingbird-websocket to close with its status.
+    private func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, channel: any Channel) async throws {
+        let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(options.maximumBacklog))
         let (id, show) = state.withLock { state in
             state.nextClient += 1
-            state.clients[state.nextClient] = continuation
+            state.clients[state.nextClient] = Client(queue: continuation, channel: channel)
             state.statistics.clients += 1
             state.statusDue = true
             return (state.nextClient, state.show)
@@ -392,43 +408,47 @@ public final class WebControlServer: Sendable {
             state.clients.removeValue(forKey: id)
             state.places -= 1
         } }
-        if let show { continuation.yield(show.dispatcher.execute(.status, address: "status").json) }
-        await withTaskGroup(of: Void.self) { group in
+        if let show { deliver(show.dispatcher.execute(.status, address: "status").json, to: id) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await text in stream {
                     do { try await outbound.write(.text(text)) } catch { break }
                 }
             }
             group.addTask { [self] in
-                do {
-                    for try await message in inbound.messages(maxSize: WebCommand.maximumSize) {
-                        let text: String
-                        switch message {
-                        case .text(let string): text = string
-                        case .binary(let buffer): text = String(buffer: buffer)
-                        }
-                        continuation.yield(self.execute(text).0.json)
+                defer { continuation.finish() }
+                for try await message in inbound.messages(maxSize: WebCommand.maximumSize) {
+                    let text: String
+                    switch message {
+                    case .text(let string): text = string
+                    case .binary(let buffer): text = String(buffer: buffer)
                     }
-                } catch {}
-                continuation.finish()
+                    deliver(execute(text).0.json, to: id)
+                }
             }
-            await group.next()
-            group.cancelAll()
-            continuation.finish()
+            defer { group.cancelAll(); continuation.finish() }
+            try await group.next()
         }
+    }
+
+    /// Queues `text` for client `id`; a client whose queue is full is disconnected (it does not
+    /// read: its connection's buffers are full too), counted and logged.
+    private func deliver(_ text: String, to id: Int) {
+        let dropped = state.withLock { state -> (any Channel)? in
+            guard let client = state.clients[id], case .dropped = client.queue.yield(text) else { return nil }
+            state.clients.removeValue(forKey: id)
+            state.statistics.disconnected += 1
+            client.queue.finish()
+            return client.channel
+        }
+        guard let channel = dropped else { return }
+        channel.close(promise: nil)
+        log("web: disconnected a client that did not read: \(options.maximumBacklog) messages were waiting for it")
     }
 
     /// Queues `text` for every client.
     private func broadcast(_ text: String) {
-        let dropped = state.withLock { state in
-            var dropped = 0
-            for client in state.clients.values {
-                if case .dropped = client.yield(text) { dropped += 1 }
-            }
-            state.statistics.dropped += dropped
-            return dropped
-        }
-        _ = dropped
+        for id in state.withLock({ Array($0.clients.keys) }) { deliver(text, to: id) }
     }
 
     /// Pushes the meters ``Options/metersPerSecond`` times a second, the state five times a
@@ -456,60 +476,6 @@ public final class WebControlServer: Sendable {
                 broadcast(show.discontinuities().json)
             }
         }
-    }
-}
-
-/// A server channel that answers a connection whose first bytes are not HTTP with
-/// `400 Bad Request` and closes it at once.
-///
-/// hummingbird-websocket's channel turns NIO's own error handling off and catches nothing while
-/// it waits for the first request (the upgrade handler buffers it): bytes the HTTP parser
-/// refuses left the connection open, unanswered, until the idle timeout. ``NotHTTPHandler`` sits
-/// at the end of that pipeline until the first request arrives.
-struct NotHTTPGuardedChannel<Inner: ServerChildChannel>: ServerChildChannel {
-    typealias Value = Inner.Value
-    let inner: Inner
-
-    init(_ inner: Inner) { self.inner = inner }
-
-    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            try channel.pipeline.syncOperations.addHandler(NotHTTPHandler())
-            return value
-        }
-    }
-
-    func handle(value: Value, logger: Logger) async {
-        await inner.handle(value: value, logger: logger)
-    }
-}
-
-/// Answers an HTTP parse error before the first request with `400 Bad Request` (a JSON error
-/// saying so) and closes the connection; steps out of the pipeline once anything is read.
-final class NotHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = NIOAny
-    typealias OutboundOut = HTTPServerResponsePart
-    private var answered = false
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        context.fireChannelRead(data)
-        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard error is HTTPParserError, !answered else {
-            context.fireErrorCaught(error)
-            return
-        }
-        answered = true
-        let body = ByteBuffer(string: ControlReply.error("", "this is not an HTTP request; open the page at the address lockstep printed").json + "\n")
-        let head = HTTPResponseHead(version: .http1_1, status: .badRequest,
-                                    headers: ["Content-Type": "application/json", "Content-Length": String(body.readableBytes),
-                                              "Connection": "close"])
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
-        let channel = context.channel
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in channel.close(promise: nil) }
     }
 }
 

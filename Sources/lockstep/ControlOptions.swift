@@ -47,7 +47,8 @@ struct ControlOptions: ParsableArguments {
             completion: Completions.ports)
     var midiConnect: [String] = []
 
-    @Option(name: .customLong("midi-latency"), help: ArgumentHelp("Samples from each MIDI event to the sample its commands land on (default: 512, or two periods when the server's period is longer than 256).", valueName: "samples"))
+    @Option(name: .customLong("midi-latency"), help: ArgumentHelp("Samples from each MIDI event to the sample its commands land on (default: 512, or two periods when the server's period is longer than 256).", valueName: "samples"),
+            transform: { Int(try TimeOption.samples($0)) })
     var midiLatency: Int?
 
     /// Whether MIDI control is on.

@@ -1,3 +1,4 @@
+@preconcurrency import Glibc   // C's stdout: a global the stream behind never changes
 import Foundation
 import Lockstep
 import LockstepControl
@@ -21,7 +22,10 @@ final class JSONEvents: Sendable {
         let line = update.json + "\n"
         writing.withLock { _ in   // one line at a time, whole
             print(line, terminator: "")
-            fflush(nil)
+            // Standard output only: fflush(NULL) also locks every input stream, and waits for
+            // the --control reader's getline on standard input to return (it held the run's
+            // loop until the next typed line arrived).
+            fflush(stdout)
         }
     }
 

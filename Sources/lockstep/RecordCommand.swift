@@ -51,7 +51,8 @@ struct RecordCommand: ParsableCommand {
     @Option(name: .customLong("client-name"), help: "The JACK client name.")
     var clientName: String = "lockstep-record"
 
-    @Option(name: .customLong("start-at"), help: "The JACK frame time (device sample time) of the first recorded frame.")
+    @Option(name: .customLong("start-at"), help: "The JACK frame time (device sample time) of the first recorded frame.",
+            transform: TimeOption.samples)
     var startAt: Int64?
 
     @Flag(help: "Replace OUT if it exists. Without it an existing file is never touched: record refuses and says so.")

@@ -246,7 +246,7 @@ struct SessionRenderCommand: ParsableCommand {
 
     @Option(name: .customLong("midi-latency"), help: ArgumentHelp(
         "Samples from each MIDI event to the sample its commands land on (as session run --midi uses).",
-        valueName: "samples"))
+        valueName: "samples"), transform: { Int(try TimeOption.samples($0)) })
     var midiLatency: Int = MIDIDefaults.latency
 
     @OptionGroup(title: "Messages")

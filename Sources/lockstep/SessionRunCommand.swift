@@ -281,9 +281,11 @@ final class SessionRun {
             log.notice("MIDI control on \(input.portName): \(triggers.entries.count) trigger\(triggers.entries.count == 1 ? "" : "s"); commands land \(latency) samples after their event\(lateWarning)")
         }
         defer { midi?.stop() }
+        // --duration counts seconds of playing: device frames while the session runs (from its
+        // first sample), whatever seeks do to its position; a pause does not count.
         var stopAfter = command.duration.map { $0.samples(at: rate) }
         var playedFrames: Int64 = 0
-        var lastPosition = fromPosition
+        var countedUntil = startedAt ?? engine.currentTime().sampleTime
         // The player playing now (made again at a new rate after a sample-rate change).
         var live = player
         var display = SessionDisplay(enabled: Terminal.display != .none && !command.json, player: live)
@@ -336,7 +338,7 @@ final class SessionRun {
                                                   resumedJACKFrame: resumedAt.map { device.jackFrameTime(forSampleTime: $0) }))
                     playedFrames = Int64((Double(playedFrames) * factor).rounded())
                     stopAfter = command.duration.map { $0.samples(at: next.rate) }
-                    lastPosition = position
+                    countedUntil = max(countedUntil, resumedAt ?? engine.currentTime().sampleTime)
                     rate = next.rate
                     live = next
                     dispatcher.replacePlayer(next)
@@ -356,9 +358,9 @@ final class SessionRun {
             for note in notes.take() { display.note(note) }
             dispatcher.poll()
             reportLateStarts(live.lateStarts, reported: &lateReported, rate: rate, display: display)
-            let position = live.position
-            if live.isRunning { playedFrames += max(0, position - lastPosition) }
-            lastPosition = position
+            let now = engine.currentTime().sampleTime
+            if live.isRunning && now > countedUntil { playedFrames += now - countedUntil }
+            countedUntil = max(countedUntil, now)
             if let stopAfter, playedFrames >= stopAfter { break }
             let timeline = live.timeline
             let canStillGo = command.surfaces.canStillCommand(controlFinished: controls?.isFinished ?? true)

@@ -16,8 +16,15 @@ enum TimeOption {
     /// invalid for '--option <time>':") lists the forms a time takes.
     /// - Throws: ``TimeOptionError``.
     static func parse(_ text: String) throws -> SessionTime {
-        guard let time = SessionTime.parse(text) else { throw TimeOptionError() }
+        guard let time = SessionTime.parse(text) else { throw TimeOptionError(reason: SessionTime.reason(for: text) ?? "is not a time") }
         return time
+    }
+
+    /// Parses a count of samples or a sample time (`--start-at`, `--midi-latency`): digits only
+    /// (``SessionTime/sampleCount(_:as:)``).
+    /// - Throws: ``TimeOptionError``.
+    static func samples(_ text: String) throws -> Int64 {
+        do { return try SessionTime.sampleCount(text, as: "") } catch { throw TimeOptionError(reason: error.reason) }
     }
 
     /// Checks a `--duration`: more than zero.
@@ -29,8 +36,12 @@ enum TimeOption {
     }
 }
 
-/// A value that is not a time: says so and lists the forms.
+/// A value that is not a time: says why (``SessionTime/reason(for:)``), as every place that
+/// takes a time does.
 struct TimeOptionError: Error, CustomStringConvertible {
-    /// `not a time; write seconds (90, 1.5 or 1.5s), …`.
-    var description: String { "not a time; \(SessionTime.formsHint)" }
+    /// `is not a time; write seconds (90, 1.5 or 1.5s), …`, `is negative; …`.
+    var reason: String
+    /// The reason without its verb (`not a time; …`, `negative; …`): ArgumentParser puts "The
+    /// value 'X' is invalid for '--option <time>':" before it.
+    var description: String { reason.hasPrefix("is ") ? String(reason.dropFirst(3)) : reason }
 }

@@ -98,6 +98,13 @@ struct CLITests {
         (["render", "GOOD.wav", "-o", "x.wav", "--gain", "13"], "--gain"),
         (["render", "GOOD.wav", "-o", "x.wav", "--gain", "0", "--gain", "0"], "--gain"),
         (["render", "GOOD.wav", "-o", "x.wav", "--offset", "-1"], "--offset"),
+        // A sign is refused by every time and sample-count option (it was read as 0:01, 5…).
+        (["render", "GOOD.wav", "-o", "x.wav", "--offset=-0:01"], "the value '-0:01' is invalid for '--offset <time>': negative; a time counts from a start"),
+        (["render", "GOOD.wav", "-o", "x.wav", "--offset=+0:01"], "the value '+0:01' is invalid for '--offset <time>': has a sign"),
+        (["session", "render", "GOOD.yaml", "-o", "x.wav", "--duration=-0:01"], "the value '-0:01' is invalid for '--duration <time>': negative"),
+        (["session", "render", "GOOD.yaml", "-o", "x.wav", "--midi-latency=+5"], "the value '+5' is invalid for '--midi-latency <samples>': has a sign"),
+        (["session", "run", "GOOD.yaml", "--midi-latency=-0"], "the value '-0' is invalid for '--midi-latency <samples>': negative"),
+        (["record", "-o", "x.wav", "--port", "a:b", "--start-at=-0"], "the value '-0' is invalid for '--start-at <start-at>': negative"),
         // Numbers that would overflow when turned into samples are refused where they are parsed:
         // not a time (no exponents; at most a week), with the forms a time takes.
         (["render", "GOOD.wav", "-o", "x.wav", "--offset", "1e15"], "the value '1e15' is invalid for '--offset <time>': not a time; write seconds (90, 1.5 or 1.5s)"),

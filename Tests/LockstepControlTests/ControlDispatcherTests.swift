@@ -165,6 +165,22 @@ struct ControlDispatcherTests {
         #expect(show.updates(.paused).count == 1 && show.updates(.resumed).map(\.position) == [30000])
     }
 
+    @Test("a command made in code with a time or ramp past its range is an error reply, never a trap converting it to samples",
+          arguments: [ControlCommand.seek(.seconds(1e30)), .seek(.seconds(.nan)), .seek(.seconds(-1)), .seek(.samples(.max)), .seek(.samples(-1)),
+                      .setLayerGain(layer: "bed", decibels: -6, ramp: .seconds(1e30)), .setLayerGain(layer: "bed", decibels: -6, ramp: .samples(.max)),
+                      .setLayerGain(layer: "bed", decibels: -6, ramp: .samples(48000 * 3601)), .setCueLevel(.name("bed"), decibels: -6, ramp: .seconds(-.infinity)),
+                      .setCueLevel(.name("bed"), decibels: .nan, ramp: 0)])
+    func outOfRange(_ command: ControlCommand) throws {
+        let show = try DispatchedShow()
+        try show.render(1024)
+        let reply = show.dispatcher.execute(command, address: "cmd")
+        #expect(!reply.isOK)
+        #expect(reply.summary.hasPrefix("cmd: ") || reply.summary.hasPrefix("gain: ") || reply.summary.hasPrefix("level: "), "\(reply.summary)")
+        #expect(reply.summary.contains("a week") || reply.summary.contains("negative") || reply.summary.contains("0 to 3600 seconds")
+                || reply.summary.contains("-inf to +12 dB") || reply.summary.contains("finite"), "\(reply.summary)")
+        #expect(show.dispatcher.execute(.status, address: "status").data?["state"] == .string("playing"))
+    }
+
     @Test("every reply's data is a schema type: decoding it as CommandResult (or ControlStatus) and encoding it again gives the same JSON")
     func replyDataIsTheSchema() throws {
         let show = try DispatchedShow()
@@ -269,7 +285,7 @@ struct ControlLineTests {
         #expect(message("staus") .hasPrefix("unknown command 'staus'; did you mean 'status'?"))
         #expect(message("seek soon") == "seek 'soon' is not a time; \(SessionTime.formsHint)")
         #expect(message("gain bed loud") == "'gain bed loud' is not 'gain LAYER DB [RAMP]'; write e.g. gain drums -12dB 2")
-        #expect(message("level bell -3 later") == "level: ramp 'later' is not a time; \(SessionTime.formsHint)")
+        #expect(message("level bell -3 later") == ControlRange.rampProblem("'later'", for: "level").message)
         #expect(message("start") == "'start' needs a cue: write 'start CUE' (a cue name, or its number)")
         #expect(message("panic now") == "'panic' takes nothing after it; write just 'panic'")
     }

@@ -293,5 +293,8 @@ struct FormatTests {
         if type.survivesKill {
             #expect(frames >= 96000 - 4608, "\(type): \(frames) frames readable")
         }
+        if type == .mp3 {            // constant bitrate: its length counted from its bytes
+            #expect(frames >= 96000 - 4800, "\(type): \(frames) frames readable")
+        }
     }
 }

@@ -94,7 +94,7 @@ extension JACKTests {
                                       "--server", server.name, "--force"])
             #expect(forced.status == 1, "\(forced.stderr)")
             #expect(try AudioFileReader(path: take).frameCount == 9600, "a failed --force record touched the take")
-            for (arguments, mention) in [(["--port", "nocolon"], "nocolon"), (["--start-at=-1"], "--start-at -1 is negative"),
+            for (arguments, mention) in [(["--port", "nocolon"], "nocolon"), (["--start-at=-1"], "the value '-1' is invalid for '--start-at <start-at>': negative"),
                                          (["--start-at", "100"], "--start-at 100 is in the past")] {
                 let result = try CLI.run(["record", "-o", missing, "--duration", "0.2", "--server", server.name] + arguments)
                 #expect(result.status != 0 && result.status < 128, "\(arguments): \(result.status) \(result.stderr)")

@@ -326,6 +326,29 @@ extension JACKTests {
             #expect(end >= 24000 && end < 24000 + 4800, "ended at \(end)")
         }
 
+        @Test("--duration counts seconds of playing, not the session's position: a seek 20 s ahead in a 1 s run plays on to the end of its second")
+        func durationIgnoresSeeks() throws {
+            try write("long.wav", Signals.constant(0.5, frames: 48000 * 30))
+            let path = try session("channels: 1\ncues: [ { file: long.wav } ]\n")
+            let server = try JACKServer()
+            let running = try CLI.spawn(["session", "run", path, "--server", server.name, "--duration", "1", "--control", "-",
+                                         "--json", "--json-events"], withInput: true)
+            #expect(running.waitForOutput(containing: "cue/started"), "\(running.errorOutputSoFar)")
+            running.send(line: "seek 20")
+            let result = running.wait(timeout: 20)
+            #expect(result.status == 0, "\(result.stderr)")
+            let lines = result.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            let seeked = try #require(lines.first { $0["kind"] as? String == "seeked" }, "stdout: \(result.stdout) stderr: \(result.stderr)")
+            let summary = try #require(lines.last)
+            let start = try #require(summary["startSampleTime"] as? Int), end = try #require(summary["endPosition"] as? Int)
+            let landed = try #require(seeked["sampleTime"] as? Int), position = try #require(seeked["position"] as? Int)
+            #expect(position == 20 * 48000)
+            // The device sample the run ended on, less the one it started on: one second of playing
+            // (the position jumped 20 s; before, that jump counted and the run ended at the seek).
+            let played = landed + (end - position) - start
+            #expect(played >= 48000 && played < 48000 + 4800, "played \(played) frames: started \(start), seek landed \(landed), ended at \(end)")
+        }
+
         @Test("a layer with ports plays only there; the other layers go to the master outputs")
         func layerPorts() throws {
             try write("solo.wav", Signals.constant(0.25, frames: 24000))

@@ -22,7 +22,9 @@ struct OSCAddressSpaceTests {
         #expect(try SessionTime.parse(text, as: "--from") == time)
         var parser = SessionParser(path: "s.yaml", text: "cues:\n  - { name: a, file: a.wav, at: \(text) }\n")
         #expect(try parser.parse().cues.first?.start == .at(time))
-        // Ramps take the same syntax: OSC gain, typed gain and level, session automation.
+        // Ramps take the same syntax (up to an hour: 1:02:03 is refused alike, see rampRange):
+        // OSC gain, typed gain and level, session automation.
+        guard time.seconds(at: 48000) <= ControlRange.maximumRampSeconds else { return }
         #expect(try request("/lockstep/layer/bed/gain", [.float(-6), .string(text)]) == .command(.setLayerGain(layer: "bed", decibels: -6, ramp: time)))
         #expect(try ControlLine.parse("gain bed -6 \(text)") == .setLayerGain(layer: "bed", decibels: -6, ramp: time))
         #expect(try ControlLine.parse("level bell -6dB \(text)") == .setCueLevel(.name("bell"), decibels: -6, ramp: time))
@@ -39,7 +41,7 @@ struct OSCAddressSpaceTests {
 
     @Test("a value that is not a time is named with the forms, wherever it comes from")
     func notATime() throws {
-        #expect(problem("/lockstep/seek", [.string("1:75")]) == "/lockstep/seek: s:\"1:75\" is not a time; \(SessionTime.formsHint); or send seconds as a number ≥ 0")
+        #expect(problem("/lockstep/seek", [.string("1:75")]) == "/lockstep/seek: s:\"1:75\" is not a time; \(SessionTime.formsHint)")
         #expect(throws: ControlError("seek '1:75' is not a time; \(SessionTime.formsHint)")) { try ControlLine.parse("seek 1:75") }
         #expect(throws: TimeSyntaxError(subject: "--from", value: "soon")) { try SessionTime.parse("soon", as: "--from") }
         #expect(TimeSyntaxError(subject: "--from", value: "soon").description.hasPrefix("--from 'soon' is not a time; write seconds (90, 1.5 or 1.5s)"))
@@ -90,6 +92,47 @@ struct OSCAddressSpaceTests {
         #expect(try request("/workspace/default/cue/3/start") == .command(.startCue(.name("3"))))
     }
 
+    @Test("a seek's number is checked before it becomes samples: 1e30 (float or double), 2^62, a week and a second, NaN and -1 are refused with the range, as typed seek refuses them",
+          arguments: [OSCArgument.float(1e30), .double(1e30), .int64(1 << 62), .int64(.max), .double(604_801), .int32(.max),
+                      .double(.nan), .double(.infinity), .double(-1), .float(-.infinity)])
+    func seekRange(_ argument: OSCArgument) throws {
+        let message = problem("/lockstep/seek", [argument])
+        let number = try #require(argument.number)
+        let range = number.isNaN || number.isInfinite ? "is not a finite number of seconds; send 0 to 604800 (a week)"
+            : number < 0 ? "is negative" : "is past the limit: a time is at most a week (604800 s, or \(SessionTime.maximumSamples) samples)"
+        #expect(message.hasPrefix("/lockstep/seek: \(argument) \(range)"), "\(message)")
+        // The same number reaches the dispatcher's range check however a command was made.
+        #expect(throws: ControlRangeError.self) { try ControlRange.time(.seconds(number), for: "seek") }
+    }
+
+    @Test("/lockstep/seek 604801 is refused as typed seek 604801 is: past the documented week; 604800 itself is taken")
+    func seekPastAWeek() throws {
+        #expect(try request("/lockstep/seek", [.int32(604_800)]) == .command(.seek(.seconds(604_800))))
+        #expect(try request("/lockstep/seek", [.string("168:00:00")]) == .command(.seek(.seconds(604_800))))
+        let reason = try #require(SessionTime.reason(for: "604801"))
+        #expect(reason.contains("at most a week (604800 s"))
+        #expect(problem("/lockstep/seek", [.int32(604_801)]) == "/lockstep/seek: i:604801.0 \(reason)")
+        #expect(problem("/lockstep/seek", [.string("604801")]) == "/lockstep/seek: s:\"604801\" \(reason)")
+        #expect(throws: ControlError("seek '604801' \(reason)")) { try ControlLine.parse("seek 604801") }
+    }
+
+    @Test("a ramp or gain out of range is refused with one message and one range (0 to 3600 s, -inf to +12 dB) by OSC, typed lines and the web page alike",
+          arguments: ["1e30", "3601", "-1", "nan", "1:02:03", "later"])
+    func rampRange(_ value: String) throws {
+        let number = Double(value)
+        let shown = number.map { "\($0) s" } ?? "'\(value)'"
+        let osc = problem("/lockstep/layer/bed/gain", [.float(-6), number.map { .double($0) } ?? .string(value)])
+        #expect(osc == ControlRange.rampProblem(shown, for: "/lockstep/layer/bed/gain").message)
+        #expect(osc.contains("is not a ramp of 0 to 3600 seconds"), "\(osc)")
+        if number == nil || value == "3601" {        // the typed line takes the time syntax only
+            #expect(throws: ControlError(ControlRange.rampProblem("'\(value)'", for: "gain").message)) {
+                try ControlLine.parse("gain bed -6 \(value)")
+            }
+        }
+        #expect(problem("/cue/bell/level", [.double(1e30)]) == "/cue/bell/level: 1e+30 dB is out of range; a gain is -inf to +12 dB")
+        #expect(problem("/lockstep/layer/bed/gain", [.double(.nan)]).hasPrefix("/lockstep/layer/bed/gain: "))
+    }
+
     @Test("unknown addresses and wrong arguments say what the address takes")
     func mistakes() {
         #expect(problem("/og").hasPrefix("unknown address /og; did you mean '/go'?; Lockstep answers /go, /stop"))
@@ -101,8 +144,8 @@ struct OSCAddressSpaceTests {
         #expect(problem("/cue/bed/level") == "/cue/bed/level takes a level in dB (or QLab's row 0, column 0, dB); it was sent no arguments")
         #expect(problem("/cue/bed/level", [.int32(1), .int32(2), .float(-3)])
             == "/cue/bed/level: Lockstep cues have one level (row 0, column 0); it was sent row 1.0, column 2.0")
-        #expect(problem("/lockstep/layer/bed/gain", [.float(-3), .float(-1)]) == "/lockstep/layer/bed/gain: the ramp -1.0 s must be 0 or more seconds")
-        #expect(problem("/lockstep/layer/bed/gain", [.float(-3), .string("later")]).hasPrefix("/lockstep/layer/bed/gain: the ramp") == true)
+        #expect(problem("/lockstep/layer/bed/gain", [.float(-3), .float(-1)]) == ControlRange.rampProblem("-1.0 s", for: "/lockstep/layer/bed/gain").message)
+        #expect(problem("/lockstep/layer/bed/gain", [.float(-3), .string("later")]) == ControlRange.rampProblem("'later'", for: "/lockstep/layer/bed/gain").message)
         #expect(problem("/lockstep/seek", [.string("soon")]).hasPrefix("/lockstep/seek: s:\"soon\" is not a time"))
         #expect(problem("/udpReplyPort", [.int32(0)]) == "/udpReplyPort 0.0 is not a UDP port; send 1 to 65535")
         #expect(problem("/connect", [.int32(1234)]) == "/connect takes the passcode as one string; it was sent 1 argument (i:1234.0)")

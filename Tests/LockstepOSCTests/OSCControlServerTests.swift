@@ -89,6 +89,31 @@ struct OSCControlServerTests {
         #expect(try JSONSchema.decode(ControlReply.self, from: statusText).decodeData(ControlStatus.self).event == "status")
     }
 
+    @Test("one packet with a number past its range — a seek of 1e30 as float or double, of 2^62 as int64, a ramp or level of 1e30 — gets an error reply naming the argument and its range; the show plays on",
+          arguments: [OSCMessage("/lockstep/seek", [.float(1e30)]), OSCMessage("/lockstep/seek", [.double(1e30)]),
+                      OSCMessage("/lockstep/seek", [.int64(1 << 62)]), OSCMessage("/lockstep/seek", [.int32(604_801)]),
+                      OSCMessage("/lockstep/layer/bed/gain", [.float(-6), .float(1e30)]),
+                      OSCMessage("/lockstep/layer/bed/gain", [.double(1e30)]), OSCMessage("/cue/bed/level", [.double(1e30)]),
+                      OSCMessage("/lockstep/layer/bed/gain", [.float(-6), .string("9999999999 samples")])])
+    func numbersOutOfRange(_ message: OSCMessage) throws {
+        let bench = try ServerBench(session: """
+            channels: 1
+            layers: { bed: {} }
+            cues:
+              - { name: bed, layer: bed, file: bed.wav, at: 0 }
+            """)
+        try bench.show.render(1024)
+        try bench.receive(message, from: 40000)
+        let reply = try #require(bench.take().first.flatMap { OSCTestPeer.json($0.message) })
+        #expect(reply["status"] as? String == "error", "\(reply)")
+        let text = reply["data"] as? String ?? ""
+        #expect(text.hasPrefix(message.address) && (text.contains("a week") || text.contains("0 to 3600 seconds") || text.contains("+12 dB")),
+                "\(text)")
+        try bench.receive(OSCMessage("/lockstep/status"), from: 40000)
+        let status = try #require(bench.take().first.flatMap { OSCTestPeer.json($0.message) })
+        #expect((status["data"] as? [String: Any])?["state"] as? String == "playing")
+    }
+
     @Test("with a passcode, each client is refused until it sends /connect with it")
     func passcode() throws {
         let bench = try ServerBench(.init(passcode: "s3cret"))

@@ -56,6 +56,23 @@ struct OSCTCPServerTests {
         #expect(other.reply(to: "/thump") != nil)
     }
 
+    @Test("a client that never reads is disconnected once its replies waiting on this side pass the backlog limit; the others are served")
+    func stuckClient() throws {
+        let (_, server) = try server()
+        defer { server.stop() }
+        let stuck = try OSCTCPTestClient(port: server.localAddress.port, receiveBuffer: 4096)
+        // 400 status queries (the rate limit's burst), each answered with a reply of about 1 KiB
+        // that is never read.
+        let query = SLIP.encode(try OSCMessage("/lockstep/status").encoded())
+        stuck.write(Array([[UInt8]](repeating: query, count: 400).joined()))
+        let deadline = ContinuousClock.now + .seconds(10)
+        while server.statistics.disconnected == 0 && ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(server.statistics.disconnected == 1, "\(server.statistics)")
+        let other = try OSCTCPTestClient(port: server.localAddress.port)
+        try other.send("/thump")
+        #expect(other.reply(to: "/thump") != nil)
+    }
+
     @Test("beyond the client limit a connection gets an error frame and is closed; a closed connection makes room")
     func clientLimit() throws {
         let (_, server) = try server(.init(maximumClients: 2))

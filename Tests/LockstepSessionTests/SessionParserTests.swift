@@ -21,6 +21,59 @@ struct SessionParserTests {
         #expect(SessionTime.parse("100 samples")?.samples(at: 44100) == 100)
     }
 
+    @Test("a time never takes a sign: -0:01, +0:01, -0 samples and +5 samples are refused, not read as 0:01, 0 or 5",
+          arguments: ["-0:01", "+0:01", "-0:00.05", "-0:00:01", "+1:00:00", "-0 samples", "+5 samples", "- 5 samples", "+1.5", "-0"])
+    func signedTimes(_ text: String) {
+        #expect(SessionTime.parse(text) == nil, "\(text) parsed as \(SessionTime.parse(text).map(String.init(describing:)) ?? "")")
+        let reason = SessionTime.reason(for: text) ?? ""
+        #expect(reason.hasPrefix(text.hasPrefix("+") ? "has a sign" : "is negative"), "\(text): \(reason)")
+        #expect(TimeSyntaxError(subject: "--offset", value: text).description == "--offset '\(text)' \(reason)")
+    }
+
+    @Test("a signed time in a session is one error at its key, naming the key and the value: at, automation at, crossfade, fade_in")
+    func signedTimesInSessions() throws {
+        let fixture = try SessionFixture()
+        try fixture.audio("a.wav", ramp(4800))
+        let problems = try fixture.diagnostics("""
+            layers: { a: {} }
+            cues:
+              - { name: one, layer: a, file: a.wav, at: "-0:01" }
+              - { name: two, layer: a, file: a.wav, after: one, crossfade: "-0:00.05" }
+              - { name: three, layer: a, file: a.wav, at: 0, fade_in: "+0:00.05" }
+            automation:
+              - { layer: a, at: -0:01, gain: -3dB }
+            """)
+        let found = problems.map { "\($0.kind.rawValue)@\($0.location.line):\($0.location.column)" }
+        #expect(found == ["invalidTime@3:45", "invalidTime@4:64", "invalidTime@5:59", "invalidTime@7:21"],
+                "\(problems.map(\.description).joined(separator: "\n"))")
+        #expect(problems.map(\.message) == [
+            "cue 1 at '-0:01' is negative; a time counts from a start, so write 0 or more, without a sign",
+            "cue 2 crossfade '-0:00.05' is negative; a time counts from a start, so write 0 or more, without a sign",
+            "cue 3 fade_in '+0:00.05' has a sign; write the time without '+'",
+            "automation 1 at '-0:01' is negative; a time counts from a start, so write 0 or more, without a sign",
+        ])
+    }
+
+    @Test("an automation ramp takes the range and message of every control surface's ramp: 0 to 3600 seconds, in seconds or samples")
+    func automationRampRange() throws {
+        let fixture = try SessionFixture()
+        try fixture.audio("a.wav", ramp(4800))
+        let problems = try fixture.diagnostics("""
+            rate: 48000
+            layers: { a: {} }
+            cues:
+              - { name: one, layer: a, file: a.wav, at: 0 }
+            automation:
+              - { layer: a, at: 0, gain: -3dB, ramp: "1:00:00" }
+              - { layer: a, at: 4000, gain: -3dB, ramp: "1:00:00.5" }
+              - { layer: a, at: 9000, gain: -3dB, ramp: "172800048 samples" }
+            """)
+        #expect(problems.map { "\($0.kind.rawValue)@\($0.location.line):\($0.location.column)" } == ["invalidTime@7:45", "invalidTime@8:45"],
+                "\(problems.map(\.description).joined(separator: "\n"))")
+        #expect(problems.map(\.message) == [ControlRange.rampProblem("3600.5 s", for: "automation 2").message,
+                                            ControlRange.rampProblem("3600.001 s", for: "automation 3").message])
+    }
+
     @Test("gains: dB with or without the unit, -inf; above +12 dB is refused")
     func gainForms() {
         #expect(SessionGain.parse("-3dB") == -3)

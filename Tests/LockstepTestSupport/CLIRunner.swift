@@ -189,6 +189,14 @@ public final class RunningCLI: @unchecked Sendable {
         return send(line: line) && waitForOutput(containing: output, after: mark, timeout: timeout)
     }
 
+    /// Waits until standard output holds `fragment`; returns false after `timeout` seconds or when
+    /// the process exits first.
+    public func waitForOutput(containing fragment: String, timeout: Double = 10) -> Bool {
+        JACKFixtureSupport.poll(timeout: timeout, interval: 0.005) {
+            outputSoFar.contains(fragment) || !process.isRunning
+        } && outputSoFar.contains(fragment)
+    }
+
     /// Sends a signal (SIGINT, SIGTERM, …).
     public func send(_ signal: Int32) { kill(process.processIdentifier, signal) }
 

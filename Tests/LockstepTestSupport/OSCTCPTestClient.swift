@@ -10,9 +10,9 @@ public final class OSCTCPTestClient {
     /// Whether the server closed the connection.
     public private(set) var isClosed = false
 
-    /// Connects to `port` on 127.0.0.1.
-    public init(port: UInt16) throws {
-        do { connection = try LoopbackTCPConnection(port: Int(port)) } catch {
+    /// Connects to `port` on 127.0.0.1 (`receiveBuffer`: the socket's `SO_RCVBUF`).
+    public init(port: UInt16, receiveBuffer: Int? = nil) throws {
+        do { connection = try LoopbackTCPConnection(port: Int(port), receiveBuffer: receiveBuffer) } catch {
             throw OSCError(.cannotBind, "connect to 127.0.0.1:\(port): \(error.localizedDescription)")
         }
     }

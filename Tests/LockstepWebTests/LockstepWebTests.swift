@@ -41,9 +41,16 @@ struct LockstepWebTests {
         #expect(message(#"{"command":"start"}"#)?.hasPrefix("'start' needs a cue") == true)
         #expect(message(#"{"command":"gain","gainDB":-6}"#)?.hasPrefix("gain needs a \"layer\"") == true)
         #expect(message(#"{"command":"gain","layer":"bed","gainDB":"loud"}"#) == #"gain: "gainDB" is a number of dB (or "-inf")"#)
-        #expect(message(#"{"command":"gain","layer":"bed","gainDB":0,"ramp":-1}"#)?.hasPrefix(#"gain: "ramp" is 0 to 3600 seconds"#) == true)
-        #expect(message(#"{"command":"gain","layer":"bed","gainDB":0,"ramp":"later"}"#)?.hasPrefix(#"gain: "ramp" is 0 to 3600 seconds"#) == true)
-        #expect(message(#"{"command":"seek","time":"soon"}"#)?.hasPrefix("seek needs a \"time\"") == true)
+        // Ramps, gains and times: the ranges and messages of every surface (ControlRange).
+        #expect(message(#"{"command":"gain","layer":"bed","gainDB":0,"ramp":-1}"#) == ControlRange.rampProblem("-1.0 s", for: "gain").message)
+        #expect(message(#"{"command":"gain","layer":"bed","gainDB":0,"ramp":1e30}"#) == ControlRange.rampProblem("1e+30 s", for: "gain").message)
+        #expect(message(#"{"command":"gain","layer":"bed","gainDB":0,"ramp":"later"}"#) == ControlRange.rampProblem("'later'", for: "gain").message)
+        #expect(message(#"{"command":"gain","layer":"bed","gainDB":0,"ramp":"1:02:03"}"#) == ControlRange.rampProblem("'1:02:03'", for: "gain").message)
+        #expect(message(#"{"command":"level","cue":"bell","gainDB":1e30}"#) == "level: 1e+30 dB is out of range; a gain is -inf to +12 dB")
+        #expect(message(#"{"command":"seek","time":"soon"}"#) == "seek 'soon' is not a time; \(SessionTime.formsHint)")
+        #expect(message(#"{"command":"seek","time":604801}"#) == "seek: 604801.0 \(SessionTime.reason(for: "604801")!)")
+        #expect(message(#"{"command":"seek","time":1e30}"#)?.hasPrefix("seek: 1e+30 is past the limit: a time is at most a week") == true)
+        #expect(message(#"{"command":"seek"}"#)?.hasPrefix("seek needs a \"time\"") == true)
         let huge = #"{"command":"go","cue":""# + String(repeating: "x", count: WebCommand.maximumSize) + "\"}"
         #expect(message(huge)?.contains("the limit is \(WebCommand.maximumSize)") == true)
     }

@@ -1,5 +1,4 @@
 import Foundation
-import LockstepControl
 import LockstepSession
 
 /// One command from the web page (or any WebSocket or HTTP client), as a JSON object: the verb
@@ -16,13 +15,14 @@ import LockstepSession
 /// ```
 ///
 /// The reply's `address` is the verb, as for a typed line. A cue is its name, or its number
-/// (a JSON number or a string) as ``LockstepControl/CueReference`` resolves it.
+/// (a JSON number or a string) as ``CueReference`` resolves it. Pure (text in, command or error
+/// out), so the web server (`LockstepWeb`), the tests and the fuzzer share it.
 public enum WebCommand {
     /// The largest command accepted, in bytes (a WebSocket message or an HTTP body).
     public static let maximumSize = 16 * 1024
 
     /// Parses one JSON command into the dispatcher's command and the reply's address.
-    /// - Throws: ``LockstepControl/ControlError`` saying what is wrong and how to write it.
+    /// - Throws: ``ControlError`` saying what is wrong and how to write it.
     public static func parse(_ text: String) throws(ControlError) -> (command: ControlCommand, address: String) {
         guard text.utf8.count <= maximumSize else {
             throw ControlError("the command is \(text.utf8.count) bytes; the limit is \(maximumSize). Send one short JSON object, e.g. {\"command\":\"go\"}")
@@ -51,30 +51,33 @@ public enum WebCommand {
             default: throw ControlError("\(verb): \"cue\" is a name or a number")
             }
         }
+        /// Runs a range check (``LockstepSession/ControlRange``: the ranges and messages of every
+        /// surface), its error as a ``ControlError``.
+        func checked<T>(_ body: () throws(ControlRangeError) -> T) throws(ControlError) -> T {
+            do { return try body() } catch { throw ControlError(error.message) }
+        }
         func number(_ key: String) throws(ControlError) -> Double {
+            let decibels: Double
             switch fields[key] {
-            case .integer(let number)?: return Double(number)
-            case .number(let number)? where number.isFinite: return number
-            case .string(let text)? where SessionGain.parse(text) != nil: return SessionGain.parse(text)!
+            case .integer(let number)?: decibels = Double(number)
+            case .number(let number)? where !number.isNaN: decibels = number
+            case .string(let text)? where SessionGain.parse(text) != nil: decibels = SessionGain.parse(text)!
             default: throw ControlError("\(verb): \"\(key)\" is a number of dB (or \"-inf\")")
             }
+            return try checked { () throws(ControlRangeError) in try ControlRange.gain(decibels, for: verb) }
         }
         /// A ramp: seconds as a number, or a time in the one syntax as a string ("250ms",
         /// "4800 samples"); none is 0.
         func ramp() throws(ControlError) -> SessionTime {
-            let time: SessionTime? = switch fields["ramp"] {
-            case nil, .null?: .seconds(0)
-            case .integer(let number)? where number >= 0: .seconds(Double(number))
-            case .number(let number)? where number.isFinite && number >= 0: .seconds(number)
-            case .string(let text)?: SessionTime.parse(text)
-            default: nil
+            try checked { () throws(ControlRangeError) -> SessionTime in
+                switch fields["ramp"] {
+                case nil, .null?: return .seconds(0)
+                case .integer(let number)?: return try ControlRange.ramp(seconds: Double(number), for: verb)
+                case .number(let number)?: return try ControlRange.ramp(seconds: number, for: verb)
+                case .string(let text)?: return try ControlRange.ramp(text: text, for: verb)
+                case let other?: throw ControlRange.rampProblem(other.json, for: verb)
+                }
             }
-            // (A ramp in samples is bounded by the time syntax: at most a week.)
-            let tooLong = if case .seconds(let seconds)? = time { seconds > 3600 } else { false }
-            guard let time, !tooLong else {
-                throw ControlError("\(verb): \"ramp\" is 0 to 3600 seconds: a number of seconds, or a time such as \"250ms\" or \"4800 samples\"")
-            }
-            return time
         }
         switch verb {
         case "go": return .go(try cue(required: false))
@@ -88,11 +91,16 @@ public enum WebCommand {
         case "status": return .status
         case "select": return .selectPlayhead(try cue(required: true)!)
         case "seek":
-            guard let text = fields["time"]?.stringValue ?? fields["time"]?.integerValue.map(String.init),
-                  let time = SessionTime.parse(text) else {
+            switch fields["time"] {
+            case .integer(let seconds)?:
+                return .seek(try checked { () throws(ControlRangeError) in try ControlRange.time(seconds: Double(seconds), for: "seek") })
+            case .number(let seconds)?:
+                return .seek(try checked { () throws(ControlRangeError) in try ControlRange.time(seconds: seconds, for: "seek") })
+            case .string(let text)?:
+                do { return .seek(try SessionTime.parse(text, as: "seek")) } catch { throw ControlError(error.description) }
+            default:
                 throw ControlError("seek needs a \"time\": {\"command\":\"seek\",\"time\":\"1:30\"}; \(SessionTime.formsHint)")
             }
-            return .seek(time)
         case "gain":
             guard let layer = fields["layer"]?.stringValue else {
                 throw ControlError("gain needs a \"layer\": {\"command\":\"gain\",\"layer\":\"bed\",\"gainDB\":-6}")

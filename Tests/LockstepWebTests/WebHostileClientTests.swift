@@ -1,0 +1,95 @@
+import Foundation
+import LockstepControl
+import LockstepTestSupport
+import LockstepWeb
+import Testing
+
+/// Clients that break the protocol or hold the server's resources, against a real server on
+/// 127.0.0.1 (raw sockets: RFC 6455 frames and HTTP bytes exactly as a hostile client writes
+/// them). Each is failed or cut off; the server serves on.
+@Suite("The web server and a hostile client: protocol errors fail the connection, slow and stuck clients are cut off")
+struct WebHostileClientTests {
+    /// A server on a free port, with a show when `show` is given.
+    func server(_ options: WebControlServer.Options = .init(host: "127.0.0.1", port: 0), show: OfflineShow? = nil) throws -> WebControlServer {
+        var options = options
+        options.port = 0
+        let server = WebControlServer(options: options)
+        try server.start()
+        if let show { server.attach(SessionWebShow(dispatcher: ControlDispatcher(player: show.player))) }
+        return server
+    }
+
+    @Test("an unmasked client frame fails the connection with 1002 and is not carried out; a masked one is")
+    func unmaskedFrame() throws {
+        let server = try server()
+        defer { server.stop() }
+        let port = try #require(server.port)
+        let good = try WebSocketTestClient(port: port)
+        #expect(good.isUpgraded, "\(good.handshake)")
+        good.send(text: #"{"command":"status"}"#)
+        let reply = try #require(good.next())
+        #expect(reply.opcode == 1 && reply.text.contains(#""status":"error""#), "\(reply.text)")    // (no show: "starting")
+        let bad = try WebSocketTestClient(port: port)
+        bad.send(text: #"{"command":"status"}"#, masked: false)
+        let frame = try #require(bad.next())
+        #expect(frame.opcode == 8 && frame.closeCode == 1002, "\(frame.opcode) \(frame.text)")
+        #expect(bad.closes(within: 5))
+        #expect(server.statistics.commands == 1)
+    }
+
+    @Test("a text frame that is not UTF-8 fails the connection with 1007 and is not carried out")
+    func invalidUTF8() throws {
+        let server = try server()
+        defer { server.stop() }
+        let client = try WebSocketTestClient(port: try #require(server.port))
+        client.send(opcode: 1, Array(#"{"command":"go","cue":""#.utf8) + [0xFF, 0xFE, 0xC0, 0x80] + Array(#""}"#.utf8))
+        let frame = try #require(client.next())
+        #expect(frame.opcode == 8 && frame.closeCode == 1007, "\(frame.opcode) \(frame.text)")
+        #expect(client.closes(within: 5))
+        #expect(server.statistics.commands == 0)
+    }
+
+    @Test("a client sending its request head a byte at a time is closed after the idle timeout, before and after a first request; a silent one too",
+          arguments: [false, true])
+    func slowloris(afterARequest: Bool) throws {
+        let server = try server(.init(host: "127.0.0.1", port: 0, idleTimeout: 1))
+        defer { server.stop() }
+        let port = try #require(server.port)
+        let client = try HTTPTestClient(port: port)
+        if afterARequest {
+            client.write(Array("GET /style.css HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8))
+            #expect(client.response().status == 200)
+        }
+        let started = ContinuousClock.now
+        client.write(Array("GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n".utf8))
+        // A header that never ends, a byte every 100 ms: the connection is never idle that long.
+        var closed = false
+        for _ in 0..<100 where !closed {
+            client.write(Array("X".utf8))
+            closed = client.closes(within: 0.1)
+        }
+        #expect(closed, "still open after \(ContinuousClock.now - started)")
+        #expect(ContinuousClock.now - started < .seconds(4), "closed after \(ContinuousClock.now - started)")
+        let silent = try HTTPTestClient(port: port)
+        #expect(silent.closes(within: 5))
+        #expect(try HTTPTestClient.get(port: port, "/").status == 200)
+    }
+
+    @Test("a page that never reads is disconnected once its backlog is full; the show and the other pages carry on")
+    func stuckPage() throws {
+        let show = try OfflineShow("channels: 1\ncues:\n  - { name: bed, file: bed.wav, at: 0 }\n",
+                                   audio: [("bed.wav", Signals.constant(0.125, frames: 4800))])
+        let server = try server(.init(host: "127.0.0.1", port: 0, maximumBacklog: 32), show: show)
+        defer { server.stop() }
+        let port = try #require(server.port)
+        let stuck = try WebSocketTestClient(port: port, receiveBuffer: 4096)
+        #expect(stuck.isUpgraded)
+        // Each command is answered with a reply it never reads; the server's reads go on.
+        for _ in 0..<3000 where server.statistics.disconnected == 0 { stuck.send(text: #"{"command":"status"}"#) }
+        let deadline = ContinuousClock.now + .seconds(10)
+        while server.statistics.disconnected == 0 && ContinuousClock.now < deadline { usleep(10_000) }
+        #expect(server.statistics.disconnected == 1, "\(server.statistics)")
+        let other = try WebSocketTestClient(port: port)
+        #expect(other.next(skipping: ["meters", "discontinuities"])?.text.contains(#""event":"status""#) == true)
+    }
+}
