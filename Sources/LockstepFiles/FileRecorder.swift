@@ -162,7 +162,7 @@ public final class FileRecorder: @unchecked Sendable {
     /// The first write error, if recording stopped because of one.
     public var error: FileError? { state.withLock { $0.error } }
 
-    /// Frames written so far.
+    /// Frames written so far, each counted once the file's header describes it too.
     public var framesWritten: Int64 { state.withLock { $0.framesWritten } }
 
     /// Whether recording has ended (stopped, or stopped by an error).
@@ -233,11 +233,12 @@ public final class FileRecorder: @unchecked Sendable {
                     let c = i % channelCount
                     peaks[c] = max(peaks[c], abs(samples[i]))
                 }
+                try writer.updateHeader()
+                // Counted once the header describes them too: a copy of the file taken now holds them.
                 state.withLock { state in
                     for c in 0..<channelCount { state.peaks[c] = max(state.peaks[c], peaks[c]) }
                     state.framesWritten += Int64(frames)
                 }
-                try writer.updateHeader()
             } catch {
                 state.withLock { $0.error = $0.error ?? error }
                 changed.signal()

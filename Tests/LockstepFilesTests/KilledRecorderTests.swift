@@ -38,9 +38,10 @@ struct KilledRecorderTests {
         // one being filled).
         let deadline = ContinuousClock.now + .seconds(5)
         while recorder.framesWritten < Int64(frames - lag) && ContinuousClock.now < deadline { usleep(2_000) }
+        // Counted before the copy: the file (header included) holds at least this much then.
+        let written = recorder.framesWritten
         let snapshot = dir.file("killed.\(type.fileExtension)")
         try FileManager.default.copyItem(atPath: path, toPath: snapshot)
-        let written = recorder.framesWritten
         // The recorder's queue stops on a rendered cycle: render while it stops.
         let stopped = DispatchSemaphore(value: 0)
         Thread {
