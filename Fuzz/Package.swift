@@ -23,6 +23,23 @@ let package = Package(
         .target(name: "AudioFileFuzz", dependencies: [
             .product(name: "LockstepFiles", package: "Lockstep"),
         ]),
+        // What every control target asserts of a command: in range, convertible without a trap.
+        .target(name: "FuzzSupport", dependencies: [
+            .product(name: "LockstepControl", package: "Lockstep"),
+        ]),
+        // OSC packets: liblo's message and bundle decoders, QLab's address space, the arguments.
+        .target(name: "OSCFuzz", dependencies: [
+            "FuzzSupport", .product(name: "LockstepOSC", package: "Lockstep"),
+        ]),
+        // Typed control lines (--control): ControlLine.
+        .target(name: "ControlFuzz", dependencies: ["FuzzSupport"]),
+        // The web page's commands (WebSocket messages, POST bodies): WebCommand.
+        .target(name: "WebCommandFuzz", dependencies: ["FuzzSupport"]),
+        // Every time, sample count, gain, ramp and channel map parser, and numeric arguments.
+        .target(name: "NumbersFuzz", dependencies: [
+            .product(name: "LockstepSession", package: "Lockstep"),
+            .product(name: "LockstepFiles", package: "Lockstep"),
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

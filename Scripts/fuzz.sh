@@ -7,7 +7,15 @@
 #   session  a session file (UTF-8 text) checked as `lockstep session check` does: the YAML reader,
 #            the parser, the audio files it names, the timeline at several rates, manual cues fired;
 #   audio    an audio file (any bytes) opened with AudioFileReader (tolerating and rejecting
-#            truncation), read in blocks as floats, integers and doubles, sought and peak-scanned.
+#            truncation), read in blocks as floats, integers and doubles, sought and peak-scanned;
+#   osc      an OSC packet (any bytes): liblo's message and bundle decoders, QLab's address space
+#            and its argument conversion (OSCAddressSpace.requests(in:));
+#   control  typed control lines (--control): ControlLine.parse, line by line;
+#   web      a web page command (a WebSocket message or POST body): WebCommand.parse;
+#   numbers  every time, sample count, gain, ramp and channel map parser, and the first 8 bytes as
+#            an OSC/JSON double through ControlRange.
+#   The control targets (osc, control, web) assert that every command they build is in range
+#   (ControlCommand.checked) and converts to samples without a trap.
 #
 # Each target is built with -sanitize=fuzzer,address (Swift) and -fsanitize=fuzzer-no-link,address
 # (C: libyaml) in .build-fuzz/ (never by `swift build` or `swift test` of the package), then run as
@@ -18,7 +26,7 @@
 # with the others, prints where each failing input was written (.build-fuzz/crashes/TARGET-…) and
 # how to replay it, and exits 1. Replay one input: .build-fuzz/fuzz-TARGET FILE.
 #
-# Environment: LOCKSTEP_FUZZ_TARGETS (default "session audio"), LOCKSTEP_FUZZ_TIMEOUT (seconds per
+# Environment: LOCKSTEP_FUZZ_TARGETS (default "session audio osc control web numbers"), LOCKSTEP_FUZZ_TIMEOUT (seconds per
 # input, default 10), LOCKSTEP_FUZZ_CONFIG (release or debug, default release: debug adds Swift's
 # assertions and runs several times slower), LOCKSTEP_FUZZ_ARGS (more libFuzzer flags, e.g. -jobs=2).
 set -euo pipefail
@@ -28,7 +36,7 @@ export LC_ALL=C
 
 SECONDS_EACH=${1:-60}
 [[ $SECONDS_EACH =~ ^[0-9]+$ && $SECONDS_EACH -gt 0 ]] || { echo "usage: Scripts/fuzz.sh [SECONDS per target, default 60]" >&2; exit 64; }
-TARGETS=${LOCKSTEP_FUZZ_TARGETS:-session audio}
+TARGETS=${LOCKSTEP_FUZZ_TARGETS:-session audio osc control web numbers}
 TIMEOUT=${LOCKSTEP_FUZZ_TIMEOUT:-10}
 CONFIG=${LOCKSTEP_FUZZ_CONFIG:-release}
 BUILD=.build-fuzz
@@ -44,9 +52,13 @@ SWIFTPM=(swift build --package-path Fuzz --scratch-path "$BUILD" -c "$CONFIG"
 "${SWIFTPM[@]}" >&2 || die "the fuzz build failed"
 BIN=$("${SWIFTPM[@]}" --show-bin-path)
 
-# The modules each target links, besides its own.
-declare -A MODULES=([session]="SessionFuzz LockstepSession LockstepFiles Lockstep CYaml"
-    [audio]="AudioFileFuzz LockstepFiles Lockstep")
+# The modules each target links, besides its own, and the system libraries beyond libsndfile's.
+CONTROL="FuzzSupport LockstepControl LockstepSession LockstepSchema LockstepFiles Lockstep CYaml"
+declare -A MODULES=([session]="SessionFuzz LockstepSession LockstepSchema LockstepFiles Lockstep CYaml"
+    [audio]="AudioFileFuzz LockstepFiles Lockstep"
+    [osc]="OSCFuzz LockstepOSC $CONTROL" [control]="ControlFuzz $CONTROL" [web]="WebCommandFuzz $CONTROL"
+    [numbers]="NumbersFuzz LockstepSession LockstepSchema LockstepFiles Lockstep CYaml")
+declare -A LIBRARIES=([osc]="liblo")
 for target in $TARGETS; do
     [[ -n ${MODULES[$target]:-} ]] || die "unknown target '$target'; the targets are ${!MODULES[*]}"
     objects=()
@@ -56,7 +68,7 @@ for target in $TARGETS; do
     done
     # (gold warns about every sanitizer helper it cannot export: the output shows only on failure.)
     # shellcheck disable=SC2046  # pkg-config prints several flags
-    swiftc -sanitize=fuzzer,address "${objects[@]}" $(pkg-config --libs sndfile soxr) -lm \
+    swiftc -sanitize=fuzzer,address "${objects[@]}" $(pkg-config --libs sndfile soxr ${LIBRARIES[$target]:-}) -lm \
         -o "$BUILD/fuzz-$target" >"$BUILD/link-$target.log" 2>&1 ||
         { cat "$BUILD/link-$target.log" >&2; die "linking $BUILD/fuzz-$target failed"; }
 done

@@ -167,7 +167,7 @@ public struct ChannelMap: Sendable, Hashable, CustomStringConvertible {
                 guard entry.contains(":") else {
                     throw ChannelMapError(entry: entry, problem: "'\(entry)' is not a route IN:OUT; write every entry as IN:OUT (e.g. 3:1) or every entry as one file channel per output (e.g. 2,1), not both")
                 }
-                let parts = entry.split(separator: ":", maxSplits: 1).map(String.init)
+                let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
                 let (outputText, gainText) = Self.splitGain(parts.count > 1 ? parts[1] : "")
                 guard let input = Self.channel(parts[0]) else {
                     throw ChannelMapError(entry: entry, problem: "'\(entry)': '\(parts[0])' is not a file channel; channels count from 1 (e.g. 3:1)")
@@ -225,7 +225,7 @@ public struct ChannelMap: Sendable, Hashable, CustomStringConvertible {
         let entries = text.split(separator: ",").map { String($0).trimmingSpaces }
         if entries.contains(where: { $0.contains(":") }) {
             return entries.first { entry in
-                let parts = entry.split(separator: ":", maxSplits: 1).map(String.init)
+                let parts = entry.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
                 return parts.count == 2 && Self.channel(parts[0]) == route.input
                     && Self.channel(Self.splitGain(parts[1]).0) == route.output
             } ?? "\(route.input):\(route.output)"

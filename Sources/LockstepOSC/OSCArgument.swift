@@ -78,32 +78,38 @@ public enum OSCArgument: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Reads an argument liblo decoded (`value` is nil for the types that carry no data).
+    ///
+    /// `value` points into the message's data, where an argument has only its own size: each is
+    /// read as that many bytes, never as a whole `lo_arg` (a union of 8 bytes or more; `pointee`
+    /// read 4 bytes past the end of an `i` argument ending the message).
     init(type: UInt8, value: UnsafeMutablePointer<lo_arg>?) throws(OSCError) {
-        func need() throws(OSCError) -> UnsafeMutablePointer<lo_arg> {
+        func need() throws(OSCError) -> UnsafeRawPointer {
             guard let value else { throw OSCError(.malformed, "argument of type '\(Character(UnicodeScalar(type)))' has no value") }
-            return value
+            return UnsafeRawPointer(value)
         }
+        func load<T: BitwiseCopyable>(_: T.Type) throws(OSCError) -> T { try need().loadUnaligned(as: T.self) }
         switch type {
-        case UInt8(ascii: "i"): self = .int32(try need().pointee.i)
-        case UInt8(ascii: "h"): self = .int64(try need().pointee.h)
-        case UInt8(ascii: "f"): self = .float(try need().pointee.f)
-        case UInt8(ascii: "d"): self = .double(try need().pointee.d)
+        case UInt8(ascii: "i"): self = .int32(try load(Int32.self))
+        case UInt8(ascii: "h"): self = .int64(try load(Int64.self))
+        case UInt8(ascii: "f"): self = .float(try load(Float.self))
+        case UInt8(ascii: "d"): self = .double(try load(Double.self))
         case UInt8(ascii: "s"), UInt8(ascii: "S"):
-            let text = String(cString: UnsafeRawPointer(try need()).assumingMemoryBound(to: CChar.self))
+            let text = String(cString: try need().assumingMemoryBound(to: CChar.self))
             self = type == UInt8(ascii: "s") ? .string(text) : .symbol(text)
-        case UInt8(ascii: "c"): self = .character(UInt8(truncatingIfNeeded: try need().pointee.i))
+        case UInt8(ascii: "c"): self = .character(UInt8(truncatingIfNeeded: try load(Int32.self)))
         case UInt8(ascii: "b"):
-            let blob = UnsafeMutableRawPointer(try need())
+            let blob = UnsafeMutableRawPointer(mutating: try need())
             self = .blob(Array(UnsafeRawBufferPointer(start: lo_blob_dataptr(blob), count: Int(lo_blob_datasize(blob)))))
         case UInt8(ascii: "T"): self = .bool(true)
         case UInt8(ascii: "F"): self = .bool(false)
         case UInt8(ascii: "N"): self = .null
         case UInt8(ascii: "I"): self = .impulse
         case UInt8(ascii: "t"):
-            let tag = try need().pointee.t
-            self = .timeTag(UInt64(tag.sec) << 32 | UInt64(tag.frac))
+            // lo_timetag: seconds, then the fraction, 32 bits each.
+            let raw = try need()
+            self = .timeTag(UInt64(raw.loadUnaligned(as: UInt32.self)) << 32 | UInt64(raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self)))
         case UInt8(ascii: "m"):
-            let m = try need().pointee.m
+            let m = try load((UInt8, UInt8, UInt8, UInt8).self)
             self = .midi(m.0, m.1, m.2, m.3)
         default:
             throw OSCError(.malformed, "argument type '\(Character(UnicodeScalar(type)))' is not an OSC type")

@@ -99,6 +99,7 @@ struct CLITests {
         (["render", "GOOD.wav", "-o", "x.wav", "--gain", "0", "--gain", "0"], "--gain"),
         (["render", "GOOD.wav", "-o", "x.wav", "--offset", "-1"], "--offset"),
         // A sign is refused by every time and sample-count option (it was read as 0:01, 5…).
+        (["render", "GOOD.wav", "-o", "x.wav", "--channel-map", ":"], "--channel-map ':': ':': '' is not a file channel"),   // trapped
         (["render", "GOOD.wav", "-o", "x.wav", "--offset=-0:01"], "the value '-0:01' is invalid for '--offset <time>': negative; a time counts from a start"),
         (["render", "GOOD.wav", "-o", "x.wav", "--offset=+0:01"], "the value '+0:01' is invalid for '--offset <time>': has a sign"),
         (["session", "render", "GOOD.yaml", "-o", "x.wav", "--duration=-0:01"], "the value '-0:01' is invalid for '--duration <time>': negative"),

@@ -90,6 +90,11 @@ struct DownmixTests {
         ("1:x", "'1:x': 'x' is not an output channel"),
         ("1:1@loud", "'1:1@loud': gain 'loud' is not a gain"),
         ("a,1", "'a' (for output 1) is not a file channel"),
+        // A route with nothing on one side or both (it trapped on ':', found by the numbers fuzzer).
+        (":", "':': '' is not a file channel"),
+        (":1", "':1': '' is not a file channel"),
+        ("1:", "'1:': '' is not an output channel"),
+        ("1:1,:", "':': '' is not a file channel"),
     ])
     func mapErrors(text: String, message: String) {
         let error = #expect(throws: ChannelMapError.self) { try ChannelMap(parsing: text) }
