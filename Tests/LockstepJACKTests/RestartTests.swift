@@ -65,6 +65,9 @@ extension JACKTests {
             let broken = samples.indices.first { samples[$0] != ramp[$0] }
             #expect(broken == nil, "the recorded mix breaks at frame \(broken ?? -1)")
             try q.stop()
+            // Closed while its server runs: libjack's close of a client whose server is gone can
+            // hold its process-wide lock for ever, and no later client of this process could open.
+            withExtendedLifetime(again) { device.stop() }
         }
 
         @Test("play --reconnect plays the whole file across a server restart; its recording of the mix is the file, unbroken")
