@@ -154,21 +154,20 @@ public final class RunningCLI: @unchecked Sendable {
     /// Waits until standard error, from byte `offset` on, holds `fragment`; returns false after
     /// `timeout` seconds or when the process exits first.
     public func waitForErrorOutput(containing fragment: String, after offset: Int = 0, timeout: Double = 10) -> Bool {
-        func found() -> Bool {
-            lock.lock()
-            defer { lock.unlock() }
-            return String(decoding: errData.dropFirst(offset), as: UTF8.self).contains(fragment)
-        }
-        return JACKFixtureSupport.poll(timeout: timeout, interval: 0.005) { found() || !process.isRunning } && found()
+        wait(for: fragment, in: \.errData, after: offset, timeout: timeout)
     }
 
     /// Waits until standard output, from byte `offset` on, holds `fragment`; returns false after
     /// `timeout` seconds or when the process exits first.
     public func waitForOutput(containing fragment: String, after offset: Int = 0, timeout: Double = 10) -> Bool {
+        wait(for: fragment, in: \.outData, after: offset, timeout: timeout)
+    }
+
+    private func wait(for fragment: String, in stream: KeyPath<RunningCLI, Data>, after offset: Int, timeout: Double) -> Bool {
         func found() -> Bool {
             lock.lock()
             defer { lock.unlock() }
-            return String(decoding: outData.dropFirst(offset), as: UTF8.self).contains(fragment)
+            return String(decoding: self[keyPath: stream].dropFirst(offset), as: UTF8.self).contains(fragment)
         }
         return JACKFixtureSupport.poll(timeout: timeout, interval: 0.005) { found() || !process.isRunning } && found()
     }
