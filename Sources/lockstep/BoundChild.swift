@@ -1,16 +1,16 @@
 import CSpawn
 import Foundation
 
-/// A child process the kernel stops (SIGTERM) when lockstep goes, however it goes — also by
-/// SIGKILL — so a server lockstep started is never orphaned (`PR_SET_PDEATHSIG`, set in the child
-/// between fork and exec; see `CSpawn`). Its output goes to a log file that is unlinked as soon as
-/// the child runs: lockstep keeps a descriptor to read the tail of it, and nothing is left in the
-/// temporary folder whatever happens.
-///
-/// Create it on the main thread (the death signal follows the thread that forked).
+/// A child process stopped when lockstep goes, however it goes — also by SIGKILL — so a server
+/// lockstep started is never orphaned and shuts down cleanly (a keeper process watches lockstep,
+/// lets the server drop lockstep's dead client, then sends SIGTERM; see `CSpawn`). Its output goes
+/// to a log file that is unlinked as soon as the child runs: lockstep keeps a descriptor to read
+/// the tail of it, and nothing is left in the temporary folder whatever happens.
 final class BoundChild {
-    /// The child's process id.
+    /// The child's process id (the server's).
     let pid: Int32
+    /// The keeper's process id: signals sent to it reach the child; it exits as the child does.
+    private let keeper: Int32
     private let log: Int32
     private var exited = false
 
@@ -31,17 +31,19 @@ final class BoundChild {
             for pointer in argv { free(pointer) }
             for pointer in envp { free(pointer) }
         }
-        let child = argv.withUnsafeBufferPointer { arguments in
+        var child: pid_t = -1
+        let keeper = argv.withUnsafeBufferPointer { arguments in
             envp.withUnsafeBufferPointer { environment in
-                lockstep_spawn_bound(executable, arguments.baseAddress, environment.baseAddress, fd, SIGTERM)
+                lockstep_spawn_kept(executable, arguments.baseAddress, environment.baseAddress, fd, 1000, &child)
             }
         }
-        guard child > 0 else {
+        guard keeper > 0, child > 0 else {
             let code = errno
             close(fd)
             throw CLIError(message: "cannot start \(executable): \(String(cString: strerror(code)))")
         }
         pid = child
+        self.keeper = keeper
         log = fd
     }
 
@@ -54,21 +56,21 @@ final class BoundChild {
     var isRunning: Bool {
         if exited { return false }
         var status: Int32 = 0
-        let result = waitpid(pid, &status, WNOHANG)
-        if result == pid || (result < 0 && errno == ECHILD) { exited = true }
+        let result = waitpid(keeper, &status, WNOHANG)
+        if result == keeper || (result < 0 && errno == ECHILD) { exited = true }
         return !exited
     }
 
     /// Stops the child: SIGTERM, then SIGKILL after `grace` seconds; reaps it. Idempotent.
     func terminate(grace: Double = 3) {
         guard isRunning else { return }
-        kill(pid, SIGTERM)
+        kill(keeper, SIGTERM)
         let deadline = Date().addingTimeInterval(grace)
         while isRunning && Date() < deadline { usleep(10_000) }
         if isRunning {
-            kill(pid, SIGKILL)
+            kill(keeper, SIGKILL)                   // the child follows (its death signal)
             var status: Int32 = 0
-            _ = waitpid(pid, &status, 0)
+            _ = waitpid(keeper, &status, 0)
             exited = true
         }
     }

@@ -2,6 +2,7 @@ import AudioQueueCompat
 import Foundation
 import Lockstep
 import LockstepTestSupport
+import Synchronization
 import Testing
 
 /// Compressed test files made by the `ffmpeg` command (Scripts/setup.sh installs it) from one
@@ -14,6 +15,7 @@ final class CompressedFixtures: @unchecked Sendable {
     static let shared: CompressedFixtures = try! CompressedFixtures()
 
     let directory: TemporaryTestDirectory
+    private static let folderToRemove = Mutex<String?>(nil)
     /// The source's samples as 16-bit values scaled to −1…1, interleaved.
     let source: [Float]
     private let lock = NSLock()
@@ -21,6 +23,10 @@ final class CompressedFixtures: @unchecked Sendable {
 
     private init() throws {
         directory = try TemporaryTestDirectory(prefix: "aqcompat-compressed")
+        // `shared` is never deinitialized: its folder goes when the test process exits.
+        let folder = directory.path
+        Self.folderToRemove.withLock { $0 = folder }
+        atexit { if let path = CompressedFixtures.folderToRemove.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: path) } }
         let sine = FileFixtures.sine(frames: Self.frames, channels: Self.channels, sampleRate: Self.rate, frequency: 441, amplitude: 0.5)
         source = sine.map { Float((Double($0) * 32768).rounded()) / 32768 }
         try FileFixtures.writeWAV(path: directory.file("source.wav"), samples: source,

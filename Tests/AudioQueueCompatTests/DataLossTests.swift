@@ -80,13 +80,13 @@ extension JACKTests {
         }
 
         @Test("a 44.1 kHz recorder with 10 ms buffers on a 48 kHz server writes every frame up to the stop")
-        func recorder10ms() throws { try recordAndCheck(bufferSeconds: 0.01, seconds: 3) }
+        func recorder10ms() throws { try recordAndCheck(bufferSeconds: 0.01, seconds: 1.5) }
 
         @Test("a 44.1 kHz recorder with 20 ms buffers on a 48 kHz server writes every frame up to the stop")
-        func recorder20ms() throws { try recordAndCheck(bufferSeconds: 0.02, seconds: 3) }
+        func recorder20ms() throws { try recordAndCheck(bufferSeconds: 0.02, seconds: 1.5) }
 
         @Test("a 44.1 kHz recorder with 5 ms buffers on a 48 kHz server writes every frame up to the stop")
-        func recorder5ms() throws { try recordAndCheck(bufferSeconds: 0.005, seconds: 2) }
+        func recorder5ms() throws { try recordAndCheck(bufferSeconds: 0.005, seconds: 1.5) }
 
         /// Plays `path` through AQPlayer (Apple's playback callback: read packets, enqueue, stop at
         /// the end) with `packets`-packet buffers on a 48 kHz server with `period`-frame cycles,
@@ -104,7 +104,7 @@ extension JACKTests {
             return (result, capture.channel(0), capture.xrunCount)
         }
 
-        /// Plays a 2.9 s 44.1 kHz ramp (0.2 … 0.9, float) through AQPlayer with `packets`-frame
+        /// Plays a 1.4 s 44.1 kHz ramp (0.2 … 0.9, float) through AQPlayer with `packets`-frame
         /// buffers on a 48 kHz server with `period`-frame cycles, records the server's output, and
         /// checks every frame is heard, once, in order.
         func playAndCheck(packets: Int, period: Int) throws {
@@ -112,7 +112,7 @@ extension JACKTests {
         }
 
         func playAndCheck(packets: Int, period: Int, _ xrun: XrunFlag) throws {
-            let fileFrames = 127_890                                  // 2.9 s at 44.1 kHz
+            let fileFrames = 61_740                                   // 1.4 s at 44.1 kHz
             let ramp = (0..<fileFrames).map { Float(0.2 + 0.7 * Double($0) / Double(fileFrames - 1)) }
             let path = temp.file("ramp-\(packets)-\(period).wav")
             try writeFile(path, ramp, rate: 44100, channels: 1, format: .float32)
@@ -120,15 +120,15 @@ extension JACKTests {
             // An xrun of the server loses frames at JACK itself, before any client.
             xrun.set(xruns > 0)
             #expect(result.stdout.contains("played \(fileFrames) packets"), "\(result.stdout)")
-            // 2.9 s at 48 kHz. The ramp starts at 0.2 and ends at 0.9, so a threshold of 0.1 (half
+            // 1.4 s at 48 kHz. The ramp starts at 0.2 and ends at 0.9, so a threshold of 0.1 (half
             // the first value) cuts the converted edges within a frame of where they belong.
-            let expected = Int((Double(fileFrames) * Self.ratio).rounded())      // 139 200
+            let expected = Int((Double(fileFrames) * Self.ratio).rounded())      // 67 200
             let heard = audio.indices.filter { audio[$0] > 0.1 }
             let first = heard.first ?? 0, last = heard.last ?? 0
             let span = heard.isEmpty ? 0 : last - first + 1
             // The largest step between neighbouring frames inside the sound (100 frames in from
             // the edges, where the converter rings): the ramp climbs
-            // 0.7 / 139 200 ≈ 5e-6 a frame; a skipped stretch of 100 frames would jump 5e-4.
+            // 0.7 / 67 200 ≈ 1e-5 a frame; a skipped stretch of 100 frames would jump 1e-3.
             let inside = heard.isEmpty ? [] : Array(audio[(first + 100)...(last - 100)])
             let jump = zip(inside, inside.dropFirst()).map { abs($1 - $0) }.max() ?? 1
             print("AQPlayer 44.1 kHz, \(packets)-frame buffers, period \(period): heard \(heard.count) frames "
@@ -148,7 +148,7 @@ extension JACKTests {
         }
 
         func playCompressedAndCheck(_ name: String, codec: [String], packets: Int, _ xrun: XrunFlag) throws {
-            let fileFrames = 127_851                                  // 2.9 s; frame 127 850 is a peak
+            let fileFrames = 61_701                                   // 1.4 s; frame 61 700 is a peak
             let cosine = (0..<fileFrames).map { Float(0.5 * cos(2 * Double.pi * 441 * Double($0) / 44100)) }
             let source = temp.file("cosine-\(name).wav")
             try writeFile(source, cosine, rate: 44100, channels: 1, format: .float32)

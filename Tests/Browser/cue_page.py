@@ -10,12 +10,20 @@ Prints one JSON object (what the page showed) on standard output. Exits 77 with 
 when the browser cannot start, 1 when the page does not do what it should. Every wait is
 bounded (10 s at most; the whole run takes about 15 s).
 """
+import atexit
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 
 url, shots, layer, steps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+
+# Chromium leaves an org.chromium.Chromium.* folder in TMPDIR: give it one that goes with us.
+browser_temp = tempfile.mkdtemp(prefix="lockstep-chromium-")
+atexit.register(shutil.rmtree, browser_temp, True)
+os.environ["TMPDIR"] = browser_temp
 
 try:
     from selenium import webdriver

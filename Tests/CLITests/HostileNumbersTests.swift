@@ -85,6 +85,9 @@ struct HostileNumbersTests {
         var session: String?
         /// Any one of these in standard error names the culprit.
         var culprits: [String]
+        /// Run `session check` first and stop there when it refuses the session: `render` loads it
+        /// the same way (every sixth refused case is rendered anyway to hold that).
+        var checkFirst = false
         var description: String { (arguments.map { $0.isEmpty ? "''" : $0 }).joined(separator: " ") }
     }
 
@@ -136,7 +139,8 @@ struct HostileNumbersTests {
                 // --duration 0.1 bounds what a valid but far-away time renders (a debug build mixes
                 // slowly, and 720 of these run); "three" is manual.
                 cases.append(Case(arguments: ["session", "render", "S.yaml", "-o", "x.wav", "--duration", "0.1"],
-                                  session: text, culprits: ["S.yaml:\(line):", "'\(key.split(separator: " ").last!)'"]))
+                                  session: text, culprits: ["S.yaml:\(line):", "'\(key.split(separator: " ").last!)'"],
+                                  checkFirst: true))
             }
         }
         return cases
@@ -152,7 +156,12 @@ struct HostileNumbersTests {
             try good.write(to: URL(fileURLWithPath: "\(dir)/GOOD.wav"))
             if let session = c.session { try session.write(toFile: "\(dir)/S.yaml", atomically: false, encoding: .utf8) }
             let before = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
-            let r = try CLI.run(c.arguments, in: dir, timeout: 30)
+            var refused: CLI.Result?
+            if c.checkFirst, index % 6 != 0 {
+                let check = try CLI.run(["session", "check", "S.yaml"], in: dir, timeout: 30)
+                if check.status != 0 { refused = check }
+            }
+            let r = try refused ?? CLI.run(c.arguments, in: dir, timeout: 30)
             if !r.endedCleanly {
                 problems.append("did not end cleanly (status \(r.status), signal \(r.uncaughtSignal.map(String.init) ?? "none"), timed out \(r.timedOut)): \(r.stderr.suffix(400))")
             }

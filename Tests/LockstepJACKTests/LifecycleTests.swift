@@ -62,6 +62,9 @@ extension JACKTests {
                 #expect(summary.contains("\"interrupted\":true"), "\(result.stdout)")
             }
             #expect(ThreadedTestDevice.wait(timeout: 8) { Self.isGone(pid) }, "jackd \(pid) outlived lockstep")
+            // A server stopped while it removes a dead client leaves its sockets and semaphores.
+            let shared = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm")) ?? []
+            #expect(!shared.contains { $0.contains(name) }, "the server left \(shared.filter { $0.contains(name) }) in /dev/shm")
             let logs = (try? FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())) ?? []
             #expect(!logs.contains { $0.hasPrefix("lockstep-jackd-\(running.pid)") }, "a server log was left behind")
         }

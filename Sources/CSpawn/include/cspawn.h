@@ -3,13 +3,17 @@
 
 #include <sys/types.h>
 
-/// Starts `path` with `argv` and `envp` as a child bound to this process: the kernel sends it
-/// `death_signal` when the calling thread's process goes away, however it goes (prctl
-/// PR_SET_PDEATHSIG, set between fork and exec, re-checked against a parent that died first).
-/// The child runs in a process group of its own (terminal signals reach only the parent), with
-/// standard input from /dev/null and standard output and error on `output_fd`.
-/// Call it from a thread that lives as long as the process (the main thread): the signal fires
-/// when the thread that forked exits. Returns the child's pid, or -1 with errno set.
-pid_t lockstep_spawn_bound(const char *path, char *const argv[], char *const envp[], int output_fd, int death_signal);
+/// Starts `path` with `argv` and `envp` under a keeper process that stops it when the calling
+/// process goes away, however it goes (SIGKILL included): the keeper watches a pipe only this
+/// process holds open, and when it closes waits up to `settle_ms` for the child to end by itself
+/// (a JACK server first removes the client that died with this process), then sends SIGTERM,
+/// then SIGKILL after 5 s. The keeper forwards SIGTERM, SIGINT, SIGHUP and SIGQUIT to the child
+/// and exits as it does (its status, or 128 + its signal); the child is SIGKILLed if the keeper
+/// dies. Both run in a process group of their own (terminal signals reach only this process);
+/// the child has standard input from /dev/null, standard output and error on `output_fd`, and no
+/// other descriptor of this process. Returns the keeper's pid (wait for that one) and sets
+/// `*server` to the child's, or returns -1 with errno set.
+pid_t lockstep_spawn_kept(const char *path, char *const argv[], char *const envp[], int output_fd, int settle_ms,
+                          pid_t *server);
 
 #endif
