@@ -23,6 +23,9 @@
 #      them: median wall time (target: at most 2x), and the same samples;
 #   8. `lockstep session check` of 100 000 cues at given times and of a 100 000-long `after:` chain,
 #      all playing one 10 ms WAV: median wall time of 3 runs each (target: under 2 s each);
+#  10. live, session capacity: `lockstep session run` of 4096 looping stereo layers for 10 s (DSP load
+#      p50 under 50 %, no more xruns than the idle server, no underruns, start-up under 5 s; issue 28;
+#      LOCKSTEP_BENCH_SESSION_LAYERS, LOCKSTEP_BENCH_SESSION_SECONDS);
 #   9. GO latency to the cue's first sample on a live session (private dummy jackd, period 256;
 #      target: 2 periods, 512 frames, 10.7 ms), 100 GOs at random phases of the period each: typed
 #      (GoLatencyTests, LOCKSTEP_GO_COUNT=100: p50 / p99 / max, every cue on its reported sample),
@@ -37,7 +40,7 @@
 #
 # Exits non-zero if the render path allocates, the malloc counter doesn't count or a step fails;
 # the other targets print PASS/FAIL without changing the status. Environment:
-# LOCKSTEP_BENCH_PARTS (the parts to run, default "1 2 3 4 5 6 7 8 9"), LOCKSTEP_BENCH_CACHE
+# LOCKSTEP_BENCH_PARTS (the parts to run, default "1 2 3 4 5 6 7 8 9 10"), LOCKSTEP_BENCH_CACHE
 # (generated audio and tools, default ${TMPDIR:-/tmp}/lockstep-bench), LOCKSTEP_BENCH_RUNS (timed
 # rounds per tool in parts 2 and 7, default 7), LOCKSTEP_BENCH_FORCE_ALLOCATION=1 (the measured
 # render cycle allocates: the script must fail), LOCKSTEP_BENCH_QUICK=1 (parts 4-6: 15 s capacity
@@ -53,7 +56,7 @@ export PATH="/opt/swift/usr/bin:$PATH" LC_ALL=C
 RUNS=${LOCKSTEP_BENCH_RUNS:-7} QUICK=${LOCKSTEP_BENCH_QUICK:-0}
 CACHE=${LOCKSTEP_BENCH_CACHE:-${TMPDIR:-/tmp}/lockstep-bench}
 STEMS="$CACHE/stems"
-PARTS=" ${LOCKSTEP_BENCH_PARTS:-1 2 3 4 5 6 7 8 9} "
+PARTS=" ${LOCKSTEP_BENCH_PARTS:-1 2 3 4 5 6 7 8 9 10} "
 PARTS=${PARTS//,/ }
 mkdir -p "$CACHE"
 started=$(date +%s)
@@ -169,7 +172,7 @@ if want 1; then
 fi
 
 # --- The stems (parts 2, 4, 5 and 7; the 10 ms "tiny" ones: part 2's fixed cost) -----------------
-if want 2 4 5 7 && [[ ! -f "$STEMS/.done-v2" ]]; then
+if want 2 4 5 7 10 && [[ ! -f "$STEMS/.done-v2" ]]; then
     say "generating eight 60 s stereo float stems in $STEMS"
     mkdir -p "$STEMS"
     synths=("sine 110 sine 165" "sine 220 sine 330" "sine 440 sine 660" "square 55 square 82.5"
@@ -322,7 +325,7 @@ if want 3; then
 fi
 
 # --- 4, 5 and 6. Live through JACK: what they share ----------------------------------------------
-if want 4 5 6; then
+if want 4 5 6 10; then
     live_started=$(date +%s)
     LIVE_RATE=48000 LIVE_PERIOD=256
     LIVE_WARMUP=2                                   # seconds between "clients up" and sampling
@@ -402,8 +405,17 @@ if want 4 5 6; then
     get() { awk -v k="$1" '{ for (i = 1; i <= NF; i++) { n = index($i, "="); if (substr($i, 1, n - 1) == k) print substr($i, n + 1) } }' <<<"$2"; }
     median_key() { get "$@" | median; }
     sum_key() { get "$@" | awk '{ s += $1 } END { print s + 0 }'; }
-    # Discontinuities of kind $1 in lockstep's JSON summary $2.
-    json_count() { awk -v k="\"kind\":\"$1\"" '{ n += gsub(k, "") } END { print n + 0 }' "$2"; }
+    # Discontinuities of kind $1 in lockstep's JSON summary $2: its total by kind
+    # (discontinuityCounts), else the entries of its list.
+    json_count() {
+        local counts
+        counts=$(grep -o '"discontinuityCounts":{[^}]*}' "$2" | tail -n 1)
+        if [[ -n $counts ]]; then
+            grep -o "\"$1\":[0-9]*" <<<"$counts" | cut -d: -f2 | awk '{ n += $1 } END { print n + 0 }'
+        else
+            awk -v k="\"kind\":\"$1\"" '{ n += gsub(k, "") } END { print n + 0 }' "$2"
+        fi
+    }
     # ", CPU c %" if the monitor line $1 measured clients' CPU time.
     cpu_note() { local cpu; cpu=$(get cpu "$1"); [[ -z $cpu || $cpu == -1* ]] || echo ", CPU $cpu %"; }
     # "load % (xruns N, CPU all/realtime threads %, RT faults F)" for the monitor lines $1.
@@ -601,6 +613,48 @@ if want 5; then
     row 5 "idle server at period 64, $CAP_WINDOW s: DSP load, xruns" "$(get mean "$p64_line") % (xruns $(get xruns "$p64_line"))" "" ""
 fi
 
+# --- 10. Session capacity -----------------------------------------------------------------------
+# `lockstep session run` of N looping stereo layers (a session of N layers, each one cue of a stem,
+# `at: 0`, `loop: forever`) on a private realtime server of its own, as part 5's `play` trial.
+if want 10; then
+    SESSION_LAYERS=${LOCKSTEP_BENCH_SESSION_LAYERS:-4096} SESSION_WINDOW=${LOCKSTEP_BENCH_SESSION_SECONDS:-10}
+    step 10 "session capacity: idle server, then session run of $SESSION_LAYERS looping stereo layers, $SESSION_WINDOW s each"
+    main_server=$SERVER SERVER="$SERVER-session"
+    start_server -R -d dummy -r "$LIVE_RATE" -p "$LIVE_PERIOD"
+    load_idle "$SESSION_WINDOW" "session part's idle"
+    sess_idle=$LINE
+    ulimit -n "$(ulimit -Hn)" 2>/dev/null || true        # one open file per cue
+    SESSION_FILE="$CACHE/capacity-session-$SESSION_LAYERS.yaml"
+    {
+        echo "layers:"
+        for ((i = 0; i < SESSION_LAYERS; i++)); do echo "  l$i: {}"; done
+        echo "cues:"
+        for ((i = 0; i < SESSION_LAYERS; i++)); do
+            echo "  - { name: c$i, layer: l$i, file: '$STEMS/s$((i % 8 + 1)).wav', at: 0, loop: forever }"
+        done
+    } >"$SESSION_FILE"
+    LOG="$CACHE/session-capacity"
+    spawn "$LOCKSTEP" session run "$SESSION_FILE" --server "$SERVER" --start-server never \
+        --duration $((LIVE_WARMUP + SESSION_WINDOW + 3)) --json >"$LOG.json" 2>"$LOG.err"
+    monitor "$SESSION_WINDOW" '^lockstep:out_' 2 "$PID"
+    finish "lockstep session run"
+    play_counts
+    sess_line=$LINE why=""
+    is "$(get p50 "$sess_line")" '<' 50 || why+="load p50 $(get p50 "$sess_line") % >= 50 %; "
+    (($(get xruns "$sess_line") <= $(get xruns "$sess_idle"))) || why+="xruns $(get xruns "$sess_line") > idle's $(get xruns "$sess_idle"); "
+    (($(get underruns "$sess_line") == 0)) || why+="$(get underruns "$sess_line") underruns; "
+    [[ -n $(get startup "$sess_line") ]] && is "$(get startup "$sess_line")" '<' 5 || why+="start-up $(get startup "$sess_line") s; "
+    say "  $SESSION_LAYERS layers: start-up $(get startup "$sess_line") s, load p50 $(get p50 "$sess_line") % (mean $(get mean "$sess_line"), max $(get max "$sess_line")), xruns $(get xruns "$sess_line") (idle $(get xruns "$sess_idle")), underruns $(get underruns "$sess_line"), CPU $(get cpu "$sess_line") %"
+    row 10 "idle server, $SESSION_WINDOW s: DSP load p50, xruns" "$(get p50 "$sess_idle") % (xruns $(get xruns "$sess_idle"))" "" ""
+    row 10 "session run, $SESSION_LAYERS looping stereo layers, $SESSION_WINDOW s: DSP load p50 (max), xruns, underruns, start-up" \
+        "$(get p50 "$sess_line") % ($(get max "$sess_line")), xruns $(get xruns "$sess_line"), underruns $(get underruns "$sess_line"), start-up $(get startup "$sess_line") s" \
+        "< 50 %, xruns <= idle, 0, < 5 s" "$(pass test -z "$why")"
+    row 10 "the same: lockstep's callback median / p99 / longest, CPU of the process" \
+        "$(get cb_median "$sess_line") / $(get cb_p99 "$sess_line") / $(get cb_max "$sess_line") ms, CPU $(get cpu "$sess_line") % of one core" "" ""
+    stop_server
+    SERVER=$main_server
+fi
+
 # --- 6. Recording --------------------------------------------------------------------------------
 # A private realtime dummy server of its own (two capture ports giving silence: enough for load and
 # for counting frames). (b): the two busy loops (normal priority) compete with the writer thread,
@@ -693,7 +747,7 @@ echo
 echo "Lockstep benchmarks: $(uname -m), $(nproc) cores, $(swift --version 2>/dev/null | head -n 1 | sed 's/ (.*//')"
 line "#" "measurement" "value" "target" "result"
 line "--" "----------------------------------------------------" "------------------------------------------------" "----------------------" "------"
-for p in {1..9}; do printf '%s' "${ROWS[$p]:-}"; done
+for p in {1..10}; do printf '%s' "${ROWS[$p]:-}"; done
 want 3 && echo "(30-min input: $(calc %.0f 'a / 1048576' "$(stat -c %s "$LONG")") MiB on disk.)"
 want 1 && echo "(Benchmark tables: $ALLOC_LOG.)"
 if want 4 5; then

@@ -62,6 +62,7 @@ public final class Engine: @unchecked Sendable {
         var handlers: [Int: @Sendable (Discontinuity) -> Void] = [:]
         var nextToken = 0
         var totalDiscontinuities = 0
+        var discontinuitiesByKind: [Discontinuity.Kind: Int] = [:]
         var deviceError: AudioQueueError?
     }
 
@@ -227,6 +228,17 @@ public final class Engine: @unchecked Sendable {
     public func waitUntilRendered(through sampleTime: Int64, timeout: Double = 2) -> Bool {
         if device.callbackDelivery == .inline { return renderedSampleTime >= sampleTime }
         return delivered.wait(until: Date().addingTimeInterval(timeout)) { renderedSampleTime >= sampleTime }
+    }
+
+    /// Fades `queues` out (their volume to 0, ramped over ``gainRampFrames``) and waits until the
+    /// engine has rendered the whole fade, so that what follows — a stop, the end of a recording —
+    /// cannot click or cut a sound short. Not on the realtime or callback thread.
+    /// - Returns: whether the fade was rendered within `timeout` seconds.
+    @discardableResult
+    public func fadeOut(_ queues: [OutputQueue], timeout: Double = 1) -> Bool {
+        let end = currentTime().sampleTime + Int64(gainRampFrames) + Int64(device.maximumFramesPerCycle)
+        for queue in queues { try? queue.setVolume(0) }
+        return waitUntilRendered(through: end, timeout: timeout)
     }
 
     /// Waits until `condition` holds, re-checking it after every delivery of render events
@@ -480,6 +492,10 @@ public final class Engine: @unchecked Sendable {
     /// How many discontinuities have been reported in total.
     public var discontinuityCount: Int { state.withLock { $0.totalDiscontinuities } }
 
+    /// How many discontinuities of each kind have been reported in total (also those the
+    /// ``discontinuities`` log no longer holds); kinds never reported are absent.
+    public var discontinuityCounts: [Discontinuity.Kind: Int] { state.withLock { $0.discontinuitiesByKind } }
+
     /// Calls `handler` (on the engine's callback thread) for every discontinuity from now on.
     /// - Returns: a token for ``removeDiscontinuityHandler(_:)``.
     @discardableResult
@@ -508,6 +524,7 @@ public final class Engine: @unchecked Sendable {
                 state.discontinuityLogStart = (state.discontinuityLogStart + 1) % Self.discontinuityLogCapacity
             }
             state.totalDiscontinuities += 1
+            state.discontinuitiesByKind[discontinuity.kind, default: 0] += 1
             return Array(state.handlers.values)
         }
         for handler in handlers { handler(discontinuity) }

@@ -92,8 +92,25 @@ public final class InputQueue: QueueBufferOwner, @unchecked Sendable {
     }
 
     /// Frames the device skipped while the queue ran (its clock jumped over them in an xrun),
-    /// recorded as silence so the timeline stays true. The xrun itself is reported by the device.
+    /// recorded as silence so the timeline stays true (``fillsSkippedFrames``). The xrun itself is
+    /// reported by the device.
     public var skippedFrames: Int64 { renderState.pointee.skippedFrames.load(ordering: .relaxed) }
+
+    /// Whether frames the device skips in an xrun are recorded as silence (true, the default:
+    /// right for a hardware capture, whose audio in that time was lost, and keeps the take on the
+    /// wall clock) or left out (false: right when the inputs are other clients' outputs, which JACK
+    /// skipped too, so their stream goes on unbroken after the xrun — the take holds exactly what
+    /// they played, as `jack_capture` records it). Left-out frames are counted in
+    /// ``leftOutFrames``; the buffer after the skip carries the later start time. Any thread; the
+    /// next cycle follows it.
+    public var fillsSkippedFrames: Bool {
+        get { renderState.pointee.fillsSkippedFrames.load(ordering: .relaxed) }
+        set { renderState.pointee.fillsSkippedFrames.store(newValue, ordering: .relaxed) }
+    }
+
+    /// Device frames the device skipped while the queue ran and that were left out of the stream
+    /// (``fillsSkippedFrames`` false): how far the take's frames fall behind device time.
+    public var leftOutFrames: Int64 { renderState.pointee.leftOutFrames.load(ordering: .relaxed) }
 
     /// The buffer size for `seconds` of audio in `format`, capped at `maximumBytes`: the
     /// `DeriveBufferSize` helper of Audio Queue's recording guide. Always a whole number of frames.

@@ -43,7 +43,7 @@ struct InputRenderState: ~Copyable {
     var lostSince: Int64 = 0
     var needsTimeMark = true
     /// The device time the next captured frame should have while running, or -1: a later frame
-    /// means the device skipped frames (an xrun), which are recorded as silence.
+    /// means the device skipped frames (an xrun), which are recorded as silence or left out.
     var nextExpected: Int64 = -1
 
     let meteringEnabled = Atomic<Bool>(false)
@@ -51,6 +51,11 @@ struct InputRenderState: ~Copyable {
     let capturedFrames = Atomic<Int64>(0)
     let lostFrames = Atomic<Int64>(0)
     let skippedFrames = Atomic<Int64>(0)
+    /// Whether frames the device skipped are recorded as silence (a hardware capture, whose audio
+    /// was lost) or left out (sources that are other clients: their stream goes on after the skip).
+    let fillsSkippedFrames = Atomic<Bool>(true)
+    /// Device frames skipped and left out (`fillsSkippedFrames` false).
+    let leftOutFrames = Atomic<Int64>(0)
     let publishedRunState = Atomic<UInt8>(0)
     /// Capture latency to compensate, in frames, as set for the next start; latched into
     /// `latency` when a start arrives, so a run keeps one timeline.
@@ -177,7 +182,11 @@ extension RenderCore {
         if q.pointee.runState != .running || q.pointee.needsTimeMark {
             q.pointee.nextExpected = -1
         } else if q.pointee.nextExpected >= 0 && first > q.pointee.nextExpected && first < last {
-            fillSkippedFrames(q, from: q.pointee.nextExpected, to: first)
+            if q.pointee.fillsSkippedFrames.load(ordering: .relaxed) {
+                fillSkippedFrames(q, from: q.pointee.nextExpected, to: first)
+            } else {
+                leaveOutSkippedFrames(q, from: q.pointee.nextExpected, to: first)
+            }
         }
         if first < last, let input {
             let from = Int(first - t0)
@@ -214,6 +223,25 @@ extension RenderCore {
             q.pointee.needsTimeMark = false
         } else {
             loseFrames(q, count: gap, sampleTime: from, at: write)
+        }
+    }
+
+    /// The device skipped frames `from..<to` but the sources did not lose them (they are other
+    /// clients, skipped with it): the stream goes on with what arrives next, its frames now
+    /// stamped from `to` (a mark without silence), and the jump is counted.
+    @inline(__always)
+    func leaveOutSkippedFrames(_ q: UnsafeMutablePointer<InputRenderState>, from: Int64, to: Int64) {
+        let write = q.pointee.writeIndex.load(ordering: .relaxed)
+        if q.pointee.lost > 0 {
+            // An overflow in progress: its frames are lost either way; fill as before.
+            fillSkippedFrames(q, from: from, to: to)
+            return
+        }
+        if q.pointee.pushMark(CaptureMark(index: write, silence: 0, sampleTime: to)) {
+            q.pointee.leftOutFrames.wrappingAdd(to - from, ordering: .relaxed)
+            q.pointee.needsTimeMark = false
+        } else {
+            loseFrames(q, count: Int(to - from), sampleTime: from, at: write)
         }
     }
 

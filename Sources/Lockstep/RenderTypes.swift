@@ -237,6 +237,8 @@ struct QueueRenderState: ~Copyable {
     /// Frames of its audio the queue skipped because the device's clock skipped them while it
     /// ran (an xrun), so it stays on the timeline (``LateBufferPolicy/skipToStayAligned``).
     let skippedFrames = Atomic<Int64>(0)
+    /// Frames a truncation came too late to cut (the queue had played past its time), summed.
+    let lateCutFrames = Atomic<Int64>(0)
 
     /// The cache lines at the start of a state that a running queue touches every cycle:
     /// everything declared before ``meter``, and the meter's own per-cycle fields (measured on a

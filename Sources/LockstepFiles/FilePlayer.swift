@@ -85,6 +85,9 @@ public final class FilePlayer: @unchecked Sendable {
     private let bufferReturned = ChangeSignal()
     /// The thread that refills the buffers, or nil for the engine's callback thread.
     public let streamer: FileStreamer?
+    /// This player's lane on the ``streamer`` (players spread over its threads).
+    private let lane = FilePlayer.lanes.wrappingAdd(1, ordering: .relaxed).oldValue
+    private static let lanes = Atomic<Int>(0)
 
     struct PlaybackState {
         var position: Int64 = 0
@@ -340,7 +343,7 @@ public final class FilePlayer: @unchecked Sendable {
     func bufferHandedBack(_ buffer: QueueBuffer) {
         guard let streamer else { return refill(buffer) }
         pendingRefills.wrappingAdd(1, ordering: .relaxed)
-        let accepted = streamer.submit { [self] in
+        let accepted = streamer.submit(lane: lane) { [self] in
             refill(buffer)
             pendingRefills.wrappingSubtract(1, ordering: .releasing)
             bufferReturned.signal()

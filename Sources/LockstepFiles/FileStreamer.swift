@@ -2,57 +2,70 @@ import Foundation
 import Lockstep
 import Synchronization
 
-/// A thread of its own that refills ``FilePlayer``s: reading, decoding and enqueueing each buffer
-/// a queue hands back, so the engine's callback thread — which delivers every queue's events,
-/// listeners and control — never waits on a disk or a decoder (kira's decode scheduler; the
-/// writer thread of ``FileRecorder`` the other way round).
+/// Threads of their own that refill ``FilePlayer``s and compute session layers: reading, decoding,
+/// rate converting and enqueueing each buffer a queue hands back, so the engine's callback thread
+/// — which delivers every queue's events, listeners and control — never waits on a disk, a decoder
+/// or a mix (kira's decode scheduler; the writer thread of ``FileRecorder`` the other way round).
 ///
-/// Give one streamer to many players (`FilePlayer(…, streamer:)`). Work runs in the order it was
-/// submitted, so each player's buffers are refilled in the order its queue returned them. Players
-/// keep enough buffers queued (``FilePlayer/bufferCount`` × ``FilePlayer/bufferDuration``) that a
-/// refill may wait behind others for most of that time without an underrun.
+/// Give one streamer to many players (`FilePlayer(…, streamer:)`, `SessionPlayer(…, streamer:)`).
+/// Work is submitted on a *lane* (a layer): a lane always runs on the same thread, in the order
+/// its work was submitted, so each layer's buffers are refilled in the order its queue returned
+/// them; urgent work (a control change recomputing a layer from a sample) runs on its thread
+/// before any ordinary work waiting there. Players keep enough buffers queued that a refill may
+/// wait behind others for most of that time without an underrun.
 ///
 /// Thread safety: every method may be called from any thread except a realtime one.
 public final class FileStreamer: Sendable {
-    /// The thread's name, for debuggers and `top -H`.
+    /// The threads' name, for debuggers and `top -H` (a number follows it when there are several).
     public let name: String
-    private let core = StreamerCore()
+    /// How many threads share the work.
+    public var threadCount: Int { cores.count }
+    private let cores: [StreamerCore]
 
-    /// Starts the streaming thread.
-    public init(name: String = "lockstep.streamer") {
+    /// Starts `threads` streaming threads (at least one; default one).
+    public init(name: String = "lockstep.streamer", threads: Int = 1) {
         self.name = name
-        let core = self.core
-        let thread = Thread {
-            ThreadName.setCurrent(name)
-            core.run()
+        cores = (0..<max(1, threads)).map { _ in StreamerCore() }
+        for (index, core) in cores.enumerated() {
+            let threadName = cores.count == 1 ? name : "\(name).\(index + 1)"
+            let thread = Thread {
+                ThreadName.setCurrent(threadName)
+                core.run()
+            }
+            thread.name = threadName
+            thread.qualityOfService = .userInitiated
+            thread.start()
         }
-        thread.name = name
-        thread.qualityOfService = .userInitiated
-        thread.start()
     }
 
-    /// Lets the thread finish the work already submitted, then end.
-    deinit { core.requestStop() }
+    /// As many threads as the machine has processors.
+    public static var machineThreadCount: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
 
-    /// Runs `work` on the streaming thread after everything submitted before it.
+    /// Lets the threads finish the work already submitted, then end.
+    deinit { for core in cores { core.requestStop() } }
+
+    /// Runs `work` on lane `lane`'s thread after everything submitted on that thread before it
+    /// (`urgent`: before every ordinary work item not yet started there).
     /// - Returns: false if the streamer has been stopped (the work does not run).
     @discardableResult
-    public func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
-        core.submit(work)
+    public func submit(lane: Int = 0, urgent: Bool = false, _ work: @escaping @Sendable () -> Void) -> Bool {
+        cores[Int(UInt(bitPattern: lane) % UInt(cores.count))].submit(work, urgent: urgent)
     }
 
-    /// Work items the queue holds, run or not yet (for tests: it stays bounded while the
+    /// Work items the queues hold, run or not yet (for tests: it stays bounded while the
     /// streamer is never idle).
-    var heldWorkCount: Int { core.heldWorkCount }
+    var heldWorkCount: Int { cores.reduce(0) { $0 + $1.heldWorkCount } }
 
-    /// Stops the thread after the work already submitted, and waits for it (at most `timeout`
+    /// Stops the threads after the work already submitted, and waits for them (at most `timeout`
     /// seconds). Later submissions are refused.
     public func stop(timeout: Double = 5) {
-        if core.requestStop() { core.waitUntilFinished(timeout: timeout) }
+        let stopping = cores.filter { $0.requestStop() }
+        let deadline = DispatchTime.now() + timeout
+        for core in stopping { core.waitUntilFinished(until: deadline) }
     }
 }
 
-/// The queue of work and the loop the streaming thread runs (the thread holds this, not the
+/// The queues of work and the loop one streaming thread runs (the thread holds this, not the
 /// ``FileStreamer``, so dropping the streamer ends the thread).
 private final class StreamerCore: Sendable {
     private let state = Mutex(State())
@@ -60,17 +73,42 @@ private final class StreamerCore: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     private struct State: @unchecked Sendable {
-        var work: [@Sendable () -> Void] = []
-        var head = 0
+        var work = WorkList()
+        var urgent = WorkList()
         var stopping = false
     }
 
-    var heldWorkCount: Int { state.withLock { $0.work.count } }
+    /// Work in submission order; taken from the head.
+    private struct WorkList {
+        var items: [@Sendable () -> Void] = []
+        var head = 0
 
-    func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
+        mutating func take() -> (@Sendable () -> Void)? {
+            guard head < items.count else {
+                items.removeAll(keepingCapacity: true)
+                head = 0
+                return nil
+            }
+            let work = items[head]
+            head += 1
+            if head >= 256 && head * 2 >= items.count {
+                // A streamer that is never idle never reaches the empty list above: drop the work
+                // already taken here, or the array (and every closure it still holds, with the
+                // buffer it refilled) grows for as long as playback lasts. At 4096 layers that was
+                // 16 MB a second of heap on the callback and streaming threads.
+                items.removeFirst(head)
+                head = 0
+            }
+            return work
+        }
+    }
+
+    var heldWorkCount: Int { state.withLock { $0.work.items.count + $0.urgent.items.count } }
+
+    func submit(_ work: @escaping @Sendable () -> Void, urgent: Bool) -> Bool {
         let accepted = state.withLock { state -> Bool in
             guard !state.stopping else { return false }
-            state.work.append(work)
+            if urgent { state.urgent.items.append(work) } else { state.work.items.append(work) }
             return true
         }
         if accepted { wake.signal() }
@@ -88,37 +126,20 @@ private final class StreamerCore: Sendable {
         return first
     }
 
-    func waitUntilFinished(timeout: Double) {
-        _ = finished.wait(timeout: .now() + timeout)
+    func waitUntilFinished(until deadline: DispatchTime) {
+        _ = finished.wait(timeout: deadline)
     }
 
     func run() {
         while true {
             wake.wait()
             while let work = next() { work() }
-            if state.withLock({ $0.stopping && $0.head >= $0.work.count }) { break }
+            if state.withLock({ $0.stopping && $0.work.head >= $0.work.items.count && $0.urgent.head >= $0.urgent.items.count }) { break }
         }
         finished.signal()
     }
 
     private func next() -> (@Sendable () -> Void)? {
-        state.withLock { state in
-            guard state.head < state.work.count else {
-                state.work.removeAll(keepingCapacity: true)
-                state.head = 0
-                return nil
-            }
-            let work = state.work[state.head]
-            state.head += 1
-            if state.head >= 256 && state.head * 2 >= state.work.count {
-                // A streamer that is never idle never reaches the empty queue above: drop the
-                // work already taken here, or the array (and every closure it still holds, with
-                // the buffer it refilled) grows for as long as playback lasts. At 4096 layers that
-                // was 16 MB a second of heap on the callback and streaming threads.
-                state.work.removeFirst(state.head)
-                state.head = 0
-            }
-            return work
-        }
+        state.withLock { state in state.urgent.take() ?? state.work.take() }
     }
 }

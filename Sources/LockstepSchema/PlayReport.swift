@@ -91,8 +91,11 @@ public struct PlayReport: Sendable, Hashable, Codable {
     public var seconds: Double
     /// The device's rate at the end.
     public var sampleRate: Int
-    /// Every break in the timeline.
+    /// The breaks in the timeline: the most recent 10 000.
     public var discontinuities: [DiscontinuityRecord]
+    /// How many breaks of each kind there were in all (also those `discontinuities` no longer
+    /// holds), by kind.
+    public var discontinuityCounts: [String: Int] = [:]
     /// Every layer, in argument order.
     public var layers: [Layer]
     /// Whether a signal (Ctrl-C) ended the play.

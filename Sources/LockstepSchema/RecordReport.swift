@@ -18,8 +18,13 @@ public struct RecordReport: Sendable, Hashable, Codable {
     public var channelPeakDB: [Double?]
     /// Frames lost because the disk writer fell behind (written as silence).
     public var lostFrames: Int64
-    /// Frames the server skipped in xruns (written as silence).
+    /// Frames the server skipped in xruns while a driver's (physical) port was recorded: written
+    /// as silence, keeping the take on the wall clock.
     public var skippedFrames: Int64
+    /// Frames the server skipped in xruns while only other clients' ports were recorded: left out,
+    /// since those clients were skipped too and their audio goes on unbroken (the take is that
+    /// much shorter than the time it spans).
+    public var leftOutFrames: Int64
     /// Every break in the timeline.
     public var discontinuities: [DiscontinuityRecord]
     /// Whether a signal (Ctrl-C) ended the recording.
@@ -32,7 +37,8 @@ public struct RecordReport: Sendable, Hashable, Codable {
 
     /// Creates a report from each channel's peak; `peakDB` is the largest, and the peaks are rounded.
     public init(file: String, frames: Int64, startSampleTime: Int64?, sampleRate: Int, channelPeakDB: [Double],
-                lostFrames: Int64, skippedFrames: Int64, discontinuities: [DiscontinuityRecord], interrupted: Bool, error: String?,
+                lostFrames: Int64, skippedFrames: Int64, leftOutFrames: Int64 = 0, discontinuities: [DiscontinuityRecord],
+                interrupted: Bool, error: String?,
                 callbackTime: PlayReport.CallbackTime? = nil) {
         self.file = file
         self.frames = frames
@@ -43,6 +49,7 @@ public struct RecordReport: Sendable, Hashable, Codable {
         self.channelPeakDB = channelPeakDB.map(JSONSchema.decibels)
         self.lostFrames = lostFrames
         self.skippedFrames = skippedFrames
+        self.leftOutFrames = leftOutFrames
         self.discontinuities = discontinuities
         self.interrupted = interrupted
         self.error = error

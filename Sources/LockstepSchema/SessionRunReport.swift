@@ -1,9 +1,9 @@
 /// `lockstep session run --json`: where the session started, where it ended, its cues and every
 /// break, late start and control surface's counts.
 public struct SessionRunReport: Sendable, Hashable, Codable {
-    /// A start that came too late for its requested device sample: the layers started at the
-    /// earliest possible sample instead, skipping `skippedFrames` frames so that they stay on the
-    /// session's timeline.
+    /// A start, or a control change on a layer, that came too late for its device sample: the
+    /// layers started (the layer's new audio began) at the earliest possible sample instead,
+    /// skipping `skippedFrames` frames so that they stay on the session's timeline.
     public struct LateStart: Sendable, Hashable, Codable {
         /// The session sample the start was for.
         public var position: Int64
@@ -36,8 +36,14 @@ public struct SessionRunReport: Sendable, Hashable, Codable {
     public var sampleRate: Int
     /// Whether a signal (Ctrl-C) ended it.
     public var interrupted: Bool
-    /// Every break in the timeline.
+    /// The breaks in the timeline: the most recent 10 000.
     public var discontinuities: [DiscontinuityRecord]
+    /// How many breaks of each kind there were in all (also those `discontinuities` no longer
+    /// holds), by kind.
+    public var discontinuityCounts: [String: Int] = [:]
+    /// JACK's frame time of `startSampleTime` (absent when the session never started or the device
+    /// is not JACK): to compare with other JACK clients' frames.
+    public var startJACKFrame: UInt32?
     /// Every cue, as placed by the end (manual cues where they were fired).
     public var cues: [TimelineReport.Cue]
     /// What ended it early, if anything.

@@ -4,11 +4,12 @@ import LockstepFiles
 /// A cue's audio at the session's rate: its file region, looped as asked, rate-converted when the
 /// file's rate differs, read sample by sample from any position of the cue.
 ///
-/// Runs on the engine's callback thread (it reads files); never on the realtime thread.
+/// Runs where its layer is computed (it reads files): a streamer's thread live, the rendering
+/// thread offline; never on the realtime thread or the engine's callback thread of a live run.
 final class CueSource {
     let cue: SessionTimeline.Cue
     let rate: Double
-    private let reader: AudioFileReader
+    private let reader: any AudioSource
     private let converter: SoxrRateConverter?
     /// The next cue sample ``read(into:frames:)`` produces.
     private(set) var position: Int64 = 0
@@ -36,10 +37,10 @@ final class CueSource {
     /// The first error met while reading (the rest of the cue plays as silence).
     private(set) var error: FileError?
 
-    init(cue: SessionTimeline.Cue, rate: Double) throws(FileError) {
+    init(cue: SessionTimeline.Cue, rate: Double, open: AudioSourceOpener) throws(FileError) {
         self.cue = cue
         self.rate = rate
-        reader = try AudioFileReader(path: cue.path, truncation: .reject)
+        reader = try open(cue.path)
         if reader.format.sampleRate != rate {
             do {
                 converter = try SoxrRateConverter(inputRate: reader.format.sampleRate, outputRate: rate,

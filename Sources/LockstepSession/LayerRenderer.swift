@@ -6,7 +6,8 @@ import LockstepFiles
 /// gain and automation.
 ///
 /// The audio is a pure function of session time, so a live run and an offline render of the same
-/// session produce the same samples. Runs on the engine's callback thread.
+/// session produce the same samples. Runs on the layer's lane of the player's streamer (live), or
+/// where the queue hands its buffers back (offline); one thread at a time.
 final class LayerRenderer {
     let layer: Int
     let channelCount: Int
@@ -15,14 +16,21 @@ final class LayerRenderer {
     /// delays a refill.
     let lookahead: Int64
     private var sources: [Int: CueSource] = [:]
+    /// The indices of the layer's cues in the timeline (a cue never changes layers), found at the
+    /// first render: each buffer then looks at its own cues only, not every cue of the session.
+    private var cueIndices: [Int]?
     private var scratch: [Float] = []
     /// The cue's audio after its channel matrix (session channels).
     private var converted: [Float] = []
     /// The first file error met.
     private(set) var error: FileError?
 
-    init(layer: Int, channelCount: Int, rate: Double) {
+    /// Opens a cue's audio.
+    let open: AudioSourceOpener
+
+    init(layer: Int, channelCount: Int, rate: Double, open: @escaping AudioSourceOpener) {
         self.layer = layer
+        self.open = open
         self.channelCount = channelCount
         self.rate = rate
         lookahead = Int64(rate * 2)
@@ -37,7 +45,10 @@ final class LayerRenderer {
         let channels = channelCount
         out.update(repeating: 0, count: frames * channels)
         let end = position + Int64(frames)
-        for cue in timeline.cues where cue.layer == layer {
+        let layer = self.layer
+        if cueIndices == nil { cueIndices = timeline.cues.indices.filter { timeline.cues[$0].layer == layer } }
+        for index in cueIndices! {
+            let cue = timeline.cues[index]
             guard let start = cue.start else { continue }
             let cueEnd = cue.end ?? .max
             if cueEnd <= position {
@@ -165,7 +176,7 @@ final class LayerRenderer {
     private func source(for cue: SessionTimeline.Cue) -> CueSource? {
         if let existing = sources[cue.index] { return existing }
         do {
-            let source = try CueSource(cue: cue, rate: rate)
+            let source = try CueSource(cue: cue, rate: rate, open: open)
             sources[cue.index] = source
             return source
         } catch {

@@ -260,8 +260,9 @@ final class PlaySession {
         engine.isMasterMeteringEnabled = true
 
         var players: [FilePlayer] = []
-        // Disk reads and decoding of every layer run on a thread of their own, not the callbacks'.
-        let streamer = FileStreamer()
+        // Disk reads and decoding of every layer run on threads of their own (one per processor),
+        // not the callbacks'.
+        let streamer = FileStreamer(threads: FileStreamer.machineThreadCount)
         let buffering = FilePlayer.Buffering(layersBytesPerSecond: bytesPerSecond.reduce(0, +))
         for (index, path) in layers.files.enumerated() {
             do {
@@ -437,12 +438,10 @@ final class PlaySession {
         }
         display.finish()
 
-        // Fade out over a few ms, then stop.
-        for player in players { try? player.queue.setVolume(0) }
-        usleep(30_000)
+        // Fade out, then stop (the recording holds the whole fade).
+        engine.fadeOut(players.map(\.queue))
         let stoppedAt = engine.currentTime().sampleTime
         for player in players { player.stop() }
-        usleep(20_000)
         var recording: FileRecorder.Summary?
         var recordError: String?
         if let recorder {
@@ -452,7 +451,7 @@ final class PlaySession {
         events.discontinuities(of: engine, seen: &discontinuitiesSeen)
         let gaps = engine.discontinuities.map(DiscontinuityRecord.init)
         let (finalOutputs, outputLines) = command.jack.outputsAtEnd(outputs, device: device, until: stoppedAt)
-        let summary = PlayReport(
+        var summary = PlayReport(
             startSampleTime: base, startJACKFrame: startJACKFrame ?? device.jackFrameTime(forSampleTime: base),
             frames: max(0, stoppedAt - base), sampleRate: Int(rate), discontinuities: gaps,
             layers: players.enumerated().map { index, player in
@@ -470,6 +469,7 @@ final class PlaySession {
             renderHelper: device.hasRenderHelper
                 ? PlayReport.RenderHelper(sharedCycles: engine.renderSharing.sharedCycles, helperChunks: engine.renderSharing.helperChunks)
                 : nil)
+        summary.discontinuityCounts = Dictionary(uniqueKeysWithValues: engine.discontinuityCounts.map { ($0.key.rawValue, $0.value) })
         if command.json {
             print(JSONSchema.line(summary))
         } else {
@@ -479,7 +479,7 @@ final class PlaySession {
             }.joined(separator: ", ")
             print("played \(players.count) \(players.count == 1 ? "layer" : "layers") from sample \(base) for "
                   + "\(summary.frames) frames (\(Terminal.time(seconds))) at \(Int(rate)) Hz through '\(device.name)'"
-                  + "; peaks: \(peaks); discontinuities: \(gaps.count)"
+                  + "; peaks: \(peaks); discontinuities: \(engine.discontinuityCount)"
                   + (interrupted ? " (interrupted)" : ""))
             for line in outputLines { print(line) }
         }

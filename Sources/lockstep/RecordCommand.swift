@@ -124,6 +124,9 @@ struct RecordCommand: ParsableCommand {
             throw CLIError(message: "record: \(error.description)")
         }
         recorder.queue.isLevelMeteringEnabled = true
+        // Other clients' ports are skipped with the server in an xrun and go on unbroken after it:
+        // record what they played. A driver's capture ports lose that audio: keep its place as silence.
+        recorder.queue.fillsSkippedFrames = ports.isEmpty || ports.contains { device.isPhysicalPort($0) }
         let rate = engine.sampleRate
         // A little ahead, so the start is honoured exactly even on a busy machine.
         let start = startAt ?? engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime + Int64(rate * 0.2))
@@ -175,14 +178,15 @@ struct RecordCommand: ParsableCommand {
             print(JSONSchema.line(RecordReport(
                 file: output, frames: summary.framesWritten, startSampleTime: summary.startSampleTime, sampleRate: Int(rate),
                 channelPeakDB: summary.peaks.map { Double(Decibels.fromLinear($0)) }, lostFrames: summary.lostFrames,
-                skippedFrames: recorder.queue.skippedFrames, discontinuities: gaps, interrupted: interrupted, error: failure,
+                skippedFrames: recorder.queue.skippedFrames, leftOutFrames: recorder.queue.leftOutFrames, discontinuities: gaps, interrupted: interrupted, error: failure,
                 callbackTime: PlayReport.CallbackTime(device.callbackTimes))))
         } else {
             let peaks = summary.peaks.map { Terminal.decibels(Decibels.fromLinear($0)) }.joined(separator: ", ")
             print("recorded \(summary.framesWritten) frames (\(Terminal.time(summary.duration))) from sample "
                   + "\(summary.startSampleTime.map(String.init) ?? "-") into \(output); peaks: \(peaks); "
                   + "discontinuities: \(gaps.count)" + (summary.lostFrames > 0 ? "; \(summary.lostFrames) frames lost (recorded as silence)" : "")
-                  + (recorder.queue.skippedFrames > 0 ? "; \(recorder.queue.skippedFrames) frames skipped by the server in xruns (recorded as silence)" : ""))
+                  + (recorder.queue.skippedFrames > 0 ? "; \(recorder.queue.skippedFrames) frames skipped by the server in xruns (recorded as silence)" : "")
+                  + (recorder.queue.leftOutFrames > 0 ? "; the server skipped \(recorder.queue.leftOutFrames) frames in xruns (the sources' audio goes on unbroken; the take is that much shorter than its span)" : ""))
         }
         if let failure { throw CLIError(message: "record: \(failure)") }
         try interrupt.exitIfRaised()

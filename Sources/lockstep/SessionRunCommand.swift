@@ -170,11 +170,12 @@ final class SessionRun {
             engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory,
                                 maximumQueues: max(16, session.document.layers.count))
             engine.isMasterMeteringEnabled = true
-            // Sixteen buffers of 1024 frames a layer (341 ms at 48 kHz) computed ahead: the layers
-            // are computed on the engine's callback thread, an ordinary one, which the system may
-            // hold up for a while; a control change cuts what is queued, so the lookahead adds no
-            // latency to it.
-            player = try SessionPlayer(session: session, engine: engine, directOutputs: true, bufferCount: 16)
+            // Sixteen buffers of 1024 frames a layer (341 ms at 48 kHz) computed ahead, on a thread
+            // per processor (ordinary ones, which the system may hold up for a while); a control
+            // change cuts what is queued, so the lookahead adds no latency to it.
+            let streamer = FileStreamer(name: "lockstep.layers", threads: FileStreamer.machineThreadCount)
+            player = try SessionPlayer(session: session, engine: engine, directOutputs: true, bufferCount: 16,
+                                       streamer: streamer)
             try device.start()
         } catch let error as AudioQueueError {
             throw CLIError(message: "\(command.command): \(error.message)")
@@ -272,9 +273,6 @@ final class SessionRun {
                     throw CLIError(message: "\(command.command): --midi-connect: \(error.message)")
                 }
             }
-            // The refills a MIDI command may wait for (a layer's lock) run at realtime priority
-            // too, under the reader's.
-            engine.performOnCallbackThread { device.promoteCurrentThread(below: 12) }
             midi = MIDIReader(input: input, device: device, control: MIDIControl(dispatcher: dispatcher, triggers: triggers, latency: latency),
                               log: { notes.add($0) })
             let lateWarning = latency < 2 * period ? " (warning: less than two periods of \(period); commands can land late)" : ""
@@ -377,10 +375,9 @@ final class SessionRun {
         }
         display.finish()
 
-        // Fade out over a few ms, then stop (what the last cues did is published first).
+        // Fade out, then stop (what the last cues did is published first).
         let endPosition = live.position
-        for queue in live.queues { try? queue.setVolume(0) }
-        usleep(30_000)
+        engine.fadeOut(live.queues)
         dispatcher.poll()
         eventSubscription?.cancel()
         osc?.stop()
@@ -393,7 +390,6 @@ final class SessionRun {
         var recording: FileRecorder.Summary?
         var recordError: String?
         if let recorder {
-            usleep(20_000)
             do { recording = try recorder.stop() } catch { recordError = error.description }
         }
         let timeline = live.timeline
@@ -402,8 +398,9 @@ final class SessionRun {
         let error = engine.deviceError?.message ?? live.queues.lazy.compactMap { $0.stopError?.message }.first
             ?? live.error?.description ?? recordError
         let (finalOutputs, outputLines) = command.jack.outputsAtEnd(outputs, device: device, until: engine.renderedSampleTime)
+        let counts = Dictionary(uniqueKeysWithValues: engine.discontinuityCounts.map { ($0.key.rawValue, $0.value) })
         if command.json {
-            print(JSONSchema.line(SessionRunReport(
+            var report = SessionRunReport(
                 file: command.file, startSampleTime: startedAt, from: fromPosition, endPosition: endPosition,
                 sampleRate: Int(rate), interrupted: interrupted, discontinuities: gaps.map(DiscontinuityRecord.init),
                 cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
@@ -417,11 +414,14 @@ final class SessionRun {
                 renderHelper: device.hasRenderHelper
                     ? PlayReport.RenderHelper(sharedCycles: engine.renderSharing.sharedCycles,
                                               helperChunks: engine.renderSharing.helperChunks)
-                    : nil)))
+                    : nil)
+            report.discontinuityCounts = counts
+            report.startJACKFrame = startedAt.map { device.jackFrameTime(forSampleTime: $0) }
+            print(JSONSchema.line(report))
         } else {
             let placed = timeline.cues.filter { $0.start != nil }.count
             print("\(command.command == "play" ? "played" : "ran") \(command.file): \(placed) of \(timeline.cues.count) cues placed, ended at \(Terminal.time(Double(endPosition) / rate)) "
-                  + "(\(endPosition) samples) at \(Int(rate)) Hz through '\(device.name)'; discontinuities: \(gaps.count)"
+                  + "(\(endPosition) samples) at \(Int(rate)) Hz through '\(device.name)'; discontinuities: \(engine.discontinuityCount)"
                   + (osc.map { "; OSC: \($0.statistics.received) received, \($0.statistics.replies) replies, \($0.statistics.dropped) dropped" } ?? "")
                   + (oscTCP.map { "; OSC over TCP: \($0.statistics.connections) connections, \($0.statistics.received) received, "
                                   + "\($0.statistics.replies) replies, \($0.statistics.dropped) dropped" } ?? "")

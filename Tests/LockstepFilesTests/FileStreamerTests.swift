@@ -6,7 +6,7 @@ import LockstepTestSupport
 import Synchronization
 import Testing
 
-@Suite("FileStreamer: a queue of work that stays bounded")
+@Suite("FileStreamer: lanes on threads, urgent work first, a queue that stays bounded")
 struct FileStreamerTests {
     @Test("a streamer that is never idle holds about its backlog, not everything it ever ran")
     func boundedWhileBusy() throws {
@@ -65,5 +65,44 @@ struct FileStreamerTests {
         #expect(names.contains("test.readahead."), "\(names)")
         reader.close()
     }
-}
 
+    @Test("a lane always runs on one thread, in order; lanes spread over the threads; urgent work overtakes what waits there")
+    func lanesAndUrgency() throws {
+        let streamer = FileStreamer(name: "test.lanes", threads: 2)
+        defer { streamer.stop() }
+        #expect(streamer.threadCount == 2)
+        // Both threads held, then work queued behind them.
+        let gates = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
+        for lane in 0..<2 { streamer.submit(lane: lane) { gates[lane].wait() } }
+        let log = Mutex<[(lane: Int, step: Int, thread: UInt)]>([])
+        let done = DispatchGroup()
+        for step in 0..<50 {
+            for lane in 0..<6 {
+                done.enter()
+                streamer.submit(lane: lane) {
+                    let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
+                    log.withLock { $0.append((lane, step, me)) }
+                    done.leave()
+                }
+            }
+        }
+        done.enter()
+        streamer.submit(lane: 4, urgent: true) {
+            let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
+            log.withLock { $0.append((4, -1, me)) }
+            done.leave()
+        }
+        for gate in gates { gate.signal() }
+        #expect(done.wait(timeout: .now() + 10) == .success)
+        let entries = log.withLock { $0 }
+        for lane in 0..<6 {
+            let mine = entries.filter { $0.lane == lane && $0.step >= 0 }
+            #expect(mine.map(\.step) == Array(0..<50), "lane \(lane) ran out of order")
+            #expect(Set(mine.map(\.thread)).count == 1, "lane \(lane) ran on several threads")
+        }
+        #expect(Set(entries.map(\.thread)).count == 2, "the lanes did not spread over both threads")
+        // The urgent item ran first on its thread (lane 4 shares lane 0's and 2's).
+        let thread = entries.first { $0.step == -1 }!.thread
+        #expect(entries.first { $0.thread == thread }?.step == -1)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepSession
+import LockstepTestSupport
+import Synchronization
+import Testing
+
+/// The threads that read sources.
+private final class ThreadLog: Sendable {
+    let threads = Mutex<Set<UInt>>([])
+}
+
+/// A file reader that notes the threads reading it.
+private final class TracingSource: AudioSource {
+    let reader: AudioFileReader
+    let log: ThreadLog
+
+    init(_ path: String, log: ThreadLog) throws(FileError) {
+        reader = try AudioFileReader(path: path, truncation: .reject)
+        self.log = log
+    }
+
+    var path: String { reader.path }
+    var format: StreamFormat { reader.format }
+    var frameCount: Int64 { reader.frameCount }
+    var truncationError: FileError? { reader.truncationError }
+    func read(into buffer: UnsafeMutablePointer<Float>, frames: Int) throws(FileError) -> Int {
+        let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
+        log.threads.withLock { _ = $0.insert(me) }
+        return try reader.read(into: buffer, frames: frames)
+    }
+    func seek(toFrame frame: Int64) throws(FileError) { try reader.seek(toFrame: frame) }
+    func close() { reader.close() }
+}
+
+@Suite("Session layers on the streamer: computed ahead on its threads, live equal to offline")
+struct SessionStreamingTests {
+    static let session = """
+        channels: 2
+        layers: { bed: {}, pad: {}, fx: {} }
+        cues:
+          - { name: bed, layer: bed, file: bed.wav, at: 0, loop: forever }
+          - { name: pad, layer: pad, file: pad44.wav, at: 0.1, loop: forever }
+          - { name: bell, layer: fx, file: bell.wav, at: manual }
+        """
+
+    /// Writes the session's audio: a 48 kHz bed, a 44.1 kHz pad (converted) and a bell.
+    static func fixture() throws -> (SessionFixture, String) {
+        let fixture = try SessionFixture()
+        try fixture.audio("bed.wav", Signals.sine(frequency: 220, sampleRate: 48000, frames: 24000, amplitude: 0.2))
+        try fixture.audio("pad44.wav", Signals.sine(frequency: 330, sampleRate: 44100, frames: 30000, amplitude: 0.2), rate: 44100)
+        try fixture.audio("bell.wav", Signals.sine(frequency: 880, sampleRate: 48000, frames: 6000, amplitude: 0.3))
+        return (fixture, try fixture.session(session))
+    }
+
+    @Test("files are read (and converted) on the streamer's threads, never the engine's callback thread; GO, gain and stop land on their samples, exactly as offline")
+    func liveEqualsOffline() throws {
+        let (fixture, path) = try Self.fixture()
+        let session = try Session.load(path: path)
+        let device = ThreadedTestDevice(sampleRate: 48000, channels: 2, period: 256)
+        let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory)
+        let readers = ThreadLog()
+        let streamer = FileStreamer(name: "test.layers", threads: 2)
+        defer { streamer.stop() }
+        let player = try SessionPlayer(session: session, engine: engine, bufferCount: 16, streamer: streamer,
+                                       sources: { path throws(FileError) in try TracingSource(path, log: readers) })
+        try device.start()
+        defer { device.stop() }
+        let callbackThread = Mutex<UInt?>(nil)
+        engine.performOnCallbackThread { callbackThread.withLock { $0 = UInt(bitPattern: Int(bitPattern: pthread_self())) } }
+        let origin = try player.start(from: 0, lead: 0.05)
+        // Reads from here on are the streamer's: the first buffers were computed by this thread.
+        let mine = UInt(bitPattern: Int(bitPattern: pthread_self()))
+        readers.threads.withLock { $0.removeAll() }
+        // Commands placed 0.25 s ahead of what plays: each lands exactly where it is placed.
+        func ahead() -> Int64 { player.position + 12_000 }
+        #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= 9_600 })
+        let goAt = ahead()
+        let go = try player.go("bell", at: goAt)
+        #expect(go.start == goAt)
+        #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= goAt })
+        let gainAt = ahead()
+        #expect(try player.setGain(layer: "bed", decibels: -12, ramp: 0.05, at: gainAt) == gainAt)
+        #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= gainAt })
+        let stopAt = ahead()
+        #expect(try player.stopCue("pad", at: stopAt).start == stopAt)
+        let end = stopAt + 9_600
+        #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= end + 2_048 })
+        let live = device.output
+        player.stop()
+
+        let callback = try #require(callbackThread.withLock { $0 })
+        let threads = readers.threads.withLock { $0 }
+        #expect(!threads.isEmpty, "no cue was read while playing")
+        #expect(!threads.contains(callback), "a file was read on the engine's callback thread")
+        #expect(!threads.contains(mine))
+        #expect(engine.discontinuities.isEmpty, "\(engine.discontinuities)")
+        #expect(player.lateStarts.isEmpty, "\(player.lateStarts)")
+
+        // The same commands offline, on the same samples.
+        let offlineDevice = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 2), maximumFramesPerRender: 256)
+        let offlineEngine = try Engine(device: offlineDevice, rateConverter: SoxrRateConverter.factory)
+        let offline = try SessionPlayer(session: try Session.load(path: path), engine: offlineEngine)
+        try offline.start(from: 0, at: 0)
+        var expected: [Float] = []
+        var commands: [(Int64, () throws -> Void)] = [
+            (goAt, { _ = try offline.go("bell", at: goAt) }),
+            (gainAt, { _ = try offline.setGain(layer: "bed", decibels: -12, ramp: 0.05, at: gainAt) }),
+            (stopAt, { _ = try offline.stopCue("pad", at: stopAt) }),
+        ]
+        while Int64(expected.count / 2) < end {
+            // Each command a little ahead of its sample, as live.
+            while let (sample, command) = commands.first, sample - Int64(expected.count / 2) < 2_048 {
+                try command()
+                commands.removeFirst()
+            }
+            expected += try offlineDevice.renderFloat(frames: 256)
+        }
+        let heard = Array(live[Int(origin * 2)..<Int((origin + end) * 2)])
+        let differing = heard.indices.filter { heard[$0] != expected[$0] }
+        #expect(differing.isEmpty, "\(differing.count) samples differ from the offline render, the first at frame \((differing.first ?? 0) / 2)")
+        _ = fixture
+    }
+}
