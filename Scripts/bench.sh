@@ -411,7 +411,7 @@ if want 4 5 6 10; then
         local counts
         counts=$(grep -o '"discontinuityCounts":{[^}]*}' "$2" | tail -n 1)
         if [[ -n $counts ]]; then
-            grep -o "\"$1\":[0-9]*" <<<"$counts" | cut -d: -f2 | awk '{ n += $1 } END { print n + 0 }'
+            { grep -o "\"$1\":[0-9]*" <<<"$counts" || true; } | cut -d: -f2 | awk '{ n += $1 } END { print n + 0 }'
         else
             awk -v k="\"kind\":\"$1\"" '{ n += gsub(k, "") } END { print n + 0 }' "$2"
         fi
@@ -442,6 +442,30 @@ if want 4 5 6 10; then
             say "  round $r, DSP load % (xruns):${progress#,}"
         done
     }
+    # Appends to LINE the underruns and xruns in lockstep's summary (play or session run) ($LOG.json), and the
+    # start-up: seconds from the spawn (the monitor's start_frame) to the first sample (the
+    # summary's startJACKFrame), on JACK's 32-bit frame clock.
+    play_counts() {
+        local first start
+        first=$({ grep -o '"startJACKFrame":[0-9]*' "$LOG.json" || true; } | tail -n 1 | cut -d: -f2)
+        start=$(get start_frame "$LINE")
+        LINE+=" underruns=$(json_count underrun "$LOG.json") lockstep_xruns=$(json_count xrun "$LOG.json")"
+        # lockstep's own process callback (callbackTime): median, p99, longest in ms; cycles past the period.
+        local key value
+        for key in medianSeconds p99Seconds maxSeconds overPeriodCycles; do
+            value=$({ grep -o "\"$key\":[0-9.e+-]*" "$LOG.json" || true; } | tail -n 1 | cut -d: -f2)
+            [[ -z $value ]] && continue
+            [[ $key == *Seconds ]] && value=$(calc %.2f 'a * 1000' "$value")
+            LINE+=" cb_${key%Seconds}=$value"
+        done
+        # The render helper's share (renderHelper: absent when the engine rendered on one thread).
+        for key in sharedCycles helperChunks; do
+            value=$({ grep -o "\"$key\":[0-9]*" "$LOG.json" || true; } | tail -n 1 | cut -d: -f2)
+            LINE+=" $key=${value:-0}"
+        done
+        [[ -n $first && -n $start ]] &&
+            LINE+=" startup=$(awk -v f="$first" -v s="$start" -v r="$LIVE_RATE" 'BEGIN { d = f - s; if (d < 0) d += 4294967296; printf "%.2f", d / r }')"
+    }
 fi
 
 # --- 4 and 5. Live playback through JACK ---------------------------------------------------------
@@ -460,30 +484,6 @@ if want 4 5; then
         spawn "$LOCKSTEP" play "${@:2}" --server "$SERVER" --start-server never \
             --duration $((LIVE_WARMUP + $1 + 3)) --json >"$LOG.json" 2>"$LOG.err"
         monitor "$1" '^lockstep:out_' 2 "$PID"
-    }
-    # Appends to LINE the underruns and xruns in lockstep play's summary ($LOG.json), and the
-    # start-up: seconds from the spawn (the monitor's start_frame) to the first sample (the
-    # summary's startJACKFrame), on JACK's 32-bit frame clock.
-    play_counts() {
-        local first start
-        first=$(grep -o '"startJACKFrame":[0-9]*' "$LOG.json" | tail -n 1 | cut -d: -f2)
-        start=$(get start_frame "$LINE")
-        LINE+=" underruns=$(json_count underrun "$LOG.json") lockstep_xruns=$(json_count xrun "$LOG.json")"
-        # lockstep's own process callback (callbackTime): median, p99, longest in ms; cycles past the period.
-        local key value
-        for key in medianSeconds p99Seconds maxSeconds overPeriodCycles; do
-            value=$(grep -o "\"$key\":[0-9.e+-]*" "$LOG.json" | tail -n 1 | cut -d: -f2)
-            [[ -z $value ]] && continue
-            [[ $key == *Seconds ]] && value=$(calc %.2f 'a * 1000' "$value")
-            LINE+=" cb_${key%Seconds}=$value"
-        done
-        # The render helper's share (renderHelper: absent when the engine rendered on one thread).
-        for key in sharedCycles helperChunks; do
-            value=$(grep -o "\"$key\":[0-9]*" "$LOG.json" | tail -n 1 | cut -d: -f2)
-            LINE+=" $key=${value:-0}"
-        done
-        [[ -n $first && -n $start ]] &&
-            LINE+=" startup=$(awk -v f="$first" -v s="$start" -v r="$LIVE_RATE" 'BEGIN { d = f - s; if (d < 0) d += 4294967296; printf "%.2f", d / r }')"
     }
     # The trials of part 4 besides load_idle.
     load_null() {
@@ -644,7 +644,7 @@ if want 10; then
     (($(get xruns "$sess_line") <= $(get xruns "$sess_idle"))) || why+="xruns $(get xruns "$sess_line") > idle's $(get xruns "$sess_idle"); "
     (($(get underruns "$sess_line") == 0)) || why+="$(get underruns "$sess_line") underruns; "
     [[ -n $(get startup "$sess_line") ]] && is "$(get startup "$sess_line")" '<' 5 || why+="start-up $(get startup "$sess_line") s; "
-    say "  $SESSION_LAYERS layers: start-up $(get startup "$sess_line") s, load p50 $(get p50 "$sess_line") % (mean $(get mean "$sess_line"), max $(get max "$sess_line")), xruns $(get xruns "$sess_line") (idle $(get xruns "$sess_idle")), underruns $(get underruns "$sess_line"), CPU $(get cpu "$sess_line") %"
+    say "  $SESSION_LAYERS layers: start-up $(get startup "$sess_line") s, load p50 $(get p50 "$sess_line") % (mean $(get mean "$sess_line"), max $(get max "$sess_line")), xruns $(get xruns "$sess_line") (idle $(get xruns "$sess_idle")), underruns $(get underruns "$sess_line"), callback $(get cb_median "$sess_line")/$(get cb_p99 "$sess_line")/$(get cb_max "$sess_line") ms, CPU $(get cpu "$sess_line") % (realtime threads $(get rt_cpu "$sess_line") %, $(get rt_faults "$sess_line") page faults)"
     row 10 "idle server, $SESSION_WINDOW s: DSP load p50, xruns" "$(get p50 "$sess_idle") % (xruns $(get xruns "$sess_idle"))" "" ""
     row 10 "session run, $SESSION_LAYERS looping stereo layers, $SESSION_WINDOW s: DSP load p50 (max), xruns, underruns, start-up" \
         "$(get p50 "$sess_line") % ($(get max "$sess_line")), xruns $(get xruns "$sess_line"), underruns $(get underruns "$sess_line"), start-up $(get startup "$sess_line") s" \

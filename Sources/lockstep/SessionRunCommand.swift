@@ -174,7 +174,7 @@ final class SessionRun {
             // per processor (ordinary ones, which the system may hold up for a while); a control
             // change cuts what is queued, so the lookahead adds no latency to it.
             let streamer = FileStreamer(name: "lockstep.layers", threads: FileStreamer.machineThreadCount)
-            player = try SessionPlayer(session: session, engine: engine, directOutputs: true, bufferCount: 16,
+            player = try SessionPlayer(session: session, engine: engine, directOutputs: true, bufferFrames: 2048, bufferCount: 8,
                                        streamer: streamer)
             try device.start()
         } catch let error as AudioQueueError {
