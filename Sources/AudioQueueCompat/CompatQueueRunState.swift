@@ -23,6 +23,9 @@ extension CompatQueue {
             }
         }
         let running = output?.isRunning ?? input?.isRunning ?? false
+        if at == nil, !running, let output, !engine.device.isOffline, !CallbackThread.isCurrent {
+            waitForDecodedAhead(output, engine: engine)
+        }
         if !running && input != nil { beginConversionRun() }
         if !running { state.withLock { $0.startPending = true } }
         do {
@@ -37,6 +40,27 @@ extension CompatQueue {
         }
         if drain {
             if let output { try output.stop(immediately: false) } else { try input?.stop(immediately: false) }
+        }
+    }
+
+    /// Before a start "as soon as possible": lets the callback chain that the primed buffers set
+    /// off (each buffer handed back once converted, refilled, enqueued again) put two device
+    /// periods of audio in the engine queue — or as much as the decode buffer holds, or all the
+    /// callback gives — so that the first cycles do not play a gap while it catches up. At most
+    /// 100 ms; not from inside a callback (that would hold up the chain itself).
+    private func waitForDecodedAhead(_ output: OutputQueue, engine: Engine) {
+        let period = Double(2 * max(1, engine.device.maximumFramesPerCycle))
+        let target = Int((period * output.format.sampleRate / engine.sampleRate).rounded(.up))
+        let deadline = Date().addingTimeInterval(0.1)
+        while Date() < deadline {
+            let waiting = state.withLock { state -> Bool in
+                let ahead = state.inFlight.reduce(0) { $0 + $1.frames }
+                if ahead >= min(target, max(1, state.decodeBufferFrames)) { return false }
+                // More comes only while converted buffers wait for their callback or one runs.
+                return state.inFlight.contains { $0.buffer != nil } || state.outputCallbacksRunning > 0
+            }
+            if !waiting { return }
+            usleep(500)
         }
     }
 
