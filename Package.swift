@@ -67,7 +67,7 @@ let package = Package(
         // Scripted playlist sessions: the YAML session file, its timeline, the session player.
         // The file is read event by event with libyaml, the CYaml module of Yams.
         .target(name: "LockstepSession", dependencies: [
-            "Lockstep", "LockstepFiles", "LockstepSchema", .product(name: "Yams", package: "Yams"),
+            "Lockstep", "LockstepFiles", .product(name: "Yams", package: "Yams"),
         ]),
         // The one command path of every control surface: commands, the dispatcher, published updates.
         .target(name: "LockstepControl", dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepSchema"]),

@@ -90,11 +90,25 @@ public final class FilePlayer: @unchecked Sendable {
     private static let lanes = Atomic<Int>(0)
 
     struct PlaybackState {
+        /// Whether buffers are filled: until everything is enqueued, or a stop.
+        enum Feed: Equatable {
+            /// Refills read the next frames.
+            case feeding
+            /// Every frame is enqueued (the last pass, or the end of a stream).
+            case allEnqueued
+            /// Stopped (or being repositioned): refills do nothing.
+            case stopped
+        }
+
+        /// The passes still to read, this one included.
+        enum Passes: Equatable {
+            case left(Int)
+            case forever
+        }
+
         var position: Int64 = 0
-        var passesLeft = 1
-        var forever = false
-        var endOfData = false
-        var stopRequested = false
+        var passes = Passes.left(1)
+        var feed = Feed.feeding
         var error: FileError?
         var framesEnqueued: Int64 = 0
         var buffers: [QueueBuffer] = []
@@ -190,8 +204,8 @@ public final class FilePlayer: @unchecked Sendable {
         state.withLock { state in
             state.position = startFrame
             switch playCount {
-            case .times(let n): state.passesLeft = n
-            case .forever: state.forever = true
+            case .times(let n): state.passes = .left(n)
+            case .forever: state.passes = .forever
             }
         }
         box.player = self
@@ -235,7 +249,7 @@ public final class FilePlayer: @unchecked Sendable {
     }
 
     /// Whether every frame has been handed to the queue (playback then ends once the queue drains).
-    public var hasEnqueuedEverything: Bool { state.withLock { $0.endOfData } }
+    public var hasEnqueuedEverything: Bool { state.withLock { $0.feed == .allEnqueued } }
 
     /// A stagger for layer `index` of many started together (for ``prepare(stagger:)``): the
     /// fractional parts of `index × φ`, which spread any number of layers evenly over a buffer.
@@ -297,7 +311,7 @@ public final class FilePlayer: @unchecked Sendable {
     /// - Throws: ``FileError`` for a read error, or if the buffers don't come back within 2 s
     ///   (the engine's callback thread is blocked).
     public func reposition(toFrame frame: Int64) throws(FileError) {
-        state.withLock { $0.stopRequested = true }
+        state.withLock { $0.feed = .stopped }
         try? queue.stop(immediately: true)
         let returned = bufferReturned.wait(until: Date().addingTimeInterval(2)) {
             pendingRefills.load(ordering: .acquiring) == 0 && state.withLock { state in !state.buffers.contains { $0.isInFlight } }
@@ -313,21 +327,19 @@ public final class FilePlayer: @unchecked Sendable {
             let within = region > 0 ? target % region : 0
             switch playCount {
             case .forever:
-                state.forever = true
-                state.passesLeft = 1
-                state.endOfData = false
+                state.passes = .forever
+                state.feed = .feeding
             case .times(let n):
-                state.passesLeft = n - pass
-                state.endOfData = pass >= n
+                state.passes = .left(n - pass)
+                state.feed = pass >= n ? .allEnqueued : .feeding
             }
             state.position = startFrame + within
-            state.stopRequested = false
             state.error = nil
             reportedError.withLock { $0 = nil }
             return state.buffers
         }
-        let endOfData = state.withLock { $0.endOfData }
-        if endOfData { return }
+        let allEnqueued = state.withLock { $0.feed == .allEnqueued }
+        if allEnqueued { return }
         try reader.seek(toFrame: startFrame + target % max(1, region))
         refillAll(buffers)
         if let error = unacceptedError { throw error }
@@ -335,7 +347,7 @@ public final class FilePlayer: @unchecked Sendable {
 
     /// Stops feeding the queue and stops it at once.
     public func stop() {
-        state.withLock { $0.stopRequested = true }
+        state.withLock { $0.feed = .stopped }
         try? queue.stop(immediately: true)
     }
 
@@ -361,7 +373,7 @@ public final class FilePlayer: @unchecked Sendable {
         defer { bufferReturned.signal() }
         let result: (enqueued: Bool, finish: Bool) = state.withLock { state in
             defer { reportedError.withLock { $0 = state.error } }
-            if state.endOfData || state.stopRequested || state.error != nil { return (false, false) }
+            if state.feed != .feeding || state.error != nil { return (false, false) }
             // A hand-back whose refill comes late (queued on the streamer, or delivered after a
             // reposition already refilled this buffer) has nothing left to do.
             if buffer.isInFlight { return (false, false) }
@@ -371,8 +383,13 @@ public final class FilePlayer: @unchecked Sendable {
             let base = buffer.data.bindMemory(to: Float.self, capacity: capacity * channels)
             while filled < capacity {
                 if state.position >= endFrame {
-                    if state.forever || state.passesLeft > 1 {
-                        if !state.forever { state.passesLeft -= 1 }
+                    let another: Bool
+                    switch state.passes {
+                    case .forever: another = true
+                    case .left(let n): another = n > 1
+                    }
+                    if another {
+                        if case .left(let n) = state.passes { state.passes = .left(n - 1) }
                         do throws(FileError) { try reader.seek(toFrame: startFrame) } catch {
                             state.error = error
                             break
@@ -380,7 +397,7 @@ public final class FilePlayer: @unchecked Sendable {
                         state.position = startFrame
                         continue
                     }
-                    state.endOfData = true
+                    state.feed = .allEnqueued
                     break
                 }
                 let want = Int(min(Int64(capacity - filled), endFrame - state.position))
@@ -398,14 +415,14 @@ public final class FilePlayer: @unchecked Sendable {
                 }
                 if got == 0 && reader.isStream {
                     // Standard input ended: that is its length.
-                    state.endOfData = true
+                    state.feed = .allEnqueued
                     break
                 }
                 if got == 0 {
                     // The file ended before its declared length: play what there was.
                     state.error = reader.truncationError ?? FileError(.truncated, path: path,
                         problem: "the audio ended at frame \(state.position), before the expected \(endFrame)")
-                    state.endOfData = true
+                    state.feed = .allEnqueued
                     break
                 }
                 filled += got
@@ -424,7 +441,7 @@ public final class FilePlayer: @unchecked Sendable {
                     return (true, true)
                 }
             }
-            return (filled > 0, state.endOfData || state.error != nil)
+            return (filled > 0, state.feed == .allEnqueued || state.error != nil)
         }
         if result.finish { try? queue.stop(immediately: false) }
     }

@@ -43,7 +43,7 @@ extension SessionPlayer {
 
     /// The fade for a pause, resume or stop: ``declickSeconds`` while playing, 0 while paused.
     func declickFade(_ state: State) -> Int64 {
-        state.running && !state.paused ? Int64((Self.declickSeconds * rate).rounded()) : 0
+        state.phase.isRunning ? Int64((Self.declickSeconds * rate).rounded()) : 0
     }
 
     /// "has ended", "waits for go"… for error messages.
@@ -110,8 +110,7 @@ extension SessionPlayer {
     /// device renders no more, so the buffers would never come back).
     func finishRendering() {
         state.withLock { state in
-            state.halted = true
-            state.running = false
+            state.phase = .stopped
         }
     }
 }

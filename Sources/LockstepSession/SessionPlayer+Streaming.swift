@@ -9,13 +9,12 @@ extension SessionPlayer {
         let all = buffers.withLock { $0 }
         state.withLock { state in
             state.filled = Array(repeating: position, count: queues.count)
-            state.halted = false
+            state.phase = .starting
             state.run += 1
             currentRun.store(state.run, ordering: .releasing)
             state.pausedPosition = position
             state.queueOrigin = position
             state.spares = all.map { Array($0.suffix(Self.spareCount)) }
-            state.unverified = []
         }
         // Under each layer's lock: a refill that passed its run check before the halt may still
         // be computing that layer on a streamer (its buffer is already back, so the halt did not
@@ -49,7 +48,7 @@ extension SessionPlayer {
     func control<T, E: Error>(at requested: Int64? = nil, _ body: (inout State) throws(E) -> T) throws(E) -> T {
         let earliestDevice = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
         let outcome: Result<(T, [(layer: Int, from: Int64)], Int), E> = state.withLock { state in
-            let live = state.running && !state.paused && !state.halted
+            let live = state.phase == .playing
             state.earliestChangeable = live
                 ? max(state.originPosition, state.originPosition + earliestDevice - state.originDevice) : nil
             state.touched = [:]
@@ -117,7 +116,7 @@ extension SessionPlayer {
         defer { lock.unlock() }
         let first = min(bufferFrames, max(64, engine.device.maximumFramesPerCycle))
         guard let (timeline, origin, spares, deviceOffset) = state.withLock({ state -> (SessionTimeline, Int64, [QueueBuffer], Int64)? in
-            guard state.run == run, !state.halted, sample < state.filled[layer] else { return nil }
+            guard state.run == run, state.phase.computes, sample < state.filled[layer] else { return nil }
             let spares = state.spares[layer]
             state.spares[layer] = []
             state.filled[layer] = sample + (spares.isEmpty ? 0 : Int64(first)) + (spares.count > 1 ? Int64(bufferFrames) : 0)
@@ -136,8 +135,9 @@ extension SessionPlayer {
         }
         guard streamer != nil else { return }           // offline: cut before the device renders on
         let period = Int64(max(1, engine.device.maximumFramesPerCycle))
+        // The cut applies at the start of the first cycle after the post, whatever its sample.
         let check = Unverified(layer: layer, position: sample, deviceTime: sample + deviceOffset,
-                               appliedBy: max(sample + deviceOffset, posted + 2 * period), lateBefore: lateBefore)
+                               appliedBy: posted + 2 * period, lateBefore: lateBefore)
         state.withLock { $0.unverified.append(check) }
     }
 
@@ -177,7 +177,13 @@ extension SessionPlayer {
 
     /// Stops every queue at once and waits until all buffers are back.
     func halt() throws(AudioQueueError) {
-        state.withLock { $0.halted = true }
+        state.withLock { state in
+            switch state.phase {
+            case .playing: state.phase = .halting
+            case .starting: state.phase = .stopped
+            case .stopped, .halting, .paused: break
+            }
+        }
         for queue in queues { try? queue.stop(immediately: true) }
         let deadline = ContinuousClock.now + .seconds(2)
         var lastStop = ContinuousClock.now
@@ -214,7 +220,7 @@ extension SessionPlayer {
         lock.lock()
         defer { lock.unlock() }
         guard let (timeline, position, origin) = state.withLock({ state -> (SessionTimeline, Int64, Int64)? in
-            if state.halted || state.run != run { return nil }
+            if !state.phase.computes || state.run != run { return nil }
             if state.spares[layer].count < Self.spareCount {
                 state.spares[layer].append(buffer)
                 return nil

@@ -1,6 +1,5 @@
 import Foundation
 import Lockstep
-import LockstepSchema
 import LockstepFiles
 import Synchronization
 
@@ -52,19 +51,36 @@ public final class SessionPlayer: @unchecked Sendable {
     /// is only contended by a start). Taken before `state`.
     let layerLocks: [NSLock]
 
+    /// Where a run is (the player's state).
+    enum Phase: Equatable {
+        /// Not started, or stopped: nothing is computed.
+        case stopped
+        /// A start computing its layers' first buffers.
+        case starting
+        /// Playing: session sample `originPosition` plays at device sample `originDevice`.
+        case playing
+        /// Its layers stopping, to start again elsewhere (a seek); still on the old origin.
+        case halting
+        /// Paused at `pausedPosition`: ``SessionPlayer/resume()`` plays on from there.
+        case paused
+
+        /// Whether the layers are computed (refills and recomputes go on).
+        var computes: Bool { self == .starting || self == .playing }
+        /// Whether the session's clock runs (its position moves with the device).
+        var isRunning: Bool { self == .playing || self == .halting }
+    }
+
     struct State {
         var timeline: SessionTimeline
         /// Per layer: the next session sample it computes.
         var filled: [Int64]
-        /// Whether refills are suspended (during a halt, before a start).
-        var halted: Bool = true
+        /// Where the run is.
+        var phase = Phase.stopped
         /// Counts the starts: a refill handed to the streamer in an earlier run does nothing.
         var run = 0
         /// The device sample at which session sample `originPosition` plays, while running.
         var originDevice: Int64 = 0
         var originPosition: Int64 = 0
-        var running = false
-        var paused = false
         var pausedPosition: Int64 = 0
         var error: FileError?
         var lateStarts: [LateStart] = []
@@ -92,7 +108,7 @@ public final class SessionPlayer: @unchecked Sendable {
         /// while playing (the first one no layer has computed when that is not known) or the
         /// sample it was placed on when that is later, the paused position while paused.
         var controlSample: Int64 {
-            guard running && !paused else { return pausedPosition }
+            guard phase.isRunning else { return pausedPosition }
             return max(earliestChangeable ?? (filled.max() ?? 0), requestedSample ?? .min)
         }
         /// While a control change placed on a sample is applied: that session sample (the change
@@ -118,9 +134,23 @@ public final class SessionPlayer: @unchecked Sendable {
     /// A start (or restart after a seek, a resume, a transport roll), or a control change on a
     /// layer, that came too late for its device sample: the layers started (the layer's new audio
     /// began) at the earliest possible sample instead, skipping `skippedFrames` frames so that
-    /// they stay on the session's timeline. The record the `session run --json` summary lists
-    /// (LockstepSchema's type).
-    public typealias LateStart = SessionRunReport.LateStart
+    /// they stay on the session's timeline (`session run --json` lists them as
+    /// `SessionRunReport.LateStart`).
+    public struct LateStart: Sendable, Hashable {
+        /// The session sample the start (or change) was for.
+        public var position: Int64
+        /// The device sample at which the audio really began.
+        public var sampleTime: Int64
+        /// The frames skipped (the frames it was late by).
+        public var skippedFrames: Int64
+
+        /// Creates a record.
+        public init(position: Int64, sampleTime: Int64, skippedFrames: Int64) {
+            self.position = position
+            self.sampleTime = sampleTime
+            self.skippedFrames = skippedFrames
+        }
+    }
 
     /// Every late start so far, oldest first (a late change on a layer is known once the device
     /// has rendered the cycle it was for).
@@ -228,7 +258,7 @@ public final class SessionPlayer: @unchecked Sendable {
     /// paused or before the start).
     public func position(atDeviceTime deviceTime: Int64) -> Int64 {
         state.withLock { state in
-            if state.paused || !state.running { return state.pausedPosition }
+            if !state.phase.isRunning { return state.pausedPosition }
             return max(state.originPosition, state.originPosition + deviceTime - state.originDevice)
         }
     }
@@ -282,17 +312,17 @@ public final class SessionPlayer: @unchecked Sendable {
     public var error: FileError? { state.withLock { $0.error } }
 
     /// Whether the session is playing (started and not paused).
-    public var isRunning: Bool { state.withLock { $0.running } }
+    public var isRunning: Bool { state.withLock { $0.phase.isRunning } }
 
     /// Whether the session is paused.
-    public var isPaused: Bool { state.withLock { $0.paused } }
+    public var isPaused: Bool { state.withLock { $0.phase == .paused } }
 
     /// The session sample playing now (the paused position while paused; the start position
     /// before the start).
     public var position: Int64 {
         let now = engine.currentTime().sampleTime
         return state.withLock { state in
-            if state.paused || !state.running { return state.pausedPosition }
+            if !state.phase.isRunning { return state.pausedPosition }
             return max(state.originPosition, state.originPosition + now - state.originDevice)
         }
     }
@@ -339,8 +369,7 @@ public final class SessionPlayer: @unchecked Sendable {
             }
             state.originDevice = origin
             state.originPosition = position
-            state.running = true
-            state.paused = false
+            state.phase = .playing
         }
         return origin
     }
@@ -352,7 +381,7 @@ public final class SessionPlayer: @unchecked Sendable {
     /// - Returns: the device sample at which `position` plays (nil while paused).
     @discardableResult
     public func seek(to position: Int64, at deviceTime: Int64? = nil) throws(AudioQueueError) -> Int64? {
-        let playing = state.withLock { $0.running && !$0.paused }
+        let playing = state.withLock { $0.phase == .playing }
         if !playing {
             state.withLock { $0.pausedPosition = max(0, position) }
             return nil
@@ -365,24 +394,22 @@ public final class SessionPlayer: @unchecked Sendable {
     public func halt(at position: Int64) {
         try? halt()
         state.withLock { state in
-            state.running = false
-            state.paused = true
+            state.phase = .paused
             state.pausedPosition = position
         }
     }
 
     /// Pauses: fades out over 5 ms and stops every layer, keeping the position.
     public func pause() {
-        let wasRunning = state.withLock { $0.running && !$0.paused }
-        guard wasRunning else { return }
+        let wasPlaying = state.withLock { $0.phase == .playing }
+        guard wasPlaying else { return }
         let at = position
         // The fade is rendered before the layers stop.
         engine.fadeOut(queues)
         try? halt()
         for queue in queues { try? queue.setVolume(1) }
         state.withLock { state in
-            state.paused = true
-            state.running = false
+            state.phase = .paused
             state.pausedPosition = at
         }
     }
@@ -390,7 +417,7 @@ public final class SessionPlayer: @unchecked Sendable {
     /// Resumes after ``pause()`` from the paused position.
     /// - Throws: ``AudioQueueError`` if the queues cannot restart.
     public func resume() throws(AudioQueueError) {
-        let (paused, at) = state.withLock { ($0.paused, $0.pausedPosition) }
+        let (paused, at) = state.withLock { ($0.phase == .paused, $0.pausedPosition) }
         guard paused else { return }
         try start(from: at)
     }
@@ -398,7 +425,7 @@ public final class SessionPlayer: @unchecked Sendable {
     /// Stops every layer at once and frees the queues' buffers from refills.
     public func stop() {
         try? halt()
-        state.withLock { $0.running = false }
+        state.withLock { if $0.phase != .paused { $0.phase = .stopped } }
     }
 
     /// Fires a manual cue: `name`, or the one the playhead selects when nil (at first, the first

@@ -405,7 +405,7 @@ final class SessionRun {
                 sampleRate: Int(rate), interrupted: interrupted, discontinuities: gaps.map(DiscontinuityRecord.init),
                 cues: TimelineReport(path: command.file, timeline: timeline).cues, error: error,
                 server: launcher.description.isEmpty ? nil : launcher.description,
-                lateStarts: live.lateStarts,
+                lateStarts: live.lateStarts.map { .init(position: $0.position, sampleTime: $0.sampleTime, skippedFrames: $0.skippedFrames) },
                 rateChanges: rateChanges, osc: osc?.statistics, oscTCP: oscTCP?.statistics, midi: midi?.summary,
                 web: web?.statistics,
                 recording: recording.map { .init(file: $0.path, frames: $0.framesWritten,

@@ -1,0 +1,57 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Discontinuities: the log, counts, handlers and streams.
+extension Engine {
+    /// Every discontinuity reported so far (the most recent ``discontinuityLogCapacity``).
+    public var discontinuities: [Discontinuity] {
+        state.withLock { state in
+            let start = state.discontinuityLogStart
+            return start == 0 ? state.discontinuityLog
+                : Array(state.discontinuityLog[start...]) + state.discontinuityLog[..<start]
+        }
+    }
+
+    /// How many discontinuities have been reported in total.
+    public var discontinuityCount: Int { state.withLock { $0.totalDiscontinuities } }
+
+    /// How many discontinuities of each kind have been reported in total (also those the
+    /// ``discontinuities`` log no longer holds); kinds never reported are absent.
+    public var discontinuityCounts: [Discontinuity.Kind: Int] { state.withLock { $0.discontinuitiesByKind } }
+
+    /// Calls `handler` (on the engine's callback thread) for every discontinuity from now on.
+    /// - Returns: a token for ``removeDiscontinuityHandler(_:)``.
+    @discardableResult
+    public func addDiscontinuityHandler(_ handler: @escaping @Sendable (Discontinuity) -> Void) -> Int {
+        state.withLock { state in
+            state.nextToken += 1
+            state.handlers[state.nextToken] = handler
+            return state.nextToken
+        }
+    }
+
+    /// Removes a handler added with ``addDiscontinuityHandler(_:)``.
+    public func removeDiscontinuityHandler(_ token: Int) {
+        _ = state.withLock { $0.handlers.removeValue(forKey: token) }
+    }
+
+    /// An asynchronous sequence of every discontinuity from now on.
+    public var discontinuityEvents: AsyncStream<Discontinuity> { discontinuityStreams.makeStream() }
+
+    func record(_ discontinuity: Discontinuity) {
+        let handlers = state.withLock { state in
+            if state.discontinuityLog.count < Self.discontinuityLogCapacity {
+                state.discontinuityLog.append(discontinuity)
+            } else {
+                state.discontinuityLog[state.discontinuityLogStart] = discontinuity
+                state.discontinuityLogStart = (state.discontinuityLogStart + 1) % Self.discontinuityLogCapacity
+            }
+            state.totalDiscontinuities += 1
+            state.discontinuitiesByKind[discontinuity.kind, default: 0] += 1
+            return Array(state.handlers.values)
+        }
+        for handler in handlers { handler(discontinuity) }
+        discontinuityStreams.yield(discontinuity)
+    }
+}
