@@ -170,7 +170,7 @@ final class SessionRun {
             engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory,
                                 maximumQueues: max(16, session.document.layers.count))
             engine.isMasterMeteringEnabled = true
-            // Sixteen buffers of 1024 frames a layer (341 ms at 48 kHz) computed ahead, on a thread
+            // Eight buffers of 2048 frames a layer (341 ms at 48 kHz) computed ahead, on a thread
             // per processor (ordinary ones, which the system may hold up for a while); a control
             // change cuts what is queued, so the lookahead adds no latency to it.
             let streamer = FileStreamer(name: "lockstep.layers", threads: FileStreamer.machineThreadCount)
