@@ -289,3 +289,45 @@ extension InputQueueTests {
         #expect(take.deliveries.first?.start == 0)
     }
 }
+
+extension InputQueueTests {
+    @Test("with fillsSkippedFrames off (sources that are other clients), a skip is left out: the take holds every frame that arrived, back to back, and the buffer after it starts at the later time")
+    func leftOutSkippedFrames() throws {
+        let device = SteppingDevice()
+        let engine = try Engine(device: device)
+        let take = Take(channels: 1)
+        let queue = try engine.makeInputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1)) { queue, buffer, start, frames in
+            take.add(buffer, start: start, frames: frames)
+            try? queue.enqueue(buffer)
+        }
+        queue.fillsSkippedFrames = false
+        for _ in 0..<3 { try queue.enqueue(try queue.allocateBuffer(frameCapacity: 1000)) }
+        try queue.start(at: 0)
+        // A source counting frames as it produces them: it is skipped with the device, so its
+        // count goes on where it stopped after the jump.
+        var produced: Int64 = 0
+        func cycle(at t: Int64) {
+            let first = produced
+            device.cycle(at: t) { Float(first + $0 - t + 1) / 65536 }
+            produced += 256
+        }
+        for t in stride(from: Int64(0), to: 1024, by: 256) { cycle(at: t) }
+        // The clock jumps 512 frames (two periods) ahead.
+        for t in stride(from: Int64(1536), to: 3072, by: 256) { cycle(at: t) }
+        try queue.stop()
+        cycle(at: 3072)
+        #expect(queue.leftOutFrames == 512)
+        #expect(queue.skippedFrames == 0)
+        #expect(queue.lostFrames == 0)
+        let samples = take.samples
+        #expect(samples.count == 2560)
+        for i in 0..<samples.count where samples[i] != Float(i + 1) / 65536 {
+            Issue.record("frame \(i): \(samples[i]) instead of \(Float(i + 1) / 65536)")
+            break
+        }
+        // The buffer after the skip carries the later time.
+        let starts = take.deliveries.map(\.start)
+        #expect(starts.first == 0)
+        #expect(starts.contains(1536), "\(starts)")
+    }
+}

@@ -75,8 +75,9 @@ struct SchedulingTests {
         // The cut buffers came back (0.3 and 0.4 unplayed, 0.2 shortened), and nothing is pending.
         #expect(Set(returned.withLock { $0 }) == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6])
         #expect(try q.prime() == 0)
-        // A cut the queue has passed cuts where it is; a buffer enqueued for the old time skips
-        // what is late and stays on the timeline.
+        #expect(q.lateCutFrames == 0, "every cut so far was in time")
+        // A cut the queue has passed cuts where it is (counted in lateCutFrames); a buffer
+        // enqueued for the old time skips what is late and stays on the timeline.
         try q.enqueueSamples(Signals.constant(0.7, frames: 1000))           // 1200..<2200
         out = try h.render(frames: 200)                                     // plays 1200..<1400
         try q.truncate(at: 1300)
@@ -84,6 +85,7 @@ struct SchedulingTests {
         out += try h.render(frames: 400)
         #expect(Array(out[0..<200]).allSatisfy { $0 == 0.7 })
         #expect(Array(out[200..<400]).allSatisfy { $0 == 0.8 }, "the late part (1300..<1400) is skipped: 1400..<1700 plays")
+        #expect(q.lateCutFrames == 100, "the cut at 1300 came when the queue was at 1400")
         #expect(Array(out[500..<600]).allSatisfy { $0 == 0 })
         #expect(throws: AudioQueueError.self) { try q.truncate(at: -1) }
     }
