@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Engine: the discontinuity log")
 struct DiscontinuityLogTests {
-    @Test("past its capacity the log keeps the most recent 10 000, oldest first, and counts them all")
+    @Test("past its capacity the log keeps the most recent 10 000, oldest first, and counts them all, by kind")
     func ring() throws {
         let h = try OfflineHarness()
         let capacity = Engine.discontinuityLogCapacity
@@ -16,5 +16,8 @@ struct DiscontinuityLogTests {
         #expect(log.map(\.sampleTime) == (Int64(capacity + 2_345)..<Int64(2 * capacity + 2_345)).map { $0 })
         #expect(h.engine.discontinuityCount == 2 * capacity + 2_345)
         #expect(log.last?.queues == ["q\((2 * capacity + 2_344) % 7)"])
+        // Counted by kind too, also those the log no longer holds.
+        h.engine.record(Discontinuity(kind: .xrun, sampleTime: 0, queues: []))
+        #expect(h.engine.discontinuityCounts == [.underrun: 2 * capacity + 2_345, .xrun: 1])
     }
 }
