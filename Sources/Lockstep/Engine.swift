@@ -236,7 +236,7 @@ public final class Engine: @unchecked Sendable {
     /// - Returns: whether the fade was rendered within `timeout` seconds.
     @discardableResult
     public func fadeOut(_ queues: [OutputQueue], timeout: Double = 1) -> Bool {
-        let end = currentTime().sampleTime + Int64(gainRampFrames) + Int64(device.maximumFramesPerCycle)
+        let end = currentTime().sampleTime + Int64(gainRampFrames) + Int64(max(1, device.periodFrames))
         for queue in queues { try? queue.setVolume(0) }
         return waitUntilRendered(through: end, timeout: timeout)
     }

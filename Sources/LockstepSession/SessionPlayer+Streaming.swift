@@ -114,7 +114,7 @@ extension SessionPlayer {
         let lock = layerLocks[layer]
         lock.lock()
         defer { lock.unlock() }
-        let first = min(bufferFrames, max(64, engine.device.maximumFramesPerCycle))
+        let first = min(bufferFrames, max(64, engine.device.periodFrames))
         guard let (timeline, origin, spares, deviceOffset) = state.withLock({ state -> (SessionTimeline, Int64, [QueueBuffer], Int64)? in
             guard state.run == run, state.phase.computes, sample < state.filled[layer] else { return nil }
             let spares = state.spares[layer]
@@ -134,7 +134,7 @@ extension SessionPlayer {
             _ = try? queue.enqueue(spares[1], startTime: next - origin)
         }
         guard streamer != nil else { return }           // offline: cut before the device renders on
-        let period = Int64(max(1, engine.device.maximumFramesPerCycle))
+        let period = Int64(max(1, engine.device.periodFrames))
         // The cut applies at the start of the first cycle after the post, whatever its sample.
         let check = Unverified(layer: layer, position: sample, deviceTime: sample + deviceOffset,
                                appliedBy: posted + 2 * period, lateBefore: lateBefore)

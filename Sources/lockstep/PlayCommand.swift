@@ -356,8 +356,8 @@ final class PlaySession {
         for player in players {
             let path = player.path
             player.queue.addEventHandler { queue, event in
-                if case .stopped = event { finished.insert(ObjectIdentifier(queue)) }
                 events.layer(path, event)
+                if case .stopped = event { finished.insert(ObjectIdentifier(queue)) }
             }
         }
         var end: Int64? = command.duration.map { base + $0.samples(at: rate) }
@@ -409,8 +409,8 @@ final class PlaySession {
                 for player in players {
                     let path = player.path
                     player.queue.addEventHandler { queue, event in
-                        if case .stopped = event { finished.insert(ObjectIdentifier(queue)) }
                         events.layer(path, event)
+                        if case .stopped = event { finished.insert(ObjectIdentifier(queue)) }
                     }
                 }
                 display = LiveDisplay(enabled: Terminal.display != .none && !command.json, players: players, engine: engine,
@@ -441,7 +441,10 @@ final class PlaySession {
         // Fade out, then stop (the recording holds the whole fade).
         engine.fadeOut(players.map(\.queue))
         let stoppedAt = engine.currentTime().sampleTime
+        let playing = players.filter { $0.queue.isRunning }.map { ObjectIdentifier($0.queue) }
         for player in players { player.stop() }
+        // Every layer's end is reported (its event printed) before the summary.
+        engine.waitForDeliveries(timeout: 1) { finished.containsAll(playing) }
         var recording: FileRecorder.Summary?
         var recordError: String?
         if let recorder {
