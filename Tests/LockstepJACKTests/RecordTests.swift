@@ -179,7 +179,9 @@ extension JACKTests {
             defer {
                 let umount = Process()
                 umount.executableURL = URL(fileURLWithPath: "/bin/umount")
-                umount.arguments = [mountPoint]
+                // Lazy: detached even while a file on it is still open (a failed run's
+                // recorder), so the folder never stays mounted.
+                umount.arguments = ["-l", mountPoint]
                 try? umount.run()
                 umount.waitUntilExit()
             }
