@@ -261,8 +261,9 @@ final class SteppingDevice: AudioDevice, @unchecked Sendable {
 }
 
 extension InputQueueTests {
-    @Test("frames the device skips (its clock jumps in an xrun) are recorded as silence: the timeline stays true")
-    func skippedDeviceFrames() throws {
+    /// A mono input queue on a ``SteppingDevice`` whose buffers go to a ``Take`` and back (keep
+    /// the engine: its queues go with it).
+    static func steppingTake() throws -> (SteppingDevice, Engine, InputQueue, Take) {
         let device = SteppingDevice()
         let engine = try Engine(device: device)
         let take = Take(channels: 1)
@@ -270,6 +271,13 @@ extension InputQueueTests {
             take.add(buffer, start: start, frames: frames)
             try? queue.enqueue(buffer)
         }
+        return (device, engine, queue, take)
+    }
+
+    @Test("frames the device skips (its clock jumps in an xrun) are recorded as silence: the timeline stays true")
+    func skippedDeviceFrames() throws {
+        let (device, engine, queue, take) = try Self.steppingTake()
+        defer { withExtendedLifetime(engine) {} }
         for _ in 0..<3 { try queue.enqueue(try queue.allocateBuffer(frameCapacity: 1000)) }
         try queue.start(at: 0)
         let value: (Int64) -> Float = { Float($0 + 1) / 65536 }
@@ -293,13 +301,8 @@ extension InputQueueTests {
 extension InputQueueTests {
     @Test("with fillsSkippedFrames off (sources that are other clients), a skip is left out: the take holds every frame that arrived, back to back, and the buffer after it starts at the later time")
     func leftOutSkippedFrames() throws {
-        let device = SteppingDevice()
-        let engine = try Engine(device: device)
-        let take = Take(channels: 1)
-        let queue = try engine.makeInputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1)) { queue, buffer, start, frames in
-            take.add(buffer, start: start, frames: frames)
-            try? queue.enqueue(buffer)
-        }
+        let (device, engine, queue, take) = try Self.steppingTake()
+        defer { withExtendedLifetime(engine) {} }
         queue.fillsSkippedFrames = false
         for _ in 0..<3 { try queue.enqueue(try queue.allocateBuffer(frameCapacity: 1000)) }
         try queue.start(at: 0)
