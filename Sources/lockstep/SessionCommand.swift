@@ -1,3 +1,4 @@
+@preconcurrency import Glibc   // C's stdout: a global the stream behind never changes
 import ArgumentParser
 import Foundation
 import Lockstep
@@ -62,18 +63,21 @@ extension TimelineReport {
     }
 }
 
-/// `lockstep session check FILE`: validates a session and prints its resolved timeline.
+/// `lockstep session check FILE…`: validates sessions and prints each one's resolved timeline.
 struct SessionCheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
-        abstract: "Validate a session file and print its resolved timeline.",
+        abstract: "Validate session files and print each one's resolved timeline.",
         discussion: """
             Reports every problem as FILE:LINE:COLUMN: error: what is wrong; what would fix it. \
-            Exits 0 when the session is valid, 1 otherwise. '-' reads the session from standard input; \
-            its audio paths then resolve against the current folder.
+            Exits 0 when every session is valid, 1 otherwise. '-' reads a session from standard input; \
+            its audio paths then resolve against the current folder. With several files each is \
+            checked in turn (every one, whatever the others hold), its table under a 'FILE:' line, \
+            or with --json one object per line in the order given.
 
             Examples:
               lockstep session check show.yaml
+              lockstep session check shows/*.yaml
               lockstep session check show.yaml --rate 44100 --json
               lockstep session check show.yaml --svg timeline.svg --png timeline.png
               generate-show | lockstep session check -
@@ -86,8 +90,8 @@ struct SessionCheckCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The session file (YAML; - reads standard input).")
-    var file: String
+    @Argument(help: "The session files (YAML; - reads standard input).")
+    var files: [String]
 
     @Flag(help: "Also show, per output, the playback latency of its destination on the running JACK server and the compensation --align-outputs applies.")
     var jack = false
@@ -114,9 +118,38 @@ struct SessionCheckCommand: ParsableCommand {
     @Flag(help: "Print the timeline (or the errors) as one JSON object.")
     var json = false
 
-    func validate() throws { try Limits.checkSessionRate(rate) }
+    func validate() throws {
+        try Limits.checkSessionRate(rate)
+        guard !files.isEmpty else { throw ValidationError("give the session file to check") }
+        if files.count > 1, svg != nil || png != nil {
+            throw ValidationError("--svg and --png draw one session; give one file with them (\(files.count) given)")
+        }
+        if files.filter({ $0 == "-" }).count > 1 { throw ValidationError("standard input ('-') can be read once; give it once") }
+    }
 
     func run() throws {
+        guard files.count > 1 else { return try check(files[0]) }
+        // Every file is checked whatever the others hold; each failure is reported as the one
+        // file's would be, and the exit status says whether any failed.
+        var failed = 0
+        for (index, file) in files.enumerated() {
+            if !json {
+                if index > 0 { print() }
+                print("\(file):")
+            }
+            do { try check(file) } catch {
+                failed += 1
+                fflush(stdout)
+                log.critical("\(userMessage(error))")
+            }
+        }
+        if failed > 0 {
+            throw CLIError(message: "session check: \(failed) of \(files.count) sessions have problems (listed above)")
+        }
+    }
+
+    /// Checks one session file and prints its timeline (and the JACK alignment when asked).
+    func check(_ file: String) throws {
         let session = try loadSession(file, command: "check", json: json)
         countNonFiniteSamples(in: session)
         let rate = Double(self.rate ?? Int(session.document.rate))

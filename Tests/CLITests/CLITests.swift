@@ -233,4 +233,26 @@ struct CLITests {
         let unknown = try CLI.run(["session", "render", playlist, "-o", playlistOut, "--go", "belll@1"])
         #expect(unknown.status == 1 && unknown.stderr.contains("did you mean 'bell'?"))
     }
+
+    @Test("session check of several files checks every one, reports each failure by its file, and fails if any does")
+    func checkSeveral() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().path
+        let stems = root + "/Examples/Sessions/stems.yaml", playlist = root + "/Examples/Sessions/playlist.yaml"
+        let bad = "\(dir)/bad.yaml"
+        try "cues:\n  - { name: a, layer: x, file: NONE.wav, at: 0 }\n".write(toFile: bad, atomically: false, encoding: .utf8)
+        let alone = try CLI.run(["session", "check", playlist]).stdout
+        let r = try CLI.run(["session", "check", stems, bad, playlist])
+        #expect(r.status == 1)
+        // Both valid sessions' tables, each under its file's name; the broken one named once with its line.
+        #expect(r.stdout.contains("\(playlist):\n" + alone), "\(r.stdout)")
+        #expect(r.stdout.hasPrefix("\(stems):\n") && r.stdout.contains("\(bad):\n"))
+        #expect(r.stderr.contains("\(bad):2:") && r.stderr.contains("1 of 3 sessions have problems"), "\(r.stderr)")
+        #expect(!r.stderr.contains(stems) && !r.stderr.contains(playlist))
+        let json = try CLI.run(["session", "check", stems, playlist, "--json"])
+        #expect(json.status == 0 && json.stdout.split(separator: "\n").count == 2, "\(json.stderr)")
+        let drawn = try CLI.run(["session", "check", stems, playlist, "--svg", "\(dir)/t.svg"])
+        #expect(drawn.status == 64 && drawn.stderr.contains("--svg and --png draw one session"), "\(drawn.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "\(dir)/t.svg"))
+    }
 }

@@ -85,8 +85,9 @@ struct HostileNumbersTests {
         var session: String?
         /// Any one of these in standard error names the culprit.
         var culprits: [String]
-        /// Run `session check` first and stop there when it refuses the session: `render` loads it
-        /// the same way (every sixth refused case is rendered anyway to hold that).
+        /// Check the session with the others in one `session check` first and stop there when it
+        /// is refused: `render` loads it the same way (every sixth case is rendered anyway, and
+        /// must then fail exactly when the check refused).
         var checkFirst = false
         var description: String { (arguments.map { $0.isEmpty ? "''" : $0 }).joined(separator: " ") }
     }
@@ -146,26 +147,53 @@ struct HostileNumbersTests {
         return cases
     }
 
-    /// Writes the fixtures of `c` into a fresh folder, runs it, and returns what went wrong (empty
-    /// when everything held).
-    static func run(_ c: Case, in root: String, index: Int, good: Data) -> [String] {
+    /// Writes the fixtures of `c` into its own folder under `root`.
+    static func prepare(_ c: Case, in root: String, index: Int, good: Data) throws {
+        let dir = "\(root)/case-\(index)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false)
+        try good.write(to: URL(fileURLWithPath: "\(dir)/GOOD.wav"))
+        if let session = c.session { try session.write(toFile: "\(dir)/S.yaml", atomically: false, encoding: .utf8) }
+    }
+
+    /// Runs one `session check` over the sessions of `indices` (hundreds of files, one process)
+    /// and returns, per refused case, the standard-error block its failure printed (the block's
+    /// first line names its file). A check that does not end cleanly is a problem of its own.
+    static func checkAll(_ indices: [Int], in root: String) throws -> (refusals: [Int: CLI.Result], problems: [String]) {
+        guard !indices.isEmpty else { return ([:], []) }
+        let r = try CLI.run(["session", "check"] + indices.map { "case-\($0)/S.yaml" }, in: root, timeout: 120)
+        guard r.endedCleanly, !r.stderr.contains("Fatal error") else {
+            return ([:], ["session check of \(indices.count) sessions did not end cleanly (status \(r.status), signal \(r.uncaughtSignal.map(String.init) ?? "none"), timed out \(r.timedOut)): \(r.stderr.suffix(400))"])
+        }
+        var blocks: [Int: String] = [:]
+        var current: Int?
+        for line in r.stderr.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("lockstep: ") {
+                current = line.firstMatch(of: /case-(\d+)\/S\.yaml/).flatMap { Int($0.1) }
+            }
+            if let current, !line.contains("warning:") { blocks[current, default: ""] += line + "\n" }
+        }
+        let refusals = blocks.mapValues { CLI.Result(status: 1, stdout: "", stderr: $0) }
+        let expected = refusals.isEmpty ? 0 : 1
+        let problems = r.status == expected ? [] : ["session check of \(indices.count) sessions exited \(r.status) with \(refusals.count) refused"]
+        return (refusals, problems)
+    }
+
+    /// Runs case `c` (prepared in its folder; `refusal` is what `session check` said of its
+    /// session, when it refused it) and returns what went wrong (empty when everything held).
+    static func run(_ c: Case, in root: String, index: Int, good: Data, refusal: CLI.Result?) -> [String] {
         let dir = "\(root)/case-\(index)"
         var problems: [String] = []
         do {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: false)
-            try good.write(to: URL(fileURLWithPath: "\(dir)/GOOD.wav"))
-            if let session = c.session { try session.write(toFile: "\(dir)/S.yaml", atomically: false, encoding: .utf8) }
             let before = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
-            var refused: CLI.Result?
-            if c.checkFirst, index % 6 != 0 {
-                let check = try CLI.run(["session", "check", "S.yaml"], in: dir, timeout: 30)
-                if check.status != 0 { refused = check }
-            }
+            let refused = c.checkFirst && index % 6 != 0 ? refusal : nil
             let r = try refused ?? CLI.run(c.arguments, in: dir, timeout: 30)
             if !r.endedCleanly {
                 problems.append("did not end cleanly (status \(r.status), signal \(r.uncaughtSignal.map(String.init) ?? "none"), timed out \(r.timedOut)): \(r.stderr.suffix(400))")
             }
             if r.stderr.contains("Fatal error") { problems.append("Swift runtime error: \(r.stderr.suffix(400))") }
+            if c.checkFirst, (refusal == nil) != (r.status == 0) {
+                problems.append("session check \(refusal == nil ? "accepted" : "refused") it, render exited \(r.status): \(r.stderr.prefix(400))")
+            }
             var after = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
             if r.status == 0, after.contains("x.wav") {
                 after.removeAll { $0 == "x.wav" }
@@ -192,7 +220,8 @@ struct HostileNumbersTests {
         return problems.map { "\(c): \($0)" }
     }
 
-    /// Runs every case, two at a time, and records each problem as a test issue.
+    /// Runs every case, two at a time, and records each problem as a test issue. The sessions of
+    /// `checkFirst` cases are checked by one `session check` first.
     static func runAll(_ cases: [Case]) throws {
         let temp = try TemporaryTestDirectory(prefix: "lockstep-numbers")
         let goodPath = "\(temp.path)/GOOD.wav"
@@ -202,12 +231,14 @@ struct HostileNumbersTests {
         try samples.withUnsafeBufferPointer { try writer.write($0.baseAddress!, frames: 480) }
         try writer.close()
         let good = try Data(contentsOf: URL(fileURLWithPath: goodPath))
+        for (index, c) in cases.enumerated() { try prepare(c, in: temp.path, index: index, good: good) }
+        let (refusals, checkProblems) = try checkAll(cases.indices.filter { cases[$0].checkFirst }, in: temp.path)
         let results = Mutex<[[String]]>(Array(repeating: [], count: cases.count))
         DispatchQueue.concurrentPerform(iterations: cases.count) { index in
-            let problems = run(cases[index], in: temp.path, index: index, good: good)
+            let problems = run(cases[index], in: temp.path, index: index, good: good, refusal: refusals[index])
             results.withLock { $0[index] = problems }
         }
-        let problems = results.withLock { $0 }.flatMap { $0 }
+        let problems = checkProblems + results.withLock { $0 }.flatMap { $0 }
         for problem in problems.prefix(40) { Issue.record(Comment(rawValue: problem)) }
         #expect(problems.isEmpty, "\(problems.count) of \(cases.count) runs went wrong")
     }

@@ -20,6 +20,15 @@ public enum CLI {
         /// Whether the process ended by itself (no timeout, no uncaught signal) with a status
         /// below 128: what every run on bad input must do.
         public var endedCleanly: Bool { uncaughtSignal == nil && !timedOut && status < 128 }
+
+        /// A result put together by a test (one file's part of a run over many files).
+        public init(status: Int32, stdout: String, stderr: String, uncaughtSignal: Int32? = nil, timedOut: Bool = false) {
+            self.status = status
+            self.stdout = stdout
+            self.stderr = stderr
+            self.uncaughtSignal = uncaughtSignal
+            self.timedOut = timedOut
+        }
     }
 
     /// The `lockstep` executable next to the test bundle in the build folder.
