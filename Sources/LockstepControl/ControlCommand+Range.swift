@@ -20,7 +20,7 @@ extension ControlCommand {
                 break
             }
         } catch {
-            throw ControlError(error.message)
+            throw ControlError(.outOfRange, error.message)
         }
         return self
     }

@@ -108,7 +108,7 @@ public final class ControlDispatcher: Sendable {
             do throws(ControlError) {
                 return try Self.run(command, address: address, sampleTime: sampleTime, state: &state, options: options)
             } catch {
-                return (.error(address, error.message), [])
+                return (.error(address, error), [])
             }
         }
         self.updates.publish(updates)
@@ -140,11 +140,11 @@ public final class ControlDispatcher: Sendable {
         if let sampleTime {
             switch command {
             case .pause, .resume, .seek:
-                throw ControlError("\(address) moves the whole session's clock, so it cannot be placed on a sample; send it without a time tag (cue commands, stop, panic, level and gain can be placed)")
+                throw ControlError(.cannotSchedule, "\(address) moves the whole session's clock, so it cannot be placed on a sample; send it without a time tag (cue commands, stop, panic, level and gain can be placed)")
             default: break
             }
             guard player.isRunning else {
-                throw ControlError("\(address): the session is \(player.isPaused ? "paused" : "not playing"), so a time has no sample yet; resume it first, or send the command without a time tag")
+                throw ControlError(.wrongState, "\(address): the session is \(player.isPaused ? "paused" : "not playing"), so a time has no sample yet; resume it first, or send the command without a time tag")
             }
             requested = player.position(atDeviceTime: sampleTime)
         }
@@ -222,15 +222,15 @@ public final class ControlDispatcher: Sendable {
                     [update(command == .stop ? .stopped : .panic, stopped.start)])
         case .pause:
             guard player.isRunning else {
-                throw ControlError("pause: the session is not playing (it is \(player.isPaused ? "paused already; resume plays it on" : "stopped"))")
+                throw ControlError(.wrongState, "pause: the session is not playing (it is \(player.isPaused ? "paused already; resume plays it on" : "stopped"))")
             }
             player.pause()
             let position = player.position
             return (ok(result(position), "paused at \(when(position))"), [update(.paused, position)])
         case .resume:
-            guard player.isPaused else { throw ControlError("resume: the session is not paused; pause it first") }
+            guard player.isPaused else { throw ControlError(.wrongState, "resume: the session is not paused; pause it first") }
             let position = player.position
-            do { try player.resume() } catch { throw ControlError("resume: \(error.message)") }
+            do { try player.resume() } catch { throw ControlError(.failed, "resume: \(error.message)") }
             return (ok(result(position), "resumed at \(when(position))"), [update(.resumed, position)])
         case .stopCue(let reference):
             let name = try cue(reference)
@@ -289,7 +289,7 @@ public final class ControlDispatcher: Sendable {
             return (ok(data, "playhead on \(selected)"), [update(.playhead, cue: selected)])
         case .seek(let time):
             let position = time.samples(at: rate)
-            do { try player.seek(to: position) } catch { throw ControlError("seek: \(error.message)") }
+            do { try player.seek(to: position) } catch { throw ControlError(.failed, "seek: \(error.message)") }
             return (ok(result(position), "seek to \(when(position))"), [update(.seeked, position)])
         case .status:
             let status = ControlStatus(player: player)
@@ -299,12 +299,12 @@ public final class ControlDispatcher: Sendable {
 
     /// Runs a range check, turning its error into a ``ControlError``.
     private static func inRange<T>(_ body: () throws(ControlRangeError) -> T) throws(ControlError) -> T {
-        do { return try body() } catch { throw ControlError(error.message) }
+        do { return try body() } catch { throw ControlError(.outOfRange, error.message) }
     }
 
     /// Runs a player call, turning its error into a ``ControlError``.
     private static func attempt<T>(_ body: () throws(PlayerError) -> T) throws(ControlError) -> T {
-        do { return try body() } catch { throw ControlError(error.message) }
+        do { return try body() } catch { throw ControlError(error) }
     }
 
     /// The name of the cue `reference` names: the cue with that name, else the cue with that
@@ -323,7 +323,7 @@ public final class ControlDispatcher: Sendable {
             return name
         case .number(let number):
             guard timeline.cues.indices.contains(number - 1) else {
-                throw ControlError("there is no cue number \(number); the cues are numbered 1 to \(timeline.cues.count) in file order")
+                throw ControlError(.unknownCue, "there is no cue number \(number); the cues are numbered 1 to \(timeline.cues.count) in file order")
             }
             return timeline.cues[number - 1].name
         }

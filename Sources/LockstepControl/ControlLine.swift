@@ -35,15 +35,15 @@ public enum ControlLine {
     /// - Throws: ``ControlError`` saying what is wrong and how to write it.
     public static func parse(_ line: String) throws(ControlError) -> ControlCommand {
         let words = line.split(whereSeparator: \.isWhitespace).map(String.init)
-        guard let verb = words.first?.lowercased() else { throw ControlError("an empty line is not a command") }
+        guard let verb = words.first?.lowercased() else { throw ControlError(.malformed, "an empty line is not a command") }
         let rest = words.dropFirst().joined(separator: " ")
         let cue: CueReference? = rest.isEmpty ? nil : .name(rest)
         func needsCue() throws(ControlError) -> CueReference {
-            guard let cue else { throw ControlError("'\(verb)' needs a cue: write '\(verb) CUE' (a cue name, or its number)") }
+            guard let cue else { throw ControlError(.malformed, "'\(verb)' needs a cue: write '\(verb) CUE' (a cue name, or its number)") }
             return cue
         }
         func noArguments() throws(ControlError) {
-            guard rest.isEmpty else { throw ControlError("'\(verb)' takes nothing after it; write just '\(verb)'") }
+            guard rest.isEmpty else { throw ControlError(.malformed, "'\(verb)' takes nothing after it; write just '\(verb)'") }
         }
         switch verb {
         case "go": return .go(cue)
@@ -57,22 +57,22 @@ public enum ControlLine {
         case "status": try noArguments(); return .status
         case "select": return .selectPlayhead(try needsCue())
         case "seek":
-            do { return .seek(try SessionTime.parse(rest, as: "seek")) } catch { throw ControlError(error.description) }
+            do { return .seek(try SessionTime.parse(rest, as: "seek")) } catch { throw ControlError(error.isOutOfRange ? .outOfRange : .malformed, error.description) }
         case "level", "gain":
             let what = verb == "level" ? "CUE" : "LAYER"
             guard words.count >= 3 && words.count <= 5, let decibels = SessionGain.parse(words[2]) else {
-                throw ControlError("'\(line)' is not '\(verb) \(what) DB [RAMP]'; write e.g. \(verb) \(verb == "level" ? "bell" : "drums") -12dB 2")
+                throw ControlError(.malformed, "'\(line)' is not '\(verb) \(what) DB [RAMP]'; write e.g. \(verb) \(verb == "level" ? "bell" : "drums") -12dB 2")
             }
             var ramp = SessionTime.seconds(0)
             if words.count > 3 {
                 // The ramp takes the one time syntax: 2, 1.5s, 250ms, 0:02, "4800 samples".
                 let text = words[3...].joined(separator: " ")
-                do { ramp = try ControlRange.ramp(text: text, for: verb) } catch { throw ControlError(error.message) }
+                do { ramp = try ControlRange.ramp(text: text, for: verb) } catch { throw ControlError(.outOfRange, error.message) }
             }
             return verb == "level" ? .setCueLevel(.name(words[1]), decibels: decibels, ramp: ramp)
                 : .setLayerGain(layer: words[1], decibels: decibels, ramp: ramp)
         default:
-            throw ControlError("unknown command '\(verb)'\(Suggest.hint(for: verb, in: verbs)); the commands are \(verbs.joined(separator: ", "))")
+            throw ControlError(.unknownCommand, "unknown command '\(verb)'\(Suggest.hint(for: verb, in: verbs)); the commands are \(verbs.joined(separator: ", "))")
         }
     }
 }

@@ -159,7 +159,7 @@ public final class MIDIRenderControl: Sendable {
                     switch command {
                     case .pause, .resume, .seek:
                         let seconds = Double(event.sampleTime) / player.rate
-                        throw ControlError("the MIDI event at \(SessionTime.clock(seconds)) (\(address.dropFirst(5))) sends '\(Self.verb(command))', which moves the whole session's clock, so an offline render cannot place it on a sample; render with cue commands instead (e.g. 'pause CUE'), or play it live with session run --midi")
+                        throw ControlError(.cannotSchedule, "the MIDI event at \(SessionTime.clock(seconds)) (\(address.dropFirst(5))) sends '\(Self.verb(command))', which moves the whole session's clock, so an offline render cannot place it on a sample; render with cue commands instead (e.g. 'pause CUE'), or play it live with session run --midi")
                     default: break
                     }
                 }

@@ -25,17 +25,17 @@ public enum WebCommand {
     /// - Throws: ``ControlError`` saying what is wrong and how to write it.
     public static func parse(_ text: String) throws(ControlError) -> (command: ControlCommand, address: String) {
         guard text.utf8.count <= maximumSize else {
-            throw ControlError("the command is \(text.utf8.count) bytes; the limit is \(maximumSize). Send one short JSON object, e.g. {\"command\":\"go\"}")
+            throw ControlError(.malformed, "the command is \(text.utf8.count) bytes; the limit is \(maximumSize). Send one short JSON object, e.g. {\"command\":\"go\"}")
         }
         let value: ControlValue
         do { value = try JSONDecoder().decode(ControlValue.self, from: Data(text.utf8)) } catch {
-            throw ControlError("not JSON: send one object such as {\"command\":\"go\"}")
+            throw ControlError(.malformed, "not JSON: send one object such as {\"command\":\"go\"}")
         }
         guard case .object(let fields) = value else {
-            throw ControlError("a command is a JSON object such as {\"command\":\"go\"}, not \(value.json.prefix(40))")
+            throw ControlError(.malformed, "a command is a JSON object such as {\"command\":\"go\"}, not \(value.json.prefix(40))")
         }
         guard let verb = fields["command"]?.stringValue?.lowercased() else {
-            throw ControlError("the object has no \"command\" string; write e.g. {\"command\":\"go\"} (commands: \(ControlLine.verbs.joined(separator: ", ")))")
+            throw ControlError(.malformed, "the object has no \"command\" string; write e.g. {\"command\":\"go\"} (commands: \(ControlLine.verbs.joined(separator: ", ")))")
         }
         return (try command(verb, fields), verb)
     }
@@ -44,17 +44,17 @@ public enum WebCommand {
         func cue(required: Bool) throws(ControlError) -> CueReference? {
             switch fields["cue"] {
             case nil, .null?:
-                if required { throw ControlError("'\(verb)' needs a cue: {\"command\":\"\(verb)\",\"cue\":\"NAME\"} (a name, or its number)") }
+                if required { throw ControlError(.malformed, "'\(verb)' needs a cue: {\"command\":\"\(verb)\",\"cue\":\"NAME\"} (a name, or its number)") }
                 return nil
             case .string(let name)?: return .name(name)
             case .integer(let number)?: return .number(Int(clamping: number))
-            default: throw ControlError("\(verb): \"cue\" is a name or a number")
+            default: throw ControlError(.malformed, "\(verb): \"cue\" is a name or a number")
             }
         }
         /// Runs a range check (``LockstepSession/ControlRange``: the ranges and messages of every
         /// surface), its error as a ``ControlError``.
         func checked<T>(_ body: () throws(ControlRangeError) -> T) throws(ControlError) -> T {
-            do { return try body() } catch { throw ControlError(error.message) }
+            do { return try body() } catch { throw ControlError(.outOfRange, error.message) }
         }
         func number(_ key: String) throws(ControlError) -> Double {
             let decibels: Double
@@ -62,7 +62,7 @@ public enum WebCommand {
             case .integer(let number)?: decibels = Double(number)
             case .number(let number)? where !number.isNaN: decibels = number
             case .string(let text)? where SessionGain.parse(text) != nil: decibels = SessionGain.parse(text)!
-            default: throw ControlError("\(verb): \"\(key)\" is a number of dB (or \"-inf\")")
+            default: throw ControlError(.malformed, "\(verb): \"\(key)\" is a number of dB (or \"-inf\")")
             }
             return try checked { () throws(ControlRangeError) in try ControlRange.gain(decibels, for: verb) }
         }
@@ -97,19 +97,19 @@ public enum WebCommand {
             case .number(let seconds)?:
                 return .seek(try checked { () throws(ControlRangeError) in try ControlRange.time(seconds: seconds, for: "seek") })
             case .string(let text)?:
-                do { return .seek(try SessionTime.parse(text, as: "seek")) } catch { throw ControlError(error.description) }
+                do { return .seek(try SessionTime.parse(text, as: "seek")) } catch { throw ControlError(error.isOutOfRange ? .outOfRange : .malformed, error.description) }
             default:
-                throw ControlError("seek needs a \"time\": {\"command\":\"seek\",\"time\":\"1:30\"}; \(SessionTime.formsHint)")
+                throw ControlError(.malformed, "seek needs a \"time\": {\"command\":\"seek\",\"time\":\"1:30\"}; \(SessionTime.formsHint)")
             }
         case "gain":
             guard let layer = fields["layer"]?.stringValue else {
-                throw ControlError("gain needs a \"layer\": {\"command\":\"gain\",\"layer\":\"bed\",\"gainDB\":-6}")
+                throw ControlError(.malformed, "gain needs a \"layer\": {\"command\":\"gain\",\"layer\":\"bed\",\"gainDB\":-6}")
             }
             return .setLayerGain(layer: layer, decibels: try number("gainDB"), ramp: try ramp())
         case "level":
             return .setCueLevel(try cue(required: true)!, decibels: try number("gainDB"), ramp: try ramp())
         default:
-            throw ControlError("unknown command '\(verb)'; the commands are \(ControlLine.verbs.joined(separator: ", "))")
+            throw ControlError(.unknownCommand, "unknown command '\(verb)'; the commands are \(ControlLine.verbs.joined(separator: ", "))")
         }
     }
 }

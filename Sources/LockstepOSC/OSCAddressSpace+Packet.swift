@@ -13,7 +13,7 @@ extension OSCAddressSpace {
             if OSCMessage.isBundle(packet) { return try OSCBundle(decoding: packet).entries.map { answer($0.message) } }
             return [answer(try OSCMessage(decoding: packet))]
         } catch {
-            return [.failure(ControlError(error.message))]
+            return [.failure(ControlError(.malformed, error.message))]
         }
     }
 }

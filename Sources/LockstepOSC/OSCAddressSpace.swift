@@ -69,21 +69,21 @@ public enum OSCAddressSpace {
         let arguments = message.arguments
         let address = message.address
         func none() throws(ControlError) {
-            guard arguments.isEmpty else { throw ControlError("\(address) takes no arguments; it was sent \(list(arguments))") }
+            guard arguments.isEmpty else { throw ControlError(.malformed, "\(address) takes no arguments; it was sent \(list(arguments))") }
         }
         func numbers(_ counts: Set<Int>, _ form: String) throws(ControlError) -> [Double] {
             let values = arguments.compactMap { $0.number ?? $0.text.flatMap(SessionGain.parse) }
             guard counts.contains(arguments.count), values.count == arguments.count, values.allSatisfy({ !$0.isNaN }) else {
-                throw ControlError("\(address) takes \(form); it was sent \(list(arguments))")
+                throw ControlError(.malformed, "\(address) takes \(form); it was sent \(list(arguments))")
             }
             return values
         }
         func setting(_ name: String) throws(ControlError) -> OSCRequest {
-            guard arguments.isEmpty else { throw ControlError("\(address): Lockstep cannot change \(name); send it without arguments to read it") }
+            guard arguments.isEmpty else { throw ControlError(.unsupported, "\(address): Lockstep cannot change \(name); send it without arguments to read it") }
             return .query(.setting(name))
         }
         func cue(_ name: String) throws(ControlError) -> CueReference {
-            guard !name.isEmpty else { throw ControlError("\(address) names no cue; write the cue's name or number, e.g. /cue/1/start") }
+            guard !name.isEmpty else { throw ControlError(.malformed, "\(address) names no cue; write the cue's name or number, e.g. /cue/1/start") }
             return .name(name)
         }
 
@@ -99,7 +99,7 @@ public enum OSCAddressSpace {
                         return .command(.go(.number(Int(number))))
                     }
                     fallthrough
-                default: throw ControlError("/go takes nothing, a cue name or a cue number; it was sent \(list(arguments))")
+                default: throw ControlError(.malformed, "/go takes nothing, a cue name or a cue number; it was sent \(list(arguments))")
                 }
             case "stop": try none(); return .command(.stop)
             case "pause": try none(); return .command(.pause)
@@ -116,7 +116,7 @@ public enum OSCAddressSpace {
             case let name where QLabWorkspace.settings[name] != nil: return try setting(name)
             case "connect":
                 guard arguments.count <= 1, arguments.allSatisfy({ $0.text != nil }) else {
-                    throw ControlError("/connect takes the passcode as one string; it was sent \(list(arguments))")
+                    throw ControlError(.malformed, "/connect takes the passcode as one string; it was sent \(list(arguments))")
                 }
                 return .connect(arguments.first?.text)
             case "updates":
@@ -126,7 +126,7 @@ public enum OSCAddressSpace {
             case "udpReplyPort":
                 let value = try numbers([1], "a UDP port (1 to 65535)")[0]
                 guard value == value.rounded(), value >= 1, value <= 65535 else {
-                    throw ControlError("/udpReplyPort \(value) is not a UDP port; send 1 to 65535")
+                    throw ControlError(.outOfRange, "/udpReplyPort \(value) is not a UDP port; send 1 to 65535")
                 }
                 return .replyPort(UInt16(value))
             default: break
@@ -138,23 +138,23 @@ public enum OSCAddressSpace {
             case ("playhead", let name): try none(); return .command(.selectPlayhead(try cue(name)))
             case ("playheadID", let id), ("playheadId", let id), ("playbackPositionID", let id), ("playbackPositionId", let id):
                 try none()
-                guard !id.isEmpty else { throw ControlError("\(address) names no cue; write a cue's unique ID, e.g. /playheadID/{id}") }
+                guard !id.isEmpty else { throw ControlError(.malformed, "\(address) names no cue; write a cue's unique ID, e.g. /playheadID/{id}") }
                 return .cueCommand(.uniqueID(id), .select)
             case ("lockstep", "status"): try none(); return .command(.status)
             case ("lockstep", "seek"):
-                guard arguments.count == 1 else { throw ControlError("/lockstep/seek takes one time: seconds, or a string such as \"1:30\" or \"96000 samples\"; it was sent \(list(arguments))") }
+                guard arguments.count == 1 else { throw ControlError(.malformed, "/lockstep/seek takes one time: seconds, or a string such as \"1:30\" or \"96000 samples\"; it was sent \(list(arguments))") }
                 // The range is checked before the number becomes samples (1e30 s, 2^62: no trap).
                 if let seconds = arguments[0].number {
                     do { return .command(.seek(try SessionTime.seconds(seconds, as: "/lockstep/seek"))) } catch {
-                        throw ControlError("/lockstep/seek: \(arguments[0]) \(error.reason)")
+                        throw ControlError(error.isOutOfRange ? .outOfRange : .malformed, "/lockstep/seek: \(arguments[0]) \(error.reason)")
                     }
                 }
                 if let text = arguments[0].text {
                     do { return .command(.seek(try SessionTime.parse(text, as: "/lockstep/seek"))) } catch {
-                        throw ControlError("/lockstep/seek: \(arguments[0]) \(error.reason)")
+                        throw ControlError(error.isOutOfRange ? .outOfRange : .malformed, "/lockstep/seek: \(arguments[0]) \(error.reason)")
                     }
                 }
-                throw ControlError("/lockstep/seek: \(arguments[0]) is not a time; send seconds (a number, 0 to a week) or a string: \(SessionTime.formsHint)")
+                throw ControlError(.malformed, "/lockstep/seek: \(arguments[0]) is not a time; send seconds (a number, 0 to a week) or a string: \(SessionTime.formsHint)")
             default: break
             }
         case 3 where parts == ["settings", "general", "minGoTime"]:
@@ -162,7 +162,7 @@ public enum OSCAddressSpace {
         case 3 where parts[0] == "cue" || parts[0] == "cue_id":
             let target: QLabCueTarget
             if parts[0] == "cue_id" {
-                guard !parts[1].isEmpty else { throw ControlError("\(address) names no cue; write the cue's unique ID, e.g. /cue_id/{id}/start") }
+                guard !parts[1].isEmpty else { throw ControlError(.malformed, "\(address) names no cue; write the cue's unique ID, e.g. /cue_id/{id}/start") }
                 target = .uniqueID(parts[1])
             } else {
                 switch parts[1] {
@@ -188,21 +188,21 @@ public enum OSCAddressSpace {
             case "level":
                 let values = try numbers([1, 3], "a level in dB (or QLab's row 0, column 0, dB)")
                 if values.count == 3 && (values[0] != 0 || values[1] != 0) {
-                    throw ControlError("\(address): Lockstep cues have one level (row 0, column 0); it was sent row \(values[0]), column \(values[1])")
+                    throw ControlError(.outOfRange, "\(address): Lockstep cues have one level (row 0, column 0); it was sent row \(values[0]), column \(values[1])")
                 }
                 let decibels = values.last!
                 try checked { () throws(ControlRangeError) in try ControlRange.gain(decibels, for: address) }
                 return act(.level(decibels)) { .setCueLevel($0, decibels: decibels, ramp: 0) }
             case "valuesForKeys":
                 let form = "a JSON array of keys as one string, e.g. \"[\\\"number\\\",\\\"name\\\"]\""
-                guard arguments.count == 1, let text = arguments[0].text else { throw ControlError("\(address) takes \(form); it was sent \(list(arguments))") }
+                guard arguments.count == 1, let text = arguments[0].text else { throw ControlError(.malformed, "\(address) takes \(form); it was sent \(list(arguments))") }
                 guard let keys = try? JSONDecoder().decode([String].self, from: Data(text.utf8)) else {
-                    throw ControlError("\(address): \(text.prefix(80)) is not a JSON array of keys; send \(form)")
+                    throw ControlError(.malformed, "\(address): \(text.prefix(80)) is not a JSON array of keys; send \(form)")
                 }
                 return .query(.valuesForKeys(target, keys))
             case "children": try none(); return .query(.children(target))
             case let key where QLabWorkspace.cueKeys.contains(key):
-                guard arguments.isEmpty else { throw ControlError("\(address): Lockstep's cues cannot be edited over OSC; \(key) is read-only") }
+                guard arguments.isEmpty else { throw ControlError(.unsupported, "\(address): Lockstep's cues cannot be edited over OSC; \(key) is read-only") }
                 return .query(.property(target, key))
             default: break
             }
@@ -210,10 +210,10 @@ public enum OSCAddressSpace {
             // The gain (a number or "-6dB"/"-inf"), then the ramp: seconds as a number, or a time
             // in the one syntax as a string ("250ms", "0:02", "4800 samples").
             guard arguments.count == 1 || arguments.count == 2 else {
-                throw ControlError("\(address) takes a gain in dB and, optionally, a ramp (seconds, or a time such as \"250ms\" or \"4800 samples\"); it was sent \(list(arguments))")
+                throw ControlError(.malformed, "\(address) takes a gain in dB and, optionally, a ramp (seconds, or a time such as \"250ms\" or \"4800 samples\"); it was sent \(list(arguments))")
             }
             guard let decibels = arguments[0].number ?? arguments[0].text.flatMap(SessionGain.parse) else {
-                throw ControlError("\(address): \(arguments[0]) is not a gain; send dB as a number, or a string such as \"-6dB\" or \"-inf\"")
+                throw ControlError(.malformed, "\(address): \(arguments[0]) is not a gain; send dB as a number, or a string such as \"-6dB\" or \"-inf\"")
             }
             try checked { () throws(ControlRangeError) in try ControlRange.gain(decibels, for: address) }
             var ramp = SessionTime.seconds(0)
@@ -228,7 +228,7 @@ public enum OSCAddressSpace {
         default: break
         }
         let pattern = parts.count == 3 && (parts[0] == "cue" || parts[0] == "cue_id") ? "/\(parts[0])/{\(parts[0] == "cue" ? "cue" : "id")}/\(parts[2])" : address
-        throw ControlError("unknown address \(address)\(Suggest.hint(for: pattern, in: addresses)); Lockstep answers /go, /stop, "
+        throw ControlError(.unknownCommand, "unknown address \(address)\(Suggest.hint(for: pattern, in: addresses)); Lockstep answers /go, /stop, "
                            + "/pause, /resume, /panic, /cue/{cue}/start|stop|pause|resume|go|level, /playhead/{cue}, /select/next|previous, "
                            + "/lockstep/layer/{layer}/gain, /lockstep/seek, /lockstep/status, /connect, /updates, /udpReplyPort, /thump, "
                            + "QLab's queries (/version, /workspaces, /cueLists, /cue/{cue}/valuesForKeys…) and /cue_id/{id}/…")
@@ -236,7 +236,7 @@ public enum OSCAddressSpace {
 
     /// Runs a range check (``LockstepSession/ControlRange``), its error as a ``LockstepControl/ControlError``.
     static func checked<T>(_ body: () throws(ControlRangeError) -> T) throws(ControlError) -> T {
-        do { return try body() } catch { throw ControlError(error.message) }
+        do { return try body() } catch { throw ControlError(.outOfRange, error.message) }
     }
 
     /// `no arguments`, or `2 arguments (s:"x", i:3)`.

@@ -163,7 +163,7 @@ public final class OSCControlServer: Sendable {
             guard let notice else { return }
             let address = OSCMessage.address(of: packet) ?? ""
             let message = "too many messages from \(sender): over \(Int(options.messagesPerSecond)) a second; \(notice.dropped) dropped so far. Send less often"
-            send(.error(address, message), to: notice.to)
+            send(.error(address, .tooManyMessages, message), to: notice.to)
             log("OSC \(sender): \(message)")
         case .accept(let replyTo, let authorised):
             for answer in answer(packet, size: size, from: sender, replyTo: replyTo, authorised: authorised, arrival: arrival) {
@@ -182,7 +182,7 @@ public final class OSCControlServer: Sendable {
     /// broken SLIP frame), counting it under `counter`.
     func refuse(_ sender: OSCPeer, _ message: String, counting counter: WritableKeyPath<OSCStatistics, Int>) {
         table.withLock { $0.statistics[keyPath: counter] += 1 }
-        send(.error("", message), to: sender)
+        send(.error("", .malformed, message), to: sender)
         log("OSC \(sender): \(message)")
     }
 
@@ -264,7 +264,7 @@ public final class OSCControlServer: Sendable {
                         authorised: Bool, arrival: Arrival?) -> [Answer] {
         if size > options.maximumDatagramSize {
             count(\.oversized)
-            return [Answer(reply: .error(OSCMessage.address(of: packet) ?? "",
+            return [Answer(reply: .error(OSCMessage.address(of: packet) ?? "", .malformed,
                             "the \(options.repliesToSender ? "packet" : "datagram") is \(size) bytes; the limit is \(options.maximumDatagramSize). Send one short message at a time"), to: replyTo)]
         }
         if OSCMessage.isBundle(packet) {
@@ -274,16 +274,16 @@ public final class OSCControlServer: Sendable {
                 bundle = try OSCBundle(decoding: packet)
             } catch {
                 count(\.malformed)
-                return [Answer(reply: .error("", error.message), to: replyTo)]
+                return [Answer(reply: .error("", .malformed, error.message), to: replyTo)]
             }
             guard !bundle.entries.isEmpty else {
-                return [Answer(reply: .error("", "the bundle holds no messages; put the messages to carry out in it (e.g. /go)"), to: replyTo)]
+                return [Answer(reply: .error("", .malformed, "the bundle holds no messages; put the messages to carry out in it (e.g. /go)"), to: replyTo)]
             }
             let wallNow = OSCTimeTag.wallClock()
             if let far = bundle.entries.first(where: { !$0.timeTag.isImmediate && $0.timeTag.seconds(after: wallNow) > options.maximumScheduleAhead }) {
                 count(\.tooFarAhead)
                 let ahead = far.timeTag.seconds(after: wallNow)
-                return [Answer(reply: .error("", "the bundle's time tag \(far.timeTag) lies \(Self.duration(ahead)) ahead; the limit is \(Self.duration(options.maximumScheduleAhead)). Check the sender's clock, or send the bundle closer to its time"), to: replyTo)]
+                return [Answer(reply: .error("", .outOfRange, "the bundle's time tag \(far.timeTag) lies \(Self.duration(ahead)) ahead; the limit is \(Self.duration(options.maximumScheduleAhead)). Check the sender's clock, or send the bundle closer to its time"), to: replyTo)]
             }
             var authorised = authorised
             var replies: [Answer] = []
@@ -307,7 +307,7 @@ public final class OSCControlServer: Sendable {
             message = try OSCMessage(decoding: packet)
         } catch {
             count(\.malformed)
-            return [Answer(reply: .error(OSCMessage.address(of: packet) ?? "", error.message), to: replyTo)]
+            return [Answer(reply: .error(OSCMessage.address(of: packet) ?? "", .malformed, error.message), to: replyTo)]
         }
         return [handle(message, placedAt: nil, from: sender, replyTo: replyTo, authorised: authorised, arrival: arrival)]
     }
@@ -354,7 +354,7 @@ public final class OSCControlServer: Sendable {
         do throws(ControlError) {
             request = try OSCAddressSpace.request(for: message)
         } catch {
-            return Answer(reply: .error(message.address, error.message), to: replyTo)
+            return Answer(reply: .error(message.address, error), to: replyTo)
         }
         let address = message.address
         /// Carries out a show command, on the sample of the time tag if it has one.
@@ -375,12 +375,12 @@ public final class OSCControlServer: Sendable {
             }
             guard let code, Self.same(code, passcode) else {
                 count(\.refused)
-                return Answer(reply: .error(address, "wrong passcode; send /connect with the passcode lockstep was started with (--osc-passcode)"), to: replyTo)
+                return Answer(reply: .error(address, .unauthorized, "wrong passcode; send /connect with the passcode lockstep was started with (--osc-passcode)"), to: replyTo)
             }
             update(sender) { $0.authorised = true }
             return Answer(reply: .ok(address, .string("ok"), summary: "connected with the passcode"), to: replyTo)
         case .replyPort where options.repliesToSender:
-            return Answer(reply: .error(address, "replies come back on this connection; /udpReplyPort is for UDP"), to: replyTo, applicationLevel: true)
+            return Answer(reply: .error(address, .unsupported, "replies come back on this connection; /udpReplyPort is for UDP"), to: replyTo, applicationLevel: true)
         case .replyPort(let port):
             update(sender) { $0.replyPort = port }
             return Answer(reply: .ok(address, .integer(Int64(port)), summary: "replies to port \(port)"), to: replyTo.with(port: port),
@@ -392,11 +392,11 @@ public final class OSCControlServer: Sendable {
                 return Answer(reply: .ok(address, value, summary: "answered \(address)"), to: replyTo,
                               applicationLevel: query.isApplicationLevel, quiet: true)
             } catch {
-                return Answer(reply: .error(address, error.message), to: replyTo, applicationLevel: query.isApplicationLevel)
+                return Answer(reply: .error(address, error), to: replyTo, applicationLevel: query.isApplicationLevel)
             }
         case _ where !authorised:
             count(\.refused)
-            return Answer(reply: .error(address, "this show needs a passcode: send /connect PASSCODE first"), to: replyTo)
+            return Answer(reply: .error(address, .unauthorized, "this show needs a passcode: send /connect PASSCODE first"), to: replyTo)
         case .updates(let on):
             update(sender) { $0.subscribed = on }
             return Answer(reply: .ok(address, .bool(on), summary: on ? "subscribed to updates" : "unsubscribed from updates"), to: replyTo)
@@ -414,7 +414,7 @@ public final class OSCControlServer: Sendable {
                 let command = try workspace.command(action, on: target, in: QLabWorkspace.Snapshot(player: dispatcher.player))
                 return Answer(reply: execute(command), to: replyTo)
             } catch {
-                return Answer(reply: .error(address, error.message), to: replyTo)
+                return Answer(reply: .error(address, error), to: replyTo)
             }
         }
     }
@@ -436,12 +436,13 @@ public final class OSCControlServer: Sendable {
         var address: String
         var status: ControlReply.Status
         var data: ControlValue?
+        var code: ControlErrorCode?
     }
 
     /// Sends `/reply{address}` with the reply's JSON, naming the workspace when `workspaceID` is
     /// given.
     func send(_ reply: ControlReply, to destination: OSCPeer, workspaceID: String? = nil) {
-        let json = ControlJSON.line(ReplyJSON(workspace_id: workspaceID, address: reply.address, status: reply.status, data: reply.data))
+        let json = ControlJSON.line(ReplyJSON(workspace_id: workspaceID, address: reply.address, status: reply.status, data: reply.data, code: reply.code))
         let sent = (try? OSCMessage("/reply" + reply.address, [.string(json)]).encoded()).map { transmit(destination, $0) } ?? false
         table.withLock { table in
             if sent {

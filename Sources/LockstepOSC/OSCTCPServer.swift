@@ -286,7 +286,7 @@ public final class OSCTCPServer: Sendable {
             setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
             guard open.count < limits.maximumClients else {
                 let text = "too many OSC clients: \(limits.maximumClients) are connected, the limit; try again when one has disconnected"
-                if let bytes = try? OSCMessage("/reply", [.string(ControlReply.error("", text).json)]).encoded() {
+                if let bytes = try? OSCMessage("/reply", [.string(ControlReply.error("", .tooManyMessages, text).json)]).encoded() {
                     let frame = SLIP.encode(bytes)
                     _ = frame.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT) | Int32(MSG_NOSIGNAL)) }
                 }

@@ -192,23 +192,23 @@ public struct QLabWorkspace: Sendable, Hashable {
         case .uniqueID(let id):
             if id == cueListID { return .list }
             if let index = cueIDs.firstIndex(of: id), timeline.cues.indices.contains(index) { return .cue(index) }
-            throw ControlError("no cue has the unique ID \(id); /cueLists lists the cues with theirs")
+            throw ControlError(.unknownCue, "no cue has the unique ID \(id); /cueLists lists the cues with theirs")
         case .reference(let reference):
             let name = try ControlDispatcher.resolve(reference, in: timeline, numbers: numbers.map { $0.isEmpty ? nil : $0 })
             if let index = timeline.cues.firstIndex(where: { $0.name == name }) { return .cue(index) }
-            throw ControlError("unknown cue '\(name)'\(Suggest.hint(for: name, in: timeline.cues.map(\.name)))")
+            throw ControlError(.unknownCue, "unknown cue '\(name)'\(Suggest.hint(for: name, in: timeline.cues.map(\.name)))")
         case .playhead:
             guard let name = snapshot.playhead, let index = timeline.cues.firstIndex(where: { $0.name == name }) else {
-                throw ControlError("no cue is at the playhead: no manual cue waits for go")
+                throw ControlError(.nothingWaiting, "no cue is at the playhead: no manual cue waits for go")
             }
             return .cue(index)
         case .active:
             let active = timeline.cues.filter { isRunning($0, snapshot) || isPaused($0, snapshot) }
                 .max { ($0.start ?? 0, $0.index) < ($1.start ?? 0, $1.index) }
-            guard let active else { throw ControlError("no cue is active: none is playing or paused") }
+            guard let active else { throw ControlError(.wrongState, "no cue is active: none is playing or paused") }
             return .cue(active.index)
         case .selected:
-            throw ControlError("Lockstep has no selection; name the cue (/cue/{number or name}/…, /cue_id/{id}/…) or use /cue/playhead/…")
+            throw ControlError(.unsupported, "Lockstep has no selection; name the cue (/cue/{number or name}/…, /cue_id/{id}/…) or use /cue/playhead/…")
         }
     }
 
@@ -323,13 +323,13 @@ public struct QLabWorkspace: Sendable, Hashable {
         case .property(let target, let key):
             let item = try item(target, in: snapshot)
             guard let value = value(key, of: item, in: snapshot) else {
-                throw ControlError("\(item == .list ? "the cue list" : "an Audio cue") has no \(key) in Lockstep")
+                throw ControlError(.unsupported, "\(item == .list ? "the cue list" : "an Audio cue") has no \(key) in Lockstep")
             }
             return value
         case .children(let target):
             return try value("cues", of: item(target, in: snapshot), in: snapshot) ?? .array([])
         case .setting(let name):
-            guard let value = Self.settings[name] else { throw ControlError("Lockstep has no setting \(name)") }
+            guard let value = Self.settings[name] else { throw ControlError(.unsupported, "Lockstep has no setting \(name)") }
             return value
         }
     }
@@ -346,7 +346,7 @@ public struct QLabWorkspace: Sendable, Hashable {
             case .pause: return .pause
             case .resume: return .resume
             case .togglePause: return snapshot.isRunning ? .pause : .resume
-            case .select, .level: throw ControlError("the cue list cannot be \(action == .select ? "put at the playhead" : "levelled"); name one of its cues")
+            case .select, .level: throw ControlError(.unsupported, "the cue list cannot be \(action == .select ? "put at the playhead" : "levelled"); name one of its cues")
             }
         case .cue(let index):
             let cue = snapshot.timeline.cues[index]

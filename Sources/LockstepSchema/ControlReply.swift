@@ -1,7 +1,8 @@
 /// The answer to one command: what was asked, whether it was done, and what came of it.
 ///
 /// Encoded as QLab encodes its OSC replies: `{"address": …, "status": "ok" | "error", "data": …}`.
-/// For an error, `data` is the message, which says what went wrong and what to do.
+/// For an error, `data` is the message, which says what went wrong and what to do, and `code`
+/// (Lockstep's own key) says which kind of error it is, for a client to switch on.
 public struct ControlReply: Sendable, Hashable, Codable {
     /// Whether the command was carried out.
     public enum Status: String, Sendable, Hashable, Codable {
@@ -17,11 +18,13 @@ public struct ControlReply: Sendable, Hashable, Codable {
     public var status: Status
     /// What came of it (the cue fired and its sample, the status…), or the error message.
     public var data: ControlValue?
+    /// For an error, which kind it is; nil for success.
+    public var code: ControlErrorCode?
     /// One line for a person: `go bell at 0:01.451 (sample 69632)`, or the error message. Not
     /// encoded.
     public var summary: String = ""
 
-    private enum CodingKeys: String, CodingKey { case address, status, data }
+    private enum CodingKeys: String, CodingKey { case address, status, data, code }
 
     /// A reply that reports success.
     public static func ok(_ address: String, _ data: ControlValue?, summary: String) -> ControlReply {
@@ -32,7 +35,7 @@ public struct ControlReply: Sendable, Hashable, Codable {
     /// its data, encoded as the schema writes it; an error reply if it cannot be encoded.
     public static func ok(_ address: String, encoding result: some Encodable, summary: String) -> ControlReply {
         guard let data = try? ControlValue(encoding: result) else {
-            return .error(address, "\(address): the answer could not be encoded as JSON")
+            return .error(address, .failed, "\(address): the answer could not be encoded as JSON")
         }
         return ControlReply(address: address, status: .ok, data: data, summary: summary)
     }
@@ -43,9 +46,9 @@ public struct ControlReply: Sendable, Hashable, Codable {
         try JSONSchema.decode(type, from: (data ?? .null).json)
     }
 
-    /// A reply that reports an error with its message.
-    public static func error(_ address: String, _ message: String) -> ControlReply {
-        ControlReply(address: address, status: .error, data: .string(message), summary: message)
+    /// A reply that reports an error of kind `code` with its message.
+    public static func error(_ address: String, _ code: ControlErrorCode, _ message: String) -> ControlReply {
+        ControlReply(address: address, status: .error, data: .string(message), code: code, summary: message)
     }
 
     /// Whether the command was carried out.
@@ -53,4 +56,40 @@ public struct ControlReply: Sendable, Hashable, Codable {
 
     /// The reply as one line of JSON.
     public var json: String { ControlJSON.line(self) }
+}
+
+/// Which kind of error a command met: the `code` of an error reply, stable for clients to switch
+/// on (the message beside it is for people and may be reworded).
+public enum ControlErrorCode: String, Sendable, Hashable, Codable, CaseIterable {
+    /// The command could not be read: a malformed line, JSON object, OSC packet or bundle, wrong
+    /// or missing arguments, a packet over the size limit.
+    case malformed
+    /// No such command or OSC address.
+    case unknownCommand
+    /// No cue has that name, number or unique ID.
+    case unknownCue
+    /// No layer has that name.
+    case unknownLayer
+    /// The cue is not a manual cue (it has a place on the timeline, or starts with another).
+    case notManual
+    /// The cue has been fired already in this run.
+    case alreadyFired
+    /// No manual cue waits for a GO (nothing at the playhead, nothing to select).
+    case nothingWaiting
+    /// The session or the cue is not in the state the command needs (pausing what does not
+    /// play, resuming what is not paused, a time tag while nothing plays).
+    case wrongState
+    /// The command moves the whole session's clock and cannot be placed on a sample.
+    case cannotSchedule
+    /// A value outside its range: a gain, a ramp, a time, a port, a time tag too far ahead.
+    case outOfRange
+    /// Lockstep does not have or cannot change that (a selection, a setting, a read-only property).
+    case unsupported
+    /// The show needs a passcode first, or the passcode was wrong.
+    case unauthorized
+    /// The sender sent more than the limit allows; the message was dropped.
+    case tooManyMessages
+    /// Carrying the command out failed (the queues could not restart, the answer could not be
+    /// encoded).
+    case failed
 }

@@ -33,7 +33,7 @@ extension SessionPlayer {
             let allowed: [SessionTimeline.CueState] = stop ? [.scheduled, .playing, .paused] : [.playing]
             guard allowed.contains(cueState), stop || !cue.awaitsResume else {
                 let why = !stop && cue.awaitsResume ? "is paused already" : Self.describe(cueState)
-                throw PlayerError("\(verb): cue '\(name)' \(why); only a \(stop ? "scheduled, playing or paused cue can be stopped" : "playing cue can be paused")")
+                throw PlayerError(.wrongState, "\(verb): cue '\(name)' \(why); only a \(stop ? "scheduled, playing or paused cue can be stopped" : "playing cue can be paused")")
             }
             let fade = cueState == .playing ? declickFade(state) : 0
             state.timeline.interrupt(cue.index, .init(fadeStart: sample, fade: fade, isStop: stop))
@@ -50,7 +50,7 @@ extension SessionPlayer {
         try control(at: position) { state throws(PlayerError) -> CueChange in
             let cue = try Self.cue(name, in: state.timeline, verb: "resume")
             guard let at = state.timeline.resume(cue.index, at: state.controlSample) else {
-                throw PlayerError("resume: cue '\(name)' is not paused (it \(Self.describe(cue.state(at: state.controlSample)))); pause it first")
+                throw PlayerError(.wrongState, "resume: cue '\(name)' is not paused (it \(Self.describe(cue.state(at: state.controlSample)))); pause it first")
             }
             let fade = state.timeline.cues[cue.index].interruptions.last { $0.resume == at }?.fade ?? 0
             state.touch(layer: cue.layer, from: at)

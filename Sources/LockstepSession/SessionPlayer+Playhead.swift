@@ -34,7 +34,7 @@ extension SessionPlayer {
                                     : waiting.last { current == nil || $0.index < current! }
             guard let cue = candidate else {
                 let here = current.map { " \(forward ? "after" : "before") '\(state.timeline.cues[$0].name)'" } ?? ""
-                throw PlayerError("select: no manual cue waits\(here); the playhead stays")
+                throw PlayerError(.nothingWaiting, "select: no manual cue waits\(here); the playhead stays")
             }
             state.playhead = cue.index
             return cue.name
@@ -65,7 +65,7 @@ extension SessionPlayer {
             try ControlRange.gain(decibels, for: verb)
             try ControlRange.checkRamp(seconds: ramp, for: verb)
         } catch {
-            throw PlayerError(error.message)
+            throw PlayerError(.outOfRange, error.message)
         }
     }
 
@@ -74,10 +74,10 @@ extension SessionPlayer {
     public func go(_ name: String, atPosition sample: Int64) throws(PlayerError) {
         try control { state throws(PlayerError) in
             guard let cue = state.timeline.cues.first(where: { $0.name == name }) else {
-                throw PlayerError("unknown cue '\(name)'\(Suggest.hint(for: name, in: state.timeline.cues.map(\.name)))")
+                throw PlayerError(.unknownCue, "unknown cue '\(name)'\(Suggest.hint(for: name, in: state.timeline.cues.map(\.name)))")
             }
             guard cue.trigger == cue.index, cue.start == nil else {
-                throw PlayerError("cue '\(name)' is not a manual cue waiting for go; only cues with 'at: manual' can be placed")
+                throw PlayerError(.notManual, "cue '\(name)' is not a manual cue waiting for go; only cues with 'at: manual' can be placed")
             }
             state.touch(cues: state.timeline.fire(cue.index, at: sample), from: sample)
             state.fired.append((name, sample))
@@ -95,7 +95,7 @@ extension SessionPlayer {
         let rate = self.rate
         return try control(at: position) { state throws(PlayerError) -> Int64 in
             guard let layer = state.timeline.layers.firstIndex(where: { $0.name == name }) else {
-                throw PlayerError("gain: unknown layer '\(name)'\(Suggest.hint(for: name, in: state.timeline.layers.map(\.name))); the layers are \(state.timeline.layers.map(\.name).joined(separator: ", "))")
+                throw PlayerError(.unknownLayer, "gain: unknown layer '\(name)'\(Suggest.hint(for: name, in: state.timeline.layers.map(\.name))); the layers are \(state.timeline.layers.map(\.name).joined(separator: ", "))")
             }
             let sample = state.controlSample
             let point = SessionTimeline.AutomationPoint(start: sample, ramp: Int64((ramp * rate).rounded()), gainDB: decibels)

@@ -447,7 +447,7 @@ public final class SessionPlayer: @unchecked Sendable {
                 cue = try Self.manualCue(name, in: state.timeline, verb: "go")
             } else {
                 guard let index = state.playhead ?? state.timeline.waitingCues.first?.index else {
-                    throw PlayerError("go: no manual cue is waiting")
+                    throw PlayerError(.nothingWaiting, "go: no manual cue is waiting")
                 }
                 cue = state.timeline.cues[index]
             }
@@ -480,11 +480,11 @@ public final class SessionPlayer: @unchecked Sendable {
         guard found.trigger == found.index else {
             let how = found.trigger.map { "it starts with manual cue '\(timeline.cues[$0].name)'; fire that one" }
                 ?? "it has a fixed place in the timeline; only cues with 'at: manual' take \(verb)"
-            throw PlayerError("\(verb): cue '\(name)' is not manual (\(how))")
+            throw PlayerError(.notManual, "\(verb): cue '\(name)' is not manual (\(how))")
         }
         guard found.start == nil else {
             let paused = found.awaitsResume ? " and is paused; resume it" : "; a cue plays once per run"
-            throw PlayerError("\(verb): cue '\(name)' has already been fired\(paused)")
+            throw PlayerError(.alreadyFired, "\(verb): cue '\(name)' has already been fired\(paused)")
         }
         return found
     }
@@ -492,7 +492,7 @@ public final class SessionPlayer: @unchecked Sendable {
     /// The cue named `name`.
     static func cue(_ name: String, in timeline: SessionTimeline, verb: String) throws(PlayerError) -> SessionTimeline.Cue {
         guard let found = timeline.cues.first(where: { $0.name == name }) else {
-            throw PlayerError("\(verb): unknown cue '\(name)'\(Suggest.hint(for: name, in: timeline.cues.map(\.name)))")
+            throw PlayerError(.unknownCue, "\(verb): unknown cue '\(name)'\(Suggest.hint(for: name, in: timeline.cues.map(\.name)))")
         }
         return found
     }
@@ -517,10 +517,35 @@ public final class SessionPlayer: @unchecked Sendable {
 
 /// A control command that cannot be carried out (unknown cue, a cue already fired…).
 public struct PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Which kind of error.
+    public enum Kind: Sendable, Hashable {
+        /// No cue has that name.
+        case unknownCue
+        /// No layer has that name.
+        case unknownLayer
+        /// The cue is not a manual cue.
+        case notManual
+        /// The cue has been fired already.
+        case alreadyFired
+        /// No manual cue waits.
+        case nothingWaiting
+        /// The session or cue is not in the state the command needs.
+        case wrongState
+        /// A value outside its range.
+        case outOfRange
+        /// Carrying it out failed.
+        case failed
+    }
+
+    /// Which kind of error.
+    public var kind: Kind
     /// What went wrong and what to do.
     public var message: String
-    /// Creates an error.
-    public init(_ message: String) { self.message = message }
+    /// Creates an error of `kind`.
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
     /// The message.
     public var description: String { message }
 }

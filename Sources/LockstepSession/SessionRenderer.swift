@@ -110,12 +110,12 @@ public struct SessionRenderer: Sendable {
             let timeline = player.timeline
             guard let natural = timeline.end else {
                 let forever = timeline.cues.first { $0.start != nil && $0.length == nil }?.name ?? "?"
-                throw PlayerError("cue '\(forever)' loops forever, so the render has no end; give --duration or a loop count")
+                throw PlayerError(.wrongState, "cue '\(forever)' loops forever, so the render has no end; give --duration or a loop count")
             }
             return max(natural, control.map { $0.lastSample + 1 } ?? 0)
         }
         var end = try plannedEnd()
-        guard end > 0 else { throw PlayerError("the session is empty: nothing is placed on its timeline (are all cues manual? place them with --go CUE@TIME)") }
+        guard end > 0 else { throw PlayerError(.wrongState, "the session is empty: nothing is placed on its timeline (are all cues manual? place them with --go CUE@TIME)") }
         try OutputSafety.refuseOverwritingInputs(output: outputPath, inputs: session.document.cues.map(\.resolvedFile) + [session.document.path])
         try OutputSafety.checkSize(path: outputPath, encoding: encoding, sampleRate: rate, channelCount: channels, frames: end)
         try player.start(from: 0, at: 0)

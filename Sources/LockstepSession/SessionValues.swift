@@ -231,6 +231,12 @@ public struct TimeSyntaxError: Error, Sendable, Hashable, CustomStringConvertibl
 
     /// `--duration 'soon' is not a time; write seconds (90, 1.5 or 1.5s), …`.
     public var description: String { "\(subject) '\(value)' \(reason)" }
+
+    /// Whether the value has a time's form but lies outside the range (negative, past a week,
+    /// too large), rather than being no time at all.
+    public var isOutOfRange: Bool {
+        reason.hasPrefix("is negative") || reason.hasPrefix("is past the limit") || reason.hasPrefix("is too large")
+    }
 }
 
 /// Gains as sessions and commands write them: decibels, with or without `dB`, or `-inf`.

@@ -55,7 +55,7 @@ final class NotHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         answered = true
-        let body = ByteBuffer(string: ControlReply.error("", "this is not an HTTP request; open the page at the address lockstep printed").json + "\n")
+        let body = ByteBuffer(string: ControlReply.error("", .malformed, "this is not an HTTP request; open the page at the address lockstep printed").json + "\n")
         let head = HTTPResponseHead(version: .http1_1, status: .badRequest,
                                     headers: ["Content-Type": "application/json", "Content-Length": String(body.readableBytes),
                                               "Connection": "close"])

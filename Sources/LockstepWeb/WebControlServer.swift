@@ -311,7 +311,7 @@ public final class WebControlServer: Sendable {
             let buffer: ByteBuffer
             do { buffer = try await request.body.collect(upTo: WebCommand.maximumSize) } catch {
                 self.count(\.errorReplies)
-                return Self.json(413, ControlReply.error("", "the body is over \(WebCommand.maximumSize) bytes; send one short JSON command").json)
+                return Self.json(413, ControlReply.error("", .malformed, "the body is over \(WebCommand.maximumSize) bytes; send one short JSON command").json)
             }
             let (reply, parsed) = self.execute(String(buffer: buffer))
             return Self.json(!parsed ? 400 : reply.isOK ? 200 : 422, reply.json)
@@ -336,8 +336,16 @@ public final class WebControlServer: Sendable {
         Response(status: .init(code: status), headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text + "\n")))
     }
 
+    /// An HTTP error carrying a reply whose code says the kind: 401/403 unauthorized, 429 too
+    /// many messages, 503 the session is not ready, anything else a malformed request.
     private static func error(_ status: Int, _ message: String) -> Response {
-        json(status, ControlReply.error("", message).json)
+        let code: ControlErrorCode = switch status {
+        case 401, 403: .unauthorized
+        case 429: .tooManyMessages
+        case 503: .wrongState
+        default: .malformed
+        }
+        return json(status, ControlReply.error("", code, message).json)
     }
 
     /// The refusal of a request that reads or drives the show, counted and logged; nil lets it in.
@@ -375,13 +383,13 @@ public final class WebControlServer: Sendable {
         count(\.commands)
         guard let show = state.withLock({ $0.show }) else {
             count(\.errorReplies)
-            return (.error("", "the session is starting; send the command again in a moment"), true)
+            return (.error("", .wrongState, "the session is starting; send the command again in a moment"), true)
         }
         let parsed: (command: ControlCommand, address: String)
         do { parsed = try WebCommand.parse(text) } catch {
             count(\.errorReplies)
             log("web: \(error.message)")
-            return (.error("", error.message), false)
+            return (.error("", error), false)
         }
         let reply = show.dispatcher.execute(parsed.command, address: parsed.address)
         if !reply.isOK { count(\.errorReplies) }

@@ -75,15 +75,24 @@ struct ControlDispatcherTests {
         let unknown = show.dispatcher.execute(.startCue(.name("horm")), address: "/cue/horm/start")
         #expect(unknown.status == .error)
         #expect(unknown.data == .string("start: unknown cue 'horm'; did you mean 'horn'?"))
-        #expect(unknown.json == #"{"address":"/cue/horm/start","data":"start: unknown cue 'horm'; did you mean 'horn'?","status":"error"}"#)
+        #expect(unknown.json == #"{"address":"/cue/horm/start","code":"unknownCue","data":"start: unknown cue 'horm'; did you mean 'horn'?","status":"error"}"#)
+        #expect(unknown.code == .unknownCue)
         #expect(show.dispatcher.execute(.go(.name("bell")), address: "go").isOK)
-        #expect(show.dispatcher.execute(.go(.name("bell")), address: "go").summary.contains("already been fired"))
-        #expect(show.dispatcher.execute(.go(.number(9)), address: "go").summary
-            == "there is no cue number 9; the cues are numbered 1 to 3 in file order")
-        #expect(show.dispatcher.execute(.pauseCue(.name("horn")), address: "pause").summary.contains("waits for go"))
-        #expect(show.dispatcher.execute(.resume, address: "resume").summary.contains("not paused"))
-        #expect(show.dispatcher.execute(.setLayerGain(layer: "bd", decibels: -6, ramp: 0), address: "gain").summary
-            .contains("did you mean 'bed'?"))
+        let twice = show.dispatcher.execute(.go(.name("bell")), address: "go")
+        #expect(twice.summary.contains("already been fired") && twice.code == .alreadyFired)
+        let number = show.dispatcher.execute(.go(.number(9)), address: "go")
+        #expect(number.summary == "there is no cue number 9; the cues are numbered 1 to 3 in file order" && number.code == .unknownCue)
+        let notManual = show.dispatcher.execute(.go(.name("bed")), address: "go")
+        #expect(notManual.code == .notManual, "\(notManual)")
+        let pauseWaiting = show.dispatcher.execute(.pauseCue(.name("horn")), address: "pause")
+        #expect(pauseWaiting.summary.contains("waits for go") && pauseWaiting.code == .wrongState)
+        let resume = show.dispatcher.execute(.resume, address: "resume")
+        #expect(resume.summary.contains("not paused") && resume.code == .wrongState)
+        let layer = show.dispatcher.execute(.setLayerGain(layer: "bd", decibels: -6, ramp: 0), address: "gain")
+        #expect(layer.summary.contains("did you mean 'bed'?") && layer.code == .unknownLayer)
+        // Success carries no code; the code survives a JSON round trip.
+        #expect(show.dispatcher.execute(.status, address: "status").code == nil)
+        #expect(try JSONSchema.decode(ControlReply.self, from: layer.json).code == .unknownLayer)
     }
 
     @Test("cues by number: 3 is the third cue of the file, as a name when no cue is called that")
@@ -175,6 +184,7 @@ struct ControlDispatcherTests {
         try show.render(1024)
         let reply = show.dispatcher.execute(command, address: "cmd")
         #expect(!reply.isOK)
+        #expect(reply.code == .outOfRange, "\(reply)")
         #expect(reply.summary.hasPrefix("cmd: ") || reply.summary.hasPrefix("gain: ") || reply.summary.hasPrefix("level: "), "\(reply.summary)")
         #expect(reply.summary.contains("a week") || reply.summary.contains("negative") || reply.summary.contains("0 to 3600 seconds")
                 || reply.summary.contains("-inf to +12 dB") || reply.summary.contains("finite"), "\(reply.summary)")
@@ -288,5 +298,14 @@ struct ControlLineTests {
         #expect(message("level bell -3 later") == ControlRange.rampProblem("'later'", for: "level").message)
         #expect(message("start") == "'start' needs a cue: write 'start CUE' (a cue name, or its number)")
         #expect(message("panic now") == "'panic' takes nothing after it; write just 'panic'")
+        func code(_ line: String) -> ControlErrorCode? {
+            do { _ = try ControlLine.parse(line); return nil } catch { return error.code }
+        }
+        #expect(code("jump 3") == .unknownCommand)
+        #expect(code("seek soon") == .malformed)
+        #expect(code("seek 604801") == .outOfRange)
+        #expect(code("gain bed loud") == .malformed)
+        #expect(code("level bell -3 later") == .outOfRange)
+        #expect(code("start") == .malformed)
     }
 }

@@ -42,7 +42,7 @@ struct OSCAddressSpaceTests {
     @Test("a value that is not a time is named with the forms, wherever it comes from")
     func notATime() throws {
         #expect(problem("/lockstep/seek", [.string("1:75")]) == "/lockstep/seek: s:\"1:75\" is not a time; \(SessionTime.formsHint)")
-        #expect(throws: ControlError("seek '1:75' is not a time; \(SessionTime.formsHint)")) { try ControlLine.parse("seek 1:75") }
+        #expect(throws: ControlError(.malformed, "seek '1:75' is not a time; \(SessionTime.formsHint)")) { try ControlLine.parse("seek 1:75") }
         #expect(throws: TimeSyntaxError(subject: "--from", value: "soon")) { try SessionTime.parse("soon", as: "--from") }
         #expect(TimeSyntaxError(subject: "--from", value: "soon").description.hasPrefix("--from 'soon' is not a time; write seconds (90, 1.5 or 1.5s)"))
     }
@@ -113,7 +113,7 @@ struct OSCAddressSpaceTests {
         #expect(reason.contains("at most a week (604800 s"))
         #expect(problem("/lockstep/seek", [.int32(604_801)]) == "/lockstep/seek: i:604801.0 \(reason)")
         #expect(problem("/lockstep/seek", [.string("604801")]) == "/lockstep/seek: s:\"604801\" \(reason)")
-        #expect(throws: ControlError("seek '604801' \(reason)")) { try ControlLine.parse("seek 604801") }
+        #expect(throws: ControlError(.outOfRange, "seek '604801' \(reason)")) { try ControlLine.parse("seek 604801") }
     }
 
     @Test("a ramp or gain out of range is refused with one message and one range (0 to 3600 s, -inf to +12 dB) by OSC, typed lines and the web page alike",
@@ -125,7 +125,7 @@ struct OSCAddressSpaceTests {
         #expect(osc == ControlRange.rampProblem(shown, for: "/lockstep/layer/bed/gain").message)
         #expect(osc.contains("is not a ramp of 0 to 3600 seconds"), "\(osc)")
         if number == nil || value == "3601" {        // the typed line takes the time syntax only
-            #expect(throws: ControlError(ControlRange.rampProblem("'\(value)'", for: "gain").message)) {
+            #expect(throws: ControlError(.outOfRange, ControlRange.rampProblem("'\(value)'", for: "gain").message)) {
                 try ControlLine.parse("gain bed -6 \(value)")
             }
         }

@@ -45,6 +45,7 @@ struct OSCBundleControlTests {
         let answers = replies(bench)
         #expect(answers.map(\.address) == ["/reply/go", "/reply/lockstep/status", "/reply/cue/nobody/start"])
         #expect(answers.map { $0.json["status"] as? String } == ["ok", "ok", "error"])
+        #expect(answers.last?.json["code"] as? String == "unknownCue")
         let go = try #require(answers.first?.json["data"] as? [String: Any])
         #expect(go["cue"] as? String == "bell" && go["requestedSampleTime"] == nil)
         #expect(bench.server.statistics.bundles == 1 && bench.server.statistics.commands == 3 && bench.server.statistics.scheduled == 0)

@@ -106,6 +106,7 @@ struct OSCControlServerTests {
         try bench.receive(message, from: 40000)
         let reply = try #require(bench.take().first.flatMap { OSCTestPeer.json($0.message) })
         #expect(reply["status"] as? String == "error", "\(reply)")
+        #expect(reply["code"] as? String == "outOfRange", "\(reply)")
         let text = reply["data"] as? String ?? ""
         #expect(text.hasPrefix(message.address) && (text.contains("a week") || text.contains("0 to 3600 seconds") || text.contains("+12 dB")),
                 "\(text)")
@@ -122,8 +123,10 @@ struct OSCControlServerTests {
         try bench.receive(OSCMessage("/connect", [.string("s3cret")]), from: 40000)
         try bench.receive(OSCMessage("/lockstep/status"), from: 40000)
         try bench.receive(OSCMessage("/lockstep/status"), from: 40001)          // another client
-        let statuses = bench.take().map { OSCTestPeer.json($0.message)?["status"] as? String }
-        #expect(statuses == ["error", "error", "ok", "ok", "error"])
+        let replies = bench.take().compactMap { OSCTestPeer.json($0.message) }
+        #expect(replies.map { $0["status"] as? String } == ["error", "error", "ok", "ok", "error"])
+        // Error replies say their kind as `code`; a successful one has none.
+        #expect(replies.map { $0["code"] as? String } == ["unauthorized", "unauthorized", nil, nil, "unauthorized"])
         #expect(bench.server.statistics.refused == 3)
     }
 
