@@ -61,7 +61,7 @@ let package = Package(
         // libjack, through a tiny C shim (jack_client_open is variadic).
         .target(name: "CJack", linkerSettings: [.linkedLibrary("jack")]),
         // The live device: one JACK client, its ports and callbacks.
-        .target(name: "LockstepJACK", dependencies: ["Lockstep", "LockstepSchema", "CJack"]),
+        .target(name: "LockstepJACK", dependencies: ["Lockstep", "CJack"]),
         // Audio files (libsndfile), the file player and rate conversion (libsoxr).
         .target(name: "LockstepFiles", dependencies: ["Lockstep", "CSndfile", "CSoxr"]),
         // Scripted playlist sessions: the YAML session file, its timeline, the session player.

@@ -1,7 +1,6 @@
 import CJack
 import Foundation
 import Lockstep
-import LockstepSchema
 import Synchronization
 
 /// The clock: device sample time, host time and JACK frame time.

@@ -1,7 +1,6 @@
 import CJack
 import Foundation
 import Lockstep
-import LockstepSchema
 import Synchronization
 
 /// Port latencies and output alignment.
@@ -47,10 +46,6 @@ extension JACKDevice {
         guard let bank = realtime.pointee.outputDelays else { return Array(repeating: 0, count: channelCount) }
         return (0..<channelCount).map { bank.pointee.delay(channel: $0) }
     }
-
-    /// One output port of the device as the latest latency measurement saw it (LockstepSchema's
-    /// record, as `--json` writes it).
-    public typealias OutputCompensation = LockstepSchema.OutputCompensation
 
     /// Every output port (master, then per-queue) with its connections, playback latency and the
     /// compensation delay it applies, as measured when JACK last announced a latency change (or

@@ -1,7 +1,6 @@
 import CJack
 import Foundation
 import Lockstep
-import LockstepSchema
 import Synchronization
 
 /// The device side of the engine: rates, attaching, starting and stopping, the render helper.

@@ -1,7 +1,6 @@
 import CJack
 import Foundation
 import Lockstep
-import LockstepSchema
 import Synchronization
 
 /// The monitor thread: xruns, graph changes and shutdowns reported off the realtime thread.

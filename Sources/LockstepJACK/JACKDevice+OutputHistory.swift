@@ -1,17 +1,11 @@
 import Foundation
 import Lockstep
-import LockstepSchema
 
 /// What happens to the outputs' destinations during a run: a port an output was connected to
 /// that goes away (the ports of a netjack2 slave the master gave up), the output connected again
 /// when it (or its successor) comes back, and every change of an output's latency or delay — each
 /// on the sample time of the first process cycle after the monitor thread re-measured.
 extension JACKDevice {
-    /// One output's outages and changes (LockstepSchema's records, as `--json` writes them).
-    public typealias OutputOutage = LockstepSchema.OutputOutage
-    /// A change of one output's latency or delay (LockstepSchema's record).
-    public typealias OutputLatencyChange = LockstepSchema.OutputLatencyChange
-
     /// Starts recording, from the outputs' present measurement (``outputCompensation``), every
     /// outage of a destination connected through ``connect(_:to:)`` and every change of an
     /// output's playback latency or delay. `play` and `session run` call it once their outputs

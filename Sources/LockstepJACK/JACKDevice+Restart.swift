@@ -1,7 +1,6 @@
 import CJack
 import Foundation
 import Lockstep
-import LockstepSchema
 import Synchronization
 
 /// Server restarts.

@@ -1,7 +1,6 @@
 import CJack
 import Foundation
 import Lockstep
-import LockstepSchema
 import Synchronization
 
 /// The live device: one JACK client whose process callback drives the engine's render path.

@@ -1,17 +1,9 @@
 import CJack
 import Foundation
 import Lockstep
-import LockstepSchema
 
 /// Reads the JACK graph: ports, their properties and connections.
 public enum JACKGraph {
-    /// One port of the graph: `name`, `client`, `type`, `direction`, `isPhysical`, `connections`
-    /// and its latencies (the object `ports --json` lists, LockstepSchema's type).
-    public typealias Port = PortsReport.Port
-
-    /// A netjack2 slave as the master's graph shows it (LockstepSchema's type).
-    public typealias NetSlave = PortsReport.NetSlave
-
     /// The netjack2 slaves among `ports`: every client with `to_slave_N` input ports.
     public static func netSlaves(in ports: [Port]) -> [NetSlave] {
         func number(_ port: Port, _ prefix: String) -> Int? {

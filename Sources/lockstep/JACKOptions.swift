@@ -1,6 +1,7 @@
 import ArgumentParser
 import Lockstep
 import LockstepJACK
+import LockstepSchema
 import LockstepSession
 
 /// The JACK options `play` and `session run` share (`@OptionGroup`): which server, the client's
@@ -56,7 +57,7 @@ struct JACKOptions: ParsableArguments {
     /// them up to `end` (their outages and latency changes), and one line per output to which
     /// something happened, for the text summary.
     func outputsAtEnd(_ outputs: [JACKDevice.OutputCompensation], device: JACKDevice,
-                      until end: Int64) -> (outputs: [JACKDevice.OutputCompensation], lines: [String]) {
+                      until end: Int64) -> (outputs: [OutputCompensation], lines: [String]) {
         let final = device.withOutputHistory(outputs, until: end)
         let lines = final.filter { !$0.outages.isEmpty || !$0.changes.isEmpty }.map { output in
             let outages = output.outages.map { outage in
@@ -71,7 +72,7 @@ struct JACKOptions: ParsableArguments {
             }
             return "output \(output.port): " + (outages + changes).joined(separator: "; ")
         }
-        return (final, lines)
+        return (final.map(OutputCompensation.init), lines)
     }
 
     /// Starts a server if none runs and the mode allows (through `launcher`), then opens the

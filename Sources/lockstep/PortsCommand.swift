@@ -38,7 +38,7 @@ struct PortsCommand: ParsableCommand {
         let visible = ports.filter { $0.client != "lockstep-ports" }
         let slaves = JACKGraph.netSlaves(in: visible)
         if json {
-            print(JSONSchema.line(PortsReport(ports: netSlavesOnly ? [] : visible, netSlaves: slaves)))
+            print(JSONSchema.line(PortsReport(ports: netSlavesOnly ? [] : visible.map(PortsReport.Port.init), netSlaves: slaves.map(PortsReport.NetSlave.init))))
             return
         }
         for port in visible where !netSlavesOnly {
