@@ -60,7 +60,9 @@ extension JACKTests {
         }
 
         @Test("a session played live and captured from the ports equals its offline render, sample for sample")
-        func liveEqualsRender() throws {
+        func liveEqualsRender() throws { try retryingOnXruns("SessionRunTests.liveEqualsRender", liveEqualsRenderRun) }
+
+        func liveEqualsRenderRun(_ xrun: XrunFlag) throws {
             try writeShowAudio()
             let path = try session(Self.showText)
             let rendered = temp.file("show.wav")
@@ -77,6 +79,10 @@ extension JACKTests {
                                      timeout: 30)
             #expect(result.status == 0, "\(result.stderr)")
             let summary = try json(result.stdout)
+            // A server xrun is the one excuse (it skips frames at JACK, before any client): the
+            // check still fails, and the scenario runs again.
+            let counts = summary["discontinuityCounts"] as? [String: Int] ?? [:]
+            xrun.set(capture.xrunCount > 0 || counts["xrun", default: 0] > 0)
             #expect((summary["discontinuities"] as? [Any])?.isEmpty == true, "\(summary)")
             let start = try #require(summary["startSampleTime"] as? Int)
             // The schema: the summary decodes as SessionRunReport, each event line as ControlUpdate;
