@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "LockstepControl", targets: ["LockstepControl"]),
         .library(name: "LockstepOSC", targets: ["LockstepOSC"]),
         .library(name: "LockstepWeb", targets: ["LockstepWeb"]),
+        .library(name: "LockstepShow", targets: ["LockstepShow"]),
         .executable(name: "lockstep", targets: ["lockstep"]),
         // Apple's Audio Queue Services API (names, signatures, result codes) on the engine.
         .library(name: "AudioQueueCompat", targets: ["AudioQueueCompat"]),
@@ -85,11 +86,14 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ], resources: [.embedInCode("Resources/index.html"), .embedInCode("Resources/app.js"),
                        .embedInCode("Resources/style.css")]),
+        // The show engine: files as layers (`play`) and sessions (`session run`) played live
+        // through one JACK client — transport, rate changes, recording, end and fade-out.
+        .target(name: "LockstepShow", dependencies: ["Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession"]),
         // Starting a child the kernel stops when the CLI goes, however it goes (PR_SET_PDEATHSIG).
         .target(name: "CSpawn"),
         // The command-line tool.
         .executableTarget(name: "lockstep", dependencies: [
-            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "LockstepOSC", "LockstepWeb", "LockstepSchema", "CSpawn", "CTinfo",
+            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "LockstepOSC", "LockstepWeb", "LockstepSchema", "LockstepShow", "CSpawn", "CTinfo",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Rainbow", package: "Rainbow"),
@@ -98,6 +102,8 @@ let package = Package(
         // Examples (compiled in CI).
         .executableTarget(name: "LayeredRender", dependencies: ["Lockstep", "LockstepFiles"],
                           path: "Examples/LayeredRender"),
+        .executableTarget(name: "LiveShow", dependencies: ["Lockstep", "LockstepJACK", "LockstepSession", "LockstepShow"],
+                          path: "Examples/LiveShow"),
         // Shared test helpers: signal generators, offline driving, audio assertions.
         .target(name: "LockstepTestSupport", dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepOSC", "CJack", "CLo"],
                 path: "Tests/LockstepTestSupport"),
@@ -105,7 +111,7 @@ let package = Package(
         .testTarget(name: "LockstepFilesTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepTestSupport"]),
         .testTarget(name: "LockstepJACKTests",
-                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepOSC", "LockstepSchema", "LockstepTestSupport", "CJack"]),
+                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepOSC", "LockstepSchema", "LockstepSession", "LockstepShow", "LockstepTestSupport", "CJack"]),
         .testTarget(name: "LockstepSessionTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepTestSupport"]),
         .testTarget(name: "LockstepControlTests",

@@ -104,16 +104,3 @@ final class ServerLauncher {
         return nil
     }
 }
-
-extension JACKDevice {
-    /// Connects the master outputs as `--connect` asks: one port takes every output; several
-    /// take `out_1` to the first, `out_2` to the second, and so on. Nothing when empty.
-    func connectMasterOutputs(to ports: [String]) throws(AudioQueueError) {
-        let outputs = outputPortNames
-        if ports.count == 1 {
-            for output in outputs { try connect(output, to: ports[0]) }
-        } else {
-            for (output, destination) in zip(outputs, ports) { try connect(output, to: destination) }
-        }
-    }
-}

@@ -4,20 +4,27 @@ import LockstepFiles
 import LockstepJACK
 import LockstepSchema
 import LockstepSession
+import LockstepShow
 import LockstepTestSupport
 import Testing
 
 /// What the GO latency tests (typed, MIDI, OSC) share: a session of a bed and `count` manual
-/// hits, a live device at period 256 with a capture of its output, the check that every hit
-/// sounds on its reported sample, and the percentiles they print.
+/// hits (and `LOCKSTEP_GO_LAYERS` more layers looping silence, to measure a GO among thousands of
+/// layers: Scripts/bench.sh part 9), played by the show engine as `session run` plays it (layers
+/// computed ahead on streamer threads), a live device at period 256 with a capture of its
+/// output, the check that every hit sounds on its reported sample, and the percentiles they print.
 struct GoLatencyRig {
     let temp: TemporaryTestDirectory
     let session: Session
     let server: JACKServer
     let device: JACKDevice
-    let engine: Engine
+    let show: LiveSession
     let capture: JACKCapture
-    let player: SessionPlayer
+    var engine: Engine { show.engine }
+    var player: SessionPlayer { show.player }
+
+    /// Layers looping silence besides the bed and the hits (LOCKSTEP_GO_LAYERS, default 0).
+    static let extraLayers = Int(ProcessInfo.processInfo.environment["LOCKSTEP_GO_LAYERS"] ?? "") ?? 0
 
     /// The bed's level and the level of a hit over it.
     static let bed: Float = 0.125
@@ -25,26 +32,30 @@ struct GoLatencyRig {
 
     /// Starts a private server, the device (`client`, with `midiInput` when given), a capture of
     /// its first output, and the session (`extra` appended to its text) playing.
-    init(count: Int, client: String, midiInput: String? = nil, extra: String = "") throws {
+    init(count: Int, client: String, midiInput: String? = nil, extra more: String = "") throws {
         temp = try TemporaryTestDirectory(prefix: client)
         let format = StreamFormat(sampleRate: 48000, channelCount: 1)
         try FileFixtures.writeWAV(path: temp.file("bed.wav"), samples: Signals.constant(Self.bed, frames: 48000 * 60), format: format)
         try FileFixtures.writeWAV(path: temp.file("hit.wav"), samples: Signals.impulse(at: 0, frames: 16, value: 0.5), format: format)
-        var text = "channels: 1\nlayers: { bed: {}, fx: {} }\ncues:\n  - { name: bed, layer: bed, file: bed.wav, at: 0 }\n"
+        let extra = (0..<Self.extraLayers).map { "s\($0 + 1)" }
+        var text = "channels: 1\nlayers: { \((["bed", "fx"] + extra).map { "\($0): {}" }.joined(separator: ", ")) }\ncues:\n"
+        text += "  - { name: bed, layer: bed, file: bed.wav, at: 0 }\n"
         for n in 1...count { text += "  - { name: c\(n), layer: fx, file: hit.wav, at: manual }\n" }
-        try FileFixtures.writeText(path: temp.file("go.yaml"), text + extra)
+        if !extra.isEmpty {
+            try FileFixtures.writeWAV(path: temp.file("silence.wav"), samples: Signals.constant(0, frames: 48000), format: format)
+            for name in extra { text += "  - { name: \(name), layer: \(name), file: silence.wav, at: 0, loop: forever }\n" }
+        }
+        try FileFixtures.writeText(path: temp.file("go.yaml"), text + more)
         session = try Session.load(path: temp.file("go.yaml"))
 
         server = try JACKServer(period: 256)
         device = try JACKDevice(options: .init(clientName: client, serverName: server.name,
                                                connectToPhysicalOutputs: false, midiInputPortName: midiInput))
-        engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory)
-        try device.start()
+        show = try LiveSession(session: session, device: device)
         capture = try JACKCapture(server: server, sources: [device.outputPortNames[0]], maxSeconds: Double(count) * 0.1 + 8)
         try capture.start()
         #expect(capture.waitForFrames(2048, timeout: 5))
-        player = try SessionPlayer(session: session, engine: engine)
-        try player.start()
+        try show.start()
     }
 
     /// Waits until the bed sounds in the capture: the session plays.

@@ -1,0 +1,243 @@
+import Foundation
+import Lockstep
+import LockstepFiles
+import LockstepJACK
+import LockstepSession
+
+/// A session played live through a JACK device: the show engine of `lockstep session run`.
+///
+/// It builds the engine and the ``SessionPlayer`` (layers streamed on their own threads), connects
+/// the master and layer ports, records the mix, starts the session or follows JACK transport,
+/// plays on at a new rate when the server's rate changes, counts the playing time a duration
+/// allows, knows when the show has ended, and fades out on stop. Control surfaces (a
+/// `ControlDispatcher` over ``player``) and displays are the caller's.
+///
+/// Drive it from one thread: ``start()``, then ``step(canStillCommand:)`` every few milliseconds
+/// until it returns why the show ends, then ``fadeOut()`` and ``stop()``.
+public final class LiveSession {
+    /// How to run it.
+    public struct Options: Sendable {
+        /// Where in the session to start (nil: its start).
+        public var from: SessionTime?
+        /// How long to play: device frames while the session runs, whatever seeks do to its
+        /// position; a pause does not count. Nil: until the show ends.
+        public var duration: SessionTime?
+        /// Follow JACK transport: session sample = transport frame; rolling plays from the
+        /// transport position, stopping halts, relocating while stopped moves the paused position.
+        public var followsTransport = false
+        /// Where the master outputs go (``JACKDevice/connectMasterOutputs(to:)``).
+        public var connections: [String] = []
+        /// Record the master mix into this file, from the session's first sample.
+        public var recordPath: String?
+        /// Seconds between the moment every layer's first buffers are computed and the start.
+        public var lead = 0.05
+        /// Frames a layer computes ahead per buffer, and buffers per layer.
+        public var bufferFrames = 2048, bufferCount = 8
+
+        /// The defaults: from the start, to the end, no transport, no recording.
+        public init() {}
+    }
+
+    /// The session.
+    public let session: Session
+    /// The device it plays through.
+    public let device: JACKDevice
+    /// The engine that mixes its layers.
+    public let engine: Engine
+    /// How it runs.
+    public let options: Options
+    /// The player playing now: made again at the new rate after a sample-rate change
+    /// (``onPlayerReplaced`` says so).
+    public private(set) var player: SessionPlayer
+    /// The session sample it started from (at the rate of the first player).
+    public let fromPosition: Int64
+    /// The device sample its start played on (nil while waiting for transport).
+    public private(set) var startSampleTime: Int64?
+    /// The rate changes it played on through.
+    public private(set) var rateChanges: [ShowRateChange] = []
+    /// Whether the session's layers follow the transport.
+    public var follower: TransportFollower? { transport }
+
+    /// Called (on the thread calling ``step(canStillCommand:)``) with every note.
+    public var onNote: (ShowNote) -> Void = { _ in }
+    /// Called when a rate change replaced ``player``.
+    public var onPlayerReplaced: (SessionPlayer) -> Void = { _ in }
+    /// Called with every rate change once the session plays on.
+    public var onRateChange: (ShowRateChange) -> Void = { _ in }
+
+    private var recorder: FileRecorder?
+    private var transport: TransportFollower?
+    private let monitor: ShowMonitor
+    private var playedFrames: Int64 = 0
+    private var countedUntil: Int64 = 0
+    private var lateReported = 0
+
+    /// Builds the engine and the player for `session` on `device` (not started: ``start()``),
+    /// starts the device and connects the master outputs and the layers' ports.
+    ///
+    /// - Throws: ``AudioQueueError`` (the engine, the device, a port), ``SessionError`` (the
+    ///   session at the server's rate).
+    public init(session: Session, device: JACKDevice, options: Options = Options()) throws {
+        let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory,
+                                maximumQueues: max(16, session.document.layers.count))
+        engine.isMasterMeteringEnabled = true
+        // Eight buffers of 2048 frames a layer (341 ms at 48 kHz) computed ahead, on a thread per
+        // processor (ordinary ones, which the system may hold up for a while); a control change
+        // cuts what is queued, so the lookahead adds no latency to it.
+        let streamer = FileStreamer(name: "lockstep.layers", threads: FileStreamer.machineThreadCount)
+        let player = try SessionPlayer(session: session, engine: engine, directOutputs: true, bufferFrames: options.bufferFrames,
+                                       bufferCount: options.bufferCount, streamer: streamer)
+        try device.start()
+        try device.connectMasterOutputs(to: options.connections)
+        try device.connectLayerPorts(of: player)
+        self.session = session
+        self.device = device
+        self.options = options
+        self.engine = engine
+        self.player = player
+        fromPosition = options.from?.samples(at: engine.sampleRate) ?? 0
+        monitor = ShowMonitor(device: device, engine: engine)
+    }
+
+    /// Creates the recording (once every port is connected), then starts the session — or, when
+    /// following transport, halts it at the start position until the transport rolls.
+    ///
+    /// - Throws: ``FileError`` (the recording), ``AudioQueueError`` (the start).
+    public func start() throws {
+        if let path = options.recordPath {
+            recorder = try FileRecorder(engine: engine, path: path, channels: session.document.channelCount, source: .mix)
+        }
+        if options.followsTransport {
+            device.rendersOnlyWhileTransportRolls = true
+            let player = self.player
+            transport = TransportFollower(device: device, engine: engine, roll: { frame, start in
+                player.halt(at: frame)
+                try player.start(from: frame, at: start)
+            }, stop: { frame in
+                player.halt(at: frame)
+            }, whileStopped: { frame in
+                if player.position != frame { _ = try? player.seek(to: frame) }
+            })
+            player.halt(at: fromPosition)
+            onNote(ShowNote(.notice, "following JACK transport; waiting for it to roll"))
+        } else {
+            let at = try player.start(from: fromPosition, lead: options.lead)
+            startSampleTime = at
+            try recorder?.start(at: at)
+        }
+        countedUntil = startSampleTime ?? engine.currentTime().sampleTime
+    }
+
+    /// One step of the show: notes on the server's state, a rate change played through, the
+    /// transport followed, late starts noted, playing time counted. Call every few milliseconds.
+    ///
+    /// - Parameter canStillCommand: whether a control surface could still fire a manual cue or
+    ///   resume a paused one: the show waits for them while it can.
+    /// - Returns: why the show ends, or nil while it goes on.
+    /// - Throws: what reading the transport threw.
+    public func step(canStillCommand: Bool) throws -> ShowEnd? {
+        let stopped = player.queues.contains(where: { $0.stopError != nil })
+        switch monitor.check(layersStopped: stopped, followsTransport: transport != nil, note: onNote, playOn: playOn(after:)) {
+        case .fine: break
+        case .busy: return nil
+        case .end(let end): return end
+        }
+        try transport?.poll()
+        noteLateStarts()
+        let now = engine.currentTime().sampleTime
+        if player.isRunning && now > countedUntil { playedFrames += now - countedUntil }
+        countedUntil = max(countedUntil, now)
+        if let duration = options.duration, playedFrames >= duration.samples(at: player.rate) { return .durationReached }
+        // Done when everything placed has played and no manual cue can still be fired nor a
+        // paused one resumed (a transport follower runs until stopped) — against what has been
+        // rendered, not the estimate of now: the fade-out that follows must not reach the last
+        // frames of the last cue.
+        let timeline = player.timeline
+        if transport == nil, let end = timeline.end, player.position(atDeviceTime: engine.renderedSampleTime) >= end,
+           (timeline.waitingCues.isEmpty && timeline.pausedCues.isEmpty) || !canStillCommand {
+            return .finished
+        }
+        return nil
+    }
+
+    /// Fades every layer out (the fade is rendered) and returns the session position it ended at.
+    @discardableResult
+    public func fadeOut() -> Int64 {
+        let position = player.position
+        engine.fadeOut(player.queues)
+        return position
+    }
+
+    /// What the show left behind once stopped.
+    public struct Outcome: Sendable {
+        /// The recording, when one was made and closed.
+        public var recording: FileRecorder.Summary?
+        /// What went wrong: the device's or a layer's error, a file error, the recording's.
+        public var error: String?
+    }
+
+    /// Stops every layer and closes the recording; notes the late starts not noted yet, then
+    /// lets the handlers (``onNote``, …) go.
+    public func stop() -> Outcome {
+        player.stop()
+        var outcome = Outcome()
+        var recordError: String?
+        if let recorder {
+            do { outcome.recording = try recorder.stop() } catch { recordError = error.description }
+        }
+        noteLateStarts()
+        outcome.error = engine.deviceError?.message ?? player.queues.lazy.compactMap { $0.stopError?.message }.first
+            ?? player.error?.description ?? recordError
+        // The handlers may hold what holds this show (a display, a dispatcher): let both go.
+        onNote = { _ in }
+        onRateChange = { _ in }
+        onPlayerReplaced = { _ in }
+        return outcome
+    }
+
+    /// Notes every late start not noted yet.
+    private func noteLateStarts() {
+        let starts = player.lateStarts
+        guard starts.count > lateReported else { return }
+        for late in starts[lateReported...] {
+            let ms = String(format: "%.1f", Double(late.skippedFrames) * 1000 / player.rate)
+            onNote(ShowNote(.warning, "started \(late.skippedFrames) frames (\(ms) ms) late at sample \(late.sampleTime); "
+                                      + "skipped them to stay on the session's timeline"))
+        }
+        lateReported = starts.count
+    }
+
+    /// Makes the player again at the engine's new rate after `change` and plays on from the same
+    /// place in the session (paused stays paused).
+    private func playOn(after change: Discontinuity) throws {
+        let old = player
+        let factor = engine.sampleRate / old.rate
+        let position = Int64((Double(old.position(atDeviceTime: change.sampleTime)) * factor).rounded())
+        let wasPaused = old.isPaused
+        old.dispose()
+        // The old queues' own ports must be gone before the new ones take the names.
+        let gone = Set(old.queues.map { ObjectIdentifier($0) })
+        let deadline = Date().addingTimeInterval(2)
+        while engine.queues.contains(where: { gone.contains(ObjectIdentifier($0)) }) && Date() < deadline { usleep(2_000) }
+        let next = try old.carried(to: engine)
+        try device.connectLayerPorts(of: next)
+        var resumedAt: Int64?
+        if wasPaused {
+            next.halt(at: position)
+        } else {
+            resumedAt = try next.start(from: position, lead: options.lead)
+        }
+        onNote(ShowNote(.notice, "the server's rate changed from \(Int(old.rate)) Hz to \(Int(next.rate)) Hz at sample \(change.sampleTime); "
+                                 + "the session plays on from \(SessionTime.clock(Double(position) / next.rate))"))
+        let record = ShowRateChange(sampleTime: change.sampleTime, sampleRate: Int(next.rate), position: position,
+                                    resumedSampleTime: resumedAt,
+                                    resumedJACKFrame: resumedAt.map { device.jackFrameTime(forSampleTime: $0) })
+        rateChanges.append(record)
+        playedFrames = Int64((Double(playedFrames) * factor).rounded())
+        countedUntil = max(countedUntil, resumedAt ?? engine.currentTime().sampleTime)
+        lateReported = 0
+        player = next
+        onPlayerReplaced(next)
+        onRateChange(record)
+    }
+}
