@@ -9,8 +9,9 @@ import LockstepTestSupport
 import Testing
 
 /// What the GO latency tests (typed, MIDI, OSC) share: a session of a bed and `count` manual
-/// hits (and `LOCKSTEP_GO_LAYERS` more layers looping silence, to measure a GO among thousands of
-/// layers: Scripts/bench.sh part 9), played by the show engine as `session run` plays it (layers
+/// hits (and `LOCKSTEP_GO_LAYERS` more layers looping silence, at most 4094 — the engine holds
+/// 4096 queues — to measure a GO among thousands of layers; a debug build cannot compute that many
+/// in time: run the tests with `-c release`), played by the show engine as `session run` plays it (layers
 /// computed ahead on streamer threads), a live device at period 256 with a capture of its
 /// output, the check that every hit sounds on its reported sample, and the percentiles they print.
 struct GoLatencyRig {
