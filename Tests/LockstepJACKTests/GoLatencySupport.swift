@@ -76,7 +76,7 @@ struct GoLatencyRig {
         let index = try #require(capture.recordedIndex(atFrameTime: Int64(device.jackFrameTime(forSampleTime: at))),
                                  sourceLocation: sourceLocation)
         #expect(live[index - 1] == Self.bed && live[index] == Self.hit && live[index + 1] == Self.bed,
-                "the GO reported for device sample \(at) does not sound there: \(live[(index - 2)...(index + 2)]); capture xruns \(capture.xrunCount), engine discontinuities \(engine.discontinuities.prefix(4))",
+                "the GO reported for device sample \(at) does not sound there: \(live[(index - 2)...(index + 2)]); capture xruns \(capture.xrunCount), engine discontinuities \(engine.discontinuities.prefix(4)), late starts \(player.lateStarts.prefix(4)), hits around it \(live.indices.filter { live[$0] == Self.hit && abs($0 - index) < 48000 }.map { $0 - index })",
                 sourceLocation: sourceLocation)
     }
 
