@@ -47,6 +47,8 @@ public final class ControlDispatcher: Sendable {
         /// The session position at the last poll.
         var lastPosition: Int64 = 0
         var seenDiscontinuities = 0
+        /// The player's late starts already published.
+        var seenLateStarts = 0
         var lastHeartbeat = ContinuousClock.now
         /// While a panic fade runs: the session sample everything is silent from.
         var panicUntil: Int64?
@@ -54,6 +56,7 @@ public final class ControlDispatcher: Sendable {
         init(player: SessionPlayer) {
             self.player = player
             seenDiscontinuities = player.engine.discontinuityCount
+            seenLateStarts = player.lateStarts.count
             baseline()
         }
 
@@ -81,6 +84,7 @@ public final class ControlDispatcher: Sendable {
         state.withLock { state in
             state.player = player
             state.panicUntil = nil
+            state.seenLateStarts = 0
             state.baseline()
         }
     }
@@ -381,6 +385,12 @@ public final class ControlDispatcher: Sendable {
             }
             state.seenDiscontinuities = total
         }
+        let late = player.lateStarts
+        for start in late.dropFirst(state.seenLateStarts) {
+            updates.append(ControlUpdate(.late, position: start.position, sampleTime: start.sampleTime,
+                                         seconds: Double(start.position) / rate, frames: start.skippedFrames))
+        }
+        state.seenLateStarts = max(state.seenLateStarts, late.count)
         if now - state.lastHeartbeat >= .seconds(options.heartbeatInterval) {
             state.lastHeartbeat = now
             updates.append(ControlUpdate(.heartbeat, position: position, sampleTime: engine.currentTime().sampleTime,

@@ -380,7 +380,7 @@ public struct QLabWorkspace: Sendable, Hashable {
             return [("\(prefix)/cueList/\(cueListID)/playbackPosition", id.map { [.string($0)] } ?? [])]
         case .paused, .resumed, .seeked, .stopped, .panic:
             return cueIDs.indices.map(cueUpdate)
-        case .layerGain, .discontinuity, .heartbeat, .layerStarted, .layerEnded, .recordStarted, .recordEnded, .rateChange:
+        case .layerGain, .discontinuity, .heartbeat, .layerStarted, .layerEnded, .recordStarted, .recordEnded, .rateChange, .late:
             return []
         }
     }

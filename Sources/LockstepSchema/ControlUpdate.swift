@@ -50,6 +50,10 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         case recordEnded = "record/ended"
         /// The device's rate changed to ``sampleRate`` at ``sampleTime`` (the layers play on).
         case rateChange = "rate"
+        /// A start or a change (a GO, a seek, a resume) came too late for its sample: it was meant
+        /// for session sample ``position`` and its audio began on device sample ``sampleTime``,
+        /// ``frames`` late, those frames skipped to stay on the session's timeline.
+        case late
     }
 
     /// The schema version (``JSONSchema/version``).

@@ -146,6 +146,25 @@ struct ControlDispatcherTests {
         #expect(show.updates(.cueStopped).map(\.position) == [again + 240])
     }
 
+    @Test("a start too late for its sample is published as late, with the sample it was for and the frames it skipped")
+    func lateStartPublished() throws {
+        let show = try DispatchedShow()
+        try show.render(1024)
+        #expect(show.updates(.late).isEmpty)
+        // A restart placed on device sample 0, long gone: the layers start late and skip ahead to
+        // stay on the session's timeline (the restart waits for buffers: render meanwhile).
+        let rendering = show.show.renderInBackground()
+        _ = try show.show.player.seek(to: 24000, at: 0)
+        rendering.stop()
+        show.dispatcher.poll()
+        let start = try #require(show.show.player.lateStarts.last)
+        #expect(start.skippedFrames > 0)
+        let late = show.updates(.late)
+        #expect(late.count == 1)
+        #expect(late.first?.position == 24000 && late.first?.sampleTime == start.sampleTime && late.first?.frames == start.skippedFrames,
+                "\(late) against \(start)")
+    }
+
     @Test("status, seek, pause and resume: replies carry the state; seeked, paused and resumed are published")
     func statusAndTransport() throws {
         let show = try DispatchedShow()

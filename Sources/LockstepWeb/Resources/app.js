@@ -80,6 +80,13 @@
       item.textContent = message.discontinuity.kind + " at device sample " + message.sampleTime;
       $("discontinuity-list").prepend(item);
     }
+    if (message.kind === "late") {
+      // A GO, seek or resume that came too late for its sample: its first frames were skipped.
+      const item = document.createElement("li");
+      item.textContent = "late by " + message.frames + " frames: meant for session sample " + message.position +
+        ", began at device sample " + message.sampleTime;
+      $("discontinuity-list").prepend(item);
+    }
   }
 
   function status(data) {
