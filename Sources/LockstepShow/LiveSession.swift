@@ -55,7 +55,7 @@ public final class LiveSession {
     public private(set) var startSampleTime: Int64?
     /// The rate changes it played on through.
     public private(set) var rateChanges: [ShowRateChange] = []
-    /// Whether the session's layers follow the transport.
+    /// The JACK transport follower, when the session follows transport (nil otherwise).
     public var follower: TransportFollower? { transport }
 
     /// Called (on the thread calling ``step(canStillCommand:)``) with every note.
