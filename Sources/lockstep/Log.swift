@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LockstepShow
 import Logging
 
 /// The CLI's diagnostics: every message that is not a command's result goes through this
@@ -44,5 +45,16 @@ struct GlobalOptions: ParsableArguments {
             if let group = child.value as? OptionGroup<GlobalOptions> { return group.wrappedValue }
         }
         return nil
+    }
+}
+
+extension ShowNote.Level {
+    /// The log level the CLI prints this note at.
+    var logLevel: Logger.Level {
+        switch self {
+        case .notice: .notice
+        case .warning: .warning
+        case .error: .error
+        }
     }
 }

@@ -5,7 +5,6 @@ import LockstepJACK
 import LockstepSchema
 import LockstepShow
 import LockstepControl
-import Logging
 
 /// One run of `lockstep play`: the options wired to a ``LiveLayers`` (the show engine), the live
 /// display, the events and the summary.

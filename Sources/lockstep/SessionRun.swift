@@ -5,7 +5,6 @@ import LockstepJACK
 import LockstepSchema
 import LockstepSession
 import LockstepShow
-import Logging
 
 /// One live run of a session (`session run`, and `play` under control): the options wired to a
 /// ``LiveSession`` (the show engine) and the control surfaces, the display, the summary.
@@ -110,16 +109,5 @@ final class SessionRun {
         device.stop()
         if let error = outcome.error { throw CLIError(message: "\(command.command): \(error)") }
         try interrupt.exitIfRaised()
-    }
-}
-
-extension ShowNote.Level {
-    /// The log level the CLI prints this note at.
-    var logLevel: Logger.Level {
-        switch self {
-        case .notice: .notice
-        case .warning: .warning
-        case .error: .error
-        }
     }
 }

@@ -17,6 +17,15 @@ extension JACKTests {
 
         init() throws { temp = try TemporaryTestDirectory(prefix: "lockstep-liveshow") }
 
+        /// A private server at period 256 and a running stereo capture client on it.
+        func serverAndCapture() throws -> (JACKServer, JACKCapture) {
+            let server = try JACKServer(period: 256)
+            let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 6)
+            try capture.start()
+            #expect(capture.waitForFrames(2048, timeout: 5))
+            return (server, capture)
+        }
+
         /// Steps `step` every 5 ms until it says why the show ends (nil after `timeout` seconds).
         func run(timeout: Double, _ step: () throws -> ShowEnd?) throws -> ShowEnd? {
             let deadline = Date().addingTimeInterval(timeout)
@@ -31,10 +40,7 @@ extension JACKTests {
         func session() throws { try retryingOnXruns("LiveShowTests.session", sessionRun) }
 
         func sessionRun(_ xrun: XrunFlag) throws {
-            let server = try JACKServer(period: 256)
-            let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 6)
-            try capture.start()
-            #expect(capture.waitForFrames(2048, timeout: 5))
+            let (server, capture) = try serverAndCapture()
             _ = try temp.writeAudio("bed.wav", Signals.ramp(frames: 24_000, start: 1, step: Self.step))
             _ = try temp.writeAudio("bell.wav", Signals.ramp(frames: 9_600, start: -1, step: Self.step))
             let path = temp.file("show.yaml")
@@ -97,10 +103,7 @@ extension JACKTests {
         func layers() throws { try retryingOnXruns("LiveShowTests.layers", layersRun) }
 
         func layersRun(_ xrun: XrunFlag) throws {
-            let server = try JACKServer(period: 256)
-            let capture = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 6)
-            try capture.start()
-            #expect(capture.waitForFrames(2048, timeout: 5))
+            let (server, capture) = try serverAndCapture()
             let a = try temp.writeAudio("a.wav", Signals.ramp(frames: 12_000, start: 1, step: Self.step))
             let b = try temp.writeAudio("b.wav", Signals.sine(frequency: 441, sampleRate: 44100, frames: 11_025, amplitude: 0.25, channels: 2),
                                         rate: 44100, channels: 2)
