@@ -43,8 +43,11 @@ extension JACKTests {
         }
 
         @Test("play of 520 layers: a render helper shares the cycles (renderHelper in the summary); --no-render-helper leaves JACK's thread alone; the sound is the same")
-        func renderHelper() throws {
+        func renderHelper() throws { try retryingOnXruns("PlayCLITests.renderHelper", renderHelperRun) }
+
+        func renderHelperRun(_ xrun: XrunFlag) throws {
             let server = try JACKServer()
+            defer { server.stop() }
             let realtime = server.isRealtime && sysconf(Int32(_SC_NPROCESSORS_ONLN)) >= 2
             let path = try rampFile(frames: 4800)
             var peaks: [[Double]] = []
@@ -55,6 +58,11 @@ extension JACKTests {
                 #expect(result.status == 0, "\(result.stderr)")
                 let report = try JSONSchema.decode(PlayReport.self, from: try #require(result.stdout.split(separator: "\n").last))
                 #expect(report.layers.count == 520)
+                // Lockstep's own losses are failures; a server xrun skips frames (the peak of a
+                // ramp is its last frame) and is the only excuse for different peaks.
+                let own = report.discontinuities.filter { $0.kind != "xrun" }
+                #expect(own.isEmpty && report.layers.allSatisfy { $0.skippedFrames == 0 }, "helper \(helper): \(own.prefix(4))")
+                xrun.set(report.discontinuities.contains { $0.kind == "xrun" })
                 peaks.append(report.layers.compactMap(\.peakDB))
                 if helper && realtime {
                     let shared = try #require(report.renderHelper, "realtime server, two cores: a helper")
@@ -64,8 +72,9 @@ extension JACKTests {
                     #expect(report.renderHelper == nil)
                 }
             }
-            #expect(peaks[0] == peaks[1] && peaks[0].count == 520)
-            server.stop()
+            let differing = zip(peaks[0], peaks[1]).enumerated().filter { $0.element.0 != $0.element.1 }
+            #expect(differing.isEmpty && peaks[0].count == 520 && peaks[1].count == 520,
+                    "\(differing.count) layers' peaks differ, e.g. \(differing.prefix(3).map { "layer \($0.offset): \($0.element.0) vs \($0.element.1) dB" })")
         }
 
         @Test("play of 64 layers: the system holding up ordinary threads for 250 ms loses nothing (each layer is read six 0.25 s buffers ahead)")
