@@ -18,7 +18,7 @@ do {
     //    lets queues at other rates play on it.
     let format = StreamFormat(sampleRate: 48000, channelCount: 2, sampleFormat: .float32)
     let device = try OfflineDevice(format: format, maximumFramesPerRender: 1024)
-    let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory)
+    let engine = try Engine(device: device)
 
     // 2. One output queue per layer, each fed by a file player (buffers recycled through the
     //    queue's callback, exactly like Audio Queue's playback callback).

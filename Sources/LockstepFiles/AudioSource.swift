@@ -21,6 +21,14 @@ public protocol AudioSource: AnyObject {
     func seek(toFrame frame: Int64) throws(FileError)
     /// Lets the source go (a file is closed); nothing is read afterwards.
     func close()
+    /// Whether the source is a stream (standard input on a pipe): read once, as it arrives, from
+    /// its start; ``frameCount`` is `Int64.max` until its end. False unless the source says so.
+    var isStream: Bool { get }
+}
+
+extension AudioSource {
+    /// Not a stream.
+    public var isStream: Bool { false }
 }
 
 extension AudioFileReader: AudioSource {}

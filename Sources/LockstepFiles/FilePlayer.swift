@@ -7,14 +7,14 @@ import Synchronization
 /// file and enqueued again; after the last frame the queue is told to stop once it has played
 /// everything.
 ///
-/// The queue has the file's own rate and channel count, so a file whose rate differs from the
-/// device's is converted (libsoxr, latency-compensated) by the queue: its first frame lands on
-/// the queue's start sample exactly, whatever its rate. Looping (``playCount``) is gapless: the
-/// next pass continues in the same buffer. Memory stays bounded — ``bufferCount`` buffers of
-/// ``bufferDuration`` seconds — however long the file.
+/// Each buffer is filled by the player's ``RegionStream`` — the region, the loops, the rate
+/// conversion (libsoxr, latency-compensated) and the channel matrix — so the queue has the
+/// device's rate: a file's first frame lands on the queue's start sample exactly, whatever its
+/// rate. Looping (``playCount``) is gapless: the next pass continues in the same buffer. Memory
+/// stays bounded — ``bufferCount`` buffers of ``bufferDuration`` seconds — however long the file.
 ///
 /// ```swift
-/// let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory)
+/// let engine = try Engine(device: device)
 /// let player = try FilePlayer(path: "drums.wav", engine: engine)
 /// try player.prepare()
 /// try player.queue.start(at: startTime)
@@ -45,8 +45,8 @@ public final class FilePlayer: @unchecked Sendable {
     public let bufferDuration: Double
     /// Buffers in circulation.
     public let bufferCount: Int
-    /// The file's format (the queue's format is its rate and channels as 32-bit float, or the
-    /// matrix's output channels when there is a ``channelMatrix``).
+    /// The file's format (the queue's format is the engine's rate and the file's channels as
+    /// 32-bit float, or the matrix's output channels when there is a ``channelMatrix``).
     public let fileFormat: StreamFormat
     /// The conversion from the file's channels to the queue's, applied as each buffer is
     /// filled (off the realtime thread); nil when the queue has the file's own channels.
@@ -68,10 +68,8 @@ public final class FilePlayer: @unchecked Sendable {
     }
 
     private let reader: AudioFileReader
-    /// Where a refill reads the file's channels before ``channelMatrix`` converts them (one
-    /// buffer's worth; used under the state lock only).
-    private let scratch: UnsafeMutablePointer<Float>?
-    private let scratchFrames: Int
+    /// The file as the queue plays it (used under the state lock only).
+    private let stream: RegionStream
     private let state = Mutex(PlaybackState())
     /// Refills handed to the streamer and not yet done. Outside ``state``: a refill of standard
     /// input holds that lock while it waits for the pipe, and counting the next refill, like
@@ -100,14 +98,6 @@ public final class FilePlayer: @unchecked Sendable {
             case stopped
         }
 
-        /// The passes still to read, this one included.
-        enum Passes: Equatable {
-            case left(Int)
-            case forever
-        }
-
-        var position: Int64 = 0
-        var passes = Passes.left(1)
         var feed = Feed.feeding
         var error: FileError?
         var framesEnqueued: Int64 = 0
@@ -119,8 +109,7 @@ public final class FilePlayer: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - path: an audio file libsndfile reads.
-    ///   - engine: the engine to play on; for files whose rate differs from the device's, it needs
-    ///     a rate converter (``SoxrRateConverter/factory``).
+    ///   - engine: the engine to play on; a file at another rate is converted to the engine's.
     ///   - name: the queue's name (default: the file name).
     ///   - startFrame: the first frame to play (default 0).
     ///   - endFrame: the frame to stop before (default: the end of the file).
@@ -135,8 +124,9 @@ public final class FilePlayer: @unchecked Sendable {
     ///   - channels: how the queue's channels come from the file's (default: unchanged).
     /// - Throws: ``FileError`` if the file cannot be opened or the region is empty or out of
     ///   range, or (kind ``FileError/Kind/invalidArgument``) when a channel map names a channel
-    ///   the file or the output does not have; the engine's ``Lockstep/AudioQueueError``, unchanged, if the queue cannot be
-    ///   created (for example a rate the engine cannot convert: `unsupportedFormat`).
+    ///   the file or the output does not have, or (``FileError/Kind/unsupportedFormat``) for rates
+    ///   libsoxr cannot convert; the engine's ``Lockstep/AudioQueueError``, unchanged, if the queue
+    ///   cannot be created.
     public init(path: String, engine: Engine, name: String? = nil, startFrame: Int64 = 0, endFrame: Int64? = nil,
                 playCount: PlayCount = .times(1), bufferDuration: Double = 0.25, bufferCount: Int = 4,
                 truncation: AudioFileReader.TruncationPolicy = .tolerate, streamer: FileStreamer? = nil,
@@ -146,14 +136,6 @@ public final class FilePlayer: @unchecked Sendable {
         if reader.isStream, startFrame != 0 || endFrame != nil || playCount != .times(1) {
             // Standard input on a pipe plays once, from its start, as it arrives.
             throw AudioFileReader.streamSeekError(path: path)
-        }
-        let end = endFrame ?? reader.frameCount
-        guard startFrame >= 0, startFrame < end, end <= reader.frameCount else {
-            throw FileError(.invalidArgument, path: path,
-                problem: "the region \(startFrame)..<\(end) is empty or outside the file's \(reader.frameCount) frames; choose a start and end inside the file")
-        }
-        if case .times(let n) = playCount, n < 1 {
-            throw FileError(.invalidArgument, path: path, problem: "play count \(n) must be at least 1")
         }
         guard bufferDuration > 0, bufferDuration <= 10, bufferCount >= 2, bufferCount <= 64 else {
             throw FileError(.invalidArgument, path: path,
@@ -170,21 +152,24 @@ public final class FilePlayer: @unchecked Sendable {
                 throw FileError(.invalidArgument, path: path, problem: "channel map \(error.problem)")
             }
         }
+        let end = endFrame ?? reader.frameCount
+        let count: Int?
+        switch playCount {
+        case .times(let n): count = n
+        case .forever: count = nil
+        }
+        guard startFrame < end else {
+            throw FileError(.invalidArgument, path: path,
+                problem: "the region \(startFrame)..<\(end) is empty or outside the file's \(reader.frameCount) frames; choose a start and end inside the file")
+        }
+        stream = try RegionStream(source: reader, region: startFrame..<end, playCount: count,
+                                  outputRate: engine.sampleRate, channelMatrix: matrix)
         channelMatrix = matrix
         channelRouting = channels
         if let matrix, !matrix.droppedInputs.isEmpty {
             reader.warnings.record(.droppedChannels(path: path, channels: matrix.droppedInputs.map { $0 + 1 }, matrix: matrix))
         }
-        if let matrix {
-            let frames = max(64, Int((bufferDuration * reader.format.sampleRate).rounded()))
-            scratch = UnsafeMutablePointer<Float>.allocate(capacity: frames * matrix.inputCount)
-            scratchFrames = frames
-        } else {
-            scratch = nil
-            scratchFrames = 0
-        }
-        let queueFormat = StreamFormat(sampleRate: reader.format.sampleRate,
-                                       channelCount: matrix?.outputCount ?? reader.format.channelCount,
+        let queueFormat = StreamFormat(sampleRate: engine.sampleRate, channelCount: stream.outputChannels,
                                        sampleFormat: .float32)
         let fileName = path.split(separator: "/").last.map(String.init) ?? path
         let box = PlayerBox()
@@ -200,19 +185,7 @@ public final class FilePlayer: @unchecked Sendable {
         self.bufferDuration = bufferDuration
         self.bufferCount = bufferCount
         fileFormat = reader.format
-        try? reader.seek(toFrame: startFrame)
-        state.withLock { state in
-            state.position = startFrame
-            switch playCount {
-            case .times(let n): state.passes = .left(n)
-            case .forever: state.passes = .forever
-            }
-        }
         box.player = self
-    }
-
-    deinit {
-        scratch?.deallocate()
     }
 
     /// The file's channels (from 0) the ``channelMatrix`` sends nowhere; empty without one.
@@ -273,7 +246,7 @@ public final class FilePlayer: @unchecked Sendable {
         guard stagger >= 0, stagger < 1 else {
             throw FileError(.invalidArgument, path: path, problem: "stagger \(stagger) is out of range; use 0 ..< 1 (a fraction of a buffer)")
         }
-        let frames = max(64, Int((bufferDuration * fileFormat.sampleRate).rounded()))
+        let frames = max(64, Int((bufferDuration * queue.format.sampleRate).rounded()))
         let already = state.withLock { !$0.buffers.isEmpty }
         if already { throw FileError(.invalidArgument, path: path, problem: "the player is already prepared") }
         var buffers: [QueueBuffer] = []
@@ -301,16 +274,24 @@ public final class FilePlayer: @unchecked Sendable {
         }
     }
 
-    /// Moves playback to `frame` of the file (a frame of the whole play, so with looping it may
-    /// lie in a later pass): stops the queue at once, waits for its buffers to come back, then
-    /// refills them from the new position. Start the queue again afterwards (at the sample time
-    /// where `frame` should play).
-    ///
-    /// - Parameter frame: frames (at the file's rate) from the start of the play; past the end,
-    ///   nothing is left to play.
-    /// - Throws: ``FileError`` for a read error, or if the buffers don't come back within 2 s
-    ///   (the engine's callback thread is blocked).
+    /// Moves playback to `frame` of the file (a frame of the whole play at the file's rate, so
+    /// with looping it may lie in a later pass); see ``reposition(toOutputFrame:)``.
     public func reposition(toFrame frame: Int64) throws(FileError) {
+        try reposition(toOutputFrame: stream.outputFrame(forSourceFrame: max(0, frame)))
+    }
+
+    /// Moves playback to output frame `frame` (frames at the queue's rate, the engine's, from the
+    /// start of the play): stops the queue at once, waits for its buffers to come back, then
+    /// refills them from the new position. Start the queue again afterwards (at the sample time
+    /// where `frame` should play). A file at another rate plays on from there exactly as an
+    /// uninterrupted play would (its converter is warmed up on the frames before).
+    ///
+    /// - Parameter frame: past the end, nothing is left to play.
+    /// - Throws: ``FileError`` for a read error, if the player reads a stream (standard input
+    ///   cannot move), or if the buffers don't come back within 2 s (the engine's callback
+    ///   thread is blocked).
+    public func reposition(toOutputFrame frame: Int64) throws(FileError) {
+        if reader.isStream { throw AudioFileReader.streamSeekError(path: path) }
         state.withLock { $0.feed = .stopped }
         try? queue.stop(immediately: true)
         let returned = bufferReturned.wait(until: Date().addingTimeInterval(2)) {
@@ -320,27 +301,14 @@ public final class FilePlayer: @unchecked Sendable {
             throw FileError(.invalidArgument, path: path,
                 problem: "the queue did not hand its buffers back within 2 s; is the engine's callback thread blocked?")
         }
-        let region = endFrame - startFrame
-        let target = max(0, frame)
         let buffers: [QueueBuffer] = state.withLock { state in
-            let pass = region > 0 ? Int(target / region) : 0
-            let within = region > 0 ? target % region : 0
-            switch playCount {
-            case .forever:
-                state.passes = .forever
-                state.feed = .feeding
-            case .times(let n):
-                state.passes = .left(n - pass)
-                state.feed = pass >= n ? .allEnqueued : .feeding
-            }
-            state.position = startFrame + within
-            state.error = nil
-            reportedError.withLock { $0 = nil }
+            stream.seek(to: max(0, frame))
+            state.feed = .feeding
+            state.error = stream.error
+            reportedError.withLock { $0 = state.error }
             return state.buffers
         }
-        let allEnqueued = state.withLock { $0.feed == .allEnqueued }
-        if allEnqueued { return }
-        try reader.seek(toFrame: startFrame + target % max(1, region))
+        if let error = unacceptedError { throw error }
         refillAll(buffers)
         if let error = unacceptedError { throw error }
     }
@@ -378,55 +346,14 @@ public final class FilePlayer: @unchecked Sendable {
             // reposition already refilled this buffer) has nothing left to do.
             if buffer.isInFlight { return (false, false) }
             let channels = queue.format.channelCount
-            var filled = 0
             let capacity = min(limit ?? buffer.frameCapacity, buffer.frameCapacity)
             let base = buffer.data.bindMemory(to: Float.self, capacity: capacity * channels)
-            while filled < capacity {
-                if state.position >= endFrame {
-                    let another: Bool
-                    switch state.passes {
-                    case .forever: another = true
-                    case .left(let n): another = n > 1
-                    }
-                    if another {
-                        if case .left(let n) = state.passes { state.passes = .left(n - 1) }
-                        do throws(FileError) { try reader.seek(toFrame: startFrame) } catch {
-                            state.error = error
-                            break
-                        }
-                        state.position = startFrame
-                        continue
-                    }
-                    state.feed = .allEnqueued
-                    break
-                }
-                let want = Int(min(Int64(capacity - filled), endFrame - state.position))
-                let got: Int
-                do throws(FileError) {
-                    if let channelMatrix, let scratch {
-                        got = try reader.read(into: scratch, frames: min(want, scratchFrames))
-                        channelMatrix.apply(scratch, frames: got, into: base + filled * channels)
-                    } else {
-                        got = try reader.read(into: base + filled * channels, frames: want)
-                    }
-                } catch {
-                    state.error = error
-                    break
-                }
-                if got == 0 && reader.isStream {
-                    // Standard input ended: that is its length.
-                    state.feed = .allEnqueued
-                    break
-                }
-                if got == 0 {
-                    // The file ended before its declared length: play what there was.
-                    state.error = reader.truncationError ?? FileError(.truncated, path: path,
-                        problem: "the audio ended at frame \(state.position), before the expected \(endFrame)")
-                    state.feed = .allEnqueued
-                    break
-                }
-                filled += got
-                state.position += Int64(got)
+            let filled = stream.read(into: base, frames: capacity)
+            if filled < capacity {
+                // The last pass, the end of a stream, or a read error (a file that ended before
+                // its declared length plays what there was).
+                state.feed = .allEnqueued
+                state.error = stream.error
             }
             if filled > 0 {
                 buffer.frameCount = filled

@@ -162,7 +162,7 @@ public final class LayerMixdown: @unchecked Sendable {
                                        maximumFramesPerRender: period, name: "mixdown")
             // Each player keeps its default four buffers: room for 16 a queue keeps the command
             // rings small (they are written through at creation).
-            engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory, maximumQueues: max(16, layers.count),
+            engine = try Engine(device: device, maximumQueues: max(16, layers.count),
                                 maximumBuffersPerQueue: 16)
         } catch {
             throw FileError(.invalidArgument, path: outputPath, problem: error.message)

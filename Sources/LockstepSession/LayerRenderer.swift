@@ -19,9 +19,8 @@ final class LayerRenderer {
     /// The indices of the layer's cues in the timeline (a cue never changes layers), found at the
     /// first render: each buffer then looks at its own cues only, not every cue of the session.
     private var cueIndices: [Int]?
+    /// A stretch of a cue's audio, read before it is mixed.
     private var scratch: [Float] = []
-    /// The cue's audio after its channel matrix (session channels).
-    private var converted: [Float] = []
     /// The first file error met.
     private(set) var error: FileError?
 
@@ -81,44 +80,23 @@ final class LayerRenderer {
         let count = Int(stretch.to - stretch.from)
         let k0 = stretch.cueSample
         if source.position != k0 { source.seek(to: k0) }
-        let needed = count * cue.fileChannels
-        if scratch.count < needed { scratch = Array(repeating: 0, count: needed) }
-        var inputChannels = cue.fileChannels
-        if let matrix = cue.channelMatrix {
-            if converted.count < count * matrix.outputCount { converted = Array(repeating: 0, count: count * matrix.outputCount) }
-            scratch.withUnsafeMutableBufferPointer { buffer in
-                source.read(into: buffer.baseAddress!, frames: count)
-                converted.withUnsafeMutableBufferPointer { out in
-                    matrix.apply(buffer.baseAddress!, frames: count, into: out.baseAddress!)
-                }
-            }
-            inputChannels = matrix.outputCount
-        }
-        let fileChannels = inputChannels
-        let converting = cue.channelMatrix != nil
-        func withSamples(_ body: (UnsafeMutablePointer<Float>) -> Void) {
-            if converting {
-                converted.withUnsafeMutableBufferPointer { body($0.baseAddress!) }
-            } else {
-                scratch.withUnsafeMutableBufferPointer { buffer in
-                    source.read(into: buffer.baseAddress!, frames: count)
-                    body(buffer.baseAddress!)
-                }
-            }
-        }
-        withSamples { samples in
+        let sourceChannels = source.channelCount
+        if scratch.count < count * sourceChannels { scratch = Array(repeating: 0, count: count * sourceChannels) }
+        scratch.withUnsafeMutableBufferPointer { buffer in
+            let samples = buffer.baseAddress!
+            source.read(into: samples, frames: count)
             let offset = Int(stretch.from - position)
             var j = 0
             while j < count {
                 let sample = stretch.from + Int64(j), k = k0 + Int64(j)
                 let run = Int(cue.steadyRun(at: sample, cueSample: k, limit: Int64(count - j)))
                 if run > 0 {
-                    Self.mix(samples + j * fileChannels, channels: fileChannels, frames: run,
+                    Self.mix(samples + j * sourceChannels, channels: sourceChannels, frames: run,
                              gain: Float(SessionGain.linear(cue.levelDB(at: sample))),
                              into: out + (offset + j) * channels, outputChannels: channels)
                     j += run
                 } else {
-                    Self.mix(samples + j * fileChannels, channels: fileChannels, frames: 1,
+                    Self.mix(samples + j * sourceChannels, channels: sourceChannels, frames: 1,
                              gain: Float(cue.gain(at: sample, cueSample: k)),
                              into: out + (offset + j) * channels, outputChannels: channels)
                     j += 1

@@ -116,7 +116,7 @@ public final class LiveLayers {
     public init(layers: [Layer], device: JACKDevice, options: Options = Options()) throws {
         // A layer keeps at most six buffers (FilePlayer.Buffering): a small command ring per
         // queue, not the default's room for 256 buffers (56 KiB a queue, 230 MiB at 4096 layers).
-        let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory, maximumQueues: max(16, layers.count),
+        let engine = try Engine(device: device, maximumQueues: max(16, layers.count),
                                 maximumBuffersPerQueue: 16)
         engine.isMasterMeteringEnabled = true
         self.layers = layers
@@ -207,8 +207,7 @@ public final class LiveLayers {
         transport = TransportFollower(device: device, engine: engine, roll: { [unowned self] frameAtStart, start in
             for (index, player) in players.enumerated() {
                 let position = frameAtStart - offsetFrames[index]        // device frames into the layer
-                let ratio = player.fileFormat.sampleRate / engine.sampleRate
-                try player.reposition(toFrame: Int64((Double(max(0, position)) * ratio).rounded()))
+                try player.reposition(toOutputFrame: max(0, position))
                 if ((try? player.queue.prime()) ?? 0) > 0 {
                     try engine.start([player.queue], at: start + max(0, -position), ifLate: .skipAhead)
                 }

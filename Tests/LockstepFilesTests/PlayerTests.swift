@@ -29,7 +29,7 @@ struct PlayerTests {
         let fast = try write("fast.wav", Signals.impulse(at: 9600, frames: 96000), rate: 96000)
         let same = try write("same.wav", Signals.impulse(at: 4800, frames: 48000), rate: 48000)
         for path in [slow, fast, same] {
-            let h = try OfflineHarness(channels: 1, period: 256, rateConverter: SoxrRateConverter.factory)
+            let h = try OfflineHarness(channels: 1, period: 256)
             let player = try FilePlayer(path: path, engine: h.engine)
             try player.prepare()
             try player.queue.start(at: 1000)
@@ -37,6 +37,26 @@ struct PlayerTests {
             #expect(Signals.peakIndex(out) == 1000 + 4800, "\(path)")
             #expect(out[5800] > 0.45, "\(path)")   // a 96 kHz impulse band-limited to 24 kHz peaks near 0.5
         }
+    }
+
+    @Test("a 44.1 kHz file repositioned plays on exactly as the uninterrupted play does from there (no warm-up transient)")
+    func convertedReposition() throws {
+        let path = try write("sine44.wav", Signals.sine(frequency: 997, sampleRate: 44100, frames: 44100), rate: 44100)
+        let whole = try OfflineHarness(channels: 1, period: 256)
+        let player = try FilePlayer(path: path, engine: whole.engine)
+        #expect(player.queue.format.sampleRate == 48000)
+        try player.prepare()
+        try player.queue.start(at: 0)
+        let reference = try whole.render(frames: 48000)
+
+        let h = try OfflineHarness(channels: 1, period: 256)
+        let moved = try FilePlayer(path: path, engine: h.engine)
+        try moved.reposition(toOutputFrame: 20_000)       // before prepare: the buffers fill from there
+        try moved.prepare()
+        try moved.queue.start(at: 0)
+        let out = try h.render(frames: 20_000)
+        let worst = zip(out, reference[20_000...]).map { abs($0 - $1) }.max() ?? 1
+        #expect(worst < 1e-4, "differs by \(worst)")
     }
 
     @Test("looping is gapless and sample-exact; regions play start..<end")
