@@ -100,7 +100,7 @@ public struct SessionRenderer: Sendable {
                                        maximumFramesPerRender: period, name: "session-render")
         // The player circulates five buffers a layer: room for 16 keeps the command rings (written
         // through at creation) small, as the mixdown's.
-        let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory,
+        let engine = try Engine(device: device,
                                 maximumQueues: max(16, session.document.layers.count), maximumBuffersPerQueue: 16)
         let player = try SessionPlayer(session: session, engine: engine)
         for (cue, time) in manualCues { try player.go(cue, atPosition: time.samples(at: rate)) }

@@ -78,7 +78,7 @@ public final class LiveSession {
     /// - Throws: ``AudioQueueError`` (the engine, the device, a port), ``SessionError`` (the
     ///   session at the server's rate).
     public init(session: Session, device: JACKDevice, options: Options = Options()) throws {
-        let engine = try Engine(device: device, rateConverter: SoxrRateConverter.factory,
+        let engine = try Engine(device: device,
                                 maximumQueues: max(16, session.document.layers.count))
         engine.isMasterMeteringEnabled = true
         // Eight buffers of 2048 frames a layer (341 ms at 48 kHz) computed ahead, on a thread per
