@@ -516,6 +516,14 @@ if want 4; then
     row 4 "8 x sndfile-jackplay, the same stems" "$(load_cell "${LINES[4.jackplay]}")" "" ""
     row 4 "load above idle: lockstep / 8 x sndfile-jackplay" "$load_ls_above / $load_jp_above % = $load_ratio" "<= 0.50" \
         "$(pass awk -v r="$load_ratio" 'BEGIN { exit !(r != "n/a" && r <= 0.5) }')"
+    # Any one client costs the server the do-nothing client's load: when that floor is above half
+    # of the eight players' load, no single client can meet the target; what each adds over the
+    # floor is then the comparison left.
+    load_null_above=$(above 4 null)
+    load_ls_over=$(awk -v a="$load_ls_above" -v f="$load_null_above" 'BEGIN { if (a == "n/a" || f == "n/a") print "n/a"; else printf "%.2f", a - f }')
+    load_jp_over=$(awk -v a="$load_jp_above" -v f="$load_null_above" 'BEGIN { if (a == "n/a" || f == "n/a") print "n/a"; else printf "%.2f", a - f }')
+    row 4 "above the do-nothing client: lockstep / 8 x jackplay" \
+        "$load_ls_over / $load_jp_over % = $(ratio "$load_ls_over" "$load_jp_over") (floor $load_null_above %, target $(awk -v j="$load_jp_above" 'BEGIN { if (j == "n/a") print "n/a"; else printf "%.2f", j / 2 }') %)" "" ""
 fi
 
 if want 5; then

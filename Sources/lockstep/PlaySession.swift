@@ -63,15 +63,17 @@ final class PlaySession {
         show.onPlayersReplaced = { [unowned show] _ in display = makeDisplay(show) }
         show.onRateChange = { events.rateChange(to: $0.sampleRate, at: $0.sampleTime) }
         var interrupted = false
+        // Read once: ArgumentParser's property wrappers cost more than the rest of a step.
+        let reconnect = command.jack.reconnect, pause: UInt32 = command.transport ? 5_000 : 20_000
         while true {
             events.discontinuities(of: show.engine, seen: &discontinuitiesSeen)
             if interrupt.received != 0 { interrupted = true; break }
-            if command.jack.reconnect && device.isWaitingForServer, let note = launcher.restartIfDied() { log.notice("\(note)") }
+            if reconnect && device.isWaitingForServer, let note = launcher.restartIfDied() { log.notice("\(note)") }
             let ended: ShowEnd?
             do { ended = try show.step() } catch { throw CLIError(message: "play: \(userMessage(error))") }
             if ended != nil { break }
             if show.hasStarted { display.update(now: show.engine.currentTime().sampleTime, start: show.startSampleTime) }
-            usleep(command.transport ? 5_000 : 20_000)
+            usleep(pause)
         }
         display.finish()
 
