@@ -95,8 +95,8 @@ public final class LiveLayers {
     /// Called on the engine's callback thread with every event of a layer's queue (its path and
     /// the event).
     public var onLayerEvent: @Sendable (String, QueueEvent) -> Void {
-        get { layerEvents.handler.withLock { $0 } }
-        set { layerEvents.handler.withLock { $0 = newValue } }
+        get { layerEvents.current }
+        set { layerEvents.current = newValue }
     }
     private let layerEvents = LayerEventRelay()
 
@@ -160,7 +160,7 @@ public final class LiveLayers {
         try player.prepare(stagger: FilePlayer.stagger(forLayer: index))
         let path = player.path, finished = finished, relay = layerEvents
         player.queue.addEventHandler { queue, event in
-            relay.handler.withLock { $0 }(path, event)
+            relay.current(path, event)
             // A layer has finished once its queue really stopped after playing (not merely "not
             // running yet" because its start event has not been delivered).
             if case .stopped = event { finished.insert(ObjectIdentifier(queue)) }
@@ -296,8 +296,22 @@ struct LayerAnchor {
 }
 
 /// The handler of layers' queue events, settable while they play.
+///
+/// The closure sits in a struct: a function value stored in a `Mutex` directly is re-abstracted
+/// on every `withLock` (into the generic representation and back, written back on exit), so each
+/// event wrapped it in two more thunks and calling it got slower with every event — at 4096
+/// layers the callback thread spent 85 % of its time in them and layers ran dry.
 final class LayerEventRelay: Sendable {
-    let handler = Mutex<@Sendable (String, QueueEvent) -> Void>({ _, _ in })
+    private struct Handler: Sendable {
+        let call: @Sendable (String, QueueEvent) -> Void
+    }
+    private let handler = Mutex(Handler(call: { _, _ in }))
+
+    /// The handler now.
+    var current: @Sendable (String, QueueEvent) -> Void {
+        get { handler.withLock { $0.call } }
+        set { handler.withLock { $0 = Handler(call: newValue) } }
+    }
 }
 
 /// The queues that have stopped after playing, filled from the engine's callback thread.
