@@ -24,6 +24,9 @@ extension RenderCore {
             publishClock(q, deviceTime: t0 + Int64(n))
             return
         }
+        if q.pointee.armedCount > 0 || q.pointee.fireRequest.load(ordering: .relaxed) != q.pointee.fireSeen {
+            fireArmed(q, t0: t0)
+        }
         updateGainTarget(q)
 
         var f = 0
@@ -170,6 +173,13 @@ extension RenderCore {
             if notify { emit(RenderEvent(kind: .bufferDone, slot: q.pointee.slot, segment: seg,
                                          sampleTime: sampleTime, value: 0, detail: 0)) }
         }
+        while q.pointee.armedCount > 0 {
+            q.pointee.armedCount -= 1
+            let seg = q.pointee.armed[q.pointee.armedCount]
+            q.pointee.armed[q.pointee.armedCount] = nil
+            if notify, let seg { emit(RenderEvent(kind: .bufferDone, slot: q.pointee.slot, segment: seg,
+                                                  sampleTime: sampleTime, value: 0, detail: 0)) }
+        }
     }
 
     /// Cuts the queue's audio at queue time `time`: the part of the current or a pending segment
@@ -220,6 +230,54 @@ extension RenderCore {
             // the timeline: the render loop skips the part already passed).
             q.pointee.lastEnd = time
             q.pointee.awaitingAfterReset = false
+        }
+    }
+
+    /// Answers a fire request: the armed segment for the queue time of this cycle's first frame
+    /// replaces the audio from there (as a truncation there and an enqueue would), and the answer
+    /// is published (-1 when none was armed for it, or the queue is not running). Then hands back
+    /// the armed segments the queue has reached: they can no longer fire.
+    @inline(__always)
+    func fireArmed(_ q: UnsafeMutablePointer<QueueRenderState>, t0: Int64) {
+        let now = q.pointee.queueTime
+        let request = q.pointee.fireRequest.load(ordering: .acquiring)
+        if request != q.pointee.fireSeen {
+            q.pointee.fireSeen = request
+            var fired: Int64 = -1
+            if q.pointee.runState == .running {
+                for i in 0..<q.pointee.armedCount where q.pointee.armed[i]!.pointee.start == now {
+                    let seg = q.pointee.armed[i]!
+                    q.pointee.armedCount -= 1
+                    q.pointee.armed[i] = q.pointee.armed[q.pointee.armedCount]
+                    q.pointee.armed[q.pointee.armedCount] = nil
+                    truncate(q, at: now, t0: t0)
+                    let index = (q.pointee.fifoHead + q.pointee.fifoCount) & q.pointee.fifoMask
+                    q.pointee.fifo[index] = seg
+                    q.pointee.fifoCount += 1
+                    fired = now
+                    break
+                }
+            }
+            q.pointee.fireOutcomeTime.store(fired, ordering: .relaxed)
+            q.pointee.fireOutcomeGeneration.store(request, ordering: .releasing)
+        }
+        returnArmed(q, t0: t0, through: now)
+    }
+
+    /// Hands back the armed segments for queue times up to `time`.
+    @inline(__always)
+    func returnArmed(_ q: UnsafeMutablePointer<QueueRenderState>, t0: Int64, through time: Int64) {
+        var i = 0
+        while i < q.pointee.armedCount {
+            let seg = q.pointee.armed[i]!
+            if seg.pointee.start > time {
+                i += 1
+                continue
+            }
+            q.pointee.armedCount -= 1
+            q.pointee.armed[i] = q.pointee.armed[q.pointee.armedCount]
+            q.pointee.armed[q.pointee.armedCount] = nil
+            emit(RenderEvent(kind: .bufferDone, slot: q.pointee.slot, segment: seg, sampleTime: t0, value: 0, detail: 0))
         }
     }
 
@@ -310,6 +368,16 @@ extension RenderCore {
                 q.pointee.awaitingAfterReset = true
             case .truncate:
                 truncate(q, at: command.time, t0: t0)
+            case .arm:
+                guard let seg = command.segment else { continue }
+                if q.pointee.armedCount < QueueRenderState.armedCapacity {
+                    q.pointee.armed[q.pointee.armedCount] = seg
+                    q.pointee.armedCount += 1
+                } else {
+                    emit(RenderEvent(kind: .bufferDone, slot: q.pointee.slot, segment: seg, sampleTime: t0, value: 0, detail: 0))
+                }
+            case .disarm:
+                returnArmed(q, t0: t0, through: .max)
             case .disposeNow:
                 returnAllSegments(q, sampleTime: t0, notify: false)
                 q.pointee.runState = .stopped

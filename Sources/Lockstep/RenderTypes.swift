@@ -63,6 +63,10 @@ struct QueueCommand {
         case enqueue, start, pause, stopNow, stopWhenDrained, reset, disposeNow, disposeWhenDrained
         /// Cut the enqueued audio at queue time `time` (device frames); see ``OutputQueue/truncate(at:)``.
         case truncate
+        /// Hold `segment` as an armed start for its queue time; see ``OutputQueue/arm(_:startTime:)``.
+        case arm
+        /// Hand every armed segment back; see ``OutputQueue/disarm()``.
+        case disarm
     }
     var kind: Kind
     var segment: UnsafeMutablePointer<Segment>?
@@ -233,6 +237,19 @@ struct QueueRenderState: ~Copyable {
     /// The pan position in effect (Float bits), for reading back.
     let effectivePanBits = Atomic<UInt32>(Float(0).bitPattern)
 
+    // Armed starts (``OutputQueue/arm(_:startTime:)``): segments held for one queue time each,
+    // cold until a fire request; the render thread fires the one for the cycle that sees it.
+    let armed: UnsafeMutablePointer<UnsafeMutablePointer<Segment>?>
+    var armedCount = 0
+    /// Fire requests made (user side) and the last one the render thread answered.
+    let fireRequest = Atomic<UInt32>(0)
+    var fireSeen: UInt32 = 0
+    /// The answer to request ``fireOutcomeGeneration``: the queue time fired, or -1 (missed).
+    let fireOutcomeTime = Atomic<Int64>(-1)
+    let fireOutcomeGeneration = Atomic<UInt32>(0)
+    /// The most segments armed at once.
+    static let armedCapacity = 8
+
     let discontinuityCount = Atomic<Int>(0)
     /// Frames of its audio the queue skipped because the device's clock skipped them while it
     /// ran (an xrun), so it stays on the timeline (``LateBufferPolicy/skipToStayAligned``).
@@ -265,6 +282,8 @@ struct QueueRenderState: ~Copyable {
         fifo = .allocate(capacity: capacity)
         fifo.initialize(repeating: nil, count: capacity)
         fifoMask = capacity - 1
+        armed = .allocate(capacity: Self.armedCapacity)
+        armed.initialize(repeating: nil, count: Self.armedCapacity)
         meter = LevelAccumulator(channelCount: channelCount, window: meterWindow, storage: meterStorage)
     }
 
@@ -272,6 +291,7 @@ struct QueueRenderState: ~Copyable {
     func deallocateStorage() {
         commands.deallocate()
         fifo.deallocate()
+        armed.deallocate()
         meter.deallocate()
     }
 

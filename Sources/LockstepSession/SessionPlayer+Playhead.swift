@@ -14,11 +14,13 @@ extension SessionPlayer {
     /// - Throws: ``PlayerError`` for an unknown cue or one that does not wait for go.
     @discardableResult
     public func select(_ name: String) throws(PlayerError) -> String {
-        try state.withLock { state throws(PlayerError) -> String in
+        let selected = try state.withLock { state throws(PlayerError) -> String in
             let cue = try Self.manualCue(name, in: state.timeline, verb: "playhead")
             state.playhead = cue.index
             return cue.name
         }
+        scheduleArming()
+        return selected
     }
 
     /// Moves the playhead to the next manual cue waiting (`forward`) or the previous one, in file
@@ -27,7 +29,8 @@ extension SessionPlayer {
     /// - Throws: ``PlayerError`` when there is none in that direction.
     @discardableResult
     public func selectAdjacent(forward: Bool) throws(PlayerError) -> String {
-        try state.withLock { state throws(PlayerError) -> String in
+        defer { scheduleArming() }
+        return try state.withLock { state throws(PlayerError) -> String in
             let waiting = state.timeline.waitingCues
             let current = state.playhead
             let candidate = forward ? waiting.first { current == nil || $0.index > current! }

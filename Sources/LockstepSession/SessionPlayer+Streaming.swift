@@ -46,6 +46,12 @@ extension SessionPlayer {
     /// from there (``recompute(layer:from:run:)``), on its lane of the streamer, and this returns
     /// once they all are.
     func control<T, E: Error>(at requested: Int64? = nil, _ body: (inout State) throws(E) -> T) throws(E) -> T {
+        controlLock.lock()
+        disarm()
+        defer {
+            controlLock.unlock()
+            scheduleArming()
+        }
         let earliestDevice = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
         let outcome: Result<(T, [(layer: Int, from: Int64)], Int), E> = state.withLock { state in
             let live = state.phase == .playing
@@ -205,6 +211,7 @@ extension SessionPlayer {
     /// A buffer `layer`'s queue handed back: computed again on the layer's lane of the streamer,
     /// or here without one.
     func bufferHandedBack(layer: Int, buffer: QueueBuffer) {
+        if isArmingBuffer(buffer) { return armingBufferBack(layer: layer, buffer: buffer) }
         let run = currentRun.load(ordering: .acquiring)
         guard let streamer else { return refill(layer: layer, buffer: buffer, run: run) }
         if !streamer.submit(lane: layer, { [self] in refill(layer: layer, buffer: buffer, run: run) }) {

@@ -42,6 +42,9 @@ public final class SessionPlayer: @unchecked Sendable {
     public let sources: AudioSourceOpener
 
     let renderers: [LayerRenderer]
+    /// Per layer: the renderer that computes the armed standby cue's pieces (its own open files,
+    /// so the layer's refills read on undisturbed); used on the layer's lane only.
+    let armingRenderers: [LayerRenderer]
     let state: Mutex<State>
     /// ``State/run``, readable without the lock by the callback thread handing buffers back.
     let currentRun = Atomic<Int>(0)
@@ -50,6 +53,9 @@ public final class SessionPlayer: @unchecked Sendable {
     /// a control change recomputing the layer; on a streamer both run on the layer's lane, so it
     /// is only contended by a start). Taken before `state`.
     let layerLocks: [NSLock]
+    /// Held by a control change from its start to its end, and by a `go` of the armed standby
+    /// cue: they apply one at a time, and no piece is armed in between.
+    let controlLock = NSLock()
 
     /// Where a run is (the player's state).
     enum Phase: Equatable {
@@ -103,6 +109,8 @@ public final class SessionPlayer: @unchecked Sendable {
         var earliestChangeable: Int64?
         /// Per layer: the earliest session sample the control change being applied altered.
         var touched: [Int: Int64] = [:]
+        /// The standby cue armed on its layer (live).
+        var arming = Arming()
 
         /// The session sample a control change lands on: the earliest the device can still change
         /// while playing (the first one no layer has computed when that is not known) or the
@@ -229,6 +237,9 @@ public final class SessionPlayer: @unchecked Sendable {
         }
         self.queues = queues
         self.renderers = renderers
+        armingRenderers = timeline.layers.indices.map {
+            LayerRenderer(layer: $0, channelCount: timeline.channelCount, rate: engine.sampleRate, open: sources)
+        }
         state = Mutex(State(timeline: timeline, filled: Array(repeating: 0, count: queues.count),
                             playhead: timeline.waitingCues.first?.index,
                             spares: Array(repeating: [], count: queues.count)))
@@ -371,6 +382,7 @@ public final class SessionPlayer: @unchecked Sendable {
             state.originPosition = position
             state.phase = .playing
         }
+        scheduleArming()
         return origin
     }
 
@@ -441,7 +453,8 @@ public final class SessionPlayer: @unchecked Sendable {
     ///   no manual cue is left.
     @discardableResult
     public func go(_ name: String? = nil, at position: Int64? = nil) throws(PlayerError) -> GoResult {
-        try control(at: position) { state throws(PlayerError) -> GoResult in
+        if name == nil, position == nil, let armed = goArmed() { return armed }
+        return try control(at: position) { state throws(PlayerError) -> GoResult in
             let cue: SessionTimeline.Cue
             if let name {
                 cue = try Self.manualCue(name, in: state.timeline, verb: "go")

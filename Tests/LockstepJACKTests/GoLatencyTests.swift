@@ -38,14 +38,18 @@ extension JACKTests {
             player.stop()
             rig.capture.stop()
             let period = Int64(device.periodFrames)
-            #expect(leads.allSatisfy { $0 > 0 && $0 <= 2 * period }, "\(leads)")
             rig.expectNoUnderrun()
-            // Only the capture's check may be excused: an xrun breaks its timeline.
+            #expect(player.standbyStatistics.unarmed == 0, "\(player.standbyStatistics)")
+            // Only the timing checks may be excused: an xrun breaks the capture's timeline, and the
+            // cycles it held up run late, behind JACK's clock (the leads then go below 0).
             xrun.set(rig.capture.xrunCount > 0 || engine.discontinuities.contains { $0.kind == .xrun })
+            // The armed standby cue starts on the next cycle rendered: when that cycle's callback
+            // runs late, JACK's clock already reads a few frames into it (a lead just under 0).
+            #expect(leads.allSatisfy { $0 > -16 && $0 <= 2 * period }, "\(leads)")
             for at in starts { try rig.expectHit(at: at) }
             let (p50, p99, most) = GoLatencyRig.percentiles(leads)
             let ms = GoLatencyRig.ms
-            print("GO latency: \(Self.count) GOs, period \(period): command read to first sample p50 \(p50) frames (\(ms(p50)) ms), p99 \(p99) (\(ms(p99)) ms), max \(most) (\(ms(most)) ms); every cue on its reported sample")
+            print("GO latency: \(Self.count) GOs, period \(period): command read to first sample p50 \(p50) frames (\(ms(p50)) ms), p99 \(p99) (\(ms(p99)) ms), max \(most) (\(ms(most)) ms); every cue on its reported sample; standby \(player.standbyStatistics)")
         }
     }
 }

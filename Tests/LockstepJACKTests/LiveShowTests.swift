@@ -37,9 +37,33 @@ extension JACKTests {
         }
 
         @Test("LiveSession plays a session with a GO to its end by itself: the capture and its recording equal the offline render, sample for sample")
-        func session() throws { try retryingOnXruns("LiveShowTests.session", sessionRun) }
+        func session() throws {
+            try retryingOnXruns("LiveShowTests.session") { xrun in
+                // The GO lands 0.1 s into the session, placed ahead of what plays.
+                try sessionRun(xrun) { player in
+                    let start = try player.go("bell", at: 4_800).start
+                    #expect(start == 4_800)
+                    return start
+                }
+            }
+        }
 
-        func sessionRun(_ xrun: XrunFlag) throws {
+        @Test("a plain GO of the armed standby cue, over a cue playing on its layer, starts on the next cycle; the capture equals the offline render of that GO, sample for sample")
+        func armedGo() throws {
+            try retryingOnXruns("LiveShowTests.armedGo") { xrun in
+                try sessionRun(xrun) { player in
+                    // Once the cue on the standby cue's layer ('late', at 0.3 s) plays.
+                    while player.position < 16_000 { usleep(1_000) }
+                    let start = try player.go().start
+                    #expect(player.standbyStatistics == SessionPlayer.StandbyStatistics(armed: 1, missed: 0, unarmed: 0),
+                            "\(player.standbyStatistics)")
+                    #expect(start >= 16_000 && start < 24_000)
+                    return start
+                }
+            }
+        }
+
+        func sessionRun(_ xrun: XrunFlag, fire: (SessionPlayer) throws -> Int64) throws {
             let (server, capture) = try serverAndCapture()
             _ = try temp.writeAudio("bed.wav", Signals.ramp(frames: 24_000, start: 1, step: Self.step))
             _ = try temp.writeAudio("bell.wav", Signals.ramp(frames: 9_600, start: -1, step: Self.step))
@@ -62,9 +86,7 @@ extension JACKTests {
             let show = try LiveSession(session: try Session.load(path: path), device: device, options: options)
             try show.start()
             let origin = try #require(show.startSampleTime)
-            // The GO lands 0.1 s into the session, placed ahead of what plays.
-            let goAt: Int64 = 4_800
-            #expect(try show.player.go("bell", at: goAt).start == goAt)
+            let goAt = try fire(show.player)
             let end = try run(timeout: 10) { try show.step(canStillCommand: false) }
             #expect(end == .finished)
             show.fadeOut()
@@ -77,7 +99,7 @@ extension JACKTests {
 
             // The same session and GO offline.
             let length = Int(try #require(show.player.timeline.end))
-            #expect(length == 24_000)
+            #expect(length == max(24_000, Int(goAt) + 9_600))
             let offlineDevice = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 2), maximumFramesPerRender: 256)
             let offline = try SessionPlayer(session: try Session.load(path: path),
                                             engine: try Engine(device: offlineDevice, rateConverter: SoxrRateConverter.factory))

@@ -1,0 +1,244 @@
+import Foundation
+import Lockstep
+import LockstepFiles
+
+/// The standby cue, armed: while a live session plays, the layer of the cue a plain `go` would fire
+/// holds the audio it would play were the cue fired on each of the next few cycles
+/// (``OutputQueue/arm(_:startTime:)``), computed ahead on the layer's lane. A `go` then only asks
+/// the render thread to fire the one for the next cycle it renders: the cue starts on the first
+/// frame of the cycle after the command, however late in the period it came, with nothing to
+/// compute in between. The timeline is edited as for any `go` on that sample, so the audio stays
+/// what an offline render of the same `go` gives.
+///
+/// A cue is armed when it is the playhead's, the session plays on a streamer, and what its `go`
+/// places lies on its own layer (cues chained to it on other layers start at least one armed
+/// piece later). Any other control change disarms it, and it is armed again afterwards.
+extension SessionPlayer {
+    /// The cycles ahead (beyond the next one) the standby cue is armed for.
+    static let armedCycles = 4
+
+    struct Arming {
+        /// The layer and cue armed.
+        var layer: Int?
+        var cue: Int?
+        /// Bumped by every control change: pieces computed before it are not armed.
+        var generation = 0
+        /// Per layer: its arming buffers not armed now, and every one of them.
+        var free: [Int: [QueueBuffer]] = [:]
+        var owned: Set<ObjectIdentifier> = []
+        /// The queue times armed.
+        var armedTimes: Set<Int64> = []
+        var statistics = StandbyStatistics()
+    }
+
+    /// How the plain `go`s of a run were carried out.
+    public struct StandbyStatistics: Sendable, Hashable {
+        /// Fired from the armed standby cue on the next cycle.
+        public var armed = 0
+        /// Asked of the render thread, but nothing was armed for its cycle (placed as any change).
+        public var missed = 0
+        /// With nothing armed (placed as any change): the cue could not be armed, or was not yet.
+        public var unarmed = 0
+
+        /// Creates statistics.
+        public init(armed: Int = 0, missed: Int = 0, unarmed: Int = 0) {
+            self.armed = armed
+            self.missed = missed
+            self.unarmed = unarmed
+        }
+    }
+
+    /// How the plain `go`s so far were carried out.
+    public var standbyStatistics: StandbyStatistics { state.withLock { $0.arming.statistics } }
+
+    /// Whether `buffer` is one of the arming buffers.
+    func isArmingBuffer(_ buffer: QueueBuffer) -> Bool {
+        state.withLock { $0.arming.owned.contains(ObjectIdentifier(buffer)) }
+    }
+
+    /// An arming buffer came back (fired and played, passed unfired, or disarmed): free again;
+    /// the standby cue is armed anew on the layer's lane.
+    func armingBufferBack(layer: Int, buffer: QueueBuffer) {
+        state.withLock { state in
+            state.arming.free[layer, default: []].append(buffer)
+        }
+        scheduleArming(layer: layer)
+    }
+
+    /// Disarms the standby cue (a control change is about to alter the timeline); the next
+    /// ``scheduleArming(layer:)`` arms it again on the new timeline.
+    func disarm() {
+        let layer = state.withLock { state -> Int? in
+            state.arming.generation += 1
+            state.arming.armedTimes = []
+            return state.arming.layer
+        }
+        if let layer { try? queues[layer].disarm() }
+    }
+
+    /// Arms the standby cue on its layer's lane (live only).
+    func scheduleArming(layer: Int? = nil) {
+        guard let streamer else { return }
+        let target = layer ?? state.withLock { state in state.playhead.map { state.timeline.cues[$0].layer } }
+        guard let target else { return }
+        _ = streamer.submit(lane: target) { [self] in arm() }
+    }
+
+    /// The cue a plain `go` fires now, if it can be armed: its layer and index.
+    static func armable(_ state: State, pieceFrames: Int64) -> (layer: Int, cue: Int)? {
+        guard state.phase == .playing, let index = state.playhead ?? state.timeline.waitingCues.first?.index else { return nil }
+        let cue = state.timeline.cues[index]
+        for other in state.timeline.cues where other.trigger == index && other.layer != cue.layer {
+            if other.offsetFromTrigger < pieceFrames { return nil }
+        }
+        return (cue.layer, index)
+    }
+
+    /// Computes and arms the standby cue's pieces for the cycles ahead that have none (on the
+    /// layer's lane).
+    func arm() {
+        let period = Int64(max(1, engine.device.periodFrames))
+        let pieceFrames = bufferFrames
+        let next = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
+        // What to arm, under the lock: the cue, the timeline, the queue times without a piece;
+        // and the layer to disarm when the standby cue moved (its pieces must never fire).
+        var stale: Int?
+        let plan = state.withLock { state -> (layer: Int, cue: Int, timeline: SessionTimeline, generation: Int,
+                                               times: [Int64], origin: Int64)? in
+            let armable = Self.armable(state, pieceFrames: Int64(pieceFrames))
+            if let layer = state.arming.layer, armable?.layer != layer || armable?.cue != state.arming.cue {
+                stale = layer
+                state.arming.armedTimes = []
+                state.arming.generation += 1
+            }
+            state.arming.layer = armable?.layer
+            state.arming.cue = armable?.cue
+            guard let (layer, cue) = armable else { return nil }
+            let toQueueTime = state.originPosition - state.originDevice - state.queueOrigin
+            // The cycles from the next one, or from the first after the layers start.
+            let first = state.originDevice >= next ? (state.originDevice - next) / period + 1 : 0
+            let times = (first...(first + Int64(Self.armedCycles))).map { next + $0 * period + toQueueTime }
+                .filter { !state.arming.armedTimes.contains($0) }
+            return (layer, cue, state.timeline, state.arming.generation, times, state.queueOrigin)
+        }
+        if let stale { try? queues[stale].disarm() }
+        guard let plan, !plan.times.isEmpty else { return }
+        let queue = queues[plan.layer]
+        for time in plan.times {
+            guard let buffer = takeArmingBuffer(layer: plan.layer, queue: queue) else { return }
+            let position = time + plan.origin
+            var timeline = plan.timeline
+            _ = timeline.fire(plan.cue, at: position)
+            let renderer = armingRenderers[plan.layer]
+            buffer.withFloatSamples { samples in
+                renderer.render(timeline, position: position, frames: pieceFrames, into: samples.baseAddress!)
+            }
+            buffer.frameCount = pieceFrames
+            // Armed only if no control change came meanwhile (it would have disarmed it); one
+            // under way (holding the lock, maybe waiting for this lane) arms again afterwards.
+            guard controlLock.try() else {
+                state.withLock { state in state.arming.free[plan.layer, default: []].append(buffer) }
+                return
+            }
+            let current = state.withLock { state -> Bool in
+                guard state.arming.generation == plan.generation, state.phase == .playing else { return false }
+                state.arming.armedTimes.insert(time)
+                return true
+            }
+            var armed = false
+            if current { armed = (try? queue.arm(buffer, startTime: time)) != nil }
+            controlLock.unlock()
+            if !armed {
+                state.withLock { state in
+                    state.arming.armedTimes.remove(time)
+                    state.arming.free[plan.layer, default: []].append(buffer)
+                }
+                return
+            }
+        }
+    }
+
+    /// A free arming buffer of `layer` (allocated on first use).
+    private func takeArmingBuffer(layer: Int, queue: OutputQueue) -> QueueBuffer? {
+        if let buffer = state.withLock({ state in state.arming.free[layer]?.popLast() }) { return buffer }
+        let allocated = state.withLock { $0.arming.owned.count }
+        guard allocated < Self.armedCycles * 2, let buffer = try? queue.allocateBuffer(frameCapacity: bufferFrames) else { return nil }
+        state.withLock { _ = $0.arming.owned.insert(ObjectIdentifier(buffer)) }
+        return buffer
+    }
+
+    /// A plain `go` of the armed standby cue: fired by the render thread on the next cycle; nil
+    /// when nothing was armed for that cycle (the caller then places it as any change).
+    func goArmed() -> GoResult? {
+        guard let (layer, cueIndex) = state.withLock({ state -> (Int, Int)? in
+            guard let layer = state.arming.layer, let cue = state.arming.cue, state.phase == .playing,
+                  cue == (state.playhead ?? state.timeline.waitingCues.first?.index) else {
+                if state.phase == .playing && streamer != nil { state.arming.statistics.unarmed += 1 }
+                return nil
+            }
+            return (layer, cue)
+        }) else { return nil }
+        let queue = queues[layer]
+        let lock = layerLocks[layer]
+        controlLock.lock()
+        defer { controlLock.unlock() }
+        // The layer's refills wait until the timeline holds the fired cue.
+        lock.lock()
+        let request = queue.fireArmed()
+        var outcome: OutputQueue.FireOutcome?
+        _ = engine.waitForDeliveries(timeout: 0.2) {
+            outcome = queue.fireOutcome(of: request)
+            return outcome != nil
+        }
+        // Unanswered (the device stalled): a disarm reaches the render thread before the
+        // request does, so the request misses whenever it is seen.
+        if outcome == nil { try? queue.disarm() }
+        guard case .fired(let queueTime)? = outcome else {
+            lock.unlock()
+            state.withLock { $0.arming.statistics.missed += 1 }
+            return nil
+        }
+        let pieceFrames = Int64(bufferFrames)
+        let (result, changes, run) = state.withLock { state -> (GoResult, [(layer: Int, from: Int64)], Int) in
+            let sample = queueTime + state.queueOrigin
+            let cue = state.timeline.cues[cueIndex]
+            state.touched = [:]
+            let placed = state.timeline.fire(cueIndex, at: sample)
+            state.touch(cues: placed, from: sample)
+            state.fired.append((cue.name, sample))
+            state.playhead = Self.waitingCue(after: cueIndex, in: state.timeline)
+            // The fired piece holds the layer up to its end; the refills compute on from there.
+            state.filled[layer] = sample + pieceFrames
+            state.arming.armedTimes = []
+            state.arming.generation += 1
+            state.arming.statistics.armed += 1
+            var changes: [(layer: Int, from: Int64)] = []
+            for (other, from) in state.touched where other != layer && from < state.filled[other] {
+                changes.append((other, max(from, state.queueOrigin)))
+            }
+            state.touched = [:]
+            let result = GoResult(cue: cue.name, placed: placed.map { state.timeline.cues[$0].name },
+                                  start: sample + cue.offsetFromTrigger,
+                                  playhead: state.playhead.map { state.timeline.cues[$0].name })
+            return (result, changes, state.run)
+        }
+        // Buffers enqueued from now on follow the fired piece.
+        try? queue.truncate(at: queueTime + pieceFrames)
+        try? queue.disarm()
+        lock.unlock()
+        let done = DispatchGroup()
+        for change in changes {
+            done.enter()
+            if streamer?.submit(lane: change.layer, urgent: true, { [self] in
+                recompute(layer: change.layer, from: change.from, run: run)
+                done.leave()
+            }) != true {
+                recompute(layer: change.layer, from: change.from, run: run)
+                done.leave()
+            }
+        }
+        done.wait()
+        scheduleArming()
+        return result
+    }
+}
