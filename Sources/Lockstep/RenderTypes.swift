@@ -248,7 +248,7 @@ struct QueueRenderState: ~Copyable {
     let fireOutcomeTime = Atomic<Int64>(-1)
     let fireOutcomeGeneration = Atomic<UInt32>(0)
     /// The most segments armed at once.
-    static let armedCapacity = 8
+    static let armedCapacity = 16
 
     let discontinuityCount = Atomic<Int>(0)
     /// Frames of its audio the queue skipped because the device's clock skipped them while it

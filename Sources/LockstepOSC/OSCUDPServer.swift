@@ -23,13 +23,19 @@ public final class OSCUDPServer: Sendable {
     /// Binds `endpoint` and starts answering.
     /// - Throws: ``OSCError`` when the endpoint does not resolve or cannot be bound.
     public convenience init(endpoint: OSCEndpoint, dispatcher: ControlDispatcher, options: OSCControlServer.Options = .init(),
-                            log: @escaping @Sendable (String) -> Void = { _ in }) throws(OSCError) {
-        self.init(socket: try OSCUDPSocket(binding: endpoint), dispatcher: dispatcher, options: options, log: log)
+                            log: @escaping @Sendable (String) -> Void = { _ in },
+                            threadSetup: @escaping @Sendable () -> Void = {}) throws(OSCError) {
+        self.init(socket: try OSCUDPSocket(binding: endpoint), dispatcher: dispatcher, options: options, log: log,
+                  threadSetup: threadSetup)
     }
 
     /// Starts answering on a socket already bound (bind early to fail before anything starts).
+    ///
+    /// `threadSetup` runs first on the thread that reads the socket: `session run` gives it
+    /// realtime priority there (``LockstepJACK/JACKDevice/promoteCurrentThread(below:)``), as the
+    /// MIDI reader's, so that a `/go` woken on a busy machine still reaches the next cycle.
     public init(socket: OSCUDPSocket, dispatcher: ControlDispatcher, options: OSCControlServer.Options = .init(),
-                log: @escaping @Sendable (String) -> Void = { _ in }) {
+                log: @escaping @Sendable (String) -> Void = { _ in }, threadSetup: @escaping @Sendable () -> Void = {}) {
         let control = OSCControlServer(dispatcher: dispatcher, options: options,
                                        transmit: { peer, bytes in socket.send(bytes, to: peer) }, log: log)
         self.socket = socket
@@ -37,6 +43,7 @@ public final class OSCUDPServer: Sendable {
         let finished = self.finished
         let thread = Thread {
             ThreadName.setCurrent("lockstep-osc")
+            threadSetup()
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(16, options.maximumDatagramSize), alignment: 8)
             defer {
                 buffer.deallocate()

@@ -4,7 +4,8 @@ import LockstepFiles
 
 /// The standby cue, armed: while a live session plays, the layer of the cue a plain `go` would fire
 /// holds the audio it would play were the cue fired on each of the next few cycles
-/// (``OutputQueue/arm(_:startTime:)``), computed ahead on the layer's lane. A `go` then only asks
+/// (``OutputQueue/arm(_:startTime:)``), computed ahead on the layer's lane. A `go` of it (plain, or
+/// naming it; not placed on a given sample) then only asks
 /// the render thread to fire the one for the next cycle it renders: the cue starts on the first
 /// frame of the cycle after the command, however late in the period it came, with nothing to
 /// compute in between. The timeline is edited as for any `go` on that sample, so the audio stays
@@ -14,8 +15,9 @@ import LockstepFiles
 /// places lies on its own layer (cues chained to it on other layers start at least one armed
 /// piece later). Any other control change disarms it, and it is armed again afterwards.
 extension SessionPlayer {
-    /// The cycles ahead (beyond the next one) the standby cue is armed for.
-    static let armedCycles = 4
+    /// The cycles ahead (beyond the next one) the standby cue is armed for: slack for a lane busy
+    /// with thousands of layers (a piece is computed each cycle whatever the number).
+    static let armedCycles = 12
 
     struct Arming {
         /// The layer and cue armed.
@@ -81,7 +83,7 @@ extension SessionPlayer {
         guard let streamer else { return }
         let target = layer ?? state.withLock { state in state.playhead.map { state.timeline.cues[$0].layer } }
         guard let target else { return }
-        _ = streamer.submit(lane: target) { [self] in arm() }
+        _ = streamer.submit(lane: target, urgent: true) { [self] in arm() }
     }
 
     /// The cue a plain `go` fires now, if it can be armed: its layer and index.
@@ -158,21 +160,40 @@ extension SessionPlayer {
         }
     }
 
+    /// Computes the layer's next buffer after a fired piece into one of its spares (they come
+    /// back to the spares once played).
+    func continueAfterFire(layer: Int, run: Int) {
+        let lock = layerLocks[layer]
+        lock.lock()
+        defer { lock.unlock() }
+        guard let (buffer, timeline, position, origin) = state.withLock({ state -> (QueueBuffer, SessionTimeline, Int64, Int64)? in
+            guard state.run == run, state.phase.computes, let spare = state.spares[layer].popLast() else { return nil }
+            let position = state.filled[layer]
+            state.filled[layer] += Int64(spare.frameCapacity)
+            return (spare, state.timeline, position, state.queueOrigin)
+        }) else { return }
+        render(layer: layer, timeline: timeline, position: position, into: buffer)
+        _ = try? queues[layer].enqueue(buffer, startTime: position - origin)
+    }
+
     /// A free arming buffer of `layer` (allocated on first use).
     private func takeArmingBuffer(layer: Int, queue: OutputQueue) -> QueueBuffer? {
         if let buffer = state.withLock({ state in state.arming.free[layer]?.popLast() }) { return buffer }
         let allocated = state.withLock { $0.arming.owned.count }
-        guard allocated < Self.armedCycles * 2, let buffer = try? queue.allocateBuffer(frameCapacity: bufferFrames) else { return nil }
+        guard allocated < Self.armedCycles + 4, let buffer = try? queue.allocateBuffer(frameCapacity: bufferFrames) else { return nil }
         state.withLock { _ = $0.arming.owned.insert(ObjectIdentifier(buffer)) }
         return buffer
     }
 
-    /// A plain `go` of the armed standby cue: fired by the render thread on the next cycle; nil
-    /// when nothing was armed for that cycle (the caller then places it as any change).
-    func goArmed() -> GoResult? {
+    /// A `go` of the armed standby cue (unnamed, or naming it): fired by the render thread on the
+    /// next cycle; nil when nothing was armed for that cycle (the caller then places it as any
+    /// change), or when `name` names another cue.
+    func goArmed(named name: String?) -> GoResult? {
         guard let (layer, cueIndex) = state.withLock({ state -> (Int, Int)? in
+            let standby = state.playhead ?? state.timeline.waitingCues.first?.index
+            if let name, standby.map({ state.timeline.cues[$0].name }) != name { return nil }
             guard let layer = state.arming.layer, let cue = state.arming.cue, state.phase == .playing,
-                  cue == (state.playhead ?? state.timeline.waitingCues.first?.index) else {
+                  cue == standby else {
                 if state.phase == .playing && streamer != nil { state.arming.statistics.unarmed += 1 }
                 return nil
             }
@@ -222,10 +243,16 @@ extension SessionPlayer {
                                   playhead: state.playhead.map { state.timeline.cues[$0].name })
             return (result, changes, state.run)
         }
-        // Buffers enqueued from now on follow the fired piece.
+        // Buffers enqueued from now on follow the fired piece; the next two are computed into the
+        // layer's spares at once, ahead of the ordinary refills of every other layer.
         try? queue.truncate(at: queueTime + pieceFrames)
         try? queue.disarm()
         lock.unlock()
+        for _ in 0..<Self.spareCount {
+            if streamer?.submit(lane: layer, urgent: true, { [self] in continueAfterFire(layer: layer, run: run) }) != true {
+                continueAfterFire(layer: layer, run: run)
+            }
+        }
         let done = DispatchGroup()
         for change in changes {
             done.enter()

@@ -24,6 +24,10 @@ import Synchronization
 /// buffer computed from there), and returns once that is done. A layer recomputed too late for
 /// its sample keeps its place on the timeline and is reported in ``lateStarts`` with the frames
 /// it missed. The audio stays a function of session time.
+///
+/// A plain ``go(_:at:)`` (the playhead's cue) needs none of that when the cue is armed (live; see
+/// `SessionPlayer+Arming.swift`): its layer holds the audio for each of the next cycles, and the
+/// render thread starts the one for the next cycle it renders.
 public final class SessionPlayer: @unchecked Sendable {
     /// The session being played.
     public let session: Session
@@ -453,7 +457,7 @@ public final class SessionPlayer: @unchecked Sendable {
     ///   no manual cue is left.
     @discardableResult
     public func go(_ name: String? = nil, at position: Int64? = nil) throws(PlayerError) -> GoResult {
-        if name == nil, position == nil, let armed = goArmed() { return armed }
+        if position == nil, let armed = goArmed(named: name) { return armed }
         return try control(at: position) { state throws(PlayerError) -> GoResult in
             let cue: SessionTimeline.Cue
             if let name {

@@ -52,7 +52,8 @@ final class ControlSurfaces {
         if let oscSocket {
             let settings = OSCControlServer.Options(passcode: options.oscPasscode,
                                                     replyPort: UInt16(options.oscReplyPort ?? Int(OSCEndpoint.defaultReplyPort)))
-            let server = OSCUDPServer(socket: oscSocket, dispatcher: dispatcher, options: settings, log: { [notes] in notes.add($0) })
+            let server = OSCUDPServer(socket: oscSocket, dispatcher: dispatcher, options: settings, log: { [notes] in notes.add($0) },
+                                      threadSetup: { device.promoteCurrentThread() })
             log.notice("OSC control on \(server.localAddress) (UDP); replies to port \(settings.replyPort)\(passcodeNote)")
             if let warning = server.exposureWarning { log.warning("\(warning)") }
             osc = server

@@ -26,7 +26,7 @@ extension JACKTests {
             let device = rig.device
             let dispatcher = ControlDispatcher(player: rig.player)
             let osc = OSCUDPServer(socket: try OSCUDPSocket(binding: OSCEndpoint(host: "127.0.0.1", port: 0)),
-                                   dispatcher: dispatcher, log: { _ in })
+                                   dispatcher: dispatcher, log: { _ in }, threadSetup: { device.promoteCurrentThread() })
             let peer = try OSCTestPeer(serverPort: osc.localAddress.port)
             try peer.send("/udpReplyPort", [.int32(Int32(peer.port))])
             #expect(peer.reply(to: "/udpReplyPort")?["status"] as? String == "ok")
@@ -72,7 +72,7 @@ extension JACKTests {
             for at in starts { try rig.expectHit(at: at) }
             let (p50, p99, most) = GoLatencyRig.percentiles(leads)
             let ms = GoLatencyRig.ms
-            print("OSC GO latency: \(Self.count) GOs, period \(period): datagram arrival to first sample p50 \(arrival.p50Frames) frames (\(ms(arrival.p50Frames)) ms), p99 \(arrival.p99Frames) (\(ms(arrival.p99Frames)) ms), max \(arrival.maxFrames) (\(ms(arrival.maxFrames)) ms); from the send p50 \(p50) (\(ms(p50)) ms), p99 \(p99) (\(ms(p99)) ms), max \(most) (\(ms(most)) ms); every cue on the sample its reply names")
+            print("OSC GO latency: \(Self.count) GOs, period \(period): datagram arrival to first sample p50 \(arrival.p50Frames) frames (\(ms(arrival.p50Frames)) ms), p99 \(arrival.p99Frames) (\(ms(arrival.p99Frames)) ms), max \(arrival.maxFrames) (\(ms(arrival.maxFrames)) ms); from the send p50 \(p50) (\(ms(p50)) ms), p99 \(p99) (\(ms(p99)) ms), max \(most) (\(ms(most)) ms); every cue on the sample its reply names; standby \(rig.player.standbyStatistics)")
         }
     }
 }
