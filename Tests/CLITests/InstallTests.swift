@@ -1,0 +1,75 @@
+import Foundation
+import LockstepTestSupport
+import Testing
+
+/// `Scripts/install.sh` as a user runs it, into a temporary prefix (the built debug binary stands
+/// in for the release one it would build: `LOCKSTEP_INSTALL_BINARY`).
+@Suite("Scripts/install.sh installs the tool, its man page and completions, and removes exactly them")
+struct InstallTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+    static let files = ["bin/lockstep", "share/man/man1/lockstep.1", "share/bash-completion/completions/lockstep",
+                        "share/zsh/site-functions/_lockstep", "share/fish/vendor_completions.d/lockstep.fish"]
+
+    func script(_ arguments: [String], environment: [String: String] = [:]) throws -> CLI.Result {
+        try CLI.run([Self.root + "/Scripts/install.sh"] + arguments,
+                    environment: ["LOCKSTEP_INSTALL_BINARY": CLI.binary].merging(environment) { $1 },
+                    timeout: 60, executable: "/bin/bash")
+    }
+
+    @Test("install, run the installed tool, read its man page, complete with bash; reinstall over it; uninstall leaves nothing")
+    func roundTrip() throws {
+        let temp = try TemporaryTestDirectory(prefix: "lockstep-install")
+        let prefix = temp.path + "/prefix"
+        let installed = try script([prefix])
+        #expect(installed.status == 0, "\(installed.stderr)")
+        for file in Self.files {
+            #expect(FileManager.default.fileExists(atPath: prefix + "/" + file), "\(file) is missing")
+        }
+        #expect(FileManager.default.isExecutableFile(atPath: prefix + "/bin/lockstep"))
+        let version = try CLI.run(["--version"], executable: prefix + "/bin/lockstep")
+        #expect(version.status == 0 && !version.stdout.isEmpty)
+        let page = try String(contentsOfFile: prefix + "/share/man/man1/lockstep.1", encoding: .utf8)
+        #expect(page == (try String(contentsOfFile: Self.root + "/Docs/lockstep.1", encoding: .utf8)))
+        // bash loads the completion and completes the subcommands.
+        let completion = try CLI.run(["-c", """
+            source \(prefix)/share/bash-completion/completions/lockstep
+            COMP_WORDS=(lockstep se); COMP_CWORD=1; COMP_LINE="lockstep se"; COMP_POINT=${#COMP_LINE}
+            _lockstep; printf '%s\\n' "${COMPREPLY[@]}"
+            """], executable: "/bin/bash")
+        #expect(completion.stdout.split(separator: "\n").contains("session"), "\(completion.stdout) \(completion.stderr)")
+        // A second install replaces its own files.
+        #expect(try script([prefix]).status == 0)
+        let removed = try script(["--uninstall", prefix])
+        #expect(removed.status == 0, "\(removed.stderr)")
+        let left = FileManager.default.enumerator(atPath: prefix)?.compactMap { $0 as? String }
+            .filter { !((try? FileManager.default.attributesOfItem(atPath: prefix + "/" + $0)[.type]) as? FileAttributeType == .typeDirectory) }
+        #expect(left == [], "left behind: \(left ?? [])")
+    }
+
+    @Test("it refuses to overwrite a lockstep it did not install, a relative prefix, and an uninstall with nothing installed")
+    func refusals() throws {
+        let temp = try TemporaryTestDirectory(prefix: "lockstep-install")
+        let prefix = temp.path + "/prefix"
+        try FileManager.default.createDirectory(atPath: prefix + "/bin", withIntermediateDirectories: true)
+        try "#!/bin/sh\necho another\n".write(toFile: prefix + "/bin/lockstep", atomically: true, encoding: .utf8)
+        let refused = try script([prefix])
+        #expect(refused.status != 0 && refused.stderr.contains("was not installed by this script"), "\(refused.stderr)")
+        #expect(try String(contentsOfFile: prefix + "/bin/lockstep", encoding: .utf8).contains("another"))
+        #expect(!FileManager.default.fileExists(atPath: prefix + "/share/man/man1/lockstep.1"))
+        let relative = try script(["relative/prefix"])
+        #expect(relative.status != 0 && relative.stderr.contains("absolute path"), "\(relative.stderr)")
+        let nothing = try script(["--uninstall", temp.path + "/empty"])
+        #expect(nothing.status != 0 && nothing.stderr.contains("nothing to remove"), "\(nothing.stderr)")
+    }
+
+    @Test("DESTDIR stages the files under another root, with the manifest naming them under the prefix")
+    func staging() throws {
+        let temp = try TemporaryTestDirectory(prefix: "lockstep-install")
+        let stage = temp.path + "/stage"
+        #expect(try script(["/usr"], environment: ["DESTDIR": stage]).status == 0)
+        for file in Self.files { #expect(FileManager.default.fileExists(atPath: stage + "/usr/" + file), "\(file)") }
+        let manifest = try String(contentsOfFile: stage + "/usr/share/lockstep/install-manifest", encoding: .utf8)
+        #expect(manifest.split(separator: "\n").map(String.init) == Self.files.map { "/usr/" + $0 })
+    }
+}
