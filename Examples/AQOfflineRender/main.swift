@@ -1,9 +1,11 @@
 // AQOfflineRender: Apple's offline-render flow (the "AQOfflineRenderTest" sample's steps): a file
-// plays through an audio queue in offline mode (AudioQueueSetOfflineRenderFormat, the queue's
-// callback reading packets with AudioFileReadPackets), each rendered buffer is handed to
+// plays through an audio queue in offline mode (AudioQueueSetOfflineRenderFormat, one buffer of
+// about a second, the queue's callback reading packets with AudioFileReadPackets, with packet
+// descriptions and the magic cookie for a compressed file), each rendered buffer is handed to
 // ExtAudioFileWrite, and the ExtAudioFile converts it from the render format (its client format:
-// 32-bit float) to the capture file's data format (16-bit integer by default). Ported to Linux by
-// changing one import.
+// 32-bit float) to the capture file's data format (16-bit integer by default). At the end of the
+// file the callback flushes and stops the queue; the loop writes that render and stops: every
+// frame is in it. Ported to Linux by changing one import.
 //
 //   swift run AQOfflineRender IN.wav OUT.caf                 # OUT: .caf, .wav, .aiff or .m4a
 //   options: --file-format int16|int24|float32|alac|aac (the capture file's samples or codec; default
@@ -16,7 +18,7 @@ import AQExampleSupport   // Linux: command-line options and error messages of t
 import AudioQueueCompat
 import Foundation
 
-let kNumberBuffers = 3
+let kNumberBuffers = 1
 
 // The state the queue's callback uses.
 struct AQTestInfo {
@@ -26,7 +28,9 @@ struct AQTestInfo {
     var mBuffers = [AudioQueueBufferRef?](repeating: nil, count: kNumberBuffers)
     var mCurrentPacket: Int64 = 0
     var mNumPacketsToRead: UInt32 = 0
+    var mPacketDescs: UnsafeMutablePointer<AudioStreamPacketDescription>?
     var mDone = false
+    var mFlushed = false
 }
 
 // The playback callback: read the next packets, enqueue them; at the end of the file, stop.
@@ -35,13 +39,19 @@ func AQTestBufferCallback(_ inUserData: UnsafeMutableRawPointer?, _ inAQ: AudioQ
     if info.pointee.mDone { return }
     var numBytes: UInt32 = 0
     var nPackets = info.pointee.mNumPacketsToRead
-    check(AudioFileReadPackets(info.pointee.mAudioFile!, false, &numBytes, nil, info.pointee.mCurrentPacket, &nPackets,
-                               inCompleteAQBuffer.pointee.mAudioData), "AudioFileReadPackets")
+    check(AudioFileReadPackets(info.pointee.mAudioFile!, false, &numBytes, info.pointee.mPacketDescs, info.pointee.mCurrentPacket,
+                               &nPackets, inCompleteAQBuffer.pointee.mAudioData), "AudioFileReadPackets")
     if nPackets > 0 {
         inCompleteAQBuffer.pointee.mAudioDataByteSize = numBytes
-        check(AudioQueueEnqueueBuffer(inAQ, inCompleteAQBuffer, 0, nil), "AudioQueueEnqueueBuffer")
+        check(AudioQueueEnqueueBuffer(inAQ, inCompleteAQBuffer, info.pointee.mPacketDescs != nil ? nPackets : 0,
+                                      info.pointee.mPacketDescs), "AudioQueueEnqueueBuffer")
         info.pointee.mCurrentPacket += Int64(nPackets)
     } else {
+        // This ensures that we flush the queue when done -- ensures you get all the data out.
+        if !info.pointee.mFlushed {
+            check(AudioQueueFlush(inAQ), "AudioQueueFlush")
+            info.pointee.mFlushed = true
+        }
         check(AudioQueueStop(inAQ, false), "AudioQueueStop")
         info.pointee.mDone = true
     }
@@ -76,20 +86,44 @@ check(AudioFileOpenURL(URL(fileURLWithPath: paths[0]), kAudioFileReadPermission,
 var size = UInt32(MemoryLayout<AudioStreamBasicDescription>.size)
 check(AudioFileGetProperty(info.pointee.mAudioFile!, kAudioFilePropertyDataFormat, &size, &info.pointee.mDataFormat),
       "AudioFileGetProperty(DataFormat)")
-var packetCount: UInt64 = 0
-size = UInt32(MemoryLayout<UInt64>.size)
-check(AudioFileGetProperty(info.pointee.mAudioFile!, kAudioFilePropertyAudioDataPacketCount, &size, &packetCount),
-      "AudioFileGetProperty(AudioDataPacketCount)")
 
-// The queue, its buffers (a quarter of a second), primed through the callback.
+/// Apple's CalculateBytesForTime: a buffer for `seconds` of packets of at most `maxPacketSize`
+/// bytes, kept between 16 and 64 KiB, and how many packets it takes.
+func calculateBytesForTime(_ desc: AudioStreamBasicDescription, _ maxPacketSize: UInt32, _ seconds: Double) -> (bytes: UInt32, packets: UInt32) {
+    let maxBufferSize: UInt32 = 0x10000, minBufferSize: UInt32 = 0x4000
+    var size: UInt32
+    if desc.mFramesPerPacket != 0 {
+        size = UInt32(desc.mSampleRate / Double(desc.mFramesPerPacket) * seconds) * maxPacketSize
+    } else {
+        size = max(maxBufferSize, maxPacketSize)
+    }
+    if size > maxBufferSize && size > maxPacketSize { size = maxBufferSize } else if size < minBufferSize { size = minBufferSize }
+    return (size, size / maxPacketSize)
+}
+
+// The queue and its buffer (about a second of audio, at most 64 KiB), enqueued once the queue has started.
 check(AudioQueueNewOutput(&info.pointee.mDataFormat, AQTestBufferCallback, info, CFRunLoopGetCurrent(),
                           CFRunLoopMode.commonModes.rawValue, 0, &info.pointee.mQueue), "AudioQueueNewOutput")
 let queue = info.pointee.mQueue!
-let bufferByteSize = UInt32(info.pointee.mDataFormat.mSampleRate / 4) * info.pointee.mDataFormat.mBytesPerPacket
-info.pointee.mNumPacketsToRead = bufferByteSize / info.pointee.mDataFormat.mBytesPerPacket
+var maxPacketSize: UInt32 = 0
+size = UInt32(MemoryLayout<UInt32>.size)
+check(AudioFileGetProperty(info.pointee.mAudioFile!, kAudioFilePropertyPacketSizeUpperBound, &size, &maxPacketSize),
+      "AudioFileGetProperty(PacketSizeUpperBound)")
+let (bufferByteSize, packetsToRead) = calculateBytesForTime(info.pointee.mDataFormat, maxPacketSize, 1.0)
+info.pointee.mNumPacketsToRead = packetsToRead
+let isFormatVBR = info.pointee.mDataFormat.mBytesPerPacket == 0 || info.pointee.mDataFormat.mFramesPerPacket == 0
+if isFormatVBR {
+    info.pointee.mPacketDescs = .allocate(capacity: Int(packetsToRead))
+}
+// The file's magic cookie (a compressed format's decoder configuration), if any, on the queue.
+if AudioFileGetPropertyInfo(info.pointee.mAudioFile!, kAudioFilePropertyMagicCookieData, &size, nil) == noErr, size > 0 {
+    let cookie = UnsafeMutableRawPointer.allocate(byteCount: Int(size), alignment: 1)
+    check(AudioFileGetProperty(info.pointee.mAudioFile!, kAudioFilePropertyMagicCookieData, &size, cookie), "get cookie from file")
+    check(AudioQueueSetProperty(queue, kAudioQueueProperty_MagicCookie, cookie, size), "set cookie on queue")
+    cookie.deallocate()
+}
 for i in 0..<kNumberBuffers {
     check(AudioQueueAllocateBuffer(queue, bufferByteSize, &info.pointee.mBuffers[i]), "AudioQueueAllocateBuffer")
-    AQTestBufferCallback(info, queue, info.pointee.mBuffers[i]!)
 }
 
 // The render format: 32-bit float, interleaved, at the source's rate and channel count.
@@ -122,8 +156,8 @@ check(ExtAudioFileSetProperty(captureFile!, kExtAudioFileProperty_ClientDataForm
       "ExtAudioFileSetProperty(ClientDataFormat)")
 if useAsync { check(ExtAudioFileWriteAsync(captureFile!, 0, nil), "ExtAudioFileWriteAsync(prime)") }
 
-// The capture buffer: half the size of a playback buffer, in the render format.
-let captureFrames = UInt32(info.pointee.mDataFormat.mSampleRate / 8)
+// The capture buffer: half the size of the playback buffer (never pull faster than data is pushed).
+let captureFrames = bufferByteSize / 2 / captureFormat.mBytesPerFrame
 var captureBuffer: AudioQueueBufferRef?
 check(AudioQueueAllocateBuffer(queue, captureFrames * captureFormat.mBytesPerFrame, &captureBuffer), "AudioQueueAllocateBuffer")
 var captureABL = AudioBufferList()
@@ -136,11 +170,13 @@ var ts = AudioTimeStamp()
 ts.mFlags = .sampleTimeValid
 ts.mSampleTime = 0
 check(AudioQueueOfflineRender(queue, &ts, captureBuffer!, 0), "AudioQueueOfflineRender")   // once with 0 frames
+// We need to enqueue a buffer after the queue has started.
+AQTestBufferCallback(info, queue, info.pointee.mBuffers[0]!)
 
-// Render and capture exactly the source's length.
+// Render until the callback has flushed the queue at the end of the file.
 var written: Int64 = 0
-while written < Int64(packetCount) {
-    let request = UInt32(min(Int64(captureFrames), Int64(packetCount) - written))
+while true {
+    let request = captureFrames
     check(AudioQueueOfflineRender(queue, &ts, captureBuffer!, request), "AudioQueueOfflineRender")
     captureABL.mBuffers.mData = captureBuffer!.pointee.mAudioData
     captureABL.mBuffers.mDataByteSize = captureBuffer!.pointee.mAudioDataByteSize
@@ -157,6 +193,7 @@ while written < Int64(packetCount) {
         FileHandle.standardError.write(Data("holding after \(written) frames\n".utf8))
         while true { sleep(60) }
     }
+    if info.pointee.mFlushed { break }
 }
 
 check(AudioQueueDispose(queue, true), "AudioQueueDispose")

@@ -46,6 +46,8 @@ final class CompatQueue: @unchecked Sendable {
         var engineBuffer: QueueBuffer
         var frames: Int
         var buffer: AudioQueueBufferRef?
+        /// The queue sample time at which its audio ends.
+        var end: Int64 = 0
     }
 
     /// One enqueued buffer with what came with it, kept in order while the queue is unbound (and,
@@ -82,6 +84,9 @@ final class CompatQueue: @unchecked Sendable {
         var output: OutputQueue?
         var input: InputQueue?
         var offlineDevice: OfflineDevice?
+        /// The device sample at which the output queue last stopped (offline: where a render that
+        /// saw it stop ends its audio).
+        var outputStoppedAt: Int64?
         var offlineLayout: LinearPCMLayout?
         /// Parameter values set while unbound (Volume, VolumeRampTime, Pan), applied at binding.
         var parameters: [QueueParameter: Float] = [:]

@@ -18,6 +18,9 @@ extension CompatQueue {
         if isOutput {
             let queue = try engine.makeOutputQueue(format: layout.format) { [self] _, buffer in outputDone(buffer) }
             _ = try queue.addPropertyListener(.isRunning) { [self] queue, _ in runningChanged(queue.isRunning) }
+            queue.addEventHandler { [self] _, event in
+                if case .stopped(let time) = event { self.state.withLock { $0.outputStoppedAt = time } }
+            }
             // Apple's timing: a buffer that arrives late plays in full and the timeline slides.
             queue.lateBufferPolicy = .playInFull
             // Ramp time first: the Volume and Pan set before binding take effect at once anyway.
@@ -117,10 +120,15 @@ extension CompatQueue {
             state.spare.append(engineBuffer)
             throw error
         }
-        state.inFlight.append(InFlight(engineBuffer: engineBuffer, frames: bytes / layout.bytesPerFrame, buffer: item.buffer))
+        let frames = bytes / layout.bytesPerFrame
+        let end = start + Int64(frames - Int(item.trimStart) - Int(item.trimEnd))
+        state.inFlight.append(InFlight(engineBuffer: engineBuffer, frames: frames, buffer: item.buffer, end: end))
         // Its audio is converted and in the engine queue: the buffer may go back to the callback
-        // now (on the callback thread), if the decode buffer has room.
-        if let engine = state.engine { engine.performOnCallbackThread { [weak self] in self?.releaseDecoded() } }
+        // now (on the callback thread), if the decode buffer has room. (Offline, buffers go back
+        // at the start of a render: ``releaseForOfflineRender(frames:)``.)
+        if let engine = state.engine, state.offlineLayout == nil {
+            engine.performOnCallbackThread { [weak self] in self?.releaseDecoded() }
+        }
         return start
     }
 

@@ -56,6 +56,12 @@ extension CompatQueue {
                 }
             }
         }
+        // The buffers whose audio ends within this render go back to the callback first (it may
+        // flush and stop at the end of its file: then this render plays all of it).
+        let queueRate = layout.format.sampleRate, deviceRate = Double(renderLayout.format.sampleRate)
+        releaseForOfflineRender(frames: Int64((Double(frames) * queueRate / deviceRate).rounded(.down)))
+        let first = device.currentTime().sampleTime
+        state.withLock { $0.outputStoppedAt = nil }
         var done = 0
         while done < Int(frames) {
             let n = min(Int(frames) - done, OfflineChunk.frames)
@@ -64,9 +70,15 @@ extension CompatQueue {
             _ = try device.render(frames: n, into: target)
             done += n
         }
-        if renderLayout.isBigEndian {
-            renderLayout.convertByteOrder(from: ref.pointee.mAudioData, to: ref.pointee.mAudioData, byteCount: bytes)
+        // A queue that stopped within this render (it played out what was enqueued after a stop)
+        // rendered its last frame there: the buffer holds the audio up to it, not the silence after.
+        var rendered = bytes
+        if let stop = state.withLock({ $0.outputStoppedAt }), stop >= first, stop < first + Int64(frames) {
+            rendered = Int(stop - first) * renderLayout.bytesPerFrame
         }
-        ref.pointee.mAudioDataByteSize = UInt32(bytes)
+        if renderLayout.isBigEndian {
+            renderLayout.convertByteOrder(from: ref.pointee.mAudioData, to: ref.pointee.mAudioData, byteCount: rendered)
+        }
+        ref.pointee.mAudioDataByteSize = UInt32(rendered)
     }
 }

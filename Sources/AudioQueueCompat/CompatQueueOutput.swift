@@ -9,25 +9,55 @@ extension CompatQueue {
     /// any others the decode buffer has room for. Called on the callback thread (or the offline
     /// render thread).
     func outputDone(_ engineBuffer: QueueBuffer) {
-        let finished = state.withLock { (state) -> AudioQueueBufferRef? in
+        let (finished, offline) = state.withLock { (state) -> (AudioQueueBufferRef?, Bool) in
+            let offline = state.offlineLayout != nil
             guard state.disposal != .done,
-                  let index = state.inFlight.firstIndex(where: { $0.engineBuffer === engineBuffer }) else { return nil }
+                  let index = state.inFlight.firstIndex(where: { $0.engineBuffer === engineBuffer }) else { return (nil, offline) }
             let entry = state.inFlight.remove(at: index)
             state.spare.append(engineBuffer)
             if let ref = entry.buffer { forget(ref, &state) }
-            return entry.buffer
+            return (entry.buffer, offline)
         }
-        releaseDecoded(finished: finished)
+        // Offline, buffers still playing go back only at the start of a render.
+        releaseDecoded(finished: finished, decodeAhead: !offline)
+    }
+
+    /// Offline, at the start of a render of `frames` queue frames: hands back to the callback, in
+    /// order, the buffers whose audio ends within it (with a decode buffer; without one, only
+    /// played buffers go back). Whatever the callback then does — enqueue more, or flush and stop
+    /// at the end of its file — this render plays all of what was handed back, so a render loop
+    /// that stops once the callback has flushed gets every frame.
+    func releaseForOfflineRender(frames: Int64) {
+        let decoded = state.withLock { (state) -> [AudioQueueBufferRef] in
+            guard state.disposal != .done, state.decodeBufferFrames > 0, let output = state.output,
+                  let now = try? output.currentTime().sampleTime else { return [] }
+            var refs: [AudioQueueBufferRef] = []
+            for index in state.inFlight.indices {
+                guard state.inFlight[index].end - Int64(now) <= frames else { break }
+                guard let buffer = state.inFlight[index].buffer else { continue }
+                state.inFlight[index].buffer = nil
+                refs.append(buffer)
+            }
+            for ref in refs { forget(ref, &state) }
+            if !refs.isEmpty { state.outputCallbacksRunning += 1 }
+            return refs
+        }
+        guard !decoded.isEmpty else { return }
+        deliverOutput(decoded)
+        state.withLock { state in
+            for ref in decoded { state.resetting.remove(ref) }
+            state.outputCallbacksRunning -= 1
+        }
     }
 
     /// Hands back to the callback, in order, the queue's buffers whose audio is in the engine
     /// queue and within `kAudioQueueProperty_DecodeBufferSizeFrames` of the play position (each
     /// carries one engine buffer; their number stays within the engine's per-queue limit), and
     /// `finished`, a buffer whose audio has played. Called on the callback thread.
-    func releaseDecoded(finished: AudioQueueBufferRef? = nil) {
+    func releaseDecoded(finished: AudioQueueBufferRef? = nil, decodeAhead: Bool = true) {
         let withFinished = finished != nil
         let decoded = state.withLock { (state) -> [AudioQueueBufferRef] in
-            guard state.disposal != .done else { return [] }
+            guard state.disposal != .done, decodeAhead else { return [] }
             var refs: [AudioQueueBufferRef] = []
             let limit = state.decodeBufferFrames
             let maximum = state.engine?.maximumBuffersPerQueue ?? 0

@@ -331,9 +331,9 @@ extension CompatQueue {
             }
             let engine = state.withLock { state in
                 state.decodeBufferFrames = Int(frames)
-                return state.engine
+                return state.offlineLayout == nil ? state.engine : nil
             }
-            // A larger decode buffer may take buffers now.
+            // A larger decode buffer may take buffers now (offline: at the next render).
             engine?.performOnCallbackThread { [weak self] in self?.releaseDecoded() }
         case kAudioQueueProperty_MagicCookie:
             if state.withLock({ $0.encoding != nil }) {

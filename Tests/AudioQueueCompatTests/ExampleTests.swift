@@ -74,6 +74,28 @@ extension AQCompatTests {
             expectMatchesSource(floats(bytes), lossless: kind == "alac")
         }
 
+        @Test("AQOfflineRender runs Apple's loop (one buffer; it stops once the callback has flushed at the end of the file): every frame of a WAV comes out, and of an ALAC file every packet, the source exactly", arguments: [
+            "wav", "alac-caf", "alac-m4a",
+        ])
+        func offlineRenderEveryFrame(source kind: String) throws {
+            let fixtures = CompressedFixtures.shared
+            let source = kind == "wav" ? fixtures.directory.file("source.wav") : kind == "alac-caf" ? try fixtures.alacCAF : try fixtures.alacM4A
+            let path = temp.file("every-\(kind).wav")
+            let result = try runExample("AQOfflineRender", [source, path, "--file-format", "float32"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let (status, bytes) = try extReadAll(path, client: floatClient44)
+            #expect(status == noErr)
+            var decoded = floats(bytes)
+            if kind != "wav" {
+                // Apple's loop plays whole packets: the last one's padding (silence) comes out too.
+                let frames = decoded.count / CompressedFixtures.channels
+                #expect(frames % 4096 == 0 && frames - CompressedFixtures.frames < 4096, "\(frames) frames")
+                #expect(decoded[(CompressedFixtures.frames * CompressedFixtures.channels)...].allSatisfy { $0 == 0 })
+                decoded = Array(decoded.prefix(CompressedFixtures.frames * CompressedFixtures.channels))
+            }
+            expectMatchesSource(decoded, lossless: true)
+        }
+
         @Test("AQOfflineRender captures through ExtAudioFile into ALAC (CAF, M4A) and AAC (M4A): every frame, ALAC exactly", arguments: [
             ("alac", "out-alac.caf"), ("alac", "out-alac.m4a"), ("aac", "out-aac.m4a"),
         ])

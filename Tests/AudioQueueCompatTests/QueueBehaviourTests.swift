@@ -7,7 +7,10 @@ import Testing
 /// An output callback that logs the buffer and overwrites its audio at once, as a player
 /// refilling it would: audio already handed to the queue must not change.
 func scribbleOutput(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ buffer: AudioQueueBufferRef) {
-    CallbackLog.from(userData).add(buffer)
+    let log = CallbackLog.from(userData)
+    log.add(buffer)
+    var stamp = AudioTimeStamp()
+    if AudioQueueGetCurrentTime(queue, nil, &stamp, nil) == noErr { log.add(time: stamp.mSampleTime) }
     memset(buffer.pointee.mAudioData, 0x7F, Int(buffer.pointee.mAudioDataBytesCapacity))
 }
 
@@ -269,11 +272,11 @@ extension AQCompatTests {
             #expect(AudioQueueStart(queue, nil) == kAudio_ParamError)
         }
     
-        @Test("kAudioQueueProperty_DecodeBufferSizeFrames: buffers within that many frames of the play position come back before they play (the callback may overwrite them at once and the audio still plays as enqueued); 0 hands each back only once played")
+        @Test("kAudioQueueProperty_DecodeBufferSizeFrames offline: a buffer comes back at the start of the render that plays its last frame, before that frame plays (the callback may overwrite it at once and the audio still plays as enqueued); 0 hands each back only once played")
         func decodeBufferHandsBackEarly() throws {
             let format = pcm(48000, channels: 1, bits: 16)
             // Eight 1000-frame buffers, buffer i holding the value i + 1 in every sample.
-            func run(decodeFrames: UInt32) throws -> (early: Int, output: [Int16]) {
+            func run(decodeFrames: UInt32) throws -> (times: [Double], output: [Int16]) {
                 let log = CallbackLog()
                 var queueFormat = format
                 var made: AudioQueueRef?
@@ -299,7 +302,6 @@ extension AQCompatTests {
                 var output = [Int16]()
                 let (status, first) = render(queue, capture!, frames: 100, at: &time)
                 try #require(status == noErr)
-                let early = log.buffers.count                   // back after 100 frames played
                 output += first.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
                 while output.count < 8000 {
                     let (status, bytes) = render(queue, capture!, frames: 100, at: &time)
@@ -307,16 +309,15 @@ extension AQCompatTests {
                     output += bytes.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
                 }
                 #expect(log.buffers.count == 8)
-                return (early, output)
+                return (log.times, output)
             }
             let expected = (0..<8000).map { Int16($0 / 1000 + 1) }
             let ahead = try run(decodeFrames: 3000)
             let none = try run(decodeFrames: 0)
-            print("DecodeBufferSizeFrames 3000: \(ahead.early) buffers back after 100 frames; 0: \(none.early)")
-            // 3000 frames ahead: the buffers up to 3000 frames of audio (the first three) are back
-            // at once; with 0, none before it has played.
-            #expect(ahead.early == 3)
-            #expect(none.early == 0)
+            // Buffer i ends at queue time 1000 (i + 1), in the render of 100 frames from 1000 i + 900.
+            let ends = (1...8).map { Double($0 * 1000) }
+            #expect(ahead.times == ends.map { $0 - 100 }, "\(ahead.times)")
+            #expect(none.times.count == 8 && zip(none.times, ends).allSatisfy { $0 >= $1 }, "\(none.times)")
             // The callback overwrote each buffer as it came back: what plays is what was enqueued.
             #expect(ahead.output == expected)
             #expect(none.output == expected)

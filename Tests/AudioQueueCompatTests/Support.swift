@@ -53,6 +53,10 @@ final class CallbackLog: @unchecked Sendable {
     func add(_ input: Input) { locked { _inputs.append(input) } }
     var statuses: [OSStatus] { locked { _statuses } }
     func add(status: OSStatus) { locked { _statuses.append(status) } }
+    /// Queue sample times noted by callbacks.
+    var times: [Double] { locked { _times } }
+    func add(time: Double) { locked { _times.append(time) } }
+    private var _times: [Double] = []
 }
 
 func logOutput(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ buffer: AudioQueueBufferRef) {
