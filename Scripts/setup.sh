@@ -7,7 +7,8 @@ set -euo pipefail
 packages=(pkg-config libsndfile1-dev libsoxr-dev libjack-jackd2-dev jackd2 pipewire pipewire-jack liblo-dev liblo-tools sox libsox-fmt-all opus-tools tmux libncurses-dev
           chromium chromium-driver python3-selenium fonts-dejavu-core
           librsvg2-dev iproute2 nftables   # session check --png; the netjack2 test (ip netns, nft)
-          libavformat-dev libavcodec-dev libavutil-dev ffmpeg "$@")   # compressed formats (AudioQueueCompat)
+          libavformat-dev libavcodec-dev libavutil-dev ffmpeg   # compressed formats (AudioQueueCompat)
+          binutils "$@")                                      # objdump: Scripts/package.sh
 
 missing=()
 for p in "${packages[@]}"; do

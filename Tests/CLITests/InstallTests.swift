@@ -72,4 +72,38 @@ struct InstallTests {
         let manifest = try String(contentsOfFile: stage + "/usr/share/lockstep/install-manifest", encoding: .utf8)
         #expect(manifest.split(separator: "\n").map(String.init) == Self.files.map { "/usr/" + $0 })
     }
+
+    @Test("Scripts/package.sh builds a .deb of the same files, depending on the C libraries' packages; dpkg installs it into a root of its own and removes every file again")
+    func debianPackage() throws {
+        let temp = try TemporaryTestDirectory(prefix: "lockstep-package")
+        let built = try CLI.run([Self.root + "/Scripts/package.sh", temp.path],
+                                environment: ["LOCKSTEP_INSTALL_BINARY": CLI.binary, "LOCKSTEP_PACKAGE_SKIP_UNOWNED": "1",
+                                              "LOCKSTEP_PACKAGE_COMPRESSION": "none"],
+                                timeout: 120, executable: "/bin/bash")
+        #expect(built.status == 0, "\(built.stderr)")
+        let deb = try #require(try FileManager.default.contentsOfDirectory(atPath: temp.path).first { $0.hasSuffix(".deb") })
+        let info = try CLI.run(["--field", temp.path + "/" + deb, "Package", "Depends"], executable: "/usr/bin/dpkg-deb")
+        #expect(info.stdout.contains("Package: lockstep"))
+        for library in ["libjack-jackd2-0", "libsndfile1", "libsoxr0", "liblo7"] {
+            #expect(info.stdout.contains(library), "\(info.stdout)")
+        }
+        // A root of its own: an empty dpkg database there (the libraries it depends on are this
+        // machine's, not that root's: --force-depends).
+        let root = temp.path + "/root"
+        try FileManager.default.createDirectory(atPath: root + "/var/lib/dpkg/info", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: root + "/var/lib/dpkg/updates", withIntermediateDirectories: true)
+        for file in ["status", "available"] { FileManager.default.createFile(atPath: root + "/var/lib/dpkg/" + file, contents: Data()) }
+        let dpkg = ["--root=" + root, "--force-not-root", "--force-depends", "--force-script-chrootless", "--log=/dev/null"]
+        let installed = try CLI.run(dpkg + ["-i", temp.path + "/" + deb], executable: "/usr/bin/dpkg")
+        #expect(installed.status == 0, "\(installed.stderr)")
+        for file in Self.files {
+            #expect(FileManager.default.fileExists(atPath: root + "/usr/" + file), "\(file) is missing")
+        }
+        let version = try CLI.run(["--version"], executable: root + "/usr/bin/lockstep")
+        #expect(version.status == 0 && !version.stdout.isEmpty)
+        let removed = try CLI.run(dpkg + ["-r", "lockstep"], executable: "/usr/bin/dpkg")
+        #expect(removed.status == 0, "\(removed.stderr)")
+        let left = FileManager.default.enumerator(atPath: root + "/usr")?.compactMap { $0 as? String } ?? []
+        #expect(left.isEmpty, "left behind: \(left)")
+    }
 }
