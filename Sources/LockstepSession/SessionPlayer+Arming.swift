@@ -222,12 +222,13 @@ extension SessionPlayer {
         let pieceFrames = Int64(bufferFrames)
         let (result, changes, run) = state.withLock { state -> (GoResult, [(layer: Int, from: Int64)], Int) in
             let sample = queueTime + state.queueOrigin
-            let cue = state.timeline.cues[cueIndex]
             state.touched = [:]
-            let placed = state.timeline.fire(cueIndex, at: sample)
-            state.touch(cues: placed, from: sample)
-            state.fired.append((cue.name, sample))
+            // Placed as any `go` is, on the sample the render thread chose.
+            state.earliestChangeable = sample
+            var result = Self.fire(state.timeline.cues[cueIndex], in: &state)
+            state.earliestChangeable = nil
             state.playhead = Self.waitingCue(after: cueIndex, in: state.timeline)
+            result.playhead = state.playhead.map { state.timeline.cues[$0].name }
             // The fired piece holds the layer up to its end; the refills compute on from there.
             state.filled[layer] = sample + pieceFrames
             state.arming.armedTimes = []
@@ -238,9 +239,6 @@ extension SessionPlayer {
                 changes.append((other, max(from, state.queueOrigin)))
             }
             state.touched = [:]
-            let result = GoResult(cue: cue.name, placed: placed.map { state.timeline.cues[$0].name },
-                                  start: sample + cue.offsetFromTrigger,
-                                  playhead: state.playhead.map { state.timeline.cues[$0].name })
             return (result, changes, state.run)
         }
         // Buffers enqueued from now on follow the fired piece; the next two are computed into the
