@@ -27,7 +27,8 @@ extension SessionPlayer {
         var generation = 0
         /// Per layer: its arming buffers not armed now, and every one of them.
         var free: [Int: [QueueBuffer]] = [:]
-        var owned: Set<ObjectIdentifier> = []
+        /// Every arming buffer, with its layer (a buffer belongs to its layer's queue).
+        var owned: [ObjectIdentifier: Int] = [:]
         /// The queue times armed.
         var armedTimes: Set<Int64> = []
         var statistics = StandbyStatistics()
@@ -55,7 +56,7 @@ extension SessionPlayer {
 
     /// Whether `buffer` is one of the arming buffers.
     func isArmingBuffer(_ buffer: QueueBuffer) -> Bool {
-        state.withLock { $0.arming.owned.contains(ObjectIdentifier(buffer)) }
+        state.withLock { $0.arming.owned[ObjectIdentifier(buffer)] != nil }
     }
 
     /// An arming buffer came back (fired and played, passed unfired, or disarmed): free again;
@@ -176,12 +177,13 @@ extension SessionPlayer {
         _ = try? queues[layer].enqueue(buffer, startTime: position - origin)
     }
 
-    /// A free arming buffer of `layer` (allocated on first use).
+    /// A free arming buffer of `layer` (allocated on first use; a layer keeps at most enough for
+    /// its pieces and those coming back, whichever layers were armed before).
     private func takeArmingBuffer(layer: Int, queue: OutputQueue) -> QueueBuffer? {
         if let buffer = state.withLock({ state in state.arming.free[layer]?.popLast() }) { return buffer }
-        let allocated = state.withLock { $0.arming.owned.count }
+        let allocated = state.withLock { $0.arming.owned.values.count { $0 == layer } }
         guard allocated < Self.armedCycles + 4, let buffer = try? queue.allocateBuffer(frameCapacity: bufferFrames) else { return nil }
-        state.withLock { _ = $0.arming.owned.insert(ObjectIdentifier(buffer)) }
+        state.withLock { $0.arming.owned[ObjectIdentifier(buffer)] = layer }
         return buffer
     }
 

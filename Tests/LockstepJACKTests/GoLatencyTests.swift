@@ -17,6 +17,31 @@ extension JACKTests {
         @Test("every GO sounds on its reported sample, within two periods of the command, with no underrun")
         func goesLandWithinTwoPeriods() throws { try retryingOnXruns("GoLatencyTests", run) }
 
+        @Test("the standby cue is armed on whichever layer it is: three GOs on one layer, then one on another, all from armed pieces, each on its reported sample")
+        func standbyMovesAcrossLayers() throws { try retryingOnXruns("GoLatencyTests.layers", layersRun) }
+
+        func layersRun(_ xrun: XrunFlag) throws {
+            let rig = try GoLatencyRig(count: 3, client: "lockstep-go-layers",
+                                       extra: "  - { name: other, layer: bed, file: hit.wav, at: manual }\n")
+            let (engine, player) = (rig.engine, rig.player)
+            rig.waitForBed()
+            var starts: [Int64] = []
+            for _ in 0..<4 {
+                let go = try player.go()
+                starts.append(player.deviceTime(forPosition: go.start))
+                // The next standby cue is armed once this one has started.
+                while player.position < go.start + 2048 { usleep(1_000) }
+            }
+            rig.waitForCapture(past: try #require(starts.last))
+            player.stop()
+            rig.capture.stop()
+            rig.expectNoUnderrun()
+            #expect(player.standbyStatistics == SessionPlayer.StandbyStatistics(armed: 4, missed: 0, unarmed: 0),
+                    "\(player.standbyStatistics)")
+            xrun.set(rig.capture.xrunCount > 0 || engine.discontinuities.contains { $0.kind == .xrun })
+            for at in starts { try rig.expectHit(at: at) }
+        }
+
         func run(_ xrun: XrunFlag) throws {
             let rig = try GoLatencyRig(count: Self.count, client: "lockstep-go")
             let (engine, player, device) = (rig.engine, rig.player, rig.device)
