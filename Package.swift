@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(name: "LockstepFilesTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepTestSupport"]),
         .testTarget(name: "LockstepJACKTests",
-                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepOSC", "LockstepSchema", "LockstepSession", "LockstepShow", "LockstepTestSupport", "CJack"]),
+                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepOSC", "LockstepSchema", "LockstepSession", "LockstepShow", "LockstepWeb", "LockstepTestSupport", "CJack"]),
         .testTarget(name: "LockstepSessionTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepTestSupport"]),
         .testTarget(name: "LockstepControlTests",

@@ -66,11 +66,15 @@ extension OutputQueue {
     }
 
     /// Asks the render thread to fire, in the next cycle it renders, the segment armed for that
-    /// cycle's first frame. Realtime-safe (one atomic add). Read the answer with
+    /// cycle's first frame. Realtime-safe (two atomic stores). Read the answer with
     /// ``fireOutcome(of:)``.
+    /// - Parameter notBefore: the earliest queue time to fire on (an event's own sample, say, when
+    ///   it lies ahead of the cycle being rendered): a cycle that starts before it leaves the
+    ///   request to a later cycle (answered missed at once when nothing is armed). Nil: any.
     /// - Returns: the request's number.
-    public func fireArmed() -> UInt32 {
-        renderState.pointee.fireRequest.wrappingAdd(1, ordering: .releasing).newValue
+    public func fireArmed(notBefore: Int64? = nil) -> UInt32 {
+        renderState.pointee.fireNotBefore.store(notBefore.map(toDevice) ?? .min, ordering: .relaxed)
+        return renderState.pointee.fireRequest.wrappingAdd(1, ordering: .releasing).newValue
     }
 
     /// What fire request `request` did, once the render thread has answered it; nil until then.

@@ -233,15 +233,16 @@ extension RenderCore {
         }
     }
 
-    /// Answers a fire request: the armed segment for the queue time of this cycle's first frame
-    /// replaces the audio from there (as a truncation there and an enqueue would), and the answer
+    /// Answers a fire request (in the first cycle from its not-before time): the armed segment
+    /// for the queue time of this cycle's first frame replaces the audio from there (as a truncation there and an enqueue would), and the answer
     /// is published (-1 when none was armed for it, or the queue is not running). Then hands back
     /// the armed segments the queue has reached: they can no longer fire.
     @inline(__always)
     func fireArmed(_ q: UnsafeMutablePointer<QueueRenderState>, t0: Int64) {
         let now = q.pointee.queueTime
         let request = q.pointee.fireRequest.load(ordering: .acquiring)
-        if request != q.pointee.fireSeen {
+        if request != q.pointee.fireSeen,
+           q.pointee.armedCount == 0 || now >= q.pointee.fireNotBefore.load(ordering: .relaxed) {
             q.pointee.fireSeen = request
             var fired: Int64 = -1
             if q.pointee.runState == .running {

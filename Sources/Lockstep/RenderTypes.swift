@@ -244,6 +244,9 @@ struct QueueRenderState: ~Copyable {
     /// Fire requests made (user side) and the last one the render thread answered.
     let fireRequest = Atomic<UInt32>(0)
     var fireSeen: UInt32 = 0
+    /// The request's earliest queue time (device frames): cycles starting before it leave the
+    /// request for a later one.
+    let fireNotBefore = Atomic<Int64>(.min)
     /// The answer to request ``fireOutcomeGeneration``: the queue time fired, or -1 (missed).
     let fireOutcomeTime = Atomic<Int64>(-1)
     let fireOutcomeGeneration = Atomic<UInt32>(0)

@@ -107,10 +107,15 @@ public final class ControlDispatcher: Sendable {
     /// starts on. Playhead moves and status have no sample and are carried out as they come;
     /// pause, resume and seek of the whole session move its clock and get an error reply saying
     /// to send them untimed.
-    public func execute(_ command: ControlCommand, address: String, atSampleTime sampleTime: Int64?) -> ControlReply {
+    ///
+    /// `notBefore` (with no `sampleTime`) is a device sample a GO must not sound before: a MIDI
+    /// event's own sample, which can lie ahead of the cycle being rendered.
+    public func execute(_ command: ControlCommand, address: String, atSampleTime sampleTime: Int64?,
+                        notBefore: Int64? = nil) -> ControlReply {
         let (reply, updates) = state.withLock { state -> (ControlReply, [ControlUpdate]) in
             do throws(ControlError) {
-                return try Self.run(command, address: address, sampleTime: sampleTime, state: &state, options: options)
+                return try Self.run(command, address: address, sampleTime: sampleTime, notBefore: notBefore, state: &state,
+                                    options: options)
             } catch {
                 return (.error(address, error), [])
             }
@@ -128,7 +133,7 @@ public final class ControlDispatcher: Sendable {
 
     // MARK: - Commands
 
-    private static func run(_ command: ControlCommand, address: String, sampleTime: Int64?, state: inout State,
+    private static func run(_ command: ControlCommand, address: String, sampleTime: Int64?, notBefore: Int64?, state: inout State,
                             options: Options) throws(ControlError) -> (ControlReply, [ControlUpdate]) {
         let player = state.player
         // Its numbers' ranges first, before any becomes samples: a command made in code may hold
@@ -204,7 +209,7 @@ public final class ControlDispatcher: Sendable {
         switch command {
         case .go(let reference):
             let name = try reference.map { reference throws(ControlError) in try cue(reference) }
-            let result = try attempt { () throws(PlayerError) in try player.go(name, at: requested) }
+            let result = try attempt { () throws(PlayerError) in try player.go(name, at: requested, notBefore: notBefore) }
             return (ok(fired(result), "go \(result.cue) at \(when(result.start))\(lateness(result.start))"),
                     [update(.playhead, cue: result.playhead)])
         case .startCue(let reference):

@@ -3,15 +3,17 @@ import LockstepSession
 import Synchronization
 
 /// The MIDI control surface: maps each ``Lockstep/MIDIEvent`` through the session's
-/// ``MIDITriggers`` to commands on the ``ControlDispatcher``, placed on a sample fixed relative to
-/// the event's own sample time — the event's sample plus ``latency`` — so that the same MIDI
-/// always gives the same output, live or rendered offline from a MIDI file.
+/// ``MIDITriggers`` to commands on the ``ControlDispatcher``, either as soon as they come (a
+/// ``latency`` of nil: as a typed or OSC command, a GO of the standby cue sounds from the next
+/// cycle) or placed on a sample fixed relative to the event's own sample time — the event's sample
+/// plus ``latency`` — so that the same MIDI always gives the same output, live or rendered offline
+/// from a MIDI file.
 ///
-/// Commands that change cues (go, start, stop, pause and resume of a cue, stop, panic, level,
-/// gain) land exactly there when the device can still change that sample (``latency`` at least
-/// two periods on JACK); otherwise on the first sample it can, and the reply's `late` says by
-/// how much. Pause, resume and seek of the whole session move its clock and are carried out as
-/// soon as they come. Runs on whatever thread reads the MIDI input, never the realtime thread.
+/// With a latency, commands that change cues (go, start, stop, pause and resume of a cue, stop,
+/// panic, level, gain) land exactly there when the device can still change that sample (a latency
+/// of at least two periods on JACK); otherwise on the first sample it can, and the reply's `late`
+/// says by how much. Pause, resume and seek of the whole session move its clock and are carried out
+/// as soon as they come. Runs on whatever thread reads the MIDI input, never the realtime thread.
 ///
 /// ```swift
 /// let midi = MIDIControl(dispatcher: dispatcher, triggers: try MIDITriggers(session: session), latency: 512)
@@ -36,18 +38,19 @@ public final class MIDIControl: Sendable {
     public let dispatcher: ControlDispatcher
     /// The triggers.
     public let triggers: MIDITriggers
-    /// Samples from a MIDI event to the sample its commands land on.
-    public let latency: Int64
+    /// Samples from a MIDI event to the sample its commands land on; nil: as soon as they come.
+    public let latency: Int64?
     private let counts = Mutex(Statistics())
     private let lastProblem = Mutex<String?>(nil)
 
     /// Creates the surface.
-    /// - Parameter latency: samples from each event to its commands' sample (≥ 0). On JACK, two
-    ///   periods or more lands every command on its sample.
-    public init(dispatcher: ControlDispatcher, triggers: MIDITriggers, latency: Int64) {
+    /// - Parameter latency: samples from each event to its commands' sample (≥ 0; on JACK, two
+    ///   periods or more lands every command on its sample), or nil to carry each out as soon as
+    ///   it comes.
+    public init(dispatcher: ControlDispatcher, triggers: MIDITriggers, latency: Int64?) {
         self.dispatcher = dispatcher
         self.triggers = triggers
-        self.latency = max(0, latency)
+        self.latency = latency.map { max(0, $0) }
     }
 
     /// What came in so far.
@@ -85,8 +88,10 @@ public final class MIDIControl: Sendable {
         }
         var replies: [ControlReply] = []
         for (command, address) in commands {
-            let placed = Self.isPlaceable(command) ? event.sampleTime + latency : nil
-            let reply = dispatcher.execute(command, address: address, atSampleTime: placed)
+            let placed = latency.flatMap { Self.isPlaceable(command) ? event.sampleTime + $0 : nil }
+            // As they come: a GO still never sounds before its event.
+            let reply = dispatcher.execute(command, address: address, atSampleTime: placed,
+                                           notBefore: latency == nil ? event.sampleTime : nil)
             if !reply.isOK { counts.withLock { $0.refused += 1 } }
             replies.append(reply)
         }

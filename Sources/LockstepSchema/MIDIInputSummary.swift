@@ -2,8 +2,9 @@
 public struct MIDIInputSummary: Sendable, Hashable, Codable {
     /// The JACK MIDI input port.
     public var port: String
-    /// Samples from each event to the sample its commands land on.
-    public var latency: Int64
+    /// Samples from each event to the sample its commands land on; absent when they are carried out
+    /// as soon as they come (the default).
+    public var latency: Int64?
     /// Messages read.
     public var received: Int
     /// Messages a trigger matched.
@@ -20,7 +21,7 @@ public struct MIDIInputSummary: Sendable, Hashable, Codable {
     public var lastBroken: String?
 
     /// Creates a summary.
-    public init(port: String, latency: Int64, received: Int, matched: Int, unmatched: Int, broken: Int, refused: Int,
+    public init(port: String, latency: Int64?, received: Int, matched: Int, unmatched: Int, broken: Int, refused: Int,
                 dropped: Int, lastBroken: String?) {
         self.port = port
         self.latency = latency

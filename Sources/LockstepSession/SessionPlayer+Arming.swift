@@ -189,9 +189,11 @@ extension SessionPlayer {
 
     /// A `go` of the armed standby cue (unnamed, or naming it): fired by the render thread on the
     /// next cycle; nil when nothing was armed for that cycle (the caller then places it as any
-    /// change), or when `name` names another cue.
-    func goArmed(named name: String?) -> GoResult? {
-        guard let (layer, cueIndex) = state.withLock({ state -> (Int, Int)? in
+    /// change), or when `name` names another cue. With `notBefore` (a device sample), the cycle
+    /// fired is the first that starts there or later.
+    func goArmed(named name: String?, notBefore: Int64? = nil) -> GoResult? {
+        let latest = engine.currentTime().sampleTime + 2 * Int64(max(1, engine.device.periodFrames))
+        guard let (layer, cueIndex, earliest) = state.withLock({ state -> (Int, Int, Int64?)? in
             let standby = state.playhead ?? state.timeline.waitingCues.first?.index
             if let name, standby.map({ state.timeline.cues[$0].name }) != name { return nil }
             guard let layer = state.arming.layer, let cue = state.arming.cue, state.phase == .playing,
@@ -199,7 +201,8 @@ extension SessionPlayer {
                 if state.phase == .playing && streamer != nil { state.arming.statistics.unarmed += 1 }
                 return nil
             }
-            return (layer, cue)
+            let toQueueTime = state.originPosition - state.originDevice - state.queueOrigin
+            return (layer, cue, notBefore.map { min($0, latest) + toQueueTime })
         }) else { return nil }
         let queue = queues[layer]
         let lock = layerLocks[layer]
@@ -207,7 +210,7 @@ extension SessionPlayer {
         defer { controlLock.unlock() }
         // The layer's refills wait until the timeline holds the fired cue.
         lock.lock()
-        let request = queue.fireArmed()
+        let request = queue.fireArmed(notBefore: earliest)
         var outcome: OutputQueue.FireOutcome?
         _ = engine.waitForDeliveries(timeout: 0.2) {
             outcome = queue.fireOutcome(of: request)

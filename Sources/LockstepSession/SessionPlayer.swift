@@ -452,12 +452,15 @@ public final class SessionPlayer: @unchecked Sendable {
     /// or on the control sample when `position` lies before it: a sample some layer has already
     /// computed cannot change any more. ``GoResult/start`` says where it went.
     ///
+    /// - Parameter notBefore: without `position`, a device sample the cue must not start before
+    ///   (a MIDI event's own sample, which can lie ahead of the cycle being rendered); at most
+    ///   two periods ahead of now.
     /// - Returns: what was placed and where.
     /// - Throws: ``PlayerError`` when the cue is unknown, not manual, or already fired, or when
     ///   no manual cue is left.
     @discardableResult
-    public func go(_ name: String? = nil, at position: Int64? = nil) throws(PlayerError) -> GoResult {
-        if position == nil, let armed = goArmed(named: name) { return armed }
+    public func go(_ name: String? = nil, at position: Int64? = nil, notBefore: Int64? = nil) throws(PlayerError) -> GoResult {
+        if position == nil, let armed = goArmed(named: name, notBefore: notBefore) { return armed }
         return try control(at: position) { state throws(PlayerError) -> GoResult in
             let cue: SessionTimeline.Cue
             if let name {

@@ -47,9 +47,9 @@ struct ControlOptions: ParsableArguments {
             completion: Completions.ports)
     var midiConnect: [String] = []
 
-    @Option(name: .customLong("midi-latency"), help: ArgumentHelp("Samples from each MIDI event to the sample its commands land on (default: 512, or two periods when the server's period is longer than 256).", valueName: "samples"),
-            transform: { Int(try TimeOption.samples($0)) })
-    var midiLatency: Int?
+    @Option(name: .customLong("midi-latency"), help: ArgumentHelp("Place each MIDI event's commands this many samples after the event, on the sample session render --midi-file places them (512 = two periods of 256 lands every one on its sample); 'next' (the default): carry each out as soon as it comes, a GO sounding from the next cycle.", valueName: "samples|next"),
+            transform: { $0 == "next" ? MIDIPlacement.next : .after(Int(try TimeOption.samples($0))) })
+    var midiLatency: MIDIPlacement?
 
     /// Whether MIDI control is on.
     var usesMIDI: Bool { midi || !midiConnect.isEmpty || midiLatency != nil }
@@ -102,7 +102,7 @@ struct ControlOptions: ParsableArguments {
         }
         if let webToken, webToken.isEmpty { throw ValidationError("--web-token is empty; give a token, or leave the option out") }
         if let oscPasscode, oscPasscode.isEmpty { throw ValidationError("--osc-passcode is empty; give a passcode, or leave the option out") }
-        if let midiLatency, !(0...MIDIDefaults.maximumLatency).contains(midiLatency) {
+        if case .after(let midiLatency)? = midiLatency, !(0...MIDIDefaults.maximumLatency).contains(midiLatency) {
             throw ValidationError("--midi-latency \(midiLatency) is out of range; give 0 to \(MIDIDefaults.maximumLatency) samples")
         }
         if let port = midiConnect.first(where: { !$0.contains(":") }) {

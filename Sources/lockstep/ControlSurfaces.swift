@@ -76,7 +76,8 @@ final class ControlSurfaces {
         }
         if let input = device.midiInput {
             let period = Int64(max(1, device.periodFrames))
-            let latency = Int64(options.midiLatency ?? max(MIDIDefaults.latency, Int(2 * period)))
+            var latency: Int64?
+            if case .after(let samples)? = options.midiLatency { latency = Int64(samples) }
             for source in options.midiConnect {
                 do { try device.connect(source, to: input.portName) } catch {
                     throw CLIError(message: "\(command): --midi-connect: \(error.message)")
@@ -84,8 +85,11 @@ final class ControlSurfaces {
             }
             midi = MIDIReader(input: input, device: device, control: MIDIControl(dispatcher: dispatcher, triggers: triggers, latency: latency),
                               log: { [notes] in notes.add($0) })
-            let lateWarning = latency < 2 * period ? " (warning: less than two periods of \(period); commands can land late)" : ""
-            log.notice("MIDI control on \(input.portName): \(triggers.entries.count) trigger\(triggers.entries.count == 1 ? "" : "s"); commands land \(latency) samples after their event\(lateWarning)")
+            let placement = latency.map { latency in
+                let lateWarning = latency < 2 * period ? " (warning: less than two periods of \(period); commands can land late)" : ""
+                return "commands land \(latency) samples after their event\(lateWarning)"
+            } ?? "commands are carried out as they come"
+            log.notice("MIDI control on \(input.portName): \(triggers.entries.count) trigger\(triggers.entries.count == 1 ? "" : "s"); \(placement)")
         }
     }
 

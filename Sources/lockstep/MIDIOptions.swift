@@ -6,12 +6,20 @@ import Synchronization
 /// The MIDI control surface's defaults, shared by `session run --midi` and
 /// `session render --midi-file`.
 enum MIDIDefaults {
-    /// Samples from a MIDI event to the sample its commands land on: two periods of 256 frames,
-    /// the least at which every command lands on its sample at that period. Live, with a longer
-    /// period, two periods.
+    /// Samples from a MIDI event to the sample its commands land on in `session render
+    /// --midi-file`: two periods of 256 frames, the least at which every command lands on its
+    /// sample live at that period (`session run --midi-latency 512`).
     static let latency = 512
     /// The longest latency taken (10 s at 48 kHz).
     static let maximumLatency = 480_000
+}
+
+/// Where `--midi-latency` places a MIDI event's commands.
+enum MIDIPlacement: Hashable {
+    /// As soon as they come (the default live): a GO sounds from the next cycle.
+    case next
+    /// This many samples after the event, as `session render --midi-file` places them.
+    case after(Int)
 }
 
 /// The MIDI surface of `session run --midi`: a thread of its own reads the device's MIDI input

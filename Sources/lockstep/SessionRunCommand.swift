@@ -35,9 +35,9 @@ struct SessionRunCommand: ParsableCommand {
 
             --midi registers a JACK MIDI input, <client>:midi_in (connect a controller with \
             --midi-connect or any patchbay); the session's 'triggers:' map notes, control changes, \
-            program changes and MIDI Show Control to these commands. Each command lands \
-            --midi-latency samples after its MIDI event, on the sample a render with --midi-file \
-            gives it.
+            program changes and MIDI Show Control to these commands, carried out as they come (a GO \
+            sounds from the next cycle); with --midi-latency SAMPLES each lands that many samples \
+            after its MIDI event, on the sample a render with --midi-file gives it.
 
             Examples:
               lockstep session run show.yaml --control -

@@ -104,7 +104,7 @@ struct CLITests {
         (["render", "GOOD.wav", "-o", "x.wav", "--offset=+0:01"], "the value '+0:01' is invalid for '--offset <time>': has a sign"),
         (["session", "render", "GOOD.yaml", "-o", "x.wav", "--duration=-0:01"], "the value '-0:01' is invalid for '--duration <time>': negative"),
         (["session", "render", "GOOD.yaml", "-o", "x.wav", "--midi-latency=+5"], "the value '+5' is invalid for '--midi-latency <samples>': has a sign"),
-        (["session", "run", "GOOD.yaml", "--midi-latency=-0"], "the value '-0' is invalid for '--midi-latency <samples>': negative"),
+        (["session", "run", "GOOD.yaml", "--midi-latency=-0"], "the value '-0' is invalid for '--midi-latency <samples|next>': negative"),
         (["record", "-o", "x.wav", "--port", "a:b", "--start-at=-0"], "the value '-0' is invalid for '--start-at <start-at>': negative"),
         // Numbers that would overflow when turned into samples are refused where they are parsed:
         // not a time (no exponents; at most a week), with the forms a time takes.

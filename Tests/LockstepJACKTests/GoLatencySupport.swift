@@ -1,3 +1,4 @@
+import CJack
 import Foundation
 import Lockstep
 import LockstepFiles
@@ -83,6 +84,25 @@ struct GoLatencyRig {
     /// Checks that nothing underran.
     func expectNoUnderrun(sourceLocation: Testing.SourceLocation = #_sourceLocation) {
         #expect(!engine.discontinuities.contains { $0.kind == .underrun }, "\(engine.discontinuities)", sourceLocation: sourceLocation)
+    }
+
+    /// Sends `count` GOs with `go` (which returns the device sample its reply names), 20 to 60 ms
+    /// apart so that they leave at any phase of the period; for each, the frames from the send to
+    /// that sample, from the reply's return to it (the command was carried out before), and the
+    /// sample. Send and return are read on JACK's host clock, translated to the device's frames.
+    func sendGoes(_ count: Int, _ go: () throws -> Int64) throws -> (leads: [Int64], afterReply: [Int64], starts: [Int64]) {
+        var leads: [Int64] = [], afterReply: [Int64] = [], starts: [Int64] = []
+        var generator = SystemRandomNumberGenerator()
+        for _ in 1...count {
+            usleep(UInt32.random(in: 20_000...60_000, using: &generator))
+            let sent = device.sampleTime(forHostTime: jack_get_time())
+            let at = try go()
+            let answered = device.sampleTime(forHostTime: jack_get_time())
+            leads.append(at - sent)
+            afterReply.append(at - answered)
+            starts.append(at)
+        }
+        return (leads, afterReply, starts)
     }
 
     /// `frames` at 48 kHz in milliseconds, two decimals.

@@ -1,4 +1,3 @@
-import CJack
 import Foundation
 import Lockstep
 import LockstepControl
@@ -32,24 +31,13 @@ extension JACKTests {
             #expect(peer.reply(to: "/udpReplyPort")?["status"] as? String == "ok")
             rig.waitForBed()
 
-            var leads: [Int64] = []
             // From the reply's arrival back at the client: the command was carried out before,
             // so the cue cannot start more than two periods after this.
-            var afterReply: [Int64] = []
-            var starts: [Int64] = []
-            var generator = SystemRandomNumberGenerator()
-            for _ in 1...Self.count {
-                // Datagrams leave at any phase of the period (a wait for time by design).
-                usleep(UInt32.random(in: 20_000...60_000, using: &generator))
-                let sent = device.sampleTime(forHostTime: jack_get_time())
+            let (leads, afterReply, starts) = try rig.sendGoes(Self.count) {
                 try peer.send("/go")
                 let reply = try #require(peer.reply(to: "/go"))
                 let data = try #require(reply["data"] as? [String: Any], "\(reply)")
-                let at = Int64(try #require(data["sampleTime"] as? Int, "\(reply)"))
-                let answered = device.sampleTime(forHostTime: jack_get_time())
-                leads.append(at - sent)
-                afterReply.append(at - answered)
-                starts.append(at)
+                return Int64(try #require(data["sampleTime"] as? Int, "\(reply)"))
             }
             rig.waitForCapture(past: try #require(starts.last))
             // From each datagram's arrival (the kernel's timestamp, on the host clock) to its

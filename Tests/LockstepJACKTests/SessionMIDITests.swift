@@ -47,7 +47,7 @@ extension JACKTests {
             try sender.start()
             let run = try CLI.spawn(["session", "run", temp.file("show.yaml"), "--server", server.name, "--client-name", "midi-live",
                                      "--connect", capture.portNames[0], "--midi", "--midi-connect", sender.portName,
-                                     "--duration", "2.5", "--json"])
+                                     "--midi-latency", "512", "--duration", "2.5", "--json"])
             #expect(run.waitForErrorOutput(containing: "commands land 512 samples after their event", timeout: 15))
             try server.waitForConnection(sender.portName, to: "midi-live:midi_in")
             // Six GOs a fifth of a second apart, at any phase of the period; a broken message and one

@@ -66,4 +66,34 @@ struct ArmedStartTests {
         #expect(out == Signals.constant(1, frames: 1280))
         #expect(throws: AudioQueueError.self) { try arm(queue, [-1]) }
     }
+
+    @Test("a request not before a queue time waits for the first cycle that starts there or later; with nothing armed it misses at once")
+    func notBefore() throws {
+        let h = try OfflineHarness(channels: 1, period: 256)
+        let returned = Recorder<Int>()
+        let queue = try bedQueue(h, returned: returned)
+        try arm(queue, [256, 512, 768])
+        var out = try h.render(frames: 256)
+        // An event at 300, seen in the cycle from 256: not fired there, but at 512.
+        let request = queue.fireArmed(notBefore: 300)
+        out += try h.render(frames: 256)
+        #expect(queue.fireOutcome(of: request) == nil)
+        out += try h.render(frames: 256)
+        #expect(queue.fireOutcome(of: request) == .fired(queueTime: 512))
+        #expect(Array(out[0..<512]) == Signals.constant(1, frames: 512))
+        #expect(Array(out[512..<768]) == Signals.constant(0.5, frames: 256))
+        // On a cycle's first frame it fires in that cycle.
+        try queue.disarm()
+        try arm(queue, [1024, 1280])
+        out += try h.render(frames: 256)                        // 768..<1024
+        let onTime = queue.fireArmed(notBefore: 1024)
+        out += try h.render(frames: 256)
+        #expect(queue.fireOutcome(of: onTime) == .fired(queueTime: 1024))
+        // Nothing armed: missed at once, never left waiting.
+        try queue.disarm()
+        out += try h.render(frames: 256)
+        let unarmed = queue.fireArmed(notBefore: 100_000)
+        out += try h.render(frames: 256)
+        #expect(queue.fireOutcome(of: unarmed) == .missed)
+    }
 }
