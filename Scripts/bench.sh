@@ -289,7 +289,7 @@ if want 9; then
     latency_test() {
         local log="$CACHE/$3.txt"
         env "$1=$GO_COUNT" LOCKSTEP_GO_LAYERS="$GO_LAYERS" swift test -c release -Xswiftc -enable-testing \
-            --build-path .build-rtests --filter "$2" >"$log" 2>&1 || die "the $4 test failed (see $log)"
+            --build-path .build-rtests --filter "JACKTests/$2/" >"$log" 2>&1 || die "the $4 test failed (see $log)"
         grep -m 1 "^$4:" "$log" || die "no $4 line in $log"
     }
     num() { sed -E "s/.*$1 (-?[0-9]+) .*/\1/" <<<"$2"; }    # the number after the words $1 in $2

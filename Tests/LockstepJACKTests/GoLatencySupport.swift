@@ -54,7 +54,7 @@ struct GoLatencyRig {
         device = try JACKDevice(options: .init(clientName: client, serverName: server.name,
                                                connectToPhysicalOutputs: false, midiInputPortName: midiInput))
         show = try LiveSession(session: session, device: device)
-        capture = try JACKCapture(server: server, sources: [device.outputPortNames[0]], maxSeconds: Double(count) * 0.1 + 8)
+        capture = try JACKCapture(server: server, sources: [device.outputPortNames[0]], maxSeconds: Double(count) * 0.2 + 8)
         try capture.start()
         #expect(capture.waitForFrames(2048, timeout: 5))
         try show.start()

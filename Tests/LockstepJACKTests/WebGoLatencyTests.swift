@@ -31,7 +31,7 @@ extension JACKTests {
 
             let (leads, afterReply, starts) = try rig.sendGoes(Self.count) {
                 client.send(text: #"{"command":"go"}"#)
-                let data = try #require(Self.goReply(client), "no reply to a GO")
+                let data = try #require(Self.goReply(client))
                 return Int64(try #require(data["sampleTime"] as? Int, "\(data)"))
             }
             rig.waitForCapture(past: try #require(starts.last))
@@ -51,16 +51,22 @@ extension JACKTests {
         /// The `data` of the next reply to a GO (skipping meters, status and updates).
         static func goReply(_ client: WebSocketTestClient) -> [String: Any]? {
             let deadline = Date().addingTimeInterval(5)
+            var skipped = 0, bytes = 0
             while let frame = client.next(timeout: max(0, deadline.timeIntervalSinceNow)) {
                 guard frame.opcode == 1,
                       let object = try? JSONSerialization.jsonObject(with: Data(frame.payload)) as? [String: Any],
-                      object["address"] as? String == "go" else { continue }
+                      object["address"] as? String == "go" else {
+                    skipped += 1
+                    bytes += frame.payload.count
+                    continue
+                }
                 guard object["status"] as? String == "ok" else {
                     Issue.record("the GO was refused: \(frame.text)")
                     return nil
                 }
                 return object["data"] as? [String: Any]
             }
+            Issue.record("no reply to a GO within 5 s; \(skipped) other frames (\(bytes) bytes) came meanwhile")
             return nil
         }
     }
