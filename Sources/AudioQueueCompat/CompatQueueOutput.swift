@@ -96,11 +96,25 @@ extension CompatQueue {
         let queue = ref
         switch callback {
         case .output(let proc):
-            CallbackThread.run { for buffer in refs { proc(userData, queue, buffer) } }
+            let userData = Unchecked(userData)
+            runCallback { for buffer in refs { proc(userData.value, queue, buffer) } }
         case .outputBlock(let block, let dispatch):
             onDispatchQueue(dispatch) { for buffer in refs { block(queue, buffer) } }
         case .input, .inputBlock:
             break
+        }
+    }
+
+    /// Runs a C callback (output, input or property listener): posted to the queue's run loop
+    /// when it was created with one — run there unless the queue is disposed of by then — or
+    /// here, on the callback thread. A device that delivers inline (offline rendering) runs it
+    /// here too: inside the render call, as on Apple.
+    func runCallback(_ work: @escaping () -> Void) {
+        guard let (runLoop, mode) = callbackRunLoop,
+              state.withLock({ $0.engine?.device.callbackDelivery }) != .inline else { return CallbackThread.run(work) }
+        runLoop.perform(mode: mode) { [self] in
+            guard state.withLock({ $0.disposal != .done }) else { return }
+            CallbackThread.run(work)
         }
     }
 
