@@ -144,7 +144,7 @@ let package = Package(
         .executableTarget(name: "AQOfflineRender", dependencies: ["AudioQueueCompat", "AQExampleSupport"],
                           path: "Examples/AQOfflineRender"),
         .testTarget(name: "AudioQueueCompatTests",
-                    dependencies: ["AudioQueueCompat", "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepTestSupport"]),
+                    dependencies: ["AudioQueueCompat", "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepTestSupport", "CJack"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -13,6 +13,10 @@
 #include <stddef.h>
 #include <stdbool.h>
 
+/// Defined by Lockstep's headers: `#ifdef LOCKSTEP_AUDIOTOOLBOX` guards Linux additions such as
+/// AudioQueueCompatLastErrorMessage().
+#define LOCKSTEP_AUDIOTOOLBOX 1
+
 #ifdef __cplusplus
 #define LOCKSTEP_EXTERN_C_BEGIN extern "C" {
 #define LOCKSTEP_EXTERN_C_END }

@@ -1,0 +1,324 @@
+import AudioQueueCompat
+import CJack
+import Foundation
+import LockstepFiles
+import LockstepTestSupport
+import Testing
+
+/// The C programs of `Examples/C`, compiled with `cc`/`c++` against the C API of the build tree
+/// (its headers and `liblockstep-audiotoolbox.so`) through a pkg-config file, as a user compiles
+/// them: `cc prog.c $(pkg-config --cflags --libs lockstep-audiotoolbox)`.
+struct CAPIBuild {
+    /// The package's root folder.
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+    /// The build folder holding the library (next to the test bundle).
+    static let buildFolder = URL(fileURLWithPath: CLI.executable(named: "lockstep")).deletingLastPathComponent().path
+    static var library: String { buildFolder + "/liblockstep-audiotoolbox.so" }
+
+    let temp: TemporaryTestDirectory
+
+    /// A pkg-config file for the build tree, in the test's folder.
+    init(_ temp: TemporaryTestDirectory) throws {
+        self.temp = temp
+        let pc = """
+            Name: lockstep-audiotoolbox
+            Description: Apple's Audio Queue Services C API on Lockstep (build tree)
+            Version: 0
+            Cflags: -I\(Self.root)/Sources/LockstepAudioToolbox/include -I\(Self.root)/Sources/CAudioQueueTypes/include
+            Libs: -L\(Self.buildFolder) -llockstep-audiotoolbox
+
+            """
+        try pc.write(toFile: temp.file("lockstep-audiotoolbox.pc"), atomically: true, encoding: .utf8)
+    }
+
+    /// The environment that finds the pkg-config file and, at run time, the library.
+    var environment: [String: String] {
+        ["PKG_CONFIG_PATH": temp.path, "LD_LIBRARY_PATH": Self.buildFolder]
+    }
+
+    /// Compiles `Examples/C/<source>` (C with `cc`, C++ with `c++`) with every warning as an error;
+    /// returns the executable's path.
+    func compile(_ source: String) throws -> String {
+        let output = temp.file(String(source.prefix { $0 != "." }))
+        let compiler = source.hasSuffix(".cpp") ? "c++" : "cc"
+        let command = "\(compiler) -Wall -Wextra -Werror '\(Self.root)/Examples/C/\(source)' -o '\(output)' -lpthread "
+            + "$(pkg-config --cflags --libs lockstep-audiotoolbox)"
+        let result = try CLI.run(["-c", command], environment: environment, timeout: 60, executable: "/bin/sh")
+        #expect(result.status == 0, "\(command)\n\(result.stderr)")
+        return output
+    }
+
+    /// Runs a compiled program to completion.
+    func run(_ program: String, _ arguments: [String], server: String? = nil, timeout: Double = 30) throws -> CLI.Result {
+        var environment = self.environment
+        if let server { environment["JACK_DEFAULT_SERVER"] = server }
+        return try CLI.run(arguments, environment: environment, timeout: timeout, executable: program)
+    }
+
+    /// Starts a compiled program.
+    func spawn(_ program: String, _ arguments: [String], server: String) throws -> RunningCLI {
+        var environment = self.environment
+        environment["JACK_DEFAULT_SERVER"] = server
+        return try CLI.spawn(arguments, environment: environment, executable: program)
+    }
+}
+
+extension AQCompatTests {
+    /// The C API without a JACK server: the headers, the exported symbols, offline rendering.
+    @Suite("C API", .serialized)
+    struct CAPITests {
+        let temp: TemporaryTestDirectory
+        let build: CAPIBuild
+        init() throws {
+            temp = try TemporaryTestDirectory(prefix: "aqcompat-capi")
+            build = try CAPIBuild(temp)
+        }
+
+        @Test("every function the headers declare is exported by the library, and nothing of CoreFoundation's names")
+        func headersMatchLibrary() throws {
+            let include = CAPIBuild.root + "/Sources/LockstepAudioToolbox/include"
+            var declared: Set<String> = []
+            let enumerator = FileManager.default.enumerator(atPath: include)
+            while let file = enumerator?.nextObject() as? String {
+                guard file.hasSuffix(".h") else { continue }
+                let text = try String(contentsOfFile: include + "/" + file, encoding: .utf8)
+                // `OSStatus AudioQueueStart(`, `CFStringRef LockstepCFSTR(`, … at the start of a line.
+                let pattern = try Regex(#"(?m)^[A-Za-z][A-Za-z0-9_ ]*[ *]((?:AudioQueue|AudioFile|ExtAudioFile|AudioConverter|LockstepCF)\w*)\("#)
+                for match in text.matches(of: pattern) { declared.insert(String(match.output[1].substring!)) }
+            }
+            #expect(declared.count > 80, "\(declared.count) functions declared")
+            let nm = try CLI.run(["-D", "--defined-only", CAPIBuild.library], executable: "/usr/bin/nm")
+            #expect(nm.status == 0, "\(nm.stderr)")
+            let exported = Set(nm.stdout.split(separator: "\n").compactMap { line -> String? in
+                let fields = line.split(separator: " ")
+                return fields.count == 3 && fields[1] == "T" ? String(fields[2]) : nil
+            })
+            #expect(declared.subtracting(exported).sorted() == [], "declared but not exported")
+            // Apple's CF names are macros for LockstepCF…: the library must not interpose on libFoundation's.
+            #expect(exported.filter { $0.hasPrefix("CF") }.sorted() == [])
+        }
+
+        @Test("the examples compile as C (gcc) and C++ (g++) with every warning an error, and the headers as C++ too")
+        func examplesCompile() throws {
+            for source in ["aqplay.c", "aqstart.c", "aqoffline.c", "aqmeter.c", "aqrecord.cpp"] {
+                let program = try build.compile(source)
+                #expect(FileManager.default.isExecutableFile(atPath: program), "\(source)")
+            }
+            // Every header on its own, as C++ (extern "C" linkage: the program links).
+            let cpp = temp.file("all.cpp")
+            try """
+                #include <CoreAudioTypes/CoreAudioTypes.h>
+                #include <AudioToolbox/AudioQueue.h>
+                #include <AudioToolbox/AudioToolbox.h>
+                int main() {
+                    AudioTimeStamp ts = AudioTimeStamp();
+                    ts.mFlags = kAudioTimeStampSampleTimeValid | kAudioTimeStampHostTimeValid;
+                    AudioQueueRef queue = nullptr;
+                    OSStatus status = AudioQueueNewOutput(nullptr, nullptr, nullptr, nullptr, nullptr, 0, &queue);
+                    return status == kAudio_ParamError && ts.mFlags == 3 && CFStringGetLength(CFSTR("abc")) == 3 ? 0 : 1;
+                }
+                """.write(toFile: cpp, atomically: true, encoding: .utf8)
+            let command = "c++ -Wall -Wextra -Werror '\(cpp)' -o '\(temp.file("all"))' $(pkg-config --cflags --libs lockstep-audiotoolbox)"
+            let compiled = try CLI.run(["-c", command], environment: build.environment, executable: "/bin/sh")
+            #expect(compiled.status == 0, "\(compiled.stderr)")
+            let ran = try build.run(temp.file("all"), [])
+            #expect(ran.status == 0, "\(ran.stderr)")
+        }
+
+        @Test("Apple's AQOfflineRenderTest loop in C renders a WAV and ALAC (CAF, M4A) files: every frame, equal to the file's own decode", arguments: [
+            "wav", "alac-caf", "alac-m4a",
+        ])
+        func offlineRender(source kind: String) throws {
+            let fixtures = CompressedFixtures.shared
+            let source = kind == "wav" ? fixtures.directory.file("source.wav") : kind == "alac-caf" ? try fixtures.alacCAF : try fixtures.alacM4A
+            let program = try build.compile("aqoffline.c")
+            let output = temp.file("offline-\(kind).caf")
+            let result = try build.run(program, [source, output])
+            #expect(result.status == 0, "\(result.stderr)")
+            // The file's own decode (ExtAudioFile, the valid frames), and the rendered file.
+            let (sourceStatus, sourceBytes) = try extReadAll(source, client: floatClient44)
+            #expect(sourceStatus == noErr)
+            let expected = floats(sourceBytes)
+            let (status, bytes) = try extReadAll(output, client: floatClient44)
+            #expect(status == noErr)
+            var rendered = floats(bytes)
+            let frames = rendered.count / CompressedFixtures.channels
+            #expect(result.stdout.contains("rendered \(frames) frames"), "\(result.stdout)")
+            #expect(expected.count >= CompressedFixtures.frames * CompressedFixtures.channels)
+            if kind != "wav" {
+                // Apple's loop plays whole packets (4096 frames of ALAC): where the file's decode
+                // trims the last one's padding (M4A's edit list), that silence comes out too.
+                #expect(frames % 4096 == 0 && rendered.count >= expected.count, "\(frames) frames")
+                #expect((rendered.count - expected.count) / CompressedFixtures.channels < 4096)
+                #expect(rendered[min(rendered.count, expected.count)...].allSatisfy { $0 == 0 })
+                rendered = Array(rendered.prefix(expected.count))
+            }
+            #expect(rendered.count == expected.count, "rendered \(frames) frames")
+            #expect(rendered == expected, "\(zip(rendered, expected).filter { $0 != $1 }.count) samples differ")
+        }
+    }
+}
+
+extension JACKTests {
+    /// The C programs against a private dummy-driver jackd, their output captured by another JACK
+    /// client (or their file read back) and compared with what they were given.
+    @Suite("C API on JACK", .serialized)
+    struct CAPIJACKTests {
+        let temp: TemporaryTestDirectory
+        let build: CAPIBuild
+        init() throws {
+            temp = try TemporaryTestDirectory(prefix: "aqcompat-capi-jack")
+            build = try CAPIBuild(temp)
+        }
+
+        /// A capture of `sources`, connected as soon as those ports exist (the program registers
+        /// them when its queue first needs the device).
+        func capture(_ server: JACKServer, _ sources: [String], seconds: Double) throws -> JACKCapture {
+            try server.waitForPort(sources[0], timeout: 10)
+            for _ in 0..<100 {
+                let capture = try JACKCapture(server: server, sources: sources, maxSeconds: seconds)
+                do {
+                    try capture.start()
+                    return capture
+                } catch {
+                    capture.stop()
+                    usleep(5000)
+                }
+            }
+            throw JACKFixtureError.portNotFound(sources[0], seconds: 0.5)
+        }
+
+        /// Connects `source`'s channel 0 to each of `ports` once they exist and their client is
+        /// active (its ports exist a moment before they can be connected).
+        func connect(_ source: JACKRampSource, to ports: [String], on server: JACKServer) throws {
+            for port in ports {
+                try server.waitForPort(port, timeout: 10)
+                var connected = false
+                for _ in 0..<200 where !connected {
+                    do {
+                        try source.connect(channel: 0, to: port)
+                        connected = true
+                    } catch {
+                        usleep(5000)
+                    }
+                }
+                if !connected { try source.connect(channel: 0, to: port) }
+            }
+        }
+
+        @Test("aqplay (AudioFileReadPacketData, callbacks on the main run loop, CFRunLoopRunInMode) plays every frame of a file, exactly, on the run loop's thread")
+        func player() throws {
+            let program = try build.compile("aqplay.c")
+            // Half a second of silence (time for the capture to connect), then 0.4 s of signal.
+            let lead = 24_000, frames = 19_200
+            let signal: [Float] = (0..<(frames * 2)).map { (index: Int) -> Float in
+                let value: Int = (index * 7919) % 20_000 - 9_999
+                return Float(value) / 32768
+            }
+            let samples = [Float](repeating: 0, count: lead * 2) + signal
+            try writeFile(temp.file("in.wav"), samples, format: .int16)
+            try retryingOnXruns("CAPIJACKTests") { xrun in
+                let server = try JACKServer()
+                let process = try build.spawn(program, [temp.file("in.wav")], server: server.name)
+                let capture = try capture(server, ["aqplay:out_1", "aqplay:out_2"], seconds: 5)
+                let result = process.wait(timeout: 20)
+                xrun.set(capture.xrunCount > 0)
+                capture.stop()
+                #expect(result.status == 0, "\(result.stderr)")
+                #expect(result.stdout.contains("played \(lead + frames) packets; 0 callbacks off the run loop's thread"), "\(result.stdout)")
+                for channel in 0..<2 {
+                    let audio = capture.channel(channel)
+                    let heard = try #require(audio.firstIndex { $0 != 0 }, "nothing heard on channel \(channel + 1)")
+                    let expected = stride(from: channel, to: signal.count, by: 2).map { signal[$0] }
+                    #expect(Array(audio[heard...].prefix(frames)) == expected, "channel \(channel + 1)")
+                    #expect(audio[(heard + frames)...].allSatisfy { $0 == 0 }, "only the file is heard")
+                }
+            }
+        }
+
+        @Test("aqrecord (the recording guide's Listings 2-1…2-15, C++) writes every frame of a JACK ramp once, in order, to 24-bit AIFF")
+        func recorder() throws {
+            let program = try build.compile("aqrecord.cpp")
+            try retryingOnXruns("CAPIJACKTests") { xrun in
+                let server = try JACKServer()
+                // One step of 2⁻²³ a frame: exact in 24 bits for minutes (16 bits would clip after 0.7 s).
+                let ramp = try JACKRampSource(server: server, channels: 1, signal: .ramp(start: 1, step: 1.0 / 8_388_608))
+                try ramp.start()
+                defer { ramp.stop() }
+                let path = temp.file("take.aiff")
+                try? FileManager.default.removeItem(atPath: path)
+                let process = try build.spawn(program, [path, "1", "48000", "24"], server: server.name)
+                try connect(ramp, to: ["aqrecord:in_1", "aqrecord:in_2"], on: server)
+                let result = process.wait(timeout: 20)
+                xrun.set(ramp.xrunCount > 0)
+                #expect(result.status == 0, "\(result.stderr)")
+                let (format, samples) = try integerSamples(path)
+                #expect(format.sampleFormat == .int24 && format.channelCount == 2 && format.sampleRate == 48000)
+                let left = stride(from: 0, to: samples.count, by: 2).map { samples[$0] >> 8 }
+                let right = stride(from: 1, to: samples.count, by: 2).map { samples[$0] >> 8 }
+                #expect(left == right)
+                #expect(result.stdout.contains("recorded \(left.count) packets"), "\(left.count) frames; \(result.stdout)")
+                let first = try #require(left.firstIndex { $0 != 0 }, "the ramp is not in the take")
+                #expect(left.count > 40_000 && left.count - first > 20_000, "\(left.count) frames, ramp from \(first)")
+                let ramped = left[first...]
+                let gaps = zip(ramped, ramped.dropFirst()).filter { $1 != $0 + 1 }.count
+                #expect(gaps == 0, "the recorded ramp must count up by exactly one every frame")
+            }
+        }
+
+        @Test("aqstart: AudioQueueStart(queue, &time) at a device time half a second ahead puts the buffer's first frame there (host time, to 16 frames)")
+        func startTime() throws {
+            let program = try build.compile("aqstart.c")
+            try retryingOnXruns("CAPIJACKTests") { xrun in
+                let server = try JACKServer()
+                let process = try build.spawn(program, ["0.5"], server: server.name)
+                let capture = try capture(server, ["aqstart:out_1"], seconds: 5)
+                let result = process.wait(timeout: 20)
+                xrun.set(capture.xrunCount > 0)
+                capture.stop()
+                #expect(result.status == 0, "\(result.stderr)")
+                // "asked for device time A, started at S (host time H us)"
+                let numbers = result.stdout.split(whereSeparator: { !$0.isNumber }).compactMap { UInt64($0) }
+                try #require(numbers.count == 3, "\(result.stdout)")
+                #expect(numbers[1] >= numbers[0] && numbers[1] - numbers[0] <= 1024, "the nearest start is at most a few periods later")
+                // The start's host time in JACK frames, by JACK's own clock; and the frame the click was heard on.
+                let expected = try server.withClient { jack_time_to_frames($0, numbers[2]) }
+                let audio = capture.channel(0)
+                let heard = try #require(audio.firstIndex { $0 != 0 }, "the click was not heard")
+                #expect(audio[heard] == 0.5 && audio[(heard + 1)...].allSatisfy { $0 == 0 })
+                // Host time ↔ frame is JACK's estimate (its DLL), made by the program and here a second
+                // apart; the dummy driver's timer jitter moves it by a few frames, so the check is to a
+                // 16th of a period. (Sample-exact starts are AQSimultaneous's test: three queues, one frame.)
+                let frame = capture.frameTime(ofRecordedFrame: heard)
+                let offset = Int32(bitPattern: frame &- expected)
+                #expect(abs(offset) <= 16, "heard at JACK frame \(frame), the start time is frame \(expected)")
+            }
+        }
+
+        @Test("aqmeter: kAudioQueueProperty_CurrentLevelMeterDB of a recording queue reads a constant 0.5 as −6.02 dB peak and average, on the run loop's thread")
+        func meter() throws {
+            let program = try build.compile("aqmeter.c")
+            try retryingOnXruns("CAPIJACKTests") { xrun in
+                let server = try JACKServer()
+                let source = try JACKRampSource(server: server, channels: 1, signal: .constant(0.5))
+                try source.start()
+                defer { source.stop() }
+                let process = try build.spawn(program, ["1"], server: server.name)
+                try connect(source, to: ["aqmeter:in_1", "aqmeter:in_2"], on: server)
+                let result = process.wait(timeout: 20)
+                xrun.set(source.xrunCount > 0)
+                #expect(result.status == 0, "\(result.stderr)")
+                let levels = result.stdout.split(separator: "\n").filter { $0.hasPrefix("level") }
+                #expect(levels.count == 10)
+                // The last readings: the source has been connected for most of the second.
+                for line in levels.suffix(3) {
+                    let values = line.split(whereSeparator: { $0 == "=" || $0 == "/" || $0 == " " }).compactMap { Double($0) }
+                    #expect(values.count == 4 && values.allSatisfy { abs($0 - -6.02) < 0.05 }, "\(line)")
+                }
+                #expect(result.stdout.contains("; 0 callbacks off the run loop's thread"), "\(result.stdout)")
+                #expect(!result.stdout.contains(" 0 buffers recorded"), "\(result.stdout)")
+            }
+        }
+    }
+}
