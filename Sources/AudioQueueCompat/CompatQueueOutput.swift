@@ -27,7 +27,17 @@ extension CompatQueue {
     /// played buffers go back). Whatever the callback then does — enqueue more, or flush and stop
     /// at the end of its file — this render plays all of what was handed back, so a render loop
     /// that stops once the callback has flushed gets every frame.
+    ///
+    /// Buffers the callback enqueues meanwhile whose audio also ends within the render go back in
+    /// the same way, until none is left: a file's last buffer, read while its predecessor went
+    /// back, then comes back before the render too, and the callback's flush and stop at the end
+    /// of the file end this render's audio where the file ends (no silence rendered after it).
     func releaseForOfflineRender(frames: Int64) {
+        while releaseOnceForOfflineRender(frames: frames) {}
+    }
+
+    /// One round of ``releaseForOfflineRender(frames:)``; whether it handed any buffer back.
+    private func releaseOnceForOfflineRender(frames: Int64) -> Bool {
         let decoded = state.withLock { (state) -> [AudioQueueBufferRef] in
             guard state.disposal != .done, state.decodeBufferFrames > 0, let output = state.output,
                   let now = try? output.currentTime().sampleTime else { return [] }
@@ -42,12 +52,13 @@ extension CompatQueue {
             if !refs.isEmpty { state.outputCallbacksRunning += 1 }
             return refs
         }
-        guard !decoded.isEmpty else { return }
+        guard !decoded.isEmpty else { return false }
         deliverOutput(decoded)
         state.withLock { state in
             for ref in decoded { state.resetting.remove(ref) }
             state.outputCallbacksRunning -= 1
         }
+        return true
     }
 
     /// Hands back to the callback, in order, the queue's buffers whose audio is in the engine
