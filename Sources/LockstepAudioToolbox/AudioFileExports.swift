@@ -26,8 +26,9 @@ private func withBoolean(_ out: UnsafeMutablePointer<UInt8>?,
 
 // MARK: Audio File
 
+/// C's `AudioFileOpenURL`, declared and documented in `<AudioToolbox/AudioFile.h>`: the Swift function of the same name.
 @_cdecl("AudioFileOpenURL")
-func cAudioFileOpenURL(_ inFileRef: OpaquePointer?, _ inPermissions: Int8, _ inFileTypeHint: AudioFileTypeID,
+public func cAudioFileOpenURL(_ inFileRef: OpaquePointer?, _ inPermissions: Int8, _ inFileTypeHint: AudioFileTypeID,
                        _ outAudioFile: UnsafeMutablePointer<AudioFileID?>?) -> OSStatus {
     guard let path = path("AudioFileOpenURL", inFileRef) else { return kAudio_ParamError }
     guard let outAudioFile else { return nullArgument("AudioFileOpenURL", "outAudioFile") }
@@ -37,8 +38,9 @@ func cAudioFileOpenURL(_ inFileRef: OpaquePointer?, _ inPermissions: Int8, _ inF
     return AudioFileOpenURL(path, permissions, inFileTypeHint, outAudioFile)
 }
 
+/// C's `AudioFileCreateWithURL`, declared and documented in `<AudioToolbox/AudioFile.h>`: the Swift function of the same name.
 @_cdecl("AudioFileCreateWithURL")
-func cAudioFileCreateWithURL(_ inFileRef: OpaquePointer?, _ inFileType: AudioFileTypeID,
+public func cAudioFileCreateWithURL(_ inFileRef: OpaquePointer?, _ inFileType: AudioFileTypeID,
                              _ inFormat: UnsafePointer<AudioStreamBasicDescription>?, _ inFlags: UInt32,
                              _ outAudioFile: UnsafeMutablePointer<AudioFileID?>?) -> OSStatus {
     guard let path = path("AudioFileCreateWithURL", inFileRef) else { return kAudio_ParamError }
@@ -47,8 +49,9 @@ func cAudioFileCreateWithURL(_ inFileRef: OpaquePointer?, _ inFileType: AudioFil
     return AudioFileCreateWithURL(path, inFileType, inFormat, AudioFileFlags(rawValue: inFlags), outAudioFile)
 }
 
+/// C's `AudioFileReadPackets`, declared and documented in `<AudioToolbox/AudioFile.h>`: the Swift function of the same name.
 @_cdecl("AudioFileReadPackets")
-func cAudioFileReadPackets(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, _ outNumBytes: UnsafeMutablePointer<UInt32>?,
+public func cAudioFileReadPackets(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, _ outNumBytes: UnsafeMutablePointer<UInt32>?,
                            _ outPacketDescriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?,
                            _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>?,
                            _ outBuffer: UnsafeMutableRawPointer?) -> OSStatus {
@@ -59,8 +62,9 @@ func cAudioFileReadPackets(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, _ o
                                 ioNumPackets, outBuffer)
 }
 
+/// C's `AudioFileReadPacketData`, declared and documented in `<AudioToolbox/AudioFile.h>`: the Swift function of the same name.
 @_cdecl("AudioFileReadPacketData")
-func cAudioFileReadPacketData(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, _ ioNumBytes: UnsafeMutablePointer<UInt32>?,
+public func cAudioFileReadPacketData(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, _ ioNumBytes: UnsafeMutablePointer<UInt32>?,
                               _ outPacketDescriptions: UnsafeMutablePointer<AudioStreamPacketDescription>?,
                               _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>?,
                               _ outBuffer: UnsafeMutableRawPointer?) -> OSStatus {
@@ -71,8 +75,9 @@ func cAudioFileReadPacketData(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, 
                                    ioNumPackets, outBuffer)
 }
 
+/// C's `AudioFileWritePackets`, declared and documented in `<AudioToolbox/AudioFile.h>`: the Swift function of the same name.
 @_cdecl("AudioFileWritePackets")
-func cAudioFileWritePackets(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, _ inNumBytes: UInt32,
+public func cAudioFileWritePackets(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, _ inNumBytes: UInt32,
                             _ inPacketDescriptions: UnsafePointer<AudioStreamPacketDescription>?,
                             _ inStartingPacket: Int64, _ ioNumPackets: UnsafeMutablePointer<UInt32>?,
                             _ inBuffer: UnsafeRawPointer?) -> OSStatus {
@@ -83,8 +88,9 @@ func cAudioFileWritePackets(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, _ 
                                  ioNumPackets, inBuffer)
 }
 
+/// C's `AudioFileReadBytes`, declared and documented in `<AudioToolbox/AudioFile.h>`: the Swift function of the same name.
 @_cdecl("AudioFileReadBytes")
-func cAudioFileReadBytes(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, _ inStartingByte: Int64,
+public func cAudioFileReadBytes(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, _ inStartingByte: Int64,
                          _ ioNumBytes: UnsafeMutablePointer<UInt32>?, _ outBuffer: UnsafeMutableRawPointer?) -> OSStatus {
     guard let inAudioFile else { return nullArgument("AudioFileReadBytes", "inAudioFile") }
     guard let ioNumBytes else { return nullArgument("AudioFileReadBytes", "ioNumBytes") }
@@ -92,8 +98,9 @@ func cAudioFileReadBytes(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, _ inS
     return AudioFileReadBytes(inAudioFile, inUseCache != 0, inStartingByte, ioNumBytes, outBuffer)
 }
 
+/// C's `AudioFileWriteBytes`, declared and documented in `<AudioToolbox/AudioFile.h>`: the Swift function of the same name.
 @_cdecl("AudioFileWriteBytes")
-func cAudioFileWriteBytes(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, _ inStartingByte: Int64,
+public func cAudioFileWriteBytes(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, _ inStartingByte: Int64,
                           _ ioNumBytes: UnsafeMutablePointer<UInt32>?, _ inBuffer: UnsafeRawPointer?) -> OSStatus {
     guard let inAudioFile else { return nullArgument("AudioFileWriteBytes", "inAudioFile") }
     guard let ioNumBytes else { return nullArgument("AudioFileWriteBytes", "ioNumBytes") }
@@ -101,8 +108,9 @@ func cAudioFileWriteBytes(_ inAudioFile: AudioFileID?, _ inUseCache: UInt8, _ in
     return AudioFileWriteBytes(inAudioFile, inUseCache != 0, inStartingByte, ioNumBytes, inBuffer)
 }
 
+/// C's `AudioFileGetProperty`, declared and documented in `<AudioToolbox/AudioFile.h>`: the Swift function of the same name.
 @_cdecl("AudioFileGetProperty")
-func cAudioFileGetProperty(_ inAudioFile: AudioFileID?, _ inPropertyID: AudioFilePropertyID,
+public func cAudioFileGetProperty(_ inAudioFile: AudioFileID?, _ inPropertyID: AudioFilePropertyID,
                            _ ioDataSize: UnsafeMutablePointer<UInt32>?, _ outPropertyData: UnsafeMutableRawPointer?) -> OSStatus {
     guard let inAudioFile else { return nullArgument("AudioFileGetProperty", "inAudioFile") }
     guard let ioDataSize else { return nullArgument("AudioFileGetProperty", "ioDataSize") }
@@ -110,38 +118,43 @@ func cAudioFileGetProperty(_ inAudioFile: AudioFileID?, _ inPropertyID: AudioFil
     return AudioFileGetProperty(inAudioFile, inPropertyID, ioDataSize, outPropertyData)
 }
 
+/// C's `AudioFileGetPropertyInfo`, declared and documented in `<AudioToolbox/AudioFile.h>`: the Swift function of the same name.
 @_cdecl("AudioFileGetPropertyInfo")
-func cAudioFileGetPropertyInfo(_ inAudioFile: AudioFileID?, _ inPropertyID: AudioFilePropertyID,
+public func cAudioFileGetPropertyInfo(_ inAudioFile: AudioFileID?, _ inPropertyID: AudioFilePropertyID,
                                _ outDataSize: UnsafeMutablePointer<UInt32>?, _ isWritable: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     guard let inAudioFile else { return nullArgument("AudioFileGetPropertyInfo", "inAudioFile") }
     return AudioFileGetPropertyInfo(inAudioFile, inPropertyID, outDataSize, isWritable)
 }
 
+/// C's `AudioFileSetProperty`, declared and documented in `<AudioToolbox/AudioFile.h>`: the Swift function of the same name.
 @_cdecl("AudioFileSetProperty")
-func cAudioFileSetProperty(_ inAudioFile: AudioFileID?, _ inPropertyID: AudioFilePropertyID, _ inDataSize: UInt32,
+public func cAudioFileSetProperty(_ inAudioFile: AudioFileID?, _ inPropertyID: AudioFilePropertyID, _ inDataSize: UInt32,
                            _ inPropertyData: UnsafeRawPointer?) -> OSStatus {
     guard let inAudioFile else { return nullArgument("AudioFileSetProperty", "inAudioFile") }
     guard let inPropertyData else { return nullArgument("AudioFileSetProperty", "inPropertyData") }
     return AudioFileSetProperty(inAudioFile, inPropertyID, inDataSize, inPropertyData)
 }
 
+/// C's `AudioFileClose`, declared and documented in `<AudioToolbox/AudioFile.h>`: the Swift function of the same name.
 @_cdecl("AudioFileClose")
-func cAudioFileClose(_ inAudioFile: AudioFileID?) -> OSStatus {
+public func cAudioFileClose(_ inAudioFile: AudioFileID?) -> OSStatus {
     guard let inAudioFile else { return nullArgument("AudioFileClose", "inAudioFile") }
     return AudioFileClose(inAudioFile)
 }
 
 // MARK: Extended Audio File
 
+/// C's `ExtAudioFileOpenURL`, declared and documented in `<AudioToolbox/ExtendedAudioFile.h>`: the Swift function of the same name.
 @_cdecl("ExtAudioFileOpenURL")
-func cExtAudioFileOpenURL(_ inURL: OpaquePointer?, _ outExtAudioFile: UnsafeMutablePointer<ExtAudioFileRef?>?) -> OSStatus {
+public func cExtAudioFileOpenURL(_ inURL: OpaquePointer?, _ outExtAudioFile: UnsafeMutablePointer<ExtAudioFileRef?>?) -> OSStatus {
     guard let path = path("ExtAudioFileOpenURL", inURL) else { return kAudio_ParamError }
     guard let outExtAudioFile else { return nullArgument("ExtAudioFileOpenURL", "outExtAudioFile") }
     return ExtAudioFileOpenURL(path, outExtAudioFile)
 }
 
+/// C's `ExtAudioFileCreateWithURL`, declared and documented in `<AudioToolbox/ExtendedAudioFile.h>`: the Swift function of the same name.
 @_cdecl("ExtAudioFileCreateWithURL")
-func cExtAudioFileCreateWithURL(_ inURL: OpaquePointer?, _ inFileType: AudioFileTypeID,
+public func cExtAudioFileCreateWithURL(_ inURL: OpaquePointer?, _ inFileType: AudioFileTypeID,
                                 _ inStreamDesc: UnsafePointer<AudioStreamBasicDescription>?,
                                 _ inChannelLayout: UnsafePointer<AudioChannelLayout>?, _ inFlags: UInt32,
                                 _ outExtAudioFile: UnsafeMutablePointer<ExtAudioFileRef?>?) -> OSStatus {
@@ -151,57 +164,66 @@ func cExtAudioFileCreateWithURL(_ inURL: OpaquePointer?, _ inFileType: AudioFile
     return ExtAudioFileCreateWithURL(path, inFileType, inStreamDesc, inChannelLayout, inFlags, outExtAudioFile)
 }
 
+/// C's `ExtAudioFileWrapAudioFileID`, declared and documented in `<AudioToolbox/ExtendedAudioFile.h>`: the Swift function of the same name.
 @_cdecl("ExtAudioFileWrapAudioFileID")
-func cExtAudioFileWrapAudioFileID(_ inFileID: AudioFileID?, _ inForWriting: UInt8,
+public func cExtAudioFileWrapAudioFileID(_ inFileID: AudioFileID?, _ inForWriting: UInt8,
                                   _ outExtAudioFile: UnsafeMutablePointer<ExtAudioFileRef?>?) -> OSStatus {
     guard let inFileID else { return nullArgument("ExtAudioFileWrapAudioFileID", "inFileID") }
     guard let outExtAudioFile else { return nullArgument("ExtAudioFileWrapAudioFileID", "outExtAudioFile") }
     return ExtAudioFileWrapAudioFileID(inFileID, inForWriting != 0, outExtAudioFile)
 }
 
+/// C's `ExtAudioFileDispose`, declared and documented in `<AudioToolbox/ExtendedAudioFile.h>`: the Swift function of the same name.
 @_cdecl("ExtAudioFileDispose")
-func cExtAudioFileDispose(_ inExtAudioFile: ExtAudioFileRef?) -> OSStatus { ExtAudioFileDispose(inExtAudioFile) }
+public func cExtAudioFileDispose(_ inExtAudioFile: ExtAudioFileRef?) -> OSStatus { ExtAudioFileDispose(inExtAudioFile) }
 
+/// C's `ExtAudioFileRead`, declared and documented in `<AudioToolbox/ExtendedAudioFile.h>`: the Swift function of the same name.
 @_cdecl("ExtAudioFileRead")
-func cExtAudioFileRead(_ inExtAudioFile: ExtAudioFileRef?, _ ioNumberFrames: UnsafeMutablePointer<UInt32>?,
+public func cExtAudioFileRead(_ inExtAudioFile: ExtAudioFileRef?, _ ioNumberFrames: UnsafeMutablePointer<UInt32>?,
                        _ ioData: UnsafeMutablePointer<AudioBufferList>?) -> OSStatus {
     guard let ioNumberFrames else { return nullArgument("ExtAudioFileRead", "ioNumberFrames") }
     guard let ioData else { return nullArgument("ExtAudioFileRead", "ioData") }
     return ExtAudioFileRead(inExtAudioFile, ioNumberFrames, ioData)
 }
 
+/// C's `ExtAudioFileWrite`, declared and documented in `<AudioToolbox/ExtendedAudioFile.h>`: the Swift function of the same name.
 @_cdecl("ExtAudioFileWrite")
-func cExtAudioFileWrite(_ inExtAudioFile: ExtAudioFileRef?, _ inNumberFrames: UInt32,
+public func cExtAudioFileWrite(_ inExtAudioFile: ExtAudioFileRef?, _ inNumberFrames: UInt32,
                         _ ioData: UnsafePointer<AudioBufferList>?) -> OSStatus {
     guard let ioData else { return nullArgument("ExtAudioFileWrite", "ioData") }
     return ExtAudioFileWrite(inExtAudioFile, inNumberFrames, ioData)
 }
 
+/// C's `ExtAudioFileWriteAsync`, declared and documented in `<AudioToolbox/ExtendedAudioFile.h>`: the Swift function of the same name.
 @_cdecl("ExtAudioFileWriteAsync")
-func cExtAudioFileWriteAsync(_ inExtAudioFile: ExtAudioFileRef?, _ inNumberFrames: UInt32,
+public func cExtAudioFileWriteAsync(_ inExtAudioFile: ExtAudioFileRef?, _ inNumberFrames: UInt32,
                              _ ioData: UnsafePointer<AudioBufferList>?) -> OSStatus {
     ExtAudioFileWriteAsync(inExtAudioFile, inNumberFrames, ioData)
 }
 
+/// C's `ExtAudioFileSeek`, declared and documented in `<AudioToolbox/ExtendedAudioFile.h>`: the Swift function of the same name.
 @_cdecl("ExtAudioFileSeek")
-func cExtAudioFileSeek(_ inExtAudioFile: ExtAudioFileRef?, _ inFrameOffset: Int64) -> OSStatus {
+public func cExtAudioFileSeek(_ inExtAudioFile: ExtAudioFileRef?, _ inFrameOffset: Int64) -> OSStatus {
     ExtAudioFileSeek(inExtAudioFile, inFrameOffset)
 }
 
+/// C's `ExtAudioFileTell`, declared and documented in `<AudioToolbox/ExtendedAudioFile.h>`: the Swift function of the same name.
 @_cdecl("ExtAudioFileTell")
-func cExtAudioFileTell(_ inExtAudioFile: ExtAudioFileRef?, _ outFrameOffset: UnsafeMutablePointer<Int64>?) -> OSStatus {
+public func cExtAudioFileTell(_ inExtAudioFile: ExtAudioFileRef?, _ outFrameOffset: UnsafeMutablePointer<Int64>?) -> OSStatus {
     guard let outFrameOffset else { return nullArgument("ExtAudioFileTell", "outFrameOffset") }
     return ExtAudioFileTell(inExtAudioFile, outFrameOffset)
 }
 
+/// C's `ExtAudioFileGetPropertyInfo`, declared and documented in `<AudioToolbox/ExtendedAudioFile.h>`: the Swift function of the same name.
 @_cdecl("ExtAudioFileGetPropertyInfo")
-func cExtAudioFileGetPropertyInfo(_ inExtAudioFile: ExtAudioFileRef?, _ inPropertyID: ExtAudioFilePropertyID,
+public func cExtAudioFileGetPropertyInfo(_ inExtAudioFile: ExtAudioFileRef?, _ inPropertyID: ExtAudioFilePropertyID,
                                   _ outSize: UnsafeMutablePointer<UInt32>?, _ outWritable: UnsafeMutablePointer<UInt8>?) -> OSStatus {
     withBoolean(outWritable) { ExtAudioFileGetPropertyInfo(inExtAudioFile, inPropertyID, outSize, $0) }
 }
 
+/// C's `ExtAudioFileGetProperty`, declared and documented in `<AudioToolbox/ExtendedAudioFile.h>`: the Swift function of the same name.
 @_cdecl("ExtAudioFileGetProperty")
-func cExtAudioFileGetProperty(_ inExtAudioFile: ExtAudioFileRef?, _ inPropertyID: ExtAudioFilePropertyID,
+public func cExtAudioFileGetProperty(_ inExtAudioFile: ExtAudioFileRef?, _ inPropertyID: ExtAudioFilePropertyID,
                               _ ioPropertyDataSize: UnsafeMutablePointer<UInt32>?,
                               _ outPropertyData: UnsafeMutableRawPointer?) -> OSStatus {
     guard let ioPropertyDataSize else { return nullArgument("ExtAudioFileGetProperty", "ioPropertyDataSize") }
@@ -209,8 +231,9 @@ func cExtAudioFileGetProperty(_ inExtAudioFile: ExtAudioFileRef?, _ inPropertyID
     return ExtAudioFileGetProperty(inExtAudioFile, inPropertyID, ioPropertyDataSize, outPropertyData)
 }
 
+/// C's `ExtAudioFileSetProperty`, declared and documented in `<AudioToolbox/ExtendedAudioFile.h>`: the Swift function of the same name.
 @_cdecl("ExtAudioFileSetProperty")
-func cExtAudioFileSetProperty(_ inExtAudioFile: ExtAudioFileRef?, _ inPropertyID: ExtAudioFilePropertyID,
+public func cExtAudioFileSetProperty(_ inExtAudioFile: ExtAudioFileRef?, _ inPropertyID: ExtAudioFilePropertyID,
                               _ inPropertyDataSize: UInt32, _ inPropertyData: UnsafeRawPointer?) -> OSStatus {
     guard let inPropertyData else { return nullArgument("ExtAudioFileSetProperty", "inPropertyData") }
     return ExtAudioFileSetProperty(inExtAudioFile, inPropertyID, inPropertyDataSize, inPropertyData)
@@ -218,8 +241,9 @@ func cExtAudioFileSetProperty(_ inExtAudioFile: ExtAudioFileRef?, _ inPropertyID
 
 // MARK: Audio File Stream
 
+/// C's `AudioFileStreamOpen`, declared and documented in `<AudioToolbox/AudioFileStream.h>`: the Swift function of the same name.
 @_cdecl("AudioFileStreamOpen")
-func cAudioFileStreamOpen(_ inClientData: UnsafeMutableRawPointer?,
+public func cAudioFileStreamOpen(_ inClientData: UnsafeMutableRawPointer?,
                           _ inPropertyListenerProc: AudioFileStream_PropertyListenerProc?,
                           _ inPacketsProc: AudioFileStream_PacketsProc?, _ inFileTypeHint: AudioFileTypeID,
                           _ outAudioFileStream: UnsafeMutablePointer<AudioFileStreamID?>?) -> OSStatus {
@@ -229,15 +253,17 @@ func cAudioFileStreamOpen(_ inClientData: UnsafeMutableRawPointer?,
     return AudioFileStreamOpen(inClientData, inPropertyListenerProc, inPacketsProc, inFileTypeHint, outAudioFileStream)
 }
 
+/// C's `AudioFileStreamParseBytes`, declared and documented in `<AudioToolbox/AudioFileStream.h>`: the Swift function of the same name.
 @_cdecl("AudioFileStreamParseBytes")
-func cAudioFileStreamParseBytes(_ inAudioFileStream: AudioFileStreamID?, _ inDataByteSize: UInt32, _ inData: UnsafeRawPointer?,
+public func cAudioFileStreamParseBytes(_ inAudioFileStream: AudioFileStreamID?, _ inDataByteSize: UInt32, _ inData: UnsafeRawPointer?,
                                 _ inFlags: UInt32) -> OSStatus {
     guard let inAudioFileStream else { return nullArgument("AudioFileStreamParseBytes", "inAudioFileStream") }
     return AudioFileStreamParseBytes(inAudioFileStream, inDataByteSize, inData, AudioFileStreamParseFlags(rawValue: inFlags))
 }
 
+/// C's `AudioFileStreamSeek`, declared and documented in `<AudioToolbox/AudioFileStream.h>`: the Swift function of the same name.
 @_cdecl("AudioFileStreamSeek")
-func cAudioFileStreamSeek(_ inAudioFileStream: AudioFileStreamID?, _ inPacketOffset: Int64,
+public func cAudioFileStreamSeek(_ inAudioFileStream: AudioFileStreamID?, _ inPacketOffset: Int64,
                           _ outDataByteOffset: UnsafeMutablePointer<Int64>?,
                           _ ioFlags: UnsafeMutablePointer<AudioFileStreamSeekFlags>?) -> OSStatus {
     guard let inAudioFileStream else { return nullArgument("AudioFileStreamSeek", "inAudioFileStream") }
@@ -246,16 +272,18 @@ func cAudioFileStreamSeek(_ inAudioFileStream: AudioFileStreamID?, _ inPacketOff
     return AudioFileStreamSeek(inAudioFileStream, inPacketOffset, outDataByteOffset, ioFlags)
 }
 
+/// C's `AudioFileStreamGetPropertyInfo`, declared and documented in `<AudioToolbox/AudioFileStream.h>`: the Swift function of the same name.
 @_cdecl("AudioFileStreamGetPropertyInfo")
-func cAudioFileStreamGetPropertyInfo(_ inAudioFileStream: AudioFileStreamID?, _ inPropertyID: AudioFileStreamPropertyID,
+public func cAudioFileStreamGetPropertyInfo(_ inAudioFileStream: AudioFileStreamID?, _ inPropertyID: AudioFileStreamPropertyID,
                                      _ outPropertyDataSize: UnsafeMutablePointer<UInt32>?,
                                      _ outWritable: UnsafeMutablePointer<UInt8>?) -> OSStatus {
     guard let inAudioFileStream else { return nullArgument("AudioFileStreamGetPropertyInfo", "inAudioFileStream") }
     return withBoolean(outWritable) { AudioFileStreamGetPropertyInfo(inAudioFileStream, inPropertyID, outPropertyDataSize, $0) }
 }
 
+/// C's `AudioFileStreamGetProperty`, declared and documented in `<AudioToolbox/AudioFileStream.h>`: the Swift function of the same name.
 @_cdecl("AudioFileStreamGetProperty")
-func cAudioFileStreamGetProperty(_ inAudioFileStream: AudioFileStreamID?, _ inPropertyID: AudioFileStreamPropertyID,
+public func cAudioFileStreamGetProperty(_ inAudioFileStream: AudioFileStreamID?, _ inPropertyID: AudioFileStreamPropertyID,
                                  _ ioPropertyDataSize: UnsafeMutablePointer<UInt32>?,
                                  _ outPropertyData: UnsafeMutableRawPointer?) -> OSStatus {
     guard let inAudioFileStream else { return nullArgument("AudioFileStreamGetProperty", "inAudioFileStream") }
@@ -264,24 +292,27 @@ func cAudioFileStreamGetProperty(_ inAudioFileStream: AudioFileStreamID?, _ inPr
     return AudioFileStreamGetProperty(inAudioFileStream, inPropertyID, ioPropertyDataSize, outPropertyData)
 }
 
+/// C's `AudioFileStreamSetProperty`, declared and documented in `<AudioToolbox/AudioFileStream.h>`: the Swift function of the same name.
 @_cdecl("AudioFileStreamSetProperty")
-func cAudioFileStreamSetProperty(_ inAudioFileStream: AudioFileStreamID?, _ inPropertyID: AudioFileStreamPropertyID,
+public func cAudioFileStreamSetProperty(_ inAudioFileStream: AudioFileStreamID?, _ inPropertyID: AudioFileStreamPropertyID,
                                  _ inPropertyDataSize: UInt32, _ inPropertyData: UnsafeRawPointer?) -> OSStatus {
     guard let inAudioFileStream else { return nullArgument("AudioFileStreamSetProperty", "inAudioFileStream") }
     guard let inPropertyData else { return nullArgument("AudioFileStreamSetProperty", "inPropertyData") }
     return AudioFileStreamSetProperty(inAudioFileStream, inPropertyID, inPropertyDataSize, inPropertyData)
 }
 
+/// C's `AudioFileStreamClose`, declared and documented in `<AudioToolbox/AudioFileStream.h>`: the Swift function of the same name.
 @_cdecl("AudioFileStreamClose")
-func cAudioFileStreamClose(_ inAudioFileStream: AudioFileStreamID?) -> OSStatus {
+public func cAudioFileStreamClose(_ inAudioFileStream: AudioFileStreamID?) -> OSStatus {
     guard let inAudioFileStream else { return nullArgument("AudioFileStreamClose", "inAudioFileStream") }
     return AudioFileStreamClose(inAudioFileStream)
 }
 
 // MARK: Audio Converter
 
+/// C's `AudioConverterNew`, declared and documented in `<AudioToolbox/AudioConverter.h>`: the Swift function of the same name.
 @_cdecl("AudioConverterNew")
-func cAudioConverterNew(_ inSourceFormat: UnsafePointer<AudioStreamBasicDescription>?,
+public func cAudioConverterNew(_ inSourceFormat: UnsafePointer<AudioStreamBasicDescription>?,
                         _ inDestinationFormat: UnsafePointer<AudioStreamBasicDescription>?,
                         _ outAudioConverter: UnsafeMutablePointer<AudioConverterRef?>?) -> OSStatus {
     guard let inSourceFormat else { return nullArgument("AudioConverterNew", "inSourceFormat") }
@@ -290,20 +321,24 @@ func cAudioConverterNew(_ inSourceFormat: UnsafePointer<AudioStreamBasicDescript
     return AudioConverterNew(inSourceFormat, inDestinationFormat, outAudioConverter)
 }
 
+/// C's `AudioConverterDispose`, declared and documented in `<AudioToolbox/AudioConverter.h>`: the Swift function of the same name.
 @_cdecl("AudioConverterDispose")
-func cAudioConverterDispose(_ inAudioConverter: AudioConverterRef?) -> OSStatus { AudioConverterDispose(inAudioConverter) }
+public func cAudioConverterDispose(_ inAudioConverter: AudioConverterRef?) -> OSStatus { AudioConverterDispose(inAudioConverter) }
 
+/// C's `AudioConverterReset`, declared and documented in `<AudioToolbox/AudioConverter.h>`: the Swift function of the same name.
 @_cdecl("AudioConverterReset")
-func cAudioConverterReset(_ inAudioConverter: AudioConverterRef?) -> OSStatus { AudioConverterReset(inAudioConverter) }
+public func cAudioConverterReset(_ inAudioConverter: AudioConverterRef?) -> OSStatus { AudioConverterReset(inAudioConverter) }
 
+/// C's `AudioConverterGetPropertyInfo`, declared and documented in `<AudioToolbox/AudioConverter.h>`: the Swift function of the same name.
 @_cdecl("AudioConverterGetPropertyInfo")
-func cAudioConverterGetPropertyInfo(_ inAudioConverter: AudioConverterRef?, _ inPropertyID: AudioConverterPropertyID,
+public func cAudioConverterGetPropertyInfo(_ inAudioConverter: AudioConverterRef?, _ inPropertyID: AudioConverterPropertyID,
                                     _ outSize: UnsafeMutablePointer<UInt32>?, _ outWritable: UnsafeMutablePointer<UInt8>?) -> OSStatus {
     withBoolean(outWritable) { AudioConverterGetPropertyInfo(inAudioConverter, inPropertyID, outSize, $0) }
 }
 
+/// C's `AudioConverterGetProperty`, declared and documented in `<AudioToolbox/AudioConverter.h>`: the Swift function of the same name.
 @_cdecl("AudioConverterGetProperty")
-func cAudioConverterGetProperty(_ inAudioConverter: AudioConverterRef?, _ inPropertyID: AudioConverterPropertyID,
+public func cAudioConverterGetProperty(_ inAudioConverter: AudioConverterRef?, _ inPropertyID: AudioConverterPropertyID,
                                 _ ioPropertyDataSize: UnsafeMutablePointer<UInt32>?,
                                 _ outPropertyData: UnsafeMutableRawPointer?) -> OSStatus {
     guard let ioPropertyDataSize else { return nullArgument("AudioConverterGetProperty", "ioPropertyDataSize") }
@@ -311,15 +346,17 @@ func cAudioConverterGetProperty(_ inAudioConverter: AudioConverterRef?, _ inProp
     return AudioConverterGetProperty(inAudioConverter, inPropertyID, ioPropertyDataSize, outPropertyData)
 }
 
+/// C's `AudioConverterSetProperty`, declared and documented in `<AudioToolbox/AudioConverter.h>`: the Swift function of the same name.
 @_cdecl("AudioConverterSetProperty")
-func cAudioConverterSetProperty(_ inAudioConverter: AudioConverterRef?, _ inPropertyID: AudioConverterPropertyID,
+public func cAudioConverterSetProperty(_ inAudioConverter: AudioConverterRef?, _ inPropertyID: AudioConverterPropertyID,
                                 _ inPropertyDataSize: UInt32, _ inPropertyData: UnsafeRawPointer?) -> OSStatus {
     guard let inPropertyData else { return nullArgument("AudioConverterSetProperty", "inPropertyData") }
     return AudioConverterSetProperty(inAudioConverter, inPropertyID, inPropertyDataSize, inPropertyData)
 }
 
+/// C's `AudioConverterConvertBuffer`, declared and documented in `<AudioToolbox/AudioConverter.h>`: the Swift function of the same name.
 @_cdecl("AudioConverterConvertBuffer")
-func cAudioConverterConvertBuffer(_ inAudioConverter: AudioConverterRef?, _ inInputDataSize: UInt32,
+public func cAudioConverterConvertBuffer(_ inAudioConverter: AudioConverterRef?, _ inInputDataSize: UInt32,
                                   _ inInputData: UnsafeRawPointer?, _ ioOutputDataSize: UnsafeMutablePointer<UInt32>?,
                                   _ outOutputData: UnsafeMutableRawPointer?) -> OSStatus {
     guard let inInputData else { return nullArgument("AudioConverterConvertBuffer", "inInputData") }
@@ -328,8 +365,9 @@ func cAudioConverterConvertBuffer(_ inAudioConverter: AudioConverterRef?, _ inIn
     return AudioConverterConvertBuffer(inAudioConverter, inInputDataSize, inInputData, ioOutputDataSize, outOutputData)
 }
 
+/// C's `AudioConverterConvertComplexBuffer`, declared and documented in `<AudioToolbox/AudioConverter.h>`: the Swift function of the same name.
 @_cdecl("AudioConverterConvertComplexBuffer")
-func cAudioConverterConvertComplexBuffer(_ inAudioConverter: AudioConverterRef?, _ inNumberPCMFrames: UInt32,
+public func cAudioConverterConvertComplexBuffer(_ inAudioConverter: AudioConverterRef?, _ inNumberPCMFrames: UInt32,
                                          _ inInputData: UnsafePointer<AudioBufferList>?,
                                          _ outOutputData: UnsafeMutablePointer<AudioBufferList>?) -> OSStatus {
     guard let inInputData else { return nullArgument("AudioConverterConvertComplexBuffer", "inInputData") }
@@ -337,8 +375,9 @@ func cAudioConverterConvertComplexBuffer(_ inAudioConverter: AudioConverterRef?,
     return AudioConverterConvertComplexBuffer(inAudioConverter, inNumberPCMFrames, inInputData, outOutputData)
 }
 
+/// C's `AudioConverterFillComplexBuffer`, declared and documented in `<AudioToolbox/AudioConverter.h>`: the Swift function of the same name.
 @_cdecl("AudioConverterFillComplexBuffer")
-func cAudioConverterFillComplexBuffer(_ inAudioConverter: AudioConverterRef?,
+public func cAudioConverterFillComplexBuffer(_ inAudioConverter: AudioConverterRef?,
                                       _ inInputDataProc: AudioConverterComplexInputDataProc?,
                                       _ inInputDataProcUserData: UnsafeMutableRawPointer?,
                                       _ ioOutputDataPacketSize: UnsafeMutablePointer<UInt32>?,

@@ -10,8 +10,9 @@ func nullArgument(_ function: String, _ name: String) -> OSStatus {
     fail(kAudio_ParamError, "\(function): \(name) is NULL")
 }
 
+/// C's `AudioQueueNewOutput`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueNewOutput")
-func cAudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescription>?, _ inCallbackProc: AudioQueueOutputCallback?,
+public func cAudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescription>?, _ inCallbackProc: AudioQueueOutputCallback?,
                           _ inUserData: UnsafeMutableRawPointer?, _ inCallbackRunLoop: OpaquePointer?,
                           _ inCallbackRunLoopMode: OpaquePointer?, _ inFlags: UInt32,
                           _ outAQ: UnsafeMutablePointer<AudioQueueRef?>?) -> OSStatus {
@@ -24,8 +25,9 @@ func cAudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescription>
     return AudioQueueNewOutputOnRunLoop(inFormat, inCallbackProc, inUserData, runLoop, mode, inFlags, outAQ)
 }
 
+/// C's `AudioQueueNewInput`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueNewInput")
-func cAudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescription>?, _ inCallbackProc: AudioQueueInputCallback?,
+public func cAudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescription>?, _ inCallbackProc: AudioQueueInputCallback?,
                          _ inUserData: UnsafeMutableRawPointer?, _ inCallbackRunLoop: OpaquePointer?,
                          _ inCallbackRunLoopMode: OpaquePointer?, _ inFlags: UInt32,
                          _ outAQ: UnsafeMutablePointer<AudioQueueRef?>?) -> OSStatus {
@@ -55,22 +57,25 @@ private func runLoopArguments(_ function: String, _ runLoop: OpaquePointer?,
     return (loop, name)
 }
 
+/// C's `AudioQueueDispose`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueDispose")
-func cAudioQueueDispose(_ inAQ: AudioQueueRef?, _ inImmediate: UInt8) -> OSStatus {
+public func cAudioQueueDispose(_ inAQ: AudioQueueRef?, _ inImmediate: UInt8) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueDispose", "inAQ") }
     return AudioQueueDispose(inAQ, inImmediate != 0)
 }
 
+/// C's `AudioQueueAllocateBuffer`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueAllocateBuffer")
-func cAudioQueueAllocateBuffer(_ inAQ: AudioQueueRef?, _ inBufferByteSize: UInt32,
+public func cAudioQueueAllocateBuffer(_ inAQ: AudioQueueRef?, _ inBufferByteSize: UInt32,
                                _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueAllocateBuffer", "inAQ") }
     guard let outBuffer else { return nullArgument("AudioQueueAllocateBuffer", "outBuffer") }
     return AudioQueueAllocateBuffer(inAQ, inBufferByteSize, outBuffer)
 }
 
+/// C's `AudioQueueAllocateBufferWithPacketDescriptions`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueAllocateBufferWithPacketDescriptions")
-func cAudioQueueAllocateBufferWithPacketDescriptions(_ inAQ: AudioQueueRef?, _ inBufferByteSize: UInt32,
+public func cAudioQueueAllocateBufferWithPacketDescriptions(_ inAQ: AudioQueueRef?, _ inBufferByteSize: UInt32,
                                                      _ inNumberPacketDescriptions: UInt32,
                                                      _ outBuffer: UnsafeMutablePointer<AudioQueueBufferRef?>?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueAllocateBufferWithPacketDescriptions", "inAQ") }
@@ -78,23 +83,26 @@ func cAudioQueueAllocateBufferWithPacketDescriptions(_ inAQ: AudioQueueRef?, _ i
     return AudioQueueAllocateBufferWithPacketDescriptions(inAQ, inBufferByteSize, inNumberPacketDescriptions, outBuffer)
 }
 
+/// C's `AudioQueueFreeBuffer`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueFreeBuffer")
-func cAudioQueueFreeBuffer(_ inAQ: AudioQueueRef?, _ inBuffer: AudioQueueBufferRef?) -> OSStatus {
+public func cAudioQueueFreeBuffer(_ inAQ: AudioQueueRef?, _ inBuffer: AudioQueueBufferRef?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueFreeBuffer", "inAQ") }
     guard let inBuffer else { return nullArgument("AudioQueueFreeBuffer", "inBuffer") }
     return AudioQueueFreeBuffer(inAQ, inBuffer)
 }
 
+/// C's `AudioQueueEnqueueBuffer`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueEnqueueBuffer")
-func cAudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef?, _ inBuffer: AudioQueueBufferRef?, _ inNumPacketDescs: UInt32,
+public func cAudioQueueEnqueueBuffer(_ inAQ: AudioQueueRef?, _ inBuffer: AudioQueueBufferRef?, _ inNumPacketDescs: UInt32,
                               _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueEnqueueBuffer", "inAQ") }
     guard let inBuffer else { return nullArgument("AudioQueueEnqueueBuffer", "inBuffer") }
     return AudioQueueEnqueueBuffer(inAQ, inBuffer, inNumPacketDescs, inPacketDescs)
 }
 
+/// C's `AudioQueueEnqueueBufferWithParameters`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueEnqueueBufferWithParameters")
-func cAudioQueueEnqueueBufferWithParameters(
+public func cAudioQueueEnqueueBufferWithParameters(
     _ inAQ: AudioQueueRef?, _ inBuffer: AudioQueueBufferRef?, _ inNumPacketDescs: UInt32,
     _ inPacketDescs: UnsafePointer<AudioStreamPacketDescription>?, _ inTrimFramesAtStart: UInt32,
     _ inTrimFramesAtEnd: UInt32, _ inNumParamValues: UInt32, _ inParamValues: UnsafePointer<AudioQueueParameterEvent>?,
@@ -107,60 +115,69 @@ func cAudioQueueEnqueueBufferWithParameters(
                                                  outActualStartTime)
 }
 
+/// C's `AudioQueueStart`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueStart")
-func cAudioQueueStart(_ inAQ: AudioQueueRef?, _ inStartTime: UnsafePointer<AudioTimeStamp>?) -> OSStatus {
+public func cAudioQueueStart(_ inAQ: AudioQueueRef?, _ inStartTime: UnsafePointer<AudioTimeStamp>?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueStart", "inAQ") }
     return AudioQueueStart(inAQ, inStartTime)
 }
 
+/// C's `AudioQueuePrime`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueuePrime")
-func cAudioQueuePrime(_ inAQ: AudioQueueRef?, _ inNumberOfFramesToPrepare: UInt32,
+public func cAudioQueuePrime(_ inAQ: AudioQueueRef?, _ inNumberOfFramesToPrepare: UInt32,
                       _ outNumberOfFramesPrepared: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueuePrime", "inAQ") }
     return AudioQueuePrime(inAQ, inNumberOfFramesToPrepare, outNumberOfFramesPrepared)
 }
 
+/// C's `AudioQueueStop`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueStop")
-func cAudioQueueStop(_ inAQ: AudioQueueRef?, _ inImmediate: UInt8) -> OSStatus {
+public func cAudioQueueStop(_ inAQ: AudioQueueRef?, _ inImmediate: UInt8) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueStop", "inAQ") }
     return AudioQueueStop(inAQ, inImmediate != 0)
 }
 
+/// C's `AudioQueuePause`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueuePause")
-func cAudioQueuePause(_ inAQ: AudioQueueRef?) -> OSStatus {
+public func cAudioQueuePause(_ inAQ: AudioQueueRef?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueuePause", "inAQ") }
     return AudioQueuePause(inAQ)
 }
 
+/// C's `AudioQueueFlush`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueFlush")
-func cAudioQueueFlush(_ inAQ: AudioQueueRef?) -> OSStatus {
+public func cAudioQueueFlush(_ inAQ: AudioQueueRef?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueFlush", "inAQ") }
     return AudioQueueFlush(inAQ)
 }
 
+/// C's `AudioQueueReset`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueReset")
-func cAudioQueueReset(_ inAQ: AudioQueueRef?) -> OSStatus {
+public func cAudioQueueReset(_ inAQ: AudioQueueRef?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueReset", "inAQ") }
     return AudioQueueReset(inAQ)
 }
 
+/// C's `AudioQueueGetParameter`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueGetParameter")
-func cAudioQueueGetParameter(_ inAQ: AudioQueueRef?, _ inParamID: AudioQueueParameterID,
+public func cAudioQueueGetParameter(_ inAQ: AudioQueueRef?, _ inParamID: AudioQueueParameterID,
                              _ outValue: UnsafeMutablePointer<AudioQueueParameterValue>?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueGetParameter", "inAQ") }
     guard let outValue else { return nullArgument("AudioQueueGetParameter", "outValue") }
     return AudioQueueGetParameter(inAQ, inParamID, outValue)
 }
 
+/// C's `AudioQueueSetParameter`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueSetParameter")
-func cAudioQueueSetParameter(_ inAQ: AudioQueueRef?, _ inParamID: AudioQueueParameterID,
+public func cAudioQueueSetParameter(_ inAQ: AudioQueueRef?, _ inParamID: AudioQueueParameterID,
                              _ inValue: AudioQueueParameterValue) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueSetParameter", "inAQ") }
     return AudioQueueSetParameter(inAQ, inParamID, inValue)
 }
 
+/// C's `AudioQueueGetProperty`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueGetProperty")
-func cAudioQueueGetProperty(_ inAQ: AudioQueueRef?, _ inID: AudioQueuePropertyID, _ outData: UnsafeMutableRawPointer?,
+public func cAudioQueueGetProperty(_ inAQ: AudioQueueRef?, _ inID: AudioQueuePropertyID, _ outData: UnsafeMutableRawPointer?,
                             _ ioDataSize: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueGetProperty", "inAQ") }
     guard let outData else { return nullArgument("AudioQueueGetProperty", "outData") }
@@ -174,54 +191,61 @@ func cAudioQueueGetProperty(_ inAQ: AudioQueueRef?, _ inID: AudioQueuePropertyID
     return status
 }
 
+/// C's `AudioQueueSetProperty`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueSetProperty")
-func cAudioQueueSetProperty(_ inAQ: AudioQueueRef?, _ inID: AudioQueuePropertyID, _ inData: UnsafeRawPointer?,
+public func cAudioQueueSetProperty(_ inAQ: AudioQueueRef?, _ inID: AudioQueuePropertyID, _ inData: UnsafeRawPointer?,
                             _ inDataSize: UInt32) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueSetProperty", "inAQ") }
     guard let inData else { return nullArgument("AudioQueueSetProperty", "inData") }
     return AudioQueueSetProperty(inAQ, inID, inData, inDataSize)
 }
 
+/// C's `AudioQueueGetPropertySize`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueGetPropertySize")
-func cAudioQueueGetPropertySize(_ inAQ: AudioQueueRef?, _ inID: AudioQueuePropertyID,
+public func cAudioQueueGetPropertySize(_ inAQ: AudioQueueRef?, _ inID: AudioQueuePropertyID,
                                 _ outDataSize: UnsafeMutablePointer<UInt32>?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueGetPropertySize", "inAQ") }
     guard let outDataSize else { return nullArgument("AudioQueueGetPropertySize", "outDataSize") }
     return AudioQueueGetPropertySize(inAQ, inID, outDataSize)
 }
 
+/// C's `AudioQueueAddPropertyListener`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueAddPropertyListener")
-func cAudioQueueAddPropertyListener(_ inAQ: AudioQueueRef?, _ inID: AudioQueuePropertyID,
+public func cAudioQueueAddPropertyListener(_ inAQ: AudioQueueRef?, _ inID: AudioQueuePropertyID,
                                     _ inProc: AudioQueuePropertyListenerProc?, _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueAddPropertyListener", "inAQ") }
     guard let inProc else { return nullArgument("AudioQueueAddPropertyListener", "inProc") }
     return AudioQueueAddPropertyListener(inAQ, inID, inProc, inUserData)
 }
 
+/// C's `AudioQueueRemovePropertyListener`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueRemovePropertyListener")
-func cAudioQueueRemovePropertyListener(_ inAQ: AudioQueueRef?, _ inID: AudioQueuePropertyID,
+public func cAudioQueueRemovePropertyListener(_ inAQ: AudioQueueRef?, _ inID: AudioQueuePropertyID,
                                        _ inProc: AudioQueuePropertyListenerProc?, _ inUserData: UnsafeMutableRawPointer?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueRemovePropertyListener", "inAQ") }
     guard let inProc else { return nullArgument("AudioQueueRemovePropertyListener", "inProc") }
     return AudioQueueRemovePropertyListener(inAQ, inID, inProc, inUserData)
 }
 
+/// C's `AudioQueueCreateTimeline`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueCreateTimeline")
-func cAudioQueueCreateTimeline(_ inAQ: AudioQueueRef?, _ outTimeline: UnsafeMutablePointer<AudioQueueTimelineRef?>?) -> OSStatus {
+public func cAudioQueueCreateTimeline(_ inAQ: AudioQueueRef?, _ outTimeline: UnsafeMutablePointer<AudioQueueTimelineRef?>?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueCreateTimeline", "inAQ") }
     guard let outTimeline else { return nullArgument("AudioQueueCreateTimeline", "outTimeline") }
     return AudioQueueCreateTimeline(inAQ, outTimeline)
 }
 
+/// C's `AudioQueueDisposeTimeline`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueDisposeTimeline")
-func cAudioQueueDisposeTimeline(_ inAQ: AudioQueueRef?, _ inTimeline: AudioQueueTimelineRef?) -> OSStatus {
+public func cAudioQueueDisposeTimeline(_ inAQ: AudioQueueRef?, _ inTimeline: AudioQueueTimelineRef?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueDisposeTimeline", "inAQ") }
     guard let inTimeline else { return nullArgument("AudioQueueDisposeTimeline", "inTimeline") }
     return AudioQueueDisposeTimeline(inAQ, inTimeline)
 }
 
+/// C's `AudioQueueGetCurrentTime`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueGetCurrentTime")
-func cAudioQueueGetCurrentTime(_ inAQ: AudioQueueRef?, _ inTimeline: AudioQueueTimelineRef?,
+public func cAudioQueueGetCurrentTime(_ inAQ: AudioQueueRef?, _ inTimeline: AudioQueueTimelineRef?,
                                _ outTimeStamp: UnsafeMutablePointer<AudioTimeStamp>?,
                                _ outTimelineDiscontinuity: UnsafeMutablePointer<UInt8>?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueGetCurrentTime", "inAQ") }
@@ -232,23 +256,26 @@ func cAudioQueueGetCurrentTime(_ inAQ: AudioQueueRef?, _ inTimeline: AudioQueueT
     return status
 }
 
+/// C's `AudioQueueDeviceGetCurrentTime`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueDeviceGetCurrentTime")
-func cAudioQueueDeviceGetCurrentTime(_ inAQ: AudioQueueRef?, _ outTimeStamp: UnsafeMutablePointer<AudioTimeStamp>?) -> OSStatus {
+public func cAudioQueueDeviceGetCurrentTime(_ inAQ: AudioQueueRef?, _ outTimeStamp: UnsafeMutablePointer<AudioTimeStamp>?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueDeviceGetCurrentTime", "inAQ") }
     guard let outTimeStamp else { return nullArgument("AudioQueueDeviceGetCurrentTime", "outTimeStamp") }
     return AudioQueueDeviceGetCurrentTime(inAQ, outTimeStamp)
 }
 
+/// C's `AudioQueueDeviceGetNearestStartTime`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueDeviceGetNearestStartTime")
-func cAudioQueueDeviceGetNearestStartTime(_ inAQ: AudioQueueRef?, _ ioRequestedStartTime: UnsafeMutablePointer<AudioTimeStamp>?,
+public func cAudioQueueDeviceGetNearestStartTime(_ inAQ: AudioQueueRef?, _ ioRequestedStartTime: UnsafeMutablePointer<AudioTimeStamp>?,
                                           _ inFlags: UInt32) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueDeviceGetNearestStartTime", "inAQ") }
     guard let ioRequestedStartTime else { return nullArgument("AudioQueueDeviceGetNearestStartTime", "ioRequestedStartTime") }
     return AudioQueueDeviceGetNearestStartTime(inAQ, ioRequestedStartTime, inFlags)
 }
 
+/// C's `AudioQueueDeviceTranslateTime`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueDeviceTranslateTime")
-func cAudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef?, _ inTime: UnsafePointer<AudioTimeStamp>?,
+public func cAudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef?, _ inTime: UnsafePointer<AudioTimeStamp>?,
                                     _ outTime: UnsafeMutablePointer<AudioTimeStamp>?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueDeviceTranslateTime", "inAQ") }
     guard let inTime else { return nullArgument("AudioQueueDeviceTranslateTime", "inTime") }
@@ -256,15 +283,17 @@ func cAudioQueueDeviceTranslateTime(_ inAQ: AudioQueueRef?, _ inTime: UnsafePoin
     return AudioQueueDeviceTranslateTime(inAQ, inTime, outTime)
 }
 
+/// C's `AudioQueueSetOfflineRenderFormat`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueSetOfflineRenderFormat")
-func cAudioQueueSetOfflineRenderFormat(_ inAQ: AudioQueueRef?, _ inFormat: UnsafePointer<AudioStreamBasicDescription>?,
+public func cAudioQueueSetOfflineRenderFormat(_ inAQ: AudioQueueRef?, _ inFormat: UnsafePointer<AudioStreamBasicDescription>?,
                                        _ inLayout: UnsafePointer<AudioChannelLayout>?) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueSetOfflineRenderFormat", "inAQ") }
     return AudioQueueSetOfflineRenderFormat(inAQ, inFormat, inLayout)
 }
 
+/// C's `AudioQueueOfflineRender`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueOfflineRender")
-func cAudioQueueOfflineRender(_ inAQ: AudioQueueRef?, _ inTimestamp: UnsafePointer<AudioTimeStamp>?,
+public func cAudioQueueOfflineRender(_ inAQ: AudioQueueRef?, _ inTimestamp: UnsafePointer<AudioTimeStamp>?,
                               _ ioBuffer: AudioQueueBufferRef?, _ inNumberFrames: UInt32) -> OSStatus {
     guard let inAQ else { return nullArgument("AudioQueueOfflineRender", "inAQ") }
     guard let inTimestamp else { return nullArgument("AudioQueueOfflineRender", "inTimestamp") }
@@ -279,8 +308,9 @@ nonisolated(unsafe) private var messageKey: pthread_key_t = {
     return key
 }()
 
+/// C's `AudioQueueCompatLastErrorMessage`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
 @_cdecl("AudioQueueCompatLastErrorMessage")
-func cAudioQueueCompatLastErrorMessage() -> UnsafePointer<CChar>? {
+public func cAudioQueueCompatLastErrorMessage() -> UnsafePointer<CChar>? {
     free(pthread_getspecific(messageKey))
     pthread_setspecific(messageKey, nil)
     guard let message = AudioQueueCompatLastErrorMessage(), let copy = strdup(message) else { return nil }

@@ -45,15 +45,17 @@ func cfObject<T: AnyObject>(_ reference: OpaquePointer?, as type: T.Type) -> T? 
     return Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(reference)).takeUnretainedValue() as? T
 }
 
+/// C's `CFRetain` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFRetain")
-func LockstepCFRetain(_ cf: OpaquePointer?) -> OpaquePointer? {
+public func LockstepCFRetain(_ cf: OpaquePointer?) -> OpaquePointer? {
     guard let cf, !immortal.withLock({ $0.contains(UInt(bitPattern: cf)) }) else { return cf }
     _ = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(cf)).retain()
     return cf
 }
 
+/// C's `CFRelease` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFRelease")
-func LockstepCFRelease(_ cf: OpaquePointer?) {
+public func LockstepCFRelease(_ cf: OpaquePointer?) {
     guard let cf, !immortal.withLock({ $0.contains(UInt(bitPattern: cf)) }) else { return }
     Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(cf)).release()
 }
@@ -63,8 +65,9 @@ func LockstepCFRelease(_ cf: OpaquePointer?) {
 private let kCFStringEncodingUTF8: UInt32 = 0x0800_0100
 private let kCFStringEncodingASCII: UInt32 = 0x0600
 
+/// C's `CFSTR` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFSTR")
-func LockstepCFSTR(_ cStr: UnsafePointer<CChar>?) -> OpaquePointer? {
+public func LockstepCFSTR(_ cStr: UnsafePointer<CChar>?) -> OpaquePointer? {
     guard let cStr else { return nil }
     let text = String(cString: cStr)
     let string = constantStrings.withLock { strings in
@@ -76,8 +79,9 @@ func LockstepCFSTR(_ cStr: UnsafePointer<CChar>?) -> OpaquePointer? {
     return cfImmortal(string)
 }
 
+/// C's `CFStringCreateWithCString` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFStringCreateWithCString")
-func LockstepCFStringCreateWithCString(_ alloc: OpaquePointer?, _ cStr: UnsafePointer<CChar>?, _ encoding: UInt32) -> OpaquePointer? {
+public func LockstepCFStringCreateWithCString(_ alloc: OpaquePointer?, _ cStr: UnsafePointer<CChar>?, _ encoding: UInt32) -> OpaquePointer? {
     guard let cStr, encoding == kCFStringEncodingUTF8 || encoding == kCFStringEncodingASCII else { return nil }
     let bytes = UnsafeRawBufferPointer(start: cStr, count: strlen(cStr))
     if encoding == kCFStringEncodingASCII, bytes.contains(where: { $0 >= 128 }) { return nil }
@@ -85,8 +89,9 @@ func LockstepCFStringCreateWithCString(_ alloc: OpaquePointer?, _ cStr: UnsafePo
     return cfCreated(CFString(text))
 }
 
+/// C's `CFStringGetCString` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFStringGetCString")
-func LockstepCFStringGetCString(_ theString: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ bufferSize: Int,
+public func LockstepCFStringGetCString(_ theString: OpaquePointer?, _ buffer: UnsafeMutablePointer<CChar>?, _ bufferSize: Int,
                                 _ encoding: UInt32) -> UInt8 {
     guard let string = cfObject(theString, as: CFString.self), let buffer,
           encoding == kCFStringEncodingUTF8 || encoding == kCFStringEncodingASCII else { return 0 }
@@ -98,29 +103,33 @@ func LockstepCFStringGetCString(_ theString: OpaquePointer?, _ buffer: UnsafeMut
     return 1
 }
 
+/// C's `CFStringGetLength` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFStringGetLength")
-func LockstepCFStringGetLength(_ theString: OpaquePointer?) -> Int {
+public func LockstepCFStringGetLength(_ theString: OpaquePointer?) -> Int {
     cfObject(theString, as: CFString.self)?.string.utf16.count ?? 0
 }
 
 // MARK: URLs
 
+/// C's `CFURLCreateFromFileSystemRepresentation` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFURLCreateFromFileSystemRepresentation")
-func LockstepCFURLCreateFromFileSystemRepresentation(_ allocator: OpaquePointer?, _ buffer: UnsafePointer<UInt8>?,
+public func LockstepCFURLCreateFromFileSystemRepresentation(_ allocator: OpaquePointer?, _ buffer: UnsafePointer<UInt8>?,
                                                      _ bufLen: Int, _ isDirectory: UInt8) -> OpaquePointer? {
     guard let url = CFURLCreateFromFileSystemRepresentation(nil, buffer, bufLen, isDirectory != 0) else { return nil }
     return cfCreated(FileURL(url))
 }
 
+/// C's `CFURLCreateWithFileSystemPath` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFURLCreateWithFileSystemPath")
-func LockstepCFURLCreateWithFileSystemPath(_ allocator: OpaquePointer?, _ filePath: OpaquePointer?, _ pathStyle: Int,
+public func LockstepCFURLCreateWithFileSystemPath(_ allocator: OpaquePointer?, _ filePath: OpaquePointer?, _ pathStyle: Int,
                                            _ isDirectory: UInt8) -> OpaquePointer? {
     guard let path = cfObject(filePath, as: CFString.self), pathStyle == 0 else { return nil }
     return cfCreated(FileURL(URL(fileURLWithPath: path.string, isDirectory: isDirectory != 0)))
 }
 
+/// C's `CFURLGetFileSystemRepresentation` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFURLGetFileSystemRepresentation")
-func LockstepCFURLGetFileSystemRepresentation(_ url: OpaquePointer?, _ resolveAgainstBase: UInt8,
+public func LockstepCFURLGetFileSystemRepresentation(_ url: OpaquePointer?, _ resolveAgainstBase: UInt8,
                                               _ buffer: UnsafeMutablePointer<UInt8>?, _ maxBufLen: Int) -> UInt8 {
     guard let url = cfObject(url, as: FileURL.self), let buffer else { return 0 }
     let bytes = Array(url.url.path.utf8)
@@ -132,32 +141,40 @@ func LockstepCFURLGetFileSystemRepresentation(_ url: OpaquePointer?, _ resolveAg
 
 // MARK: Run loops
 
+/// C's `CFRunLoopDefaultMode` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFRunLoopDefaultMode")
-func LockstepCFRunLoopDefaultMode() -> OpaquePointer { cfImmortal(kCFRunLoopDefaultMode) }
+public func LockstepCFRunLoopDefaultMode() -> OpaquePointer { cfImmortal(kCFRunLoopDefaultMode) }
 
+/// C's `CFRunLoopCommonModes` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFRunLoopCommonModes")
-func LockstepCFRunLoopCommonModes() -> OpaquePointer { cfImmortal(kCFRunLoopCommonModes) }
+public func LockstepCFRunLoopCommonModes() -> OpaquePointer { cfImmortal(kCFRunLoopCommonModes) }
 
+/// C's `CFRunLoopGetCurrent` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFRunLoopGetCurrent")
-func LockstepCFRunLoopGetCurrent() -> OpaquePointer { cfReference(CFRunLoopGetCurrent()) }
+public func LockstepCFRunLoopGetCurrent() -> OpaquePointer { cfReference(CFRunLoopGetCurrent()) }
 
+/// C's `CFRunLoopGetMain` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFRunLoopGetMain")
-func LockstepCFRunLoopGetMain() -> OpaquePointer { cfReference(CFRunLoopGetMain()) }
+public func LockstepCFRunLoopGetMain() -> OpaquePointer { cfReference(CFRunLoopGetMain()) }
 
+/// C's `CFRunLoopRun` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFRunLoopRun")
-func LockstepCFRunLoopRun() { CFRunLoopRun() }
+public func LockstepCFRunLoopRun() { CFRunLoopRun() }
 
+/// C's `CFRunLoopRunInMode` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFRunLoopRunInMode")
-func LockstepCFRunLoopRunInMode(_ mode: OpaquePointer?, _ seconds: Double, _ returnAfterSourceHandled: UInt8) -> Int32 {
+public func LockstepCFRunLoopRunInMode(_ mode: OpaquePointer?, _ seconds: Double, _ returnAfterSourceHandled: UInt8) -> Int32 {
     CFRunLoopRunInMode(cfObject(mode, as: CFString.self), seconds, returnAfterSourceHandled != 0)
 }
 
+/// C's `CFRunLoopStop` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFRunLoopStop")
-func LockstepCFRunLoopStop(_ rl: OpaquePointer?) {
+public func LockstepCFRunLoopStop(_ rl: OpaquePointer?) {
     if let loop = cfObject(rl, as: CFRunLoop.self) { CFRunLoopStop(loop) }
 }
 
+/// C's `CFRunLoopWakeUp` (`<CoreFoundation/CoreFoundation.h>` maps Apple's name to this symbol); documented there.
 @_cdecl("LockstepCFRunLoopWakeUp")
-func LockstepCFRunLoopWakeUp(_ rl: OpaquePointer?) {
+public func LockstepCFRunLoopWakeUp(_ rl: OpaquePointer?) {
     if let loop = cfObject(rl, as: CFRunLoop.self) { CFRunLoopWakeUp(loop) }
 }
