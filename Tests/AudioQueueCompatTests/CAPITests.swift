@@ -307,6 +307,110 @@ extension JACKTests {
             }
         }
 
+        /// A C program of the run loop's rules: modes, CFRunLoopStop from a listener, the result
+        /// codes, and CFRunLoopRun's end when the last queue posting to it is disposed of.
+        static let runLoopProgram = #"""
+            #include <AudioToolbox/AudioToolbox.h>
+            #include <pthread.h>
+            #include <stdio.h>
+            #include <string.h>
+            #include <time.h>
+
+            static pthread_t mainThread;
+            static int outputs, listened, offThread;
+
+            static void output(void *user, AudioQueueRef queue, AudioQueueBufferRef buffer) {
+                (void)user; (void)queue; (void)buffer;
+                outputs++;
+                if (!pthread_equal(pthread_self(), mainThread)) offThread++;
+            }
+            static void runningChanged(void *user, AudioQueueRef queue, AudioQueuePropertyID id) {
+                (void)user;
+                UInt32 running = 1, size = sizeof running;
+                AudioQueueGetProperty(queue, id, &running, &size);
+                listened++;
+                if (!pthread_equal(pthread_self(), mainThread)) offThread++;
+                if (!running) CFRunLoopStop(CFRunLoopGetCurrent());
+            }
+            static double now(void) {
+                struct timespec t;
+                clock_gettime(CLOCK_MONOTONIC, &t);
+                return t.tv_sec + t.tv_nsec / 1e9;
+            }
+            static AudioQueueRef makeQueue(CFStringRef mode) {
+                AudioStreamBasicDescription f;
+                memset(&f, 0, sizeof f);
+                f.mSampleRate = 48000; f.mFormatID = kAudioFormatLinearPCM;
+                f.mFormatFlags = kLinearPCMFormatFlagIsFloat | kLinearPCMFormatFlagIsPacked;
+                f.mChannelsPerFrame = 2; f.mBitsPerChannel = 32; f.mFramesPerPacket = 1;
+                f.mBytesPerFrame = f.mBytesPerPacket = 8;
+                AudioQueueRef queue;
+                if (AudioQueueNewOutput(&f, output, NULL, CFRunLoopGetCurrent(), mode, 0, &queue)) return NULL;
+                AudioQueueAddPropertyListener(queue, kAudioQueueProperty_IsRunning, runningChanged, NULL);
+                AudioQueueBufferRef buffer;
+                AudioQueueAllocateBuffer(queue, 4800 * 8, &buffer);
+                memset(buffer->mAudioData, 0, 4800 * 8);
+                buffer->mAudioDataByteSize = 4800 * 8;
+                AudioQueueEnqueueBuffer(queue, buffer, 0, NULL);
+                return queue;
+            }
+
+            int main(void) {
+                mainThread = pthread_self();
+                // Nothing posted, no source: the time runs out.
+                printf("empty %d\n", (int)CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.05, false));
+                // A queue in a mode of its own: nothing of it runs in the default mode.
+                CFStringRef custom = CFSTR("org.lockstep.custom");
+                AudioQueueRef queue = makeQueue(custom);
+                AudioQueueStart(queue, NULL);
+                AudioQueueStop(queue, false);
+                CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.5, false);
+                printf("default mode: %d outputs %d listened\n", outputs, listened);
+                int result = CFRunLoopRunInMode(custom, 2, true);
+                printf("custom mode, return after one: %d\n", result);
+                while (listened < 2 && CFRunLoopRunInMode(custom, 2, false) != kCFRunLoopRunTimedOut) {}
+                printf("custom mode: %d outputs %d listened\n", outputs, listened);
+                AudioQueueDispose(queue, true);
+                // The common modes: CFRunLoopRun until the listener stops it at the end.
+                queue = makeQueue(kCFRunLoopCommonModes);
+                outputs = listened = 0;
+                AudioQueueStart(queue, NULL);
+                AudioQueueStop(queue, false);
+                double start = now();
+                CFRunLoopRun();
+                printf("CFRunLoopRun stopped by the listener: %d outputs %d listened\n", outputs, listened);
+                // Disposed of: no source left, CFRunLoopRun returns at once.
+                AudioQueueDispose(queue, true);
+                start = now();
+                CFRunLoopRun();
+                printf("CFRunLoopRun without sources returned after %s\n", now() - start < 0.1 ? "less than 0.1 s" : "too long");
+                printf("%d callbacks off the main thread\n", offThread);
+                return 0;
+            }
+            """#
+
+        @Test("a C program's callbacks and listeners run on its run loop, in their mode: CFRunLoopRunInMode's result codes, CFRunLoopStop from a listener, CFRunLoopRun ends when no queue is left")
+        func runLoop() throws {
+            try Self.runLoopProgram.write(toFile: temp.file("runloop.c"), atomically: true, encoding: .utf8)
+            let command = "cc -Wall -Wextra -Werror '\(temp.file("runloop.c"))' -o '\(temp.file("runloop"))' -lpthread "
+                + "$(pkg-config --cflags --libs lockstep-audiotoolbox)"
+            let compiled = try CLI.run(["-c", command], environment: build.environment, executable: "/bin/sh")
+            try #require(compiled.status == 0, "\(compiled.stderr)")
+            let server = try JACKServer()
+            let result = try build.run(temp.file("runloop"), [], server: server.name)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdout == """
+                empty 3
+                default mode: 0 outputs 0 listened
+                custom mode, return after one: 4
+                custom mode: 1 outputs 2 listened
+                CFRunLoopRun stopped by the listener: 1 outputs 2 listened
+                CFRunLoopRun without sources returned after less than 0.1 s
+                0 callbacks off the main thread
+
+                """, "\(result.stdout)")
+        }
+
         @Test("aqmeter: kAudioQueueProperty_CurrentLevelMeterDB of a recording queue reads a constant 0.5 as −6.02 dB peak and average, on the run loop's thread")
         func meter() throws {
             let program = try build.compile("aqmeter.c")
