@@ -9,6 +9,7 @@
 //
 // Callbacks run on the queue's own thread (NULL run loop); the main thread waits for the
 // is-running listener to report the stop.
+#define _DEFAULT_SOURCE   // usleep, with -std=c99 too
 #include <AudioToolbox/AudioToolbox.h>
 #include <pthread.h>
 #include <stdio.h>

@@ -100,7 +100,7 @@ extension AQCompatTests {
             #expect(exported.filter { $0.hasPrefix("CF") }.sorted() == [])
         }
 
-        @Test("the examples compile as C (gcc) and C++ (g++) with every warning an error, and the headers as C++ too")
+        @Test("the examples compile as C (gcc) and C++ (g++) with every warning an error; the headers as C++, and as strict C99 and C++11")
         func examplesCompile() throws {
             for source in ["aqplay.c", "aqstart.c", "aqoffline.c", "aqmeter.c", "aqrecord.cpp"] {
                 let program = try build.compile(source)
@@ -125,6 +125,15 @@ extension AQCompatTests {
             #expect(compiled.status == 0, "\(compiled.stderr)")
             let ran = try build.run(temp.file("all"), [])
             #expect(ran.status == 0, "\(ran.stderr)")
+            // Strict ISO C99 and C++11: the headers use no extension.
+            let strict = temp.file("strict.c")
+            try "#include <AudioToolbox/AudioToolbox.h>\nint main(void) { return kAudioFormatFlagsAreAllClear != 0x80000000u; }\n"
+                .write(toFile: strict, atomically: true, encoding: .utf8)
+            for compiler in ["cc -std=c99 -x c", "c++ -std=c++11 -x c++"] {
+                let command = "\(compiler) -Wall -Wextra -pedantic -Werror -fsyntax-only '\(strict)' $(pkg-config --cflags lockstep-audiotoolbox)"
+                let checked = try CLI.run(["-c", command], environment: build.environment, executable: "/bin/sh")
+                #expect(checked.status == 0, "\(command)\n\(checked.stderr)")
+            }
         }
 
         @Test("Apple's AQOfflineRenderTest loop in C renders a WAV and ALAC (CAF, M4A) files: every frame, equal to the file's own decode", arguments: [

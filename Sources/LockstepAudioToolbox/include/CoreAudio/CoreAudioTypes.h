@@ -69,8 +69,6 @@ enum {
     kLinearPCMFormatFlagIsNonInterleaved = 32,
     /// The samples must not be mixed (carried through unchanged).
     kAudioFormatFlagIsNonMixable = 64,
-    /// Marks a format whose flags are all clear (an explicit "no flags").
-    kAudioFormatFlagsAreAllClear = 2147483648,
     /// The linear PCM spelling of kAudioFormatFlagIsNonMixable.
     kLinearPCMFormatFlagIsNonMixable = 64,
     /// Where the fixed-point fraction bit count sits in linear PCM flags (bits 7…12): flags >>
@@ -79,8 +77,6 @@ enum {
     kLinearPCMFormatFlagsSampleFractionShift = 7,
     /// The bits of the fixed-point fraction bit count in linear PCM flags (0x3F << 7).
     kLinearPCMFormatFlagsSampleFractionMask = 8064,
-    /// The linear PCM spelling of kAudioFormatFlagsAreAllClear.
-    kLinearPCMFormatFlagsAreAllClear = 2147483648,
     /// Apple Lossless from 16-bit source data (format flags of kAudioFormatAppleLossless, which is
     /// read, decoded and encoded through FFmpeg).
     kAppleLosslessFormatFlag_16BitSourceData = 1,
@@ -103,6 +99,11 @@ enum {
     /// N channels with no particular meaning, in order; or the low 16 bits with this tag.
     kAudioChannelLayoutTag_DiscreteInOrder = 9633792,
 };
+// Above INT_MAX, so not enumerators (ISO C's enumerators are ints): constants of AudioFormatFlags.
+/// Marks a format whose flags are all clear (an explicit "no flags").
+#define kAudioFormatFlagsAreAllClear ((AudioFormatFlags)0x80000000u)
+/// The linear PCM spelling of kAudioFormatFlagsAreAllClear.
+#define kLinearPCMFormatFlagsAreAllClear ((AudioFormatFlags)0x80000000u)
 
 LOCKSTEP_EXTERN_C_END
 
