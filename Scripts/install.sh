@@ -51,9 +51,9 @@ if ((uninstall)); then
     exit 0
 fi
 
-# Builds a product in release mode: build_product NAME [ARGS…].
+# Builds a product in release mode: build_product NAME BUILD_PATH [ARGS…].
 build_product() {
-    local build=(swift build -c release --product "$1" --build-path .build-static "${@:2}")
+    local build=(swift build -c release --product "$1" --build-path "$2" "${@:3}")
     # Under sudo the build runs as the user who asked, so the checkout keeps no root-owned files.
     if [[ $EUID -eq 0 && -n "${SUDO_USER:-}" ]]; then
         sudo -u "$SUDO_USER" env PATH="$PATH" "${build[@]}" >&2
@@ -66,7 +66,7 @@ build_product() {
 binary=${LOCKSTEP_INSTALL_BINARY:-}
 if [[ -z "$binary" ]]; then
     echo "install: building lockstep (release, Swift runtime linked in; a few minutes the first time)" >&2
-    build_product lockstep --static-swift-stdlib
+    build_product lockstep .build-static --static-swift-stdlib
     binary=.build-static/release/lockstep
 fi
 [[ -x "$binary" ]] || fail "no executable at '$binary'"
@@ -74,13 +74,14 @@ fi
 # The C API's library: built unless one is given. --static-swift-stdlib links the runtime into
 # executables only: a shared library takes swiftc's -static-stdlib (Swift runtime, Foundation and
 # ICU inside: about 80 MB, and no Swift toolchain needed to use it). Their symbols stay inside it
-# (--exclude-libs), so it clashes with no other Swift or CoreFoundation library in a process.
+# (--exclude-libs), so it clashes with no other Swift or CoreFoundation library in a process. Its
+# own build folder: other compiler flags than the binary's would rebuild everything each time.
 library=${LOCKSTEP_INSTALL_LIBRARY:-}
 if [[ -z "$library" ]]; then
     echo "install: building liblockstep-audiotoolbox (release, Swift runtime linked in)" >&2
-    build_product lockstep-audiotoolbox -Xswiftc -static-stdlib -Xlinker --exclude-libs -Xlinker ALL \
+    build_product lockstep-audiotoolbox .build-static-lib -Xswiftc -static-stdlib -Xlinker --exclude-libs -Xlinker ALL \
         -Xlinker -soname -Xlinker liblockstep-audiotoolbox.so.0
-    library=.build-static/release/liblockstep-audiotoolbox.so
+    library=.build-static-lib/release/liblockstep-audiotoolbox.so
 fi
 [[ -f "$library" ]] || fail "no library at '$library'"
 

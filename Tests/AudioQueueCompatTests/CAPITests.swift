@@ -385,6 +385,14 @@ extension JACKTests {
                 outputs = listened = 0;
                 AudioQueueStart(queue, NULL);
                 AudioQueueStop(queue, false);
+                // The device's UID, a CFString the caller releases (the JACK client: this program).
+                CFStringRef device = NULL;
+                UInt32 size = sizeof device;
+                char name[64] = "";
+                if (AudioQueueGetProperty(queue, kAudioQueueProperty_CurrentDevice, &device, &size) == noErr
+                    && CFStringGetCString(device, name, sizeof name, kCFStringEncodingUTF8))
+                    printf("device %s (%ld characters)\n", name, CFStringGetLength(device));
+                CFRelease(device);
                 double start = now();
                 CFRunLoopRun();
                 printf("CFRunLoopRun stopped by the listener: %d outputs %d listened\n", outputs, listened);
@@ -398,7 +406,7 @@ extension JACKTests {
             }
             """#
 
-        @Test("a C program's callbacks and listeners run on its run loop, in their mode: CFRunLoopRunInMode's result codes, CFRunLoopStop from a listener, CFRunLoopRun ends when no queue is left")
+        @Test("a C program's callbacks and listeners run on its run loop, in their mode: CFRunLoopRunInMode's result codes, CFRunLoopStop from a listener, CFRunLoopRun ends when no queue is left; the device's UID as a CFString")
         func runLoop() throws {
             try Self.runLoopProgram.write(toFile: temp.file("runloop.c"), atomically: true, encoding: .utf8)
             let command = "cc -Wall -Wextra -Werror '\(temp.file("runloop.c"))' -o '\(temp.file("runloop"))' -lpthread "
@@ -413,6 +421,7 @@ extension JACKTests {
                 default mode: 0 outputs 0 listened
                 custom mode, return after one: 4
                 custom mode: 1 outputs 2 listened
+                device runloop (7 characters)
                 CFRunLoopRun stopped by the listener: 1 outputs 2 listened
                 CFRunLoopRun without sources returned after less than 0.1 s
                 0 callbacks off the main thread
