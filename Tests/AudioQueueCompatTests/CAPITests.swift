@@ -45,13 +45,13 @@ struct CAPIBuild {
         let compiler = source.hasSuffix(".cpp") ? "c++" : "cc"
         let command = "\(compiler) -Wall -Wextra -Werror '\(Self.root)/Examples/C/\(source)' -o '\(output)' -lpthread "
             + "$(pkg-config --cflags --libs lockstep-audiotoolbox)"
-        let result = try CLI.run(["-c", command], environment: environment, timeout: 60, executable: "/bin/sh")
+        let result = try CLI.run(["-c", command], environment: environment, timeout: 180, executable: "/bin/sh")
         #expect(result.status == 0, "\(command)\n\(result.stderr)")
         return output
     }
 
     /// Runs a compiled program to completion.
-    func run(_ program: String, _ arguments: [String], server: String? = nil, timeout: Double = 30) throws -> CLI.Result {
+    func run(_ program: String, _ arguments: [String], server: String? = nil, timeout: Double = 120) throws -> CLI.Result {
         var environment = self.environment
         if let server { environment["JACK_DEFAULT_SERVER"] = server }
         return try CLI.run(arguments, environment: environment, timeout: timeout, executable: program)
