@@ -17,6 +17,9 @@ let package = Package(
         .executable(name: "lockstep", targets: ["lockstep"]),
         // Apple's Audio Queue Services API (names, signatures, result codes) on the engine.
         .library(name: "AudioQueueCompat", targets: ["AudioQueueCompat"]),
+        // The same for C and C++: liblockstep-audiotoolbox.so, Apple's AudioToolbox headers and a
+        // pkg-config file (Docs/CAPI.md).
+        .library(name: "lockstep-audiotoolbox", type: .dynamic, targets: ["LockstepAudioToolbox"]),
     ],
     dependencies: [
         // 1.8: options that also work bare (`--web` alone: defaultAsFlag).
@@ -125,6 +128,9 @@ let package = Package(
         // (ports of the seed listings, compiled in CI and run by the tests) and its tests.
         .target(name: "CAudioQueueTypes"),
         .target(name: "AudioQueueCompat", dependencies: ["CAudioQueueTypes", "CFFmpeg", "Lockstep", "LockstepFiles", "LockstepJACK"]),
+        // The C API: AudioQueueCompat exported with @_cdecl; its headers (include/, Apple's layout)
+        // are installed, not compiled here.
+        .target(name: "LockstepAudioToolbox", dependencies: ["AudioQueueCompat"], exclude: ["include"]),
         .target(name: "AQExampleSupport", dependencies: ["AudioQueueCompat"], path: "Examples/AQExampleSupport"),
         .executableTarget(name: "AQRecorder", dependencies: ["AudioQueueCompat", "AQExampleSupport", "LockstepJACK"],
                           path: "Examples/AQRecorder"),
@@ -138,7 +144,7 @@ let package = Package(
         .executableTarget(name: "AQOfflineRender", dependencies: ["AudioQueueCompat", "AQExampleSupport"],
                           path: "Examples/AQOfflineRender"),
         .testTarget(name: "AudioQueueCompatTests",
-                    dependencies: ["AudioQueueCompat", "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepTestSupport"]),
+                    dependencies: ["AudioQueueCompat", "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepTestSupport", "CJack"]),
     ],
     swiftLanguageModes: [.v6]
 )

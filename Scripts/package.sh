@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Builds a Debian package of lockstep: the files Scripts/install.sh puts under /usr (the binary with
-# the Swift runtime linked in, the man page, bash/zsh/fish completions), depending on the Debian
-# packages of the C libraries the binary links.
+# the Swift runtime linked in, the man page, bash/zsh/fish completions, the C API's library, headers
+# and pkg-config file), depending on the Debian packages of the C libraries the binary and the
+# library link.
 #
 #   Scripts/package.sh [OUTDIR]      writes OUTDIR/lockstep_VERSION_ARCH.deb (default: the current folder)
 #   sudo apt install ./lockstep_0.1.0_amd64.deb      sudo apt remove lockstep
 #
-# LOCKSTEP_INSTALL_BINARY names a binary already built (as for install.sh; the tests use it).
+# LOCKSTEP_INSTALL_BINARY and LOCKSTEP_INSTALL_LIBRARY name a binary and library already built (as
+# for install.sh; the tests use them).
 # A library no Debian package owns (the Swift runtime of a debug build) is an error, unless
 # LOCKSTEP_PACKAGE_SKIP_UNOWNED=1 (the tests' debug build: the package then runs only where it is).
 # LOCKSTEP_PACKAGE_COMPRESSION: dpkg-deb's -Z (default xz; the tests use none).
@@ -23,17 +25,18 @@ root="$stage/root"
 DESTDIR="$root" bash Scripts/install.sh /usr
 rm -rf "$root/usr/share/lockstep"          # dpkg keeps the list of files itself
 binary="$root/usr/bin/lockstep"
+library="$root/usr/lib/liblockstep-audiotoolbox.so.0"
 version=$("$binary" --version)
 arch=$(dpkg --print-architecture)
 
-# The packages of the libraries the binary itself needs (NEEDED), found through the paths ldd
-# resolves them to (as registered by dpkg, with or without /usr in front).
+# The packages of the libraries the binary and the library themselves need (NEEDED), found through
+# the paths ldd resolves them to (as registered by dpkg, with or without /usr in front).
 declare -A paths=()
 # (The dynamic loader has no "=>": ldd prints its path first.)
-while read -r name path; do [[ -n "${path:-}" ]] && paths[$name]=$path; done < <(ldd "$binary" |
+while read -r name path; do [[ -n "${path:-}" ]] && paths[$name]=$path; done < <(ldd "$binary" "$library" |
     awk '/=>/ {print $1, $3; next} $1 ~ /^\// {n = split($1, part, "/"); print part[n], $1}')
 depends=()
-for name in $(objdump -p "$binary" | awk '/NEEDED/ {print $2}'); do
+for name in $(objdump -p "$binary" "$library" | awk '/NEEDED/ {print $2}' | sort -u); do
     path=${paths[$name]:-}
     [[ -n "$path" ]] || fail "the binary needs $name, which this machine does not have"
     if ! package=$(dpkg -S "$path" 2>/dev/null || dpkg -S "/usr$path" 2>/dev/null || dpkg -S "$(realpath "$path")" 2>/dev/null); then

@@ -8,7 +8,7 @@ packages=(pkg-config libsndfile1-dev libsoxr-dev libjack-jackd2-dev jackd2 pipew
           chromium chromium-driver python3-selenium fonts-dejavu-core
           librsvg2-dev iproute2 nftables   # session check --png; the netjack2 test (ip netns, nft)
           libavformat-dev libavcodec-dev libavutil-dev ffmpeg   # compressed formats (AudioQueueCompat)
-          binutils "$@")                                      # objdump: Scripts/package.sh
+          binutils gcc g++ "$@")                              # objdump: Scripts/package.sh; cc/c++: the C API tests
 
 missing=()
 for p in "${packages[@]}"; do

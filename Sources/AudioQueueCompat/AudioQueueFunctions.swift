@@ -10,16 +10,22 @@ private func withQueue(_ ref: AudioQueueRef, _ body: (CompatQueue) throws(AudioQ
     status { () throws(AudioQueueError) in try body(try QueueRegistry.shared.queue(ref)) }
 }
 
+/// Creates a queue whose C callbacks run on `runLoop` (posted there), or on the callback thread
+/// when nil.
 private func newQueue(_ format: UnsafePointer<AudioStreamBasicDescription>, _ callback: CompatQueue.Callback,
                       _ userData: UnsafeMutableRawPointer?, _ flags: UInt32,
-                      _ out: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
+                      _ out: UnsafeMutablePointer<AudioQueueRef?>, runLoop: (CFRunLoop, CFString?)? = nil) -> OSStatus {
     status { () throws(AudioQueueError) in
         guard flags == 0 else { throw AudioQueueError(kAudio_ParamError, "inFlags is reserved and must be 0") }
         if let made = CompressedFormat.make(format.pointee) {
             let compressed = try made.get()
-            let queue = CompatQueue(format: compressed.pcmLayout, compressed: compressed, callback: callback, userData: userData)
+            let queue = CompatQueue(format: compressed.pcmLayout, compressed: compressed, callback: callback, userData: userData,
+                                    runLoop: runLoop)
             if case .output = callback {} else if case .outputBlock = callback {} else {
-                try queue.prepareEncoding(compressed)
+                do throws(AudioQueueError) { try queue.prepareEncoding(compressed) } catch {
+                    queue.detachRunLoopSource()
+                    throw error
+                }
             }
             QueueRegistry.shared.add(queue)
             out.pointee = queue.ref
@@ -29,7 +35,7 @@ private func newQueue(_ format: UnsafePointer<AudioStreamBasicDescription>, _ ca
         case .failure(let error):
             throw error
         case .success(let layout):
-            let queue = CompatQueue(format: layout, callback: callback, userData: userData)
+            let queue = CompatQueue(format: layout, callback: callback, userData: userData, runLoop: runLoop)
             QueueRegistry.shared.add(queue)
             out.pointee = queue.ref
         }
@@ -41,8 +47,9 @@ private func newQueue(_ format: UnsafePointer<AudioStreamBasicDescription>, _ ca
 /// The queue plays linear PCM in `inFormat` (any rate: the engine converts; 16/24/32-bit integer
 /// or 32/64-bit float, either byte order, interleaved). It connects to the default device
 /// (``AudioQueueDefaultDevice``) when it first needs it — or renders offline after
-/// ``AudioQueueSetOfflineRenderFormat(_:_:_:)``. `inCallbackRunLoop` and `inCallbackRunLoopMode`
-/// are accepted and ignored: callbacks run on the engine's callback thread.
+/// ``AudioQueueSetOfflineRenderFormat(_:_:_:)``. From Swift, `inCallbackRunLoop` and
+/// `inCallbackRunLoopMode` are accepted and ignored: callbacks run on the engine's callback
+/// thread (the C API honours them: see ``CFRunLoop``).
 /// - Returns: ``kAudioFormatUnsupportedDataFormatError`` for compressed, non-interleaved or
 ///   malformed formats; ``kAudio_ParamError`` if `inFlags` is not 0.
 @discardableResult
@@ -51,6 +58,26 @@ public func AudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescri
                                 _ inCallbackRunLoop: CFRunLoop?, _ inCallbackRunLoopMode: CFString?, _ inFlags: UInt32,
                                 _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
     newQueue(inFormat, .output(inCallbackProc), inUserData, inFlags, outAQ)
+}
+
+/// Creates a playback queue whose callbacks and property listeners run on `runLoop` (posted to it,
+/// run while its thread runs it in `mode`), or on the callback thread when `runLoop` is nil: Apple's
+/// `AudioQueueNewOutput` with its run loop honoured. The C API's `AudioQueueNewOutput` is this.
+package func AudioQueueNewOutputOnRunLoop(_ inFormat: UnsafePointer<AudioStreamBasicDescription>,
+                                          _ inCallbackProc: AudioQueueOutputCallback, _ inUserData: UnsafeMutableRawPointer?,
+                                          _ runLoop: CFRunLoop?, _ mode: CFString?, _ inFlags: UInt32,
+                                          _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
+    newQueue(inFormat, .output(inCallbackProc), inUserData, inFlags, outAQ, runLoop: runLoop.map { ($0, mode) })
+}
+
+/// Creates a recording queue whose callbacks and listeners run on `runLoop`, or on the callback
+/// thread when nil; see ``AudioQueueNewOutputOnRunLoop(_:_:_:_:_:_:_:)``. The C API's
+/// `AudioQueueNewInput` is this.
+package func AudioQueueNewInputOnRunLoop(_ inFormat: UnsafePointer<AudioStreamBasicDescription>,
+                                         _ inCallbackProc: AudioQueueInputCallback, _ inUserData: UnsafeMutableRawPointer?,
+                                         _ runLoop: CFRunLoop?, _ mode: CFString?, _ inFlags: UInt32,
+                                         _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
+    newQueue(inFormat, .input(inCallbackProc), inUserData, inFlags, outAQ, runLoop: runLoop.map { ($0, mode) })
 }
 
 /// Creates a recording queue. The corresponding Apple function is `AudioQueueNewInput`.

@@ -140,6 +140,8 @@ final class CompatQueue: @unchecked Sendable {
         /// The device UID handed out in `kAudioQueueProperty_ChannelAssignments` (Apple's "get"
         /// rule: not retained for the caller, so the queue keeps it alive).
         var assignmentUID: CFString?
+        /// Whether the queue is still a source of its callback run loop.
+        var runLoopSource = false
 
         var isBound: Bool { output != nil || input != nil }
 
@@ -153,6 +155,9 @@ final class CompatQueue: @unchecked Sendable {
 
     let callback: Callback
     let userData: UnsafeMutableRawPointer?
+    /// The run loop (and mode) the C callbacks and listeners are posted to, or nil: they run on
+    /// the callback thread. The queue is a source of that run loop until it is disposed of.
+    let callbackRunLoop: (CFRunLoop, CFString?)?
     /// The PCM the engine plays: the queue's format, or what its compressed format decodes to.
     let layout: LinearPCMLayout
     /// The queue's compressed format (decoded at enqueue), or nil for linear PCM.
@@ -171,11 +176,24 @@ final class CompatQueue: @unchecked Sendable {
     /// between decodes, while ``state`` stays free during a decode.
     let decodeOrder = Mutex(())
 
-    init(format: LinearPCMLayout, compressed: CompressedFormat? = nil, callback: Callback, userData: UnsafeMutableRawPointer?) {
+    init(format: LinearPCMLayout, compressed: CompressedFormat? = nil, callback: Callback, userData: UnsafeMutableRawPointer?,
+         runLoop: (CFRunLoop, CFString?)? = nil) {
         layout = format
         self.compressed = compressed
         self.callback = callback
         self.userData = userData
+        callbackRunLoop = runLoop
+        if let (loop, mode) = runLoop {
+            loop.addSource(mode: mode)
+            state.withLock { $0.runLoopSource = true }
+        }
+    }
+
+    /// Stops being a source of the callback run loop (once; at disposal).
+    func detachRunLoopSource() {
+        guard let (loop, mode) = callbackRunLoop,
+              state.withLock({ state in defer { state.runLoopSource = false }; return state.runLoopSource }) else { return }
+        loop.removeSource(mode: mode)
     }
 
     deinit {

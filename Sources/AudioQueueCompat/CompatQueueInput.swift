@@ -187,11 +187,30 @@ extension CompatQueue {
         time.mFlags = [.sampleHostTimeValid, .rateScalarValid]
         let queue = self.ref
         switch callback {
-        case .input(let proc):
+        case .input(let proc) where callbackRunLoop == nil:
             CallbackThread.run {
                 withUnsafePointer(to: &time) { stamp in
                     guard let descriptions else { return proc(userData, queue, ref, stamp, packets, nil) }
                     descriptions.withUnsafeBufferPointer { proc(userData, queue, ref, stamp, packets, $0.baseAddress) }
+                }
+            }
+        case .input(let proc):
+            // On the queue's run loop: posted, as a block to its dispatch queue is.
+            let stamp = time, userData = Unchecked(userData)
+            let engine = state.withLock { (state) -> Engine? in
+                guard state.conversion != nil, let engine = state.engine else { return nil }
+                state.inputCallbacksRunning += 1
+                return engine
+            }
+            runCallback { [self] in
+                var time = stamp
+                withUnsafePointer(to: &time) { stamp in
+                    guard let descriptions else { return proc(userData.value, queue, ref, stamp, packets, nil) }
+                    descriptions.withUnsafeBufferPointer { proc(userData.value, queue, ref, stamp, packets, $0.baseAddress) }
+                }
+                if let engine {
+                    state.withLock { $0.inputCallbacksRunning -= 1 }
+                    schedulePump(engine)
                 }
             }
         case .inputBlock(let block, let dispatch):

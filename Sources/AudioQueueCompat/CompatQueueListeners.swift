@@ -42,7 +42,8 @@ extension CompatQueue {
 
     func notify(_ targets: [Listener], _ id: AudioQueuePropertyID) {
         let queue = ref
-        CallbackThread.run { for listener in targets { listener.proc(listener.userData, queue, id) } }
+        let targets = Unchecked(targets)
+        runCallback { for listener in targets.value { listener.proc(listener.userData, queue, id) } }
     }
 
     func notifyListeners(_ id: AudioQueuePropertyID) {

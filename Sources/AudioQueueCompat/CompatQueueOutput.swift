@@ -27,7 +27,17 @@ extension CompatQueue {
     /// played buffers go back). Whatever the callback then does — enqueue more, or flush and stop
     /// at the end of its file — this render plays all of what was handed back, so a render loop
     /// that stops once the callback has flushed gets every frame.
+    ///
+    /// Buffers the callback enqueues meanwhile whose audio also ends within the render go back in
+    /// the same way, until none is left: a file's last buffer, read while its predecessor went
+    /// back, then comes back before the render too, and the callback's flush and stop at the end
+    /// of the file end this render's audio where the file ends (no silence rendered after it).
     func releaseForOfflineRender(frames: Int64) {
+        while releaseOnceForOfflineRender(frames: frames) {}
+    }
+
+    /// One round of ``releaseForOfflineRender(frames:)``; whether it handed any buffer back.
+    private func releaseOnceForOfflineRender(frames: Int64) -> Bool {
         let decoded = state.withLock { (state) -> [AudioQueueBufferRef] in
             guard state.disposal != .done, state.decodeBufferFrames > 0, let output = state.output,
                   let now = try? output.currentTime().sampleTime else { return [] }
@@ -42,12 +52,13 @@ extension CompatQueue {
             if !refs.isEmpty { state.outputCallbacksRunning += 1 }
             return refs
         }
-        guard !decoded.isEmpty else { return }
+        guard !decoded.isEmpty else { return false }
         deliverOutput(decoded)
         state.withLock { state in
             for ref in decoded { state.resetting.remove(ref) }
             state.outputCallbacksRunning -= 1
         }
+        return true
     }
 
     /// Hands back to the callback, in order, the queue's buffers whose audio is in the engine
@@ -96,11 +107,25 @@ extension CompatQueue {
         let queue = ref
         switch callback {
         case .output(let proc):
-            CallbackThread.run { for buffer in refs { proc(userData, queue, buffer) } }
+            let userData = Unchecked(userData)
+            runCallback { for buffer in refs { proc(userData.value, queue, buffer) } }
         case .outputBlock(let block, let dispatch):
             onDispatchQueue(dispatch) { for buffer in refs { block(queue, buffer) } }
         case .input, .inputBlock:
             break
+        }
+    }
+
+    /// Runs a C callback (output, input or property listener): posted to the queue's run loop
+    /// when it was created with one — run there unless the queue is disposed of by then — or
+    /// here, on the callback thread. A device that delivers inline (offline rendering) runs it
+    /// here too: inside the render call, as on Apple.
+    func runCallback(_ work: @escaping () -> Void) {
+        guard let (runLoop, mode) = callbackRunLoop,
+              state.withLock({ $0.engine?.device.callbackDelivery }) != .inline else { return CallbackThread.run(work) }
+        runLoop.perform(mode: mode) { [self] in
+            guard state.withLock({ $0.disposal != .done }) else { return }
+            CallbackThread.run(work)
         }
     }
 

@@ -209,7 +209,7 @@ extension CompatQueue {
 
     /// Disposes of the queue. Returns whether the registry should forget it now.
     func dispose(immediately: Bool) throws(AudioQueueError) -> Bool {
-        try state.withLock { (state) throws(AudioQueueError) -> Bool in
+        let done = try state.withLock { (state) throws(AudioQueueError) -> Bool in
             try state.checkDisposal()
             if !immediately, let output = state.output, output.isRunning {
                 state.disposal = .pending
@@ -221,6 +221,8 @@ extension CompatQueue {
             state.listeners.removeAll()
             return true
         }
+        if done { detachRunLoopSource() }
+        return done
     }
 
     private func finishDisposal() {
@@ -229,6 +231,7 @@ extension CompatQueue {
             dropEngineQueue(&state)
             state.listeners.removeAll()
         }
+        detachRunLoopSource()
         QueueRegistry.shared.remove(self)
     }
 }

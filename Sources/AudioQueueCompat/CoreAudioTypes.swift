@@ -205,22 +205,6 @@ public let kAudioChannelLayoutTag_DiscreteInOrder: AudioChannelLayoutTag = 147 <
 
 // MARK: - Core Foundation placeholders
 
-/// A placeholder for Core Foundation's run loop, which Linux does not have. The corresponding
-/// Apple type is `CFRunLoop`.
-///
-/// Audio Queue functions accept a run loop argument for source compatibility, but callbacks
-/// always run on the engine's callback thread (Apple's behaviour for `NULL`).
-public final class CFRunLoop: Sendable {
-    fileprivate init() {}
-}
-
-private let currentRunLoopPlaceholder = CFRunLoop()
-
-/// Returns a placeholder run loop. The corresponding Apple function is `CFRunLoopGetCurrent`.
-public func CFRunLoopGetCurrent() -> CFRunLoop { currentRunLoopPlaceholder }
-/// Returns a placeholder run loop. The corresponding Apple function is `CFRunLoopGetMain`.
-public func CFRunLoopGetMain() -> CFRunLoop { currentRunLoopPlaceholder }
-
 /// A placeholder for Core Foundation's immutable string (run loop modes, device UIDs). The
 /// corresponding Apple type is `CFString`.
 public final class CFString: Sendable, ExpressibleByStringLiteral, CustomStringConvertible, Hashable {
@@ -240,7 +224,7 @@ public final class CFString: Sendable, ExpressibleByStringLiteral, CustomStringC
 
 /// A run loop mode, as Apple's Swift SDK imports Core Foundation's (`CFRunLoopMode.commonModes`,
 /// `.defaultMode`); its ``rawValue`` is the ``CFString`` that functions such as
-/// ``AudioQueueNewOutput(_:_:_:_:_:_:_:)`` take. Modes are accepted and ignored on Linux.
+/// ``AudioQueueNewOutput(_:_:_:_:_:_:_:)`` take (see ``CFRunLoop``).
 /// The corresponding Apple type is `CFRunLoopMode`.
 public struct CFRunLoopMode: RawRepresentable, Hashable, Sendable {
     /// The mode's name.
@@ -255,29 +239,11 @@ public struct CFRunLoopMode: RawRepresentable, Hashable, Sendable {
     public static let defaultMode = CFRunLoopMode(kCFRunLoopDefaultMode)
 }
 
-/// The common run loop modes (accepted and ignored). The corresponding Apple constant is `kCFRunLoopCommonModes`.
+/// The common run loop modes: work posted in them runs in every mode this layer knows (the
+/// default mode). The corresponding Apple constant is `kCFRunLoopCommonModes`.
 public let kCFRunLoopCommonModes: CFString = "kCFRunLoopCommonModes"
-/// The default run loop mode (accepted and ignored). The corresponding Apple constant is `kCFRunLoopDefaultMode`.
+/// The default run loop mode. The corresponding Apple constant is `kCFRunLoopDefaultMode`.
 public let kCFRunLoopDefaultMode: CFString = "kCFRunLoopDefaultMode"
-
-/// Waits `seconds` while the engine's callback thread delivers callbacks; returns 3
-/// (`kCFRunLoopRunTimedOut`). The corresponding Apple function is `CFRunLoopRunInMode`.
-///
-/// Lets the `while running { CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.25, false) }` loops of
-/// ported playback code work unchanged.
-@discardableResult
-public func CFRunLoopRunInMode(_ mode: CFString?, _ seconds: Double, _ returnAfterSourceHandled: Bool) -> Int32 {
-    if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
-    return 3
-}
-
-/// Waits `seconds` while the engine's callback thread delivers callbacks; returns 3
-/// (`kCFRunLoopRunTimedOut`). The corresponding Apple function is `CFRunLoopRunInMode`, in the
-/// spelling Apple's Swift SDK imports: `CFRunLoopRunInMode(.defaultMode, 0.25, false)`.
-@discardableResult
-public func CFRunLoopRunInMode(_ mode: CFRunLoopMode?, _ seconds: Double, _ returnAfterSourceHandled: Bool) -> Int32 {
-    CFRunLoopRunInMode(mode?.rawValue, seconds, returnAfterSourceHandled)
-}
 
 /// A file URL: Foundation's `URL` stands in for Core Foundation's. The corresponding Apple type is `CFURL`.
 public typealias CFURL = URL

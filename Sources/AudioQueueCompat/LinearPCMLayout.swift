@@ -91,7 +91,7 @@ private let lastError = Mutex<(OSStatus, String)?>(nil)
 
 /// Records `message` as the explanation of `status` and returns `status`.
 @discardableResult
-func fail(_ status: OSStatus, _ message: String) -> OSStatus {
+package func fail(_ status: OSStatus, _ message: String) -> OSStatus {
     lastError.withLock { $0 = (status, message) }
     return status
 }

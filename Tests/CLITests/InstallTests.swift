@@ -1,19 +1,33 @@
 import Foundation
+import Lockstep
+import LockstepFiles
 import LockstepTestSupport
 import Testing
 
-/// `Scripts/install.sh` as a user runs it, into a temporary prefix (the built debug binary stands
-/// in for the release one it would build: `LOCKSTEP_INSTALL_BINARY`).
-@Suite("Scripts/install.sh installs the tool, its man page and completions, and removes exactly them")
+/// `Scripts/install.sh` as a user runs it, into a temporary prefix (the built debug binary and C API
+/// library stand in for the release ones it would build: `LOCKSTEP_INSTALL_BINARY`,
+/// `LOCKSTEP_INSTALL_LIBRARY`).
+@Suite("Scripts/install.sh installs the tool, its man page and completions, the C API, and removes exactly them")
 struct InstallTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().path
     static let files = ["bin/lockstep", "share/man/man1/lockstep.1", "share/bash-completion/completions/lockstep",
-                        "share/zsh/site-functions/_lockstep", "share/fish/vendor_completions.d/lockstep.fish"]
+                        "share/zsh/site-functions/_lockstep", "share/fish/vendor_completions.d/lockstep.fish",
+                        "lib/liblockstep-audiotoolbox.so.0", "lib/liblockstep-audiotoolbox.so",
+                        "lib/pkgconfig/lockstep-audiotoolbox.pc"] + headers
+    /// The C API's headers as installed: Apple's layout under include/lockstep, in the script's order.
+    static let headers: [String] = {
+        let folder = root + "/Sources/LockstepAudioToolbox/include"
+        let apple = (FileManager.default.enumerator(atPath: folder)?.compactMap { $0 as? String } ?? [])
+            .filter { $0.hasSuffix(".h") }.sorted()
+        return (["CAudioQueueTypes.h"] + apple).map { "include/lockstep/" + $0 }
+    }()
+    static let library = CLI.executable(named: "liblockstep-audiotoolbox.so")
 
     func script(_ arguments: [String], environment: [String: String] = [:]) throws -> CLI.Result {
         try CLI.run([Self.root + "/Scripts/install.sh"] + arguments,
-                    environment: ["LOCKSTEP_INSTALL_BINARY": CLI.binary].merging(environment) { $1 },
+                    environment: ["LOCKSTEP_INSTALL_BINARY": CLI.binary, "LOCKSTEP_INSTALL_LIBRARY": Self.library]
+                        .merging(environment) { $1 },
                     timeout: 60, executable: "/bin/bash")
     }
 
@@ -47,6 +61,43 @@ struct InstallTests {
         #expect(left == [], "left behind: \(left ?? [])")
     }
 
+    @Test("a C program compiles against the installed headers and library through the installed pkg-config file, and renders a file offline exactly")
+    func installedCAPI() throws {
+        let temp = try TemporaryTestDirectory(prefix: "lockstep-install")
+        let prefix = temp.path + "/prefix"
+        let installed = try script([prefix])
+        #expect(installed.status == 0, "\(installed.stderr)")
+        // Only the installed files: no build-tree folder in the flags.
+        let environment = ["PKG_CONFIG_PATH": prefix + "/lib/pkgconfig", "LD_LIBRARY_PATH": prefix + "/lib"]
+        let flags = try CLI.run(["--cflags", "--libs", "lockstep-audiotoolbox"], environment: environment,
+                                executable: "/usr/bin/pkg-config")
+        #expect(flags.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+                == "-I\(prefix)/include/lockstep -L\(prefix)/lib -llockstep-audiotoolbox", "\(flags.stdout)\(flags.stderr)")
+        let program = temp.file("aqoffline")
+        let command = "cc '\(Self.root)/Examples/C/aqoffline.c' -o '\(program)' $(pkg-config --cflags --libs lockstep-audiotoolbox)"
+        let compiled = try CLI.run(["-c", command], environment: environment, executable: "/bin/sh")
+        #expect(compiled.status == 0, "\(compiled.stderr)")
+        let ldd = try CLI.run([program], environment: environment, executable: "/usr/bin/ldd")
+        #expect(ldd.stdout.contains("liblockstep-audiotoolbox.so => \(prefix)/lib/liblockstep-audiotoolbox.so"), "\(ldd.stdout)")
+        // 0.25 s of a stereo 24-bit signal, rendered through the queue to a float WAV.
+        let frames = 12_000
+        let samples: [Float] = (0..<(frames * 2)).map { (index: Int) -> Float in
+            let value: Int = (index * 7919) % 16_001 - 8_000
+            return Float(value) / 8_388_608
+        }
+        let source = temp.file("in.wav"), output = temp.file("out.wav")
+        try FileFixtures.writeWAV(path: source, samples: samples,
+                                  format: StreamFormat(sampleRate: 48000, channelCount: 2, sampleFormat: .int24))
+        let rendered = try CLI.run([source, output], environment: environment, executable: program)
+        #expect(rendered.status == 0 && rendered.stdout.contains("rendered \(frames) frames"), "\(rendered.stdout)\(rendered.stderr)")
+        let reader = try AudioFileReader(path: output)
+        var out = [Float](repeating: 0, count: Int(reader.frameCount) * 2)
+        _ = try out.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
+        #expect(reader.frameCount == Int64(frames) && out == samples)
+        #expect(try script(["--uninstall", prefix]).status == 0)
+        #expect(!FileManager.default.fileExists(atPath: prefix + "/include/lockstep"))
+    }
+
     @Test("it refuses to overwrite a lockstep it did not install, a relative prefix, and an uninstall with nothing installed")
     func refusals() throws {
         let temp = try TemporaryTestDirectory(prefix: "lockstep-install")
@@ -77,7 +128,8 @@ struct InstallTests {
     func debianPackage() throws {
         let temp = try TemporaryTestDirectory(prefix: "lockstep-package")
         let built = try CLI.run([Self.root + "/Scripts/package.sh", temp.path],
-                                environment: ["LOCKSTEP_INSTALL_BINARY": CLI.binary, "LOCKSTEP_PACKAGE_SKIP_UNOWNED": "1",
+                                environment: ["LOCKSTEP_INSTALL_BINARY": CLI.binary, "LOCKSTEP_INSTALL_LIBRARY": Self.library,
+                                              "LOCKSTEP_PACKAGE_SKIP_UNOWNED": "1",
                                               "LOCKSTEP_PACKAGE_COMPRESSION": "none"],
                                 timeout: 120, executable: "/bin/bash")
         #expect(built.status == 0, "\(built.stderr)")

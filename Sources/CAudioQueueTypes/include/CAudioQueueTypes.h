@@ -7,7 +7,26 @@
 
 #include <stdint.h>
 
+// The same file is the C API's definition of these structures (<CoreAudio/CoreAudioTypes.h> and
+// <AudioToolbox/AudioQueue.h> include it), so it also compiles with GCC and as C++. Imported into
+// Swift (`__swift__`), the flag types are option sets; in C and C++ they are UInt32 with
+// constants, as Apple's CF_OPTIONS spells them there (so `a | b` assigns in C++).
+#if defined(__swift__)
+#define LOCKSTEP_OPTIONS_BEGIN(name) typedef enum __attribute__((flag_enum, enum_extensibility(open))) name : uint32_t {
+#define LOCKSTEP_OPTIONS_END(name) } name;
+#else
+#define LOCKSTEP_OPTIONS_BEGIN(name) typedef uint32_t name; enum {
+#define LOCKSTEP_OPTIONS_END(name) };
+#endif
+#if !defined(__clang__)
+#ifndef _Nullable
+#define _Nullable
+#endif
+#endif
+
+#if defined(__clang__)
 #pragma clang assume_nonnull begin
+#endif
 
 /// The complete description of an audio stream's format (40 bytes). The corresponding Apple type
 /// is `AudioStreamBasicDescription`.
@@ -58,7 +77,7 @@ typedef struct SMPTETime {
 /// Which fields of an `AudioTimeStamp` are valid. The corresponding Apple type is
 /// `AudioTimeStampFlags`: imported into Swift as an `OptionSet` (`.sampleTimeValid`, …), as
 /// Apple's `CF_OPTIONS` type is.
-typedef enum __attribute__((flag_enum, enum_extensibility(open))) AudioTimeStampFlags : uint32_t {
+LOCKSTEP_OPTIONS_BEGIN(AudioTimeStampFlags)
     /// Nothing is valid.
     kAudioTimeStampNothingValid = 0,
     /// `mSampleTime` is valid.
@@ -73,7 +92,7 @@ typedef enum __attribute__((flag_enum, enum_extensibility(open))) AudioTimeStamp
     kAudioTimeStampSMPTETimeValid = (1U << 4),
     /// Sample time and host time are valid.
     kAudioTimeStampSampleHostTimeValid = (kAudioTimeStampSampleTimeValid | kAudioTimeStampHostTimeValid)
-} AudioTimeStampFlags;
+LOCKSTEP_OPTIONS_END(AudioTimeStampFlags)
 
 /// A point in time in several representations. The corresponding Apple type is `AudioTimeStamp`.
 /// On Linux `mHostTime` counts microseconds (JACK's clock, or rendered audio offline).
@@ -196,25 +215,27 @@ typedef struct AudioQueueParameterEvent {
 
 /// Flags of a property an audio file stream reports. The corresponding Apple type is
 /// `AudioFileStreamPropertyFlags` (imported as an option set: `.propertyIsCached`, `.cacheProperty`).
-typedef enum __attribute__((flag_enum, enum_extensibility(open))) AudioFileStreamPropertyFlags : uint32_t {
+LOCKSTEP_OPTIONS_BEGIN(AudioFileStreamPropertyFlags)
     /// The stream keeps the property's value: it can be read later.
     kAudioFileStreamPropertyFlag_PropertyIsCached = 1,
     /// Set by the listener to ask that the value be kept.
     kAudioFileStreamPropertyFlag_CacheProperty = 2
-} AudioFileStreamPropertyFlags;
+LOCKSTEP_OPTIONS_END(AudioFileStreamPropertyFlags)
 
 /// Flags of `AudioFileStreamParseBytes`. The corresponding Apple type is `AudioFileStreamParseFlags`.
-typedef enum __attribute__((flag_enum, enum_extensibility(open))) AudioFileStreamParseFlags : uint32_t {
+LOCKSTEP_OPTIONS_BEGIN(AudioFileStreamParseFlags)
     /// The bytes do not follow the previous ones (after a seek, or data lost).
     kAudioFileStreamParseFlag_Discontinuity = 1
-} AudioFileStreamParseFlags;
+LOCKSTEP_OPTIONS_END(AudioFileStreamParseFlags)
 
 /// Flags of `AudioFileStreamSeek`. The corresponding Apple type is `AudioFileStreamSeekFlags`.
-typedef enum __attribute__((flag_enum, enum_extensibility(open))) AudioFileStreamSeekFlags : uint32_t {
+LOCKSTEP_OPTIONS_BEGIN(AudioFileStreamSeekFlags)
     /// The byte offset returned is an estimate.
     kAudioFileStreamSeekFlag_OffsetIsEstimated = 1
-} AudioFileStreamSeekFlags;
+LOCKSTEP_OPTIONS_END(AudioFileStreamSeekFlags)
 
+#if defined(__clang__)
 #pragma clang assume_nonnull end
+#endif
 
 #endif
