@@ -84,7 +84,7 @@ extension SessionPlayer {
         guard let streamer else { return }
         let target = layer ?? state.withLock { state in state.playhead.map { state.timeline.cues[$0].layer } }
         guard let target else { return }
-        _ = streamer.submit(lane: target, urgent: true) { [self] in arm() }
+        _ = streamer.submit(lane: target, urgent: true) { [self] in arm(onLaneOf: target) }
     }
 
     /// The cue a plain `go` fires now, if it can be armed: its layer and index.
@@ -97,9 +97,11 @@ extension SessionPlayer {
         return (cue.layer, index)
     }
 
-    /// Computes and arms the standby cue's pieces for the cycles ahead that have none (on the
-    /// layer's lane).
-    func arm() {
+    /// Computes and arms the standby cue's pieces for the cycles ahead that have none, on the lane
+    /// of layer `lane` (the work of one layer stays on its lane: its renderers are not shared
+    /// between threads). When the standby cue has moved to a layer of another lane, the work
+    /// moves there.
+    func arm(onLaneOf lane: Int) {
         let period = Int64(max(1, engine.device.periodFrames))
         let pieceFrames = bufferFrames
         let next = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
@@ -126,6 +128,10 @@ extension SessionPlayer {
         }
         if let stale { try? queues[stale].disarm() }
         guard let plan, !plan.times.isEmpty else { return }
+        guard plan.layer == lane else {
+            scheduleArming(layer: plan.layer)
+            return
+        }
         let queue = queues[plan.layer]
         for time in plan.times {
             guard let buffer = takeArmingBuffer(layer: plan.layer, queue: queue) else { return }

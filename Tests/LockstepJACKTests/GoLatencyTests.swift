@@ -69,8 +69,9 @@ extension JACKTests {
             // cycles it held up run late, behind JACK's clock (the leads then go below 0).
             xrun.set(rig.capture.xrunCount > 0 || engine.discontinuities.contains { $0.kind == .xrun })
             // The armed standby cue starts on the next cycle rendered: when that cycle's callback
-            // runs late, JACK's clock already reads a few frames into it (a lead just under 0).
-            #expect(leads.allSatisfy { $0 > -16 && $0 <= 2 * period }, "\(leads)")
+            // runs late, JACK's clock already reads some frames into it (a lead under 0; 50 seen
+            // on a slow machine), never a whole cycle.
+            #expect(leads.allSatisfy { $0 > -period / 2 && $0 <= 2 * period }, "\(leads)")
             for at in starts { try rig.expectHit(at: at) }
             let (p50, p99, most) = GoLatencyRig.percentiles(leads)
             let ms = GoLatencyRig.ms
