@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Writes Docs/lockstep.1, the man page, from the CLI's ArgumentParser definitions with
-# swift-argument-parser's own generate-manual plugin (the same help text `lockstep --help` shows).
+# swift-argument-parser's own generate-manual tool (the same help text `lockstep --help` shows).
 #   Scripts/man.sh           regenerate Docs/lockstep.1 (dated today)
 #   Scripts/man.sh --check   exit 1 if Docs/lockstep.1 is not what the definitions give now
 #                            (keeping the page's date); ManPageTests checks the same in swift test
@@ -15,8 +15,15 @@ if [[ "${1:-}" == "--check" ]]; then
 else
     date=$(date +%F)
 fi
-swift package generate-manual --configuration debug --date "$date" >&2
-generated=.build/plugins/GenerateManual/outputs/lockstep/lockstep.1
+# The tool is a product of the argument-parser dependency: built as one, it shares the debug
+# build's modules (the generate-manual plugin would build the package a second time).
+swift build --product lockstep >&2
+swift build --product generate-manual >&2
+bin=$(swift build --show-bin-path)
+out=$(mktemp -d "${TMPDIR:-/tmp}/lockstep-man.XXXXXX")
+trap 'rm -rf "$out"' EXIT
+"$bin/generate-manual" "$bin/lockstep" --date "$date" --output-directory "$out" >&2
+generated=$out/lockstep.1
 if [[ "${1:-}" == "--check" ]]; then
     if ! diff -u "$page" "$generated"; then
         echo "man: $page is out of date; run Scripts/man.sh and commit it" >&2

@@ -4,17 +4,17 @@ import Testing
 
 /// Docs/lockstep.1 is what swift-argument-parser's generate-manual tool makes of the built
 /// `lockstep` now (with the page's own date): a changed option or help text without
-/// `Scripts/man.sh` fails here. The tool is built by the plugin (`Scripts/man.sh`, which
-/// `Scripts/test.sh` runs first), beside the lockstep binary.
+/// `Scripts/man.sh` fails here. The tool is swift-argument-parser's `generate-manual` product,
+/// built beside the lockstep binary by `Scripts/test.sh` and `Scripts/man.sh`.
 @Suite("the man page is generated from the current definitions")
 struct ManPageTests {
     @Test("Docs/lockstep.1 equals generate-manual's page of the built lockstep")
     func current() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().path
-        let tool = URL(fileURLWithPath: CLI.binary).deletingLastPathComponent().appendingPathComponent("generate-manual-tool").path
+        let tool = CLI.executable(named: "generate-manual")
         try #require(FileManager.default.isExecutableFile(atPath: tool),
-                     "\(tool) is missing: run Scripts/man.sh once (it builds swift-argument-parser's generate-manual plugin)")
+                     "\(tool) is missing: build it with `swift build --product generate-manual` (Scripts/test.sh does)")
         let committed = try String(contentsOfFile: root + "/Docs/lockstep.1", encoding: .utf8)
         // The page's date, ".Dd November 24, 2026", as the tool takes it: 2026-11-24.
         let dated = try #require(committed.split(separator: "\n").first { $0.hasPrefix(".Dd ") }).dropFirst(4)

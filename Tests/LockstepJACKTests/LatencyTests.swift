@@ -88,7 +88,9 @@ extension JACKTests {
         }
 
         @Test("play --align-outputs: both sides of a stereo file are heard on one sample through ports of playback latency 64 and 512")
-        func playAlignsOutputs() throws {
+        func playAlignsOutputs() throws { try retryingOnXruns("LatencyTests.playAlignsOutputs", playAlignsOutputsRun) }
+
+        func playAlignsOutputsRun(_ xrun: XrunFlag) throws {
             let server = try JACKServer(period: 256)
             let speakers = try JACKCapture(server: server, sources: [], channels: 2, maxSeconds: 8, playbackLatencies: [64, 512])
             try speakers.start()
@@ -103,8 +105,12 @@ extension JACKTests {
             #expect(summary["outputDelays"] as? [Int] == [448, 0])
             let left = try #require(speakers.firstNonSilentExtendedFrameTime(channel: 0))
             let right = try #require(speakers.firstNonSilentExtendedFrameTime(channel: 1))
-            #expect(left + 64 == right + 512)
-            #expect(right == start)
+            // A server xrun can hold a client back a cycle: the capture then hears one side late.
+            let breaks = summary["discontinuityCounts"] as? [String: Int] ?? [:]
+            xrun.set(speakers.xrunCount > 0 || breaks["xrun"] != nil)
+            let context = "left \(left), right \(right), start \(start), capture xruns \(speakers.xrunCount), breaks \(breaks)"
+            #expect(left + 64 == right + 512, "\(context)")
+            #expect(right == start, "\(context)")
         }
     }
 }
