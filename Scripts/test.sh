@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: installs what is missing, checks that the realtime path compiles
-# with @_noAllocation/@_noLocks in an optimised build, then runs every test: the live ones one at
-# a time, those that need no JACK server beside them in the time the live ones leave idle.
+# with @_noAllocation/@_noLocks in an optimised build, then runs every test: first those that
+# need no JACK server, then the live ones, alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/opt/swift/usr/bin:$PATH"
@@ -43,38 +43,23 @@ echo "test: the realtime path's release build is done ($((SECONDS - started)) s 
 # The whole log is kept; on a failure, what failed is printed again at the end, where a CI log
 # that shows only its tail still has it.
 status=0
-# Every test that needs no JACK server, suites in parallel, and the live suites (every suite
-# nested in `JACKTests`: each starts its own realtime jackd), one at a time, at once: the live
-# ones leave most of the two cores idle while they play in real time, and the others take
-# that idle time only (SCHED_IDLE: they never run while a live test's thread wants the core;
-# JACK's threads are realtime anyway). A live test's xruns are then the machine's own, and a
-# check that holds only without xruns can be strict (XrunRetry.swift). The test bundle is run
-# directly: two `swift test` would wait for each other's lock on the build folder.
-bundle="$(swift build --show-bin-path)/LockstepPackageTests.xctest"
-offline_log=$(mktemp "${TMPDIR:-/tmp}/lockstep-offline.XXXXXX")
-offline_pid=
-cleanup_tests() {
-    if [[ -n "$offline_pid" ]]; then kill -- "-$offline_pid" 2>/dev/null || true; wait "$offline_pid" 2>/dev/null || true; fi
-    rm -f "$offline_log"
-    cleanup
-}
-trap cleanup_tests EXIT
-if [ "$#" -eq 0 ]; then
-    started=$SECONDS
-    echo "test: the tests that need no JACK server (SCHED_IDLE, in the background) and the live (JACK) tests, one at a time" >&2
-    setsid chrt --idle 0 "$bundle" --testing-library swift-testing --skip '\.JACKTests/' >"$offline_log" 2>&1 &
-    offline_pid=$!
-    "$bundle" --testing-library swift-testing --filter '\.JACKTests/' 2>&1 | tee -a "$log" || status=$?
-    echo "test: the live tests took $((SECONDS - started)) s" >&2
-    offline_status=0
-    wait "$offline_pid" || offline_status=$?
-    offline_pid=
-    echo "test: the tests that need no JACK server took $((SECONDS - started)) s (exit $offline_status); their output:" >&2
-    tee -a "$log" <"$offline_log"
-    [ "$offline_status" -eq 0 ] || status=$offline_status
-else
-    echo "test: swift test $*" >&2
+# Two runs. First every test that needs no JACK server, suites in parallel. Then the live
+# suites (every suite nested in `JACKTests`: each starts its own realtime jackd), one at a time
+# and alone, so that a realtime test never shares the two cores with a compiling or computing
+# suite: their xruns are then the machine's own, and a check that holds only without xruns can
+# be strict (XrunRetry.swift).
+phase() {   # phase NAME ARGS…: runs `swift test ARGS…`, appending to the log; times it
+    local name=$1 started=$SECONDS
+    shift
+    echo "test: $name" >&2
     swift test "$@" 2>&1 | tee -a "$log" || status=$?
+    echo "test: $name took $((SECONDS - started)) s" >&2
+}
+if [ "$#" -eq 0 ]; then
+    phase "the tests that need no JACK server" --skip-build --skip '\.JACKTests/'
+    phase "the live (JACK) tests, one at a time" --skip-build --filter '\.JACKTests/'
+else
+    phase "swift test $*" "$@"
 fi
 # Every rerun after a server xrun (XrunRetry.swift), so a run's report can say what happened.
 reruns=$(grep -c "; once more$" "$log" || true)
