@@ -33,6 +33,63 @@ extension JACKTests {
         @Test("each cue sounds 512 samples after its MIDI event's frame, on the sample its reply names; the capture equals the --midi-file render")
         func liveEqualsRender() throws { try retryingOnXruns("SessionMIDITests", run) }
 
+        @Test("without --midi-latency each GO is carried out as it comes: its cue sounds from the first cycle after its note, never before it, on the sample its reply names")
+        func asTheyCome() throws { try retryingOnXruns("SessionMIDITests.asTheyCome", asTheyComeRun) }
+
+        func asTheyComeRun(_ xrun: XrunFlag) throws {
+            let temp = try TemporaryTestDirectory(prefix: "lockstep-midi")
+            let format = StreamFormat(sampleRate: 48000, channelCount: 1)
+            try FileFixtures.writeWAV(path: temp.file("bed.wav"), samples: Signals.constant(0.125, frames: 48000 * 10), format: format)
+            try FileFixtures.writeWAV(path: temp.file("hit.wav"), samples: Signals.impulse(at: 0, frames: 16, value: 0.5), format: format)
+            try FileFixtures.writeText(path: temp.file("show.yaml"), Self.text)
+            let server = try JACKServer(period: 256)
+            let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 12)
+            try capture.start()
+            let sender = try JACKMIDISender(server: server)
+            try sender.start()
+            let run = try CLI.spawn(["session", "run", temp.file("show.yaml"), "--server", server.name, "--client-name", "midi-next",
+                                     "--connect", capture.portNames[0], "--midi", "--midi-connect", sender.portName,
+                                     "--duration", "2.5", "--json"])
+            #expect(run.waitForErrorOutput(containing: "commands are carried out as they come", timeout: 15))
+            try server.waitForConnection(sender.portName, to: "midi-next:midi_in")
+            // Six notes a fifth of a second apart, at any phase of the period.
+            let base = sender.frameTime &+ 4800
+            var generator = SeededRandom(seed: 5)
+            for k in 0..<6 { sender.send([0x90, 60, 100], atFrame: base &+ UInt32(k * 9600) &+ UInt32(generator.next() % 256)) }
+            #expect(sender.waitUntilSent(timeout: 5))
+            let result = run.wait(timeout: 30)
+            #expect(result.status == 0, "\(result.stderr)")
+            let line = try #require(result.stdout.split(separator: "\n").last)
+            let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let start = try #require(summary["startSampleTime"] as? Int)
+            let gaps = summary["discontinuities"] as? [[String: Any]] ?? []
+            #expect(!gaps.contains { $0["kind"] as? String == "underrun" }, "\(gaps)")
+            xrun.set(capture.xrunCount > 0 || gaps.contains { $0["kind"] as? String == "xrun" })
+            #expect(gaps.isEmpty, "\(gaps)")
+            let midi = try #require(summary["midi"] as? [String: Any])
+            #expect(midi["latency"] == nil && midi["matched"] as? Int == 6, "\(midi)")
+            // Each cue (c1…c6 in order) starts after its note and at most two periods later (the
+            // next cycle, or the one after when the reader missed it), and sounds there.
+            let cues = try #require(summary["cues"] as? [[String: Any]])
+            #expect(capture.waitForFrames(capture.frames + 2048, timeout: 5))
+            let live = capture.channel(0)
+            let origin = try #require(capture.recordedIndex(atFrameTime: Int64(start)))
+            var offsets: [Int] = []
+            for (k, frame) in sender.sentFrames.enumerated() {
+                let note = Int(Int32(bitPattern: frame &- UInt32(truncatingIfNeeded: start)))
+                let cue = try #require(cues.first { $0["name"] as? String == "c\(k + 1)" })
+                let position = try #require(cue["start"] as? Int, "c\(k + 1): \(cue)")
+                offsets.append(position - note)
+                #expect(position >= note && position <= note + 512,
+                        "c\(k + 1): note at \(note), cue at \(position)")
+                #expect(live[origin + position - 1] == 0.125 && live[origin + position] == 0.625,
+                        "c\(k + 1) at \(position): \(live[(origin + position - 2)...(origin + position + 2)])")
+            }
+            // A fixed placement would put every one exactly 512 after its note.
+            print("session run --midi, as they come: note to cue start \(offsets) samples")
+            #expect(offsets.contains { $0 != 512 }, "\(offsets)")
+        }
+
         func run(_ xrun: XrunFlag) throws {
             let temp = try TemporaryTestDirectory(prefix: "lockstep-midi")
             let format = StreamFormat(sampleRate: 48000, channelCount: 1)
