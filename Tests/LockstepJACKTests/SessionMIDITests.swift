@@ -36,7 +36,11 @@ extension JACKTests {
         @Test("without --midi-latency each GO is carried out as it comes: its cue sounds from the first cycle after its note, never before it, on the sample its reply names")
         func asTheyCome() throws { try retryingOnXruns("SessionMIDITests.asTheyCome", asTheyComeRun) }
 
-        func asTheyComeRun(_ xrun: XrunFlag) throws {
+        /// The show's files, a server (period 256), a capture of the output, a MIDI sender, and
+        /// `session run --midi` with `options` as client `client`, once it said `saying` and its
+        /// MIDI input is connected.
+        static func start(client: String, options: [String], saying: String) throws
+            -> (TemporaryTestDirectory, JACKServer, JACKCapture, JACKMIDISender, RunningCLI) {
             let temp = try TemporaryTestDirectory(prefix: "lockstep-midi")
             let format = StreamFormat(sampleRate: 48000, channelCount: 1)
             try FileFixtures.writeWAV(path: temp.file("bed.wav"), samples: Signals.constant(0.125, frames: 48000 * 10), format: format)
@@ -47,11 +51,18 @@ extension JACKTests {
             try capture.start()
             let sender = try JACKMIDISender(server: server)
             try sender.start()
-            let run = try CLI.spawn(["session", "run", temp.file("show.yaml"), "--server", server.name, "--client-name", "midi-next",
-                                     "--connect", capture.portNames[0], "--midi", "--midi-connect", sender.portName,
-                                     "--duration", "2.5", "--json"])
-            #expect(run.waitForErrorOutput(containing: "commands are carried out as they come", timeout: 15))
-            try server.waitForConnection(sender.portName, to: "midi-next:midi_in")
+            let run = try CLI.spawn(["session", "run", temp.file("show.yaml"), "--server", server.name, "--client-name", client,
+                                     "--connect", capture.portNames[0], "--midi", "--midi-connect", sender.portName]
+                                    + options + ["--duration", "2.5", "--json"])
+            #expect(run.waitForErrorOutput(containing: saying, timeout: 15))
+            try server.waitForConnection(sender.portName, to: "\(client):midi_in")
+            return (temp, server, capture, sender, run)
+        }
+
+        func asTheyComeRun(_ xrun: XrunFlag) throws {
+            let (temp, server, capture, sender, run) = try Self.start(client: "midi-next", options: [],
+                                                                      saying: "commands are carried out as they come")
+            defer { withExtendedLifetime((temp, server)) {} }
             // Six notes a fifth of a second apart, at any phase of the period.
             let base = sender.frameTime &+ 4800
             var generator = SeededRandom(seed: 5)
@@ -91,22 +102,9 @@ extension JACKTests {
         }
 
         func run(_ xrun: XrunFlag) throws {
-            let temp = try TemporaryTestDirectory(prefix: "lockstep-midi")
-            let format = StreamFormat(sampleRate: 48000, channelCount: 1)
-            try FileFixtures.writeWAV(path: temp.file("bed.wav"), samples: Signals.constant(0.125, frames: 48000 * 10), format: format)
-            try FileFixtures.writeWAV(path: temp.file("hit.wav"), samples: Signals.impulse(at: 0, frames: 16, value: 0.5), format: format)
-            try FileFixtures.writeText(path: temp.file("show.yaml"), Self.text)
-
-            let server = try JACKServer(period: 256)
-            let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 12)
-            try capture.start()
-            let sender = try JACKMIDISender(server: server)
-            try sender.start()
-            let run = try CLI.spawn(["session", "run", temp.file("show.yaml"), "--server", server.name, "--client-name", "midi-live",
-                                     "--connect", capture.portNames[0], "--midi", "--midi-connect", sender.portName,
-                                     "--midi-latency", "512", "--duration", "2.5", "--json"])
-            #expect(run.waitForErrorOutput(containing: "commands land 512 samples after their event", timeout: 15))
-            try server.waitForConnection(sender.portName, to: "midi-live:midi_in")
+            let (temp, server, capture, sender, run) = try Self.start(client: "midi-live", options: ["--midi-latency", "512"],
+                                                                      saying: "commands land 512 samples after their event")
+            defer { withExtendedLifetime(server) {} }
             // Six GOs a fifth of a second apart, at any phase of the period; a broken message and one
             // no trigger answers between them.
             let base = sender.frameTime &+ 4800

@@ -43,7 +43,9 @@ extension JACKTests {
         }
 
         @Test("the module's queries answered over TCP; /cue_id/{id}/start lands on the sample its reply names; /update/workspace/… pushed, then disconnect as the run ends")
-        func companionModuleSequence() throws {
+        func companionModuleSequence() throws { try retryingOnXruns("SessionQLabTests", companionModuleSequenceRun) }
+
+        func companionModuleSequenceRun(_ xrun: XrunFlag) throws {
             let live = try base.live(extra: ["--osc-tcp", "127.0.0.1:0"])
             let (capture, running) = (live.capture, live.running)
             #expect(running.waitForErrorOutput(containing: "(TCP, SLIP framing)"), "\(running.errorOutputSoFar)")
@@ -95,6 +97,8 @@ extension JACKTests {
             let result = running.wait(timeout: 15)
             #expect(result.status == 0, "\(result.stderr)")
             #expect(capture.waitForFrames(capture.frames, timeout: 1))
+            // A server xrun moves the capture off the cue's sample.
+            xrun.set(capture.xrunCount > 0 || result.stdout.contains(#""xrun""#))
             #expect(try base.captured(capture, at: at) == (0.125, 0.625, 0.125))
             print("QLab (advance) sequence over TCP, the run's summary: \(result.stdout.split(separator: "\n").last ?? "")")
         }
