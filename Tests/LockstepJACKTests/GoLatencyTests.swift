@@ -70,8 +70,9 @@ extension JACKTests {
             xrun.set(rig.capture.xrunCount > 0 || engine.discontinuities.contains { $0.kind == .xrun })
             // The armed standby cue starts on the next cycle rendered: when that cycle's callback
             // runs late, JACK's clock already reads some frames into it (a lead under 0; 50 seen
-            // on a slow machine), never a whole cycle.
-            #expect(leads.allSatisfy { $0 > -period / 2 && $0 <= 2 * period }, "\(leads)")
+            // on a slow machine, 147 on a noisy VM), never a whole cycle: a cycle already
+            // rendered is never fired.
+            #expect(leads.allSatisfy { $0 > -period && $0 <= 2 * period }, "\(leads)")
             for at in starts { try rig.expectHit(at: at) }
             let (p50, p99, most) = GoLatencyRig.percentiles(leads)
             let ms = GoLatencyRig.ms
