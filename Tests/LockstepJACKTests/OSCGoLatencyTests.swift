@@ -14,7 +14,7 @@ extension JACKTests {
     /// (JACK's host clock, translated to the device's frames) to the cue's first sample.
     @Suite("OSC GO latency (live, period 256)", .serialized)
     struct OSCGoLatencyTests {
-        /// GOs sent (LOCKSTEP_OSC_GO_COUNT; Scripts/bench.sh part 9 sends 100).
+        /// GOs sent (LOCKSTEP_OSC_GO_COUNT; Scripts/bench.sh part 9 sends 200).
         static let count = Int(ProcessInfo.processInfo.environment["LOCKSTEP_OSC_GO_COUNT"] ?? "") ?? 20
 
         @Test("every /go sounds on the sample its reply names, within two periods of being carried out")
