@@ -114,11 +114,23 @@ public final class WebControlServer: Sendable {
     private let bound = Mutex<(port: Int?, error: String?)>((nil, nil))
     private let running = Mutex<Task<Void, Never>?>(nil)
     private let ticker = Mutex<Task<Void, Never>?>(nil)
+    /// Where commands and requests of the show are carried out: never on the server's one thread
+    /// (``WebServerExecutor``), which a GO waiting for its cycle or a status of thousands of
+    /// layers would hold up, and with it every connection. One at a time, in arrival order.
+    private let commands = DispatchQueue(label: "lockstep.web.commands", qos: .userInitiated)
+    /// Where the meters, the state and the discontinuities pushed to the clients are computed:
+    /// beside the commands, so a GO never waits behind a push.
+    private let publishing = DispatchQueue(label: "lockstep.web.publishing", qos: .utility)
+    /// Where HTTP reads (the timeline picture, the state, the cue list) are answered, one at a
+    /// time: a GO never waits behind a picture of thousands of layers.
+    private let reading = DispatchQueue(label: "lockstep.web.reading", qos: .utility)
 
     /// One WebSocket client: its queue of messages and its connection.
     private struct Client {
         var queue: AsyncStream<String>.Continuation
         var channel: any Channel
+        /// Its commands taken and not yet carried out.
+        var pending = 0
     }
 
     private struct State {
@@ -264,6 +276,11 @@ public final class WebControlServer: Sendable {
         _ = done.wait(timeout: .now() + 3)
     }
 
+    /// Runs `work` on `queue` and returns its result, leaving the server's thread free meanwhile.
+    private func run<T: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in queue.async { continuation.resume(returning: work()) } }
+    }
+
     // MARK: - HTTP
 
     private func router() -> Router<BasicRequestContext> {
@@ -288,21 +305,21 @@ public final class WebControlServer: Sendable {
             }
             guard let show = self.state.withLock({ $0.show }) else { return Self.error(503, "the session is starting; reload in a moment") }
             return Response(status: .ok, headers: [.contentType: "image/svg+xml"],
-                            body: .init(byteBuffer: ByteBuffer(string: show.picture().svg)))
+                            body: .init(byteBuffer: ByteBuffer(string: await self.run(on: self.reading) { show.picture().svg })))
         }
         router.get("/api/status") { [self] request, _ -> Response in
             if let refusal = self.refuseIfNeeded(request.head.authority, request.headers, target: request.uri.description, webSocket: false) {
                 return Self.error(refusal.status, refusal.message)
             }
             guard let show = self.state.withLock({ $0.show }) else { return Self.error(503, "the session is starting; try again in a moment") }
-            return Self.json(200, show.dispatcher.execute(.status, address: "status").json)
+            return Self.json(200, await self.run(on: self.reading) { show.dispatcher.execute(.status, address: "status").json })
         }
         router.get("/api/cues") { [self] request, _ -> Response in
             if let refusal = self.refuseIfNeeded(request.head.authority, request.headers, target: request.uri.description, webSocket: false) {
                 return Self.error(refusal.status, refusal.message)
             }
             guard let show = self.state.withLock({ $0.show }) else { return Self.error(503, "the session is starting; try again in a moment") }
-            return Self.json(200, show.cueList().json)
+            return Self.json(200, await self.run(on: self.reading) { show.cueList().json })
         }
         router.post("/api/command") { [self] request, _ -> Response in
             if let refusal = self.refuseIfNeeded(request.head.authority, request.headers, target: request.uri.description, webSocket: false) {
@@ -313,7 +330,8 @@ public final class WebControlServer: Sendable {
                 self.count(\.errorReplies)
                 return Self.json(413, ControlReply.error("", .malformed, "the body is over \(WebCommand.maximumSize) bytes; send one short JSON command").json)
             }
-            let (reply, parsed) = self.execute(String(buffer: buffer))
+            let text = String(buffer: buffer)
+            let (reply, parsed) = await self.run(on: self.commands) { self.execute(text) }
             return Self.json(!parsed ? 400 : reply.isOK ? 200 : 422, reply.json)
         }
         return router
@@ -400,9 +418,10 @@ public final class WebControlServer: Sendable {
     // MARK: - WebSocket
 
     /// One WebSocket client: its queue of messages, written by one task (at most
-    /// ``Options/maximumBacklog`` wait: one more disconnects it); the commands it sends, answered
-    /// on its queue. A protocol error of the client (a text frame that is not UTF-8) is thrown on,
-    /// for hummingbird-websocket to close with its status.
+    /// ``Options/maximumBacklog`` wait: one more disconnects it); the commands it sends, carried
+    /// out in order off the server's thread and answered on its queue (as many may wait to be
+    /// carried out: one more disconnects it too). A protocol error of the client (a text frame
+    /// that is not UTF-8) is thrown on, for hummingbird-websocket to close with its status.
     private func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, channel: any Channel) async throws {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(options.maximumBacklog))
         let (id, show) = state.withLock { state in
@@ -416,7 +435,8 @@ public final class WebControlServer: Sendable {
             state.clients.removeValue(forKey: id)
             state.places -= 1
         } }
-        if let show { deliver(show.dispatcher.execute(.status, address: "status").json, to: id) }
+        // The state first: queued before any command's reply.
+        if let show { commands.async { [self] in deliver(show.dispatcher.execute(.status, address: "status").json, to: id) } }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await text in stream {
@@ -431,12 +451,41 @@ public final class WebControlServer: Sendable {
                     case .text(let string): text = string
                     case .binary(let buffer): text = String(buffer: buffer)
                     }
-                    deliver(execute(text).0.json, to: id)
+                    // Not awaited: the reads go on, so a page that sends and never reads fills its
+                    // queue and is disconnected.
+                    guard take(commandOf: id) else { break }
+                    commands.async { [self] in
+                        let reply = execute(text).0.json
+                        state.withLock { $0.clients[id]?.pending -= 1 }
+                        deliver(reply, to: id)
+                    }
                 }
             }
             defer { group.cancelAll(); continuation.finish() }
             try await group.next()
         }
+    }
+
+    /// Counts one more command of client `id` waiting to be carried out; false (the client
+    /// disconnected, counted and logged) when ``Options/maximumBacklog`` already wait.
+    private func take(commandOf id: Int) -> Bool {
+        let dropped = state.withLock { state -> (any Channel)?? in
+            guard var client = state.clients[id] else { return .some(nil) }
+            guard client.pending >= options.maximumBacklog else {
+                client.pending += 1
+                state.clients[id] = client
+                return nil
+            }
+            state.clients.removeValue(forKey: id)
+            state.statistics.disconnected += 1
+            client.queue.finish()
+            return client.channel
+        }
+        guard let dropped else { return true }
+        guard let channel = dropped else { return false }
+        channel.close(promise: nil)
+        log("web: disconnected a client that sent commands faster than they are carried out: \(options.maximumBacklog) were waiting")
+        return false
     }
 
     /// Queues `text` for client `id`; a client whose queue is full is disconnected (it does not
@@ -474,14 +523,21 @@ public final class WebControlServer: Sendable {
                 return (state.show, state.clients.count, state.statusDue)
             }
             guard let show, clients > 0 else { continue }
-            let meters = show.meters()
-            broadcast(meters.json)
-            if statusDue || ticks % statusEvery == 0 {
-                broadcast(show.dispatcher.execute(.status, address: "status").json)
+            // Computed off the server's thread; a push that takes longer than the interval delays
+            // the next one instead of piling up.
+            let sendStatus = statusDue || ticks % statusEvery == 0
+            let known = discontinuities
+            let (meters, count, status, breaks) = await run(on: publishing) { () -> (String, Int, String?, String?) in
+                let meters = show.meters()
+                let status = sendStatus ? show.dispatcher.execute(.status, address: "status").json : nil
+                let breaks = statusDue || meters.discontinuities != known ? show.discontinuities().json : nil
+                return (meters.json, meters.discontinuities, status, breaks)
             }
-            if statusDue || meters.discontinuities != discontinuities {
-                discontinuities = meters.discontinuities
-                broadcast(show.discontinuities().json)
+            broadcast(meters)
+            if let status { broadcast(status) }
+            if let breaks {
+                discontinuities = count
+                broadcast(breaks)
             }
         }
     }
