@@ -39,6 +39,9 @@ let package = Package(
         // The core: formats, buffers, queues, timeline, mixer, engine, offline device. Swift but
         // for one inlined C instruction (a cache prefetch, which Swift cannot emit) in CRealtime.
         .target(name: "CRealtime"),
+        // Release builds check the render path with @_noAllocation/@_noLocks; those checks need
+        // optimisation, so a release build with -Onone (the test suite's) also defines
+        // LOCKSTEP_UNOPTIMIZED to leave them out.
         .target(name: "Lockstep", dependencies: ["CRealtime"],
                 swiftSettings: [.define("LOCKSTEP_REALTIME_CHECKS", .when(configuration: .release))],
                 linkerSettings: [.linkedLibrary("m")]),

@@ -161,7 +161,7 @@ public struct DeviceRenderer: @unchecked Sendable {
     ///
     /// Realtime-safe: never allocates, locks, logs or waits (release builds check this with
     /// `@_noAllocation @_noLocks`).
-    #if LOCKSTEP_REALTIME_CHECKS
+    #if LOCKSTEP_REALTIME_CHECKS && !LOCKSTEP_UNOPTIMIZED
     @_noAllocation @_noLocks
     public func render(frames: Int, sampleTime: Int64, output: UnsafePointer<UnsafeMutablePointer<Float>>) {
         core.render(frames: frames, sampleTime: sampleTime, input: nil, output: output)
@@ -177,7 +177,7 @@ public struct DeviceRenderer: @unchecked Sendable {
     /// renders the mix into `output` — one device cycle, both directions on one sample time.
     ///
     /// Realtime-safe: never allocates, locks, logs or waits.
-    #if LOCKSTEP_REALTIME_CHECKS
+    #if LOCKSTEP_REALTIME_CHECKS && !LOCKSTEP_UNOPTIMIZED
     @_noAllocation @_noLocks
     public func render(frames: Int, sampleTime: Int64, input: UnsafePointer<UnsafeMutablePointer<Float>>?,
                        output: UnsafePointer<UnsafeMutablePointer<Float>>) {

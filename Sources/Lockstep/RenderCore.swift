@@ -55,7 +55,7 @@ struct RenderCore {
     ///
     /// Release builds check this with `@_noAllocation @_noLocks` (the checks need optimisation:
     /// unspecialised atomics in debug builds would fail them).
-    #if LOCKSTEP_REALTIME_CHECKS
+    #if LOCKSTEP_REALTIME_CHECKS && !LOCKSTEP_UNOPTIMIZED
     @_noAllocation @_noLocks
     func render(frames requested: Int, sampleTime: Int64, input: UnsafePointer<UnsafeMutablePointer<Float>>?,
                 output: UnsafePointer<UnsafeMutablePointer<Float>>) {
@@ -222,7 +222,7 @@ struct RenderCore {
     }
 
     /// Reports a device-level discontinuity (xrun, rate change, …) from the render thread.
-    #if LOCKSTEP_REALTIME_CHECKS
+    #if LOCKSTEP_REALTIME_CHECKS && !LOCKSTEP_UNOPTIMIZED
     @_noAllocation @_noLocks
     func reportDeviceDiscontinuity(kind: Int64, sampleTime: Int64, length: Int64, detail: Int64) {
         reportDiscontinuityBody(kind: kind, sampleTime: sampleTime, length: length, detail: detail)
@@ -246,7 +246,7 @@ struct RenderCore {
     /// there for good — its audio was converted for the old rate and would play at the wrong
     /// pitch — and every input queue recording stops there. Render thread only, before the cycle
     /// renders; realtime-safe.
-    #if LOCKSTEP_REALTIME_CHECKS
+    #if LOCKSTEP_REALTIME_CHECKS && !LOCKSTEP_UNOPTIMIZED
     @_noAllocation @_noLocks
     func stopForRateChange(at sampleTime: Int64, rate: Int64) {
         stopForRateChangeBody(at: sampleTime, rate: rate)

@@ -215,7 +215,7 @@ extension RenderCore {
 
     /// The helper thread's share of the current cycle: claims and renders chunks until none are
     /// left (or its event ring lacks room for another chunk's worst case). Realtime-safe (the helper runs at the render thread's priority).
-    #if LOCKSTEP_REALTIME_CHECKS
+    #if LOCKSTEP_REALTIME_CHECKS && !LOCKSTEP_UNOPTIMIZED
     @_noAllocation @_noLocks
     func helpCurrentCycle() { helpCurrentCycleBody() }
     #else
