@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import LockstepControl
 import LockstepTestSupport
 import LockstepWeb
@@ -91,5 +92,54 @@ struct WebHostileClientTests {
         #expect(server.statistics.disconnected == 1, "\(server.statistics)")
         let other = try WebSocketTestClient(port: port)
         #expect(other.next(skipping: ["meters", "discontinuities"])?.text.contains(#""event":"status""#) == true)
+    }
+
+    /// A show whose timeline picture takes until the test lets it go.
+    struct SlowPictureShow: WebShow {
+        let show: SessionWebShow
+        let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)
+        var dispatcher: ControlDispatcher { show.dispatcher }
+        func meters() -> WebMeters { show.meters() }
+        func discontinuities() -> WebDiscontinuities { show.discontinuities() }
+        func cueList() -> WebCueList { show.cueList() }
+        func picture() -> TimelinePicture {
+            entered.signal()
+            _ = release.wait(timeout: .now() + 20)
+            return show.picture()
+        }
+    }
+
+    @Test("a request that takes long (a picture of thousands of layers) holds up no command: a page's GO is answered meanwhile")
+    func slowRequestHoldsNothingUp() throws {
+        let show = try OfflineShow("channels: 1\ncues:\n  - { name: bed, file: bed.wav, at: 0 }\n  - { name: hit, file: bed.wav, at: manual }\n",
+                                   audio: [("bed.wav", Signals.constant(0.125, frames: 4800))])
+        let server = try server()
+        defer { server.stop() }
+        let slow = SlowPictureShow(show: SessionWebShow(dispatcher: ControlDispatcher(player: show.player)))
+        server.attach(slow)
+        let port = try #require(server.port)
+        let page = try WebSocketTestClient(port: port)
+        #expect(page.next(skipping: ["meters", "discontinuities"])?.text.contains(#""event":"status""#) == true)
+        let picture = Mutex<Int?>(nil)
+        let fetched = DispatchSemaphore(value: 0)
+        Thread {
+            let request = "GET /timeline.svg HTTP/1.1\nHost: 127.0.0.1:\(port)\nConnection: close\n\n"
+            let status = try? HTTPTestClient.exchange(port: port, request, timeout: 30).status
+            picture.withLock { $0 = status }
+            fetched.signal()
+        }.start()
+        #expect(slow.entered.wait(timeout: .now() + 10) == .success, "the picture was never asked for")
+        // While the picture is being made, the page's GO is carried out and answered.
+        let sent = ContinuousClock.now
+        page.send(text: #"{"command":"go"}"#)
+        var reply: String?
+        while let frame = page.next(timeout: 5) {
+            if frame.text.contains(#""address":"go""#) { reply = frame.text; break }
+        }
+        #expect(reply?.contains(#""status":"ok""#) == true, "\(reply ?? "no reply to the GO while the picture was made"), after \(ContinuousClock.now - sent)")
+        #expect(picture.withLock { $0 } == nil, "the picture was answered before it was let go")
+        slow.release.signal()
+        #expect(fetched.wait(timeout: .now() + 10) == .success)
+        #expect(picture.withLock { $0 } == 200)
     }
 }
