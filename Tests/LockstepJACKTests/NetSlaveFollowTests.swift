@@ -118,7 +118,10 @@ extension JACKTests {
                 delay = change.delay
             }
             #expect(out2.changes.contains { $0.latency == nil && $0.sampleTime == second.lostSampleTime }, "\(out2.changes)")
-            #expect(out2.changes.contains { $0.latency == 256 && $0.sampleTime == back }, "\(out2.changes)")
+            // Realigned from the rejoin: JACK recomputes latencies after the connection, so the
+            // slave's 256 may be read a cycle or two after a first 0 (seen once in CI).
+            let realigned = out2.changes.first { $0.latency == 256 && $0.sampleTime >= back }
+            #expect(realigned.map { $0.sampleTime - back <= 2 * Int64(device.periodFrames) } == true, "\(back): \(out2.changes)")
         }
     }
 }
