@@ -55,7 +55,12 @@ public struct ControlReply: Sendable, Hashable, Codable {
     public var isOK: Bool { status == .ok }
 
     /// The reply as one line of JSON.
-    public var json: String { ControlJSON.line(self) }
+    public var json: String {
+        var members: [String: ControlValue] = ["address": .string(address), "status": .string(status.rawValue)]
+        if let data { members["data"] = data }
+        if let code { members["code"] = .string(code.rawValue) }
+        return ControlValue.object(members).json
+    }
 }
 
 /// Which kind of error a command met: the `code` of an error reply, stable for clients to switch

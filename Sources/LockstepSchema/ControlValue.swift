@@ -21,9 +21,7 @@ public enum ControlValue: Sendable, Hashable, Codable {
     /// The value that `value` encodes to as JSON.
     /// - Throws: `EncodingError` if `value` cannot be encoded.
     public init(encoding value: some Encodable) throws {
-        let encoder = JSONEncoder()
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-        self = try JSONDecoder().decode(ControlValue.self, from: encoder.encode(value))
+        self = try ControlValueEncoder.encode(value)
     }
 
     /// Decodes any JSON value.
@@ -80,7 +78,11 @@ public enum ControlValue: Sendable, Hashable, Codable {
     }
 
     /// The value as one line of JSON, keys sorted.
-    public var json: String { ControlJSON.line(self) }
+    public var json: String {
+        var out = ""
+        write(to: &out)
+        return out
+    }
 }
 
 /// One-line JSON with sorted keys, as replies, updates and status lines are written

@@ -509,12 +509,15 @@ public final class WebControlServer: Sendable {
     }
 
     /// Pushes the meters ``Options/metersPerSecond`` times a second, the state five times a
-    /// second (and after every change), the discontinuities when there are new ones.
+    /// second (and after a change, at most eight times a second: a state of thousands of layers is
+    /// hundreds of kilobytes), the discontinuities when there are new ones.
     private func tick() async {
         let interval = Duration.seconds(1 / max(1, options.metersPerSecond))
         var ticks = 0
         var discontinuities = -1
         let statusEvery = max(1, Int(options.metersPerSecond / 5))
+        let statusAfterChange = max(1, Int((options.metersPerSecond / 8).rounded(.up)))
+        var lastStatus = -statusEvery, changed = false
         while !Task.isCancelled {
             try? await Task.sleep(for: interval)
             ticks += 1
@@ -525,7 +528,9 @@ public final class WebControlServer: Sendable {
             guard let show, clients > 0 else { continue }
             // Computed off the server's thread; a push that takes longer than the interval delays
             // the next one instead of piling up.
-            let sendStatus = statusDue || ticks % statusEvery == 0
+            changed = changed || statusDue
+            let sendStatus = ticks - lastStatus >= (changed ? statusAfterChange : statusEvery)
+            if sendStatus { (lastStatus, changed) = (ticks, false) }
             let known = discontinuities
             let (meters, count, status, breaks) = await run(on: publishing) { () -> (String, Int, String?, String?) in
                 let meters = show.meters()

@@ -120,6 +120,42 @@ struct JSONSchemaTests {
         #expect(try JSONSchema.decode(ControlStatus.self, from: data.json) == status)
     }
 
+    /// Numbers at the edges of what JSON text keeps, for ``ControlValue/init(encoding:)``.
+    struct Edges: Encodable {
+        var doubles: [Double] = [0, -0.0, 1, 3, -2.5, 0.1, 1.0 / 3, 1e15, 9_007_199_254_740_993, 1e16, 9.2e18, 9.3e18, 1e20, 1e300, 5e-324,
+                                 .infinity, -.infinity, .nan, -96.33, 48000.5]
+        var floats: [Float] = [0.1, -0.5, 16_777_217, 1e-7, 3.4e38, .infinity]
+        var integers: [Int64] = [.min, -1, 0, .max]
+        var unsigned: [UInt64] = [0, .max]
+        var small: [Int8] = [.min, .max]
+        var text = "a \"quoted\" / slash\n\t\r\u{8}\u{c}\u{1}\u{1f}\u{7f} é 😀 \u{2028}"
+        var keys: [String: Int] = ["a10": 1, "a2": 2, "B": 3, "a": 4, "_x": 5, "b": 6, "A": 7, "é": 8, "z": 9, "a-b": 10, "": 11]
+        var missing: Int? = nil
+        var flag = true
+        var nested: [[String: [Double?]]] = [["a": [1, nil, 2.5]], [:]]
+        var empty: [String: Int] = [:]
+        var keyedByNumber: [Int: String] = [2: "b", 1: "a"]
+    }
+
+    @Test("ControlValue(encoding:) gives what the value's JSON text decodes to, and its json the text JSONEncoder writes, for every schema type and edge value")
+    func controlValueEncoding() throws {
+        func throughText(_ value: some Encodable) throws -> ControlValue {
+            let encoder = JSONEncoder()
+            encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+            return try JSONDecoder().decode(ControlValue.self, from: encoder.encode(value))
+        }
+        func check(_ name: String, _ value: some Encodable) throws {
+            let direct = try ControlValue(encoding: value), text = try throughText(value)
+            #expect(direct == text, "\(name): \(direct.json) against \(text.json)")
+            #expect(direct.json == JSONSchema.line(direct), "\(name)")
+            for reply in [ControlReply.ok("/go", direct, summary: ""), .ok("status", nil, summary: ""), .error("/x", .unknownCue, "no \"x\"")] {
+                #expect(reply.json == JSONSchema.line(reply), "\(name)")
+            }
+        }
+        try check("edges", Edges())
+        for (name, value) in Self.everyType { try check(name, value) }
+    }
+
     /// One of every schema type, every optional field filled, for the naming rules.
     static var everyType: [(String, any Encodable)] {
         let gap = DiscontinuityRecord(kind: "xrun", sampleTime: 96000, frames: 256, queues: ["a"], detail: 1500)
