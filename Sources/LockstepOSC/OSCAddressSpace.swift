@@ -235,6 +235,7 @@ public enum OSCAddressSpace {
     }
 
     /// Runs a range check (``LockstepSession/ControlRange``), its error as a ``LockstepControl/ControlError``.
+    @discardableResult
     static func checked<T>(_ body: () throws(ControlRangeError) -> T) throws(ControlError) -> T {
         do { return try body() } catch { throw ControlError(.outOfRange, error.message) }
     }
