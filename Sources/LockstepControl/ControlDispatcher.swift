@@ -114,11 +114,7 @@ public final class ControlDispatcher: Sendable {
                         notBefore: Int64? = nil) -> ControlReply {
         // The state changes nothing and reads only the player, which is safe to read from any
         // thread: built outside the lock, a status of thousands of layers never holds up a GO.
-        if command == .status {
-            let status = ControlStatus(player: player)
-            let seconds = Double(status.position) / Double(max(1, status.sampleRate))
-            return .ok(address, encoding: status, summary: "status at \(SessionTime.clock(seconds)) (sample \(status.position))")
-        }
+        if command == .status { return Self.statusReply(of: player, address: address) }
         let (reply, updates) = state.withLock { state -> (ControlReply, [ControlUpdate]) in
             do throws(ControlError) {
                 return try Self.run(command, address: address, sampleTime: sampleTime, notBefore: notBefore, state: &state,
@@ -308,8 +304,15 @@ public final class ControlDispatcher: Sendable {
             do { try player.seek(to: position) } catch { throw ControlError(.failed, "seek: \(error.message)") }
             return (ok(result(position), "seek to \(when(position))"), [update(.seeked, position)])
         case .status:
-            preconditionFailure("status is answered outside the lock")
+            return (statusReply(of: player, address: address), [])
         }
+    }
+
+    /// The `status` reply: the state of `player` now.
+    private static func statusReply(of player: SessionPlayer, address: String) -> ControlReply {
+        let status = ControlStatus(player: player)
+        let seconds = Double(status.position) / Double(max(1, status.sampleRate))
+        return .ok(address, encoding: status, summary: "status at \(SessionTime.clock(seconds)) (sample \(status.position))")
     }
 
     /// Runs a range check, turning its error into a ``ControlError``.

@@ -142,4 +142,33 @@ struct WebHostileClientTests {
         #expect(fetched.wait(timeout: .now() + 10) == .success)
         #expect(picture.withLock { $0 } == 200)
     }
+
+    @Test("the state goes out at most eight times a second however fast the show changes, and still after a change")
+    func stateIsPacedDuringChanges() throws {
+        let show = try OfflineShow("channels: 1\ncues:\n  - { name: bed, file: bed.wav, at: 0 }\n  - { name: a, file: bed.wav, at: manual }\n  - { name: b, file: bed.wav, at: manual }\n",
+                                   audio: [("bed.wav", Signals.constant(0.125, frames: 4800))])
+        let server = try server(show: show)
+        defer { server.stop() }
+        let port = try #require(server.port)
+        let page = try WebSocketTestClient(port: port)
+        #expect(page.next(skipping: ["meters", "discontinuities"])?.text.contains(#""event":"status""#) == true)
+        // A change every 20 ms for 2 s, POSTed (each publishes an update that makes the state due).
+        let sender = Thread {
+            for index in 0..<100 {
+                let body = index % 2 == 0 ? #"{"command":"next"}"# : #"{"command":"previous"}"#
+                let head = "POST /api/command HTTP/1.1\nHost: 127.0.0.1:\(port)\nContent-Type: application/json\nContent-Length: \(body.utf8.count)\nConnection: close\n\n"
+                _ = try? HTTPTestClient.exchange(port: port, head, body: Array(body.utf8))
+                usleep(20_000)
+            }
+        }
+        sender.start()
+        var states = 0
+        let end = Date().addingTimeInterval(2)
+        while Date() < end, let frame = page.next(timeout: max(0.01, end.timeIntervalSinceNow)) {
+            if frame.text.contains(#""address":"status""#) && frame.text.contains(#""event":"status""#) { states += 1 }
+        }
+        // 8 a second after changes (the first may come at once): 17 in 2 s at most (every meter
+        // tick would be 50); and still some (a loaded debug build makes fewer than 5 a second).
+        #expect(states >= 4 && states <= 17, "\(states) states in 2 s")
+    }
 }
