@@ -16,7 +16,7 @@ extension ControlCommand {
                 try ControlRange.gain(decibels, for: address)
                 _ = try ControlRange.ramp(ramp, for: address)
             case .go, .stop, .panic, .pause, .resume, .startCue, .stopCue, .pauseCue, .resumeCue, .selectNext,
-                 .selectPrevious, .selectPlayhead, .status:
+                 .selectPrevious, .selectPlayhead, .status, .reset:
                 break
             }
         } catch {

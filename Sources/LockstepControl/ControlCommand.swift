@@ -7,7 +7,7 @@ import LockstepSession
 /// ``LockstepSession/SessionPlayer``), and its reply says which.
 public enum ControlCommand: Sendable, Hashable {
     /// Fires a manual cue: the one named, or the one the playhead selects; the playhead then moves
-    /// to the next manual cue waiting.
+    /// to the next manual cue in file order (a cue played before fires again).
     case go(CueReference?)
     /// Stops every cue that is scheduled, playing or paused (a 5 ms fade); manual cues waiting for
     /// go stay ready, and the session's time runs on.
@@ -29,11 +29,11 @@ public enum ControlCommand: Sendable, Hashable {
     case resumeCue(CueReference)
     /// Sets one cue's own level in dB, over a ramp (seconds, or samples at the session's rate).
     case setCueLevel(CueReference, decibels: Double, ramp: SessionTime)
-    /// Moves the playhead to the next manual cue waiting.
+    /// Moves the playhead to the next manual cue.
     case selectNext
-    /// Moves the playhead to the previous manual cue waiting.
+    /// Moves the playhead to the previous manual cue.
     case selectPrevious
-    /// Puts the playhead on a manual cue waiting for go.
+    /// Puts the playhead on a manual cue.
     case selectPlayhead(CueReference)
     /// Ramps a layer's gain to a level in dB over a ramp (seconds, or samples at the session's
     /// rate).
@@ -42,6 +42,10 @@ public enum ControlCommand: Sendable, Hashable {
     case seek(SessionTime)
     /// Answers with the session's state (``ControlStatus``).
     case status
+    /// Takes the show back to its top (``LockstepSession/SessionPlayer/reset()``): everything
+    /// sounding stops, every cue waits again, the playhead goes to the first manual cue, and the
+    /// session plays from its start.
+    case reset
 }
 
 /// How a command names a cue: by name, or by its number (1 for the first cue of the session

@@ -151,7 +151,7 @@ public final class ControlDispatcher: Sendable {
         }
         if let sampleTime {
             switch command {
-            case .pause, .resume, .seek:
+            case .pause, .resume, .seek, .reset:
                 throw ControlError(.cannotSchedule, "\(address) moves the whole session's clock, so it cannot be placed on a sample; send it without a time tag (cue commands, stop, panic, level and gain can be placed)")
             default: break
             }
@@ -299,6 +299,17 @@ public final class ControlDispatcher: Sendable {
             var data = CommandResult(position: nil, rate: rate, sampleTime: nil)
             data.playhead = selected
             return (ok(data, "playhead on \(selected)"), [update(.playhead, cue: selected)])
+        case .reset:
+            let reset: SessionPlayer.ResetResult
+            do { reset = try player.reset() } catch { throw ControlError(.failed, "reset: \(error.message)") }
+            var data = result(0)
+            data.sampleTime = reset.sampleTime
+            data.cues = reset.stopped
+            data.playhead = reset.playhead
+            let stopped = reset.stopped.isEmpty ? "nothing was sounding" : "\(reset.stopped.count) cue\(reset.stopped.count == 1 ? "" : "s") stopped"
+            let top = reset.sampleTime.map { "; the session plays from its start at device sample \($0)" } ?? "; the session waits at its start"
+            return (ok(data, "reset: \(stopped), every cue waits, playhead on \(reset.playhead ?? "nothing")\(top)"),
+                    [update(.reset, cue: reset.playhead, 0), update(.playhead, cue: reset.playhead)])
         case .seek(let time):
             let position = time.samples(at: rate)
             do { try player.seek(to: position) } catch { throw ControlError(.failed, "seek: \(error.message)") }

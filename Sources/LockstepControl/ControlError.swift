@@ -28,8 +28,8 @@ extension ControlErrorCode {
         case .unknownCue: self = .unknownCue
         case .unknownLayer: self = .unknownLayer
         case .notManual: self = .notManual
-        case .alreadyFired: self = .alreadyFired
         case .nothingWaiting: self = .nothingWaiting
+        case .doubleGo: self = .doubleGo
         case .wrongState: self = .wrongState
         case .outOfRange: self = .outOfRange
         case .failed: self = .failed

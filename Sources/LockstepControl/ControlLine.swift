@@ -15,6 +15,7 @@ import LockstepSession
 /// next | previous       move the playhead
 /// select CUE            put the playhead on CUE
 /// seek TIME             jump to a session time
+/// reset                 back to the top: stop everything, every cue waits, playhead on the first
 /// status                the state, as one JSON line
 /// ```
 ///
@@ -23,7 +24,7 @@ import LockstepSession
 public enum ControlLine {
     /// The verbs, for help and suggestions.
     public static let verbs = ["go", "start", "stop", "pause", "resume", "panic", "level", "gain", "next", "previous",
-                               "select", "seek", "status"]
+                               "select", "seek", "status", "reset"]
 
     /// The verb of `line` (its first word, lowercased), as the reply's address; empty for a
     /// blank line.
@@ -55,6 +56,7 @@ public enum ControlLine {
         case "next": try noArguments(); return .selectNext
         case "previous": try noArguments(); return .selectPrevious
         case "status": try noArguments(); return .status
+        case "reset": try noArguments(); return .reset
         case "select": return .selectPlayhead(try needsCue())
         case "seek":
             do { return .seek(try SessionTime.parse(rest, as: "seek")) } catch { throw ControlError(error.isOutOfRange ? .outOfRange : .malformed, error.description) }

@@ -11,7 +11,7 @@ import LockstepSession
 /// {"command": "next"}                  {"command": "previous"}      {"command": "select", "cue": "horn"}
 /// {"command": "gain", "layer": "bed", "gainDB": -6, "ramp": 0.05}
 /// {"command": "level", "cue": "bell", "gainDB": -3, "ramp": "250ms"}
-/// {"command": "seek", "time": "1:30"}  {"command": "status"}
+/// {"command": "seek", "time": "1:30"}  {"command": "status"}  {"command": "reset"}
 /// ```
 ///
 /// The reply's `address` is the verb, as for a typed line. A cue is its name, or its number
@@ -89,6 +89,7 @@ public enum WebCommand {
         case "next": return .selectNext
         case "previous": return .selectPrevious
         case "status": return .status
+        case "reset": return .reset
         case "select": return .selectPlayhead(try cue(required: true)!)
         case "seek":
             switch fields["time"] {

@@ -31,7 +31,8 @@ public enum OSCRequest: Sendable, Hashable {
 /// | `/stop`, `/pause`, `/resume`, `/panic` | none | the whole show |
 /// | `/cue/{cue}/start`, `/stop`, `/pause`, `/resume`, `/go` | none | one cue |
 /// | `/cue/{cue}/level` | dB, or row 0, column 0, dB | the cue's level |
-/// | `/playhead/{cue}`, `/playhead/next`, `/playhead/previous`, `/select/next`, `/select/previous` | none | the playhead |
+/// | `/reset` | none | the show back to its top ``ControlCommand/reset`` |
+/// | `/playhead/{cue}`, `/playhead/next`, `/playhead/previous`, `/select/{cue}`, `/select_id/{id}`, `/select/next`, `/select/previous` | none | the playhead (Lockstep's selection) |
 /// | `/lockstep/layer/{layer}/gain` | dB [, ramp: seconds, or a time such as `"250ms"`, `"4800 samples"`] | a layer's gain |
 /// | `/lockstep/seek` | seconds (a number), or a time (`"1:30"`, `"96000 samples"`) | seek |
 /// | `/lockstep/status` | none | status |
@@ -39,10 +40,11 @@ public enum OSCRequest: Sendable, Hashable {
 /// | `/updates` | 1 or 0 | subscribe |
 /// | `/udpReplyPort` | port | reply port |
 /// | `/thump` | none | keep-alive |
-/// | `/version`, `/workspaces`, `/cueLists`, `/selectedCues`, `/runningCues`, `/runningOrPausedCues`, `/playheadID` | none | ``QLabQuery`` |
+/// | `/version`, `/workspaces`, `/cueLists`, `/selectedCues`, `/runningCues`, `/runningOrPausedCues`, `/playheadID`, `/doubleGoWindowRemaining` | none | ``QLabQuery`` |
 /// | `/cue/{cue}/valuesForKeys` | a JSON array of keys (one string) | the values |
 /// | `/cue/{cue}/{key}`, `/cue/{cue}/children` | none | one value, the list's cues |
-/// | `/cue_id/{id}/…`, `/cue/playhead/…`, `/cue/active/…` | as `/cue/{cue}/…` | by unique ID, the playhead, the cue started last |
+/// | `/cue_id/{id}/…`, `/cue/playhead/…`, `/cue/selected/…`, `/cue/active/…` | as `/cue/{cue}/…` | by unique ID, the playhead (twice), the cue started last |
+/// | `/cue_id/{list}/reset`, `/cue_id/{list}/playhead/next`, `/cue_id/{list}/playhead/previous` | none | the cue list's reset and playhead |
 /// | `/cue/{cue}/togglePause`, `/playheadID/{id}` | none | pause or resume; the playhead |
 /// | `/showMode`, `/alwaysAudition`, `/auditionWindow`, `/auditionMonitors`, `/overrideWindow`, `/liveFadePreview`, `/settings/general/minGoTime` | none | Lockstep's fixed answer |
 ///
@@ -51,8 +53,9 @@ public enum OSCRequest: Sendable, Hashable {
 public enum OSCAddressSpace {
     /// The addresses, for suggestions and help.
     public static let addresses = [
-        "/go", "/stop", "/pause", "/resume", "/panic", "/cue/{cue}/start", "/cue/{cue}/stop", "/cue/{cue}/pause",
-        "/cue/{cue}/resume", "/cue/{cue}/go", "/cue/{cue}/level", "/playhead/{cue}", "/select/next", "/select/previous",
+        "/go", "/stop", "/pause", "/resume", "/panic", "/reset", "/cue/{cue}/start", "/cue/{cue}/stop", "/cue/{cue}/pause",
+        "/cue/{cue}/resume", "/cue/{cue}/go", "/cue/{cue}/level", "/playhead/{cue}", "/select/{cue}", "/select_id/{id}",
+        "/select/next", "/select/previous", "/playhead/next", "/playhead/previous", "/doubleGoWindowRemaining",
         "/lockstep/layer/{layer}/gain", "/lockstep/seek", "/lockstep/status", "/connect", "/updates", "/udpReplyPort", "/thump",
         "/version", "/workspaces", "/cueLists", "/selectedCues", "/runningCues", "/runningOrPausedCues", "/playheadID",
         "/cue/{cue}/valuesForKeys", "/cue/{cue}/children", "/cue/{cue}/togglePause", "/cue_id/{id}/valuesForKeys", "/cue_id/{id}/start",
@@ -105,6 +108,7 @@ public enum OSCAddressSpace {
             case "pause": try none(); return .command(.pause)
             case "resume": try none(); return .command(.resume)
             case "panic": try none(); return .command(.panic)
+            case "reset": try none(); return .command(.reset)
             case "thump": return .thump
             case "version": try none(); return .query(.version)
             case "workspaces": try none(); return .query(.workspaces)
@@ -113,6 +117,7 @@ public enum OSCAddressSpace {
             case "runningCues": try none(); return .query(.runningCues)
             case "runningOrPausedCues": try none(); return .query(.runningOrPausedCues)
             case "playheadID", "playheadId", "playbackPositionID", "playbackPositionId": try none(); return .query(.playheadID)
+            case "doubleGoWindowRemaining": try none(); return .query(.doubleGoWindowRemaining)
             case let name where QLabWorkspace.settings[name] != nil: return try setting(name)
             case "connect":
                 guard arguments.count <= 1, arguments.allSatisfy({ $0.text != nil }) else {
@@ -135,7 +140,11 @@ public enum OSCAddressSpace {
             switch (parts[0], parts[1]) {
             case ("select", "next"), ("playhead", "next"): try none(); return .command(.selectNext)
             case ("select", "previous"), ("playhead", "previous"): try none(); return .command(.selectPrevious)
-            case ("playhead", let name): try none(); return .command(.selectPlayhead(try cue(name)))
+            case ("playhead", let name), ("select", let name): try none(); return .command(.selectPlayhead(try cue(name)))
+            case ("select_id", let id), ("selectId", let id):
+                try none()
+                guard !id.isEmpty else { throw ControlError(.malformed, "\(address) names no cue; write a cue's unique ID, e.g. /select_id/{id}") }
+                return .cueCommand(.uniqueID(id), .select)
             case ("playheadID", let id), ("playheadId", let id), ("playbackPositionID", let id), ("playbackPositionId", let id):
                 try none()
                 guard !id.isEmpty else { throw ControlError(.malformed, "\(address) names no cue; write a cue's unique ID, e.g. /playheadID/{id}") }
@@ -185,6 +194,7 @@ public enum OSCAddressSpace {
             case "resume": try none(); return act(.resume, ControlCommand.resumeCue)
             case "go": try none(); return act(.go) { .go($0) }
             case "togglePause": try none(); return .cueCommand(target, .togglePause)
+            case "reset": try none(); return .cueCommand(target, .reset)
             case "level":
                 let values = try numbers([1, 3], "a level in dB (or QLab's row 0, column 0, dB)")
                 if values.count == 3 && (values[0] != 0 || values[1] != 0) {
@@ -206,6 +216,10 @@ public enum OSCAddressSpace {
                 return .query(.property(target, key))
             default: break
             }
+        case 4 where parts[0] == "cue_id" && parts[2] == "playhead" && (parts[3] == "next" || parts[3] == "previous"):
+            // The cue list's playhead (Lockstep has one list: the id is not checked).
+            try none()
+            return .command(parts[3] == "next" ? .selectNext : .selectPrevious)
         case 4 where parts[0] == "lockstep" && parts[1] == "layer" && parts[3] == "gain":
             // The gain (a number or "-6dB"/"-inf"), then the ramp: seconds as a number, or a time
             // in the one syntax as a string ("250ms", "0:02", "4800 samples").
@@ -229,7 +243,7 @@ public enum OSCAddressSpace {
         }
         let pattern = parts.count == 3 && (parts[0] == "cue" || parts[0] == "cue_id") ? "/\(parts[0])/{\(parts[0] == "cue" ? "cue" : "id")}/\(parts[2])" : address
         throw ControlError(.unknownCommand, "unknown address \(address)\(Suggest.hint(for: pattern, in: addresses)); Lockstep answers /go, /stop, "
-                           + "/pause, /resume, /panic, /cue/{cue}/start|stop|pause|resume|go|level, /playhead/{cue}, /select/next|previous, "
+                           + "/pause, /resume, /panic, /reset, /cue/{cue}/start|stop|pause|resume|go|level, /playhead/{cue}, /select/{cue}, /select/next|previous, "
                            + "/lockstep/layer/{layer}/gain, /lockstep/seek, /lockstep/status, /connect, /updates, /udpReplyPort, /thump, "
                            + "QLab's queries (/version, /workspaces, /cueLists, /cue/{cue}/valuesForKeys…) and /cue_id/{id}/…")
     }

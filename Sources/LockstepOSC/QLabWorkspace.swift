@@ -12,7 +12,8 @@ public enum QLabCueTarget: Sendable, Hashable {
     case playhead
     /// `/cue/active`: the cue started last of those playing or paused.
     case active
-    /// `/cue/selected`: Lockstep has no selection; always an error.
+    /// `/cue/selected`: Lockstep's selection is the playhead (QLab's "playhead follows
+    /// selection"), so the same cue as ``playhead``.
     case selected
 }
 
@@ -34,6 +35,8 @@ public enum QLabCueAction: Sendable, Hashable {
     case select
     /// `level`: set the cue's own level, in dB.
     case level(Double)
+    /// `reset`: the list only: the show back to its top (``LockstepControl/ControlCommand/reset``).
+    case reset
 }
 
 /// A question QLab's clients ask (Companion's *QLab (advance)* module, QLab Remote…): answered
@@ -45,8 +48,10 @@ public enum QLabQuery: Sendable, Hashable {
     case workspaces
     /// `/cueLists`: the one cue list, with its cues.
     case cueLists
-    /// `/selectedCues`: always empty (Lockstep has no selection).
+    /// `/selectedCues`: the cue at the playhead (Lockstep's selection), or none.
     case selectedCues
+    /// `/doubleGoWindowRemaining`: seconds until a plain GO is no longer ignored (0: none is).
+    case doubleGoWindowRemaining
     /// `/runningCues`: the cues playing.
     case runningCues
     /// `/runningOrPausedCues`: the cues playing or paused.
@@ -90,13 +95,14 @@ public struct QLabWorkspace: Sendable, Hashable {
     public static let cueListName = "Main Cue List"
     /// The settings QLab answers for the application (no `workspace_id` in the reply).
     static let applicationSettings: Set<String> = ["alwaysAudition", "auditionWindow", "auditionMonitors", "overrideWindow"]
-    /// Lockstep's fixed answers to the settings QLab clients read: always in show mode (a run
-    /// plays the show; there is no edit mode), no audition, no override window, no live fade
-    /// preview, no minimum time between GOs.
+    /// Lockstep's answers to the settings QLab clients read: always in show mode (a run plays
+    /// the show; there is no edit mode), no audition, no override window, no live fade preview;
+    /// the minimum time between GOs is the run's double-GO window (``Snapshot/doubleGoSeconds``;
+    /// the value here is a placeholder).
     public static let settings: [String: ControlValue] = [
         "showMode": .bool(true), "alwaysAudition": .bool(false), "auditionWindow": .bool(false),
         "auditionMonitors": .bool(false), "overrideWindow": .bool(false), "liveFadePreview": .bool(false),
-        "settings/general/minGoTime": .integer(0),
+        "settings/general/minGoTime": .number(0),
     ]
     /// The keys a cue answers, for `valuesForKeys` and `/cue/{cue}/{key}`.
     public static let cueKeys: Set<String> = [
@@ -168,6 +174,10 @@ public struct QLabWorkspace: Sendable, Hashable {
         public var isRunning: Bool
         /// The manual cue a plain go fires.
         public var playhead: String?
+        /// The double-GO window, in seconds.
+        public var doubleGoSeconds: Double
+        /// Seconds left of the window after the last plain GO (0 when none would be ignored).
+        public var doubleGoRemaining: Double
 
         /// The state of `player` now.
         public init(player: SessionPlayer) {
@@ -175,6 +185,11 @@ public struct QLabWorkspace: Sendable, Hashable {
             position = player.position
             isRunning = player.isRunning
             playhead = player.playhead
+            let window = player.doubleGoWindow
+            doubleGoSeconds = Double(window) / player.rate
+            let now = position
+            let since = player.lastPlainGoPosition.map { now - $0 } ?? window
+            doubleGoRemaining = since >= 0 && since < window ? Double(window - since) / player.rate : 0
         }
     }
 
@@ -197,9 +212,9 @@ public struct QLabWorkspace: Sendable, Hashable {
             let name = try ControlDispatcher.resolve(reference, in: timeline, numbers: numbers.map { $0.isEmpty ? nil : $0 })
             if let index = timeline.cues.firstIndex(where: { $0.name == name }) { return .cue(index) }
             throw ControlError(.unknownCue, "unknown cue '\(name)'\(Suggest.hint(for: name, in: timeline.cues.map(\.name)))")
-        case .playhead:
+        case .playhead, .selected:
             guard let name = snapshot.playhead, let index = timeline.cues.firstIndex(where: { $0.name == name }) else {
-                throw ControlError(.nothingWaiting, "no cue is at the playhead: no manual cue waits for go")
+                throw ControlError(.nothingWaiting, "no cue is at the playhead (it is past the last manual cue); select one, or /reset")
             }
             return .cue(index)
         case .active:
@@ -207,8 +222,6 @@ public struct QLabWorkspace: Sendable, Hashable {
                 .max { ($0.start ?? 0, $0.index) < ($1.start ?? 0, $1.index) }
             guard let active else { throw ControlError(.wrongState, "no cue is active: none is playing or paused") }
             return .cue(active.index)
-        case .selected:
-            throw ControlError(.unsupported, "Lockstep has no selection; name the cue (/cue/{number or name}/…, /cue_id/{id}/…) or use /cue/playhead/…")
         }
     }
 
@@ -313,7 +326,10 @@ public struct QLabWorkspace: Sendable, Hashable {
             return .array([.object(["uniqueID": .string(uniqueID), "displayName": .string(displayName),
                                     "hasPasscode": .bool(hasPasscode), "version": .string(Self.dictionaryVersion)])])
         case .cueLists: return .array([dictionary(.list, in: snapshot)])
-        case .selectedCues: return .array([])
+        case .selectedCues:
+            let index = snapshot.playhead.flatMap { name in snapshot.timeline.cues.firstIndex { $0.name == name } }
+            return .array(index.map { [dictionary(.cue($0), in: snapshot)] } ?? [])
+        case .doubleGoWindowRemaining: return .number(snapshot.doubleGoRemaining)
         case .runningCues: return cues(in: snapshot) { isRunning($0, snapshot) }
         case .runningOrPausedCues: return cues(in: snapshot) { isRunning($0, snapshot) || isPaused($0, snapshot) }
         case .playheadID: return value("playheadID", of: .list, in: snapshot) ?? .null
@@ -328,6 +344,7 @@ public struct QLabWorkspace: Sendable, Hashable {
             return value
         case .children(let target):
             return try value("cues", of: item(target, in: snapshot), in: snapshot) ?? .array([])
+        case .setting("settings/general/minGoTime"): return .number(snapshot.doubleGoSeconds)
         case .setting(let name):
             guard let value = Self.settings[name] else { throw ControlError(.unsupported, "Lockstep has no setting \(name)") }
             return value
@@ -346,6 +363,7 @@ public struct QLabWorkspace: Sendable, Hashable {
             case .pause: return .pause
             case .resume: return .resume
             case .togglePause: return snapshot.isRunning ? .pause : .resume
+            case .reset: return .reset
             case .select, .level: throw ControlError(.unsupported, "the cue list cannot be \(action == .select ? "put at the playhead" : "levelled"); name one of its cues")
             }
         case .cue(let index):
@@ -360,6 +378,7 @@ public struct QLabWorkspace: Sendable, Hashable {
             case .togglePause: return cue.state(at: snapshot.position) == .paused ? .resumeCue(reference) : .pauseCue(reference)
             case .select: return .selectPlayhead(reference)
             case .level(let decibels): return .setCueLevel(reference, decibels: decibels, ramp: 0)
+            case .reset: throw ControlError(.unsupported, "Lockstep resets the whole show (/reset), not one cue; stop the cue (/cue/{cue}/stop) and it can be fired again")
             }
         }
     }
@@ -378,7 +397,7 @@ public struct QLabWorkspace: Sendable, Hashable {
         case .playhead:
             let id = update.cue.flatMap { names.firstIndex(of: $0) }.map { cueIDs[$0] }
             return [("\(prefix)/cueList/\(cueListID)/playbackPosition", id.map { [.string($0)] } ?? [])]
-        case .paused, .resumed, .seeked, .stopped, .panic:
+        case .paused, .resumed, .seeked, .stopped, .panic, .reset:
             return cueIDs.indices.map(cueUpdate)
         case .layerGain, .discontinuity, .heartbeat, .layerStarted, .layerEnded, .recordStarted, .recordEnded, .rateChange, .late:
             return []

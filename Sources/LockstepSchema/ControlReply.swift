@@ -77,10 +77,10 @@ public enum ControlErrorCode: String, Sendable, Hashable, Codable, CaseIterable 
     case unknownLayer
     /// The cue is not a manual cue (it has a place on the timeline, or starts with another).
     case notManual
-    /// The cue has been fired already in this run.
-    case alreadyFired
-    /// No manual cue waits for a GO (nothing at the playhead, nothing to select).
+    /// Nothing at the playhead (past the last manual cue), or nothing to select in that direction.
     case nothingWaiting
+    /// A GO came inside the double-GO window after the previous one and was ignored.
+    case doubleGo
     /// The session or the cue is not in the state the command needs (pausing what does not
     /// play, resuming what is not paused, a time tag while nothing plays).
     case wrongState

@@ -33,6 +33,9 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         case seeked
         /// Every cue was stopped (a stop command).
         case stopped
+        /// The show went back to its top (a reset): every cue waits again, the playhead
+        /// (``cue``) is on the first manual cue, and the session plays from ``position`` (0).
+        case reset
         /// Every cue fades out (a panic command); silent from ``position``.
         case panic
         /// The timeline broke (xrun, underrun, rate change…): ``discontinuity`` says what and

@@ -41,6 +41,8 @@ public struct SessionRunReport: Sendable, Hashable, Codable {
     /// How many breaks of each kind there were in all (also those `discontinuities` no longer
     /// holds), by kind.
     public var discontinuityCounts: [String: Int] = [:]
+    /// Plain GOs the double-GO window ignored (`--double-go`).
+    public var ignoredGos = 0
     /// JACK's frame time of `startSampleTime` (absent when the session never started or the device
     /// is not JACK): to compare with other JACK clients' frames.
     public var startJACKFrame: UInt32?

@@ -65,12 +65,12 @@ extension SessionTimeline {
     public var pausedCues: [Cue] { cues.filter(\.awaitsResume) }
 
     /// The next cue to start after session sample `position`: the earliest scheduled one, else the
-    /// manual cue at `playhead` (a cue index) if it waits for go, else the first one waiting.
-    public func nextCue(at position: Int64, playhead: Int? = nil) -> Cue? {
+    /// manual cue at `playhead` (a cue index), which a `go` fires next.
+    public func nextCue(at position: Int64, playhead: Int?) -> Cue? {
         let scheduled = cues.filter { $0.state(at: position) == .scheduled }.min { $0.start! < $1.start! }
         if let scheduled { return scheduled }
-        if let playhead, cues.indices.contains(playhead), cues[playhead].start == nil { return cues[playhead] }
-        return waitingCues.first
+        if let playhead, cues.indices.contains(playhead), cues[playhead].isGoTarget { return cues[playhead] }
+        return nil
     }
 
     /// Adds a pause or stop to cue `cue` (kept in session order).

@@ -15,7 +15,13 @@ final class LayerRenderer {
     /// Cues starting within this many samples ahead are opened early, so opening a file never
     /// delays a refill.
     let lookahead: Int64
-    private var sources: [Int: CueSource] = [:]
+    /// The open cues, by cue index and placement (``SessionTimeline/Cue/instance``).
+    private var sources: [SourceKey: CueSource] = [:]
+    private struct SourceKey: Hashable {
+        var index: Int
+        var instance: Int
+        init(_ cue: SessionTimeline.Cue) { (index, instance) = (cue.index, cue.instance) }
+    }
     /// The indices of the layer's cues in the timeline (a cue never changes layers), found at the
     /// first render: each buffer then looks at its own cues only, not every cue of the session.
     private var cueIndices: [Int]?
@@ -46,29 +52,33 @@ final class LayerRenderer {
         let end = position + Int64(frames)
         let layer = self.layer
         if cueIndices == nil { cueIndices = timeline.cues.indices.filter { timeline.cues[$0].layer == layer } }
-        for index in cueIndices! {
-            let cue = timeline.cues[index]
-            guard let start = cue.start else { continue }
-            let cueEnd = cue.end ?? .max
-            if cueEnd <= position {
-                // (A paused cue keeps its source: a resume plays on from where it stopped.)
-                if !cue.awaitsResume { sources[cue.index] = nil }
-                continue
-            }
-            if start >= end {
-                if start - end < lookahead, cueEnd > start, sources[cue.index] == nil { _ = source(for: cue) }
-                continue
-            }
-            let stretches = cue.stretches(from: position, to: end)
-            if stretches.isEmpty { continue }
-            guard let source = source(for: cue) else { continue }
-            for stretch in stretches {
-                mix(cue, stretch, from: source, position: position, into: out)
-            }
-            if let problem = source.error, error == nil { error = problem }
-            if cueEnd <= end && !cue.awaitsResume { sources[cue.index] = nil }
-        }
+        for cue in timeline.retired[layer] ?? [] { render(cue, position: position, end: end, into: out) }
+        for index in cueIndices! { render(timeline.cues[index], position: position, end: end, into: out) }
         applyLayerGain(timeline, position: position, frames: frames, to: out)
+    }
+
+    /// Mixes what `cue` plays in session samples `[position, end)` into `out`.
+    private func render(_ cue: SessionTimeline.Cue, position: Int64, end: Int64, into out: UnsafeMutablePointer<Float>) {
+        guard let start = cue.start else { return }
+        let key = SourceKey(cue)
+        let cueEnd = cue.end ?? .max
+        if cueEnd <= position {
+            // (A paused cue keeps its source: a resume plays on from where it stopped.)
+            if !cue.awaitsResume { sources[key] = nil }
+            return
+        }
+        if start >= end {
+            if start - end < lookahead, cueEnd > start, sources[key] == nil { _ = source(for: cue) }
+            return
+        }
+        let stretches = cue.stretches(from: position, to: end)
+        if stretches.isEmpty { return }
+        guard let source = source(for: cue) else { return }
+        for stretch in stretches {
+            mix(cue, stretch, from: source, position: position, into: out)
+        }
+        if let problem = source.error, error == nil { error = problem }
+        if cueEnd <= end && !cue.awaitsResume { sources[key] = nil }
     }
 
     /// Reads one stretch of a cue from its source and mixes it into `out` (which starts at session
@@ -152,10 +162,10 @@ final class LayerRenderer {
     }
 
     private func source(for cue: SessionTimeline.Cue) -> CueSource? {
-        if let existing = sources[cue.index] { return existing }
+        if let existing = sources[SourceKey(cue)] { return existing }
         do {
             let source = try CueSource(cue: cue, rate: rate, open: open)
-            sources[cue.index] = source
+            sources[SourceKey(cue)] = source
             return source
         } catch {
             if self.error == nil { self.error = error }

@@ -89,10 +89,13 @@ extension SessionPlayer {
 
     /// The cue a plain `go` fires now, if it can be armed: its layer and index.
     static func armable(_ state: State, pieceFrames: Int64) -> (layer: Int, cue: Int)? {
-        guard state.phase == .playing, let index = state.playhead ?? state.timeline.waitingCues.first?.index else { return nil }
+        guard state.phase == .playing, let index = state.playhead, !state.timeline.cues[index].awaitsResume else { return nil }
         let cue = state.timeline.cues[index]
+        let computed = state.filled.min() ?? 0
         for other in state.timeline.cues where other.trigger == index && other.layer != cue.layer {
             if other.offsetFromTrigger < pieceFrames { return nil }
+            // A cue of the chain still sounding on another layer is cut by the go: not armed.
+            if other.start != nil, other.end.map({ $0 > computed }) ?? true { return nil }
         }
         return (cue.layer, index)
     }
@@ -133,11 +136,12 @@ extension SessionPlayer {
             return
         }
         let queue = queues[plan.layer]
+        let fade = declickFade()
         for time in plan.times {
             guard let buffer = takeArmingBuffer(layer: plan.layer, queue: queue) else { return }
             let position = time + plan.origin
             var timeline = plan.timeline
-            _ = timeline.fire(plan.cue, at: position)
+            _ = timeline.refire(plan.cue, at: position, fade: fade)
             let renderer = armingRenderers[plan.layer]
             buffer.withFloatSamples { samples in
                 renderer.render(timeline, position: position, frames: pieceFrames, into: samples.baseAddress!)
@@ -200,7 +204,7 @@ extension SessionPlayer {
     func goArmed(named name: String?, notBefore: Int64? = nil) -> GoResult? {
         let latest = engine.currentTime().sampleTime + 2 * Int64(max(1, engine.device.periodFrames))
         guard let (layer, cueIndex, earliest) = state.withLock({ state -> (Int, Int, Int64?)? in
-            let standby = state.playhead ?? state.timeline.waitingCues.first?.index
+            let standby = state.playhead
             if let name, standby.map({ state.timeline.cues[$0].name }) != name { return nil }
             guard let layer = state.arming.layer, let cue = state.arming.cue, state.phase == .playing,
                   cue == standby else {
@@ -231,14 +235,16 @@ extension SessionPlayer {
             return nil
         }
         let pieceFrames = Int64(bufferFrames)
+        let fade = declickFade()
         let (result, changes, run) = state.withLock { state -> (GoResult, [(layer: Int, from: Int64)], Int) in
             let sample = queueTime + state.queueOrigin
             state.touched = [:]
             // Placed as any `go` is, on the sample the render thread chose.
             state.earliestChangeable = sample
-            var result = Self.fire(state.timeline.cues[cueIndex], in: &state)
+            var result = Self.fire(state.timeline.cues[cueIndex], in: &state, fade: fade)
             state.earliestChangeable = nil
-            state.playhead = Self.waitingCue(after: cueIndex, in: state.timeline)
+            if name == nil { state.lastPlainGo = sample }
+            state.playhead = Self.manualCue(after: cueIndex, in: state.timeline)
             result.playhead = state.playhead.map { state.timeline.cues[$0].name }
             // The fired piece holds the layer up to its end; the refills compute on from there.
             state.filled[layer] = sample + pieceFrames

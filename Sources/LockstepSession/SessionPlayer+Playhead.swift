@@ -5,17 +5,18 @@ import Synchronization
 
 /// The playhead, and the checks and descriptions control shares.
 extension SessionPlayer {
-    /// The manual cue a plain ``go(_:at:)`` fires next; nil when none waits.
+    /// The manual cue a plain ``go(_:at:)`` fires next; nil past the last one.
     public var playhead: String? {
         state.withLock { state in state.playhead.map { state.timeline.cues[$0].name } }
     }
 
-    /// Selects manual cue `name` (waiting for go) as the one a plain ``go(_:at:)`` fires next.
-    /// - Throws: ``PlayerError`` for an unknown cue or one that does not wait for go.
+    /// Selects manual cue `name` (played or not) as the one a plain ``go(_:at:)`` fires next.
+    /// - Throws: ``PlayerError`` for an unknown cue or one that is not manual.
     @discardableResult
     public func select(_ name: String) throws(PlayerError) -> String {
         let selected = try state.withLock { state throws(PlayerError) -> String in
-            let cue = try Self.manualCue(name, in: state.timeline, verb: "playhead")
+            let cue = try Self.cue(name, in: state.timeline, verb: "playhead")
+            guard cue.isGoTarget else { _ = try Self.manualCue(name, in: state.timeline, verb: "playhead"); return name }
             state.playhead = cue.index
             return cue.name
         }
@@ -23,21 +24,23 @@ extension SessionPlayer {
         return selected
     }
 
-    /// Moves the playhead to the next manual cue waiting (`forward`) or the previous one, in file
-    /// order.
+    /// Moves the playhead to the next manual cue (`forward`) or the previous one, in file order
+    /// (from past the last one, back to the last).
     /// - Returns: the cue selected.
     /// - Throws: ``PlayerError`` when there is none in that direction.
     @discardableResult
     public func selectAdjacent(forward: Bool) throws(PlayerError) -> String {
         defer { scheduleArming() }
         return try state.withLock { state throws(PlayerError) -> String in
-            let waiting = state.timeline.waitingCues
+            let manual = state.timeline.manualCues
             let current = state.playhead
-            let candidate = forward ? waiting.first { current == nil || $0.index > current! }
-                                    : waiting.last { current == nil || $0.index < current! }
+            let candidate = forward ? manual.first { current != nil && $0.index > current! }
+                                    : manual.last { current == nil || $0.index < current! }
             guard let cue = candidate else {
-                let here = current.map { " \(forward ? "after" : "before") '\(state.timeline.cues[$0].name)'" } ?? ""
-                throw PlayerError(.nothingWaiting, "select: no manual cue waits\(here); the playhead stays")
+                guard let current else {
+                    throw PlayerError(.nothingWaiting, "select: the playhead is past the last manual cue; nothing follows (select a cue, previous, or reset)")
+                }
+                throw PlayerError(.nothingWaiting, "select: no manual cue \(forward ? "after" : "before") '\(state.timeline.cues[current].name)'; the playhead stays")
             }
             state.playhead = cue.index
             return cue.name
@@ -47,6 +50,42 @@ extension SessionPlayer {
     /// The fade for a pause, resume or stop: ``declickSeconds`` while playing, 0 while paused.
     func declickFade(_ state: State) -> Int64 {
         state.phase.isRunning ? Int64((Self.declickSeconds * rate).rounded()) : 0
+    }
+
+    /// ``declickFade(_:)`` now.
+    func declickFade() -> Int64 { state.withLock { declickFade($0) } }
+
+    /// The double-GO window: a plain ``go(_:at:notBefore:)`` whose cue would start within this
+    /// many session samples after the previous plain `go`'s is ignored (0, the default: none is).
+    public var doubleGoWindow: Int64 {
+        get { state.withLock { $0.doubleGoWindow } }
+        set { state.withLock { $0.doubleGoWindow = max(0, newValue) } }
+    }
+
+    /// The session sample the last plain `go` placed its cue on (the double-GO window counts
+    /// from there); nil before the first, and after a ``reset()``.
+    public var lastPlainGoPosition: Int64? { state.withLock { $0.lastPlainGo } }
+
+    /// How many plain `go`s the double-GO window ignored.
+    public var ignoredGoCount: Int { state.withLock { $0.ignoredGos } }
+
+    /// Ignores a plain `go` that lands inside the window, before anything is computed for it:
+    /// against the sample a change would land on now (or `position`, when later).
+    func checkDoubleGo(at position: Int64?) throws(PlayerError) {
+        let now = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
+        try state.withLock { state throws(PlayerError) in
+            let landing = state.phase.isRunning
+                ? max(state.originPosition, state.originPosition + now - state.originDevice, position ?? .min)
+                : state.pausedPosition
+            try Self.checkDoubleGo(&state, at: landing)
+        }
+    }
+
+    /// Throws (and counts) when a plain `go` on session sample `sample` falls in the window.
+    static func checkDoubleGo(_ state: inout State, at sample: Int64) throws(PlayerError) {
+        guard state.doubleGoWindow > 0, let last = state.lastPlainGo, sample >= last, sample - last < state.doubleGoWindow else { return }
+        state.ignoredGos += 1
+        throw PlayerError(.doubleGo, "go ignored: \(sample - last) samples after the previous go, inside the \(state.doubleGoWindow)-sample double-GO window; go again once it has passed")
     }
 
     /// "has ended", "waits for go"… for error messages.
@@ -72,19 +111,17 @@ extension SessionPlayer {
         }
     }
 
-    /// Fires manual cue `name` at session sample `sample` exactly (offline renders, tests).
-    /// - Throws: ``PlayerError`` if the cue is unknown, not manual or already fired.
+    /// Fires manual cue `name` at session sample `sample` exactly (offline renders, tests), anew
+    /// if it played before (see ``go(_:at:notBefore:)``).
+    /// - Throws: ``PlayerError`` if the cue is unknown, not manual or paused.
     public func go(_ name: String, atPosition sample: Int64) throws(PlayerError) {
+        // (A cue cut by its own go fades as in the live run it renders or carries over.)
+        let fade = Int64((Self.declickSeconds * rate).rounded())
         try control { state throws(PlayerError) in
-            guard let cue = state.timeline.cues.first(where: { $0.name == name }) else {
-                throw PlayerError(.unknownCue, "unknown cue '\(name)'\(Suggest.hint(for: name, in: state.timeline.cues.map(\.name)))")
-            }
-            guard cue.trigger == cue.index, cue.start == nil else {
-                throw PlayerError(.notManual, "cue '\(name)' is not a manual cue waiting for go; only cues with 'at: manual' can be placed")
-            }
-            state.touch(cues: state.timeline.fire(cue.index, at: sample), from: sample)
+            let cue = try Self.manualCue(name, in: state.timeline, verb: "go")
+            _ = state.refire(cue.index, at: sample, fade: fade)
             state.fired.append((name, sample))
-            if state.playhead == cue.index { state.playhead = Self.waitingCue(after: cue.index, in: state.timeline) }
+            if state.playhead == cue.index { state.playhead = Self.manualCue(after: cue.index, in: state.timeline) }
         }
     }
 

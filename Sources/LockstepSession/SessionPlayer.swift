@@ -98,8 +98,15 @@ public final class SessionPlayer: @unchecked Sendable {
         /// sample) and gain changes, to carry them over to another rate.
         var fired: [(name: String, sample: Int64)] = []
         var gainChanges: [(layer: Int, point: SessionTimeline.AutomationPoint)] = []
-        /// The selected manual cue (index) a plain `go` fires: nil, or a manual cue waiting.
+        /// The selected manual cue (index) a plain `go` fires: nil past the last one.
         var playhead: Int?
+        /// The session sample the last plain `go` placed its cue on (the double-GO window counts
+        /// from there).
+        var lastPlainGo: Int64?
+        /// Plain `go`s ignored inside the double-GO window.
+        var ignoredGos = 0
+        /// The window, in samples.
+        var doubleGoWindow: Int64 = 0
         /// The session sample at queue time 0 of this run's layer queues.
         var queueOrigin: Int64 = 0
         /// Per layer: up to ``SessionPlayer/spareCount`` buffers kept out of circulation, so that a
@@ -130,6 +137,15 @@ public final class SessionPlayer: @unchecked Sendable {
         /// Notes that the audio of `layer` changes from session sample `sample` on.
         mutating func touch(layer: Int, from sample: Int64) {
             touched[layer] = min(touched[layer] ?? .max, sample)
+        }
+
+        /// Places manual cue `cue` (anew: ``SessionTimeline/refire(_:at:fade:)``) on `sample`,
+        /// noting the layers it changes.
+        mutating func refire(_ cue: Int, at sample: Int64, fade: Int64) -> [Int] {
+            for other in timeline.cues where other.trigger == cue && other.start != nil { touch(layer: other.layer, from: sample) }
+            let placed = timeline.refire(cue, at: sample, fade: fade)
+            touch(cues: placed, from: sample)
+            return placed
         }
 
         /// Notes the layers of the cues `indices` (just placed) as changed from each one's start
@@ -241,11 +257,12 @@ public final class SessionPlayer: @unchecked Sendable {
         }
         self.queues = queues
         self.renderers = renderers
+        initialTimeline = timeline
         armingRenderers = timeline.layers.indices.map {
             LayerRenderer(layer: $0, channelCount: timeline.channelCount, rate: engine.sampleRate, open: sources)
         }
         state = Mutex(State(timeline: timeline, filled: Array(repeating: 0, count: queues.count),
-                            playhead: timeline.waitingCues.first?.index,
+                            playhead: timeline.manualCues.first?.index,
                             spares: Array(repeating: [], count: queues.count)))
         var all: [[QueueBuffer]] = []
         for queue in queues {
@@ -258,6 +275,9 @@ public final class SessionPlayer: @unchecked Sendable {
         layerLocks = queues.map { _ in NSLock() }
         box.player = self
     }
+
+    /// The timeline as the session file makes it at this run's rate: what ``reset()`` returns to.
+    let initialTimeline: SessionTimeline
 
     /// The timeline as it stands (manual cues fired so far, gain changes added).
     public var timeline: SessionTimeline { state.withLock { $0.timeline } }
@@ -287,6 +307,7 @@ public final class SessionPlayer: @unchecked Sendable {
                                      bufferFrames: bufferFrames, bufferCount: bufferCount, streamer: streamer,
                                      sources: sources)
         let factor = next.rate / rate
+        next.doubleGoWindow = Int64((Double(doubleGoWindow) * factor).rounded())
         let (fired, gains) = state.withLock { ($0.fired, $0.gainChanges) }
         for (name, sample) in fired {
             try? next.go(name, atPosition: Int64((Double(sample) * factor).rounded()))
@@ -445,8 +466,13 @@ public final class SessionPlayer: @unchecked Sendable {
     }
 
     /// Fires a manual cue: `name`, or the one the playhead selects when nil (at first, the first
-    /// manual cue in file order). The playhead then selects the next manual cue waiting after
-    /// the one fired (in file order; the first one waiting when none waits after it).
+    /// manual cue in file order). The playhead then selects the next manual cue after the one
+    /// fired, in file order (none after the last: ``reset()`` or a selection brings it back).
+    ///
+    /// A cue played before is placed anew (its chain too); one still sounding is cut where the new
+    /// placement starts (a ``declickSeconds`` fade). A plain `go` within ``doubleGoWindow``
+    /// samples of the previous plain `go`'s sample is ignored (``PlayerError/Kind/doubleGo``) and
+    /// counted in ``ignoredGoCount``.
     ///
     /// With `position`, the cue is placed on that session sample instead (a time-tagged command),
     /// or on the control sample when `position` lies before it: a sample some layer has already
@@ -456,23 +482,27 @@ public final class SessionPlayer: @unchecked Sendable {
     ///   (a MIDI event's own sample, which can lie ahead of the cycle being rendered); at most
     ///   two periods ahead of now.
     /// - Returns: what was placed and where.
-    /// - Throws: ``PlayerError`` when the cue is unknown, not manual, or already fired, or when
-    ///   no manual cue is left.
+    /// - Throws: ``PlayerError`` when the cue is unknown, not manual or paused, when the playhead
+    ///   is past the last manual cue, or for a plain `go` inside the double-GO window.
     @discardableResult
     public func go(_ name: String? = nil, at position: Int64? = nil, notBefore: Int64? = nil) throws(PlayerError) -> GoResult {
+        if name == nil { try checkDoubleGo(at: position) }
         if position == nil, let armed = goArmed(named: name, notBefore: notBefore) { return armed }
+        let fade = declickFade()
         return try control(at: position) { state throws(PlayerError) -> GoResult in
             let cue: SessionTimeline.Cue
             if let name {
                 cue = try Self.manualCue(name, in: state.timeline, verb: "go")
             } else {
-                guard let index = state.playhead ?? state.timeline.waitingCues.first?.index else {
-                    throw PlayerError(.nothingWaiting, "go: no manual cue is waiting")
+                try Self.checkDoubleGo(&state, at: state.controlSample)
+                guard let index = state.playhead else {
+                    throw PlayerError(.nothingWaiting, "go: the playhead is past the last manual cue; select a cue (playhead, select) or reset")
                 }
-                cue = state.timeline.cues[index]
+                cue = try Self.manualCue(state.timeline.cues[index].name, in: state.timeline, verb: "go")
             }
-            var result = Self.fire(cue, in: &state)
-            state.playhead = Self.waitingCue(after: cue.index, in: state.timeline)
+            var result = Self.fire(cue, in: &state, fade: fade)
+            if name == nil { state.lastPlainGo = result.start - cue.offsetFromTrigger }
+            state.playhead = Self.manualCue(after: cue.index, in: state.timeline)
             result.playhead = state.playhead.map { state.timeline.cues[$0].name }
             return result
         }
@@ -481,30 +511,30 @@ public final class SessionPlayer: @unchecked Sendable {
     /// Fires manual cue `name` without moving the playhead (unless it selected this cue: it then
     /// moves on as after a ``go(_:at:)``). With `position`, on that session sample, or on the
     /// control sample when `position` lies before it (as ``go(_:at:)``).
-    /// - Throws: ``PlayerError`` when the cue is unknown, not manual or already fired (a cue
-    ///   plays once per run; a paused one takes ``resumeCue(_:)``).
+    /// - Throws: ``PlayerError`` when the cue is unknown, not manual or paused (a paused one takes
+    ///   ``resumeCue(_:)``).
     @discardableResult
     public func startCue(_ name: String, at position: Int64? = nil) throws(PlayerError) -> GoResult {
-        try control(at: position) { state throws(PlayerError) -> GoResult in
+        let fade = declickFade()
+        return try control(at: position) { state throws(PlayerError) -> GoResult in
             let cue = try Self.manualCue(name, in: state.timeline, verb: "start")
-            var result = Self.fire(cue, in: &state)
-            if state.playhead == cue.index { state.playhead = Self.waitingCue(after: cue.index, in: state.timeline) }
+            var result = Self.fire(cue, in: &state, fade: fade)
+            if state.playhead == cue.index { state.playhead = Self.manualCue(after: cue.index, in: state.timeline) }
             result.playhead = state.playhead.map { state.timeline.cues[$0].name }
             return result
         }
     }
 
-    /// The manual cue waiting to be fired that a command names.
+    /// The manual cue a command names, to be fired (again, if it played): any but a paused one.
     static func manualCue(_ name: String, in timeline: SessionTimeline, verb: String) throws(PlayerError) -> SessionTimeline.Cue {
         let found = try cue(name, in: timeline, verb: verb)
-        guard found.trigger == found.index else {
+        guard found.isGoTarget else {
             let how = found.trigger.map { "it starts with manual cue '\(timeline.cues[$0].name)'; fire that one" }
                 ?? "it has a fixed place in the timeline; only cues with 'at: manual' take \(verb)"
             throw PlayerError(.notManual, "\(verb): cue '\(name)' is not manual (\(how))")
         }
-        guard found.start == nil else {
-            let paused = found.awaitsResume ? " and is paused; resume it" : "; a cue plays once per run"
-            throw PlayerError(.alreadyFired, "\(verb): cue '\(name)' has already been fired\(paused)")
+        guard !found.awaitsResume else {
+            throw PlayerError(.wrongState, "\(verb): cue '\(name)' is paused; resume it, or stop it and \(verb) it again")
         }
         return found
     }
@@ -517,25 +547,24 @@ public final class SessionPlayer: @unchecked Sendable {
         return found
     }
 
-    /// Places `cue` on the control sample.
-    static func fire(_ cue: SessionTimeline.Cue, in state: inout State) -> GoResult {
+    /// Places `cue` on the control sample (anew if it was placed before: what still sounds of
+    /// its chain is cut there over `fade` samples).
+    static func fire(_ cue: SessionTimeline.Cue, in state: inout State, fade: Int64) -> GoResult {
         let sample = state.controlSample
-        let placed = state.timeline.fire(cue.index, at: sample)
-        state.touch(cues: placed, from: sample)
+        let placed = state.refire(cue.index, at: sample, fade: fade)
         state.fired.append((cue.name, sample))
         return GoResult(cue: cue.name, placed: placed.map { state.timeline.cues[$0].name },
                         start: sample + cue.offsetFromTrigger, playhead: nil)
     }
 
-    /// The first manual cue waiting after cue `index` in file order, else the first one waiting.
-    static func waitingCue(after index: Int, in timeline: SessionTimeline) -> Int? {
-        let waiting = timeline.waitingCues
-        return (waiting.first { $0.index > index } ?? waiting.first)?.index
+    /// The first manual cue after cue `index` in file order (nil after the last).
+    static func manualCue(after index: Int, in timeline: SessionTimeline) -> Int? {
+        timeline.cues[(index + 1)...].first(where: \.isGoTarget)?.index
     }
 }
 
 
-/// A control command that cannot be carried out (unknown cue, a cue already fired…).
+/// A control command that cannot be carried out (unknown cue, a paused cue fired…).
 public struct PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Which kind of error.
     public enum Kind: Sendable, Hashable {
@@ -545,10 +574,10 @@ public struct PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
         case unknownLayer
         /// The cue is not a manual cue.
         case notManual
-        /// The cue has been fired already.
-        case alreadyFired
-        /// No manual cue waits.
+        /// Nothing at the playhead (past the last manual cue), or nothing to select that way.
         case nothingWaiting
+        /// A plain `go` inside the double-GO window after the previous one: ignored.
+        case doubleGo
         /// The session or cue is not in the state the command needs.
         case wrongState
         /// A value outside its range.

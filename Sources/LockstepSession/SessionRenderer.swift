@@ -23,6 +23,9 @@ public struct SessionRenderer: Sendable {
     public var duration: SessionTime?
     /// Control carried out while rendering (the commands of a MIDI file, say), if any.
     public var control: RenderControl?
+    /// The double-GO window in seconds for plain GOs of ``control`` (``SessionPlayer/doubleGoWindow``;
+    /// 0, the default: none). ``manualCues`` name their cues and are never ignored.
+    public var doubleGoSeconds = 0.0
 
     /// Commands carried out during a render, each on its sample: before each block (of 256
     /// frames), `apply` is called with the player and the session sample three blocks on, and
@@ -103,7 +106,11 @@ public struct SessionRenderer: Sendable {
         let engine = try Engine(device: device,
                                 maximumQueues: max(16, session.document.layers.count), maximumBuffersPerQueue: 16)
         let player = try SessionPlayer(session: session, engine: engine)
-        for (cue, time) in manualCues { try player.go(cue, atPosition: time.samples(at: rate)) }
+        player.doubleGoWindow = Int64((doubleGoSeconds * rate).rounded())
+        // In time order: a cue given twice is fired again at its later time.
+        let placements = manualCues.enumerated().map { (cue: $0.element.cue, at: $0.element.at.samples(at: rate), order: $0.offset) }
+            .sorted { ($0.at, $0.order) < ($1.at, $1.order) }
+        for placement in placements { try player.go(placement.cue, atPosition: placement.at) }
         /// Where the render ends with the timeline as it is now.
         func plannedEnd() throws -> Int64 {
             if let duration { return duration.samples(at: rate) }

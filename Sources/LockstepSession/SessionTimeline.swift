@@ -17,6 +17,10 @@ public struct SessionTimeline: Sendable, Hashable {
     public internal(set) var cues: [Cue]
     /// Gain changes, per layer index, sorted by time.
     public private(set) var automation: [[AutomationPoint]]
+    /// Earlier placements of cues fired again (``refire(_:at:fade:)``), by layer index, in the
+    /// order they were left: what they played stays on the timeline (a stop's fade-out sounds on
+    /// under the new placement; a seek back before it plays it again).
+    public internal(set) var retired: [Int: [Cue]] = [:]
 
     /// A layer: a named output queue.
     public struct Layer: Sendable, Hashable {
@@ -78,8 +82,13 @@ public struct SessionTimeline: Sendable, Hashable {
         /// order (``gainDB`` applies before the first).
         public var levelChanges: [AutomationPoint] = []
 
+        /// How many times it was placed anew after an earlier placement (0: its first).
+        public var instance = 0
+
         /// Whether it waits for a `go` (itself or through the cue it chains to).
         public var isManual: Bool { trigger != nil }
+        /// Whether a `go` places it: a manual cue (not one chained to another).
+        public var isGoTarget: Bool { trigger == index }
     }
 
     /// One gain change of a layer.
@@ -105,6 +114,36 @@ public struct SessionTimeline: Sendable, Hashable {
         return placed
     }
 
+    /// Places manual cue `cue` again, played or not: every cue of its chain placed before is
+    /// left on the timeline as it was (``retired``) — cut there with a fade-out over `fade`
+    /// samples if it still sounds at `sample`, dropped if it had not started — and placed anew
+    /// from `sample`, without the pauses, stops and level changes of its earlier placement.
+    /// - Returns: the cues placed (empty if `cue` is not manual); every cue of the chain left
+    ///   changes from `sample`.
+    @discardableResult
+    public mutating func refire(_ cue: Int, at sample: Int64, fade: Int64) -> [Int] {
+        guard cues.indices.contains(cue), cues[cue].isGoTarget else { return [] }
+        for index in cues.indices where cues[index].trigger == cue { retire(index, at: sample, fade: fade) }
+        return fire(cue, at: sample)
+    }
+
+    /// Leaves cue `index`'s placement (if any) on the timeline as ``retired`` and makes it wait
+    /// again; see ``refire(_:at:fade:)``.
+    mutating func retire(_ index: Int, at sample: Int64, fade: Int64) {
+        var old = cues[index]
+        guard let start = old.start else { return }
+        let state = old.state(at: sample)
+        if state == .playing || state == .paused {
+            old.interruptions.append(Interruption(fadeStart: sample, fade: state == .playing ? fade : 0, isStop: true))
+            old.interruptions.sort { $0.fadeStart < $1.fadeStart }
+        }
+        if start < sample { retired[old.layer, default: []].append(old) }
+        cues[index].start = nil
+        cues[index].interruptions = []
+        cues[index].levelChanges = []
+        cues[index].instance += 1
+    }
+
     /// Adds a gain change to a layer (a `gain` command), after every change already there.
     public mutating func addAutomation(layer: Int, _ point: AutomationPoint) {
         guard automation.indices.contains(layer) else { return }
@@ -113,7 +152,11 @@ public struct SessionTimeline: Sendable, Hashable {
     }
 
     /// The manual cues that have not been fired, in file order.
-    public var waitingCues: [Cue] { cues.filter { $0.trigger == $0.index && $0.start == nil } }
+    public var waitingCues: [Cue] { cues.filter { $0.isGoTarget && $0.start == nil } }
+
+    /// The manual cues (those a `go` places), played or not, in file order: the cue list the
+    /// playhead moves along.
+    public var manualCues: [Cue] { cues.filter(\.isGoTarget) }
 
     /// The session sample after everything placed has finished (cues that end and automation);
     /// nil if a placed cue loops forever. A paused cue counts as ending where it fell silent.
@@ -123,6 +166,7 @@ public struct SessionTimeline: Sendable, Hashable {
             guard let cueEnd = cue.end else { return nil }
             end = max(end, cueEnd)
         }
+        for cue in retired.values.joined() { end = max(end, cue.end ?? end) }
         for points in automation {
             for point in points { end = max(end, point.start + point.ramp) }
         }

@@ -33,6 +33,12 @@ public final class LiveSession {
         public var lead = 0.05
         /// Frames a layer computes ahead per buffer, and buffers per layer.
         public var bufferFrames = 2048, bufferCount = 8
+        /// While a control surface can still command: run until stopped (`session run`), rather
+        /// than end once everything placed has played and no manual cue waits to be fired for
+        /// the first time nor a paused one to be resumed (the default; `--exit-when-done`).
+        public var runsUntilStopped = false
+        /// The double-GO window, in seconds (``SessionPlayer/doubleGoWindow``; 0: none).
+        public var doubleGoSeconds = 0.0
 
         /// The defaults: from the start, to the end, no transport, no recording.
         public init() {}
@@ -95,6 +101,7 @@ public final class LiveSession {
         self.options = options
         self.engine = engine
         self.player = player
+        player.doubleGoWindow = Int64((options.doubleGoSeconds * player.rate).rounded())
         fromPosition = options.from?.samples(at: engine.sampleRate) ?? 0
         monitor = ShowMonitor(device: device, engine: engine)
     }
@@ -148,14 +155,15 @@ public final class LiveSession {
         if player.isRunning && now > countedUntil { playedFrames += now - countedUntil }
         countedUntil = max(countedUntil, now)
         if let duration = options.duration, playedFrames >= duration.samples(at: player.rate) { return .durationReached }
-        // Done when everything placed has played and no manual cue can still be fired nor a
-        // paused one resumed (a transport follower runs until stopped) — against what has been
-        // rendered, not the estimate of now: the fade-out that follows must not reach the last
-        // frames of the last cue.
+        // Done when everything placed has played and no command can come (or, unless it runs
+        // until stopped, when no manual cue waits for its first go nor a paused one to be
+        // resumed; a transport follower runs until stopped) — against what has been rendered,
+        // not the estimate of now: the fade-out that follows must not reach the last frames of
+        // the last cue.
         let timeline = player.timeline
-        if transport == nil, let end = timeline.end, player.position(atDeviceTime: engine.renderedSampleTime) >= end,
-           (timeline.waitingCues.isEmpty && timeline.pausedCues.isEmpty) || !canStillCommand {
-            return .finished
+        if transport == nil, let end = timeline.end, player.position(atDeviceTime: engine.renderedSampleTime) >= end {
+            if !canStillCommand { return .finished }
+            if !options.runsUntilStopped && timeline.waitingCues.isEmpty && timeline.pausedCues.isEmpty { return .finished }
         }
         return nil
     }

@@ -242,7 +242,7 @@ struct SessionRenderCommand: ParsableCommand {
         commandName: "render",
         abstract: "Render a session offline to an audio file.",
         discussion: """
-            Output sample N is session sample N. Manual cues are left out unless --go places them, or a MIDI file's events fire them through the session's triggers (--midi-file): each event's commands land --midi-latency samples after the event, as in session run --midi --midi-latency, so the render equals a live run that received the same MIDI with the same latency. -o - writes standard output (WAV unless --format says otherwise), as render does; the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left; when standard error is not a terminal (a log, a pipe), a plain line of the same every 5 s (or every $LOCKSTEP_PROGRESS_INTERVAL seconds) and one at the end; none with --no-progress or --quiet.
+            Output sample N is session sample N. Manual cues are left out unless --go places them (a cue given twice plays twice: fired again, as a live GO fires it), or a MIDI file's events fire them through the session's triggers (--midi-file): each event's commands land --midi-latency samples after the event, as in session run --midi --midi-latency, so the render equals a live run that received the same MIDI with the same latency. -o - writes standard output (WAV unless --format says otherwise), as render does; the summary then goes to standard error. On a terminal a progress line shows the share done, the speed (× realtime) and the time left; when standard error is not a terminal (a log, a pipe), a plain line of the same every 5 s (or every $LOCKSTEP_PROGRESS_INTERVAL seconds) and one at the end; none with --no-progress or --quiet.
 
             Examples:
               lockstep session render show.yaml -o show.wav --go bell@1:30
@@ -281,6 +281,9 @@ struct SessionRenderCommand: ParsableCommand {
         "Samples from each MIDI event to the sample its commands land on (default 512; as session run --midi --midi-latency places them).",
         valueName: "samples"), transform: { Int(try TimeOption.samples($0)) })
     var midiLatency: Int = MIDIDefaults.latency
+
+    @OptionGroup(title: "Control")
+    var doubleGo: DoubleGoOption
 
     @OptionGroup(title: "Messages")
     var global: GlobalOptions
@@ -336,6 +339,7 @@ struct SessionRenderCommand: ParsableCommand {
         log.info("writing \(StandardStreams.names(output) ? "standard output" : output): \(encodingSummary(encoding)), \(Int(renderRate)) Hz, \(session.document.channelCount) ch")
         var renderer = SessionRenderer(session: session, outputPath: output, rate: rate.map(Double.init),
                                        encoding: encoding, manualCues: manual, duration: duration)
+        renderer.doubleGoSeconds = doubleGo.seconds
         var midi: MIDIRenderControl?
         if let midiEvents, let midiFile {
             let triggers = try MIDITriggers(session: session)

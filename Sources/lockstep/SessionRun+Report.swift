@@ -42,6 +42,7 @@ extension SessionRun {
                 : nil)
         report.discontinuityCounts = Dictionary(uniqueKeysWithValues: engine.discontinuityCounts.map { ($0.key.rawValue, $0.value) })
         report.startJACKFrame = show.startSampleTime.map { device.jackFrameTime(forSampleTime: $0) }
+        report.ignoredGos = player.ignoredGoCount
         print(JSONSchema.line(report))
     }
 

@@ -25,6 +25,11 @@ final class SessionRun {
         var jsonEvents = false
         /// Where to record the master mix, from the session's first sample.
         var recordPath: String?
+        /// End once everything placed has played and every manual cue has been fired, even with a
+        /// control surface (`play` always does; `session run` with `--exit-when-done`).
+        var exitWhenDone = true
+        /// The double-GO window in seconds (``LockstepSession/SessionPlayer/doubleGoWindow``).
+        var doubleGoSeconds = 0.0
     }
 
     let command: Settings
@@ -61,6 +66,8 @@ final class SessionRun {
         options.followsTransport = command.transport
         options.connections = command.jack.connections
         options.recordPath = command.recordPath
+        options.runsUntilStopped = !command.exitWhenDone
+        options.doubleGoSeconds = command.doubleGoSeconds
         let show: LiveSession
         do { show = try LiveSession(session: session, device: device, options: options) } catch let error as AudioQueueError {
             throw CLIError(message: "\(command.command): \(command.file): \(error.message)")

@@ -16,8 +16,11 @@ struct SessionRunCommand: ParsableCommand {
         abstract: "Play a session live through one JACK client.",
         discussion: """
             Each layer is an output queue; all start on one sample and mix to out_1…out_N. A layer \
-            with 'ports' gets its own ports (<layer>_1…) connected there instead. Exits when every \
-            placed cue has ended and no manual cue can still be fired; Ctrl-C fades out and exits.
+            with 'ports' gets its own ports (<layer>_1…) connected there instead. With a control \
+            surface (--control, --osc, --web, --midi) the show stays up until you quit (Ctrl-C fades \
+            out and exits, as does the end of a --control file): cues can be fired again and reset \
+            brings the show back to its top. --exit-when-done ends it once everything placed has \
+            played and every manual cue has been fired; without a surface it ends there anyway.
 
             --control reads commands, one a line, from standard input (-) or a file/FIFO (the same commands come over OSC with --osc: see Docs/ShowControl.md):
               go [CUE]               fire the playhead's manual cue (or CUE)
@@ -31,6 +34,7 @@ struct SessionRunCommand: ParsableCommand {
               level CUE DB [RAMP]    set a cue's level over RAMP (a time: 2, 250ms, 0:02, 4800 samples)
               gain LAYER DB [RAMP]   set a layer's gain over RAMP (a time, as for level)
               seek TIME              jump to a session time (90, 1:30, "4800 samples")
+              reset                  back to the top: everything stops, every cue waits again
               status                 print one JSON line describing the state
 
             --midi registers a JACK MIDI input, <client>:midi_in (connect a controller with \
@@ -68,6 +72,12 @@ struct SessionRunCommand: ParsableCommand {
     @OptionGroup(title: "Control")
     var surfaces: ControlOptions
 
+    @OptionGroup(title: "Control")
+    var doubleGo: DoubleGoOption
+
+    @Flag(name: .customLong("exit-when-done"), help: "With a control surface: end once everything placed has played and every manual cue has been fired (for scripts); without it the show stays up until you quit.")
+    var exitWhenDone = false
+
     @Option(name: .customLong("record"), help: ArgumentHelp("Record the master mix into this file, from the session's first sample, on the same timeline.", valueName: "file"))
     var recordPath: String?
 
@@ -101,7 +111,8 @@ struct SessionRunCommand: ParsableCommand {
         }
         let settings = SessionRun.Settings(command: "session run", file: file, jack: jack, surfaces: surfaces, transport: transport,
                                            from: from, duration: duration, json: json, jsonEvents: jsonEvents,
-                                           recordPath: recordPath)
+                                           recordPath: recordPath, exitWhenDone: exitWhenDone,
+                                           doubleGoSeconds: doubleGo.seconds)
         try SessionRun(settings: settings, session: session).run()
     }
 }

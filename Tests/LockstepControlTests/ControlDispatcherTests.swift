@@ -79,7 +79,10 @@ struct ControlDispatcherTests {
         #expect(unknown.code == .unknownCue)
         #expect(show.dispatcher.execute(.go(.name("bell")), address: "go").isOK)
         let twice = show.dispatcher.execute(.go(.name("bell")), address: "go")
-        #expect(twice.summary.contains("already been fired") && twice.code == .alreadyFired)
+        #expect(twice.isOK, "a cue fired again is placed anew: \(twice)")
+        #expect(show.dispatcher.execute(.pauseCue(.name("bell")), address: "pause").isOK)
+        let paused = show.dispatcher.execute(.go(.name("bell")), address: "go")
+        #expect(paused.summary.contains("is paused; resume it") && paused.code == .wrongState)
         let number = show.dispatcher.execute(.go(.number(9)), address: "go")
         #expect(number.summary == "there is no cue number 9; the cues are numbered 1 to 3 in file order" && number.code == .unknownCue)
         let notManual = show.dispatcher.execute(.go(.name("bed")), address: "go")
@@ -303,6 +306,8 @@ struct ControlLineTests {
         #expect(try ControlLine.parse("seek 1:30") == .seek(.seconds(90)))
         #expect(try ControlLine.parse("seek 4800 samples") == .seek(.samples(4800)))
         #expect(try ControlLine.parse("status") == .status)
+        #expect(try ControlLine.parse("reset") == .reset)
+        #expect(throws: ControlError.self) { try ControlLine.parse("reset now") }
     }
 
     @Test("mistakes are errors that say how to write it")

@@ -53,7 +53,7 @@ extension JACKTests {
             try sender.start()
             let run = try CLI.spawn(["session", "run", temp.file("show.yaml"), "--server", server.name, "--client-name", client,
                                      "--connect", capture.portNames[0], "--midi", "--midi-connect", sender.portName]
-                                    + options + ["--duration", "2.5", "--json"])
+                                    + options + ["--duration", "2.5", "--json", "--double-go", "0"])
             #expect(run.waitForErrorOutput(containing: saying, timeout: 15))
             try server.waitForConnection(sender.portName, to: "\(client):midi_in")
             return (temp, server, capture, sender, run)
@@ -110,7 +110,8 @@ extension JACKTests {
             let base = sender.frameTime &+ 4800
             var generator = SeededRandom(seed: 7)
             let messages: [[UInt8]] = [[0x90, 60, 100], [0xC1, 3], ShowControlMessage(device: 1, command: 0x01, cueNumber: "4").bytes,
-                                       [0x90, 60, 1], ShowControlMessage(device: 127, command: 0x01).bytes, [0xC1, 3]]
+                                       [0x90, 60, 1], ShowControlMessage(device: 127, command: 0x01).bytes,
+                                       ShowControlMessage(device: 127, command: 0x01, cueNumber: "3").bytes]
             for (k, message) in messages.enumerated() {
                 sender.send(message, atFrame: base &+ UInt32(k * 9600) &+ UInt32(generator.next() % 256))
             }
@@ -133,8 +134,8 @@ extension JACKTests {
                     && midi["unmatched"] as? Int == 1 && midi["dropped"] as? Int == 0, "\(midi)")
 
             // The six GOs, in the order sent: note → c1, program → c2, MSC GO 4 → c4, then the
-            // playhead's cues after c4 (note → c5, MSC GO with no number → c6) and the first one
-            // left (program → c3).
+            // playhead's cues after c4 (note → c5, MSC GO with no number → c6), and MSC GO 3 → c3
+            // (after c6 the playhead is past the last cue).
             let frames = sender.sentFrames.filter { $0 != base &+ 200 && $0 != base &+ 300 }
             #expect(frames.count == 6)
             let expectedCue = ["c1", "c2", "c4", "c5", "c6", "c3"]
@@ -163,7 +164,8 @@ extension JACKTests {
             try MIDIFileFixtures.write(MIDIFileFixtures.sampleExact(events), to: temp.file("show.mid"))
             let length = positions.max()! + 2000
             let render = try CLI.run(["session", "render", temp.file("show.yaml"), "-o", temp.file("render.wav"),
-                                      "--midi-file", temp.file("show.mid"), "--duration", "\(length) samples"])
+                                      "--midi-file", temp.file("show.mid"), "--duration", "\(length) samples",
+                                      "--double-go", "0"])
             #expect(render.status == 0, "\(render.stderr)")
             let offline = try FileFixtures.readFloat(path: temp.file("render.wav"))
             #expect(offline.count == length)

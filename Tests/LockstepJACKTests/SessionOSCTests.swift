@@ -45,7 +45,7 @@ extension JACKTests {
             try capture.start()
             let running = try CLI.spawn(["session", "run", temp.file(session), "--server", server.name,
                                          "--client-name", "session-osc", "--connect", capture.portNames[0],
-                                         "--osc", "127.0.0.1:0", "--json"] + extra)
+                                         "--osc", "127.0.0.1:0", "--json", "--exit-when-done", "--double-go", "0"] + extra)
             #expect(running.waitForErrorOutput(containing: "OSC control on 127.0.0.1:"), "\(running.errorOutputSoFar)")
             let text = running.errorOutputSoFar
             let after = try #require(text.range(of: "OSC control on 127.0.0.1:"))

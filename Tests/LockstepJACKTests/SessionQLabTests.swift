@@ -69,7 +69,8 @@ extension JACKTests {
             let cues = try #require(lists.first?["cues"] as? [[String: Any]])
             #expect(cues.map { $0["listName"] as? String } == ["bed", "bell", "horn"] && cues[1]["uniqueID"] as? String == bell)
             let horn = try #require(cues[2]["uniqueID"] as? String)
-            #expect((try client.ask("/selectedCues")["data"] as? [Any])?.isEmpty == true)
+            // The selection is the playhead's cue.
+            #expect((try client.ask("/selectedCues")["data"] as? [[String: Any]])?.map { $0["uniqueID"] as? String } == [bell])
             #expect(try client.ask("/showMode")["data"] as? Bool == true)
             let keys = #"["number","uniqueID","listName","type","isPaused","duration","actionElapsed","isRunning","percentActionElapsed","colorName"]"#
             let active = try #require(try client.ask("/cue/active/valuesForKeys", [.string(keys)])["data"] as? [String: Any])

@@ -231,7 +231,8 @@ extension JACKTests {
             let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 8)
             try capture.start()
             let running = try CLI.spawn(["session", "run", path, "--server", server.name, "--client-name", "session-control",
-                                         "--connect", capture.portNames[0], "--control", "-", "--json"], withInput: true)
+                                         "--connect", capture.portNames[0], "--control", "-", "--json", "--exit-when-done",
+                                         "--double-go", "0"], withInput: true)
             #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
             // Each command waits for its answer, and for the output to show what it changed.
             let quieter = 0.125 * Float(pow(10, -6.0 / 20))
@@ -239,7 +240,7 @@ extension JACKTests {
             #expect(running.send(line: "status", awaitingOutput: "\"state\""))
             #expect(running.send(line: "gain bed -6", awaiting: "gain bed to"))
             #expect(capture.waitForLatest { abs($0 - quieter) < 1e-6 }, "the bed is not heard at -6 dB")
-            #expect(running.send(line: "go bell", awaiting: "already been fired"))    // an error, not a crash
+            #expect(running.send(line: "go bed", awaiting: "is not manual"))         // an error, not a crash
             #expect(running.send(line: "jump 3", awaiting: "unknown command 'jump'"))
             #expect(running.send(line: "pause", awaiting: "paused at"))
             #expect(capture.waitForLatest { $0 == 0 }, "no silence after the pause")
@@ -260,7 +261,7 @@ extension JACKTests {
             let cues = statuses.first?["cues"] as? [[String: Any]]
             let bellStart = try #require(cues?.first { $0["name"] as? String == "bell" }?["start"] as? Int)
             #expect(result.stderr.contains("go bell at") && result.stderr.contains("(sample \(bellStart))"))
-            #expect(result.stderr.contains("already been fired"))
+            #expect(result.stderr.contains("go: cue 'bed' is not manual"))
             #expect(result.stderr.contains("unknown command 'jump'"))
             let summary = try #require(lines.last)
             #expect((summary["lateStarts"] as? [Any] ?? []).isEmpty, "\(summary["lateStarts"] ?? [])")
@@ -294,7 +295,7 @@ extension JACKTests {
             let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 8)
             try capture.start()
             let running = try CLI.spawn(["session", "run", path, "--server", server.name, "--control", fifo,
-                                         "--connect", capture.portNames[0], "--json"])
+                                         "--connect", capture.portNames[0], "--json", "--exit-when-done", "--double-go", "0"])
             #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
             // Two writers, one after the other, each waiting for its command's answer.
             for (command, answered) in [("status", { running.waitForOutput(containing: "\"event\":\"status\"") }),

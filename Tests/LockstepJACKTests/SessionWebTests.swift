@@ -47,7 +47,7 @@ extension JACKTests {
             try capture.start()
             let running = try CLI.spawn(["session", "run", temp.file("show.yaml"), "--server", server.name,
                                          "--client-name", "session-web", "--connect", capture.portNames[0],
-                                         "--web", "127.0.0.1:0", "--json"] + extra)
+                                         "--web", "127.0.0.1:0", "--json", "--exit-when-done", "--double-go", "0"] + extra)
             #expect(running.waitForErrorOutput(containing: "web page on http://127.0.0.1:"), "\(running.errorOutputSoFar)")
             let text = running.errorOutputSoFar
             let after = try #require(text.range(of: "web page on "))

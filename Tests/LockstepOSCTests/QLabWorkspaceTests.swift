@@ -94,7 +94,11 @@ struct QLabWorkspaceTests {
         #expect(Set(ids).count == 3 && !ids.contains(listID))
         #expect(ids[1] == bellID)                                      // the playhead: the first manual cue
         #expect(Set(cues.flatMap(\.keys)) == ["uniqueID", "number", "name", "listName", "type", "colorName", "flagged", "armed"])
-        #expect(try data("/selectedCues") as? [Any] != nil)
+        // The selection is the playhead: the first manual cue.
+        #expect((try data("/selectedCues") as? [[String: Any]])?.map { $0["uniqueID"] as? String } == [bellID])
+        #expect(try values("/cue/selected")["uniqueID"] as? String == bellID)
+        #expect(try data("/settings/general/minGoTime") as? Double == 0)
+        #expect(try data("/doubleGoWindowRemaining") as? Double == 0)
         #expect(try data("/alwaysAudition") as? Bool == false)
         #expect(try data("/auditionMonitors") as? Bool == false)
         #expect(try data("/overrideWindow") as? Bool == false)
@@ -156,10 +160,9 @@ struct QLabWorkspaceTests {
         #expect((try data("/runningOrPausedCues") as? [[String: Any]])?.map { $0["name"] as? String } == ["bed"])
         #expect((try data("/runningCues") as? [Any])?.isEmpty == true)
 
-        // Errors QLab also gives: no such cue, no selection; the module ignores valuesForKeys errors.
+        // Errors QLab also gives: no such cue; the module ignores valuesForKeys errors.
         #expect(try ask("/cue_id/NOPE/valuesForKeys", [.string("[]")])["status"] as? String == "error")
         #expect(try ask("/cue/bel/valuesForKeys", [.string("[]")])["data"] as? String == "unknown cue 'bel'; did you mean 'bed'?")
-        #expect(try ask("/cue/selected/valuesForKeys", [.string("[]")])["status"] as? String == "error")
         #expect((try ask("/cue/1/valuesForKeys", [.string("name")])["data"] as? String)?.hasPrefix("/cue/1/valuesForKeys: name is not a JSON array of keys") == true)
         #expect(try ask("/cue/1/name", [.string("new")])["data"] as? String == "/cue/1/name: Lockstep's cues cannot be edited over OSC; name is read-only")
     }
@@ -224,8 +227,9 @@ struct QLabWorkspaceTests {
         try bench.show.render(1024)
         #expect((try data("/runningOrPausedCues") as? [Any])?.isEmpty == true)
 
-        // /playheadID/{id}: a cue that already fired cannot take the playhead.
-        #expect(try ask("/playheadID/\(ids[1])")["status"] as? String == "error")
+        // /playheadID/{id}: a manual cue takes the playhead, played or not.
+        #expect(try ask("/playheadID/\(ids[1])")["status"] as? String == "ok")
+        #expect(try ask("/playheadID")["data"] as? String == ids[1])
     }
 
     @Test("with a passcode, /version and /workspaces answer (hasPasscode true), other queries only after /connect")

@@ -145,14 +145,17 @@ struct SessionControlTests {
         #expect(player.playhead == "a")
         try player.select("c")
         let first = try player.go()
-        #expect(first.cue == "c" && first.playhead == "a")      // none after 'c': back to the first waiting
+        #expect(first.cue == "c" && first.playhead == nil)      // none after 'c': past the end
+        #expect(throws: PlayerError.self) { try player.go() }
+        #expect(throws: PlayerError.self) { try player.selectAdjacent(forward: true) }
+        #expect(try player.selectAdjacent(forward: false) == "c")                        // back from past the end
+        try player.select("a")
         let started = try player.startCue("b")
         #expect(started.playhead == "a")                        // start does not move the playhead
         #expect(try player.go().cue == "a")
-        #expect(player.playhead == nil)
-        #expect(throws: PlayerError.self) { try player.go() }
+        #expect(player.playhead == "b")                         // the next in file order, played or not
         #expect(throws: PlayerError.self) { try player.select("bed") }                   // not manual
-        #expect(throws: PlayerError.self) { try player.startCue("a") }                   // fired already
+        #expect(try player.startCue("a").cue == "a")                                     // fired again
         try show.render(1024)
     }
 

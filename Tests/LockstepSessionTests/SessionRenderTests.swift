@@ -185,7 +185,11 @@ struct SessionRenderTests {
         output += try render(device, frames: 8192)
         let clicks = output.indices.filter { output[$0] > 0.5 }
         #expect(clicks == [Int(result.start)])
-        #expect(throws: PlayerError.self) { try player.go("bell") }
+        // Fired again once played: placed anew where the control lands, the first click kept.
+        let again = try player.go("bell")
+        #expect(again.start >= 4096 + 8192)
+        output += try render(device, frames: 8192)
+        #expect(output.indices.filter { output[$0] > 0.5 } == [Int(result.start), Int(again.start)])
         #expect(throws: PlayerError.self) { try player.go("bed") }
         #expect(throws: PlayerError.self) { try player.setGain(layer: "bedd", decibels: -6) }
     }

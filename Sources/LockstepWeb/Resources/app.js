@@ -267,6 +267,7 @@
   button("go", () => ({ command: "go" }));
   button("stop", () => ({ command: "stop" }));
   button("panic", () => ({ command: "panic" }));
+  button("reset", () => ({ command: "reset" }));
   button("next", () => ({ command: "next" }));
   button("previous", () => ({ command: "previous" }));
   button("pause", () => ({ command: page.lastStatus && page.lastStatus.state === "paused" ? "resume" : "pause" }));
