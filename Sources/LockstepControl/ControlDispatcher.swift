@@ -193,7 +193,7 @@ public final class ControlDispatcher: Sendable {
         }
         /// The data of a go or start.
         func fired(_ fired: SessionPlayer.GoResult) -> CommandResult {
-            var data = result(fired.start, start: fired.start)
+            var data = result(fired.start, start: fired.position)
             data.cue = fired.cue
             data.placed = fired.placed
             data.start = fired.start
@@ -213,12 +213,12 @@ public final class ControlDispatcher: Sendable {
         case .go(let reference):
             let name = try reference.map { reference throws(ControlError) in try cue(reference) }
             let result = try attempt { () throws(PlayerError) in try player.go(name, at: requested, notBefore: notBefore) }
-            return (ok(fired(result), "go \(result.cue) at \(when(result.start))\(lateness(result.start))"),
+            return (ok(fired(result), "go \(result.cue) at \(when(result.start))\(lateness(result.position))"),
                     [update(.playhead, cue: result.playhead)])
         case .startCue(let reference):
             let name = try cue(reference)
             let result = try attempt { () throws(PlayerError) in try player.startCue(name, at: requested) }
-            return (ok(fired(result), "start \(result.cue) at \(when(result.start))\(lateness(result.start))"),
+            return (ok(fired(result), "start \(result.cue) at \(when(result.start))\(lateness(result.position))"),
                     [update(.playhead, cue: result.playhead)])
         case .stop, .panic:
             let again = command == .panic && state.panicUntil.map { player.position < $0 } ?? false

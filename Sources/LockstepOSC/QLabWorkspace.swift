@@ -127,6 +127,16 @@ public struct QLabWorkspace: Sendable, Hashable {
     public let names: [String]
     /// Each cue's QLab number: its `number:` key, or empty.
     public let numbers: [String]
+    /// Each cue's QLab type (`Audio`, `Fade`, `Stop`…).
+    public let types: [String]
+    /// Each cue's pre-wait and post-wait (as written: seconds, or samples at the session's rate)
+    /// and continue mode (QLab's 0 do not continue, 1 auto-continue, 2 auto-follow).
+    let waits: [Waits]
+    struct Waits: Sendable, Hashable {
+        var pre: SessionTime?
+        var post: SessionTime?
+        var continueMode: Int64
+    }
 
     /// The workspace of `session`.
     public init(session: Session, hasPasscode: Bool) {
@@ -136,6 +146,11 @@ public struct QLabWorkspace: Sendable, Hashable {
         cueListID = Self.identifier("lockstep cue list " + uniqueID)
         names = session.document.cues.map(\.name)
         numbers = session.document.cues.map { $0.number ?? "" }
+        types = session.document.cues.map(\.action.type.qlabName)
+        waits = session.document.cues.map { cue in
+            let mode: Int64 = switch cue.action.continueMode { case .autoContinue: 1; case .autoFollow: 2; case .none?, nil: 0 }
+            return Waits(pre: cue.action.preWait, post: cue.action.postWait, continueMode: mode)
+        }
         self.hasPasscode = hasPasscode
         var ids: [String] = []
         for name in names {
@@ -282,7 +297,7 @@ public struct QLabWorkspace: Sendable, Hashable {
             case "uniqueID": return .string(cueIDs[index])
             case "number": return .string(numbers.indices.contains(index) ? numbers[index] : "")
             case "name", "listName", "displayName": return .string(cue.name)
-            case "type": return .string("Audio")
+            case "type": return .string(types.indices.contains(index) ? types[index] : "Audio")
             case "notes": return .string("")
             case "parent": return .string(cueListID)
             case "isRunning", "isActionRunning": return .bool(isRunning(cue, snapshot))
@@ -293,8 +308,12 @@ public struct QLabWorkspace: Sendable, Hashable {
                 guard active, duration > 0 else { return .number(0) }
                 return .number(cue.length == nil ? elapsed.truncatingRemainder(dividingBy: pass) / pass : min(1, elapsed / duration))
             case "infiniteLoop": return .bool(cue.length == nil)
-            case "hasFileTargets": return .bool(true)
-            case "fileTarget": return .string(cue.path)
+            case "preWait": return .number(waits.indices.contains(index) ? waits[index].pre?.seconds(at: rate) ?? 0 : 0)
+            case "postWait": return .number(waits.indices.contains(index) ? waits[index].post?.seconds(at: rate) ?? 0 : 0)
+            case "continueMode": return .integer(waits.indices.contains(index) ? waits[index].continueMode : 0)
+            case "hasFileTargets": return .bool(cue.isAudio)
+            case "fileTarget": return cue.isAudio ? .string(cue.path) : .null
+            case "hasCueTargets": return .bool(snapshot.timeline.cues[index].action.targetCue != nil)
             case "cues": return .array([])
             case "playheadID", "playbackPositionID": return nil
             default: return commonValue(key)

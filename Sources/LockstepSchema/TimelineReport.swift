@@ -44,6 +44,9 @@ public struct TimelineReport: Sendable, Hashable, Codable {
         public var loop: Int?
         /// For a manual cue: frames (session samples) from its go to its first sample.
         public var afterGoFrames: Int64?
+        /// For an action cue (`type` other than audio): what it does, e.g. `fade bed`, `stop bed`,
+        /// `wait` (absent for an audio cue).
+        public var action: String?
 
         /// Creates a cue; times in seconds come from `rate`, `gainDB` is rounded.
         public init(name: String, layer: String, file: String, manual: Bool, start: Int64?, end: Int64?, frames: Int64?,

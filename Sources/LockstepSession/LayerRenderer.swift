@@ -51,7 +51,7 @@ final class LayerRenderer {
         out.update(repeating: 0, count: frames * channels)
         let end = position + Int64(frames)
         let layer = self.layer
-        if cueIndices == nil { cueIndices = timeline.cues.indices.filter { timeline.cues[$0].layer == layer } }
+        if cueIndices == nil { cueIndices = timeline.cues.indices.filter { timeline.cues[$0].layer == layer && timeline.cues[$0].isAudio } }
         for cue in timeline.retired[layer] ?? [] { render(cue, position: position, end: end, into: out) }
         for index in cueIndices! { render(timeline.cues[index], position: position, end: end, into: out) }
         applyLayerGain(timeline, position: position, frames: frames, to: out)
@@ -59,7 +59,7 @@ final class LayerRenderer {
 
     /// Mixes what `cue` plays in session samples `[position, end)` into `out`.
     private func render(_ cue: SessionTimeline.Cue, position: Int64, end: Int64, into out: UnsafeMutablePointer<Float>) {
-        guard let start = cue.start else { return }
+        guard let start = cue.start, cue.isAudio else { return }
         let key = SourceKey(cue)
         let cueEnd = cue.end ?? .max
         if cueEnd <= position {

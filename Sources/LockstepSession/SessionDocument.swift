@@ -101,6 +101,8 @@ public struct SessionDocument: Sendable, Hashable {
         /// The cue's number (`number`, as QLab numbers cues: `1`, `2.5`, `A3`): the name MIDI Show
         /// Control and OSC controllers call it by; nil when it has none.
         public var number: String? = nil
+        /// Its type and what goes with it (target, fade, waits, continue mode).
+        public var action = Action()
 
         /// Where `key`'s value is, or the cue's own location.
         public func location(of key: String) -> SourceLocation { keyLocations[key] ?? location }

@@ -18,7 +18,9 @@ public struct SessionParser {
     public static let layerKeys = ["gain", "ports", "channel_map"]
     /// The keys of a cue.
     public static let cueKeys = ["name", "layer", "file", "at", "after", "with", "offset", "gain", "fade_in",
-                                 "fade_out", "from", "to", "loop", "crossfade", "channel_map", "number"]
+                                 "fade_out", "from", "to", "loop", "crossfade", "channel_map", "number",
+                                 "type", "target", "level", "duration", "curve", "stop_target", "pre_wait", "post_wait",
+                                 "continue"]
     /// The keys of an automation entry.
     public static let automationKeys = ["layer", "at", "gain", "ramp"]
     /// The keys of a MIDI trigger: one message key (note, cc, program, msc) and what narrows or
@@ -36,7 +38,7 @@ public struct SessionParser {
 
     let path: String
     let text: String
-    private var diagnostics: [SessionDiagnostic] = []
+    var diagnostics: [SessionDiagnostic] = []
     /// The cues (by index in the document) whose `layer` value was reported.
     private var cuesWithoutLayer: [Int] = []
 
@@ -105,7 +107,7 @@ public struct SessionParser {
         }
         if !document.declaresLayers {
             var seen: Set<String> = []
-            for cue in document.cues where seen.insert(cue.layer).inserted {
+            for cue in document.cues where cue.action.type == .audio && seen.insert(cue.layer).inserted {
                 document.layers.append(.init(name: cue.layer, gainDB: 0, ports: [], location: cue.location(of: "layer")))
             }
         }
@@ -288,13 +290,19 @@ public struct SessionParser {
                     } else {
                         report(.invalidValue, value, "\(label): loop '\(Self.excerpt(text))' is not a play count; write a whole number from 1 to 1000000, or forever")
                     }
-                default: break
+                default: actionKey(key, value, of: &cue, label: label)
                 }
             }
-            if cue.file.isEmpty && cue.keyLocations["file"] == nil {
+            checkActionKeys(of: &cue, item: item, label: label)
+            if cue.action.type != .audio {
+                if cue.name.isEmpty {
+                    let name = "\(cue.action.type.rawValue) \(index + 1)"
+                    cue.name = names[name] == nil ? name : "cue \(index + 1)"
+                }
+            } else if cue.file.isEmpty && cue.keyLocations["file"] == nil {
                 report(.missingKey, item, "\(label) has no 'file:'; add the audio file it plays (relative to the session file's folder)")
             }
-            if cue.name.isEmpty {
+            if cue.name.isEmpty && cue.action.type == .audio {
                 let stem = stems[cue.file] ?? URL(fileURLWithPath: cue.file).deletingPathExtension().lastPathComponent
                 stems[cue.file] = stem
                 cue.name = stem.isEmpty ? "cue \(index + 1)" : stem
@@ -510,7 +518,7 @@ public struct SessionParser {
     /// The text of a scalar value for `what`, or nil, reporting a value of the wrong type: a list
     /// or mapping, null (nothing written), a boolean, or text longer than ``maximumValueLength``.
     /// An empty quoted string is returned (callers refuse it with their own message).
-    private mutating func scalar(_ node: YAMLNode, _ what: String, expecting: String) -> String? {
+    mutating func scalar(_ node: YAMLNode, _ what: String, expecting: String) -> String? {
         switch node.content {
         case .sequence:
             report(.invalidValue, node, "\(what) must be \(expecting), not a list; write one value without '-' or '[ ]'")
@@ -539,12 +547,12 @@ public struct SessionParser {
 
     /// Whether `node` is a scalar that ``scalar(_:_:expecting:)`` accepts, so that a caller refusing
     /// its text reports the value (and a value reported for its type is not reported twice).
-    private func isScalarValue(_ node: YAMLNode) -> Bool {
+    func isScalarValue(_ node: YAMLNode) -> Bool {
         guard let text = node.scalar else { return false }
         return !node.isNull && !node.isBoolean && text.utf8.count <= Self.maximumValueLength
     }
 
-    private mutating func time(_ node: YAMLNode, what: String, allowManual: Bool = false) -> SessionTime? {
+    mutating func time(_ node: YAMLNode, what: String, allowManual: Bool = false) -> SessionTime? {
         let expecting = allowManual ? "a time or manual" : "a time"
         guard let text = scalar(node, what, expecting: expecting) else { return nil }
         guard let reason = SessionTime.reason(for: text) else { return SessionTime.parse(text) }
@@ -552,7 +560,7 @@ public struct SessionParser {
         return nil
     }
 
-    private mutating func gain(_ node: YAMLNode, what: String) -> Double? {
+    mutating func gain(_ node: YAMLNode, what: String) -> Double? {
         guard let text = scalar(node, what, expecting: "a gain in dB") else { return nil }
         if let value = SessionGain.parse(text) { return value }
         report(.invalidGain, node, "\(what) '\(Self.excerpt(text))' is not a gain; write decibels from -inf to +\(Int(SessionGain.maximum)), e.g. -6dB, 0 or -inf")
@@ -572,11 +580,11 @@ public struct SessionParser {
         return String(text.prefix(57)) + "…"
     }
 
-    private func location(of node: YAMLNode) -> SourceLocation {
+    func location(of node: YAMLNode) -> SourceLocation {
         SourceLocation(path: path, line: Int(node.line), column: Int(node.column))
     }
 
-    private mutating func report(_ kind: SessionDiagnostic.Kind, _ node: YAMLNode, _ message: String) {
+    mutating func report(_ kind: SessionDiagnostic.Kind, _ node: YAMLNode, _ message: String) {
         diagnostics.append(SessionDiagnostic(kind, at: location(of: node), message))
     }
 }

@@ -141,7 +141,7 @@ extension SessionPlayer {
             guard let buffer = takeArmingBuffer(layer: plan.layer, queue: queue) else { return }
             let position = time + plan.origin
             var timeline = plan.timeline
-            _ = timeline.refire(plan.cue, at: position, fade: fade)
+            timeline.applyActions(of: timeline.refire(plan.cue, at: position, fade: fade))
             let renderer = armingRenderers[plan.layer]
             buffer.withFloatSamples { samples in
                 renderer.render(timeline, position: position, frames: pieceFrames, into: samples.baseAddress!)
@@ -244,7 +244,7 @@ extension SessionPlayer {
             var result = Self.fire(state.timeline.cues[cueIndex], in: &state, fade: fade)
             state.earliestChangeable = nil
             if name == nil { state.lastPlainGo = sample }
-            state.playhead = Self.manualCue(after: cueIndex, in: state.timeline)
+            state.movePlayhead(after: cueIndex)
             result.playhead = state.playhead.map { state.timeline.cues[$0].name }
             // The fired piece holds the layer up to its end; the refills compute on from there.
             state.filled[layer] = sample + pieceFrames

@@ -121,7 +121,7 @@ extension SessionPlayer {
             let cue = try Self.manualCue(name, in: state.timeline, verb: "go")
             _ = state.refire(cue.index, at: sample, fade: fade)
             state.fired.append((name, sample))
-            if state.playhead == cue.index { state.playhead = Self.manualCue(after: cue.index, in: state.timeline) }
+            state.movePlayhead(after: cue.index, always: false)
         }
     }
 

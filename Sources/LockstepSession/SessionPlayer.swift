@@ -141,11 +141,30 @@ public final class SessionPlayer: @unchecked Sendable {
 
         /// Places manual cue `cue` (anew: ``SessionTimeline/refire(_:at:fade:)``) on `sample`,
         /// noting the layers it changes.
+        /// Carries out the action cues placed with it (a goto's playhead is kept in
+        /// ``gotoPlayhead`` for the caller to apply once it has moved the playhead).
         mutating func refire(_ cue: Int, at sample: Int64, fade: Int64) -> [Int] {
             for other in timeline.cues where other.trigger == cue && other.start != nil { touch(layer: other.layer, from: sample) }
             let placed = timeline.refire(cue, at: sample, fade: fade)
             touch(cues: placed, from: sample)
-            return placed
+            let outcome = timeline.applyActions(of: placed)
+            for (layer, from) in outcome.touched { touch(layer: layer, from: from) }
+            if let goto = outcome.playhead { gotoPlayhead = goto }
+            return placed + outcome.placed
+        }
+
+        /// Where a goto cue placed by the change being applied put the playhead.
+        var gotoPlayhead: Int?
+
+        /// Moves the playhead after a `go` of cue `fired`: where a goto cue put it, else to the
+        /// next manual cue (with `always` false, only when it was on `fired`).
+        mutating func movePlayhead(after fired: Int, always: Bool = true) {
+            if let goto = gotoPlayhead {
+                playhead = goto
+            } else if always || playhead == fired {
+                playhead = SessionPlayer.manualCue(after: fired, in: timeline)
+            }
+            gotoPlayhead = nil
         }
 
         /// Notes the layers of the cues `indices` (just placed) as changed from each one's start
@@ -197,6 +216,9 @@ public final class SessionPlayer: @unchecked Sendable {
         public var start: Int64
         /// The manual cue the playhead selects afterwards (nil when none waits).
         public var playhead: String?
+        /// The session sample the go landed on: ``start`` less the cue's own time after its go
+        /// (`offset`, `pre_wait`).
+        public var position: Int64 = 0
     }
 
     /// What a change of one cue (stop, pause, resume) did.
@@ -502,7 +524,7 @@ public final class SessionPlayer: @unchecked Sendable {
             }
             var result = Self.fire(cue, in: &state, fade: fade)
             if name == nil { state.lastPlainGo = result.start - cue.offsetFromTrigger }
-            state.playhead = Self.manualCue(after: cue.index, in: state.timeline)
+            state.movePlayhead(after: cue.index)
             result.playhead = state.playhead.map { state.timeline.cues[$0].name }
             return result
         }
@@ -519,7 +541,7 @@ public final class SessionPlayer: @unchecked Sendable {
         return try control(at: position) { state throws(PlayerError) -> GoResult in
             let cue = try Self.manualCue(name, in: state.timeline, verb: "start")
             var result = Self.fire(cue, in: &state, fade: fade)
-            if state.playhead == cue.index { state.playhead = Self.manualCue(after: cue.index, in: state.timeline) }
+            state.movePlayhead(after: cue.index, always: false)
             result.playhead = state.playhead.map { state.timeline.cues[$0].name }
             return result
         }
@@ -554,7 +576,7 @@ public final class SessionPlayer: @unchecked Sendable {
         let placed = state.refire(cue.index, at: sample, fade: fade)
         state.fired.append((cue.name, sample))
         return GoResult(cue: cue.name, placed: placed.map { state.timeline.cues[$0].name },
-                        start: sample + cue.offsetFromTrigger, playhead: nil)
+                        start: sample + cue.offsetFromTrigger, playhead: nil, position: sample)
     }
 
     /// The first manual cue after cue `index` in file order (nil after the last).

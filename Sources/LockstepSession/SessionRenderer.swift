@@ -123,7 +123,7 @@ public struct SessionRenderer: Sendable {
         }
         var end = try plannedEnd()
         guard end > 0 else { throw PlayerError(.wrongState, "the session is empty: nothing is placed on its timeline (are all cues manual? place them with --go CUE@TIME)") }
-        try OutputSafety.refuseOverwritingInputs(output: outputPath, inputs: session.document.cues.map(\.resolvedFile) + [session.document.path])
+        try OutputSafety.refuseOverwritingInputs(output: outputPath, inputs: session.document.cues.map(\.resolvedFile).filter { !$0.isEmpty } + [session.document.path])
         try OutputSafety.checkSize(path: outputPath, encoding: encoding, sampleRate: rate, channelCount: channels, frames: end)
         try player.start(from: 0, at: 0)
         let writer = try AudioFileWriter(path: outputPath, encoding: encoding, sampleRate: rate, channelCount: channels)

@@ -84,6 +84,11 @@ public struct SessionTimeline: Sendable, Hashable {
 
         /// How many times it was placed anew after an earlier placement (0: its first).
         public var instance = 0
+        /// What it does: plays its file, or acts on another cue or a layer (``SessionTimeline/Action``).
+        public var action = Action.audio
+
+        /// Whether it plays audio (an audio cue) rather than acting on others.
+        public var isAudio: Bool { action == .audio }
 
         /// Whether it waits for a `go` (itself or through the cue it chains to).
         public var isManual: Bool { trigger != nil }
@@ -99,6 +104,16 @@ public struct SessionTimeline: Sendable, Hashable {
         public var ramp: Int64
         /// The gain reached, in dB.
         public var gainDB: Double
+        /// The ramp's shape.
+        public var curve = SessionDocument.FadeCurve.linear
+
+        /// A change to `gainDB` from `start` over `ramp` samples, along `curve`.
+        public init(start: Int64, ramp: Int64, gainDB: Double, curve: SessionDocument.FadeCurve = .linear) {
+            self.start = start
+            self.ramp = ramp
+            self.gainDB = gainDB
+            self.curve = curve
+        }
     }
 
     /// Places a manual cue: it (and everything chained to it) starts at session sample `sample`.
@@ -186,19 +201,25 @@ public struct SessionTimeline: Sendable, Hashable {
             if sample < point.start { break }
             if point.ramp > 0 && sample < point.start + point.ramp {
                 let fraction = Double(sample - point.start) / Double(point.ramp)
-                return Self.interpolate(from: value, to: point.gainDB, fraction)
+                return Self.interpolate(from: value, to: point.gainDB, point.curve, fraction)
             }
             value = point.gainDB
         }
         return value
     }
 
-    /// Ramps in dB; a ramp to or from −∞ runs in dB down to −96 and lands on silence at its end.
-    static func interpolate(from: Double, to: Double, _ fraction: Double) -> Double {
+    /// Ramps in dB along `curve`; a ramp to or from −∞ runs in dB down to −96 and lands on silence
+    /// at its end (``SessionDocument/FadeCurve/linearGain``: in amplitude, from and to 0).
+    static func interpolate(from: Double, to: Double, _ curve: SessionDocument.FadeCurve = .linear, _ fraction: Double) -> Double {
+        if curve == .linearGain {
+            let a = SessionGain.linear(from), b = SessionGain.linear(to)
+            let gain = a + (b - a) * fraction
+            return gain > 0 ? 20 * log10(gain) : -.infinity
+        }
         let floor = -96.0
         let a = from == -.infinity ? floor : from
         let b = to == -.infinity ? floor : to
-        return a + (b - a) * fraction
+        return a + (b - a) * curve.shape(fraction)
     }
 
     /// The cue's own envelope (gain, fades, crossfades) at sample `k` of the cue, linear.
@@ -246,12 +267,18 @@ struct SessionTimelineBuilder {
 
     let session: Session
     let rate: Double
-    private var diagnostics: [SessionDiagnostic] = []
-    private var cues: [SessionTimeline.Cue] = []
+    var diagnostics: [SessionDiagnostic] = []
+    var cues: [SessionTimeline.Cue] = []
     /// Each cue's index by name (the first cue with a name).
-    private var cueIndex: [String: Int] = [:]
+    var cueIndex: [String: Int] = [:]
     /// 0: not visited, 1: in progress, 2: done, 3: failed.
     private var state: [Int8] = []
+    /// Each cue's start as its continue mode and the previous cue's make it (a cue a previous
+    /// cue continues into starts with or after it).
+    var starts: [SessionDocument.Start] = []
+    /// Samples added to each cue's start: its pre-wait, and the post-wait of an auto-continue
+    /// into it.
+    var waits: [Int64] = []
     /// Names "did you mean" may still compare: each suggestion searches every name, so once
     /// 200 000 comparisons are spent unknown names get none (thousands of unknown references to
     /// thousands of cues stay linear). The first suggestion is always made.
@@ -273,11 +300,13 @@ struct SessionTimelineBuilder {
         var layerIndex: [String: Int] = [:]
         for (index, name) in layerNames.enumerated() where layerIndex[name] == nil { layerIndex[name] = index }
         cues.reserveCapacity(document.cues.count)
+        resolveContinueModes()
         for (index, cue) in document.cues.enumerated() {
             let info = session.files[index]
             let name = SessionParser.excerpt(cue.name), file = SessionParser.excerpt(cue.file)
             let layer = layerIndex[cue.layer] ?? 0
-            if layerIndex[cue.layer] == nil {
+            let playsOnLayer = cue.action.type == .audio || (cue.action.type == .fade && cue.keyLocations["layer"] != nil)
+            if playsOnLayer && layerIndex[cue.layer] == nil {
                 diagnostics.append(.init(.unknownLayer, at: cue.location(of: "layer"),
                     "cue '\(name)': unknown layer '\(SessionParser.excerpt(cue.layer))'\(suggestion(for: cue.layer, in: layerNames)); declare it under 'layers:' or use \(Self.oneOf(layerNames))"))
             }
@@ -295,7 +324,9 @@ struct SessionTimelineBuilder {
             let playCount: Int? = if case .times(let n) = cue.loop { n } else { nil }
             let regionFrames = max(0, regionEnd - regionStart)
             var length: Int64?
-            if let playCount {
+            if cue.action.type != .audio {
+                length = cue.action.duration?.samples(at: rate) ?? 0
+            } else if let playCount {
                 // In floating point: a long region played a million times overflows Int64.
                 let samples = (Double(regionFrames) * Double(playCount) * rate / info.sampleRate).rounded()
                 if samples <= Double(SessionTime.maximumSamples) {
@@ -329,6 +360,7 @@ struct SessionTimelineBuilder {
         }
         state = Array(repeating: 0, count: cues.count)
         for index in cues.indices where state[index] == 0 { resolveChain(from: index) }
+        resolveActions(layerIndex: layerIndex)
 
         // Automation, sorted by time per layer (each point with its entry, for errors).
         var entries = Array(repeating: [(point: SessionTimeline.AutomationPoint, entry: Int)](), count: layers.count)
@@ -356,15 +388,18 @@ struct SessionTimelineBuilder {
             }
         }
         if !diagnostics.isEmpty { throw SessionError(diagnostics) }
-        return SessionTimeline(rate: rate, channelCount: document.channelCount, layers: layers, cues: cues,
-                               automation: entries.map { $0.map(\.point) })
+        var timeline = SessionTimeline(rate: rate, channelCount: document.channelCount, layers: layers, cues: cues,
+                                       automation: entries.map { $0.map(\.point) })
+        // The action cues placed from the session's start act from the start.
+        timeline.applyActions(of: timeline.cues.indices.filter { timeline.cues[$0].trigger == nil })
+        return timeline
     }
 
     /// The cue `index`'s start depends on (through `after`, `with` or the list order), or nil
     /// when it starts on its own (`at`, `manual`, the first cue) or names no cue (reported when
     /// it is resolved).
     private func dependency(of index: Int) -> Int? {
-        switch session.document.cues[index].start {
+        switch starts[index] {
         case .at, .manual: return nil
         case .after(let name), .with(let name): return cueIndex[name]
         case .afterPrevious: return index == 0 ? nil : index - 1
@@ -399,8 +434,8 @@ struct SessionTimelineBuilder {
     /// has failed); false if it cannot be placed.
     private mutating func resolve(_ index: Int) -> Bool {
         let cue = session.document.cues[index]
-        let offset = cue.offset?.samples(at: rate) ?? 0
-        switch cue.start {
+        let offset = (cue.offset?.samples(at: rate) ?? 0) + waits[index]
+        switch starts[index] {
         case .at(let time):
             cues[index].offsetFromTrigger = time.samples(at: rate) + offset
             return true
@@ -409,7 +444,7 @@ struct SessionTimelineBuilder {
             cues[index].offsetFromTrigger = offset
             return true
         case .with(let name), .after(let name):
-            let isAfter = if case .after = cue.start { true } else { false }
+            let isAfter = if case .after = starts[index] { true } else { false }
             guard let target = cueIndex[name] else {
                 let names = suggestionBudget > 0 ? cues.map(\.name) : []
                 diagnostics.append(.init(.unknownCue, at: cue.location(of: isAfter ? "after" : "with"),
@@ -462,7 +497,7 @@ struct SessionTimelineBuilder {
     }
 
     /// `; did you mean 'x'?` while the budget lasts, else nothing.
-    private mutating func suggestion(for word: String, in candidates: [String]) -> String {
+    mutating func suggestion(for word: String, in candidates: [String]) -> String {
         guard suggestionBudget > 0, !candidates.isEmpty else { return "" }
         suggestionBudget -= candidates.count
         return Suggest.hint(for: word, in: candidates)

@@ -153,15 +153,15 @@ public struct WebAdmission: Sendable, Hashable {
         return names
     }
 
-    /// Checks one request: its `Host` and `Origin` headers and the token it carries (the
-    /// `token` query parameter or the bearer token). Nil when it may go on.
-    public func refusal(host requestHost: String?, origin: String?, token presented: String?) -> Refusal? {
+    /// Checks one request: its `Host` and `Origin` headers and, with `checksToken`, the token it
+    /// carries (the `token` query parameter or the bearer token). Nil when it may go on.
+    public func refusal(host requestHost: String?, origin: String?, token presented: String?, checksToken: Bool = true) -> Refusal? {
         let requestHost = (requestHost ?? "").lowercased()
         if isWildcard ? !wildcardAccepts(requestHost) : !(hosts.contains(requestHost) || (port == 80 && hosts.contains(requestHost + ":80"))) {
             return .host(requestHost)
         }
         if let origin, origin.lowercased() != "http://" + requestHost { return .origin(origin) }
-        if let token, !Self.constantTimeEqual(token, presented ?? "") { return .token }
+        if checksToken, let token, !Self.constantTimeEqual(token, presented ?? "") { return .token }
         return nil
     }
 

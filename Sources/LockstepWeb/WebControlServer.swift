@@ -286,8 +286,16 @@ public final class WebControlServer: Sendable {
     private func router() -> Router<BasicRequestContext> {
         let router = Router()
         router.add(middleware: SecurityHeaders())
+        // The page's files hold no show data (the token guards what does), but only this server's
+        // own Host gets them: a page fetched through a rebound name never loads.
         func file(_ bytes: [UInt8], _ type: String) -> @Sendable (Request, BasicRequestContext) async throws -> Response {
-            { _, _ in Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(bytes: bytes))) }
+            { [self] request, _ in
+                if let refusal = self.refuseIfNeeded(request.head.authority, request.headers, target: request.uri.description,
+                                                     webSocket: false, checksToken: false) {
+                    return Self.error(refusal.status, refusal.message)
+                }
+                return Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            }
         }
         router.get("/", use: file(PackageResources.index_html, "text/html; charset=utf-8"))
         router.get("/app.js", use: file(PackageResources.app_js, "text/javascript; charset=utf-8"))
@@ -370,9 +378,9 @@ public final class WebControlServer: Sendable {
     /// With `reserve`, an admitted WebSocket client takes its place among
     /// ``Options/maximumClients`` here (``serve(_:_:)`` gives it back).
     private func refuseIfNeeded(_ host: String?, _ headers: HTTPFields, target: String, webSocket: Bool,
-                                reserve: Bool = false) -> WebAdmission.Refusal? {
+                                reserve: Bool = false, checksToken: Bool = true) -> WebAdmission.Refusal? {
         let token = WebAdmission.token(inTarget: target) ?? WebAdmission.token(inAuthorization: headers[.authorization])
-        var refusal = admission.refusal(host: host, origin: headers[.origin], token: token)
+        var refusal = admission.refusal(host: host, origin: headers[.origin], token: token, checksToken: checksToken)
         if refusal == nil && webSocket {
             let maximum = options.maximumClients
             let full = state.withLock { state in

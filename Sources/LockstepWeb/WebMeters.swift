@@ -120,6 +120,11 @@ public struct WebCueList: Sendable, Hashable, Codable {
         public var manual: Bool
         /// Its length in session samples (nil: it loops forever).
         public var frames: Int64?
+        /// For a cue placed by another cue's go (chained to it, or continued into): that manual
+        /// cue's name; nil for a manual cue itself and a cue with a time.
+        public var goOf: String?
+        /// For an action cue: what it does (`fade bed`, `stop bed`, `wait`…).
+        public var action: String?
     }
 
     /// The schema version (``JSONSchema/version``).
@@ -136,7 +141,9 @@ public struct WebCueList: Sendable, Hashable, Codable {
         sampleRate = timeline.rate
         cues = timeline.cues.map { cue in
             Cue(name: cue.name, number: (cue.index < numbers.count ? numbers[cue.index] : nil) ?? String(cue.index + 1),
-                layer: timeline.layers[cue.layer].name, manual: cue.isManual, frames: cue.length)
+                layer: timeline.layers[cue.layer].name, manual: cue.isManual, frames: cue.length,
+                goOf: cue.trigger.flatMap { $0 == cue.index ? nil : timeline.cues[$0].name },
+                action: timeline.actionSummary(cue))
         }
     }
 

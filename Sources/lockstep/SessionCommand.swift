@@ -50,10 +50,12 @@ extension TimelineReport {
         self.init(file: path, sampleRate: Int(rate), channels: timeline.channelCount,
                   layers: timeline.layers.map { Layer(name: $0.name, gainDB: $0.gainDB, ports: $0.ports) },
                   cues: timeline.cues.map { cue in
-                      Cue(name: cue.name, layer: timeline.layers[cue.layer].name, file: cue.path, manual: cue.isManual,
-                          start: cue.start, end: cue.end, frames: cue.length,
-                          gainDB: timeline.layers[cue.layer].gainDB + cue.gainDB, loop: cue.playCount,
-                          afterGoFrames: cue.isManual ? cue.offsetFromTrigger : nil, rate: rate)
+                      var entry = Cue(name: cue.name, layer: timeline.layers[cue.layer].name, file: cue.path, manual: cue.isManual,
+                                      start: cue.start, end: cue.end, frames: cue.length,
+                                      gainDB: timeline.layers[cue.layer].gainDB + cue.gainDB, loop: cue.playCount,
+                                      afterGoFrames: cue.isManual ? cue.offsetFromTrigger : nil, rate: rate)
+                      entry.action = timeline.actionSummary(cue)
+                      return entry
                   },
                   automation: timeline.automation.enumerated().flatMap { layer, points in
                       points.map { Point(layer: timeline.layers[layer].name, start: $0.start, rampFrames: $0.ramp,
@@ -202,15 +204,21 @@ enum SessionTable {
         func time(_ sample: Int64?) -> String { sample.map { Terminal.time(Double($0) / rate) } ?? "-" }
         var rows: [[String]] = [["cue", "layer", "start", "start (samples)", "end", "end (samples)", "gain"]]
         for cue in timeline.cues {
-            let gain = SessionGain.format(timeline.layers[cue.layer].gainDB + cue.gainDB)
+            var gain = SessionGain.format(timeline.layers[cue.layer].gainDB + cue.gainDB)
+            var layer = timeline.layers[cue.layer].name
+            // An action cue: what it does where the layer goes, a fade's level where the gain goes.
+            if let summary = timeline.actionSummary(cue) {
+                layer = "(\(summary))"
+                if case .fade(_, let level, _, _) = cue.action { gain = "→ " + SessionGain.format(level) } else { gain = "" }
+            }
             if cue.start == nil {
                 let after = cue.offsetFromTrigger == 0 ? "" : " +\(Terminal.time(Double(cue.offsetFromTrigger) / rate))"
                 let trigger = timeline.cues[cue.trigger!].name
                 let label = cue.trigger == cue.index ? "manual" + after : "go \(trigger)" + after
                 let length = cue.length.map { "+" + Terminal.time(Double($0) / rate) } ?? "loops"
-                rows.append([cue.name, timeline.layers[cue.layer].name, label, "-", length, cue.length.map { "+\($0)" } ?? "-", gain])
+                rows.append([cue.name, layer, label, "-", length, cue.length.map { "+\($0)" } ?? "-", gain])
             } else {
-                rows.append([cue.name, timeline.layers[cue.layer].name, time(cue.start), "\(cue.start!)",
+                rows.append([cue.name, layer, time(cue.start), "\(cue.start!)",
                              cue.length == nil ? "loops" : time(cue.end), cue.end.map(String.init) ?? "-", gain])
             }
         }

@@ -160,6 +160,20 @@ struct LockstepWebTests {
         #expect(ContinuousClock.now - started < .seconds(5), "started and answered in \(ContinuousClock.now - started)")
     }
 
+    @Test("the page's own files go only to this server's Host: a rebound name gets 403 for /, /app.js and /style.css; no token is needed for them")
+    func pageFilesCheckTheHost() throws {
+        let server = WebControlServer(options: .init(host: "127.0.0.1", port: 0, token: "s3cret"))
+        try server.start()
+        defer { server.stop() }
+        let port = try #require(server.port)
+        for path in ["/", "/app.js", "/style.css"] {
+            let foreign = try HTTPTestClient.get(port: port, path, headers: ["Host": "evil.example:\(port)"])
+            #expect(foreign.status == 403 && foreign.body.contains("Host 'evil.example:\(port)' is not this server"), "\(path): \(foreign.body)")
+            #expect(try HTTPTestClient.get(port: port, path).status == 200, "\(path)")
+            #expect(try HTTPTestClient.get(port: port, path, headers: ["Host": "localhost:\(port)"]).status == 200, "\(path)")
+        }
+    }
+
     @Test("bytes that are not HTTP get 400 at once and the connection is closed (not left to the idle timeout); the server serves on")
     func notHTTP() throws {
         let server = WebControlServer(options: .init(host: "127.0.0.1", port: 0, idleTimeout: 60))

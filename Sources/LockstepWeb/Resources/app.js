@@ -132,7 +132,7 @@
       const cells = row.children;
       cells[0].textContent = info.number || cue.number;
       cells[1].textContent = cue.name;
-      cells[2].textContent = cue.layer;
+      cells[2].textContent = info.action ? "(" + info.action + ")" : cue.layer;
       cells[3].textContent = cue.start != null ? clock(cue.start / rate) : (info.manual ? "GO" : "—");
       cells[4].textContent = cue.start != null ? cue.start : "";
       const length = cue.start != null && cue.end != null ? cue.end - cue.start : info.frames;
@@ -155,7 +155,9 @@
         }
         bar.style.width = (100 * done).toFixed(0) + "%";
       } else {
-        stateCell.textContent = cue.state === "scheduled" ? "waiting" : cue.state === "waiting" ? "waiting for GO" : cue.state;
+        // A cue another cue's GO places cannot be fired itself: it waits for that GO.
+        stateCell.textContent = cue.state === "scheduled" ? "waiting"
+          : cue.state === "waiting" ? (info.goOf ? "with GO of " + info.goOf : "waiting for GO") : cue.state;
       }
     });
   }
@@ -188,7 +190,18 @@
             sent = Number(input.value);
             send({ command: "gain", layer: layer.name, gainDB: Number(input.value), ramp: 0.05 });
           };
-          input.addEventListener("input", () => push(false));
+          // A click on the track moves the fader one step toward it, not to it: only a drag (or
+          // the keys) moves it further, so a stray click never jumps a layer by 20 dB.
+          let pressed = null;
+          input.addEventListener("pointerdown", (event) => { pressed = { value: Number(input.value), x: event.clientX, moved: false }; });
+          input.addEventListener("pointermove", (event) => { if (pressed && Math.abs(event.clientX - pressed.x) > 3) pressed.moved = true; });
+          input.addEventListener("pointerup", () => { pressed = null; });
+          input.addEventListener("input", () => {
+            if (pressed && !pressed.moved && Math.abs(Number(input.value) - pressed.value) > 1) {
+              input.value = String(pressed.value + Math.sign(Number(input.value) - pressed.value));
+            }
+            push(false);
+          });
           input.addEventListener("change", () => push(true));
           meter.appendChild(fader);
         }

@@ -1,0 +1,113 @@
+import Foundation
+/// QLab's cue model in the session format: cue types, waits and continue modes.
+extension SessionDocument {
+    /// What a cue does (`type`; QLab's cue types of the same names).
+    public enum CueType: String, Sendable, Hashable, CaseIterable {
+        /// Plays a region of an audio file on a layer (the default).
+        case audio
+        /// Moves a cue's level (`target`) or a layer's gain (`layer`) to `level` over `duration`.
+        case fade
+        /// Stops the target cue (5 ms fade).
+        case stop
+        /// Pauses the target cue (5 ms fade).
+        case pause
+        /// Plays the paused target cue on.
+        case resume
+        /// Lets the looping target cue play to the end of the pass it is in, then end.
+        case devamp
+        /// Fires the target manual cue without moving the playhead.
+        case start
+        /// Puts the playhead on the target manual cue.
+        case goto
+        /// Does nothing for `duration`: a gap a chain of cues can follow.
+        case wait
+
+        /// Whether it acts on the cue named by `target`.
+        public var takesTarget: Bool { ![.audio, .wait].contains(self) }
+        /// QLab's name of the type (`/cue/{cue}/type`).
+        public var qlabName: String {
+            switch self {
+            case .audio: return "Audio"
+            case .fade: return "Fade"
+            case .stop: return "Stop"
+            case .pause: return "Pause"
+            case .resume: return "Resume"
+            case .devamp: return "Devamp"
+            case .start: return "Start"
+            case .goto: return "GoTo"
+            case .wait: return "Wait"
+            }
+        }
+    }
+
+    /// How a cue carries on into the next cue of the list (`continue`; QLab's continue mode).
+    public enum ContinueMode: String, Sendable, Hashable, CaseIterable {
+        /// The next cue waits for its own GO (QLab's "do not continue").
+        case none
+        /// The next cue starts `post_wait` after this one starts.
+        case autoContinue = "auto-continue"
+        /// The next cue starts when this one ends.
+        case autoFollow = "auto-follow"
+    }
+
+    /// The shape of a fade cue's move (`curve`).
+    public enum FadeCurve: String, Sendable, Hashable, CaseIterable {
+        /// The level moves in dB at a constant rate (as a `gain`/`level` ramp does).
+        case linear
+        /// In dB along a half cosine: slow at both ends (QLab's default shape).
+        case sCurve = "s-curve"
+        /// The amplitude (not the dB) moves at a constant rate, as a DAW's linear fade.
+        case linearGain = "linear-gain"
+
+        /// Where a move of this shape stands after `fraction` (0…1) of its time, 0…1.
+        public func shape(_ fraction: Double) -> Double {
+            switch self {
+            case .linear, .linearGain: return fraction
+            case .sCurve: return (1 - cos(Double.pi * fraction)) / 2
+            }
+        }
+    }
+
+    /// The keys every cue type takes, whatever it does.
+    static let commonCueKeys: Set<String> = ["name", "number", "type", "at", "after", "with", "offset", "pre_wait",
+                                             "post_wait", "continue"]
+
+    /// The keys a cue of `type` takes besides ``commonCueKeys``.
+    static func keys(of type: CueType) -> Set<String> {
+        switch type {
+        case .audio: return ["layer", "file", "gain", "fade_in", "fade_out", "from", "to", "loop", "crossfade", "channel_map"]
+        case .fade: return ["target", "layer", "level", "duration", "curve", "stop_target"]
+        case .stop, .pause, .resume, .devamp, .start, .goto: return ["target"]
+        case .wait: return ["duration"]
+        }
+    }
+}
+
+extension SessionDocument.Cue {
+    /// What the cue does beyond playing a file: its type and the keys that go with it.
+    public struct Action: Sendable, Hashable {
+        /// The type (`type`, default audio).
+        public var type: SessionDocument.CueType = .audio
+        /// The cue it acts on (`target`: a name or cue number); nil for none.
+        public var target: String?
+        /// A fade's level in dB (`level`).
+        public var level: Double?
+        /// A fade's or wait's length (`duration`).
+        public var duration: SessionTime?
+        /// A fade's shape (`curve`, default s-curve).
+        public var curve: SessionDocument.FadeCurve = .sCurve
+        /// Whether a fade stops its target cue when done (`stop_target`).
+        public var stopsTarget = false
+        /// The time between its trigger and its action (`pre_wait`; added to `offset`).
+        public var preWait: SessionTime?
+        /// With `continue: auto-continue`, the time from its start to the next cue's (`post_wait`).
+        public var postWait: SessionTime?
+        /// How the next cue of the list starts (`continue`); nil when not given.
+        public var continueMode: SessionDocument.ContinueMode?
+        /// Whether `type` named no type (reported once; the cue is then checked no further).
+        var hasUnknownType = false
+
+        /// The defaults: an audio cue.
+        public init() {}
+    }
+}

@@ -1,0 +1,108 @@
+/// QLab's cue model while a timeline is built: continue modes and waits become starts, targets
+/// become cue indices.
+extension SessionTimelineBuilder {
+    /// Makes each cue's start from its own start key, its pre-wait and the previous cue's continue
+    /// mode: a cue an auto-continue leads into starts with it (plus its post-wait), one an
+    /// auto-follow leads into starts after it, one after a `continue: none` waits for its GO.
+    mutating func resolveContinueModes() {
+        let document = session.document
+        starts = document.cues.map(\.start)
+        waits = document.cues.map { $0.action.preWait?.samples(at: rate) ?? 0 }
+        for (index, cue) in document.cues.enumerated() {
+            guard let mode = cue.action.continueMode else { continue }
+            let name = SessionParser.excerpt(cue.name)
+            guard index + 1 < document.cues.count else {
+                if mode != .none {
+                    diagnostics.append(.init(.conflict, at: cue.location(of: "continue"),
+                        "cue '\(name)' is the last cue, so 'continue: \(mode.rawValue)' has no cue to lead into; remove it"))
+                }
+                continue
+            }
+            let next = document.cues[index + 1]
+            guard next.start == .afterPrevious else {
+                if mode != .none {
+                    let key = ["at", "after", "with"].first { next.keyLocations[$0] != nil } ?? "at"
+                    diagnostics.append(.init(.conflict, at: next.location(of: key),
+                        "cue '\(SessionParser.excerpt(next.name))' starts by its own '\(key)', but '\(name)' leads into it (continue: \(mode.rawValue)); remove one of them"))
+                }
+                continue
+            }
+            switch mode {
+            case .none: starts[index + 1] = .manual
+            case .autoContinue:
+                starts[index + 1] = .with(cue.name)
+                waits[index + 1] += cue.action.postWait?.samples(at: rate) ?? 0
+            case .autoFollow: starts[index + 1] = .after(cue.name)
+            }
+        }
+    }
+
+    /// Resolves every action cue's target (a name, else a cue number) and makes its
+    /// ``SessionTimeline/Action``; an action cue sits on its target's layer (a layer fade on its
+    /// layer).
+    mutating func resolveActions(layerIndex: [String: Int]) {
+        let document = session.document
+        var numbers: [String: Int] = [:]
+        for (index, cue) in document.cues.enumerated() { if let number = cue.number { numbers[number] = index } }
+        for (index, cue) in document.cues.enumerated() where cue.action.type != .audio {
+            let action = cue.action
+            let name = SessionParser.excerpt(cue.name)
+            var target: Int?
+            if let written = action.target {
+                target = cueIndex[written] ?? numbers[written]
+                if target == nil {
+                    diagnostics.append(.init(.unknownCue, at: cue.location(of: "target"),
+                        "cue '\(name)': unknown target '\(SessionParser.excerpt(written))'\(suggestion(for: written, in: cues.map(\.name))); name a cue (or its number) of this session"))
+                    continue
+                }
+            }
+            func audioTarget() -> Int? {
+                guard let target else { return nil }
+                guard cues[target].action == .audio, document.cues[target].action.type == .audio else {
+                    diagnostics.append(.init(.conflict, at: cue.location(of: "target"),
+                        "cue '\(name)': its target '\(SessionParser.excerpt(cues[target].name))' is a \(document.cues[target].action.type.rawValue) cue; a \(action.type.rawValue) cue acts on an audio cue"))
+                    return nil
+                }
+                return target
+            }
+            func manualTarget() -> Int? {
+                guard let target else { return nil }
+                guard cues[target].trigger == target else {
+                    diagnostics.append(.init(.conflict, at: cue.location(of: "target"),
+                        "cue '\(name)': its target '\(SessionParser.excerpt(cues[target].name))' is not a manual cue (it has a place on the timeline, or starts with another); a \(action.type.rawValue) cue \(action.type == .goto ? "puts the playhead on" : "fires") a cue with 'at: manual'"))
+                    return nil
+                }
+                return target
+            }
+            let resolved: SessionTimeline.Action?
+            switch action.type {
+            case .audio: resolved = nil
+            case .wait: resolved = .wait
+            case .fade:
+                if cue.keyLocations["layer"] != nil {
+                    if action.stopsTarget {
+                        diagnostics.append(.init(.conflict, at: cue.location(of: "stop_target"),
+                            "cue '\(name)': a layer fade has no cue to stop; remove 'stop_target' or fade a cue ('target:')"))
+                    }
+                    resolved = layerIndex[cue.layer].map {
+                        .fade(.layer($0), gainDB: action.level ?? 0, curve: action.curve, stopsTarget: false)
+                    }
+                } else {
+                    resolved = audioTarget().map {
+                        .fade(.cue($0), gainDB: action.level ?? 0, curve: action.curve, stopsTarget: action.stopsTarget)
+                    }
+                }
+            case .stop: resolved = audioTarget().map { .stop($0) }
+            case .pause: resolved = audioTarget().map { .pause($0) }
+            case .resume: resolved = audioTarget().map { .resume($0) }
+            case .devamp: resolved = audioTarget().map { .devamp($0) }
+            case .start: resolved = manualTarget().map { .start($0) }
+            case .goto: resolved = manualTarget().map { .goto($0) }
+            }
+            guard let resolved else { continue }
+            cues[index].action = resolved
+            if case .fade(.layer(let layer), _, _, _) = resolved { cues[index].layer = layer }
+            else if let target = resolved.targetCue { cues[index].layer = cues[target].layer }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import Lockstep
+import LockstepControl
+import LockstepSchema
+import LockstepSession
+import LockstepTestSupport
+import Testing
+
+/// The cue list through the dispatcher: replies for a double GO, a reset, and a time-tagged GO of
+/// a cue with its own offset.
+@Suite("ControlDispatcher: the cue list's replies (offline)")
+struct CueListControlTests {
+    static let text = """
+        channels: 1
+        layers: { bed: {}, fx: {} }
+        cues:
+          - { name: bed, layer: bed, file: bed.wav, at: 0 }
+          - { name: late, layer: fx, file: click.wav, at: manual, offset: 1 }
+          - { name: bell, layer: fx, file: click.wav, at: manual }
+        """
+
+    func show() throws -> OfflineShow {
+        try OfflineShow(Self.text, audio: [("bed.wav", Signals.constant(0.125, frames: 48000 * 4)),
+                                           ("click.wav", Signals.impulse(at: 0, frames: 16, value: 0.5))])
+    }
+
+    @Test("a time-tagged GO of a cue with its own offset lands on its tag: the offset is not called late")
+    func offsetIsNotLateness() throws {
+        let show = try show()
+        let dispatcher = ControlDispatcher(player: show.player)
+        try show.render(1024)
+        let tag = Int64(24000)
+        let reply = dispatcher.execute(.go(nil), address: "/go", atSampleTime: tag)
+        #expect(reply.isOK, "\(reply)")
+        #expect(reply.summary.hasSuffix(", as time-tagged"), "\(reply.summary)")
+        #expect(reply.data?["lateFrames"] == .integer(0) && reply.data?["start"] == .integer(tag + 48000), "\(reply.json)")
+    }
+
+    @Test("a second plain GO inside the window is answered doubleGo and changes nothing; reset answers with the playhead and where the top plays")
+    func doubleGoAndReset() throws {
+        let show = try show()
+        show.player.doubleGoWindow = 14400
+        let dispatcher = ControlDispatcher(player: show.player)
+        try show.render(1024)
+        #expect(dispatcher.execute(.go(nil), address: "go").isOK)
+        let second = dispatcher.execute(.go(nil), address: "go")
+        #expect(second.code == .doubleGo && second.summary.contains("inside the 14400-sample double-GO window"), "\(second.json)")
+        #expect(show.player.playhead == "bell" && show.player.ignoredGoCount == 1)
+        let background = show.renderInBackground()
+        let reset = dispatcher.execute(.reset, address: "reset")
+        background.stop()
+        #expect(reset.isOK, "\(reset.json)")
+        #expect(reset.data?["playhead"] == .string("late") && reset.data?["position"] == .integer(0))
+        #expect(reset.data?["cues"] == .array([.string("bed"), .string("late")]), "\(reset.json)")
+        #expect(reset.summary.hasPrefix("reset: 2 cues stopped, every cue waits, playhead on late; the session plays from its start at device sample "))
+        #expect(show.player.timeline.cues[1].start == nil && show.player.playhead == "late")
+    }
+}
