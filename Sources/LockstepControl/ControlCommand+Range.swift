@@ -10,8 +10,12 @@ extension ControlCommand {
     public func checked(address: String) throws(ControlError) -> ControlCommand {
         do throws(ControlRangeError) {
             switch self {
-            case .seek(let time):
+            case .seek(let time), .loadCue(_, let time, _):
                 _ = try ControlRange.time(time, for: address)
+            case .panicIn(let fade), .panicCue(_, fade: let fade?):
+                _ = try ControlRange.ramp(fade, for: address)
+            case .panicCue(_, fade: nil):
+                break
             case .setCueLevel(_, let decibels, let ramp), .setLayerGain(_, let decibels, let ramp):
                 try ControlRange.gain(decibels, for: address)
                 _ = try ControlRange.ramp(ramp, for: address)

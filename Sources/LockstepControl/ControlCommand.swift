@@ -42,6 +42,15 @@ public enum ControlCommand: Sendable, Hashable {
     case seek(SessionTime)
     /// Answers with the session's state (``ControlStatus``).
     case status
+    /// Fades every cue out over a time (QLab's `/panicInTime`), then stops them; a second panic
+    /// during the fade stops at once.
+    case panicIn(SessionTime)
+    /// Fades one cue out over a time (nil: the panic time), then stops it (QLab's
+    /// `/cue/{cue}/panic`).
+    case panicCue(CueReference, fade: SessionTime?)
+    /// Loads a manual cue to a time (``LockstepSession/SessionPlayer/load(_:at:change:)``): its
+    /// next go starts it that far in.
+    case loadCue(CueReference, SessionTime, SessionPlayer.LoadChange)
     /// Takes the show back to its top (``LockstepSession/SessionPlayer/reset()``): everything
     /// sounding stops, every cue waits again, the playhead goes to the first manual cue, and the
     /// session plays from its start.

@@ -146,7 +146,7 @@ public final class ControlDispatcher: Sendable {
         var requested: Int64?
         // Playhead moves and status change no audio: carried out as they come.
         let sampleTime: Int64? = switch command {
-        case .selectNext, .selectPrevious, .selectPlayhead, .status: nil
+        case .selectNext, .selectPrevious, .selectPlayhead, .status, .loadCue: nil
         default: sampleTime
         }
         if let sampleTime {
@@ -220,18 +220,38 @@ public final class ControlDispatcher: Sendable {
             let result = try attempt { () throws(PlayerError) in try player.startCue(name, at: requested) }
             return (ok(fired(result), "start \(result.cue) at \(when(result.start))\(lateness(result.position))"),
                     [update(.playhead, cue: result.playhead)])
-        case .stop, .panic:
-            let again = command == .panic && state.panicUntil.map { player.position < $0 } ?? false
-            let stopped = player.stopAll(fade: command == .panic && !again ? options.panicFade : SessionPlayer.declickSeconds,
-                                         at: requested)
-            state.panicUntil = command == .panic && !again ? stopped.silentFrom : nil
+        case .stop, .panic, .panicIn:
+            let panicFade: Double? = switch command {
+            case .panic: options.panicFade
+            case .panicIn(let time): Double(time.samples(at: rate)) / rate
+            default: nil
+            }
+            let again = panicFade != nil && state.panicUntil.map { player.position < $0 } ?? false
+            let fade = again ? SessionPlayer.declickSeconds : panicFade ?? SessionPlayer.declickSeconds
+            let stopped = player.stopAll(fade: fade, at: requested)
+            state.panicUntil = panicFade != nil && !again ? stopped.silentFrom : nil
             var data = result(stopped.start, start: stopped.start)
             data.cues = stopped.cues
             data.silentFrom = stopped.silentFrom
             let what = "\(stopped.cues.count) cue\(stopped.cues.count == 1 ? "" : "s") silent from \(when(stopped.silentFrom))"
-            let how = command == .stop ? "stop" : again ? "panic again: stopped at once" : "panic: fading out over \(options.panicFade) s"
+            let how = panicFade == nil ? "stop" : again ? "panic again: stopped at once" : "panic: fading out over \(fade) s"
             return (ok(data, "\(how), \(what)\(lateness(stopped.start))"),
-                    [update(command == .stop ? .stopped : .panic, stopped.start)])
+                    [update(panicFade == nil ? .stopped : .panic, stopped.start)])
+        case .panicCue(let reference, let time):
+            let name = try cue(reference)
+            let seconds = time.map { Double($0.samples(at: rate)) / rate } ?? options.panicFade
+            let change = try attempt { () throws(PlayerError) in try player.stopCue(name, at: requested, fade: seconds) }
+            return (ok(changed(change), "panic \(name): fading out over \(Double(change.end - change.start) / rate) s, silent from \(when(change.end))\(lateness(change.start))"),
+                    [])
+        case .loadCue(let reference, let time, let change):
+            let name = try cue(reference)
+            let offset = try attempt { () throws(PlayerError) in try player.load(name, at: time.samples(at: rate), change: change) }
+            var data = CommandResult(position: nil, rate: rate, sampleTime: nil)
+            data.cue = name
+            data.loadFrames = offset
+            data.loadSeconds = Double(offset) / rate
+            let how = offset == 0 ? "its next go starts it from its top" : "its next go starts it \(SessionTime.clock(Double(offset) / rate)) in"
+            return (ok(data, "load \(name) at \(SessionTime.clock(Double(offset) / rate)) (\(offset) samples): \(how)"), [])
         case .pause:
             guard player.isRunning else {
                 throw ControlError(.wrongState, "pause: the session is not playing (it is \(player.isPaused ? "paused already; resume plays it on" : "stopped"))")

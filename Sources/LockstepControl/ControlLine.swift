@@ -9,7 +9,9 @@ import LockstepSession
 /// stop [CUE]            stop CUE, or every cue
 /// pause [CUE]           pause CUE, or the whole session
 /// resume [CUE]          resume CUE, or the whole session
-/// panic                 fade everything out, then stop (twice: stop at once)
+/// panic [CUE]           fade everything (or CUE) out, then stop (twice: stop at once)
+/// panic-in TIME         the same over TIME
+/// load CUE TIME         the next go of manual cue CUE starts it TIME in
 /// level CUE DB [RAMP]   set a cue's level
 /// gain LAYER DB [RAMP]  ramp a layer's gain
 /// next | previous       move the playhead
@@ -23,8 +25,8 @@ import LockstepSession
 /// name.
 public enum ControlLine {
     /// The verbs, for help and suggestions.
-    public static let verbs = ["go", "start", "stop", "pause", "resume", "panic", "level", "gain", "next", "previous",
-                               "select", "seek", "status", "reset"]
+    public static let verbs = ["go", "start", "stop", "pause", "resume", "panic", "panic-in", "level", "gain", "next",
+                               "previous", "select", "seek", "status", "reset", "load"]
 
     /// The verb of `line` (its first word, lowercased), as the reply's address; empty for a
     /// blank line.
@@ -52,7 +54,16 @@ public enum ControlLine {
         case "stop": return cue.map(ControlCommand.stopCue) ?? .stop
         case "pause": return cue.map(ControlCommand.pauseCue) ?? .pause
         case "resume": return cue.map(ControlCommand.resumeCue) ?? .resume
-        case "panic": try noArguments(); return .panic
+        case "panic": return cue.map { .panicCue($0, fade: nil) } ?? .panic
+        case "panic-in":
+            do { return .panicIn(try ControlRange.ramp(text: rest, for: "panic-in")) } catch { throw ControlError(.outOfRange, error.message) }
+        case "load":
+            guard words.count >= 3 else {
+                throw ControlError(.malformed, "'\(line)' is not 'load CUE TIME'; write e.g. load 3 0:30 (the cue's next go starts it 30 s in)")
+            }
+            do { return .loadCue(.name(words[1]), try SessionTime.parse(words[2...].joined(separator: " "), as: "load"), .set) } catch {
+                throw ControlError(error.isOutOfRange ? .outOfRange : .malformed, error.description)
+            }
         case "next": try noArguments(); return .selectNext
         case "previous": try noArguments(); return .selectPrevious
         case "status": try noArguments(); return .status

@@ -12,6 +12,8 @@ import LockstepSession
 /// {"command": "gain", "layer": "bed", "gainDB": -6, "ramp": 0.05}
 /// {"command": "level", "cue": "bell", "gainDB": -3, "ramp": "250ms"}
 /// {"command": "seek", "time": "1:30"}  {"command": "status"}  {"command": "reset"}
+/// {"command": "panic", "time": 3}      {"command": "panic", "cue": "bed", "time": "500ms"}
+/// {"command": "load", "cue": "3", "time": "0:30"}
 /// ```
 ///
 /// The reply's `address` is the verb, as for a typed line. A cue is its name, or its number
@@ -79,29 +81,38 @@ public enum WebCommand {
                 }
             }
         }
+        /// The \"time\": seconds as a number, or a time in the one syntax as a string.
+        func time(_ what: String) throws(ControlError) -> SessionTime {
+            switch fields["time"] {
+            case .integer(let seconds)?:
+                return try checked { () throws(ControlRangeError) in try ControlRange.time(seconds: Double(seconds), for: what) }
+            case .number(let seconds)?:
+                return try checked { () throws(ControlRangeError) in try ControlRange.time(seconds: seconds, for: what) }
+            case .string(let text)?:
+                do { return try SessionTime.parse(text, as: what) } catch { throw ControlError(error.isOutOfRange ? .outOfRange : .malformed, error.description) }
+            default:
+                throw ControlError(.malformed, "\(what) needs a \"time\": {\"command\":\"\(what)\",\"time\":\"1:30\"}; \(SessionTime.formsHint)")
+            }
+        }
         switch verb {
         case "go": return .go(try cue(required: false))
         case "start": return .startCue(try cue(required: true)!)
         case "stop": return try cue(required: false).map(ControlCommand.stopCue) ?? .stop
         case "pause": return try cue(required: false).map(ControlCommand.pauseCue) ?? .pause
         case "resume": return try cue(required: false).map(ControlCommand.resumeCue) ?? .resume
-        case "panic": return .panic
+        case "panic":
+            let cue = try cue(required: false)
+            let fade: SessionTime? = fields["time"] == nil ? nil : try time("panic")
+            if let cue { return .panicCue(cue, fade: fade) }
+            return fade.map { .panicIn($0) } ?? .panic
+        case "load":
+            return .loadCue(try cue(required: true)!, try time("load"), .set)
         case "next": return .selectNext
         case "previous": return .selectPrevious
         case "status": return .status
         case "reset": return .reset
         case "select": return .selectPlayhead(try cue(required: true)!)
-        case "seek":
-            switch fields["time"] {
-            case .integer(let seconds)?:
-                return .seek(try checked { () throws(ControlRangeError) in try ControlRange.time(seconds: Double(seconds), for: "seek") })
-            case .number(let seconds)?:
-                return .seek(try checked { () throws(ControlRangeError) in try ControlRange.time(seconds: seconds, for: "seek") })
-            case .string(let text)?:
-                do { return .seek(try SessionTime.parse(text, as: "seek")) } catch { throw ControlError(error.isOutOfRange ? .outOfRange : .malformed, error.description) }
-            default:
-                throw ControlError(.malformed, "seek needs a \"time\": {\"command\":\"seek\",\"time\":\"1:30\"}; \(SessionTime.formsHint)")
-            }
+        case "seek": return .seek(try time("seek"))
         case "gain":
             guard let layer = fields["layer"]?.stringValue else {
                 throw ControlError(.malformed, "gain needs a \"layer\": {\"command\":\"gain\",\"layer\":\"bed\",\"gainDB\":-6}")

@@ -67,8 +67,11 @@ public enum OSCAddressSpace {
     ///   wrong number or type, saying what the address takes.
     public static func request(for message: OSCMessage) throws(ControlError) -> OSCRequest {
         var parts = message.address.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
-        // QLab's /workspace/{id}/… form: a Lockstep run is one workspace, whatever the id.
-        if parts.count >= 3 && parts[0] == "workspace" { parts.removeFirst(2) }
+        // QLab's /workspace/{id}/… form: a Lockstep run is one workspace, whatever the id; and
+        // /cue_id/{list}/cue/…, a cue of the one cue list.
+        // (Companion's QLab module can send the prefix twice: its workspace and an action's.)
+        while parts.count >= 3 && parts[0] == "workspace" { parts.removeFirst(2) }
+        if parts.count >= 4 && parts[0] == "cue_id" && parts[2] == "cue" { parts.removeFirst(2) }
         let arguments = message.arguments
         let address = message.address
         func none() throws(ControlError) {
@@ -84,6 +87,17 @@ public enum OSCAddressSpace {
         func setting(_ name: String) throws(ControlError) -> OSCRequest {
             guard arguments.isEmpty else { throw ControlError(.unsupported, "\(address): Lockstep cannot change \(name); send it without arguments to read it") }
             return .query(.setting(name))
+        }
+        /// A load time: seconds, or QLab's hours, minutes, seconds.
+        func loadTime() throws(ControlError) -> Double {
+            let values = try numbers([1, 3], "a time in seconds (or QLab's hours, minutes, seconds)")
+            let seconds = values.count == 3 ? values[0] * 3600 + values[1] * 60 + values[2] : values[0]
+            return try checked { () throws(ControlRangeError) in try ControlRange.time(seconds: seconds, for: address) }.seconds(at: 1)
+        }
+        /// A panic's fade in seconds, 0 to an hour.
+        func fadeTime() throws(ControlError) -> Double {
+            let seconds = try numbers([1], "a fade time in seconds")[0]
+            return try checked { () throws(ControlRangeError) in try ControlRange.ramp(seconds: seconds, for: address) }.seconds(at: 1)
         }
         func cue(_ name: String) throws(ControlError) -> CueReference {
             guard !name.isEmpty else { throw ControlError(.malformed, "\(address) names no cue; write the cue's name or number, e.g. /cue/1/start") }
@@ -109,6 +123,8 @@ public enum OSCAddressSpace {
             case "resume": try none(); return .command(.resume)
             case "panic": try none(); return .command(.panic)
             case "reset": try none(); return .command(.reset)
+            case "panicInTime": return .command(.panicIn(.seconds(try fadeTime())))
+            case "loadAt": return .cueCommand(.playhead, .loadAt(try loadTime(), .set))
             case "thump": return .thump
             case "version": try none(); return .query(.version)
             case "workspaces": try none(); return .query(.workspaces)
@@ -138,8 +154,13 @@ public enum OSCAddressSpace {
             }
         case 2:
             switch (parts[0], parts[1]) {
-            case ("select", "next"), ("playhead", "next"): try none(); return .command(.selectNext)
-            case ("select", "previous"), ("playhead", "previous"): try none(); return .command(.selectPrevious)
+            // (A sequence starts at a cue a GO fires: Lockstep's manual cues.)
+            case ("select", "next"), ("playhead", "next"), ("playhead", "nextSequence"): try none(); return .command(.selectNext)
+            case ("select", "previous"), ("playhead", "previous"), ("playhead", "previousSequence"):
+                try none()
+                return .command(.selectPrevious)
+            case ("loadAt", "+"), ("loadAt", "-"):
+                return .cueCommand(.playhead, .loadAt(try loadTime(), parts[1] == "+" ? .later : .earlier))
             case ("playhead", let name), ("select", let name): try none(); return .command(.selectPlayhead(try cue(name)))
             case ("select_id", let id), ("selectId", let id):
                 try none()
@@ -195,6 +216,14 @@ public enum OSCAddressSpace {
             case "go": try none(); return act(.go) { .go($0) }
             case "togglePause": try none(); return .cueCommand(target, .togglePause)
             case "reset": try none(); return .cueCommand(target, .reset)
+            case "panic": try none(); return act(.panic(nil)) { .panicCue($0, fade: nil) }
+            case "panicInTime":
+                let seconds = try fadeTime()
+                return act(.panic(seconds)) { .panicCue($0, fade: .seconds(seconds)) }
+            case "loadAt":
+                let seconds = try loadTime()
+                return act(.loadAt(seconds, .set)) { .loadCue($0, .seconds(seconds), .set) }
+            case "load": try none(); return act(.loadAt(0, .set)) { .loadCue($0, .seconds(0), .set) }
             case "level":
                 let values = try numbers([1, 3], "a level in dB (or QLab's row 0, column 0, dB)")
                 if values.count == 3 && (values[0] != 0 || values[1] != 0) {
@@ -216,10 +245,17 @@ public enum OSCAddressSpace {
                 return .query(.property(target, key))
             default: break
             }
-        case 4 where parts[0] == "cue_id" && parts[2] == "playhead" && (parts[3] == "next" || parts[3] == "previous"):
+        case 4 where parts[0] == "cue_id" && parts[2] == "playhead" && ["next", "previous", "nextSequence", "previousSequence"].contains(parts[3]):
             // The cue list's playhead (Lockstep has one list: the id is not checked).
             try none()
-            return .command(parts[3] == "next" ? .selectNext : .selectPrevious)
+            return .command(parts[3].hasPrefix("next") ? .selectNext : .selectPrevious)
+        case 4 where (parts[0] == "cue" || parts[0] == "cue_id") && parts[2] == "loadAt" && (parts[3] == "+" || parts[3] == "-"):
+            let seconds = try loadTime()
+            let change: SessionPlayer.LoadChange = parts[3] == "+" ? .later : .earlier
+            let target: QLabCueTarget = parts[0] == "cue_id" ? .uniqueID(parts[1])
+                : parts[1] == "playhead" || parts[1] == "selected" ? .playhead : .reference(try cue(parts[1]))
+            if case .reference(let reference) = target { return .command(.loadCue(reference, .seconds(seconds), change)) }
+            return .cueCommand(target, .loadAt(seconds, change))
         case 4 where parts[0] == "lockstep" && parts[1] == "layer" && parts[3] == "gain":
             // The gain (a number or "-6dB"/"-inf"), then the ramp: seconds as a number, or a time
             // in the one syntax as a string ("250ms", "0:02", "4800 samples").

@@ -37,6 +37,10 @@ public enum QLabCueAction: Sendable, Hashable {
     case level(Double)
     /// `reset`: the list only: the show back to its top (``LockstepControl/ControlCommand/reset``).
     case reset
+    /// `panic`, `panicInTime`: fade out over the seconds given (nil: the panic time), then stop.
+    case panic(Double?)
+    /// `loadAt`, `loadAt/+`, `loadAt/-`, `load`: load the cue to a time in seconds.
+    case loadAt(Double, SessionPlayer.LoadChange)
 }
 
 /// A question QLab's clients ask (Companion's *QLab (advance)* module, QLab Remote…): answered
@@ -383,7 +387,10 @@ public struct QLabWorkspace: Sendable, Hashable {
             case .resume: return .resume
             case .togglePause: return snapshot.isRunning ? .pause : .resume
             case .reset: return .reset
-            case .select, .level: throw ControlError(.unsupported, "the cue list cannot be \(action == .select ? "put at the playhead" : "levelled"); name one of its cues")
+            case .panic(let seconds): return seconds.map { .panicIn(.seconds($0)) } ?? .panic
+            case .select, .level, .loadAt:
+                let what = switch action { case .select: "put at the playhead"; case .level: "levelled"; default: "loaded" }
+                throw ControlError(.unsupported, "the cue list cannot be \(what); name one of its cues")
             }
         case .cue(let index):
             let cue = snapshot.timeline.cues[index]
@@ -398,6 +405,8 @@ public struct QLabWorkspace: Sendable, Hashable {
             case .select: return .selectPlayhead(reference)
             case .level(let decibels): return .setCueLevel(reference, decibels: decibels, ramp: 0)
             case .reset: throw ControlError(.unsupported, "Lockstep resets the whole show (/reset), not one cue; stop the cue (/cue/{cue}/stop) and it can be fired again")
+            case .panic(let seconds): return .panicCue(reference, fade: seconds.map { .seconds($0) })
+            case .loadAt(let seconds, let change): return .loadCue(reference, .seconds(seconds), change)
             }
         }
     }

@@ -5,10 +5,12 @@
 ///
 /// | command | fields |
 /// | --- | --- |
-/// | go, start | `cue`, `start`, `placed`, `playhead` (absent: no manual cue waits), `position`, `seconds`, `sampleTime` |
-/// | stop, panic | `cues`, `silentFrom`, `position`, `seconds`, `sampleTime` |
+/// | go, start | `cue`, `start`, `placed`, `playhead` (absent: past the last manual cue), `position`, `seconds`, `sampleTime` |
+/// | stop, panic (of every cue) | `cues`, `silentFrom`, `position`, `seconds`, `sampleTime` |
+/// | reset | `cues` (stopped), `playhead`, `position` (0), `sampleTime` (where the start plays again) |
+/// | load | `cue`, `loadFrames`, `loadSeconds` |
 /// | pause, resume, seek | `position`, `seconds`, `sampleTime` |
-/// | stop, pause, resume of one cue | `cue`, `start`, `end`, `position`, `seconds`, `sampleTime` |
+/// | stop, pause, resume, panic of one cue | `cue`, `start`, `end`, `position`, `seconds`, `sampleTime` |
 /// | level, gain | `cue` or `layer`, `gainDB` (`null`: −∞), `rampFrames`, `rampSeconds`, `position`, `seconds`, `sampleTime` |
 /// | next, previous, select | `playhead` |
 ///
@@ -50,6 +52,10 @@ public struct CommandResult: Sendable, Hashable, Codable {
     public var requestedSampleTime: Int64?
     /// A time-tagged command: frames after ``requestedSampleTime`` it took effect (0: on time).
     public var lateFrames: Int64?
+    /// A load: the samples into the cue its next go starts it.
+    public var loadFrames: Int64?
+    /// ``loadFrames`` in seconds.
+    public var loadSeconds: Double?
 
     /// Creates a result that took effect on session sample `position` (at `rate`), played by
     /// device sample `sampleTime` when the session plays.
@@ -68,7 +74,7 @@ public struct CommandResult: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case schema, cue, layer, position, seconds, sampleTime, start, end, placed, playhead, cues, silentFrom, gainDB,
-             rampFrames, rampSeconds, requestedSampleTime, lateFrames
+             rampFrames, rampSeconds, requestedSampleTime, lateFrames, loadFrames, loadSeconds
     }
 
     /// Encodes the result: absent fields are left out, except the `gainDB` of a level or gain
@@ -96,5 +102,7 @@ public struct CommandResult: Sendable, Hashable, Codable {
         try container.encodeIfPresent(rampSeconds, forKey: .rampSeconds)
         try container.encodeIfPresent(requestedSampleTime, forKey: .requestedSampleTime)
         try container.encodeIfPresent(lateFrames, forKey: .lateFrames)
+        try container.encodeIfPresent(loadFrames, forKey: .loadFrames)
+        try container.encodeIfPresent(loadSeconds, forKey: .loadSeconds)
     }
 }

@@ -11,8 +11,8 @@ import LockstepFiles
 /// compute in between. The timeline is edited as for any `go` on that sample, so the audio stays
 /// what an offline render of the same `go` gives.
 ///
-/// A cue is armed when it is the playhead's, the session plays on a streamer, and what its `go`
-/// places lies on its own layer (cues chained to it on other layers start at least one armed
+/// A cue is armed when it is the playhead's and an audio cue, the session plays on a streamer, and
+/// what its `go` places lies on its own layer (cues chained to it on other layers start at least one armed
 /// piece later). Any other control change disarms it, and it is armed again afterwards.
 extension SessionPlayer {
     /// The cycles ahead (beyond the next one) the standby cue is armed for: slack for a lane busy
@@ -91,6 +91,9 @@ extension SessionPlayer {
     static func armable(_ state: State, pieceFrames: Int64) -> (layer: Int, cue: Int)? {
         guard state.phase == .playing, let index = state.playhead, !state.timeline.cues[index].awaitsResume else { return nil }
         let cue = state.timeline.cues[index]
+        // An action cue sits on its target's layer, whose refills the pieces would hold up
+        // (computed first on its lane); its go lands as any change does.
+        guard cue.isAudio else { return nil }
         let computed = state.filled.min() ?? 0
         for other in state.timeline.cues where other.trigger == index && other.layer != cue.layer {
             if other.offsetFromTrigger < pieceFrames { return nil }
@@ -112,7 +115,7 @@ extension SessionPlayer {
         // and the layer to disarm when the standby cue moved (its pieces must never fire).
         var stale: Int?
         let plan = state.withLock { state -> (layer: Int, cue: Int, timeline: SessionTimeline, generation: Int,
-                                               times: [Int64], origin: Int64)? in
+                                               times: [Int64], origin: Int64, offset: Int64)? in
             let armable = Self.armable(state, pieceFrames: Int64(pieceFrames))
             if let layer = state.arming.layer, armable?.layer != layer || armable?.cue != state.arming.cue {
                 stale = layer
@@ -127,7 +130,7 @@ extension SessionPlayer {
             let first = state.originDevice >= next ? (state.originDevice - next) / period + 1 : 0
             let times = (first...(first + Int64(Self.armedCycles))).map { next + $0 * period + toQueueTime }
                 .filter { !state.arming.armedTimes.contains($0) }
-            return (layer, cue, state.timeline, state.arming.generation, times, state.queueOrigin)
+            return (layer, cue, state.timeline, state.arming.generation, times, state.queueOrigin, state.loaded[cue] ?? 0)
         }
         if let stale { try? queues[stale].disarm() }
         guard let plan, !plan.times.isEmpty else { return }
@@ -141,7 +144,7 @@ extension SessionPlayer {
             guard let buffer = takeArmingBuffer(layer: plan.layer, queue: queue) else { return }
             let position = time + plan.origin
             var timeline = plan.timeline
-            timeline.applyActions(of: timeline.refire(plan.cue, at: position, fade: fade))
+            timeline.applyActions(of: timeline.refire(plan.cue, at: position, fade: fade, offset: plan.offset))
             let renderer = armingRenderers[plan.layer]
             buffer.withFloatSamples { samples in
                 renderer.render(timeline, position: position, frames: pieceFrames, into: samples.baseAddress!)

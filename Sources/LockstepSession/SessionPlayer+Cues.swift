@@ -10,9 +10,12 @@ extension SessionPlayer {
     /// scheduled one is cancelled (it will not play).
     /// - Throws: ``PlayerError`` for an unknown cue, or one that waits for go, has ended or is
     ///   stopped already.
+    ///
+    /// With `fade` (seconds, a panic of one cue), a playing cue fades out over that long instead
+    /// (at least ``declickSeconds``).
     @discardableResult
-    public func stopCue(_ name: String, at position: Int64? = nil) throws(PlayerError) -> CueChange {
-        try interrupt(name, stop: true, at: position)
+    public func stopCue(_ name: String, at position: Int64? = nil, fade: Double? = nil) throws(PlayerError) -> CueChange {
+        try interrupt(name, stop: true, at: position, fade: fade)
     }
 
     /// Pauses cue `name` where the control lands, or on session sample `position` when given and
@@ -24,7 +27,7 @@ extension SessionPlayer {
     }
 
     /// Stops or pauses one cue where the control lands.
-    func interrupt(_ name: String, stop: Bool, at position: Int64?) throws(PlayerError) -> CueChange {
+    func interrupt(_ name: String, stop: Bool, at position: Int64?, fade seconds: Double? = nil) throws(PlayerError) -> CueChange {
         let verb = stop ? "stop" : "pause"
         return try control(at: position) { state throws(PlayerError) -> CueChange in
             let cue = try Self.cue(name, in: state.timeline, verb: verb)
@@ -35,7 +38,9 @@ extension SessionPlayer {
                 let why = !stop && cue.awaitsResume ? "is paused already" : Self.describe(cueState)
                 throw PlayerError(.wrongState, "\(verb): cue '\(name)' \(why); only a \(stop ? "scheduled, playing or paused cue can be stopped" : "playing cue can be paused")")
             }
-            let fade = cueState == .playing ? declickFade(state) : 0
+            let declick = declickFade(state)
+            let fade = cueState != .playing ? 0
+                : declick == 0 ? 0 : max(declick, seconds.map { Int64(($0 * rate).rounded()) } ?? 0)
             state.timeline.interrupt(cue.index, .init(fadeStart: sample, fade: fade, isStop: stop))
             state.touch(layer: cue.layer, from: sample)
             return CueChange(cue: name, start: sample, end: sample + fade)

@@ -25,9 +25,11 @@ extension SessionPlayer {
     }
 
     /// Moves the playhead to the next manual cue (`forward`) or the previous one, in file order
-    /// (from past the last one, back to the last).
+    /// (from past the last one, back to the last); at the first (or last) one it stays there, as
+    /// QLab's does.
     /// - Returns: the cue selected.
-    /// - Throws: ``PlayerError`` when there is none in that direction.
+    /// - Throws: ``PlayerError`` when the playhead is past the last cue and `forward`, or the
+    ///   session has no manual cue.
     @discardableResult
     public func selectAdjacent(forward: Bool) throws(PlayerError) -> String {
         defer { scheduleArming() }
@@ -38,9 +40,10 @@ extension SessionPlayer {
                                     : manual.last { current == nil || $0.index < current! }
             guard let cue = candidate else {
                 guard let current else {
-                    throw PlayerError(.nothingWaiting, "select: the playhead is past the last manual cue; nothing follows (select a cue, previous, or reset)")
+                    throw PlayerError(.nothingWaiting, manual.isEmpty ? "select: the session has no manual cue (at: manual)"
+                        : "select: the playhead is past the last manual cue; nothing follows (select a cue, previous, or reset)")
                 }
-                throw PlayerError(.nothingWaiting, "select: no manual cue \(forward ? "after" : "before") '\(state.timeline.cues[current].name)'; the playhead stays")
+                return state.timeline.cues[current].name
             }
             state.playhead = cue.index
             return cue.name
@@ -120,7 +123,7 @@ extension SessionPlayer {
         try control { state throws(PlayerError) in
             let cue = try Self.manualCue(name, in: state.timeline, verb: "go")
             _ = state.refire(cue.index, at: sample, fade: fade)
-            state.fired.append((name, sample))
+            state.fired.append((name, sample, state.lastOffset))
             state.movePlayhead(after: cue.index, always: false)
         }
     }

@@ -48,6 +48,7 @@ extension SessionPlayer {
         result.playhead = state.withLock { state in
             state.timeline = fresh
             state.fired = []
+            state.loaded = [:]
             state.gainChanges = []
             state.playhead = fresh.manualCues.first?.index
             state.lastPlainGo = nil

@@ -96,7 +96,10 @@ public final class SessionPlayer: @unchecked Sendable {
         var lateStarts: [LateStart] = []
         /// What this run added to the session's own timeline: manual cues fired (name, session
         /// sample) and gain changes, to carry them over to another rate.
-        var fired: [(name: String, sample: Int64)] = []
+        var fired: [(name: String, sample: Int64, offset: Int64)] = []
+        /// Manual cues loaded to a time (``SessionPlayer/load(_:at:)``): their next go starts them
+        /// that many samples in.
+        var loaded: [Int: Int64] = [:]
         var gainChanges: [(layer: Int, point: SessionTimeline.AutomationPoint)] = []
         /// The selected manual cue (index) a plain `go` fires: nil past the last one.
         var playhead: Int?
@@ -143,18 +146,30 @@ public final class SessionPlayer: @unchecked Sendable {
         /// noting the layers it changes.
         /// Carries out the action cues placed with it (a goto's playhead is kept in
         /// ``gotoPlayhead`` for the caller to apply once it has moved the playhead).
+        ///
+        /// A cue loaded to a time is placed that far before `sample` (and unloaded); what it
+        /// changes before `sample` has played already and is left as it is.
         mutating func refire(_ cue: Int, at sample: Int64, fade: Int64) -> [Int] {
-            for other in timeline.cues where other.trigger == cue && other.start != nil { touch(layer: other.layer, from: sample) }
-            let placed = timeline.refire(cue, at: sample, fade: fade)
-            touch(cues: placed, from: sample)
+            let offset = loaded.removeValue(forKey: cue) ?? 0
+            // (Only audio cues still sounding change when their placement is left.)
+            for other in timeline.cues where other.trigger == cue && other.isAudio && other.start != nil && (other.end ?? .max) > sample {
+                touch(layer: other.layer, from: sample)
+            }
+            let placed = timeline.refire(cue, at: sample, fade: fade, offset: offset)
+            lastOffset = offset
+            for index in placed where timeline.cues[index].isAudio {
+                touch(layer: timeline.cues[index].layer, from: max(sample, timeline.cues[index].start ?? sample))
+            }
             let outcome = timeline.applyActions(of: placed)
-            for (layer, from) in outcome.touched { touch(layer: layer, from: from) }
+            for (layer, from) in outcome.touched { touch(layer: layer, from: max(sample, from)) }
             if let goto = outcome.playhead { gotoPlayhead = goto }
             return placed + outcome.placed
         }
 
         /// Where a goto cue placed by the change being applied put the playhead.
         var gotoPlayhead: Int?
+        /// The load offset of the cue ``refire(_:at:fade:)`` placed last.
+        var lastOffset: Int64 = 0
 
         /// Moves the playhead after a `go` of cue `fired`: where a goto cue put it, else to the
         /// next manual cue (with `always` false, only when it was on `fired`).
@@ -331,7 +346,8 @@ public final class SessionPlayer: @unchecked Sendable {
         let factor = next.rate / rate
         next.doubleGoWindow = Int64((Double(doubleGoWindow) * factor).rounded())
         let (fired, gains) = state.withLock { ($0.fired, $0.gainChanges) }
-        for (name, sample) in fired {
+        for (name, sample, offset) in fired {
+            if offset > 0 { _ = try? next.load(name, at: Int64((Double(offset) * factor).rounded())) }
             try? next.go(name, atPosition: Int64((Double(sample) * factor).rounded()))
         }
         for (layer, point) in gains {
@@ -574,9 +590,9 @@ public final class SessionPlayer: @unchecked Sendable {
     static func fire(_ cue: SessionTimeline.Cue, in state: inout State, fade: Int64) -> GoResult {
         let sample = state.controlSample
         let placed = state.refire(cue.index, at: sample, fade: fade)
-        state.fired.append((cue.name, sample))
+        state.fired.append((cue.name, sample, state.lastOffset))
         return GoResult(cue: cue.name, placed: placed.map { state.timeline.cues[$0].name },
-                        start: sample + cue.offsetFromTrigger, playhead: nil, position: sample)
+                        start: sample - state.lastOffset + cue.offsetFromTrigger, playhead: nil, position: sample)
     }
 
     /// The first manual cue after cue `index` in file order (nil after the last).

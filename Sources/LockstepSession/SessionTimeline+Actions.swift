@@ -107,11 +107,12 @@ extension SessionTimeline {
                 if devamp(target, at: at) { outcome.touch(cues[target].layer, from: at) }
             case .start(let target):
                 guard depth < Self.maximumStartDepth, cues[target].isGoTarget, !cues[target].awaitsResume else { continue }
-                for other in cues.indices where cues[other].trigger == target && cues[other].start != nil {
+                for other in cues.indices where cues[other].trigger == target && cues[other].isAudio
+                    && cues[other].start != nil && (cues[other].end ?? .max) > at {
                     outcome.touch(cues[other].layer, from: at)
                 }
                 let started = refire(target, at: at, fade: actionFade)
-                for other in started { outcome.touch(cues[other].layer, from: cues[other].start ?? at) }
+                for other in started where cues[other].isAudio { outcome.touch(cues[other].layer, from: cues[other].start ?? at) }
                 outcome.placed += started
                 apply(started, depth: depth + 1, into: &outcome)
             case .goto(let target):

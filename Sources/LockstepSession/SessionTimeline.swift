@@ -135,11 +135,14 @@ public struct SessionTimeline: Sendable, Hashable {
     /// from `sample`, without the pauses, stops and level changes of its earlier placement.
     /// - Returns: the cues placed (empty if `cue` is not manual); every cue of the chain left
     ///   changes from `sample`.
+    ///
+    /// With `offset` (a cue loaded to a time), the chain is placed `offset` samples before
+    /// `sample`, so that it sounds from `offset` samples in.
     @discardableResult
-    public mutating func refire(_ cue: Int, at sample: Int64, fade: Int64) -> [Int] {
+    public mutating func refire(_ cue: Int, at sample: Int64, fade: Int64, offset: Int64 = 0) -> [Int] {
         guard cues.indices.contains(cue), cues[cue].isGoTarget else { return [] }
         for index in cues.indices where cues[index].trigger == cue { retire(index, at: sample, fade: fade) }
-        return fire(cue, at: sample)
+        return fire(cue, at: sample - max(0, offset))
     }
 
     /// Leaves cue `index`'s placement (if any) on the timeline as ``retired`` and makes it wait

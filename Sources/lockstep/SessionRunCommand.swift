@@ -30,7 +30,9 @@ struct SessionRunCommand: ParsableCommand {
               stop [CUE]             stop every cue (or CUE)
               pause [CUE]            pause the session (or CUE) with a 5 ms fade
               resume [CUE]           resume where it paused
-              panic                  fade everything out over 1 s, then stop
+              panic [CUE]            fade everything (or CUE) out over 1 s, then stop
+              panic-in TIME          the same over TIME
+              load CUE TIME          the next go of CUE starts it TIME in
               level CUE DB [RAMP]    set a cue's level over RAMP (a time: 2, 250ms, 0:02, 4800 samples)
               gain LAYER DB [RAMP]   set a layer's gain over RAMP (a time, as for level)
               seek TIME              jump to a session time (90, 1:30, "4800 samples")

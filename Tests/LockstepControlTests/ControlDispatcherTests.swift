@@ -321,7 +321,9 @@ struct ControlLineTests {
         #expect(message("gain bed loud") == "'gain bed loud' is not 'gain LAYER DB [RAMP]'; write e.g. gain drums -12dB 2")
         #expect(message("level bell -3 later") == ControlRange.rampProblem("'later'", for: "level").message)
         #expect(message("start") == "'start' needs a cue: write 'start CUE' (a cue name, or its number)")
-        #expect(message("panic now") == "'panic' takes nothing after it; write just 'panic'")
+        #expect(message("status now") == "'status' takes nothing after it; write just 'status'")
+        #expect(message("load bell") == "'load bell' is not 'load CUE TIME'; write e.g. load 3 0:30 (the cue's next go starts it 30 s in)")
+        #expect(message("panic-in soon") == ControlRange.rampProblem("'soon'", for: "panic-in").message)
         func code(_ line: String) -> ControlErrorCode? {
             do { _ = try ControlLine.parse(line); return nil } catch { return error.code }
         }

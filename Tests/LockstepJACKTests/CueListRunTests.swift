@@ -73,3 +73,80 @@ extension JACKTests {
         }
     }
 }
+
+extension JACKTests.CueListRunTests {
+    static let everyTypeText = """
+        channels: 1
+        layers: { bed: {}, fx: {} }
+        cues:
+          - { name: bed, layer: bed, file: bed.wav, at: 0, loop: forever }
+          - { name: one, layer: fx, file: hit.wav, at: manual, continue: auto-continue, post_wait: 0.1 }
+          - { name: duck, type: fade, target: bed, level: -12dB, duration: 0.2, continue: auto-follow }
+          - { name: gap, type: wait, duration: 0.1, continue: auto-follow }
+          - { name: up, type: fade, target: bed, level: 0dB, duration: 0.1, curve: linear }
+          - { name: vamp, layer: fx, file: loop.wav, at: manual, loop: forever }
+          - { name: hold, type: pause, target: bed, at: manual, continue: auto-continue, post_wait: 0.2 }
+          - { name: again, type: resume, target: bed }
+          - { name: leave, type: devamp, target: vamp, at: manual }
+          - { name: twice, type: start, target: one, at: manual }
+          - { name: out, type: fade, target: bed, level: -inf, duration: 0.5, stop_target: true, at: manual }
+        """
+
+    @Test("a show of every cue type, GO by GO, captured from the graph, equals session render with the same GOs, sample for sample")
+    func everyTypeLiveEqualsRender() throws { try retryingOnXruns("CueListRunTests.everyType", everyTypeRun) }
+
+    func everyTypeRun(_ xrun: XrunFlag) throws {
+        let temp = try TemporaryTestDirectory(prefix: "lockstep-cue-types")
+        let format = StreamFormat(sampleRate: 48000, channelCount: 1)
+        // A bed whose every sample differs (so a sample out of place shows), a hit and a 0.15 s loop.
+        try FileFixtures.writeWAV(path: temp.file("bed.wav"), samples: (0..<4800).map { Float($0 + 1) / 19200 }, format: format)
+        try FileFixtures.writeWAV(path: temp.file("hit.wav"), samples: Signals.impulse(at: 0, frames: 16, value: 0.5), format: format)
+        try FileFixtures.writeWAV(path: temp.file("loop.wav"), samples: (0..<7200).map { Float($0 % 100) / 400 }, format: format)
+        try FileFixtures.writeText(path: temp.file("show.yaml"), Self.everyTypeText)
+        let server = try JACKServer(period: 256)
+        let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 20)
+        try capture.start()
+        let running = try CLI.spawn(["session", "run", temp.file("show.yaml"), "--server", server.name,
+                                     "--client-name", "cue-types", "--connect", capture.portNames[0],
+                                     "--control", "-", "--json", "--exit-when-done", "--double-go", "0"], withInput: true)
+        defer { if running.isRunning { running.send(SIGKILL) } }
+        #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
+        // The operator: GO after GO, each once the previous one's answer is back and a moment has played.
+        for (line, reply) in [("go", "go one at"), ("go", "go vamp at"), ("go", "go hold at"), ("go", "go leave at"),
+                              ("go", "go twice at"), ("go", "go out at")] {
+            #expect(running.send(line: line, awaiting: reply), "\(running.errorOutputSoFar)")
+            usleep(400_000)
+        }
+        running.closeInput()
+        let result = running.wait(timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        let lastLine = try #require(result.stdout.split(separator: "\n").last)
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(lastLine.utf8)) as? [String: Any])
+        let counts = summary["discontinuityCounts"] as? [String: Int] ?? [:]
+        xrun.set(capture.xrunCount > 0 || counts["xrun", default: 0] > 0)
+        #expect((summary["discontinuities"] as? [Any])?.isEmpty == true, "\(summary["discontinuities"] ?? "")")
+        let start = try #require(summary["startSampleTime"] as? Int)
+        // Each GO's session sample, as its answer names it: "go one at 0:00.512 (sample 24576)".
+        var goes: [String] = []
+        for line in result.stderr.split(separator: "\n") where line.contains(": go ") {
+            guard let name = line.split(separator: " ").dropFirst(2).first, let open = line.range(of: "(sample "),
+                  let sample = Int(line[open.upperBound...].prefix { $0.isNumber }) else { continue }
+            goes += ["--go", "\(name)@\(sample) samples"]
+        }
+        #expect(goes.count == 12, "\(result.stderr)")
+        let rendered = temp.file("render.wav")
+        let render = try CLI.run(["session", "render", temp.file("show.yaml"), "-o", rendered, "--double-go", "0"] + goes)
+        #expect(render.status == 0, "\(render.stderr)")
+        let offline = try FileFixtures.readFloat(path: rendered)
+        #expect(capture.waitForRecording(past: Int64(start + offline.count)))
+        let first = try #require(capture.recordedIndex(atFrameTime: Int64(start)))
+        let live = capture.channel(0)
+        var mismatches = 0
+        for i in 0..<offline.count where live[first + i] != offline[i] {
+            if mismatches < 5 { print("frame \(i): live \(live[first + i]) offline \(offline[i])") }
+            mismatches += 1
+        }
+        #expect(mismatches == 0, "\(mismatches) of \(offline.count) frames differ; \(goes); \(result.stderr)")
+        #expect(offline.contains { $0 != 0 } && offline.count > 48000)
+    }
+}

@@ -79,6 +79,24 @@ struct OSCAddressSpaceTests {
         #expect(try request("/cue_id/LIST/playhead/next") == .command(.selectNext))
         #expect(try request("/workspace/W/cue_id/LIST/playhead/previous") == .command(.selectPrevious))
         #expect(try request("/doubleGoWindowRemaining") == .query(.doubleGoWindowRemaining))
+        #expect(try request("/panicInTime", [.float(2.5)]) == .command(.panicIn(.seconds(2.5))))
+        #expect(try request("/cue/bed/panic") == .command(.panicCue(.name("bed"), fade: nil)))
+        #expect(try request("/cue/bed/panicInTime", [.int32(3)]) == .command(.panicCue(.name("bed"), fade: .seconds(3))))
+        #expect(try request("/cue/selected/panic") == .cueCommand(.selected, .panic(nil)))
+        #expect(try request("/cue/3/loadAt", [.float(30)]) == .command(.loadCue(.name("3"), .seconds(30), .set)))
+        #expect(try request("/cue/3/loadAt", [.int32(1), .int32(2), .float(3)]) == .command(.loadCue(.name("3"), .seconds(3723), .set)))
+        #expect(try request("/cue/3/loadAt/+", [.float(5)]) == .command(.loadCue(.name("3"), .seconds(5), .later)))
+        #expect(try request("/cue_id/ABC/loadAt/-", [.float(5)]) == .cueCommand(.uniqueID("ABC"), .loadAt(5, .earlier)))
+        #expect(try request("/loadAt", [.float(10)]) == .cueCommand(.playhead, .loadAt(10, .set)))
+        #expect(try request("/loadAt/+", [.float(1)]) == .cueCommand(.playhead, .loadAt(1, .later)))
+        #expect(try request("/cue/selected/load") == .cueCommand(.selected, .loadAt(0, .set)))
+        #expect(try request("/playhead/nextSequence") == .command(.selectNext))
+        #expect(try request("/playhead/previousSequence") == .command(.selectPrevious))
+        #expect(try request("/cue_id/LIST/cue/active/togglePause") == .cueCommand(.active, .togglePause))
+        #expect(try request("/workspace/A/workspace/B/panic") == .command(.panic))
+        #expect(throws: ControlError.self) { try request("/panicInTime") }
+        #expect(throws: ControlError.self) { try request("/panicInTime", [.float(4000)]) }
+        #expect(throws: ControlError.self) { try request("/cue/3/loadAt", [.float(-1)]) }
         #expect(try request("/lockstep/layer/bed/gain", [.float(-20)]) == .command(.setLayerGain(layer: "bed", decibels: -20, ramp: 0)))
         #expect(try request("/lockstep/layer/bed/gain", [.float(-20), .float(2)]) == .command(.setLayerGain(layer: "bed", decibels: -20, ramp: 2)))
         // A ramp as a string takes the one time syntax.

@@ -20,8 +20,9 @@ struct CueListTests {
           - { name: c, layer: fx, file: clip.wav, at: manual }
         """
 
-    func show() throws -> OfflineShow {
-        try OfflineShow(Self.text, audio: [("bed.wav", Signals.constant(0.125, frames: 4800)),
+    func show(loopingBed: Bool = false) throws -> OfflineShow {
+        let text = loopingBed ? Self.text.replacingOccurrences(of: "file: bed.wav, at: 0 }", with: "file: bed.wav, at: 0, loop: forever }") : Self.text
+        return try OfflineShow(text, audio: [("bed.wav", Signals.constant(0.125, frames: 4800)),
                                            ("clip.wav", ramp(Self.clipFrames))])
     }
 
@@ -89,9 +90,41 @@ struct CueListTests {
         #expect(try show.player.go().cue == "a")              // no window: at once
     }
 
+    @Test("a cue loaded to a time sounds from there in on its go's sample, and is unloaded by it; loading past its end is refused")
+    func loadToTime() throws {
+        let show = try show()
+        #expect(try show.player.load("b", at: 300) == 300)
+        #expect(try show.player.load("b", at: 100, change: .later) == 400)
+        #expect(try show.player.load("b", at: 50, change: .earlier) == 350)
+        #expect(throws: PlayerError.self) { try show.player.load("b", at: Int64(Self.clipFrames)) }     // nothing would sound
+        #expect(throws: PlayerError.self) { try show.player.load("tail", at: 10) }                      // not manual
+        try show.render(8192)                                                       // (past the bed)
+        let fired = try show.player.go("b")
+        #expect(fired.start == fired.position - 350 && show.player.loadedOffset(of: "b") == 0)
+        let s = Int(fired.position)
+        try show.render(until: s + Self.clipFrames)
+        let clip = ramp(Self.clipFrames)
+        #expect(show.output[s - 1] == 0 && show.output[s] == clip[350])
+        #expect(Array(show.output[s..<(s + Self.clipFrames - 350)]) == Array(clip[350...]))
+        #expect(show.output[s + Self.clipFrames - 350] == 0)
+    }
+
+    @Test("a panic of one cue fades it alone out over the time given, then stops it")
+    func panicOneCue() throws {
+        let show = try show(loopingBed: true)
+        try show.render(2048)
+        let change = try show.player.stopCue("bed", fade: 0.01)
+        #expect(change.end - change.start == 480)
+        try show.render(until: Int(change.end) + 10)
+        let s = Int(change.start)
+        for j in stride(from: 0, to: 480, by: 5) { #expect(show.output[s + j] == Float(0.125) * Float(fadeOut(j, 480))) }
+        #expect(show.output[Int(change.end)...].allSatisfy { $0 == 0 })
+    }
+
     @Test("reset: what sounds stops, the timeline is the file's again, the playhead on the first cue, the session from its start")
     func reset() throws {
-        let show = try show()
+        // (A bed that plays on however far the render on another thread gets meanwhile.)
+        let show = try show(loopingBed: true)
         show.player.doubleGoWindow = 48000
         try show.player.go()
         _ = try show.player.setGain(layer: "bed", decibels: -6)
@@ -105,7 +138,7 @@ struct CueListTests {
         #expect(result.playhead == "a" && show.player.playhead == "a")
         #expect(result.sampleTime != nil)
         #expect(timeline.cues.filter(\.isGoTarget).allSatisfy { $0.start == nil && $0.instance == 0 })
-        #expect(timeline.cues[0].start == 0 && timeline.cues[0].interruptions.isEmpty)
+        #expect(timeline.cues[0].start == 0 && timeline.cues[0].interruptions.isEmpty && timeline.cues[0].length == nil)
         #expect(timeline.retired.isEmpty && timeline.automation[0].isEmpty)
         #expect(position < 48000, "the session plays from its start again: \(position)")
         #expect(try show.player.go().cue == "a")                 // the window starts afresh
