@@ -191,6 +191,10 @@ public final class ControlDispatcher: Sendable {
             guard let requested else { return "" }
             return start > requested ? ", \(start - requested) samples after its time tag (the layers had computed past it)" : ", as time-tagged"
         }
+        /// For a cue loaded to a time: how far in it starts.
+        func loaded(_ fired: SessionPlayer.GoResult) -> String {
+            fired.start < fired.position ? ", \(SessionTime.clock(Double(fired.position - fired.start) / rate)) in (loaded)" : ""
+        }
         /// The data of a go or start.
         func fired(_ fired: SessionPlayer.GoResult) -> CommandResult {
             var data = result(fired.start, start: fired.position)
@@ -213,12 +217,12 @@ public final class ControlDispatcher: Sendable {
         case .go(let reference):
             let name = try reference.map { reference throws(ControlError) in try cue(reference) }
             let result = try attempt { () throws(PlayerError) in try player.go(name, at: requested, notBefore: notBefore) }
-            return (ok(fired(result), "go \(result.cue) at \(when(result.start))\(lateness(result.position))"),
+            return (ok(fired(result), "go \(result.cue) at \(when(max(result.start, result.position)))\(loaded(result))\(lateness(result.position))"),
                     [update(.playhead, cue: result.playhead)])
         case .startCue(let reference):
             let name = try cue(reference)
             let result = try attempt { () throws(PlayerError) in try player.startCue(name, at: requested) }
-            return (ok(fired(result), "start \(result.cue) at \(when(result.start))\(lateness(result.position))"),
+            return (ok(fired(result), "start \(result.cue) at \(when(max(result.start, result.position)))\(loaded(result))\(lateness(result.position))"),
                     [update(.playhead, cue: result.playhead)])
         case .stop, .panic, .panicIn:
             let panicFade: Double? = switch command {
@@ -398,13 +402,13 @@ public final class ControlDispatcher: Sendable {
             // A cue that started (or was resumed) and ended between two polls is reported as both.
             let sounded = (cue.start ?? .max) < (cue.end ?? .max)
             if [.waiting, .scheduled].contains(before) && [.done, .stopped, .paused].contains(now) && sounded {
-                changes.append((.cueStarted, cue.start))
+                changes.append((.cueStarted, cue.firstHeard))
             } else if before == .paused && [.done, .stopped].contains(now), let resumedAt {
                 changes.append((.cueResumed, resumedAt))
             }
             switch now {
             case .playing where before == .paused: changes.append((.cueResumed, resumedAt))
-            case .playing: changes.append((.cueStarted, cue.start))
+            case .playing: changes.append((.cueStarted, cue.firstHeard))
             case .paused: changes.append((.cuePaused, cue.interruptions.last { !$0.isStop && $0.silentFrom <= position }?.silentFrom))
             case .stopped: changes.append((.cueStopped, cue.interruptions.filter(\.isStop).map(\.silentFrom).min()))
             case .done: changes.append((.cueEnded, cue.end))

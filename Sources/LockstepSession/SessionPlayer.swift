@@ -227,7 +227,8 @@ public final class SessionPlayer: @unchecked Sendable {
         public var cue: String
         /// The cues it placed (itself and those chained to it).
         public var placed: [String]
-        /// The session sample it starts.
+        /// The session sample its timeline starts on: for a cue loaded to a time, that far before
+        /// ``position`` (it is first heard on ``position``).
         public var start: Int64
         /// The manual cue the playhead selects afterwards (nil when none waits).
         public var playhead: String?

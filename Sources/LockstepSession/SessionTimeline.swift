@@ -84,6 +84,13 @@ public struct SessionTimeline: Sendable, Hashable {
 
         /// How many times it was placed anew after an earlier placement (0: its first).
         public var instance = 0
+        /// The session sample of the go that placed it last, when a go did: a cue loaded to a
+        /// time starts before it and is first heard there.
+        public var placedAt: Int64?
+
+        /// The session sample it is first heard on: its start, or the go's sample when it was
+        /// loaded to a time (nil until placed).
+        public var firstHeard: Int64? { start.map { max($0, placedAt ?? $0) } }
         /// What it does: plays its file, or acts on another cue or a layer (``SessionTimeline/Action``).
         public var action = Action.audio
 
@@ -142,7 +149,9 @@ public struct SessionTimeline: Sendable, Hashable {
     public mutating func refire(_ cue: Int, at sample: Int64, fade: Int64, offset: Int64 = 0) -> [Int] {
         guard cues.indices.contains(cue), cues[cue].isGoTarget else { return [] }
         for index in cues.indices where cues[index].trigger == cue { retire(index, at: sample, fade: fade) }
-        return fire(cue, at: sample - max(0, offset))
+        let placed = fire(cue, at: sample - max(0, offset))
+        for index in placed { cues[index].placedAt = sample }
+        return placed
     }
 
     /// Leaves cue `index`'s placement (if any) on the timeline as ``retired`` and makes it wait
@@ -157,6 +166,7 @@ public struct SessionTimeline: Sendable, Hashable {
         }
         if start < sample { retired[old.layer, default: []].append(old) }
         cues[index].start = nil
+        cues[index].placedAt = nil
         cues[index].interruptions = []
         cues[index].levelChanges = []
         cues[index].instance += 1

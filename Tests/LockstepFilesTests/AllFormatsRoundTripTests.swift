@@ -105,9 +105,8 @@ struct AllFormatsRoundTripTests {
     /// Reads a file with libsndfile's own `sf_open` (raw files described, as a reader must).
     static func readWithLibsndfile(_ path: String, raw: SF_INFO?) throws -> (info: SF_INFO, samples: [Float]) {
         var info = raw ?? SF_INFO()
-        guard let handle = sf_open(path, Int32(SFM_READ), &info) else {
-            throw FixtureError(text: "libsndfile cannot open \(path): \(String(cString: sf_strerror(nil)))")
-        }
+        let opened = LibsndfileOpenLock.open { sf_open(path, Int32(SFM_READ), &info) }
+        guard let handle = opened.handle else { throw FixtureError(text: "libsndfile cannot open \(path): \(opened.message)") }
         defer { sf_close(handle) }
         var samples = [Float](repeating: 0, count: Int(info.frames) * Int(info.channels))
         let got = samples.withUnsafeMutableBufferPointer { sf_readf_float(handle, $0.baseAddress!, info.frames) }

@@ -49,9 +49,10 @@ enum Helpers {
         info.samplerate = Int32(sampleRate)
         info.channels = Int32(channels)
         info.format = format
-        guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
-            throw FixtureError(text: "sf_open for writing failed: " + String(cString: sf_strerror(nil)))
-        }
+        // (Under Lockstep's open lock: libsndfile's open error is process-wide, and the reader's
+        // tests open files on other threads meanwhile.)
+        let opened = LibsndfileOpenLock.open { sf_open(path, Int32(SFM_WRITE), &info) }
+        guard let handle = opened.handle else { throw FixtureError(text: "sf_open for writing failed: " + opened.message) }
         let frames = samples.count / channels
         let written = samples.withUnsafeBufferPointer { sf_writef_float(handle, $0.baseAddress!, Int64(frames)) }
         sf_close(handle)

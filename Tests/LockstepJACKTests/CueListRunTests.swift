@@ -150,3 +150,88 @@ extension JACKTests.CueListRunTests {
         #expect(offline.contains { $0 != 0 } && offline.count > 48000)
     }
 }
+
+extension JACKTests.CueListRunTests {
+    @Test("a 30-cue show run by a scripted operator (GOs, a wrong GO stopped and fired again, load to time, panic in time, reset): every cue sounds on the sample its answer names")
+    func operatorShow() throws { try retryingOnXruns("CueListRunTests.operator", operatorRun) }
+
+    func operatorRun(_ xrun: XrunFlag) throws {
+        let temp = try TemporaryTestDirectory(prefix: "lockstep-operator")
+        let format = StreamFormat(sampleRate: 48000, channelCount: 1)
+        let bed: Float = 0.0625, hit: Float = 0.5
+        try FileFixtures.writeWAV(path: temp.file("bed.wav"), samples: Signals.constant(bed, frames: 4800), format: format)
+        try FileFixtures.writeWAV(path: temp.file("hit.wav"), samples: Signals.impulse(at: 0, frames: 16, value: hit), format: format)
+        let ramp = (0..<48000).map { Float($0) / 96000 + 0.2 }
+        try FileFixtures.writeWAV(path: temp.file("ramp.wav"), samples: ramp, format: format)
+        var text = "channels: 1\nlayers: { bed: {}, a: {}, b: {} }\ncues:\n  - { name: bed, layer: bed, file: bed.wav, at: 0, loop: forever }\n"
+        for n in 1...29 {
+            text += n == 6 || n == 10 ? "  - { name: c\(n), layer: a, file: ramp.wav, at: manual }\n"
+                : "  - { name: c\(n), layer: \(n % 2 == 0 ? "a" : "b"), file: hit.wav, at: manual }\n"
+        }
+        try FileFixtures.writeText(path: temp.file("show.yaml"), text)
+        let server = try JACKServer(period: 256)
+        let capture = try JACKCapture(server: server, sources: [], channels: 1, maxSeconds: 30)
+        try capture.start()
+        let running = try CLI.spawn(["session", "run", temp.file("show.yaml"), "--server", server.name,
+                                     "--client-name", "operator", "--connect", capture.portNames[0],
+                                     "--control", "-", "--json-events", "--double-go", "0"], withInput: true)
+        defer { if running.isRunning { running.send(SIGKILL) } }
+        #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
+        func say(_ line: String, _ reply: String) {
+            #expect(running.send(line: line, awaiting: reply), "\(line): \(running.errorOutputSoFar.suffix(600))")
+            usleep(150_000)
+        }
+        for n in 1...5 { say("go", "go c\(n) at") }
+        say("go", "go c6 at")                                   // the wrong GO: stopped, selected again
+        say("stop c6", "stop c6")
+        say("select c6", "playhead on c6")
+        for n in 6...9 { say("go", "go c\(n) at") }
+        say("load c10 0.5", "load c10 at 0:00.500")             // picks the ramp up half a second in
+        say("go", "go c10 at")
+        say("panic-in 0.5", "panic: fading out over 0.5 s")
+        usleep(600_000)
+        say("reset", "reset:")
+        for n in 1...29 where n != 10 { say("go \(n == 1 ? "" : "c\(n)")".trimmingCharacters(in: .whitespaces), "go c\(n) at") }
+        say("stop", "stop, ")                                   // the bed too: the show ends
+        running.closeInput()
+        let result = running.wait(timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        xrun.set(capture.xrunCount > 0)
+        let events = result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let starts = events.filter { $0["kind"] as? String == "cue/started" && ($0["cue"] as? String)?.hasPrefix("c") == true }
+        // 9 + the wrong one again + c10 before the reset, 28 after it.
+        #expect(starts.count == 39, "\(starts.count) starts: \(starts.map { $0["cue"] ?? "" })")
+        // Every GO's answer names the session sample its cue/started event reports.
+        let answered = result.stderr.split(separator: "\n").filter { $0.contains(": go c") }.compactMap { line -> Int? in
+            guard let open = line.range(of: "(sample ") else { return nil }
+            return Int(line[open.upperBound...].prefix { $0.isNumber })
+        }
+        #expect(answered == starts.compactMap { $0["position"] as? Int }, "\(answered)")
+        #expect(capture.waitForFrames(capture.frames + 4096, timeout: 5))
+        let live = capture.channel(0)
+        for start in starts {
+            let name = start["cue"] as? String ?? ""
+            let sampleTime = try #require(start["sampleTime"] as? Int)
+            let index = try #require(capture.recordedIndex(atFrameTime: Int64(sampleTime)))
+            let step = live[index] - live[index - 1]
+            if name == "c10" {
+                // Loaded half a second in: the ramp's sample 24000 on the GO's own sample.
+                #expect(abs(step - ramp[24000]) < 5e-5, "c10 at \(sampleTime): \(live[(index - 2)...(index + 2)])")
+            } else if name == "c6" {
+                #expect(abs(step - ramp[0]) < 5e-5, "c6 at \(sampleTime): \(live[(index - 2)...(index + 2)])")
+            } else {
+                #expect(abs(step - hit) < 5e-5, "\(name) at \(sampleTime): \(live[(index - 2)...(index + 2)])")
+            }
+        }
+        // The panic faded the bed out over half a second: silence from its end to the reset.
+        let panic = try #require(events.first { $0["kind"] as? String == "panic" })
+        let reset = try #require(events.first { $0["kind"] as? String == "reset" })
+        let panicAt = try #require(panic["sampleTime"] as? Int), resetTime = try #require(reset["sampleTime"] as? Int)
+        let silentFrom = try #require(capture.recordedIndex(atFrameTime: Int64(panicAt + 24000)))
+        let resetAt = try #require(capture.recordedIndex(atFrameTime: Int64(resetTime)))
+        #expect(live[silentFrom..<resetAt].allSatisfy { $0 == 0 })
+        #expect(live[resetAt + 100] == bed || live[resetAt + 100] == bed + hit)
+    }
+}

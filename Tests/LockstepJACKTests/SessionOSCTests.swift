@@ -76,7 +76,9 @@ extension JACKTests {
         }
 
         @Test("/go and /cue/NAME/start land on the sample the reply reports; replies are QLab's JSON; /updates pushes the cue's start with the same sample")
-        func goLandsOnTheReportedSample() throws {
+        func goLandsOnTheReportedSample() throws { try retryingOnXruns("SessionOSCTests.go", goRun) }
+
+        func goRun(_ xrun: XrunFlag) throws {
             let live = try live()
             let (capture, running) = (live.capture, live.running)
             let peer = try client(of: live)
@@ -114,6 +116,9 @@ extension JACKTests {
             #expect(peer.reply(to: "/stop")?["status"] as? String == "ok")
             let result = running.wait(timeout: 15)
             #expect(result.status == 0, "\(result.stderr)")
+            // A server xrun skips frames at JACK, before any client: the checks fail, and it runs again.
+            let counts = try summary(result)["discontinuityCounts"] as? [String: Int] ?? [:]
+            xrun.set(capture.xrunCount > 0 || counts["xrun", default: 0] > 0)
             let osc = try #require(try summary(result)["osc"] as? [String: Any])
             #expect(osc["commands"] as? Int == 4 && osc["errorReplies"] as? Int == 0 && osc["subscribers"] as? Int == 1, "\(osc)")
             #expect((osc["updatesSent"] as? Int ?? 0) >= 4)

@@ -27,6 +27,14 @@ struct LockstepWebTests {
         #expect(try parse(#"{"command":"seek","time":"1:30"}"#) == .seek(.seconds(90)))
         #expect(try parse(#"{"command":"next"}"#) == .selectNext)
         #expect(try WebCommand.parse(#"{"command":"previous"}"#).address == "previous")
+        // The page's reset and fade-out buttons; a cue's panic and load.
+        #expect(try parse(#"{"command":"reset"}"#) == .reset)
+        #expect(try parse(#"{"command":"panic","time":3}"#) == .panicIn(.seconds(3)))
+        #expect(try parse(#"{"command":"panic","time":"500ms","cue":"bed"}"#) == .panicCue(.name("bed"), fade: .seconds(0.5)))
+        #expect(try parse(#"{"command":"panic","cue":"bed"}"#) == .panicCue(.name("bed"), fade: nil))
+        #expect(try parse(#"{"command":"load","cue":"3","time":"0:30"}"#) == .loadCue(.name("3"), .seconds(30), .set))
+        #expect(throws: ControlError.self) { try parse(#"{"command":"panic","time":-1}"#) }
+        #expect(throws: ControlError.self) { try parse(#"{"command":"load","cue":"3"}"#) }
     }
 
     @Test("malformed, unknown, incomplete and oversized commands are errors that say how to write them")

@@ -281,6 +281,7 @@
   button("stop", () => ({ command: "stop" }));
   button("panic", () => ({ command: "panic" }));
   button("reset", () => ({ command: "reset" }));
+  button("fade-out", () => ({ command: "panic", time: Math.max(0, Number($("fade-time").value) || 0) }));
   button("next", () => ({ command: "next" }));
   button("previous", () => ({ command: "previous" }));
   button("pause", () => ({ command: page.lastStatus && page.lastStatus.state === "paused" ? "resume" : "pause" }));
