@@ -34,6 +34,7 @@ public enum OSCRequest: Sendable, Hashable {
 /// | `/reset` | none | the show back to its top ``ControlCommand/reset`` |
 /// | `/playhead/{cue}`, `/playhead/next`, `/playhead/previous`, `/select/{cue}`, `/select_id/{id}`, `/select/next`, `/select/previous` | none | the playhead (Lockstep's selection) |
 /// | `/lockstep/layer/{layer}/gain` | dB [, ramp: seconds, or a time such as `"250ms"`, `"4800 samples"`] | a layer's gain |
+/// | `/lockstep/cue/{cue}/level` | dB [, ramp, as for a layer's gain] | a cue's level over a ramp (a fade from a controller) |
 /// | `/lockstep/seek` | seconds (a number), or a time (`"1:30"`, `"96000 samples"`) | seek |
 /// | `/lockstep/status` | none | status |
 /// | `/connect` | [passcode] | authorise |
@@ -56,7 +57,7 @@ public enum OSCAddressSpace {
         "/go", "/stop", "/pause", "/resume", "/panic", "/reset", "/cue/{cue}/start", "/cue/{cue}/stop", "/cue/{cue}/pause",
         "/cue/{cue}/resume", "/cue/{cue}/go", "/cue/{cue}/level", "/playhead/{cue}", "/select/{cue}", "/select_id/{id}",
         "/select/next", "/select/previous", "/playhead/next", "/playhead/previous", "/doubleGoWindowRemaining",
-        "/lockstep/layer/{layer}/gain", "/lockstep/seek", "/lockstep/status", "/connect", "/updates", "/udpReplyPort", "/thump",
+        "/lockstep/layer/{layer}/gain", "/lockstep/cue/{cue}/level", "/lockstep/seek", "/lockstep/status", "/connect", "/updates", "/udpReplyPort", "/thump",
         "/version", "/workspaces", "/cueLists", "/selectedCues", "/runningCues", "/runningOrPausedCues", "/playheadID",
         "/cue/{cue}/valuesForKeys", "/cue/{cue}/children", "/cue/{cue}/togglePause", "/cue_id/{id}/valuesForKeys", "/cue_id/{id}/start",
         "/showMode", "/alwaysAudition", "/auditionMonitors", "/overrideWindow", "/liveFadePreview", "/settings/general/minGoTime",
@@ -256,9 +257,10 @@ public enum OSCAddressSpace {
                 : parts[1] == "playhead" || parts[1] == "selected" ? .playhead : .reference(try cue(parts[1]))
             if case .reference(let reference) = target { return .command(.loadCue(reference, .seconds(seconds), change)) }
             return .cueCommand(target, .loadAt(seconds, change))
-        case 4 where parts[0] == "lockstep" && parts[1] == "layer" && parts[3] == "gain":
+        case 4 where parts[0] == "lockstep" && ((parts[1] == "layer" && parts[3] == "gain") || (parts[1] == "cue" && parts[3] == "level")):
             // The gain (a number or "-6dB"/"-inf"), then the ramp: seconds as a number, or a time
-            // in the one syntax as a string ("250ms", "0:02", "4800 samples").
+            // in the one syntax as a string ("250ms", "0:02", "4800 samples"). A cue's level
+            // with a ramp is a fade from a controller (QLab's /cue/{cue}/level takes none).
             guard arguments.count == 1 || arguments.count == 2 else {
                 throw ControlError(.malformed, "\(address) takes a gain in dB and, optionally, a ramp (seconds, or a time such as \"250ms\" or \"4800 samples\"); it was sent \(list(arguments))")
             }
@@ -274,13 +276,14 @@ public enum OSCAddressSpace {
                     throw ControlRange.rampProblem(arguments[1].description, for: address)
                 }
             }
+            if parts[1] == "cue" { return .command(.setCueLevel(try cue(parts[2]), decibels: decibels, ramp: ramp)) }
             return .command(.setLayerGain(layer: parts[2], decibels: decibels, ramp: ramp))
         default: break
         }
         let pattern = parts.count == 3 && (parts[0] == "cue" || parts[0] == "cue_id") ? "/\(parts[0])/{\(parts[0] == "cue" ? "cue" : "id")}/\(parts[2])" : address
         throw ControlError(.unknownCommand, "unknown address \(address)\(Suggest.hint(for: pattern, in: addresses)); Lockstep answers /go, /stop, "
                            + "/pause, /resume, /panic, /reset, /cue/{cue}/start|stop|pause|resume|go|level, /playhead/{cue}, /select/{cue}, /select/next|previous, "
-                           + "/lockstep/layer/{layer}/gain, /lockstep/seek, /lockstep/status, /connect, /updates, /udpReplyPort, /thump, "
+                           + "/lockstep/layer/{layer}/gain, /lockstep/cue/{cue}/level, /lockstep/seek, /lockstep/status, /connect, /updates, /udpReplyPort, /thump, "
                            + "QLab's queries (/version, /workspaces, /cueLists, /cue/{cue}/valuesForKeys…) and /cue_id/{id}/…")
     }
 

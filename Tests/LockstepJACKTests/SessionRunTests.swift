@@ -361,7 +361,9 @@ extension JACKTests {
         }
 
         @Test("a layer with ports plays only there; the other layers go to the master outputs")
-        func layerPorts() throws {
+        func layerPorts() throws { try retryingOnXruns("SessionRunTests.layerPorts", layerPortsRun) }
+
+        func layerPortsRun(_ xrun: XrunFlag) throws {
             try write("solo.wav", Signals.constant(0.25, frames: 24000))
             try write("rest.wav", Signals.constant(0.0625, frames: 24000))
             let server = try JACKServer()
@@ -380,10 +382,13 @@ extension JACKTests {
                                       "--connect", capture.portNames[1], "--json"], timeout: 20)
             #expect(result.status == 0, "\(result.stderr)")
             #expect(capture.waitForFrames(capture.frames + 2048, timeout: 5))   // the last cycle played is in
+            // A server xrun skips or repeats frames at JACK, before any client: it runs again.
+            let counts = try json(result.stdout)["discontinuityCounts"] as? [String: Int] ?? [:]
+            xrun.set(capture.xrunCount > 0 || counts["xrun", default: 0] > 0)
             let solo = capture.channel(0).filter { $0 != 0 }
             let rest = capture.channel(1).filter { $0 != 0 }
-            #expect(solo.count == 24000 && solo.allSatisfy { $0 == 0.25 })
-            #expect(rest.count == 24000 && rest.allSatisfy { $0 == 0.0625 })
+            #expect(solo.count == 24000 && solo.allSatisfy { $0 == 0.25 }, "\(solo.count) frames of the solo layer; \(counts)")
+            #expect(rest.count == 24000 && rest.allSatisfy { $0 == 0.0625 }, "\(rest.count) frames of the rest; \(counts)")
         }
 
         @Test("--transport: session time follows the transport frame through start, stop and relocation")

@@ -80,6 +80,9 @@ struct OSCAddressSpaceTests {
         #expect(try request("/workspace/W/cue_id/LIST/playhead/previous") == .command(.selectPrevious))
         #expect(try request("/doubleGoWindowRemaining") == .query(.doubleGoWindowRemaining))
         #expect(try request("/panicInTime", [.float(2.5)]) == .command(.panicIn(.seconds(2.5))))
+        #expect(try request("/lockstep/cue/bed/level", [.float(-12), .string("2s")]) == .command(.setCueLevel(.name("bed"), decibels: -12, ramp: .seconds(2))))
+        #expect(try request("/lockstep/cue/3/level", [.string("-inf"), .float(0.5)]) == .command(.setCueLevel(.name("3"), decibels: -.infinity, ramp: .seconds(0.5))))
+        #expect(throws: ControlError.self) { try request("/lockstep/cue/bed/level", [.float(-12), .float(5000)]) }
         #expect(try request("/cue/bed/panic") == .command(.panicCue(.name("bed"), fade: nil)))
         #expect(try request("/cue/bed/panicInTime", [.int32(3)]) == .command(.panicCue(.name("bed"), fade: .seconds(3))))
         #expect(try request("/cue/selected/panic") == .cueCommand(.selected, .panic(nil)))
