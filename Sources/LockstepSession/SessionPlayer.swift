@@ -193,58 +193,11 @@ public final class SessionPlayer: @unchecked Sendable {
         }
     }
 
-    /// A start (or restart after a seek, a resume, a transport roll), or a control change on a
-    /// layer, that came too late for its device sample: the layers started (the layer's new audio
-    /// began) at the earliest possible sample instead, skipping `skippedFrames` frames so that
-    /// they stay on the session's timeline (`session run --json` lists them as
-    /// `SessionRunReport.LateStart`).
-    public struct LateStart: Sendable, Hashable {
-        /// The session sample the start (or change) was for.
-        public var position: Int64
-        /// The device sample at which the audio really began.
-        public var sampleTime: Int64
-        /// The frames skipped (the frames it was late by).
-        public var skippedFrames: Int64
-
-        /// Creates a record.
-        public init(position: Int64, sampleTime: Int64, skippedFrames: Int64) {
-            self.position = position
-            self.sampleTime = sampleTime
-            self.skippedFrames = skippedFrames
-        }
-    }
-
     /// Every late start so far, oldest first (a late change on a layer is known once the device
     /// has rendered the cycle it was for).
     public var lateStarts: [LateStart] {
         verifyChanges()
         return state.withLock { $0.lateStarts }
-    }
-
-    /// What a `go` did.
-    public struct GoResult: Sendable, Hashable {
-        /// The manual cue fired.
-        public var cue: String
-        /// The cues it placed (itself and those chained to it).
-        public var placed: [String]
-        /// The session sample its timeline starts on: for a cue loaded to a time, that far before
-        /// ``position`` (it is first heard on ``position``).
-        public var start: Int64
-        /// The manual cue the playhead selects afterwards (nil when none waits).
-        public var playhead: String?
-        /// The session sample the go landed on: ``start`` less the cue's own time after its go
-        /// (`offset`, `pre_wait`).
-        public var position: Int64 = 0
-    }
-
-    /// What a change of one cue (stop, pause, resume) did.
-    public struct CueChange: Sendable, Hashable {
-        /// The cue.
-        public var cue: String
-        /// The session sample the change begins: a fade-out (stop, pause) or the fade-in (resume).
-        public var start: Int64
-        /// The session sample it is silent from (stop, pause) or fully back (resume).
-        public var end: Int64
     }
 
     /// The fade of a cue's pause, resume or stop while playing (5 ms), so that nothing clicks.
@@ -602,41 +555,6 @@ public final class SessionPlayer: @unchecked Sendable {
     }
 }
 
-
-/// A control command that cannot be carried out (unknown cue, a paused cue fired…).
-public struct PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// Which kind of error.
-    public enum Kind: Sendable, Hashable {
-        /// No cue has that name.
-        case unknownCue
-        /// No layer has that name.
-        case unknownLayer
-        /// The cue is not a manual cue.
-        case notManual
-        /// Nothing at the playhead (past the last manual cue), or nothing to select that way.
-        case nothingWaiting
-        /// A plain `go` inside the double-GO window after the previous one: ignored.
-        case doubleGo
-        /// The session or cue is not in the state the command needs.
-        case wrongState
-        /// A value outside its range.
-        case outOfRange
-        /// Carrying it out failed.
-        case failed
-    }
-
-    /// Which kind of error.
-    public var kind: Kind
-    /// What went wrong and what to do.
-    public var message: String
-    /// Creates an error of `kind`.
-    public init(_ kind: Kind, _ message: String) {
-        self.kind = kind
-        self.message = message
-    }
-    /// The message.
-    public var description: String { message }
-}
 
 /// Lets the queues' callbacks reach the player without a retain cycle.
 private final class PlayerReference: @unchecked Sendable {
