@@ -193,12 +193,14 @@ extension JACKTests {
             let running = try CLI.spawn(["session", "run", session, "--server", rig.master, "--client-name", client,
                                          "--no-connect", "--align-outputs", "--json", "--start-server", "never"])
             let localPort = "\(client):local_1"
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline && !((try? JACKGraph.listPorts(server: rig.master)) ?? []).contains(where: { $0.name == localPort }) {
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline && running.isRunning
+                    && !((try? JACKGraph.listPorts(server: rig.master)) ?? []).contains(where: { $0.name == localPort }) {
                 usleep(20_000)
             }
             do { try local.connect(localPort, toChannel: 0) } catch {
-                Issue.record("\(error); session run: \(running.errorOutputSoFar); recorders: \(recorders.map(\.errorOutputSoFar))")
+                let ports = ((try? JACKGraph.listPorts(server: rig.master)) ?? []).map(\.name)
+                Issue.record("\(error); session run (running: \(running.isRunning)): \(running.errorOutputSoFar) \(running.outputSoFar); master's ports: \(ports); recorders: \(recorders.map(\.errorOutputSoFar))")
                 throw error
             }
 
