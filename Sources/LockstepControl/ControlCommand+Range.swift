@@ -22,6 +22,8 @@ extension ControlCommand {
             case .go, .stop, .panic, .pause, .resume, .startCue, .stopCue, .pauseCue, .resumeCue, .selectNext,
                  .selectPrevious, .selectPlayhead, .status, .reset:
                 break
+            case .editCue, .audition, .stopAudition:
+                break       // (the player checks an edit's value with the cue it edits)
             }
         } catch {
             throw ControlError(.outOfRange, error.message)

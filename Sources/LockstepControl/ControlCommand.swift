@@ -55,6 +55,14 @@ public enum ControlCommand: Sendable, Hashable {
     /// sounding stops, every cue waits again, the playhead goes to the first manual cue, and the
     /// session plays from its start.
     case reset
+    /// Edits a cue (QLab's setters; ``LockstepSession/SessionPlayer/edit(_:_:)``): at once when
+    /// it waits to be placed, else from its next start.
+    case editCue(CueReference, CueEdit)
+    /// Plays a cue (nil: the playhead's) on the audition outputs, apart from the show
+    /// (``LockstepSession/CueAudition``); QLab's audition and preview.
+    case audition(CueReference?)
+    /// Stops the audition playing.
+    case stopAudition
 }
 
 /// How a command names a cue: by name, or by its number (1 for the first cue of the session

@@ -52,6 +52,8 @@ public final class ControlDispatcher: Sendable {
         var lastHeartbeat = ContinuousClock.now
         /// While a panic fade runs: the session sample everything is silent from.
         var panicUntil: Int64?
+        /// Where auditions play (nil: the run has no audition output).
+        var audition: CueAudition?
 
         init(player: SessionPlayer) {
             self.player = player
@@ -78,10 +80,18 @@ public final class ControlDispatcher: Sendable {
     /// The player commands go to.
     public var player: SessionPlayer { state.withLock { $0.player } }
 
+    /// Where `audition` commands play: outputs apart from the show (nil: none, and an audition
+    /// is answered `unsupported`).
+    public var audition: CueAudition? {
+        get { state.withLock { $0.audition } }
+        set { state.withLock { $0.audition = newValue } }
+    }
+
     /// Sends commands to `player` from now on (the player made again after a sample-rate
     /// change). What it already did is not published again.
     public func replacePlayer(_ player: SessionPlayer) {
         state.withLock { state in
+            state.audition?.stop()      // (it played on the old engine)
             state.player = player
             state.panicUntil = nil
             state.seenLateStarts = 0
@@ -146,7 +156,7 @@ public final class ControlDispatcher: Sendable {
         var requested: Int64?
         // Playhead moves and status change no audio: carried out as they come.
         let sampleTime: Int64? = switch command {
-        case .selectNext, .selectPrevious, .selectPlayhead, .status, .loadCue: nil
+        case .selectNext, .selectPrevious, .selectPlayhead, .status, .loadCue, .editCue, .audition, .stopAudition: nil
         default: sampleTime
         }
         if let sampleTime {
@@ -184,7 +194,7 @@ public final class ControlDispatcher: Sendable {
                           seconds: position.map { Double($0) / rate }, gainDB: gainDB)
         }
         func cue(_ reference: CueReference) throws(ControlError) -> String {
-            try resolve(reference, in: timeline, numbers: player.session.document.cues.map(\.number))
+            try resolve(reference, in: timeline, numbers: player.document.cues.map(\.number))
         }
         /// For a time-tagged command: as asked, or how late.
         func lateness(_ start: Int64) -> String {
@@ -334,6 +344,34 @@ public final class ControlDispatcher: Sendable {
             let top = reset.sampleTime.map { "; the session plays from its start at device sample \($0)" } ?? "; the session waits at its start"
             return (ok(data, "reset: \(stopped), every cue waits, playhead on \(reset.playhead ?? "nothing")\(top)"),
                     [update(.reset, cue: reset.playhead, 0), update(.playhead, cue: reset.playhead)])
+        case .audition(let reference):
+            guard let audition = state.audition else {
+                throw ControlError(.unsupported, "\(address): this run has no audition output; start it with --audition PORT (where auditions play, apart from the show)")
+            }
+            guard let name = try reference.map(cue) ?? player.playhead else {
+                throw ControlError(.nothingWaiting, "\(address): no cue is at the playhead; name the cue to audition")
+            }
+            let started = try attempt { () throws(PlayerError) in try audition.play(name, of: player) }
+            var data = CommandResult(position: nil, rate: rate, sampleTime: nil)
+            data.cue = started.cue
+            data.frames = started.frames
+            let length = started.frames.map { "\(SessionTime.clock(Double($0) / rate))" } ?? "looping"
+            return (ok(data, "audition \(started.cue) on \(started.outputs.joined(separator: ", ")) (\(length)), apart from the show"), [])
+        case .stopAudition:
+            guard let audition = state.audition else {
+                throw ControlError(.unsupported, "\(address): this run has no audition output (--audition PORT)")
+            }
+            let stopped = audition.stop()
+            return (ok(CommandResult(position: nil, rate: rate, sampleTime: nil), stopped ? "audition stopped" : "no audition was playing"), [])
+        case .editCue(let reference, let change):
+            let name = try cue(reference)
+            let edit = try attempt { () throws(PlayerError) in try player.edit(name, change) }
+            var data = result(edit.sample)
+            data.cue = edit.cue
+            data.edited = edit.key
+            data.atNextStart = edit.atNextStart
+            let how = edit.atNextStart ? "it plays on as it was and takes the edit at its next start" : "at once"
+            return (ok(data, "set \(name) \(edit.key) to \(change.valueText): \(how)"), [update(.cueEdited, cue: edit.cue, edit.sample)])
         case .seek(let time):
             let position = time.samples(at: rate)
             do { try player.seek(to: position) } catch { throw ControlError(.failed, "seek: \(error.message)") }

@@ -32,6 +32,7 @@ extension ControlErrorCode {
         case .doubleGo: self = .doubleGo
         case .wrongState: self = .wrongState
         case .outOfRange: self = .outOfRange
+        case .invalidEdit: self = .invalidEdit
         case .failed: self = .failed
         }
     }

@@ -18,6 +18,9 @@ import LockstepSession
 /// select CUE            put the playhead on CUE
 /// seek TIME             jump to a session time
 /// reset                 back to the top: stop everything, every cue waits, playhead on the first
+/// audition [CUE]        play CUE (or the playhead's) on the audition outputs, apart from the show
+/// stop-audition         stop it
+/// set CUE KEY VALUE     edit a cue: name, number, pre_wait, post_wait, continue, duration, from, to, gain
 /// status                the state, as one JSON line
 /// ```
 ///
@@ -26,7 +29,7 @@ import LockstepSession
 public enum ControlLine {
     /// The verbs, for help and suggestions.
     public static let verbs = ["go", "start", "stop", "pause", "resume", "panic", "panic-in", "level", "gain", "next",
-                               "previous", "select", "seek", "status", "reset", "load"]
+                               "previous", "select", "seek", "status", "reset", "load", "set", "audition", "stop-audition"]
 
     /// The verb of `line` (its first word, lowercased), as the reply's address; empty for a
     /// blank line.
@@ -64,6 +67,13 @@ public enum ControlLine {
             do { return .loadCue(.name(words[1]), try SessionTime.parse(words[2...].joined(separator: " "), as: "load"), .set) } catch {
                 throw ControlError(error.isOutOfRange ? .outOfRange : .malformed, error.description)
             }
+        case "set":
+            guard words.count >= 4 || (words.count == 3 && words[2].lowercased() == "number") else {
+                throw ControlError(.malformed, "'\(line)' is not 'set CUE KEY VALUE'; write e.g. set bell pre_wait 1.5 (keys: \(CueEdit.keys.joined(separator: ", ")))")
+            }
+            return try edit(.name(words[1]), key: words[2], value: words[3...].joined(separator: " "))
+        case "audition": return .audition(cue)
+        case "stop-audition": try noArguments(); return .stopAudition
         case "next": try noArguments(); return .selectNext
         case "previous": try noArguments(); return .selectPrevious
         case "status": try noArguments(); return .status
@@ -86,6 +96,14 @@ public enum ControlLine {
                 : .setLayerGain(layer: words[1], decibels: decibels, ramp: ramp)
         default:
             throw ControlError(.unknownCommand, "unknown command '\(verb)'\(Suggest.hint(for: verb, in: verbs)); the commands are \(verbs.joined(separator: ", "))")
+        }
+    }
+
+    /// The edit of `cue`'s `key` to `value` as typed.
+    /// - Throws: ``ControlError`` for an unknown key or a value that is not one.
+    static func edit(_ cue: CueReference, key: String, value: String) throws(ControlError) -> ControlCommand {
+        do { return .editCue(cue, try CueEdit.parse(key: key, value: value)) } catch {
+            throw ControlError(error.isOutOfRange ? .outOfRange : .malformed, error.message)
         }
     }
 }

@@ -14,6 +14,8 @@ import LockstepSession
 /// {"command": "seek", "time": "1:30"}  {"command": "status"}  {"command": "reset"}
 /// {"command": "panic", "time": 3}      {"command": "panic", "cue": "bed", "time": "500ms"}
 /// {"command": "load", "cue": "3", "time": "0:30"}
+/// {"command": "set", "cue": "bell", "key": "pre_wait", "value": "1.5"}
+/// {"command": "audition", "cue": "bell"}   {"command": "stop-audition"}
 /// ```
 ///
 /// The reply's `address` is the verb, as for a typed line. A cue is its name, or its number
@@ -107,6 +109,8 @@ public enum WebCommand {
             return fade.map { .panicIn($0) } ?? .panic
         case "load":
             return .loadCue(try cue(required: true)!, try time("load"), .set)
+        case "audition": return .audition(try cue(required: false))
+        case "stop-audition": return .stopAudition
         case "next": return .selectNext
         case "previous": return .selectPrevious
         case "status": return .status
@@ -120,6 +124,20 @@ public enum WebCommand {
             return .setLayerGain(layer: layer, decibels: try number("gainDB"), ramp: try ramp())
         case "level":
             return .setCueLevel(try cue(required: true)!, decibels: try number("gainDB"), ramp: try ramp())
+        case "set":
+            let cue = try cue(required: true)!
+            guard let key = fields["key"]?.stringValue else {
+                throw ControlError(.malformed, "set needs a \"key\" (\(CueEdit.keys.joined(separator: ", "))): {\"command\":\"set\",\"cue\":\"bell\",\"key\":\"pre_wait\",\"value\":\"1.5\"}")
+            }
+            let value: String
+            switch fields["value"] {
+            case .string(let text)?: value = text
+            case .integer(let number)?: value = String(number)
+            case .number(let number)?: value = String(number)
+            case .null?: value = "none"
+            default: throw ControlError(.malformed, "set needs a \"value\": a string, a number, or null to clear")
+            }
+            return try ControlLine.edit(cue, key: key, value: value)
         default:
             throw ControlError(.unknownCommand, "unknown command '\(verb)'; the commands are \(ControlLine.verbs.joined(separator: ", "))")
         }

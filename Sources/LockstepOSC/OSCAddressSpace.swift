@@ -59,7 +59,7 @@ public enum OSCAddressSpace {
         "/select/next", "/select/previous", "/playhead/next", "/playhead/previous", "/doubleGoWindowRemaining",
         "/lockstep/layer/{layer}/gain", "/lockstep/cue/{cue}/level", "/lockstep/seek", "/lockstep/status", "/connect", "/updates", "/udpReplyPort", "/thump",
         "/version", "/workspaces", "/cueLists", "/selectedCues", "/runningCues", "/runningOrPausedCues", "/playheadID",
-        "/cue/{cue}/valuesForKeys", "/cue/{cue}/children", "/cue/{cue}/togglePause", "/cue_id/{id}/valuesForKeys", "/cue_id/{id}/start",
+        "/cue/{cue}/audition", "/cue/{cue}/preview", "/auditionGo", "/cue/{cue}/valuesForKeys", "/cue/{cue}/children", "/cue/{cue}/togglePause", "/cue_id/{id}/valuesForKeys", "/cue_id/{id}/start",
         "/showMode", "/alwaysAudition", "/auditionMonitors", "/overrideWindow", "/liveFadePreview", "/settings/general/minGoTime",
     ]
 
@@ -100,6 +100,14 @@ public enum OSCAddressSpace {
             let seconds = try numbers([1], "a fade time in seconds")[0]
             return try checked { () throws(ControlRangeError) in try ControlRange.ramp(seconds: seconds, for: address) }.seconds(at: 1)
         }
+        /// The seconds a `/{key}/+` or `/-` moves a time by (negative for `-`).
+        func adjustment(_ key: String, up: Bool) throws(ControlError) -> Double {
+            let seconds = try numbers([1], "the seconds to move \(key) by")[0]
+            guard seconds.isFinite, abs(seconds) <= SessionTime.maximumSeconds else {
+                throw ControlError(.outOfRange, "\(address): \(seconds) s is out of range; send up to a week (\(Int(SessionTime.maximumSeconds)) s)")
+            }
+            return up ? seconds : -seconds
+        }
         func cue(_ name: String) throws(ControlError) -> CueReference {
             guard !name.isEmpty else { throw ControlError(.malformed, "\(address) names no cue; write the cue's name or number, e.g. /cue/1/start") }
             return .name(name)
@@ -124,8 +132,12 @@ public enum OSCAddressSpace {
             case "resume": try none(); return .command(.resume)
             case "panic": try none(); return .command(.panic)
             case "reset": try none(); return .command(.reset)
+            case "auditionGo", "preview", "auditionPreview": try none(); return .command(.audition(nil))
             case "panicInTime": return .command(.panicIn(.seconds(try fadeTime())))
             case "loadAt": return .cueCommand(.playhead, .loadAt(try loadTime(), .set))
+            case let key where QLabWorkspace.settableKeys.contains(key) && !arguments.isEmpty:
+                // (QLab's /{key} value: the cue at the playhead.)
+                return .cueCommand(.playhead, .edit(try Self.edit(key, arguments, address: address)!))
             case "thump": return .thump
             case "version": try none(); return .query(.version)
             case "workspaces": try none(); return .query(.workspaces)
@@ -162,6 +174,9 @@ public enum OSCAddressSpace {
                 return .command(.selectPrevious)
             case ("loadAt", "+"), ("loadAt", "-"):
                 return .cueCommand(.playhead, .loadAt(try loadTime(), parts[1] == "+" ? .later : .earlier))
+            case (let key, "+"), (let key, "-"):
+                guard QLabWorkspace.adjustableKeys.contains(key) else { break }
+                return .cueCommand(.playhead, .adjust(key, try adjustment(key, up: parts[1] == "+")))
             case ("playhead", let name), ("select", let name): try none(); return .command(.selectPlayhead(try cue(name)))
             case ("select_id", let id), ("selectId", let id):
                 try none()
@@ -225,6 +240,9 @@ public enum OSCAddressSpace {
                 let seconds = try loadTime()
                 return act(.loadAt(seconds, .set)) { .loadCue($0, .seconds(seconds), .set) }
             case "load": try none(); return act(.loadAt(0, .set)) { .loadCue($0, .seconds(0), .set) }
+            case "audition", "auditionGo", "preview", "auditionPreview":
+                try none()
+                return act(.audition) { .audition($0) }
             case "level":
                 let values = try numbers([1, 3], "a level in dB (or QLab's row 0, column 0, dB)")
                 if values.count == 3 && (values[0] != 0 || values[1] != 0) {
@@ -242,8 +260,11 @@ public enum OSCAddressSpace {
                 return .query(.valuesForKeys(target, keys))
             case "children": try none(); return .query(.children(target))
             case let key where QLabWorkspace.cueKeys.contains(key):
-                guard arguments.isEmpty else { throw ControlError(.unsupported, "\(address): Lockstep's cues cannot be edited over OSC; \(key) is read-only") }
-                return .query(.property(target, key))
+                if arguments.isEmpty { return .query(.property(target, key)) }
+                guard let change = try Self.edit(key, arguments, address: address) else {
+                    throw ControlError(.unsupported, "\(address): \(key) is read-only in Lockstep; the keys a cue takes are \(QLabWorkspace.settableKeys.sorted().joined(separator: ", "))")
+                }
+                return act(.edit(change)) { .editCue($0, change) }
             default: break
             }
         case 4 where parts[0] == "cue_id" && parts[2] == "playhead" && ["next", "previous", "nextSequence", "previousSequence"].contains(parts[3]):
@@ -257,6 +278,11 @@ public enum OSCAddressSpace {
                 : parts[1] == "playhead" || parts[1] == "selected" ? .playhead : .reference(try cue(parts[1]))
             if case .reference(let reference) = target { return .command(.loadCue(reference, .seconds(seconds), change)) }
             return .cueCommand(target, .loadAt(seconds, change))
+        case 4 where (parts[0] == "cue" || parts[0] == "cue_id") && QLabWorkspace.adjustableKeys.contains(parts[2])
+                && (parts[3] == "+" || parts[3] == "-"):
+            let target: QLabCueTarget = parts[0] == "cue_id" ? .uniqueID(parts[1])
+                : parts[1] == "playhead" || parts[1] == "selected" ? .playhead : .reference(try cue(parts[1]))
+            return .cueCommand(target, .adjust(parts[2], try adjustment(parts[2], up: parts[3] == "+")))
         case 4 where parts[0] == "lockstep" && ((parts[1] == "layer" && parts[3] == "gain") || (parts[1] == "cue" && parts[3] == "level")):
             // The gain (a number or "-6dB"/"-inf"), then the ramp: seconds as a number, or a time
             // in the one syntax as a string ("250ms", "0:02", "4800 samples"). A cue's level
@@ -285,6 +311,53 @@ public enum OSCAddressSpace {
                            + "/pause, /resume, /panic, /reset, /cue/{cue}/start|stop|pause|resume|go|level, /playhead/{cue}, /select/{cue}, /select/next|previous, "
                            + "/lockstep/layer/{layer}/gain, /lockstep/cue/{cue}/level, /lockstep/seek, /lockstep/status, /connect, /updates, /udpReplyPort, /thump, "
                            + "QLab's queries (/version, /workspaces, /cueLists, /cue/{cue}/valuesForKeys…) and /cue_id/{id}/…")
+    }
+
+    /// The edit QLab's setter `/cue/{cue}/{key} value` makes (nil for a key that cannot be set):
+    /// `name` and `number` take a string (a number too; an empty number clears it), the times
+    /// (`preWait`, `postWait`, `duration`, `startTime`, `endTime`) seconds, `continueMode` 0 (do
+    /// not continue), 1 (auto-continue) or 2 (auto-follow).
+    static func edit(_ key: String, _ arguments: [OSCArgument], address: String) throws(ControlError) -> CueEdit? {
+        guard QLabWorkspace.settableKeys.contains(key) else { return nil }
+        let isTime = ["preWait", "postWait", "duration", "startTime", "endTime"].contains(key)
+        guard arguments.count == 1 || (isTime && arguments.count == 3) else {
+            throw ControlError(.malformed, "\(address) sets \(key) from one argument\(isTime ? " (seconds, or QLab's hours, minutes, seconds)" : ""); it was sent \(arguments.count)")
+        }
+        let argument = arguments[0]
+        func seconds() throws(ControlError) -> SessionTime? {
+            let values = arguments.compactMap(\.number)
+            guard values.count == arguments.count, values.allSatisfy({ !$0.isNaN }) else {
+                throw ControlError(.malformed, "\(address): \(arguments.map(\.description).joined(separator: ", ")) is not a time; send seconds as a number (or hours, minutes, seconds)")
+            }
+            let value = values.count == 3 ? values[0] * 3600 + values[1] * 60 + values[2] : values[0]
+            do throws(TimeSyntaxError) { return value == 0 ? nil : try SessionTime.seconds(value, as: address) } catch {
+                throw ControlError(.outOfRange, error.description)
+            }
+        }
+        switch key {
+        case "name":
+            guard let text = argument.text else { throw ControlError(.malformed, "\(address): a name is a string; it was sent \(argument)") }
+            return .name(text)
+        case "number":
+            let text = argument.text ?? argument.number.map { $0 == $0.rounded() ? String(Int64($0)) : String($0) }
+            guard let text else { throw ControlError(.malformed, "\(address): a cue number is a string; it was sent \(argument)") }
+            return .number(text.isEmpty ? nil : text)
+        case "preWait": return .preWait(try seconds())
+        case "postWait": return .postWait(try seconds())
+        case "startTime": return .from(try seconds())
+        case "endTime": return .to(try seconds())
+        case "duration":
+            guard let time = try seconds() else { throw ControlError(.outOfRange, "\(address): a duration of 0 leaves nothing to play; send more than 0 s") }
+            return .duration(time)
+        case "continueMode":
+            switch argument.number {
+            case 0?: return .continueMode(.none)
+            case 1?: return .continueMode(.autoContinue)
+            case 2?: return .continueMode(.autoFollow)
+            default: throw ControlError(.outOfRange, "\(address): the continue mode is 0 (do not continue), 1 (auto-continue) or 2 (auto-follow); it was sent \(argument)")
+            }
+        default: return nil
+        }
     }
 
     /// Runs a range check (``LockstepSession/ControlRange``), its error as a ``LockstepControl/ControlError``.

@@ -460,7 +460,7 @@ public final class OSCControlServer: Sendable {
         let targets = table.withLock { $0.clients.values.filter(\.subscribed).map(\.replyAddress) }
         guard !targets.isEmpty else { return }
         send(update: OSCMessage("/update/" + update.kind.rawValue, [.string(update.json)]), to: targets)
-        for (address, arguments) in workspace.updates(for: update) {
+        for (address, arguments) in workspace.updates(for: update, document: dispatcher.player.document) {
             send(update: OSCMessage(address, arguments), to: targets)
         }
     }

@@ -41,6 +41,14 @@ public enum QLabCueAction: Sendable, Hashable {
     case panic(Double?)
     /// `loadAt`, `loadAt/+`, `loadAt/-`, `load`: load the cue to a time in seconds.
     case loadAt(Double, SessionPlayer.LoadChange)
+    /// A setter (`/cue/{cue}/preWait 2`…): edit the cue.
+    case edit(CueEdit)
+    /// `audition`, `auditionGo`, `preview`, `auditionPreview`: play the cue on the audition
+    /// outputs, apart from the show.
+    case audition
+    /// `/cue/{cue}/{key}/+` or `/-`: move a time (`preWait`, `postWait`, `duration`,
+    /// `startTime`, `endTime`) by the seconds given (negative: earlier), not below 0.
+    case adjust(String, Double)
 }
 
 /// A question QLab's clients ask (Companion's *QLab (advance)* module, QLab Remote…): answered
@@ -65,7 +73,8 @@ public enum QLabQuery: Sendable, Hashable {
     case valuesForKeys(QLabCueTarget, [String])
     /// `/cue/{cue}/{key}`: one key's value (`/cue/1/name`, `/cue_id/{list}/playheadID`).
     case property(QLabCueTarget, String)
-    /// `/cue/{cue}/children`: the cue list's cues; an Audio cue has none.
+    /// `/cue/{cue}/children`: the cue list's cues (those at its top), a group's cues; other cues
+    /// have none.
     case children(QLabCueTarget)
     /// `/playheadID`: the unique ID of the cue at the playhead, or `none`.
     case playheadID
@@ -114,8 +123,14 @@ public struct QLabWorkspace: Sendable, Hashable {
         "isRunning", "isPaused", "isLoaded", "isBroken", "isAuditioning", "isActionRunning", "duration", "actionElapsed",
         "percentActionElapsed", "preWait", "postWait", "preWaitElapsed", "postWaitElapsed", "percentPreWaitElapsed",
         "percentPostWaitElapsed", "continueMode", "autoLoad", "infiniteLoop", "holdLastFrame", "hasFileTargets",
-        "hasCueTargets", "fileTarget", "playheadID", "playbackPositionID", "cues",
+        "hasCueTargets", "fileTarget", "playheadID", "playbackPositionID", "cues", "startTime", "endTime",
     ]
+
+    /// The keys a setter (`/cue/{cue}/{key} value`) edits.
+    public static let settableKeys: Set<String> = ["name", "number", "preWait", "postWait", "duration", "startTime",
+                                                   "endTime", "continueMode"]
+    /// The keys `/{key}/+` and `/-` move.
+    public static let adjustableKeys: Set<String> = ["preWait", "postWait", "duration", "startTime", "endTime"]
 
     /// The workspace's unique ID.
     public let uniqueID: String
@@ -125,22 +140,9 @@ public struct QLabWorkspace: Sendable, Hashable {
     public let hasPasscode: Bool
     /// The cue list's unique ID.
     public let cueListID: String
-    /// Each cue's unique ID, in file order.
+    /// Each cue's unique ID, in file order: made from its name when the run began, and kept
+    /// through renames.
     public let cueIDs: [String]
-    /// Each cue's name, in file order.
-    public let names: [String]
-    /// Each cue's QLab number: its `number:` key, or empty.
-    public let numbers: [String]
-    /// Each cue's QLab type (`Audio`, `Fade`, `Stop`…).
-    public let types: [String]
-    /// Each cue's pre-wait and post-wait (as written: seconds, or samples at the session's rate)
-    /// and continue mode (QLab's 0 do not continue, 1 auto-continue, 2 auto-follow).
-    let waits: [Waits]
-    struct Waits: Sendable, Hashable {
-        var pre: SessionTime?
-        var post: SessionTime?
-        var continueMode: Int64
-    }
 
     /// The workspace of `session`.
     public init(session: Session, hasPasscode: Bool) {
@@ -148,16 +150,9 @@ public struct QLabWorkspace: Sendable, Hashable {
         displayName = fileName
         uniqueID = Self.identifier("lockstep workspace " + fileName)
         cueListID = Self.identifier("lockstep cue list " + uniqueID)
-        names = session.document.cues.map(\.name)
-        numbers = session.document.cues.map { $0.number ?? "" }
-        types = session.document.cues.map(\.action.type.qlabName)
-        waits = session.document.cues.map { cue in
-            let mode: Int64 = switch cue.action.continueMode { case .autoContinue: 1; case .autoFollow: 2; case .none?, nil: 0 }
-            return Waits(pre: cue.action.preWait, post: cue.action.postWait, continueMode: mode)
-        }
         self.hasPasscode = hasPasscode
         var ids: [String] = []
-        for name in names {
+        for name in session.document.cues.map(\.name) {
             var id = Self.identifier("lockstep cue " + name)
             var salt = 1
             while ids.contains(id) || id == cueListID {      // never twice (a hash collision)
@@ -187,6 +182,8 @@ public struct QLabWorkspace: Sendable, Hashable {
     public struct Snapshot: Sendable {
         /// The timeline, with every cue's placement, pauses and stops.
         public var timeline: SessionTimeline
+        /// The session file as edited so far: each cue's number, type, waits and continue mode.
+        public var document: SessionDocument
         /// The session sample playing.
         public var position: Int64
         /// Whether the session plays (not paused, not stopped).
@@ -201,6 +198,7 @@ public struct QLabWorkspace: Sendable, Hashable {
         /// The state of `player` now.
         public init(player: SessionPlayer) {
             timeline = player.timeline
+            document = player.document
             position = player.position
             isRunning = player.isRunning
             playhead = player.playhead
@@ -228,7 +226,7 @@ public struct QLabWorkspace: Sendable, Hashable {
             if let index = cueIDs.firstIndex(of: id), timeline.cues.indices.contains(index) { return .cue(index) }
             throw ControlError(.unknownCue, "no cue has the unique ID \(id); /cueLists lists the cues with theirs")
         case .reference(let reference):
-            let name = try ControlDispatcher.resolve(reference, in: timeline, numbers: numbers.map { $0.isEmpty ? nil : $0 })
+            let name = try ControlDispatcher.resolve(reference, in: timeline, numbers: snapshot.document.cues.map(\.number))
             if let index = timeline.cues.firstIndex(where: { $0.name == name }) { return .cue(index) }
             throw ControlError(.unknownCue, "unknown cue '\(name)'\(Suggest.hint(for: name, in: timeline.cues.map(\.name)))")
         case .playhead, .selected:
@@ -261,7 +259,9 @@ public struct QLabWorkspace: Sendable, Hashable {
         for key in ["uniqueID", "number", "name", "listName", "type", "colorName", "flagged", "armed"] {
             fields[key] = value(key, of: item, in: snapshot)
         }
-        if item == .list { fields["cues"] = value("cues", of: item, in: snapshot) }
+        if case .cue(let index) = item, snapshot.timeline.cues[index].action != .group {} else {
+            fields["cues"] = value("cues", of: item, in: snapshot)
+        }
         return .object(fields)
     }
 
@@ -283,7 +283,7 @@ public struct QLabWorkspace: Sendable, Hashable {
             case "type": return .string("Cue List")
             case "playheadID", "playbackPositionID":
                 return .string(snapshot.playhead.flatMap { name in timeline.cues.firstIndex { $0.name == name } }.map { cueIDs[$0] } ?? "none")
-            case "cues": return cues(in: snapshot)
+            case "cues": return cues(in: snapshot) { $0.group == nil }
             case "isRunning", "isActionRunning": return .bool(running)
             case "isPaused": return .bool(!running && timeline.cues.contains { isPaused($0, snapshot) })
             case "parent", "fileTarget": return .null
@@ -292,6 +292,7 @@ public struct QLabWorkspace: Sendable, Hashable {
             }
         case .cue(let index):
             let cue = timeline.cues[index]
+            let written = snapshot.document.cues[index]
             let rate = timeline.rate
             let pass = Double(cue.regionEnd - cue.regionStart) / cue.fileRate
             let duration = cue.length.map { Double($0) / rate } ?? pass
@@ -299,11 +300,11 @@ public struct QLabWorkspace: Sendable, Hashable {
             let elapsed = active ? Double(cue.samplesPlayed(before: snapshot.position)) / rate : 0
             switch key {
             case "uniqueID": return .string(cueIDs[index])
-            case "number": return .string(numbers.indices.contains(index) ? numbers[index] : "")
-            case "name", "listName", "displayName": return .string(cue.name)
-            case "type": return .string(types.indices.contains(index) ? types[index] : "Audio")
+            case "number": return .string(written.number ?? "")
+            case "name", "listName", "displayName": return .string(written.name)
+            case "type": return .string(written.action.type.qlabName)
             case "notes": return .string("")
-            case "parent": return .string(cueListID)
+            case "parent": return .string(cue.group.map { cueIDs[$0] } ?? cueListID)
             case "isRunning", "isActionRunning": return .bool(isRunning(cue, snapshot))
             case "isPaused": return .bool(isPaused(cue, snapshot))
             case "duration": return .number(duration)
@@ -312,13 +313,17 @@ public struct QLabWorkspace: Sendable, Hashable {
                 guard active, duration > 0 else { return .number(0) }
                 return .number(cue.length == nil ? elapsed.truncatingRemainder(dividingBy: pass) / pass : min(1, elapsed / duration))
             case "infiniteLoop": return .bool(cue.length == nil)
-            case "preWait": return .number(waits.indices.contains(index) ? waits[index].pre?.seconds(at: rate) ?? 0 : 0)
-            case "postWait": return .number(waits.indices.contains(index) ? waits[index].post?.seconds(at: rate) ?? 0 : 0)
-            case "continueMode": return .integer(waits.indices.contains(index) ? waits[index].continueMode : 0)
+            case "preWait": return .number(written.action.preWait?.seconds(at: rate) ?? 0)
+            case "postWait": return .number(written.action.postWait?.seconds(at: rate) ?? 0)
+            case "continueMode":
+                let mode: Int64 = switch written.action.continueMode { case .autoContinue: 1; case .autoFollow: 2; case .none?, nil: 0 }
+                return .integer(mode)
+            case "startTime": return .number(cue.isAudio ? Double(cue.regionStart) / cue.fileRate : 0)
+            case "endTime": return .number(cue.isAudio ? Double(cue.regionEnd) / cue.fileRate : 0)
             case "hasFileTargets": return .bool(cue.isAudio)
             case "fileTarget": return cue.isAudio ? .string(cue.path) : .null
             case "hasCueTargets": return .bool(snapshot.timeline.cues[index].action.targetCue != nil)
-            case "cues": return .array([])
+            case "cues": return cues(in: snapshot) { $0.group == index }
             case "playheadID", "playbackPositionID": return nil
             default: return commonValue(key)
             }
@@ -388,8 +393,14 @@ public struct QLabWorkspace: Sendable, Hashable {
             case .togglePause: return snapshot.isRunning ? .pause : .resume
             case .reset: return .reset
             case .panic(let seconds): return seconds.map { .panicIn(.seconds($0)) } ?? .panic
-            case .select, .level, .loadAt:
-                let what = switch action { case .select: "put at the playhead"; case .level: "levelled"; default: "loaded" }
+            case .select, .level, .loadAt, .edit, .adjust, .audition:
+                let what = switch action {
+                case .select: "put at the playhead"
+                case .level: "levelled"
+                case .edit, .adjust: "edited"
+                case .audition: "auditioned"
+                default: "loaded"
+                }
                 throw ControlError(.unsupported, "the cue list cannot be \(what); name one of its cues")
             }
         case .cue(let index):
@@ -407,6 +418,17 @@ public struct QLabWorkspace: Sendable, Hashable {
             case .reset: throw ControlError(.unsupported, "Lockstep resets the whole show (/reset), not one cue; stop the cue (/cue/{cue}/stop) and it can be fired again")
             case .panic(let seconds): return .panicCue(reference, fade: seconds.map { .seconds($0) })
             case .loadAt(let seconds, let change): return .loadCue(reference, .seconds(seconds), change)
+            case .edit(let change): return .editCue(reference, change)
+            case .audition: return .audition(reference)
+            case .adjust(let key, let seconds):
+                guard case .number(let current)? = value(key, of: .cue(index), in: snapshot) else {
+                    throw ControlError(.unsupported, "\(key) of cue '\(cue.name)' is not a time")
+                }
+                let moved = max(0, current + seconds)
+                guard let change = try OSCAddressSpace.edit(key, [.double(moved)], address: "/cue/\(cue.name)/\(key)") else {
+                    throw ControlError(.unsupported, "\(key) cannot be moved")
+                }
+                return .editCue(reference, change)
             }
         }
     }
@@ -415,15 +437,16 @@ public struct QLabWorkspace: Sendable, Hashable {
     /// makes: a cue's change → `/update/workspace/{id}/cue_id/{cue}`; the playhead moving →
     /// `/update/workspace/{id}/cueList/{list}/playbackPosition {cue}` (no argument: none waits);
     /// the whole session pausing, resuming, seeking or stopping → every cue's update.
-    func updates(for update: ControlUpdate) -> [(address: String, arguments: [OSCArgument])] {
+    /// Cues are found by their names in `document` (the session as edited).
+    func updates(for update: ControlUpdate, document: SessionDocument) -> [(address: String, arguments: [OSCArgument])] {
         let prefix = "/update/workspace/\(uniqueID)"
         func cueUpdate(_ index: Int) -> (String, [OSCArgument]) { ("\(prefix)/cue_id/\(cueIDs[index])", []) }
         switch update.kind {
-        case .cueStarted, .cueEnded, .cueStopped, .cuePaused, .cueResumed, .cueLevel:
-            guard let name = update.cue, let index = names.firstIndex(of: name) else { return [] }
+        case .cueStarted, .cueEnded, .cueStopped, .cuePaused, .cueResumed, .cueLevel, .cueEdited:
+            guard let name = update.cue, let index = document.cues.firstIndex(where: { $0.name == name }) else { return [] }
             return [cueUpdate(index)]
         case .playhead:
-            let id = update.cue.flatMap { names.firstIndex(of: $0) }.map { cueIDs[$0] }
+            let id = update.cue.flatMap { name in document.cues.firstIndex { $0.name == name } }.map { cueIDs[$0] }
             return [("\(prefix)/cueList/\(cueListID)/playbackPosition", id.map { [.string($0)] } ?? [])]
         case .paused, .resumed, .seeked, .stopped, .panic, .reset:
             return cueIDs.indices.map(cueUpdate)

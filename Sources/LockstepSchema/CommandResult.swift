@@ -56,6 +56,13 @@ public struct CommandResult: Sendable, Hashable, Codable {
     public var loadFrames: Int64?
     /// ``loadFrames`` in seconds.
     public var loadSeconds: Double?
+    /// An edit of a cue: the session file's key it changed (`pre_wait`, `to`…).
+    public var edited: String?
+    /// An edit of a cue: true when the cue was placed (scheduled, playing or played) and takes
+    /// the edit at its next start; false when it took it at once.
+    public var atNextStart: Bool?
+    /// An audition: the frames (at the device's rate) it plays; absent when it loops forever.
+    public var frames: Int64?
 
     /// Creates a result that took effect on session sample `position` (at `rate`), played by
     /// device sample `sampleTime` when the session plays.
@@ -74,7 +81,7 @@ public struct CommandResult: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case schema, cue, layer, position, seconds, sampleTime, start, end, placed, playhead, cues, silentFrom, gainDB,
-             rampFrames, rampSeconds, requestedSampleTime, lateFrames, loadFrames, loadSeconds
+             rampFrames, rampSeconds, requestedSampleTime, lateFrames, loadFrames, loadSeconds, edited, atNextStart, frames
     }
 
     /// Encodes the result: absent fields are left out, except the `gainDB` of a level or gain
@@ -104,5 +111,8 @@ public struct CommandResult: Sendable, Hashable, Codable {
         try container.encodeIfPresent(lateFrames, forKey: .lateFrames)
         try container.encodeIfPresent(loadFrames, forKey: .loadFrames)
         try container.encodeIfPresent(loadSeconds, forKey: .loadSeconds)
+        try container.encodeIfPresent(edited, forKey: .edited)
+        try container.encodeIfPresent(atNextStart, forKey: .atNextStart)
+        try container.encodeIfPresent(frames, forKey: .frames)
     }
 }

@@ -88,6 +88,9 @@ public enum ControlErrorCode: String, Sendable, Hashable, Codable, CaseIterable 
     case cannotSchedule
     /// A value outside its range: a gain, a ramp, a time, a port, a time tag too far ahead.
     case outOfRange
+    /// An edit of a cue that would make the session invalid; the message says why, as
+    /// `session check` would.
+    case invalidEdit
     /// Lockstep does not have or cannot change that (a selection, a setting, a read-only property).
     case unsupported
     /// The show needs a passcode first, or the passcode was wrong.

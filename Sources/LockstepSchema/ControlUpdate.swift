@@ -21,6 +21,9 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         case cueResumed = "cue/resumed"
         /// A cue's level was set (``gainDB``, from ``position``).
         case cueLevel = "cue/level"
+        /// A cue (``cue``, its name after the edit) was edited from ``position`` on: a page or
+        /// controller showing the cue list reads it again.
+        case cueEdited = "cue/edited"
         /// A layer's gain was set (``gainDB``, from ``position``).
         case layerGain = "layer/gain"
         /// The playhead moved (``cue``: the manual cue a plain go fires next; nil: none waits).

@@ -47,6 +47,8 @@ public struct TimelineReport: Sendable, Hashable, Codable {
         /// For an action cue (`type` other than audio): what it does, e.g. `fade bed`, `stop bed`,
         /// `wait` (absent for an audio cue).
         public var action: String?
+        /// The group cue it is in (absent at the top of the cue list).
+        public var group: String?
 
         /// Creates a cue; times in seconds come from `rate`, `gainDB` is rounded.
         public init(name: String, layer: String, file: String, manual: Bool, start: Int64?, end: Int64?, frames: Int64?,

@@ -16,6 +16,9 @@ public struct PlayerError: Error, Sendable, Hashable, CustomStringConvertible {
         case wrongState
         /// A value outside its range.
         case outOfRange
+        /// An edit that would make the session invalid (the message is what `session check` would
+        /// say of it).
+        case invalidEdit
         /// Carrying it out failed.
         case failed
     }

@@ -171,3 +171,11 @@ public struct Session: Sendable {
         return try builder.build()
     }
 }
+
+extension Session {
+    /// The same session with `document` edited (its cues' properties; the same cues, files and
+    /// layers): checked again when its timeline is built.
+    init(editing base: Session, document: SessionDocument) {
+        self.init(document: document, files: base.files)
+    }
+}

@@ -21,9 +21,16 @@ extension SessionDocument {
         case goto
         /// Does nothing for `duration`: a gap a chain of cues can follow.
         case wait
+        /// Holds cues (`children:`) that start with it: all at once (`mode: timeline`) or one after
+        /// another (`mode: playlist`). A stop, pause, resume, devamp or fade of it acts on every
+        /// audio cue inside it.
+        case group
+        /// Sends an OSC message (`message`) over UDP to `destination` (`HOST:PORT`) on its first
+        /// sample, live (a render sends nothing).
+        case network
 
         /// Whether it acts on the cue named by `target`.
-        public var takesTarget: Bool { ![.audio, .wait].contains(self) }
+        public var takesTarget: Bool { ![.audio, .wait, .group, .network].contains(self) }
         /// QLab's name of the type (`/cue/{cue}/type`).
         public var qlabName: String {
             switch self {
@@ -36,6 +43,8 @@ extension SessionDocument {
             case .start: return "Start"
             case .goto: return "GoTo"
             case .wait: return "Wait"
+            case .group: return "Group"
+            case .network: return "Network"
             }
         }
     }
@@ -48,6 +57,16 @@ extension SessionDocument {
         case autoContinue = "auto-continue"
         /// The next cue starts when this one ends.
         case autoFollow = "auto-follow"
+    }
+
+    /// How a group cue starts the cues it holds (`mode`; QLab's group modes of the same names).
+    public enum GroupMode: String, Sendable, Hashable, CaseIterable {
+        /// Every cue starts with the group, `at` its own time from the group's start (QLab's
+        /// "timeline: start all children simultaneously").
+        case timeline
+        /// The first cue starts with the group, each next one when the one before ends, overlapped
+        /// by the group's `crossfade` (QLab's "playlist").
+        case playlist
     }
 
     /// The shape of a fade cue's move (`curve`).
@@ -79,6 +98,8 @@ extension SessionDocument {
         case .fade: return ["target", "layer", "level", "duration", "curve", "stop_target"]
         case .stop, .pause, .resume, .devamp, .start, .goto: return ["target"]
         case .wait: return ["duration"]
+        case .group: return ["mode", "children", "crossfade"]
+        case .network: return ["destination", "message"]
         }
     }
 }
@@ -104,6 +125,15 @@ extension SessionDocument.Cue {
         public var postWait: SessionTime?
         /// How the next cue of the list starts (`continue`); nil when not given.
         public var continueMode: SessionDocument.ContinueMode?
+        /// The group cue (its index in ``SessionDocument/cues``) this cue is in; nil at the top of
+        /// the list.
+        public var parent: Int?
+        /// A group's mode (`mode`, default timeline).
+        public var groupMode = SessionDocument.GroupMode.timeline
+        /// A network cue's destination (`destination`): `HOST:PORT`, `[IPV6]:PORT`.
+        public var destination: String?
+        /// A network cue's OSC message (`message`).
+        public var message: NetworkMessage?
         /// Whether `type` named no type (reported once; the cue is then checked no further).
         var hasUnknownType = false
 

@@ -21,6 +21,19 @@ extension SessionParser {
         case "duration": cue.action.duration = time(value, what: "\(label) duration")
         case "pre_wait": cue.action.preWait = time(value, what: "\(label) pre_wait")
         case "post_wait": cue.action.postWait = time(value, what: "\(label) post_wait")
+        case "destination":
+            guard let text = scalar(value, "\(label) destination", expecting: "HOST:PORT") else { break }
+            if let problem = Self.destinationProblem(text) { report(.invalidValue, value, "\(label): destination '\(Self.excerpt(text))' \(problem)") }
+            else { cue.action.destination = text }
+        case "message":
+            guard let text = scalar(value, "\(label) message", expecting: "an OSC message such as /cue/12/go") else { break }
+            do { cue.action.message = try NetworkMessage.parse(text) } catch {
+                report(.invalidValue, value, "\(label): message \(error.message)")
+            }
+        case "mode":
+            if let mode: SessionDocument.GroupMode = choice(value, label: label, key: "mode", what: "group mode", plural: "modes") {
+                cue.action.groupMode = mode
+            }
         case "curve":
             if let curve: SessionDocument.FadeCurve = choice(value, label: label, key: "curve", what: "curve", plural: "curves") {
                 cue.action.curve = curve
@@ -81,6 +94,11 @@ extension SessionParser {
             }
             if cue.keyLocations["duration"] == nil { cue.action.duration = .seconds(SessionDocument.defaultFadeSeconds) }
         }
+        if type == .network {
+            for key in ["destination", "message"] where cue.keyLocations[key] == nil {
+                diagnostics.append(SessionDiagnostic(.missingKey, at: cue.location, "\(label)\(name): a network cue needs '\(key):' (\(key == "message" ? "the OSC message, e.g. /cue/12/go" : "where it goes, HOST:PORT, e.g. 127.0.0.1:53000"))"))
+            }
+        }
         if type == .wait && cue.keyLocations["duration"] == nil {
             diagnostics.append(SessionDiagnostic(.missingKey, at: cue.location, "\(label)\(name): a wait cue needs 'duration:' (how long it waits, e.g. 2.5)"))
         }
@@ -88,6 +106,25 @@ extension SessionParser {
             diagnostics.append(SessionDiagnostic(.conflict, at: cue.location(of: "post_wait"),
                 "\(label)\(name): 'post_wait' is the time to the next cue of an auto-continue; add 'continue: auto-continue' or remove it"))
         }
+    }
+}
+
+extension SessionParser {
+    /// What is wrong with a network cue's `destination` (`HOST:PORT`, `[IPV6]:PORT`), or nil.
+    static func destinationProblem(_ text: String) -> String? {
+        let port: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                return "is not [IPV6]:PORT; write e.g. [::1]:53000"
+            }
+            port = text[text.index(close, offsetBy: 2)...]
+        } else {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, !parts[0].isEmpty else { return "is not HOST:PORT; write e.g. 127.0.0.1:53000 or desk.local:8000" }
+            port = parts[1]
+        }
+        guard let number = Int(port), (1...65535).contains(number) else { return "has no port from 1 to 65535; write e.g. 127.0.0.1:53000" }
+        return nil
     }
 }
 

@@ -20,7 +20,7 @@ public struct SessionParser {
     public static let cueKeys = ["name", "layer", "file", "at", "after", "with", "offset", "gain", "fade_in",
                                  "fade_out", "from", "to", "loop", "crossfade", "channel_map", "number",
                                  "type", "target", "level", "duration", "curve", "stop_target", "pre_wait", "post_wait",
-                                 "continue"]
+                                 "continue", "mode", "children", "destination", "message"]
     /// The keys of an automation entry.
     public static let automationKeys = ["layer", "at", "gain", "ramp"]
     /// The keys of a MIDI trigger: one message key (note, cc, program, msc) and what narrows or
@@ -207,33 +207,49 @@ public struct SessionParser {
         return result
     }
 
+    /// What reading the cue list keeps across its cues and groups.
+    struct CueListState {
+        var cues: [SessionDocument.Cue] = []
+        /// Name → the line of the first cue with it.
+        var names: [String: Int] = [:]
+        /// Number → the line of the cue with it.
+        var numbers: [String: Int] = [:]
+        let base: URL
+        /// Paths and default names by file as written: URL work (a stat per path) once per file,
+        /// however many cues play it.
+        var resolvedPaths: [String: String] = [:]
+        var stems: [String: String] = [:]
+    }
+
     private mutating func parseCues(_ node: YAMLNode, baseDirectory: String) -> [SessionDocument.Cue] {
         guard case .sequence(let sequence) = node.content else {
             report(.invalidValue, node, "'cues' must be a list; start each cue with '- ' (e.g. '- { file: a.wav, at: 0 }')")
             return []
         }
-        var cues: [SessionDocument.Cue] = []
-        cues.reserveCapacity(sequence.count)
-        var names: [String: Int] = [:]      // name → the line of the first cue with it
-        var numbers: [String: Int] = [:]    // number → the line of the cue with it
-        let base = URL(fileURLWithPath: baseDirectory)
-        // Paths and default names by file as written: URL work (a stat per path) once per file,
-        // however many cues play it.
-        var resolvedPaths: [String: String] = [:]
-        var stems: [String: String] = [:]
+        var list = CueListState(base: URL(fileURLWithPath: baseDirectory))
+        list.cues.reserveCapacity(sequence.count)
+        parseCueList(sequence, parent: nil, labelPrefix: "cue ", into: &list)
+        return list.cues
+    }
+
+    /// Reads the cues of `sequence` (the top-level list, or a group's `children:` with `parent` the
+    /// group's index) into `list`, each group followed by its own cues.
+    mutating func parseCueList(_ sequence: [YAMLNode], parent: Int?, labelPrefix: String, into list: inout CueListState) {
         for (index, item) in sequence.enumerated() {
+            let label = "\(labelPrefix)\(index + 1)"
             guard case .mapping(let pairs) = item.content else {
-                report(.invalidValue, item, "cue \(index + 1) must be a mapping with at least 'file:'")
+                report(.invalidValue, item, "\(label) must be a mapping with at least 'file:'")
                 continue
             }
             var cue = SessionDocument.Cue(name: "", layer: Self.defaultLayerName, file: "", resolvedFile: "",
                                           start: .afterPrevious, offset: nil, gainDB: 0, fadeIn: nil, fadeOut: nil,
                                           from: nil, to: nil, loop: .times(1), crossfade: nil,
                                           location: location(of: item), keyLocations: [:])
+            cue.action.parent = parent
             var startKeys: [(String, YAMLNode)] = []
             var nameNode: YAMLNode?
             var crossfadeNode: YAMLNode?
-            let label = "cue \(index + 1)"
+            var children: YAMLNode?
             for (key, value) in entries(pairs, allowed: Self.cueKeys, context: label) {
                 cue.keyLocations[key] = location(of: value)
                 switch key {
@@ -245,14 +261,14 @@ public struct SessionParser {
                     if let name = scalar(value, "\(label) layer", expecting: "a layer name"), !name.isEmpty { cue.layer = name }
                     else {
                         if isScalarValue(value) { report(.invalidValue, value, "\(label): 'layer' must name a layer") }
-                        cuesWithoutLayer.append(cues.count)
+                        cuesWithoutLayer.append(list.cues.count)
                     }
                 case "file":
                     if let file = scalar(value, "\(label) file", expecting: "the path of an audio file"), !file.isEmpty {
                         cue.file = file
-                        cue.resolvedFile = resolvedPaths[file] ?? (file.hasPrefix("/") ? file
-                            : base.appendingPathComponent(file).standardizedFileURL.path)
-                        resolvedPaths[file] = cue.resolvedFile
+                        cue.resolvedFile = list.resolvedPaths[file] ?? (file.hasPrefix("/") ? file
+                            : list.base.appendingPathComponent(file).standardizedFileURL.path)
+                        list.resolvedPaths[file] = cue.resolvedFile
                     } else if isScalarValue(value) {
                         report(.invalidValue, value, "\(label): 'file' must be the path of an audio file")
                     }
@@ -262,10 +278,10 @@ public struct SessionParser {
                 case "number":
                     if let number = scalar(value, "\(label) number", expecting: "a cue number such as 1, 2.5 or A3"),
                        !number.isEmpty, !number.contains(where: \.isWhitespace) {
-                        if let line = numbers[number] {
+                        if let line = list.numbers[number] {
                             report(.duplicateName, value, "\(label): cue number '\(Self.excerpt(number))' is already used by the cue at line \(line); give every cue its own number")
                         } else {
-                            numbers[number] = cue.location.line
+                            list.numbers[number] = cue.location.line
                             cue.number = number
                         }
                     } else if isScalarValue(value) {
@@ -290,28 +306,30 @@ public struct SessionParser {
                     } else {
                         report(.invalidValue, value, "\(label): loop '\(Self.excerpt(text))' is not a play count; write a whole number from 1 to 1000000, or forever")
                     }
+                case "children": children = value
                 default: actionKey(key, value, of: &cue, label: label)
                 }
             }
             checkActionKeys(of: &cue, item: item, label: label)
+            let number = String(label.dropFirst("cue ".count))     // 3, or 3.2 for a group's second cue
             if cue.action.type != .audio {
                 if cue.name.isEmpty {
-                    let name = "\(cue.action.type.rawValue) \(index + 1)"
-                    cue.name = names[name] == nil ? name : "cue \(index + 1)"
+                    let name = "\(cue.action.type.rawValue) \(number)"
+                    cue.name = list.names[name] == nil ? name : "cue \(number)"
                 }
             } else if cue.file.isEmpty && cue.keyLocations["file"] == nil {
                 report(.missingKey, item, "\(label) has no 'file:'; add the audio file it plays (relative to the session file's folder)")
             }
             if cue.name.isEmpty && cue.action.type == .audio {
-                let stem = stems[cue.file] ?? URL(fileURLWithPath: cue.file).deletingPathExtension().lastPathComponent
-                stems[cue.file] = stem
-                cue.name = stem.isEmpty ? "cue \(index + 1)" : stem
-                if names[cue.name] != nil { cue.name = "\(cue.name) \(index + 1)" }
-            } else if let line = names[cue.name] {
+                let stem = list.stems[cue.file] ?? URL(fileURLWithPath: cue.file).deletingPathExtension().lastPathComponent
+                list.stems[cue.file] = stem
+                cue.name = stem.isEmpty ? "cue \(number)" : stem
+                if list.names[cue.name] != nil { cue.name = "\(cue.name) \(number)" }
+            } else if let line = list.names[cue.name] {
                 report(.duplicateName, nameNode ?? item,
                        "\(label): cue name '\(Self.excerpt(cue.name))' is already used by the cue at line \(line); give every cue its own name")
             }
-            if names[cue.name] == nil { names[cue.name] = cue.location.line }
+            if list.names[cue.name] == nil { list.names[cue.name] = cue.location.line }
             if startKeys.count > 1 {
                 let keys = startKeys.map(\.0).joined(separator: "', '")
                 report(.conflict, startKeys[1].1, "\(label) ('\(Self.excerpt(cue.name))') has '\(keys)'; a cue starts in one way only: keep one of at, after and with")
@@ -330,14 +348,16 @@ public struct SessionParser {
                 default: break
                 }
             }
-            if let crossfadeNode, cue.crossfade != nil,
+            if let crossfadeNode, cue.crossfade != nil, cue.action.type != .group,
                !(startKeys.contains { $0.0 == "after" } || cue.start == .afterPrevious) {
                 report(.conflict, crossfadeNode,
                        "\(label) ('\(Self.excerpt(cue.name))'): 'crossfade' overlaps the cue this one follows, so it needs 'after: CUE' (or no start key, to follow the previous cue); remove it or use 'after'")
             }
-            cues.append(cue)
+            checkGroupMember(&cue, startKeys: startKeys, label: label, in: list)
+            let groupIndex = list.cues.count
+            list.cues.append(cue)
+            if cue.action.type == .group { parseGroupCues(children, of: groupIndex, item: item, label: label, into: &list) }
         }
-        return cues
     }
 
     private mutating func parseAutomation(_ node: YAMLNode) -> [SessionDocument.Automation] {

@@ -5,7 +5,7 @@ import Synchronization
 
 /// Control of single cues: stop, pause, resume, level; stopping everything.
 extension SessionPlayer {
-    /// Stops cue `name` where the control lands (on session sample `position` when given and not
+    /// Stops cue `name` (a group: every cue in it) where the control lands (on session sample `position` when given and not
     /// yet computed): a playing cue fades out over ``declickSeconds``, a paused one ends, a
     /// scheduled one is cancelled (it will not play).
     /// - Throws: ``PlayerError`` for an unknown cue, or one that waits for go, has ended or is
@@ -32,18 +32,26 @@ extension SessionPlayer {
         return try control(at: position) { state throws(PlayerError) -> CueChange in
             let cue = try Self.cue(name, in: state.timeline, verb: verb)
             let sample = state.controlSample
-            let cueState = cue.state(at: sample)
             let allowed: [SessionTimeline.CueState] = stop ? [.scheduled, .playing, .paused] : [.playing]
-            guard allowed.contains(cueState), stop || !cue.awaitsResume else {
+            let targets = state.timeline.controlledCues(of: cue.index).filter {
+                let target = state.timeline.cues[$0]
+                return allowed.contains(target.state(at: sample)) && (stop || !target.awaitsResume)
+            }
+            guard !targets.isEmpty else {
+                let cueState = cue.state(at: sample)
                 let why = !stop && cue.awaitsResume ? "is paused already" : Self.describe(cueState)
                 throw PlayerError(.wrongState, "\(verb): cue '\(name)' \(why); only a \(stop ? "scheduled, playing or paused cue can be stopped" : "playing cue can be paused")")
             }
             let declick = declickFade(state)
-            let fade = cueState != .playing ? 0
-                : declick == 0 ? 0 : max(declick, seconds.map { Int64(($0 * rate).rounded()) } ?? 0)
-            state.timeline.interrupt(cue.index, .init(fadeStart: sample, fade: fade, isStop: stop))
-            state.touch(layer: cue.layer, from: sample)
-            return CueChange(cue: name, start: sample, end: sample + fade)
+            var end = sample
+            for target in targets {
+                let fade = state.timeline.cues[target].state(at: sample) != .playing ? 0
+                    : declick == 0 ? 0 : max(declick, seconds.map { Int64(($0 * rate).rounded()) } ?? 0)
+                state.timeline.interrupt(target, .init(fadeStart: sample, fade: fade, isStop: stop))
+                state.touch(layer: state.timeline.cues[target].layer, from: sample)
+                end = max(end, sample + fade)
+            }
+            return CueChange(cue: name, start: sample, end: end)
         }
     }
 
@@ -54,12 +62,17 @@ extension SessionPlayer {
     public func resumeCue(_ name: String, at position: Int64? = nil) throws(PlayerError) -> CueChange {
         try control(at: position) { state throws(PlayerError) -> CueChange in
             let cue = try Self.cue(name, in: state.timeline, verb: "resume")
-            guard let at = state.timeline.resume(cue.index, at: state.controlSample) else {
+            var change: CueChange?
+            for target in state.timeline.controlledCues(of: cue.index) {
+                guard let at = state.timeline.resume(target, at: state.controlSample) else { continue }
+                let fade = state.timeline.cues[target].interruptions.last { $0.resume == at }?.fade ?? 0
+                state.touch(layer: state.timeline.cues[target].layer, from: at)
+                change = CueChange(cue: name, start: min(change?.start ?? at, at), end: max(change?.end ?? at, at + fade))
+            }
+            guard let change else {
                 throw PlayerError(.wrongState, "resume: cue '\(name)' is not paused (it \(Self.describe(cue.state(at: state.controlSample)))); pause it first")
             }
-            let fade = state.timeline.cues[cue.index].interruptions.last { $0.resume == at }?.fade ?? 0
-            state.touch(layer: cue.layer, from: at)
-            return CueChange(cue: name, start: at, end: at + fade)
+            return change
         }
     }
 
@@ -110,8 +123,10 @@ extension SessionPlayer {
         return try control(at: position) { state throws(PlayerError) -> Int64 in
             let cue = try Self.cue(name, in: state.timeline, verb: "level")
             let sample = state.controlSample
-            state.timeline.addLevelChange(cue.index, .init(start: sample, ramp: Int64((ramp * rate).rounded()), gainDB: decibels))
-            state.touch(layer: cue.layer, from: sample)
+            for target in state.timeline.controlledCues(of: cue.index) {
+                state.timeline.addLevelChange(target, .init(start: sample, ramp: Int64((ramp * rate).rounded()), gainDB: decibels))
+                state.touch(layer: state.timeline.cues[target].layer, from: sample)
+            }
             return sample
         }
     }

@@ -44,8 +44,8 @@ extension SessionPlayer {
         } else {
             result.stopped = timeline.cues.filter { [.scheduled, .playing, .paused].contains($0.state(at: result.stoppedAt)) }.map(\.name)
         }
-        let fresh = initialTimeline
         result.playhead = state.withLock { state in
+            let fresh = state.initial
             state.timeline = fresh
             state.fired = []
             state.loaded = [:]

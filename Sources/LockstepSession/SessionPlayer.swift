@@ -82,6 +82,11 @@ public final class SessionPlayer: @unchecked Sendable {
 
     struct State {
         var timeline: SessionTimeline
+        /// The timeline as the session file (with the run's edits) makes it at this run's rate:
+        /// what ``SessionPlayer/reset()`` returns to.
+        var initial: SessionTimeline
+        /// The session file as edited during the run (``SessionPlayer/edit(_:_:)``).
+        var document: SessionDocument
         /// Per layer: the next session sample it computes.
         var filled: [Int64]
         /// Where the run is.
@@ -248,11 +253,10 @@ public final class SessionPlayer: @unchecked Sendable {
         }
         self.queues = queues
         self.renderers = renderers
-        initialTimeline = timeline
         armingRenderers = timeline.layers.indices.map {
             LayerRenderer(layer: $0, channelCount: timeline.channelCount, rate: engine.sampleRate, open: sources)
         }
-        state = Mutex(State(timeline: timeline, filled: Array(repeating: 0, count: queues.count),
+        state = Mutex(State(timeline: timeline, initial: timeline, document: session.document, filled: Array(repeating: 0, count: queues.count),
                             playhead: timeline.manualCues.first?.index,
                             spares: Array(repeating: [], count: queues.count)))
         var all: [[QueueBuffer]] = []
@@ -266,9 +270,6 @@ public final class SessionPlayer: @unchecked Sendable {
         layerLocks = queues.map { _ in NSLock() }
         box.player = self
     }
-
-    /// The timeline as the session file makes it at this run's rate: what ``reset()`` returns to.
-    let initialTimeline: SessionTimeline
 
     /// The timeline as it stands (manual cues fired so far, gain changes added).
     public var timeline: SessionTimeline { state.withLock { $0.timeline } }
@@ -297,6 +298,8 @@ public final class SessionPlayer: @unchecked Sendable {
         let next = try SessionPlayer(session: session, engine: engine, directOutputs: directOutputs,
                                      bufferFrames: bufferFrames, bufferCount: bufferCount, streamer: streamer,
                                      sources: sources)
+        // (Edits made during the run carry over; a cue placed before one replays with it.)
+        next.adopt(document)
         let factor = next.rate / rate
         next.doubleGoWindow = Int64((Double(doubleGoWindow) * factor).rounded())
         let (fired, gains) = state.withLock { ($0.fired, $0.gainChanges) }

@@ -22,6 +22,10 @@ extension SessionTimeline {
         case goto(Int)
         /// Nothing: a gap of its length.
         case wait
+        /// Holds cues that start with it (``Cue/members``); its length reaches the end of the last.
+        case group
+        /// Sends `message` to `destination` (`HOST:PORT`) on its first sample, live.
+        case network(destination: String, message: NetworkMessage)
 
         /// The cue it acts on, if any.
         public var targetCue: Int? {
@@ -29,7 +33,7 @@ extension SessionTimeline {
             case .fade(.cue(let cue), _, _, _), .stop(let cue), .pause(let cue), .resume(let cue), .devamp(let cue),
                  .start(let cue), .goto(let cue):
                 return cue
-            case .audio, .wait, .fade(.layer, _, _, _): return nil
+            case .audio, .wait, .group, .network, .fade(.layer, _, _, _): return nil
             }
         }
     }
@@ -81,30 +85,36 @@ extension SessionTimeline {
             let cue = cues[index]
             let at = cue.start!
             switch cue.action {
-            case .audio, .wait: break
-            case .fade(.cue(let target), let gainDB, let curve, let stopsTarget):
-                guard cues[target].start != nil else { continue }
-                addLevelChange(target, AutomationPoint(start: at, ramp: cue.length ?? 0, gainDB: gainDB, curve: curve))
-                if stopsTarget, [.scheduled, .playing, .paused].contains(cues[target].state(at: at + (cue.length ?? 0))) {
-                    interrupt(target, Interruption(fadeStart: at + (cue.length ?? 0), fade: 0, isStop: true))
+            case .audio, .wait, .group, .network: break
+            case .fade(.cue(let group), let gainDB, let curve, let stopsTarget):
+                for target in controlledCues(of: group) where cues[target].start != nil {
+                    addLevelChange(target, AutomationPoint(start: at, ramp: cue.length ?? 0, gainDB: gainDB, curve: curve))
+                    if stopsTarget, [.scheduled, .playing, .paused].contains(cues[target].state(at: at + (cue.length ?? 0))) {
+                        interrupt(target, Interruption(fadeStart: at + (cue.length ?? 0), fade: 0, isStop: true))
+                    }
+                    outcome.touch(cues[target].layer, from: at)
                 }
-                outcome.touch(cues[target].layer, from: at)
             case .fade(.layer(let layer), let gainDB, let curve, _):
                 addAutomation(layer: layer, AutomationPoint(start: at, ramp: cue.length ?? 0, gainDB: gainDB, curve: curve))
                 outcome.touch(layer, from: at)
-            case .stop(let target):
-                let state = cues[target].state(at: at)
-                guard [.scheduled, .playing, .paused].contains(state) else { continue }
-                interrupt(target, Interruption(fadeStart: at, fade: state == .playing ? actionFade : 0, isStop: true))
-                outcome.touch(cues[target].layer, from: at)
-            case .pause(let target):
-                guard cues[target].state(at: at) == .playing, !cues[target].awaitsResume else { continue }
-                interrupt(target, Interruption(fadeStart: at, fade: actionFade, isStop: false))
-                outcome.touch(cues[target].layer, from: at)
-            case .resume(let target):
-                if let from = resume(target, at: at) { outcome.touch(cues[target].layer, from: from) }
-            case .devamp(let target):
-                if devamp(target, at: at) { outcome.touch(cues[target].layer, from: at) }
+            case .stop(let group):
+                for target in controlledCues(of: group) {
+                    let state = cues[target].state(at: at)
+                    guard [.scheduled, .playing, .paused].contains(state) else { continue }
+                    interrupt(target, Interruption(fadeStart: at, fade: state == .playing ? actionFade : 0, isStop: true))
+                    outcome.touch(cues[target].layer, from: at)
+                }
+            case .pause(let group):
+                for target in controlledCues(of: group) where cues[target].state(at: at) == .playing && !cues[target].awaitsResume {
+                    interrupt(target, Interruption(fadeStart: at, fade: actionFade, isStop: false))
+                    outcome.touch(cues[target].layer, from: at)
+                }
+            case .resume(let group):
+                for target in controlledCues(of: group) {
+                    if let from = resume(target, at: at) { outcome.touch(cues[target].layer, from: from) }
+                }
+            case .devamp(let group):
+                for target in controlledCues(of: group) where devamp(target, at: at) { outcome.touch(cues[target].layer, from: at) }
             case .start(let target):
                 guard depth < Self.maximumStartDepth, cues[target].isGoTarget, !cues[target].awaitsResume else { continue }
                 for other in cues.indices where cues[other].trigger == target && cues[other].isAudio
@@ -120,6 +130,10 @@ extension SessionTimeline {
             }
         }
     }
+
+    /// The cues a stop, pause, resume, fade or devamp of cue `cue` acts on: the cue, and a
+    /// group's members.
+    public func controlledCues(of cue: Int) -> [Int] { [cue] + cues[cue].members }
 
     /// Lets cue `cue`, looping, play to the end of the pass it is in at session sample `sample`
     /// (the next pass when that end is at or before `sample`), and end there.
@@ -153,6 +167,8 @@ extension SessionTimeline {
         switch cue.action {
         case .audio: return nil
         case .wait: return "wait"
+        case .network(let destination, let message): return "network \(destination) \(message)"
+        case .group: return "group of \(cue.members.filter { cues[$0].isAudio }.count)"
         case .fade(.cue(let target), _, _, _): return "fade \(name(target))"
         case .fade(.layer(let layer), _, _, _): return "fade layer \(layers.indices.contains(layer) ? layers[layer].name : "?")"
         case .stop(let target): return "stop \(name(target))"

@@ -21,6 +21,9 @@ public struct SessionTimeline: Sendable, Hashable {
     /// order they were left: what they played stays on the timeline (a stop's fade-out sounds on
     /// under the new placement; a seek back before it plays it again).
     public internal(set) var retired: [Int: [Cue]] = [:]
+    /// Edits of cues placed when they were made, by cue index: each cue as it is after the edit,
+    /// taken when the cue is next placed (``refire(_:at:fade:offset:)``) or the session reset.
+    public internal(set) var pendingEdits: [Int: Cue] = [:]
 
     /// A layer: a named output queue.
     public struct Layer: Sendable, Hashable {
@@ -93,6 +96,11 @@ public struct SessionTimeline: Sendable, Hashable {
         public var firstHeard: Int64? { start.map { max($0, placedAt ?? $0) } }
         /// What it does: plays its file, or acts on another cue or a layer (``SessionTimeline/Action``).
         public var action = Action.audio
+        /// The group cue it is in (its index); nil at the top of the cue list.
+        public var group: Int? = nil
+        /// A group cue's audio and group cues, its groups' included, in file order (empty for
+        /// other cues).
+        public var members: [Int] = []
 
         /// Whether it plays audio (an audio cue) rather than acting on others.
         public var isAudio: Bool { action == .audio }
@@ -165,6 +173,10 @@ public struct SessionTimeline: Sendable, Hashable {
             old.interruptions.sort { $0.fadeStart < $1.fadeStart }
         }
         if start < sample { retired[old.layer, default: []].append(old) }
+        if var edited = pendingEdits.removeValue(forKey: index) {
+            edited.instance = old.instance
+            cues[index] = edited
+        }
         cues[index].start = nil
         cues[index].placedAt = nil
         cues[index].interruptions = []
@@ -177,6 +189,17 @@ public struct SessionTimeline: Sendable, Hashable {
         guard automation.indices.contains(layer) else { return }
         automation[layer].removeAll { $0.start >= point.start }
         automation[layer].append(point)
+    }
+
+    /// How many groups cue `index` is inside (0 at the top of the cue list).
+    public func depth(of index: Int) -> Int {
+        var depth = 0
+        var group = cues[index].group
+        while let above = group {
+            depth += 1
+            group = cues[above].group
+        }
+        return depth
     }
 
     /// The manual cues that have not been fired, in file order.
@@ -285,13 +308,22 @@ struct SessionTimelineBuilder {
     /// Each cue's index by name (the first cue with a name).
     var cueIndex: [String: Int] = [:]
     /// 0: not visited, 1: in progress, 2: done, 3: failed.
-    private var state: [Int8] = []
+    var state: [Int8] = []
     /// Each cue's start as its continue mode and the previous cue's make it (a cue a previous
     /// cue continues into starts with or after it).
     var starts: [SessionDocument.Start] = []
     /// Samples added to each cue's start: its pre-wait, and the post-wait of an auto-continue
     /// into it.
     var waits: [Int64] = []
+    /// Each cue's previous cue in its list (the cue list, or its group's): the one it follows
+    /// when it names no start.
+    var previous: [Int?] = []
+    /// Each cue's next cue in its list.
+    var next: [Int?] = []
+    /// The crossfade a cue of a playlist group takes from its group when it gives none.
+    var inheritedCrossfade: [SessionTime?] = []
+    /// Each group's own cues, by group index, in file order.
+    var children: [Int: [Int]] = [:]
     /// Names "did you mean" may still compare: each suggestion searches every name, so once
     /// 200 000 comparisons are spent unknown names get none (thousands of unknown references to
     /// thousands of cues stay linear). The first suggestion is always made.
@@ -313,7 +345,6 @@ struct SessionTimelineBuilder {
         var layerIndex: [String: Int] = [:]
         for (index, name) in layerNames.enumerated() where layerIndex[name] == nil { layerIndex[name] = index }
         cues.reserveCapacity(document.cues.count)
-        resolveContinueModes()
         for (index, cue) in document.cues.enumerated() {
             let info = session.files[index]
             let name = SessionParser.excerpt(cue.name), file = SessionParser.excerpt(cue.file)
@@ -358,6 +389,7 @@ struct SessionTimelineBuilder {
                 crossfadeIn: 0, crossfadeOut: 0,
                 channelMatrix: Self.channelMatrix(cue, layer: document.layers.first { $0.name == cue.layer },
                                                   fileChannels: info.channelCount, outputs: document.channelCount)))
+            cues[index].group = cue.action.parent
             if cueIndex[cue.name] == nil { cueIndex[cue.name] = index }
             if let length {
                 for (key, value) in [("fade_in", cue.fadeIn), ("fade_out", cue.fadeOut)] {
@@ -371,8 +403,10 @@ struct SessionTimelineBuilder {
                     "cue '\(name)' loops forever, so it has no end to fade out at; give 'loop' a count or remove 'fade_out'"))
             }
         }
+        resolveContinueModes()
         state = Array(repeating: 0, count: cues.count)
         for index in cues.indices where state[index] == 0 { resolveChain(from: index) }
+        resolveGroupLengths()
         resolveActions(layerIndex: layerIndex)
 
         // Automation, sorted by time per layer (each point with its entry, for errors).
@@ -415,13 +449,13 @@ struct SessionTimelineBuilder {
         switch starts[index] {
         case .at, .manual: return nil
         case .after(let name), .with(let name): return cueIndex[name]
-        case .afterPrevious: return index == 0 ? nil : index - 1
+        case .afterPrevious: return previous[index]
         }
     }
 
     /// Resolves cue `start` and every unresolved cue its start depends on: follows the chain of
     /// dependencies (reporting a cycle where it closes), then resolves it from its far end.
-    private mutating func resolveChain(from start: Int) {
+    mutating func resolveChain(from start: Int) {
         var chain: [Int] = []
         var current: Int? = start
         while let index = current, state[index] < 2 {
@@ -466,11 +500,11 @@ struct SessionTimelineBuilder {
             }
             return follow(index, target: target, isAfter: isAfter, offset: offset)
         case .afterPrevious:
-            if index == 0 {
+            guard let before = previous[index] else {
                 cues[index].offsetFromTrigger = offset
                 return true
             }
-            return follow(index, target: index - 1, isAfter: true, offset: offset)
+            return follow(index, target: before, isAfter: true, offset: offset)
         }
     }
 
@@ -481,17 +515,20 @@ struct SessionTimelineBuilder {
         cues[index].trigger = cues[target].trigger
         var start = cues[target].offsetFromTrigger + offset
         if isAfter {
+            if isGroup(target) { resolveGroupLength(target) }
             guard let length = cues[target].length else {
                 diagnostics.append(.init(.conflict, at: cue.location(of: Self.startKey(cue.start)),
                     "cue '\(name)' follows '\(targetName)', which loops forever and never ends; give '\(targetName)' a loop count, or start this cue with 'at:' or 'with:'"))
                 return false
             }
-            let crossfade = cue.crossfade?.samples(at: rate) ?? 0
+            // (A group's own `crossfade` is between its cues.)
+            let written = (cue.action.type == .group ? nil : cue.crossfade) ?? inheritedCrossfade[index]
+            let crossfade = written?.samples(at: rate) ?? 0
             if crossfade > 0 {
                 let mine = cues[index].length
                 if crossfade > length || (mine != nil && crossfade > mine!) {
                     diagnostics.append(.init(.conflict, at: cue.location(of: "crossfade"),
-                        "cue '\(name)': crossfade \(cue.crossfade!) is longer than \(crossfade > length ? "'\(targetName)' (\(Self.seconds(Double(length) / rate)))" : "this cue"); shorten the crossfade"))
+                        "cue '\(name)': crossfade \(written!) is longer than \(crossfade > length ? "'\(targetName)' (\(Self.seconds(Double(length) / rate)))" : "this cue"); shorten the crossfade"))
                     return false
                 }
                 cues[index].crossfadeIn = crossfade

@@ -1,24 +1,27 @@
 /// QLab's cue model while a timeline is built: continue modes and waits become starts, targets
 /// become cue indices.
 extension SessionTimelineBuilder {
-    /// Makes each cue's start from its own start key, its pre-wait and the previous cue's continue
-    /// mode: a cue an auto-continue leads into starts with it (plus its post-wait), one an
-    /// auto-follow leads into starts after it, one after a `continue: none` waits for its GO.
+    /// Makes each cue's start from its own start key, its pre-wait, its group and the previous
+    /// cue's continue mode: a cue an auto-continue leads into starts with it (plus its post-wait),
+    /// one an auto-follow leads into starts after it, one after a `continue: none` waits for its
+    /// GO; a cue of a group starts with the group (timeline) or after the cue before it (playlist).
+    /// The previous and next cue are those of the same list (the cue list, or the group's).
     mutating func resolveContinueModes() {
         let document = session.document
         starts = document.cues.map(\.start)
         waits = document.cues.map { $0.action.preWait?.samples(at: rate) ?? 0 }
+        resolveGroupMembers()
         for (index, cue) in document.cues.enumerated() {
             guard let mode = cue.action.continueMode else { continue }
             let name = SessionParser.excerpt(cue.name)
-            guard index + 1 < document.cues.count else {
+            guard let nextIndex = next[index] else {
                 if mode != .none {
                     diagnostics.append(.init(.conflict, at: cue.location(of: "continue"),
-                        "cue '\(name)' is the last cue, so 'continue: \(mode.rawValue)' has no cue to lead into; remove it"))
+                        "cue '\(name)' is the last cue\(cue.action.parent == nil ? "" : " of its group"), so 'continue: \(mode.rawValue)' has no cue to lead into; remove it"))
                 }
                 continue
             }
-            let next = document.cues[index + 1]
+            let next = document.cues[nextIndex]
             guard next.start == .afterPrevious else {
                 if mode != .none {
                     let key = ["at", "after", "with"].first { next.keyLocations[$0] != nil } ?? "at"
@@ -28,11 +31,17 @@ extension SessionTimelineBuilder {
                 continue
             }
             switch mode {
-            case .none: starts[index + 1] = .manual
+            case .none:
+                if cue.action.parent != nil {
+                    diagnostics.append(.init(.conflict, at: cue.location(of: "continue"),
+                        "cue '\(name)' is in a group, whose cues start with it, so the next one cannot wait for a GO; remove 'continue: none'"))
+                } else {
+                    starts[nextIndex] = .manual
+                }
             case .autoContinue:
-                starts[index + 1] = .with(cue.name)
-                waits[index + 1] += cue.action.postWait?.samples(at: rate) ?? 0
-            case .autoFollow: starts[index + 1] = .after(cue.name)
+                starts[nextIndex] = .with(cue.name)
+                waits[nextIndex] += cue.action.postWait?.samples(at: rate) ?? 0
+            case .autoFollow: starts[nextIndex] = .after(cue.name)
             }
         }
     }
@@ -44,7 +53,7 @@ extension SessionTimelineBuilder {
         let document = session.document
         var numbers: [String: Int] = [:]
         for (index, cue) in document.cues.enumerated() { if let number = cue.number { numbers[number] = index } }
-        for (index, cue) in document.cues.enumerated() where cue.action.type != .audio {
+        for (index, cue) in document.cues.enumerated() where cue.action.type != .audio && cue.action.type != .group {
             let action = cue.action
             let name = SessionParser.excerpt(cue.name)
             var target: Int?
@@ -58,9 +67,10 @@ extension SessionTimelineBuilder {
             }
             func audioTarget() -> Int? {
                 guard let target else { return nil }
-                guard cues[target].action == .audio, document.cues[target].action.type == .audio else {
+                let type = document.cues[target].action.type
+                guard type == .audio || type == .group else {
                     diagnostics.append(.init(.conflict, at: cue.location(of: "target"),
-                        "cue '\(name)': its target '\(SessionParser.excerpt(cues[target].name))' is a \(document.cues[target].action.type.rawValue) cue; a \(action.type.rawValue) cue acts on an audio cue"))
+                        "cue '\(name)': its target '\(SessionParser.excerpt(cues[target].name))' is a \(type.rawValue) cue; a \(action.type.rawValue) cue acts on an audio or group cue"))
                     return nil
                 }
                 return target
@@ -76,8 +86,11 @@ extension SessionTimelineBuilder {
             }
             let resolved: SessionTimeline.Action?
             switch action.type {
-            case .audio: resolved = nil
+            case .audio, .group: resolved = nil     // (a group's action is made with its length)
             case .wait: resolved = .wait
+            case .network:
+                // (A missing destination or message was reported by the parser.)
+                resolved = action.destination.flatMap { destination in action.message.map { .network(destination: destination, message: $0) } }
             case .fade:
                 if cue.keyLocations["layer"] != nil {
                     if action.stopsTarget {

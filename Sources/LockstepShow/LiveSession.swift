@@ -39,6 +39,9 @@ public final class LiveSession {
         public var runsUntilStopped = false
         /// The double-GO window, in seconds (``SessionPlayer/doubleGoWindow``; 0: none).
         public var doubleGoSeconds = 0.0
+        /// Where auditions play (``audition``): one port takes every channel, several take one
+        /// channel each. Empty: no audition output.
+        public var auditionPorts: [String] = []
 
         /// The defaults: from the start, to the end, no transport, no recording.
         public init() {}
@@ -55,6 +58,9 @@ public final class LiveSession {
     /// The player playing now: made again at the new rate after a sample-rate change
     /// (``onPlayerReplaced`` says so).
     public private(set) var player: SessionPlayer
+    /// Where auditions play, apart from the show (nil without ``Options/auditionPorts``): its
+    /// outputs (`audition_1`…) are made for each audition and connected to those ports.
+    public let audition: CueAudition?
     /// The session sample it started from (at the rate of the first player).
     public let fromPosition: Int64
     /// The device sample its start played on (nil while waiting for transport).
@@ -104,6 +110,15 @@ public final class LiveSession {
         player.doubleGoWindow = Int64((options.doubleGoSeconds * player.rate).rounded())
         fromPosition = options.from?.samples(at: engine.sampleRate) ?? 0
         monitor = ShowMonitor(device: device, engine: engine)
+        let ports = options.auditionPorts
+        audition = ports.isEmpty ? nil : CueAudition(channels: session.document.channelCount) { [device] outputs in
+            for (index, output) in outputs.enumerated() {
+                let destination = ports.count == 1 ? ports[0] : ports[index % ports.count]
+                do throws(AudioQueueError) { try device.connect(output, to: destination) } catch {
+                    throw AudioQueueError(error.code, "--audition: cannot connect \(output) to '\(destination)': \(error.message); check the port name with 'lockstep ports'")
+                }
+            }
+        }
     }
 
     /// Creates the recording (once every port is connected), then starts the session — or, when

@@ -125,6 +125,8 @@ public struct WebCueList: Sendable, Hashable, Codable {
         public var goOf: String?
         /// For an action cue: what it does (`fade bed`, `stop bed`, `wait`…).
         public var action: String?
+        /// The group cue it is in; nil at the top of the cue list.
+        public var group: String?
     }
 
     /// The schema version (``JSONSchema/version``).
@@ -137,13 +139,13 @@ public struct WebCueList: Sendable, Hashable, Codable {
     /// The cues of `player`'s session.
     public init(player: SessionPlayer) {
         let timeline = player.timeline
-        let numbers = player.session.document.cues.map(\.number)
+        let numbers = player.document.cues.map(\.number)
         sampleRate = timeline.rate
         cues = timeline.cues.map { cue in
             Cue(name: cue.name, number: (cue.index < numbers.count ? numbers[cue.index] : nil) ?? String(cue.index + 1),
                 layer: timeline.layers[cue.layer].name, manual: cue.isManual, frames: cue.length,
                 goOf: cue.trigger.flatMap { $0 == cue.index ? nil : timeline.cues[$0].name },
-                action: timeline.actionSummary(cue))
+                action: timeline.actionSummary(cue), group: cue.group.map { timeline.cues[$0].name })
         }
     }
 

@@ -55,6 +55,7 @@ extension TimelineReport {
                                       gainDB: timeline.layers[cue.layer].gainDB + cue.gainDB, loop: cue.playCount,
                                       afterGoFrames: cue.isManual ? cue.offsetFromTrigger : nil, rate: rate)
                       entry.action = timeline.actionSummary(cue)
+                      entry.group = cue.group.map { timeline.cues[$0].name }
                       return entry
                   },
                   automation: timeline.automation.enumerated().flatMap { layer, points in
@@ -206,6 +207,7 @@ enum SessionTable {
         for cue in timeline.cues {
             var gain = SessionGain.format(timeline.layers[cue.layer].gainDB + cue.gainDB)
             var layer = timeline.layers[cue.layer].name
+            let name = String(repeating: "  ", count: timeline.depth(of: cue.index)) + cue.name
             // An action cue: what it does where the layer goes, a fade's level where the gain goes.
             if let summary = timeline.actionSummary(cue) {
                 layer = "(\(summary))"
@@ -216,9 +218,9 @@ enum SessionTable {
                 let trigger = timeline.cues[cue.trigger!].name
                 let label = cue.trigger == cue.index ? "manual" + after : "go \(trigger)" + after
                 let length = cue.length.map { "+" + Terminal.time(Double($0) / rate) } ?? "loops"
-                rows.append([cue.name, layer, label, "-", length, cue.length.map { "+\($0)" } ?? "-", gain])
+                rows.append([name, layer, label, "-", length, cue.length.map { "+\($0)" } ?? "-", gain])
             } else {
-                rows.append([cue.name, layer, time(cue.start), "\(cue.start!)",
+                rows.append([name, layer, time(cue.start), "\(cue.start!)",
                              cue.length == nil ? "loops" : time(cue.end), cue.end.map(String.init) ?? "-", gain])
             }
         }

@@ -2,6 +2,7 @@ import Foundation
 import Lockstep
 import LockstepControl
 import LockstepJACK
+import LockstepOSC
 import LockstepSchema
 import LockstepSession
 import LockstepShow
@@ -30,6 +31,8 @@ final class SessionRun {
         var exitWhenDone = true
         /// The double-GO window in seconds (``LockstepSession/SessionPlayer/doubleGoWindow``).
         var doubleGoSeconds = 0.0
+        /// Where auditions play (`--audition`); empty: no audition output.
+        var auditionPorts: [String] = []
     }
 
     let command: Settings
@@ -68,6 +71,7 @@ final class SessionRun {
         options.recordPath = command.recordPath
         options.runsUntilStopped = !command.exitWhenDone
         options.doubleGoSeconds = command.doubleGoSeconds
+        options.auditionPorts = command.auditionPorts
         let show: LiveSession
         do { show = try LiveSession(session: session, device: device, options: options) } catch let error as AudioQueueError {
             throw CLIError(message: "\(command.command): \(command.file): \(error.message)")
@@ -80,9 +84,17 @@ final class SessionRun {
         show.onNote = { note in display.note(note.text, level: note.level.logLevel) }
         do { try show.start() } catch { throw fail(error) }
         let dispatcher = ControlDispatcher(player: show.player)
+        dispatcher.audition = show.audition
+        defer { show.audition?.stop() }
         let events = JSONEvents(enabled: command.jsonEvents)
+        // Network cues: their messages go out as the session reaches them (checked every step).
+        let network: NetworkCueSender?
+        do { network = NetworkCueSender.isNeeded(for: session) ? try NetworkCueSender(player: show.player) : nil } catch {
+            throw CLIError(message: "\(command.command): \(error.message)")
+        }
         show.onPlayerReplaced = { player in
             dispatcher.replacePlayer(player)
+            network?.replacePlayer(player)
             display = SessionDisplay(enabled: Terminal.display != .none && !self.command.json, player: player)
         }
         show.onRateChange = { events.rateChange(to: $0.sampleRate, at: $0.sampleTime) }
@@ -99,6 +111,7 @@ final class SessionRun {
             do { ended = try show.step(canStillCommand: surfaces.canStillCommand) } catch { throw fail(error) }
             for line in surfaces.controls?.take() ?? [] { typed(line, dispatcher: dispatcher, display: display) }
             for note in notes.take() { display.note(note) }
+            for sent in network?.step() ?? [] { noteNetwork(sent, dispatcher: dispatcher, display: display) }
             dispatcher.poll()
             display.update()
             usleep(5_000)
@@ -116,5 +129,19 @@ final class SessionRun {
         device.stop()
         if let error = outcome.error { throw CLIError(message: "\(command.command): \(error)") }
         try interrupt.exitIfRaised()
+    }
+
+    /// Says what a network cue sent (or why it could not), and publishes its start.
+    func noteNetwork(_ sent: NetworkCueSender.Sent, dispatcher: ControlDispatcher, display: SessionDisplay) {
+        let player = dispatcher.player
+        let when = "\(SessionTime.clock(Double(sent.position) / player.rate)) (sample \(sent.position))"
+        if let problem = sent.problem {
+            display.note("network cue \(sent.cue): \(sent.message.address) to \(sent.destination) not sent: \(problem)", level: .warning)
+        } else {
+            display.note("network cue \(sent.cue): sent \(sent.message) to \(sent.destination) at \(when)")
+        }
+        dispatcher.updates.publish([ControlUpdate(.cueStarted, cue: sent.cue, position: sent.position,
+                                                  sampleTime: player.isRunning ? player.deviceTime(forPosition: sent.position) : nil,
+                                                  seconds: Double(sent.position) / player.rate)])
     }
 }

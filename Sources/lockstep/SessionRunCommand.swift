@@ -77,6 +77,9 @@ struct SessionRunCommand: ParsableCommand {
     @OptionGroup(title: "Control")
     var doubleGo: DoubleGoOption
 
+    @Option(name: .customLong("audition"), help: ArgumentHelp("Where auditions play (audition CUE, QLab's /cue/{cue}/audition and preview): a JACK port, apart from the show. Repeat it for one port per channel.", valueName: "port"))
+    var auditionPorts: [String] = []
+
     @Flag(name: .customLong("exit-when-done"), help: "With a control surface: end once everything placed has played and every manual cue has been fired (for scripts); without it the show stays up until you quit.")
     var exitWhenDone = false
 
@@ -114,7 +117,7 @@ struct SessionRunCommand: ParsableCommand {
         let settings = SessionRun.Settings(command: "session run", file: file, jack: jack, surfaces: surfaces, transport: transport,
                                            from: from, duration: duration, json: json, jsonEvents: jsonEvents,
                                            recordPath: recordPath, exitWhenDone: exitWhenDone,
-                                           doubleGoSeconds: doubleGo.seconds)
+                                           doubleGoSeconds: doubleGo.seconds, auditionPorts: auditionPorts)
         try SessionRun(settings: settings, session: session).run()
     }
 }

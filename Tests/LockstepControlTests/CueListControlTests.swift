@@ -55,4 +55,27 @@ struct CueListControlTests {
         #expect(reset.summary.hasPrefix("reset: 2 cues stopped, every cue waits, playhead on late; the session plays from its start at device sample "))
         #expect(show.player.timeline.cues[1].start == nil && show.player.playhead == "late")
     }
+
+    @Test("a typed or web set edits a cue: the reply names the key, the value and when it applies; a bad key or value is one clear error")
+    func setCommands() throws {
+        let show = try show()
+        let dispatcher = ControlDispatcher(player: show.player)
+        try show.render(1024)
+        let typed = dispatcher.execute(try ControlLine.parse("set bell pre_wait 250ms"), address: "set")
+        #expect(typed.isOK && typed.summary == "set bell pre_wait to 0.25 s: at once", "\(typed.json)")
+        #expect(typed.data?["edited"] == .string("pre_wait") && typed.data?["atNextStart"] == .bool(false))
+        #expect(show.player.timeline.cues[2].offsetFromTrigger == 12000)
+        let (web, address) = try WebCommand.parse(#"{"command":"set","cue":"bell","key":"gain","value":-6}"#)
+        #expect(dispatcher.execute(web, address: address).isOK && show.player.timeline.cues[2].gainDB == -6)
+        let cleared = try WebCommand.parse(#"{"command":"set","cue":"bell","key":"pre_wait","value":null}"#).command
+        #expect(dispatcher.execute(cleared, address: "set").isOK && show.player.timeline.cues[2].offsetFromTrigger == 0)
+        let playing = dispatcher.execute(try ControlLine.parse("set bed to 1"), address: "set")
+        #expect(playing.summary == "set bed to to 1 s: it plays on as it was and takes the edit at its next start", "\(playing.json)")
+        #expect(throws: ControlError(.malformed, "unknown cue key 'prewait'; did you mean 'pre_wait'?; the keys a cue edit takes are name, number, pre_wait, post_wait, continue, duration, from, to, gain")) {
+            try ControlLine.parse("set bell prewait 2")
+        }
+        #expect(throws: ControlError.self) { try ControlLine.parse("set bell pre_wait soon") }
+        #expect(throws: ControlError.self) { try ControlLine.parse("set bell") }
+        #expect(throws: ControlError.self) { try WebCommand.parse(#"{"command":"set","cue":"bell","value":1}"#) }
+    }
 }

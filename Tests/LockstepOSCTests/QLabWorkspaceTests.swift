@@ -164,7 +164,8 @@ struct QLabWorkspaceTests {
         #expect(try ask("/cue_id/NOPE/valuesForKeys", [.string("[]")])["status"] as? String == "error")
         #expect(try ask("/cue/bel/valuesForKeys", [.string("[]")])["data"] as? String == "unknown cue 'bel'; did you mean 'bed'?")
         #expect((try ask("/cue/1/valuesForKeys", [.string("name")])["data"] as? String)?.hasPrefix("/cue/1/valuesForKeys: name is not a JSON array of keys") == true)
-        #expect(try ask("/cue/1/name", [.string("new")])["data"] as? String == "/cue/1/name: Lockstep's cues cannot be edited over OSC; name is read-only")
+        #expect(try ask("/cue/1/armed", [.int32(0)])["data"] as? String
+            == "/cue/1/armed: armed is read-only in Lockstep; the keys a cue takes are continueMode, duration, endTime, name, number, postWait, preWait, startTime")
     }
 
     @Test("/cue_id/{id}/start lands where the reply says; the playhead moves after /go; updates arrive as QLab's /update/workspace/… messages")

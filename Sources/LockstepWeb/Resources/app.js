@@ -75,6 +75,7 @@
       const row = document.querySelector('tr[data-cue="' + CSS.escape(message.cue) + '"]');
       if (row) row.dataset.startedSampleTime = message.sampleTime;
     }
+    if (message.kind === "cue/edited") loadCues();
     if (message.kind === "discontinuity") {
       const item = document.createElement("li");
       item.textContent = message.discontinuity.kind + " at device sample " + message.sampleTime;
@@ -132,6 +133,12 @@
       const cells = row.children;
       cells[0].textContent = info.number || cue.number;
       cells[1].textContent = cue.name;
+      // A group's cues sit under it, indented a step per group they are in.
+      let depth = 0;
+      for (let group = info.group; group && depth < 16; depth++) {
+        group = (cueInfo.find((c) => c.name === group) || {}).group;
+      }
+      cells[1].style.paddingLeft = depth ? depth * 1.2 + "em" : "";
       cells[2].textContent = info.action ? "(" + info.action + ")" : cue.layer;
       cells[3].textContent = cue.start != null ? clock(cue.start / rate) : (info.manual ? "GO" : "—");
       cells[4].textContent = cue.start != null ? cue.start : "";
@@ -292,6 +299,10 @@
     }
   });
 
-  fetch("/api/cues" + query).then((r) => r.json()).then((list) => { cueInfo = list.cues; rate = list.sampleRate; }).catch(() => { cueInfo = []; })
-    .finally(connect);
+  // The cue list's numbers, names and lengths: at the start, and again when a cue is edited.
+  function loadCues() {
+    return fetch("/api/cues" + query).then((r) => r.json())
+      .then((list) => { cueInfo = list.cues; rate = list.sampleRate; rowsKey = null; }).catch(() => { cueInfo = cueInfo || []; });
+  }
+  loadCues().finally(connect);
 })();
