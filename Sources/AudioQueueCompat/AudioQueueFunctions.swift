@@ -108,6 +108,24 @@ public func AudioQueueNewInputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<Au
     newQueue(inFormat, .inputBlock(inCallbackBlock, inCallbackDispatchQueue), nil, inFlags, outAQ)
 }
 
+/// ``AudioQueueNewOutputWithDispatchQueue(_:_:_:_:_:)`` on any ``CallbackDispatchQueue``: the C
+/// API's, whose queue is a C program's `dispatch_queue_t`.
+package func AudioQueueNewOutputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<AudioQueueRef?>,
+                                                  _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: UInt32,
+                                                  _ inCallbackDispatchQueue: any CallbackDispatchQueue,
+                                                  _ inCallbackBlock: @escaping AudioQueueOutputCallbackBlock) -> OSStatus {
+    newQueue(inFormat, .outputBlock(inCallbackBlock, inCallbackDispatchQueue), nil, inFlags, outAQ)
+}
+
+/// ``AudioQueueNewInputWithDispatchQueue(_:_:_:_:_:)`` on any ``CallbackDispatchQueue``: the C
+/// API's, whose queue is a C program's `dispatch_queue_t`.
+package func AudioQueueNewInputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<AudioQueueRef?>,
+                                                 _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: UInt32,
+                                                 _ inCallbackDispatchQueue: any CallbackDispatchQueue,
+                                                 _ inCallbackBlock: @escaping AudioQueueInputCallbackBlock) -> OSStatus {
+    newQueue(inFormat, .inputBlock(inCallbackBlock, inCallbackDispatchQueue), nil, inFlags, outAQ)
+}
+
 /// Disposes of a queue and its buffers. The corresponding Apple function is `AudioQueueDispose`.
 ///
 /// `true`: at once, no more callbacks. `false`: a running playback queue first plays what is

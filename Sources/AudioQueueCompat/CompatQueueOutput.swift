@@ -133,12 +133,8 @@ extension CompatQueue {
     /// synchronously when the device delivers inline (offline, as the core does), else
     /// asynchronously. `work` holds
     /// the user's block and buffer pointers, which Apple's API hands to that queue as they are.
-    func onDispatchQueue(_ dispatch: DispatchQueue, _ work: @escaping () -> Void) {
-        let work = Unchecked(work)
-        if state.withLock({ $0.engine?.device.callbackDelivery == .inline }) {
-            dispatch.sync { CallbackThread.run(work.value) }
-        } else {
-            dispatch.async { CallbackThread.run(work.value) }
-        }
+    func onDispatchQueue(_ dispatch: any CallbackDispatchQueue, _ work: @escaping () -> Void) {
+        let inline = state.withLock { $0.engine?.device.callbackDelivery == .inline }
+        dispatch.run(synchronously: inline, Unchecked { CallbackThread.run(work) })
     }
 }

@@ -50,12 +50,37 @@ struct CAPIBuild {
         return output
     }
 
+    /// Writes `source` (C) to `name`.c in the test's folder and compiles it with `compiler`,
+    /// every warning an error, the C API's flags and `flags`; returns the executable's path.
+    func compile(program source: String, named name: String, with compiler: String, flags: String) throws -> String {
+        try source.write(toFile: temp.file(name + ".c"), atomically: true, encoding: .utf8)
+        let command = "\(compiler) -Wall -Wextra -Werror '\(temp.file(name + ".c"))' -o '\(temp.file(name))' "
+            + "$(pkg-config --cflags --libs lockstep-audiotoolbox) \(flags)"
+        let compiled = try CLI.run(["-c", command], environment: environment, executable: "/bin/sh")
+        try #require(compiled.status == 0, "\(command)\n\(compiled.stderr)")
+        return temp.file(name)
+    }
+
     /// Runs a compiled program to completion.
     func run(_ program: String, _ arguments: [String], server: String? = nil, timeout: Double = 120) throws -> CLI.Result {
         var environment = self.environment
         if let server { environment["JACK_DEFAULT_SERVER"] = server }
         return try CLI.run(arguments, environment: environment, timeout: timeout, executable: program)
     }
+
+    /// C source of `floatStereo()`, the format of the test programs' queues: 48 kHz, stereo,
+    /// 32-bit float, interleaved.
+    static let floatStereoC = """
+        static AudioStreamBasicDescription floatStereo(void) {
+            AudioStreamBasicDescription f;
+            memset(&f, 0, sizeof f);
+            f.mSampleRate = 48000; f.mFormatID = kAudioFormatLinearPCM;
+            f.mFormatFlags = kLinearPCMFormatFlagIsFloat | kLinearPCMFormatFlagIsPacked;
+            f.mChannelsPerFrame = 2; f.mBitsPerChannel = 32; f.mFramesPerPacket = 1;
+            f.mBytesPerFrame = f.mBytesPerPacket = 8;
+            return f;
+        }
+        """
 
     /// Starts a compiled program.
     func spawn(_ program: String, _ arguments: [String], server: String) throws -> RunningCLI {
@@ -361,13 +386,9 @@ extension JACKTests {
                 clock_gettime(CLOCK_MONOTONIC, &t);
                 return t.tv_sec + t.tv_nsec / 1e9;
             }
+            \#(CAPIBuild.floatStereoC)
             static AudioQueueRef makeQueue(CFStringRef mode) {
-                AudioStreamBasicDescription f;
-                memset(&f, 0, sizeof f);
-                f.mSampleRate = 48000; f.mFormatID = kAudioFormatLinearPCM;
-                f.mFormatFlags = kLinearPCMFormatFlagIsFloat | kLinearPCMFormatFlagIsPacked;
-                f.mChannelsPerFrame = 2; f.mBitsPerChannel = 32; f.mFramesPerPacket = 1;
-                f.mBytesPerFrame = f.mBytesPerPacket = 8;
+                AudioStreamBasicDescription f = floatStereo();
                 AudioQueueRef queue;
                 if (AudioQueueNewOutput(&f, output, NULL, CFRunLoopGetCurrent(), mode, 0, &queue)) return NULL;
                 AudioQueueAddPropertyListener(queue, kAudioQueueProperty_IsRunning, runningChanged, NULL);
@@ -423,13 +444,9 @@ extension JACKTests {
 
         @Test("a C program's callbacks and listeners run on its run loop, in their mode: CFRunLoopRunInMode's result codes, CFRunLoopStop from a listener, CFRunLoopRun ends when no queue is left; the device's UID as a CFString")
         func runLoop() throws {
-            try Self.runLoopProgram.write(toFile: temp.file("runloop.c"), atomically: true, encoding: .utf8)
-            let command = "cc -Wall -Wextra -Werror '\(temp.file("runloop.c"))' -o '\(temp.file("runloop"))' -lpthread "
-                + "$(pkg-config --cflags --libs lockstep-audiotoolbox)"
-            let compiled = try CLI.run(["-c", command], environment: build.environment, executable: "/bin/sh")
-            try #require(compiled.status == 0, "\(compiled.stderr)")
+            let program = try build.compile(program: Self.runLoopProgram, named: "runloop", with: "cc", flags: "-lpthread")
             let server = try JACKServer()
-            let result = try build.run(temp.file("runloop"), [], server: server.name)
+            let result = try build.run(program, [], server: server.name)
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout == """
                 empty 3
