@@ -5,7 +5,8 @@
 // Results are Apple's codes; AudioQueueCompatLastErrorMessage() says in words why the last call
 // failed. Callbacks run on the run loop given at creation (inside CFRunLoopRun or
 // CFRunLoopRunInMode on that run loop's thread), or, with NULL, on the queue's callback thread —
-// never on JACK's realtime thread. See Docs/CAPI.md for what differs from Apple.
+// never on JACK's realtime thread; blocks (clang -fblocks) on their dispatch queue. See
+// Docs/CAPI.md for what differs from Apple.
 #ifndef LOCKSTEP_AUDIOQUEUE_H
 #define LOCKSTEP_AUDIOQUEUE_H
 
