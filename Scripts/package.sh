@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Builds a Debian package of lockstep: the files Scripts/install.sh puts under /usr (the binary with
-# the Swift runtime linked in, the man page, bash/zsh/fish completions, the C API's library, headers
-# and pkg-config file), depending on the Debian packages of the C libraries the binary and the
-# library link.
+# Builds the Debian packages of lockstep from the files Scripts/install.sh puts under /usr, split as
+# Debian splits a library:
+#   lockstep                      the binary (the Swift runtime linked in), its man page, bash/zsh/fish
+#                                 completions and the C API's shared library liblockstep-audiotoolbox.so.0;
+#                                 it depends on the Debian packages of the C libraries both link
+#   liblockstep-audiotoolbox-dev  what compiling against the C API needs: the headers, the
+#                                 liblockstep-audiotoolbox.so link and the pkg-config file; it depends on
+#                                 lockstep of the same version
 #
-#   Scripts/package.sh [OUTDIR]      writes OUTDIR/lockstep_VERSION_ARCH.deb (default: the current folder)
-#   sudo apt install ./lockstep_0.1.0_amd64.deb      sudo apt remove lockstep
+#   Scripts/package.sh [OUTDIR]      writes lockstep_VERSION_ARCH.deb and
+#                                    liblockstep-audiotoolbox-dev_VERSION_ARCH.deb to OUTDIR (default: here)
+#   sudo apt install ./lockstep_0.1.0_amd64.deb ./liblockstep-audiotoolbox-dev_0.1.0_amd64.deb
+#   sudo apt remove liblockstep-audiotoolbox-dev lockstep
 #
 # LOCKSTEP_INSTALL_BINARY and LOCKSTEP_INSTALL_LIBRARY name a binary and library already built (as
 # for install.sh; the tests use them).
@@ -47,26 +53,60 @@ for name in $(objdump -p "$binary" "$library" | awk '/NEEDED/ {print $2}' | sort
 done
 depends_line=$(printf '%s\n' "${depends[@]}" | sort -u | paste -sd, - | sed 's/,/, /g')
 
-mkdir -p "$root/DEBIAN" "$root/usr/share/doc/lockstep"
-installed_size=$(du -sk "$root/usr" | cut -f1)
-cat >"$root/DEBIAN/control" <<EOF
-Package: lockstep
-Version: $version
-Architecture: $arch
-Maintainer: Lockstep developers <lockstep@localhost>
-Installed-Size: $installed_size
+
+# The -dev package's files move to a root of their own.
+dev="$stage/dev"
+for file in usr/include usr/lib/liblockstep-audiotoolbox.so usr/lib/pkgconfig; do
+    mkdir -p "$dev/$(dirname "$file")"
+    mv "$root/$file" "$dev/$file"
+done
+
+# Writes the control file of the package in root $1 named $2: the common fields, then stdin.
+control() {
+    mkdir -p "$1/DEBIAN"
+    {
+        echo "Package: $2"
+        echo "Version: $version"
+        echo "Architecture: $arch"
+        echo "Maintainer: Lockstep developers <lockstep@localhost>"
+        echo "Installed-Size: $(du -sk "$1/usr" | cut -f1)"
+        cat
+    } >"$1/DEBIAN/control"
+}
+
+mkdir -p "$root/usr/share/doc/lockstep"
+cp README.md "$root/usr/share/doc/lockstep/README.md"
+control "$root" lockstep <<EOF
 Depends: $depends_line
 Recommends: jackd2
+Suggests: liblockstep-audiotoolbox-dev
 Section: sound
 Priority: optional
 Description: plays many audio streams in sample-accurate sync through JACK
  Layers start on the same sample and stay there: one JACK client, one shared
  timeline, per-layer gain and meters, every discontinuity reported with its
  sample time. Cue-list sessions, live or rendered offline to the same samples,
- driven from a terminal, OSC, JACK MIDI and a web cue page.
+ driven from a terminal, OSC, JACK MIDI and a web cue page. Also Apple's Audio
+ Queue Services for C and C++ programs: liblockstep-audiotoolbox.so.0.
 EOF
-cp README.md "$root/usr/share/doc/lockstep/README.md"
-deb="$out/lockstep_${version}_${arch}.deb"
-dpkg-deb --root-owner-group -Z"${LOCKSTEP_PACKAGE_COMPRESSION:-xz}" --build "$root" "$deb.tmp" >&2
-mv "$deb.tmp" "$deb"
-echo "package: wrote $deb (depends on: $depends_line)" >&2
+
+mkdir -p "$dev/usr/share/doc/liblockstep-audiotoolbox-dev"
+cp Docs/CAPI.md "$dev/usr/share/doc/liblockstep-audiotoolbox-dev/CAPI.md"
+control "$dev" liblockstep-audiotoolbox-dev <<EOF
+Depends: lockstep (= $version), pkgconf | pkg-config
+Section: libdevel
+Priority: optional
+Description: Apple's Audio Queue Services for C and C++ on Lockstep (development files)
+ The headers in Apple's layout (AudioToolbox/AudioToolbox.h, CoreAudio/CoreAudioTypes.h and
+ the Core Foundation pieces they use) under /usr/include/lockstep, the
+ liblockstep-audiotoolbox.so link and the pkg-config file lockstep-audiotoolbox:
+ cc prog.c \$(pkg-config --cflags --libs lockstep-audiotoolbox)
+EOF
+
+for built in "$root:lockstep" "$dev:liblockstep-audiotoolbox-dev"; do
+    deb="$out/${built#*:}_${version}_${arch}.deb"
+    dpkg-deb --root-owner-group -Z"${LOCKSTEP_PACKAGE_COMPRESSION:-xz}" --build "${built%%:*}" "$deb.tmp" >&2
+    mv "$deb.tmp" "$deb"
+    echo "package: wrote $deb" >&2
+done
+echo "package: lockstep depends on: $depends_line" >&2

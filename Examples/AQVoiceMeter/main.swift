@@ -116,11 +116,14 @@ for _ in 0..<steps {
         // Linux: 100 ms of the offline device's time.
         for _ in 0..<10 { _ = try? device.renderFloat(frames: 441) }
     } else {
-        Thread.sleep(forTimeInterval: 0.1)
+        // The callbacks run on this thread's run loop (the tutorial's main run loop).
+        CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.1, false)
     }
     print(String(format: "level peak=%.2f average=%.2f", getPeakPower(queue), getAveragePower(queue)))
 }
 check(AudioQueueStop(queue, true), "AudioQueueStop")
+// Linux: the stop's last buffers are posted to the run loop; run it once to write them.
+CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0, false)
 if let device = offlineDevice {
     // Linux: the offline device delivers the stop (and the last buffer) at its next render.
     var running: UInt32 = 1

@@ -47,9 +47,13 @@ private func newQueue(_ format: UnsafePointer<AudioStreamBasicDescription>, _ ca
 /// The queue plays linear PCM in `inFormat` (any rate: the engine converts; 16/24/32-bit integer
 /// or 32/64-bit float, either byte order, interleaved). It connects to the default device
 /// (``AudioQueueDefaultDevice``) when it first needs it — or renders offline after
-/// ``AudioQueueSetOfflineRenderFormat(_:_:_:)``. From Swift, `inCallbackRunLoop` and
-/// `inCallbackRunLoopMode` are accepted and ignored: callbacks run on the engine's callback
-/// thread (the C API honours them: see ``CFRunLoop``).
+/// ``AudioQueueSetOfflineRenderFormat(_:_:_:)``.
+///
+/// Callbacks and property listeners run as on Apple: with a run loop (`CFRunLoopGetCurrent()`),
+/// on that run loop's thread while it runs in `inCallbackRunLoopMode` (nil: the common modes),
+/// posted there by the queue's callback thread (see ``CFRunLoop``); with nil, on the queue's own
+/// callback thread. Offline rendering runs them inside ``AudioQueueOfflineRender(_:_:_:_:)``.
+/// The C API's `AudioQueueNewOutput` is this function.
 /// - Returns: ``kAudioFormatUnsupportedDataFormatError`` for compressed, non-interleaved or
 ///   malformed formats; ``kAudio_ParamError`` if `inFlags` is not 0.
 @discardableResult
@@ -57,35 +61,17 @@ public func AudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescri
                                 _ inCallbackProc: AudioQueueOutputCallback, _ inUserData: UnsafeMutableRawPointer?,
                                 _ inCallbackRunLoop: CFRunLoop?, _ inCallbackRunLoopMode: CFString?, _ inFlags: UInt32,
                                 _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
-    newQueue(inFormat, .output(inCallbackProc), inUserData, inFlags, outAQ)
-}
-
-/// Creates a playback queue whose callbacks and property listeners run on `runLoop` (posted to it,
-/// run while its thread runs it in `mode`), or on the callback thread when `runLoop` is nil: Apple's
-/// `AudioQueueNewOutput` with its run loop honoured. The C API's `AudioQueueNewOutput` is this.
-package func AudioQueueNewOutputOnRunLoop(_ inFormat: UnsafePointer<AudioStreamBasicDescription>,
-                                          _ inCallbackProc: AudioQueueOutputCallback, _ inUserData: UnsafeMutableRawPointer?,
-                                          _ runLoop: CFRunLoop?, _ mode: CFString?, _ inFlags: UInt32,
-                                          _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
-    newQueue(inFormat, .output(inCallbackProc), inUserData, inFlags, outAQ, runLoop: runLoop.map { ($0, mode) })
-}
-
-/// Creates a recording queue whose callbacks and listeners run on `runLoop`, or on the callback
-/// thread when nil; see ``AudioQueueNewOutputOnRunLoop(_:_:_:_:_:_:_:)``. The C API's
-/// `AudioQueueNewInput` is this.
-package func AudioQueueNewInputOnRunLoop(_ inFormat: UnsafePointer<AudioStreamBasicDescription>,
-                                         _ inCallbackProc: AudioQueueInputCallback, _ inUserData: UnsafeMutableRawPointer?,
-                                         _ runLoop: CFRunLoop?, _ mode: CFString?, _ inFlags: UInt32,
-                                         _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
-    newQueue(inFormat, .input(inCallbackProc), inUserData, inFlags, outAQ, runLoop: runLoop.map { ($0, mode) })
+    newQueue(inFormat, .output(inCallbackProc), inUserData, inFlags, outAQ,
+             runLoop: inCallbackRunLoop.map { ($0, inCallbackRunLoopMode) })
 }
 
 /// Creates a recording queue. The corresponding Apple function is `AudioQueueNewInput`.
 ///
 /// The queue records the default device's inputs (JACK: the client's `in_N` ports) in
 /// `inFormat`: its sample encoding and byte order, and its rate — another rate than the device's
-/// is converted (libsoxr) on the callback thread. Run loop arguments are accepted and ignored, as
-/// for ``AudioQueueNewOutput(_:_:_:_:_:_:_:)``.
+/// is converted (libsoxr) on the callback thread. Callbacks and listeners run on
+/// `inCallbackRunLoop`'s thread, or on the queue's callback thread when it is nil, as for
+/// ``AudioQueueNewOutput(_:_:_:_:_:_:_:)``. The C API's `AudioQueueNewInput` is this function.
 /// - Returns: ``kAudioFormatUnsupportedDataFormatError`` for formats a queue cannot record;
 ///   ``kAudio_ParamError`` if `inFlags` is not 0.
 @discardableResult
@@ -93,7 +79,8 @@ public func AudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescrip
                                _ inCallbackProc: AudioQueueInputCallback, _ inUserData: UnsafeMutableRawPointer?,
                                _ inCallbackRunLoop: CFRunLoop?, _ inCallbackRunLoopMode: CFString?, _ inFlags: UInt32,
                                _ outAQ: UnsafeMutablePointer<AudioQueueRef?>) -> OSStatus {
-    newQueue(inFormat, .input(inCallbackProc), inUserData, inFlags, outAQ)
+    newQueue(inFormat, .input(inCallbackProc), inUserData, inFlags, outAQ,
+             runLoop: inCallbackRunLoop.map { ($0, inCallbackRunLoopMode) })
 }
 
 /// Creates a playback queue whose callback is a block run on `inCallbackDispatchQueue`. The
@@ -118,6 +105,24 @@ public func AudioQueueNewInputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<Au
                                                 _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: UInt32,
                                                 _ inCallbackDispatchQueue: DispatchQueue,
                                                 _ inCallbackBlock: @escaping AudioQueueInputCallbackBlock) -> OSStatus {
+    newQueue(inFormat, .inputBlock(inCallbackBlock, inCallbackDispatchQueue), nil, inFlags, outAQ)
+}
+
+/// ``AudioQueueNewOutputWithDispatchQueue(_:_:_:_:_:)`` on any ``CallbackDispatchQueue``: the C
+/// API's, whose queue is a C program's `dispatch_queue_t`.
+package func AudioQueueNewOutputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<AudioQueueRef?>,
+                                                  _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: UInt32,
+                                                  _ inCallbackDispatchQueue: any CallbackDispatchQueue,
+                                                  _ inCallbackBlock: @escaping AudioQueueOutputCallbackBlock) -> OSStatus {
+    newQueue(inFormat, .outputBlock(inCallbackBlock, inCallbackDispatchQueue), nil, inFlags, outAQ)
+}
+
+/// ``AudioQueueNewInputWithDispatchQueue(_:_:_:_:_:)`` on any ``CallbackDispatchQueue``: the C
+/// API's, whose queue is a C program's `dispatch_queue_t`.
+package func AudioQueueNewInputWithDispatchQueue(_ outAQ: UnsafeMutablePointer<AudioQueueRef?>,
+                                                 _ inFormat: UnsafePointer<AudioStreamBasicDescription>, _ inFlags: UInt32,
+                                                 _ inCallbackDispatchQueue: any CallbackDispatchQueue,
+                                                 _ inCallbackBlock: @escaping AudioQueueInputCallbackBlock) -> OSStatus {
     newQueue(inFormat, .inputBlock(inCallbackBlock, inCallbackDispatchQueue), nil, inFlags, outAQ)
 }
 

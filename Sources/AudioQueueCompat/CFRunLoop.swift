@@ -8,8 +8,8 @@ import Foundation
 /// ``CFRunLoopRun()`` or ``CFRunLoopRunInMode(_:_:_:)-(CFString?,_,_)``. The corresponding Apple
 /// type is `CFRunLoop`.
 ///
-/// Audio queues created from C with a run loop (`AudioQueueNewOutput(…, CFRunLoopGetCurrent(),
-/// kCFRunLoopCommonModes, …)`) post their callbacks and property listeners here: they run on the
+/// Audio queues created with a run loop, from Swift or C (`AudioQueueNewOutput(…, CFRunLoopGetCurrent(),
+/// kCFRunLoopCommonModes, …)`), post their callbacks and property listeners here: they run on the
 /// run loop's thread, one at a time, in the order the queue delivered them. The engine's callback
 /// thread posts them (never the realtime thread) and does not wait for them to run. Each such
 /// queue is a *source* of the run loop in its mode until it is disposed of.

@@ -30,8 +30,8 @@ final class CompatQueue: @unchecked Sendable {
     enum Callback {
         case output(AudioQueueOutputCallback)
         case input(AudioQueueInputCallback)
-        case outputBlock(AudioQueueOutputCallbackBlock, DispatchQueue)
-        case inputBlock(AudioQueueInputCallbackBlock, DispatchQueue)
+        case outputBlock(AudioQueueOutputCallbackBlock, any CallbackDispatchQueue)
+        case inputBlock(AudioQueueInputCallbackBlock, any CallbackDispatchQueue)
     }
 
     /// Where disposal stands: not asked for, waiting for an asynchronous stop, or over.

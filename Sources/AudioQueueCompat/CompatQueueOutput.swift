@@ -131,14 +131,14 @@ extension CompatQueue {
 
     /// Runs one call of a block callback on the block's dispatch queue, marked as a callback:
     /// synchronously when the device delivers inline (offline, as the core does), else
-    /// asynchronously. `work` holds
-    /// the user's block and buffer pointers, which Apple's API hands to that queue as they are.
-    func onDispatchQueue(_ dispatch: DispatchQueue, _ work: @escaping () -> Void) {
-        let work = Unchecked(work)
-        if state.withLock({ $0.engine?.device.callbackDelivery == .inline }) {
-            dispatch.sync { CallbackThread.run(work.value) }
-        } else {
-            dispatch.async { CallbackThread.run(work.value) }
-        }
+    /// asynchronously — unless the queue is disposed of by then, as for a run loop (the call
+    /// keeps the queue, and so its buffers, alive until it has run). `work` holds the user's block
+    /// and buffer pointers, which Apple's API hands to that queue as they are.
+    func onDispatchQueue(_ dispatch: any CallbackDispatchQueue, _ work: @escaping () -> Void) {
+        let inline = state.withLock { $0.engine?.device.callbackDelivery == .inline }
+        dispatch.run(synchronously: inline, Unchecked { [self] in
+            guard state.withLock({ $0.disposal != .done }) else { return }
+            CallbackThread.run(work)
+        })
     }
 }

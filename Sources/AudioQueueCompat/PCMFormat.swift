@@ -143,8 +143,9 @@ struct PCMFormat: Sendable, Hashable, CustomStringConvertible {
 
 /// Exact conversion between stored samples and 64-bit floats: integers map to −1…1 by dividing
 /// by 2^(bits−1) (8-bit unsigned: (v − 128) / 128), and back by multiplying, rounding to nearest
-/// and clipping — so integer ↔ float and integer ↔ integer of the same width are lossless, and
-/// wider ↔ narrower integers shift. NaN becomes 0.
+/// with ties away from zero (Apple's AudioToolbox rule: Docs/CAPI.md) and clipping — so integer ↔
+/// float and integer ↔ integer of the same width are lossless, and wider ↔ narrower integers
+/// shift. NaN becomes 0.
 enum PCMSamples {
     /// Decodes `frames` frames of `format` from its buffers (`buffers[b]` is buffer `b`) into
     /// interleaved doubles at `destination` (`frames × channelCount`).
@@ -220,7 +221,8 @@ enum PCMSamples {
         }
     }
 
-    /// `value × fullScale`, rounded to nearest and clipped to the integer range; 0 for NaN.
+    /// `value × fullScale`, rounded to nearest (ties away from zero) and clipped to the integer range;
+    /// 0 for NaN.
     @inline(__always)
     private static func integer(_ value: Double, fullScale: Double) -> Int64 {
         guard !value.isNaN else { return 0 }

@@ -22,7 +22,7 @@ public func cAudioQueueNewOutput(_ inFormat: UnsafePointer<AudioStreamBasicDescr
     guard let (runLoop, mode) = runLoopArguments("AudioQueueNewOutput", inCallbackRunLoop, inCallbackRunLoopMode) else {
         return kAudio_ParamError
     }
-    return AudioQueueNewOutputOnRunLoop(inFormat, inCallbackProc, inUserData, runLoop, mode, inFlags, outAQ)
+    return AudioQueueNewOutput(inFormat, inCallbackProc, inUserData, runLoop, mode, inFlags, outAQ)
 }
 
 /// C's `AudioQueueNewInput`, declared and documented in `<AudioToolbox/AudioQueue.h>`: the Swift function of the same name.
@@ -37,7 +37,7 @@ public func cAudioQueueNewInput(_ inFormat: UnsafePointer<AudioStreamBasicDescri
     guard let (runLoop, mode) = runLoopArguments("AudioQueueNewInput", inCallbackRunLoop, inCallbackRunLoopMode) else {
         return kAudio_ParamError
     }
-    return AudioQueueNewInputOnRunLoop(inFormat, inCallbackProc, inUserData, runLoop, mode, inFlags, outAQ)
+    return AudioQueueNewInput(inFormat, inCallbackProc, inUserData, runLoop, mode, inFlags, outAQ)
 }
 
 /// The run loop and mode of a queue's creation: (nil, nil) for a NULL run loop; nil (with the

@@ -50,12 +50,37 @@ struct CAPIBuild {
         return output
     }
 
+    /// Writes `source` (C) to `name`.c in the test's folder and compiles it with `compiler`,
+    /// every warning an error, the C API's flags and `flags`; returns the executable's path.
+    func compile(program source: String, named name: String, with compiler: String, flags: String) throws -> String {
+        try source.write(toFile: temp.file(name + ".c"), atomically: true, encoding: .utf8)
+        let command = "\(compiler) -Wall -Wextra -Werror '\(temp.file(name + ".c"))' -o '\(temp.file(name))' "
+            + "$(pkg-config --cflags --libs lockstep-audiotoolbox) \(flags)"
+        let compiled = try CLI.run(["-c", command], environment: environment, executable: "/bin/sh")
+        try #require(compiled.status == 0, "\(command)\n\(compiled.stderr)")
+        return temp.file(name)
+    }
+
     /// Runs a compiled program to completion.
     func run(_ program: String, _ arguments: [String], server: String? = nil, timeout: Double = 120) throws -> CLI.Result {
         var environment = self.environment
         if let server { environment["JACK_DEFAULT_SERVER"] = server }
         return try CLI.run(arguments, environment: environment, timeout: timeout, executable: program)
     }
+
+    /// C source of `floatStereo()`, the format of the test programs' queues: 48 kHz, stereo,
+    /// 32-bit float, interleaved.
+    static let floatStereoC = """
+        static AudioStreamBasicDescription floatStereo(void) {
+            AudioStreamBasicDescription f;
+            memset(&f, 0, sizeof f);
+            f.mSampleRate = 48000; f.mFormatID = kAudioFormatLinearPCM;
+            f.mFormatFlags = kLinearPCMFormatFlagIsFloat | kLinearPCMFormatFlagIsPacked;
+            f.mChannelsPerFrame = 2; f.mBitsPerChannel = 32; f.mFramesPerPacket = 1;
+            f.mBytesPerFrame = f.mBytesPerPacket = 8;
+            return f;
+        }
+        """
 
     /// Starts a compiled program.
     func spawn(_ program: String, _ arguments: [String], server: String) throws -> RunningCLI {
@@ -102,7 +127,7 @@ extension AQCompatTests {
 
         @Test("the examples compile as C (gcc) and C++ (g++) with every warning an error; the headers as C++, and as strict C99 and C++11")
         func examplesCompile() throws {
-            for source in ["aqplay.c", "aqstart.c", "aqoffline.c", "aqmeter.c", "aqrecord.cpp"] {
+            for source in ["aqplay.c", "aqplayback.c", "aqstart.c", "aqoffline.c", "aqmeter.c", "aqrecord.cpp"] {
                 let program = try build.compile(source)
                 #expect(FileManager.default.isExecutableFile(atPath: program), "\(source)")
             }
@@ -227,26 +252,26 @@ extension JACKTests {
             }
         }
 
-        @Test("aqplay (AudioFileReadPacketData, callbacks on the main run loop, CFRunLoopRunInMode) plays every frame of a file, exactly, on the run loop's thread")
-        func player() throws {
-            let program = try build.compile("aqplay.c")
-            // Half a second of silence (time for the capture to connect), then 0.4 s of signal.
-            let lead = 24_000, frames = 19_200
+        /// Runs `program` (a player of the file given) on a file of `lead` frames of silence (time
+        /// for the capture to connect) and `frames` of a stereo signal at 48 kHz 16-bit, captures its
+        /// client's outputs independently, and checks every frame was heard once, exactly, and
+        /// nothing else; `printed` checks its output.
+        func checkPlayback(_ program: String, client: String, lead: Int, frames: Int, printed: (String) -> Void) throws {
             let signal: [Float] = (0..<(frames * 2)).map { (index: Int) -> Float in
                 let value: Int = (index * 7919) % 20_000 - 9_999
                 return Float(value) / 32768
             }
-            let samples = [Float](repeating: 0, count: lead * 2) + signal
-            try writeFile(temp.file("in.wav"), samples, format: .int16)
+            let file = temp.file("\(client).wav")
+            try writeFile(file, [Float](repeating: 0, count: lead * 2) + signal, format: .int16)
             try retryingOnXruns("CAPIJACKTests") { xrun in
                 let server = try JACKServer()
-                let process = try build.spawn(program, [temp.file("in.wav")], server: server.name)
-                let capture = try capture(server, ["aqplay:out_1", "aqplay:out_2"], seconds: 5)
+                let process = try build.spawn(program, [file], server: server.name)
+                let capture = try capture(server, ["\(client):out_1", "\(client):out_2"], seconds: 5)
                 let result = process.wait(timeout: 20)
                 xrun.set(capture.xrunCount > 0)
                 capture.stop()
                 #expect(result.status == 0, "\(result.stderr)")
-                #expect(result.stdout.contains("played \(lead + frames) packets; 0 callbacks off the run loop's thread"), "\(result.stdout)")
+                printed(result.stdout)
                 for channel in 0..<2 {
                     let audio = capture.channel(channel)
                     let heard = try #require(audio.firstIndex { $0 != 0 }, "nothing heard on channel \(channel + 1)")
@@ -254,6 +279,21 @@ extension JACKTests {
                     #expect(Array(audio[heard...].prefix(frames)) == expected, "channel \(channel + 1)")
                     #expect(audio[(heard + frames)...].allSatisfy { $0 == 0 }, "only the file is heard")
                 }
+            }
+        }
+
+        @Test("aqplay (AudioFileReadPacketData, callbacks on the main run loop, CFRunLoopRunInMode) plays every frame of a file, exactly, on the run loop's thread")
+        func player() throws {
+            try checkPlayback(try build.compile("aqplay.c"), client: "aqplay", lead: 24_000, frames: 19_200) { stdout in
+                #expect(stdout.contains("played 43200 packets; 0 callbacks off the run loop's thread"), "\(stdout)")
+            }
+        }
+
+        @Test("aqplayback (the playback guide's Listings 3-1…3-17 in C: AQPlayerState, HandleOutputBuffer, DeriveBufferSize, the cookie, priming, the CFRunLoopRunInMode loop) plays every frame of a file, exactly, once")
+        func playbackListings() throws {
+            // 0.7 s: two of the guide's half-second buffers, so the third callback reads nothing and stops.
+            try checkPlayback(try build.compile("aqplayback.c"), client: "aqplayback", lead: 24_000, frames: 9_600) { stdout in
+                #expect(stdout == "played 33600 packets\n", "\(stdout)")
             }
         }
 
@@ -346,13 +386,9 @@ extension JACKTests {
                 clock_gettime(CLOCK_MONOTONIC, &t);
                 return t.tv_sec + t.tv_nsec / 1e9;
             }
+            \#(CAPIBuild.floatStereoC)
             static AudioQueueRef makeQueue(CFStringRef mode) {
-                AudioStreamBasicDescription f;
-                memset(&f, 0, sizeof f);
-                f.mSampleRate = 48000; f.mFormatID = kAudioFormatLinearPCM;
-                f.mFormatFlags = kLinearPCMFormatFlagIsFloat | kLinearPCMFormatFlagIsPacked;
-                f.mChannelsPerFrame = 2; f.mBitsPerChannel = 32; f.mFramesPerPacket = 1;
-                f.mBytesPerFrame = f.mBytesPerPacket = 8;
+                AudioStreamBasicDescription f = floatStereo();
                 AudioQueueRef queue;
                 if (AudioQueueNewOutput(&f, output, NULL, CFRunLoopGetCurrent(), mode, 0, &queue)) return NULL;
                 AudioQueueAddPropertyListener(queue, kAudioQueueProperty_IsRunning, runningChanged, NULL);
@@ -408,13 +444,9 @@ extension JACKTests {
 
         @Test("a C program's callbacks and listeners run on its run loop, in their mode: CFRunLoopRunInMode's result codes, CFRunLoopStop from a listener, CFRunLoopRun ends when no queue is left; the device's UID as a CFString")
         func runLoop() throws {
-            try Self.runLoopProgram.write(toFile: temp.file("runloop.c"), atomically: true, encoding: .utf8)
-            let command = "cc -Wall -Wextra -Werror '\(temp.file("runloop.c"))' -o '\(temp.file("runloop"))' -lpthread "
-                + "$(pkg-config --cflags --libs lockstep-audiotoolbox)"
-            let compiled = try CLI.run(["-c", command], environment: build.environment, executable: "/bin/sh")
-            try #require(compiled.status == 0, "\(compiled.stderr)")
+            let program = try build.compile(program: Self.runLoopProgram, named: "runloop", with: "cc", flags: "-lpthread")
             let server = try JACKServer()
-            let result = try build.run(temp.file("runloop"), [], server: server.name)
+            let result = try build.run(program, [], server: server.name)
             #expect(result.status == 0, "\(result.stderr)")
             #expect(result.stdout == """
                 empty 3

@@ -35,6 +35,31 @@ extension AQCompatTests {
             #expect(log.buffers == [buffer] && onQueue.buffers == [buffer])
         }
 
+        @Test("a block handed to its dispatch queue before AudioQueueDispose(queue, true) does not run after it (live device)")
+        func noBlockAfterDispose() throws {
+            let device = ThreadedTestDevice(sampleRate: 48000, channels: 2, period: 256, speed: 8)
+            AudioQueueSetDefaultDevice(.engine(try Engine(device: device)))
+            defer {
+                AudioQueueSetDefaultDevice(.standard)
+                device.stop()
+            }
+            let dispatch = DispatchQueue(label: "aqcompat.test.suspended")
+            dispatch.suspend()
+            let log = CallbackLog()
+            var format = pcm(48000, channels: 2, bits: 16)
+            var queue: AudioQueueRef?
+            #expect(AudioQueueNewOutputWithDispatchQueue(&queue, &format, 0, dispatch) { _, buffer in log.add(buffer) } == noErr)
+            for _ in 0..<3 { #expect(AudioQueueEnqueueBuffer(queue!, try filledBuffer(queue!, [UInt8](repeating: 0, count: 1024)), 0, nil) == noErr) }
+            #expect(AudioQueueStart(queue!, nil) == noErr)
+            // The buffers play (and go back) while the dispatch queue holds their blocks.
+            #expect(ThreadedTestDevice.wait { device.output.count >= 4 * 256 * 2 })
+            Thread.sleep(forTimeInterval: 0.1)
+            #expect(AudioQueueDispose(queue!, true) == noErr)
+            dispatch.resume()
+            dispatch.sync {}
+            #expect(log.buffers.isEmpty, "\(log.buffers.count) blocks ran after the queue was disposed of")
+        }
+
         @Test("an input queue's block gets each filled buffer with its packet count")
         func inputBlock() throws {
             let device = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 1), maximumFramesPerRender: 256,

@@ -57,6 +57,18 @@ final class CallbackLog: @unchecked Sendable {
     var times: [Double] { locked { _times } }
     func add(time: Double) { locked { _times.append(time) } }
     private var _times: [Double] = []
+    /// The threads callbacks ran on, by pthread and name (Linux keeps 15 characters of a name).
+    var threads: [(thread: pthread_t, name: String)] { locked { _threads } }
+    /// Notes the calling thread; returns how many calls have been noted.
+    @discardableResult
+    func addThread() -> Int {
+        let name = Thread.current.name ?? ""
+        return locked {
+            _threads.append((pthread_self(), name))
+            return _threads.count
+        }
+    }
+    private var _threads: [(thread: pthread_t, name: String)] = []
 }
 
 func logOutput(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ buffer: AudioQueueBufferRef) {

@@ -124,8 +124,11 @@ struct InstallTests {
         #expect(manifest.split(separator: "\n").map(String.init) == Self.files.map { "/usr/" + $0 })
     }
 
-    @Test("Scripts/package.sh builds a .deb of the same files, depending on the C libraries' packages; dpkg installs it into a root of its own and removes every file again")
-    func debianPackage() throws {
+    /// What the -dev package holds: the headers, the link for `-l` and the pkg-config file.
+    static let devFiles = ["lib/liblockstep-audiotoolbox.so", "lib/pkgconfig/lockstep-audiotoolbox.pc"] + headers
+
+    @Test("Scripts/package.sh builds the runtime .deb (tool, man page, completions, library; no header) and the -dev .deb (headers, .so link, pkg-config file); dpkg installs both into a root of its own and removes every file again")
+    func debianPackages() throws {
         let temp = try TemporaryTestDirectory(prefix: "lockstep-package")
         let built = try CLI.run([Self.root + "/Scripts/package.sh", temp.path],
                                 environment: ["LOCKSTEP_INSTALL_BINARY": CLI.binary, "LOCKSTEP_INSTALL_LIBRARY": Self.library,
@@ -133,26 +136,56 @@ struct InstallTests {
                                               "LOCKSTEP_PACKAGE_COMPRESSION": "none"],
                                 timeout: 120, executable: "/bin/bash")
         #expect(built.status == 0, "\(built.stderr)")
-        let deb = try #require(try FileManager.default.contentsOfDirectory(atPath: temp.path).first { $0.hasSuffix(".deb") })
-        let info = try CLI.run(["--field", temp.path + "/" + deb, "Package", "Depends"], executable: "/usr/bin/dpkg-deb")
+        let debs = try FileManager.default.contentsOfDirectory(atPath: temp.path).filter { $0.hasSuffix(".deb") }
+        let runtime = temp.path + "/" + (try #require(debs.first { $0.hasPrefix("lockstep_") }, "\(debs)"))
+        let dev = temp.path + "/" + (try #require(debs.first { $0.hasPrefix("liblockstep-audiotoolbox-dev_") }, "\(debs)"))
+        #expect(debs.count == 2, "\(debs)")
+        let info = try CLI.run(["--field", runtime, "Package", "Version", "Depends"], executable: "/usr/bin/dpkg-deb")
         #expect(info.stdout.contains("Package: lockstep"))
         for library in ["libjack-jackd2-0", "libsndfile1", "libsoxr0", "liblo7"] {
             #expect(info.stdout.contains(library), "\(info.stdout)")
         }
-        // A root of its own: an empty dpkg database there (the libraries it depends on are this
+        let version = try #require(info.stdout.split(separator: "\n").first { $0.hasPrefix("Version: ") }?.dropFirst(9))
+        let devInfo = try CLI.run(["--field", dev, "Package", "Section", "Depends"], executable: "/usr/bin/dpkg-deb")
+        #expect(devInfo.stdout.contains("Package: liblockstep-audiotoolbox-dev") && devInfo.stdout.contains("Section: libdevel"))
+        #expect(devInfo.stdout.contains("Depends: lockstep (= \(version))"), "\(devInfo.stdout)")
+        // Each package's files (dpkg-deb --contents: "./usr/…", links as "… -> target").
+        func contents(_ deb: String) throws -> Set<String> {
+            let listed = try CLI.run(["--contents", deb], executable: "/usr/bin/dpkg-deb")
+            #expect(listed.status == 0, "\(listed.stderr)")
+            return Set(listed.stdout.split(separator: "\n").compactMap { line -> String? in
+                guard !line.hasPrefix("d"), let path = line.split(separator: " ").first(where: { $0.hasPrefix("./usr/") }) else { return nil }
+                return String(path.dropFirst("./usr/".count))
+            })
+        }
+        let runtimeFiles = try contents(runtime), devFiles = try contents(dev)
+        let devSet = Set(Self.devFiles)
+        #expect(runtimeFiles == Set(Self.files).subtracting(devSet).union(["share/doc/lockstep/README.md"]))
+        #expect(runtimeFiles.filter { $0.hasPrefix("include/") || $0.hasSuffix(".h") || $0.hasSuffix(".pc") }.isEmpty)
+        #expect(devFiles == devSet.union(["share/doc/liblockstep-audiotoolbox-dev/CAPI.md"]))
+        // A root of its own: an empty dpkg database there (the libraries lockstep depends on are this
         // machine's, not that root's: --force-depends).
         let root = temp.path + "/root"
         try FileManager.default.createDirectory(atPath: root + "/var/lib/dpkg/info", withIntermediateDirectories: true)
         try FileManager.default.createDirectory(atPath: root + "/var/lib/dpkg/updates", withIntermediateDirectories: true)
         for file in ["status", "available"] { FileManager.default.createFile(atPath: root + "/var/lib/dpkg/" + file, contents: Data()) }
-        let dpkg = ["--root=" + root, "--force-not-root", "--force-depends", "--force-script-chrootless", "--log=/dev/null"]
-        let installed = try CLI.run(dpkg + ["-i", temp.path + "/" + deb], executable: "/usr/bin/dpkg")
+        let dpkg = ["--root=" + root, "--force-not-root", "--force-script-chrootless", "--log=/dev/null"]
+        // The -dev package alone is refused: it needs lockstep of its version.
+        let alone = try CLI.run(dpkg + ["-i", dev], executable: "/usr/bin/dpkg")
+        #expect(alone.status != 0 && alone.stderr.contains("lockstep"), "\(alone.stderr)")
+        let installed = try CLI.run(dpkg + ["--force-depends", "-i", runtime, dev], executable: "/usr/bin/dpkg")
         #expect(installed.status == 0, "\(installed.stderr)")
         for file in Self.files {
             #expect(FileManager.default.fileExists(atPath: root + "/usr/" + file), "\(file) is missing")
         }
-        let version = try CLI.run(["--version"], executable: root + "/usr/bin/lockstep")
-        #expect(version.status == 0 && !version.stdout.isEmpty)
+        let ran = try CLI.run(["--version"], executable: root + "/usr/bin/lockstep")
+        #expect(ran.status == 0 && !ran.stdout.isEmpty)
+        // Removing the -dev package leaves the runtime whole; removing that leaves nothing.
+        let removedDev = try CLI.run(dpkg + ["-r", "liblockstep-audiotoolbox-dev"], executable: "/usr/bin/dpkg")
+        #expect(removedDev.status == 0, "\(removedDev.stderr)")
+        for file in Self.files {
+            #expect(FileManager.default.fileExists(atPath: root + "/usr/" + file) == !devSet.contains(file), "\(file)")
+        }
         let removed = try CLI.run(dpkg + ["-r", "lockstep"], executable: "/usr/bin/dpkg")
         #expect(removed.status == 0, "\(removed.stderr)")
         let left = FileManager.default.enumerator(atPath: root + "/usr")?.compactMap { $0 as? String } ?? []

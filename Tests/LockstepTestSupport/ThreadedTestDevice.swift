@@ -24,10 +24,15 @@ public final class ThreadedTestDevice: AudioDevice, @unchecked Sendable {
     private var thread: Thread?
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Creates the device; `speed` is how many times faster than real time it renders.
-    public init(sampleRate: Double = 48000, channels: Int = 2, period: Int = 256, speed: Double = 1) {
+    /// Input channels; they record silence.
+    public let inputChannelCount: Int
+
+    /// Creates the device; `speed` is how many times faster than real time it renders; `inputs`
+    /// silent input channels.
+    public init(sampleRate: Double = 48000, channels: Int = 2, period: Int = 256, speed: Double = 1, inputs: Int = 0) {
         self.sampleRate = sampleRate
         channelCount = channels
+        inputChannelCount = inputs
         maximumFramesPerCycle = period
         periodSleep = Double(period) / sampleRate / speed
     }
@@ -105,7 +110,7 @@ public final class ThreadedTestDevice: AudioDevice, @unchecked Sendable {
             while !stopRequested.load(ordering: .acquiring) {
                 let t = nextSampleTime.load(ordering: .relaxed)
                 prepareDirectBuffers(frames: period)
-                renderer.render(frames: period, sampleTime: t, output: pointers)
+                renderer.render(frames: period, sampleTime: t, input: nil, output: pointers)
                 collectDirectBuffers(frames: period)
                 renderer.wakeCallbackThread()
                 nextSampleTime.store(t + Int64(period), ordering: .releasing)

@@ -213,6 +213,22 @@ typedef struct AudioQueueParameterEvent {
     float mValue;
 } AudioQueueParameterEvent;
 
+/// The functions of a C program's libdispatch that the C API runs block callbacks with, on a
+/// `dispatch_queue_t` of that program (`queue`): `dispatch_async_f`, `dispatch_sync_f`,
+/// `dispatch_retain` and `dispatch_release`. Lockstep addition: `<AudioToolbox/AudioQueue.h>` fills
+/// it in inside the program, so that the library (which has its own libdispatch inside) uses the
+/// program's.
+typedef struct AudioQueueCompatDispatchFunctions {
+    /// Runs `work(context)` on `queue` asynchronously.
+    void (*dispatchAsync)(void *queue, void * _Nullable context, void (*work)(void * _Nullable context));
+    /// Runs `work(context)` on `queue` and returns once it has run.
+    void (*dispatchSync)(void *queue, void * _Nullable context, void (*work)(void * _Nullable context));
+    /// Retains `queue` (while an audio queue uses it).
+    void (*retainQueue)(void *queue);
+    /// Releases `queue`.
+    void (*releaseQueue)(void *queue);
+} AudioQueueCompatDispatchFunctions;
+
 /// Flags of a property an audio file stream reports. The corresponding Apple type is
 /// `AudioFileStreamPropertyFlags` (imported as an option set: `.propertyIsCached`, `.cacheProperty`).
 LOCKSTEP_OPTIONS_BEGIN(AudioFileStreamPropertyFlags)

@@ -5,11 +5,20 @@
 // Results are Apple's codes; AudioQueueCompatLastErrorMessage() says in words why the last call
 // failed. Callbacks run on the run loop given at creation (inside CFRunLoopRun or
 // CFRunLoopRunInMode on that run loop's thread), or, with NULL, on the queue's callback thread —
-// never on JACK's realtime thread. See Docs/CAPI.md for what differs from Apple.
+// never on JACK's realtime thread; blocks (clang -fblocks) on their dispatch queue. See
+// Docs/CAPI.md for what differs from Apple.
 #ifndef LOCKSTEP_AUDIOQUEUE_H
 #define LOCKSTEP_AUDIOQUEUE_H
 
 #include <CoreAudio/CoreAudioTypes.h>
+
+// With blocks (clang -fblocks) and libdispatch's headers, the dispatch-queue functions too.
+#if defined(__BLOCKS__) && defined(__has_include)
+#if __has_include(<dispatch/dispatch.h>)
+#include <dispatch/dispatch.h>
+#define LOCKSTEP_AUDIOQUEUE_DISPATCH 1
+#endif
+#endif
 
 LOCKSTEP_EXTERN_C_BEGIN
 
@@ -300,6 +309,55 @@ OSStatus AudioQueueOfflineRender(AudioQueueRef inAQ, const AudioTimeStamp *inTim
 /// Linux addition. The text belongs to the calling thread and stays valid until its next call of
 /// this function.
 const char *AudioQueueCompatLastErrorMessage(void);
+
+// MARK: Dispatch queues and blocks (clang -fblocks, with libdispatch's headers: Docs/CAPI.md)
+
+#ifdef LOCKSTEP_AUDIOQUEUE_DISPATCH
+/// Called on the queue's dispatch queue with each buffer an output queue has finished with.
+typedef void (^AudioQueueOutputCallbackBlock)(AudioQueueRef inAQ, AudioQueueBufferRef inBuffer);
+/// Called on the queue's dispatch queue with each buffer an input queue has filled.
+typedef void (^AudioQueueInputCallbackBlock)(AudioQueueRef inAQ, AudioQueueBufferRef inBuffer,
+                                             const AudioTimeStamp *inStartTime, UInt32 inNumberPacketDescriptions,
+                                             const AudioStreamPacketDescription *inPacketDescs);
+
+/// AudioQueueNewOutputWithDispatchQueue with the calling program's libdispatch functions (the
+/// macro below passes them): creates a playback queue whose callback is `inCallbackBlock`, run on
+/// `inCallbackDispatchQueue` (retained while the queue lives) — asynchronously, or, for offline
+/// rendering, before AudioQueueOfflineRender returns. Otherwise as AudioQueueNewOutput.
+OSStatus AudioQueueCompatNewOutputWithDispatchQueue(const AudioQueueCompatDispatchFunctions *inDispatch, AudioQueueRef *outAQ,
+                                                    const AudioStreamBasicDescription *inFormat, UInt32 inFlags,
+                                                    dispatch_queue_t inCallbackDispatchQueue,
+                                                    AudioQueueOutputCallbackBlock inCallbackBlock);
+/// AudioQueueNewInputWithDispatchQueue with the calling program's libdispatch functions: creates
+/// a recording queue whose callback is `inCallbackBlock`, run on `inCallbackDispatchQueue`.
+OSStatus AudioQueueCompatNewInputWithDispatchQueue(const AudioQueueCompatDispatchFunctions *inDispatch, AudioQueueRef *outAQ,
+                                                   const AudioStreamBasicDescription *inFormat, UInt32 inFlags,
+                                                   dispatch_queue_t inCallbackDispatchQueue,
+                                                   AudioQueueInputCallbackBlock inCallbackBlock);
+
+// The program's libdispatch, compiled into the program: the library has a libdispatch of its own
+// inside, which must not work on the program's queues.
+static inline void LockstepDispatchAsync(void *queue, void *context, void (*work)(void *)) {
+    dispatch_async_f((dispatch_queue_t)queue, context, work);
+}
+static inline void LockstepDispatchSync(void *queue, void *context, void (*work)(void *)) {
+    dispatch_sync_f((dispatch_queue_t)queue, context, work);
+}
+static inline void LockstepDispatchRetain(void *queue) { dispatch_retain((dispatch_queue_t)queue); }
+static inline void LockstepDispatchRelease(void *queue) { dispatch_release((dispatch_queue_t)queue); }
+static inline const AudioQueueCompatDispatchFunctions *LockstepDispatchFunctions(void) {
+    static const AudioQueueCompatDispatchFunctions functions = {
+        LockstepDispatchAsync, LockstepDispatchSync, LockstepDispatchRetain, LockstepDispatchRelease};
+    return &functions;
+}
+
+/// Apple's AudioQueueNewOutputWithDispatchQueue(outAQ, inFormat, inFlags, inCallbackDispatchQueue,
+/// inCallbackBlock).
+#define AudioQueueNewOutputWithDispatchQueue(...) AudioQueueCompatNewOutputWithDispatchQueue(LockstepDispatchFunctions(), __VA_ARGS__)
+/// Apple's AudioQueueNewInputWithDispatchQueue(outAQ, inFormat, inFlags, inCallbackDispatchQueue,
+/// inCallbackBlock).
+#define AudioQueueNewInputWithDispatchQueue(...) AudioQueueCompatNewInputWithDispatchQueue(LockstepDispatchFunctions(), __VA_ARGS__)
+#endif
 
 LOCKSTEP_EXTERN_C_END
 

@@ -1,0 +1,92 @@
+import AudioQueueCompat
+import Foundation
+import Lockstep
+import LockstepTestSupport
+import Testing
+
+private func threadLogOutput(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ buffer: AudioQueueBufferRef) {
+    CallbackLog.from(userData).addThread()
+}
+
+private func threadLogInput(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ buffer: AudioQueueBufferRef,
+                            _ start: UnsafePointer<AudioTimeStamp>, _ packets: UInt32,
+                            _ descriptions: UnsafePointer<AudioStreamPacketDescription>?) {
+    if CallbackLog.from(userData).addThread() < 6 { AudioQueueEnqueueBuffer(queue, buffer, 0, nil) }
+}
+
+extension AQCompatTests {
+    /// Swift's `AudioQueueNewOutput`/`AudioQueueNewInput` honour their run loop, as the C API does
+    /// (one implementation): a live (threaded) device, callbacks on the run loop's thread only
+    /// while it runs the loop; with nil, on the queue's callback thread.
+    @Suite("Run loops from Swift", .serialized)
+    struct RunLoopTests {
+        /// Creates a queue (`output` or not) on the default device with `runLoop`, enqueues three
+        /// buffers of 256 frames and starts it; three calls are expected (six for input, which
+        /// enqueues again).
+        func startQueue(output: Bool, _ log: CallbackLog, runLoop: CFRunLoop?) throws -> AudioQueueRef {
+            var format = pcm(48000, channels: 2, bits: 16)
+            var queue: AudioQueueRef?
+            let status = output
+                ? AudioQueueNewOutput(&format, threadLogOutput, log.pointer, runLoop, kCFRunLoopCommonModes, 0, &queue)
+                : AudioQueueNewInput(&format, threadLogInput, log.pointer, runLoop, kCFRunLoopCommonModes, 0, &queue)
+            try #require(status == noErr, "\(AudioQueueCompatLastErrorMessage() ?? "")")
+            for _ in 0..<3 {
+                let buffer = try filledBuffer(queue!, [UInt8](repeating: 0, count: 256 * 4))
+                if !output { buffer.pointee.mAudioDataByteSize = 0 }
+                try #require(AudioQueueEnqueueBuffer(queue!, buffer, 0, nil) == noErr)
+            }
+            try #require(AudioQueueStart(queue!, nil) == noErr)
+            return queue!
+        }
+
+        @Test("with CFRunLoopGetCurrent(), callbacks run on that thread and only while it runs the loop; with nil, on the queue's callback thread",
+              arguments: [true, false], [true, false])
+        func callbackThread(output: Bool, withRunLoop: Bool) throws {
+            let device = ThreadedTestDevice(sampleRate: 48000, channels: 2, period: 256, speed: 8, inputs: 2)
+            AudioQueueSetDefaultDevice(.engine(try Engine(device: device)))
+            defer {
+                AudioQueueSetDefaultDevice(.standard)
+                device.stop()
+            }
+            let log = CallbackLog()
+            let expected = output ? 3 : 6
+            guard withRunLoop else {
+                let queue = try startQueue(output: output, log, runLoop: nil)
+                defer { AudioQueueDispose(queue, true) }
+                #expect(ThreadedTestDevice.wait { log.threads.count >= expected }, "\(log.threads.count) callbacks")
+                // Linux keeps 15 characters of a thread's name.
+                #expect(log.threads.allSatisfy { $0.name == "lockstep.callbacks".prefix(15) && pthread_equal($0.thread, pthread_self()) == 0 },
+                        "\(log.threads.map(\.name))")
+                return
+            }
+            // A thread of its own runs the loop: it creates and starts the queue, waits without
+            // running the loop, then runs it until the callbacks have come.
+            nonisolated(unsafe) var runner = pthread_self()
+            nonisolated(unsafe) var beforeRunning = -1
+            nonisolated(unsafe) var failure: (any Error)?
+            let done = DispatchSemaphore(value: 0)
+            let thread = Thread {
+                defer { done.signal() }
+                do {
+                    runner = pthread_self()
+                    let queue = try startQueue(output: output, log, runLoop: CFRunLoopGetCurrent())
+                    defer { AudioQueueDispose(queue, true) }
+                    Thread.sleep(forTimeInterval: 0.3)
+                    beforeRunning = log.threads.count
+                    let deadline = Date().addingTimeInterval(10)
+                    while log.threads.count < expected && Date() < deadline {
+                        CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.05, false)
+                    }
+                } catch {
+                    failure = error
+                }
+            }
+            thread.start()
+            done.wait()
+            if let failure { throw failure }
+            #expect(beforeRunning == 0, "callbacks ran while the thread did not run its loop")
+            #expect(log.threads.count >= expected, "\(log.threads.count) callbacks")
+            #expect(log.threads.allSatisfy { pthread_equal($0.thread, runner) != 0 }, "\(log.threads.map(\.name))")
+        }
+    }
+}
