@@ -127,7 +127,7 @@ extension AQCompatTests {
 
         @Test("the examples compile as C (gcc) and C++ (g++) with every warning an error; the headers as C++, and as strict C99 and C++11")
         func examplesCompile() throws {
-            for source in ["aqplay.c", "aqplayback.c", "aqstart.c", "aqoffline.c", "aqmeter.c", "aqrecord.cpp"] {
+            for source in ["aqplay.c", "aqplayback.c", "aqseeds.c", "aqstart.c", "aqoffline.c", "aqmeter.c", "aqrecord.cpp"] {
                 let program = try build.compile(source)
                 #expect(FileManager.default.isExecutableFile(atPath: program), "\(source)")
             }
@@ -294,6 +294,14 @@ extension JACKTests {
             // 0.7 s: two of the guide's half-second buffers, so the third callback reads nothing and stops.
             try checkPlayback(try build.compile("aqplayback.c"), client: "aqplayback", lead: 24_000, frames: 9_600) { stdout in
                 #expect(stdout == "played 33600 packets\n", "\(stdout)")
+            }
+        }
+
+        @Test("aqseeds (the seed documents' Listing 1-7 with AudioFileReadPackets, 1-8's volume, 1-9's level meters, in C) plays every frame of a file, exactly, and meters its peak")
+        func seedListings() throws {
+            // The signal's loudest sample is 10000/32768: -10.3 dBFS.
+            try checkPlayback(try build.compile("aqseeds.c"), client: "aqseeds", lead: 24_000, frames: 19_200) { stdout in
+                #expect(stdout == "played 43200 packets; loudest peak -10.3 dB\n", "\(stdout)")
             }
         }
 
