@@ -5,8 +5,9 @@ import Synchronization
 
 /// Sends the OSC messages of a session's network cues (`type: network`) as the session plays:
 /// each ``step()`` sends those whose first sample the session has played since the last step
-/// (a seek back, a reset or a GO firing one again sends it again), over UDP from a socket of its
-/// own. Call it often (the run's loop does every few milliseconds): a message leaves within a
+/// (a seek back, a reset or a GO firing one again sends it again; a cue loaded to a time past
+/// its network cues does not send them), over UDP from a socket of its own — bound to the
+/// loopback address for a destination on this machine. Call it often (the run's loop does every few milliseconds): a message leaves within a
 /// step of its sample's being played into the device.
 public final class NetworkCueSender: Sendable {
     /// What one send did.
@@ -33,17 +34,25 @@ public final class NetworkCueSender: Sendable {
         var peers: [String: Result<OSCPeer, OSCError>] = [:]
     }
     private let state: Mutex<State>
-    private let sockets: (v4: OSCUDPSocket?, v6: OSCUDPSocket?)
+    /// The sockets sent from, by the address each is bound to: the loopback one for a
+    /// destination on this machine, any address only for one the session names elsewhere.
+    private let sockets = Mutex<[String: OSCUDPSocket]>([:])
 
     /// A sender for `player`'s network cues, from where the session is now.
-    /// - Throws: ``OSCError`` when no UDP socket can be made.
-    public init(player: SessionPlayer) throws(OSCError) {
+    public init(player: SessionPlayer) {
         state = Mutex(State(player: player, reached: player.position, start: player.currentStart.count))
-        sockets = (try? OSCUDPSocket(binding: OSCEndpoint(host: "0.0.0.0", port: 0)),
-                   try? OSCUDPSocket(binding: OSCEndpoint(host: "::", port: 0)))
-        guard sockets.v4 != nil || sockets.v6 != nil else {
-            throw OSCError(.cannotBind, "network cues: cannot make a UDP socket to send from")
-        }
+    }
+
+    /// The socket to send to `peer` (`destination` as written) from, made once.
+    private func socket(for peer: OSCPeer, destination: String) throws(OSCError) -> OSCUDPSocket {
+        let host = (try? OSCEndpoint.parse(destination, option: "destination").host) ?? ""
+        let v6 = peer.family == Int32(AF_INET6)
+        let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1"
+        let bind = loopback ? (v6 ? "::1" : "127.0.0.1") : (v6 ? "::" : "0.0.0.0")
+        if let made = sockets.withLock({ $0[bind] }) { return made }
+        let made = try OSCUDPSocket(binding: OSCEndpoint(host: bind, port: 0))
+        sockets.withLock { $0[bind] = made }
+        return made
     }
 
     /// Whether `session` has network cues (else no sender is needed).
@@ -91,10 +100,11 @@ public final class NetworkCueSender: Sendable {
         return due.map { cue, destination, message, peer, problem in
             var sent = Sent(cue: cue.name, position: cue.start!, destination: destination, message: message, problem: problem)
             if let peer {
-                let socket = peer.family == Int32(AF_INET6) ? sockets.v6 : sockets.v4
                 do throws(OSCError) {
                     let bytes = try OSCMessage(message.address, message.arguments.map(Self.argument)).encoded()
-                    if socket?.send(bytes, to: peer) != true { sent.problem = "the network did not take it (no route, or the send buffer is full)" }
+                    if !(try socket(for: peer, destination: destination)).send(bytes, to: peer) {
+                        sent.problem = "the network did not take it (no route, or the send buffer is full)"
+                    }
                 } catch {
                     sent.problem = error.message
                 }

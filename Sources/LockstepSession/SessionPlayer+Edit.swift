@@ -69,6 +69,9 @@ extension SessionPlayer {
                         if i == index { atNextStart = true }
                     }
                 } else {
+                    // (A level set on a waiting cue stays.)
+                    edited.levelChanges = current.levelChanges
+                    edited.interruptions = current.interruptions
                     state.timeline.cues[i] = edited
                     state.timeline.pendingEdits[i] = nil
                 }

@@ -88,10 +88,7 @@ final class SessionRun {
         defer { show.audition?.stop() }
         let events = JSONEvents(enabled: command.jsonEvents)
         // Network cues: their messages go out as the session reaches them (checked every step).
-        let network: NetworkCueSender?
-        do { network = NetworkCueSender.isNeeded(for: session) ? try NetworkCueSender(player: show.player) : nil } catch {
-            throw CLIError(message: "\(command.command): \(error.message)")
-        }
+        let network = NetworkCueSender.isNeeded(for: session) ? NetworkCueSender(player: show.player) : nil
         show.onPlayerReplaced = { player in
             dispatcher.replacePlayer(player)
             network?.replacePlayer(player)

@@ -19,7 +19,7 @@ struct NetworkCueTests {
               - { name: desk, type: network, destination: 127.0.0.1:\(receiver.port), message: /fader/1 }
             """, audio: [("bed.wav", Signals.constant(0.125, frames: 4800))])
         #expect(show.player.timeline.actionSummary(show.player.timeline.cues[1]) == "network 127.0.0.1:\(receiver.port) /cue/12/go 1 0.5 house")
-        let sender = try NetworkCueSender(player: show.player)
+        let sender = NetworkCueSender(player: show.player)
         try show.render(2048)
         #expect(sender.step().isEmpty)
         try show.render(until: 2500)
