@@ -133,7 +133,8 @@ public struct TimelinePicture: Sendable {
             out += "<rect x=\"0\" y=\"\(f(top))\" width=\"\(f(width))\" height=\"\(f(Self.laneHeight))\" fill=\"\(index % 2 == 0 ? "#1f2937" : "#18212f")\"/>"
             out += "<text x=\"6\" y=\"\(f(top + Self.laneHeight / 2 + 4))\" fill=\"#e5e7eb\" font-weight=\"bold\">\(Self.escape(layer.name))</text></g>\n"
         }
-        for bar in bars {
+        // (A group is drawn by its cues: its bar only places them.)
+        for bar in bars where bar.cue.action != .group {
             let cue = bar.cue
             let top = Self.axisHeight + Double(cue.layer) * Self.laneHeight + 6
             let bottom = top + Self.laneHeight - 12

@@ -11,6 +11,7 @@
   window.lockstep = page;
   let socket = null;
   let cueInfo = null;          // from /api/cues: lengths and numbers
+  let depths = [];             // per cue: how many groups it is in
   let rowsKey = "";            // the cue list the rows were built for
   let pictureKey = null;       // the timeline state the picture was fetched for
   let picture = null;          // the SVG element and its scale
@@ -134,11 +135,8 @@
       cells[0].textContent = info.number || cue.number;
       cells[1].textContent = cue.name;
       // A group's cues sit under it, indented a step per group they are in.
-      let depth = 0;
-      for (let group = info.group; group && depth < 16; depth++) {
-        group = (cueInfo.find((c) => c.name === group) || {}).group;
-      }
-      cells[1].style.paddingLeft = depth ? depth * 1.2 + "em" : "";
+      const depth = depths[index] || 0;
+      cells[1].style.paddingLeft = depth ? "calc(0.5em + " + depth * 1.5 + "em)" : "";
       cells[2].textContent = info.action ? "(" + info.action + ")" : cue.layer;
       cells[3].textContent = cue.start != null ? clock(cue.start / rate) : (info.manual ? "GO" : "—");
       cells[4].textContent = cue.start != null ? cue.start : "";
@@ -302,7 +300,17 @@
   // The cue list's numbers, names and lengths: at the start, and again when a cue is edited.
   function loadCues() {
     return fetch("/api/cues" + query).then((r) => r.json())
-      .then((list) => { cueInfo = list.cues; rate = list.sampleRate; rowsKey = null; }).catch(() => { cueInfo = cueInfo || []; });
+      .then((list) => {
+        cueInfo = list.cues;
+        rate = list.sampleRate;
+        rowsKey = null;
+        const byName = new Map(cueInfo.map((c, i) => [c.name, i]));
+        depths = cueInfo.map((c) => {
+          let depth = 0;
+          for (let group = c.group; group && depth < 16; depth++) group = (cueInfo[byName.get(group)] || {}).group;
+          return depth;
+        });
+      }).catch(() => { cueInfo = cueInfo || []; });
   }
   loadCues().finally(connect);
 })();
