@@ -40,6 +40,11 @@ extension SessionPlayer {
         done.wait()
     }
 
+    /// Periods a live change (one the armed standby cue does not carry, asked for no sample) lands
+    /// after the nearest start the device offers: time for its layers to be recomputed and cut in
+    /// before the device renders that cycle.
+    static let changeMarginPeriods: Int64 = 1
+
     /// Applies a control change: `body` edits the state (timeline, playhead…) with the control
     /// sample set to the earliest sample the device can still change, noting the layers it
     /// touches; then every touched layer that has computed audio past its change is recomputed
@@ -52,7 +57,12 @@ extension SessionPlayer {
             controlLock.unlock()
             scheduleArming()
         }
-        let earliestDevice = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime)
+        // Live and as soon as possible, one period more than the nearest start: the layers' lane
+        // threads (ordinary threads) recompute and cut a change in 1 to 3 ms, which left 2 to
+        // 4.5 ms before its cycle at period 256 — a lane held up longer played the change a
+        // period late. A change asked for a sample (a time tag, a MIDI latency) keeps its own.
+        let margin = streamer == nil || requested != nil ? 0 : Int64(max(0, engine.device.periodFrames)) * Self.changeMarginPeriods
+        let earliestDevice = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + margin
         let outcome: Result<(T, [(layer: Int, from: Int64)], Int), E> = state.withLock { state in
             let live = state.phase == .playing
             state.earliestChangeable = live

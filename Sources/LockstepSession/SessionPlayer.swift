@@ -16,9 +16,10 @@ import Synchronization
 /// Control (``go(_:at:)``, ``startCue(_:at:)``, ``stopCue(_:)``, ``pauseCue(_:)``, ``resumeCue(_:)``,
 /// ``stopAll(fade:)``, ``setCueLevel(_:decibels:ramp:)``, ``setGain(layer:decibels:ramp:)``,
 /// ``select(_:)``, ``pause()``, ``resume()``, ``seek(to:)``) may come from any thread. While the
-/// session plays, each change lands on the earliest sample the device can still change — half a
-/// period to one and a half ahead on JACK (``Engine/nearestStartTime(atOrAfter:)``), the next frame to render
-/// offline — however much audio the layers have computed ahead: a change edits the session's
+/// session plays, each change lands on the earliest sample the device can still change with room
+/// to recompute — one period after the nearest start on JACK (``Engine/nearestStartTime(atOrAfter:)``,
+/// itself half a period to one and a half ahead; a change asked for a sample keeps it), the next
+/// frame to render offline — however much audio the layers have computed ahead: a change edits the session's
 /// timeline, then asks each layer it touches to be recomputed from its sample (urgent work on the
 /// layer's lane: the queue is cut there with ``OutputQueue/truncate(at:)`` and the layer's next
 /// buffer computed from there), and returns once that is done. A layer recomputed too late for
