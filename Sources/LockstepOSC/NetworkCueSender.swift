@@ -31,7 +31,8 @@ public final class NetworkCueSender: Sendable {
         var reached: Int64
         /// The player's start the last step saw (``LockstepSession/SessionPlayer/currentStart``).
         var start: Int
-        var peers: [String: Result<OSCPeer, OSCError>] = [:]
+        /// Each destination as written → its host and address (or why it has none).
+        var peers: [String: Result<(host: String, peer: OSCPeer), OSCError>] = [:]
     }
     private let state: Mutex<State>
     /// The sockets sent from, by the address each is bound to: the loopback one for a
@@ -44,8 +45,7 @@ public final class NetworkCueSender: Sendable {
     }
 
     /// The socket to send to `peer` (`destination` as written) from, made once.
-    private func socket(for peer: OSCPeer, destination: String) throws(OSCError) -> OSCUDPSocket {
-        let host = (try? OSCEndpoint.parse(destination, option: "destination").host) ?? ""
+    private func socket(for peer: OSCPeer, host: String) throws(OSCError) -> OSCUDPSocket {
         let v6 = peer.family == Int32(AF_INET6)
         let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1"
         let bind = loopback ? (v6 ? "::1" : "127.0.0.1") : (v6 ? "::" : "0.0.0.0")
@@ -73,7 +73,7 @@ public final class NetworkCueSender: Sendable {
     /// - Returns: what was sent (or could not be), in time order.
     @discardableResult
     public func step() -> [Sent] {
-        let due: [(SessionTimeline.Cue, String, NetworkMessage, OSCPeer?, String?)] = state.withLock { state in
+        let due: [(SessionTimeline.Cue, String, NetworkMessage, (host: String, peer: OSCPeer)?, String?)] = state.withLock { state in
             let position = state.player.position
             let timeline = state.player.timeline
             // A seek back or a reset: what lies ahead from where it started is sent (again).
@@ -84,7 +84,7 @@ public final class NetworkCueSender: Sendable {
             }
             if position < state.reached { state.reached = position }
             defer { state.reached = position }
-            var due: [(SessionTimeline.Cue, String, NetworkMessage, OSCPeer?, String?)] = []
+            var due: [(SessionTimeline.Cue, String, NetworkMessage, (host: String, peer: OSCPeer)?, String?)] = []
             for cue in timeline.cues {
                 guard case .network(let destination, let message) = cue.action, let start = cue.start,
                       state.reached <= start, start < position, cue.state(at: start) != .stopped else { continue }
@@ -97,12 +97,12 @@ public final class NetworkCueSender: Sendable {
             }
             return due.sorted { ($0.0.start!, $0.0.index) < ($1.0.start!, $1.0.index) }
         }
-        return due.map { cue, destination, message, peer, problem in
+        return due.map { cue, destination, message, address, problem in
             var sent = Sent(cue: cue.name, position: cue.start!, destination: destination, message: message, problem: problem)
-            if let peer {
+            if let (host, peer) = address {
                 do throws(OSCError) {
                     let bytes = try OSCMessage(message.address, message.arguments.map(Self.argument)).encoded()
-                    if !(try socket(for: peer, destination: destination)).send(bytes, to: peer) {
+                    if !(try socket(for: peer, host: host)).send(bytes, to: peer) {
                         sent.problem = "the network did not take it (no route, or the send buffer is full)"
                     }
                 } catch {
@@ -121,9 +121,10 @@ public final class NetworkCueSender: Sendable {
         }
     }
 
-    static func resolve(_ destination: String) -> Result<OSCPeer, OSCError> {
+    static func resolve(_ destination: String) -> Result<(host: String, peer: OSCPeer), OSCError> {
         do throws(OSCError) {
-            return .success(try OSCPeer.resolve(OSCEndpoint.parse(destination, option: "destination")))
+            let endpoint = try OSCEndpoint.parse(destination, option: "destination")
+            return .success((endpoint.host, try OSCPeer.resolve(endpoint)))
         } catch {
             return .failure(error)
         }

@@ -76,11 +76,10 @@ extension SessionPlayer {
                     state.timeline.pendingEdits[i] = nil
                 }
             }
-            if case .name(let new) = change {
+            if case .name = change {
                 // A name is no sound: it applies at once, placed or not.
                 state.timeline.cues[index].name = document.cues[index].name
                 for entry in state.fired.indices where state.fired[entry].name == name { state.fired[entry].name = document.cues[index].name }
-                _ = new
             }
             state.initial = fresh
             state.document = document

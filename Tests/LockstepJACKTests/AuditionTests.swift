@@ -39,6 +39,8 @@ extension JACKTests {
             #expect(capture.wait(timeout: 10) { capture.channel(1).filter { $0 != 0 }.count >= 24000 }, "the audition is not heard whole")
             let auditioned = capture.frames
             #expect(running.send(line: "audition nope", awaiting: "unknown cue"))
+            #expect(running.send(line: "stop-audition", awaiting: "audition stopped"))
+            #expect(running.send(line: "stop-audition", awaiting: "no audition was playing"))
             // The show did not move: the playhead still on the bell, which a GO then fires on
             // the master (after which, everything fired, the end of the commands ends the run).
             _ = running.send(line: "status")
