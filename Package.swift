@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "LockstepOSC", targets: ["LockstepOSC"]),
         .library(name: "LockstepWeb", targets: ["LockstepWeb"]),
         .library(name: "LockstepShow", targets: ["LockstepShow"]),
+        .library(name: "LockstepTimecode", targets: ["LockstepTimecode"]),
         .executable(name: "lockstep", targets: ["lockstep"]),
         // Apple's Audio Queue Services API (names, signatures, result codes) on the engine.
         .library(name: "AudioQueueCompat", targets: ["AudioQueueCompat"]),
@@ -53,6 +54,9 @@ let package = Package(
                        providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CSoxr", pkgConfig: "soxr",
                        providers: [.apt(["libsoxr-dev"])]),
+        // libltc: SMPTE linear timecode frames and their audio (LTC out).
+        .systemLibrary(name: "CLtc", pkgConfig: "ltc",
+                       providers: [.apt(["libltc-dev"])]),
         .systemLibrary(name: "CLo", pkgConfig: "liblo",
                        providers: [.apt(["liblo-dev"])]),
         // terminfo (ncurses' libtinfo): how the terminal moves its cursor, for the CLI's live display.
@@ -71,10 +75,12 @@ let package = Package(
         .target(name: "LockstepJACK", dependencies: ["Lockstep", "CJack"]),
         // Audio files (libsndfile), the file player and rate conversion (libsoxr).
         .target(name: "LockstepFiles", dependencies: ["Lockstep", "CSndfile", "CSoxr"]),
+        // Timecode on the sample clock: SMPTE timecode, frame rates, LTC audio (libltc).
+        .target(name: "LockstepTimecode", dependencies: ["CLtc"]),
         // Scripted playlist sessions: the YAML session file, its timeline, the session player.
         // The file is read event by event with libyaml, the CYaml module of Yams.
         .target(name: "LockstepSession", dependencies: [
-            "Lockstep", "LockstepFiles", .product(name: "Yams", package: "Yams"),
+            "Lockstep", "LockstepFiles", "LockstepTimecode", .product(name: "Yams", package: "Yams"),
         ]),
         // The one command path of every control surface: commands, the dispatcher, published updates.
         .target(name: "LockstepControl", dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepSchema"]),
@@ -94,12 +100,12 @@ let package = Package(
                        .embedInCode("Resources/style.css")]),
         // The show engine: files as layers (`play`) and sessions (`session run`) played live
         // through one JACK client — transport, rate changes, recording, end and fade-out.
-        .target(name: "LockstepShow", dependencies: ["Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession"]),
+        .target(name: "LockstepShow", dependencies: ["Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepTimecode"]),
         // Starting a child the kernel stops when the CLI goes, however it goes (PR_SET_PDEATHSIG).
         .target(name: "CSpawn"),
         // The command-line tool.
         .executableTarget(name: "lockstep", dependencies: [
-            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "LockstepOSC", "LockstepWeb", "LockstepSchema", "LockstepShow", "CSpawn", "CTinfo",
+            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepControl", "LockstepOSC", "LockstepWeb", "LockstepSchema", "LockstepShow", "LockstepTimecode", "CSpawn", "CTinfo",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Rainbow", package: "Rainbow"),
@@ -117,9 +123,11 @@ let package = Package(
         .testTarget(name: "LockstepFilesTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepTestSupport"]),
         .testTarget(name: "LockstepJACKTests",
-                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepOSC", "LockstepSchema", "LockstepSession", "LockstepShow", "LockstepWeb", "LockstepTestSupport", "CJack"]),
+                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepOSC", "LockstepSchema", "LockstepSession", "LockstepShow", "LockstepTimecode", "LockstepWeb", "LockstepTestSupport", "CJack"]),
         .testTarget(name: "LockstepSessionTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepTestSupport"]),
+        .testTarget(name: "LockstepTimecodeTests",
+                    dependencies: ["Lockstep", "LockstepTimecode", "LockstepTestSupport", "CLtc"]),
         .testTarget(name: "LockstepControlTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepControl", "LockstepTestSupport"]),
         .testTarget(name: "LockstepOSCTests",

@@ -34,7 +34,11 @@
 #      they come and with --midi-latency 512), by OSC /go on loopback (OSCGoLatencyTests: from
 #      the datagram's arrival, kernel timestamp), by the web page's WebSocket (WebGoLatencyTests:
 #      from the send);
-#      LOCKSTEP_BENCH_GO_COUNT, LOCKSTEP_BENCH_GO_LAYERS.
+#      LOCKSTEP_BENCH_GO_COUNT, LOCKSTEP_BENCH_GO_LAYERS;
+#  11. live, the show journal's cost: `lockstep session run` of 256 looping stereo layers and a cue
+#      fired again every 0.25 s (a state record each, a clock record every 0.1 s), with --journal
+#      and with --no-journal, alternating rounds: DSP load p50 of each (target: the journal's median
+#      at most 1 point above the no-journal one; issue 32); LOCKSTEP_BENCH_JOURNAL_ROUNDS (default 3).
 # Parts 4 and 5 (part 6: a server of its own, with -C 2 -P 2) run on one private realtime server,
 # `jackd -n lockstep-bench-PID -R -d dummy -r 48000 -p 256`, each client on its dummy playback
 # ports; Tests/Benchmarks/JackLoadMonitor/jack_load_monitor.c samples jack_cpu_load() every 100 ms
@@ -59,7 +63,7 @@ export PATH="/opt/swift/usr/bin:$PATH" LC_ALL=C
 RUNS=${LOCKSTEP_BENCH_RUNS:-7} QUICK=${LOCKSTEP_BENCH_QUICK:-0}
 CACHE=${LOCKSTEP_BENCH_CACHE:-${TMPDIR:-/tmp}/lockstep-bench}
 STEMS="$CACHE/stems"
-PARTS=" ${LOCKSTEP_BENCH_PARTS:-1 2 3 4 5 6 7 8 9 10} "
+PARTS=" ${LOCKSTEP_BENCH_PARTS:-1 2 3 4 5 6 7 8 9 10 11} "
 PARTS=${PARTS//,/ }
 mkdir -p "$CACHE"
 started=$(date +%s)
@@ -68,7 +72,7 @@ started=$(date +%s)
 say() { echo "bench: $*" >&2; }
 die() { echo "bench: error: $*" >&2; exit 1; }
 want() { local p; for p; do [[ $PARTS == *" $p "* ]] && return 0; done; return 1; }   # any of parts "$@"?
-step() { say "$1/9 ${*:2}"; }                                                        # part $1's progress
+step() { say "$1/11 ${*:2}"; }                                                        # part $1's progress
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # a/b with two decimals ("n/a" if b <= 0); awk's printf "$1" of the expression $2 over a=$3, b=$4.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "n/a"; else printf "%.2f", a / b }'; }
@@ -175,7 +179,7 @@ if want 1; then
 fi
 
 # --- The stems (parts 2, 4, 5 and 7; the 10 ms "tiny" ones: part 2's fixed cost) -----------------
-if want 2 4 5 7 10 && [[ ! -f "$STEMS/.done-v2" ]]; then
+if want 2 4 5 7 10 11 && [[ ! -f "$STEMS/.done-v2" ]]; then
     say "generating eight 60 s stereo float stems in $STEMS"
     mkdir -p "$STEMS"
     synths=("sine 110 sine 165" "sine 220 sine 330" "sine 440 sine 660" "square 55 square 82.5"
@@ -344,7 +348,7 @@ if want 3; then
 fi
 
 # --- 4, 5 and 6. Live through JACK: what they share ----------------------------------------------
-if want 4 5 6 10; then
+if want 4 5 6 10 11; then
     live_started=$(date +%s)
     LIVE_RATE=48000 LIVE_PERIOD=256
     LIVE_WARMUP=2                                   # seconds between "clients up" and sampling
@@ -682,6 +686,49 @@ if want 10; then
     SERVER=$main_server
 fi
 
+# --- 11. The show journal's cost ------------------------------------------------------------------
+# A session run with and without its journal, alternating, on a private realtime server of its own;
+# a cue fired again every 0.25 s through typed commands keeps the journal writing state records.
+if want 11; then
+    JOURNAL_ROUNDS=${LOCKSTEP_BENCH_JOURNAL_ROUNDS:-3} JOURNAL_LAYERS=256 JOURNAL_WINDOW=10
+    step 11 "journal cost: $JOURNAL_ROUNDS round(s) of session run ($JOURNAL_LAYERS layers, a go every 0.25 s) with and without --journal, $JOURNAL_WINDOW s each"
+    main_server=$SERVER SERVER="$SERVER-journal"
+    start_server -R -d dummy -r "$LIVE_RATE" -p "$LIVE_PERIOD"
+    JOURNAL_SESSION="$CACHE/journal-session.yaml"
+    {
+        echo "layers:"
+        for ((i = 0; i < JOURNAL_LAYERS; i++)); do echo "  l$i: {}"; done
+        echo "  fx: {}"
+        echo "cues:"
+        for ((i = 0; i < JOURNAL_LAYERS; i++)); do
+            echo "  - { name: c$i, layer: l$i, file: '$STEMS/s$((i % 8 + 1)).wav', at: 0, loop: forever }"
+        done
+        echo "  - { name: bell, layer: fx, file: '$STEMS/s1.wav', to: 0.2, at: manual }"
+    } >"$JOURNAL_SESSION"
+    declare -A JLINES=()
+    for ((r = 1; r <= JOURNAL_ROUNDS; r++)); do
+        for mode in journal none; do
+            LOG="$CACHE/journal-$mode-$r"
+            if [[ $mode == journal ]]; then jargs=(--journal "$LOG.journal"); else jargs=(--no-journal); fi
+            spawn bash -c 'while sleep 0.25; do echo "go bell" || exit 0; done | exec "$@"' gos "$LOCKSTEP" session run "$JOURNAL_SESSION" \
+                --server "$SERVER" --start-server never --control - "${jargs[@]}" \
+                --duration $((LIVE_WARMUP + JOURNAL_WINDOW + 3)) --json >"$LOG.json" 2>"$LOG.err"
+            monitor "$JOURNAL_WINDOW" '^lockstep:out_' 2
+            # (Counted while the run goes on: a run that ends with nothing to recover removes it.)
+            records=""
+            [[ $mode == none ]] || records=", journal records: $(grep -c '"kind":"state"' "$LOG.journal" 2>/dev/null || echo 0) state, $(grep -c '"kind":"clock"' "$LOG.journal" 2>/dev/null || echo 0) clock"
+            finish "lockstep session run ($mode)"
+            JLINES[$mode]+="$LINE"$'\n'
+            say "  round $r, $mode: load p50 $(get p50 "$LINE") %, xruns $(get xruns "$LINE")$records"
+        done
+    done
+    with=$(median_key p50 "${JLINES[journal]}") without=$(median_key p50 "${JLINES[none]}")
+    row 11 "session run, $JOURNAL_LAYERS layers, a go every 0.25 s: DSP load p50, --no-journal" "$without % (xruns $(sum_key xruns "${JLINES[none]}"))" "" ""
+    row 11 "the same with --journal (state records per go, clock every 0.1 s)" "$with % (xruns $(sum_key xruns "${JLINES[journal]}"))" "<= no-journal + 1" "$(pass is "$with" '<=' "$(calc %.2f 'a + 1' "$without")")"
+    stop_server
+    SERVER=$main_server
+fi
+
 # --- 6. Recording --------------------------------------------------------------------------------
 # A private realtime dummy server of its own (two capture ports giving silence: enough for load and
 # for counting frames). (b): the two busy loops (normal priority) compete with the writer thread,
@@ -774,7 +821,7 @@ echo
 echo "Lockstep benchmarks: $(uname -m), $(nproc) cores, $(swift --version 2>/dev/null | head -n 1 | sed 's/ (.*//')"
 line "#" "measurement" "value" "target" "result"
 line "--" "----------------------------------------------------" "------------------------------------------------" "----------------------" "------"
-for p in {1..10}; do printf '%s' "${ROWS[$p]:-}"; done
+for p in {1..11}; do printf '%s' "${ROWS[$p]:-}"; done
 want 3 && echo "(30-min input: $(calc %.0f 'a / 1048576' "$(stat -c %s "$LONG")") MiB on disk.)"
 want 1 && echo "(Benchmark tables: $ALLOC_LOG.)"
 if want 4 5; then

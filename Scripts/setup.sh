@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(pkg-config libsndfile1-dev libsoxr-dev libjack-jackd2-dev jackd2 pipewire pipewire-jack liblo-dev liblo-tools sox libsox-fmt-all opus-tools tmux libncurses-dev
           chromium chromium-driver python3-selenium fonts-dejavu-core
           librsvg2-dev iproute2 nftables   # session check --png; the netjack2 test (ip netns, nft)
+          libltc-dev                   # LTC out (SMPTE linear timecode)
           libavformat-dev libavcodec-dev libavutil-dev ffmpeg   # compressed formats (AudioQueueCompat)
           binutils gcc g++ "$@")                              # objdump: Scripts/package.sh; cc/c++: the C API tests
 

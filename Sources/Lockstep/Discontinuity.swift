@@ -52,6 +52,11 @@ public struct Discontinuity: Sendable, Hashable, CustomStringConvertible {
         /// An input queue's ring overflowed (its callback was too late for too long):
         /// ``Discontinuity/length`` frames were lost and replaced by exactly that much silence.
         case overflow
+        /// A run that stopped without ending (a crash, a kill) was resumed from its journal:
+        /// ``Discontinuity/sampleTime`` is the device sample it plays on from,
+        /// ``Discontinuity/length`` the session samples between the last one journaled and the one
+        /// it plays on from, ``Discontinuity/detail`` the milliseconds between the two.
+        case resume
     }
 
     /// The kind of break.
@@ -106,6 +111,7 @@ extension Discontinuity.Kind {
         case .captureLatencyChange: 9
         case .serverLost: 10
         case .serverRestart: 11
+        case .resume: 12
         }
     }
 
@@ -122,6 +128,7 @@ extension Discontinuity.Kind {
         case 9: self = .captureLatencyChange
         case 10: self = .serverLost
         case 11: self = .serverRestart
+        case 12: self = .resume
         default: self = .shutdown
         }
     }

@@ -39,6 +39,11 @@ extension Engine {
     /// An asynchronous sequence of every discontinuity from now on.
     public var discontinuityEvents: AsyncStream<Discontinuity> { discontinuityStreams.makeStream() }
 
+    /// Logs a break its user caused or knows of (a run resumed from its journal), as the
+    /// device's are: in ``discontinuities``, the counts, the handlers and the streams. Not
+    /// realtime-safe: call it from a thread of your own.
+    public func report(_ discontinuity: Discontinuity) { record(discontinuity) }
+
     func record(_ discontinuity: Discontinuity) {
         let handlers = state.withLock { state in
             if state.discontinuityLog.count < Self.discontinuityLogCapacity {

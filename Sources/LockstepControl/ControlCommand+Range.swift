@@ -22,7 +22,7 @@ extension ControlCommand {
             case .go, .stop, .panic, .pause, .resume, .startCue, .stopCue, .pauseCue, .resumeCue, .selectNext,
                  .selectPrevious, .selectPlayhead, .status, .reset:
                 break
-            case .editCue, .audition, .stopAudition:
+            case .editCue, .restructure, .learnMIDI, .audition, .stopAudition, .save, .undo, .redo:
                 break       // (the player checks an edit's value with the cue it edits)
             }
         } catch {

@@ -63,6 +63,20 @@ public enum ControlCommand: Sendable, Hashable {
     case audition(CueReference?)
     /// Stops the audition playing.
     case stopAudition
+    /// Writes the run's edits into the session file (``LockstepSession/SessionFile``); with
+    /// `force`, even though the file changed on disk since it was read.
+    case save(force: Bool)
+    /// Sets any key of a cue, adds, duplicates, deletes or moves a cue: the cue list built while
+    /// the show runs, written into the session's text (``CueStructureEdit``).
+    case restructure(CueStructureEdit)
+    /// MIDI learn: the next note, control change, program change or MIDI Show Control message
+    /// from the MIDI input becomes a trigger of `action` (a typed command: `go bell`), written into
+    /// the session's `triggers:`; nil cancels a learn under way.
+    case learnMIDI(String?)
+    /// Undoes the last cue edit (``LockstepSession/SessionPlayer/undo()``).
+    case undo
+    /// Makes the last undone edit again (``LockstepSession/SessionPlayer/redo()``).
+    case redo
 }
 
 /// How a command names a cue: by name, or by its number (1 for the first cue of the session

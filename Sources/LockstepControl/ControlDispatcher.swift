@@ -38,12 +38,15 @@ public final class ControlDispatcher: Sendable {
     public let options: Options
     /// Every change of the session, for subscribers.
     public let updates = ControlPublisher()
-    private let state: Mutex<State>
+    let state: Mutex<State>
+    private let resumedStatus = Mutex<ControlStatus.Resumed?>(nil)
 
-    private struct State {
+    struct State {
         var player: SessionPlayer
         /// Each cue's state at the last poll.
         var cueStates: [SessionTimeline.CueState] = []
+        /// The timeline's ``LockstepSession/SessionTimeline/structure`` the states are of.
+        var structure = 0
         /// The session position at the last poll.
         var lastPosition: Int64 = 0
         var seenDiscontinuities = 0
@@ -54,6 +57,10 @@ public final class ControlDispatcher: Sendable {
         var panicUntil: Int64?
         /// Where auditions play (nil: the run has no audition output).
         var audition: CueAudition?
+        /// The session file as last saved by this run (nil: as read).
+        var savedFile: SessionFile.Base?
+        /// While MIDI learn waits for a message: the action its trigger will send.
+        var learning: String?
 
         init(player: SessionPlayer) {
             self.player = player
@@ -85,6 +92,13 @@ public final class ControlDispatcher: Sendable {
     public var audition: CueAudition? {
         get { state.withLock { $0.audition } }
         set { state.withLock { $0.audition = newValue } }
+    }
+
+    /// How the run was resumed from its journal (`session run --resume`), for every `status`
+    /// (nil: it was not).
+    public var resumed: ControlStatus.Resumed? {
+        get { resumedStatus.withLock { $0 } }
+        set { resumedStatus.withLock { $0 = newValue } }
     }
 
     /// Sends commands to `player` from now on (the player made again after a sample-rate
@@ -124,7 +138,7 @@ public final class ControlDispatcher: Sendable {
                         notBefore: Int64? = nil) -> ControlReply {
         // The state changes nothing and reads only the player, which is safe to read from any
         // thread: built outside the lock, a status of thousands of layers never holds up a GO.
-        if command == .status { return Self.statusReply(of: player, address: address) }
+        if command == .status { return Self.statusReply(of: player, address: address, resumed: resumed) }
         let (reply, updates) = state.withLock { state -> (ControlReply, [ControlUpdate]) in
             do throws(ControlError) {
                 return try Self.run(command, address: address, sampleTime: sampleTime, notBefore: notBefore, state: &state,
@@ -156,7 +170,7 @@ public final class ControlDispatcher: Sendable {
         var requested: Int64?
         // Playhead moves and status change no audio: carried out as they come.
         let sampleTime: Int64? = switch command {
-        case .selectNext, .selectPrevious, .selectPlayhead, .status, .loadCue, .editCue, .audition, .stopAudition: nil
+        case .selectNext, .selectPrevious, .selectPlayhead, .status, .loadCue, .editCue, .restructure, .learnMIDI, .audition, .stopAudition, .save, .undo, .redo: nil
         default: sampleTime
         }
         if let sampleTime {
@@ -371,19 +385,95 @@ public final class ControlDispatcher: Sendable {
             data.edited = edit.key
             data.atNextStart = edit.atNextStart
             let how = edit.atNextStart ? "it plays on as it was and takes the edit at its next start" : "at once"
-            return (ok(data, "set \(name) \(edit.key) to \(change.valueText): \(how)"), [update(.cueEdited, cue: edit.cue, edit.sample)])
+            return (ok(data, "set \(name) \(edit.key) to \(change.valueText): \(how), from \(when(edit.sample))"), [update(.cueEdited, cue: edit.cue, edit.sample)])
+        case .restructure(let change):
+            var named: String?
+            switch change {
+            case .set(let reference, _), .duplicate(let reference), .delete(let reference), .move(let reference, _),
+                 .unlearn(let reference): named = try cue(reference)
+            case .add, .addTrigger, .setLayer: break
+            }
+            let edit = try attempt { () throws(PlayerError) in
+                switch change {
+                case .set(_, let changes): return try player.setValues(named!, changes)
+                case .add(let values, let place): return try player.addCue(values, at: place)
+                case .duplicate: return try player.duplicateCue(named!)
+                case .delete: return try player.deleteCue(named!)
+                case .move(_, let place): return try player.moveCue(named!, to: place)
+                case .addTrigger(let values): return try player.addTrigger(values)
+                case .setLayer(let layer, let changes): return try player.setLayerValues(layer, changes)
+                case .unlearn: return try player.removeTriggers(Self.triggers(naming: named!, in: player), of: named!)
+                }
+            }
+            var data = result(edit.sample)
+            data.cue = edit.cue
+            data.edited = edit.key
+            data.atNextStart = edit.atNextStart
+            let how = edit.atNextStart ? "it plays on as it was and takes the edit at its next start" : "at once"
+            let what: String = switch change {
+            case .set(_, let changes): "set \(edit.cue) " + changes.map { "\($0.key) to \($0.value ?? "nothing (removed)")" }.joined(separator: ", ")
+            case .add: "added \(edit.cue)"
+            case .duplicate(let reference): "duplicated \(reference) as \(edit.cue)"
+            case .delete: "deleted \(edit.cue)"
+            case .move: "moved \(edit.cue)"
+            case .unlearn: "forgot the MIDI triggers of \(edit.cue)"
+            case .setLayer(let layer, let changes): "set layer \(layer) " + changes.map { "\($0.key) to \($0.value ?? "nothing (removed)")" }.joined(separator: ", ")
+            case .addTrigger(let values): "learned " + values.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            }
+            return (ok(data, "\(what): \(how), from \(when(edit.sample))"), [update(.cueEdited, cue: edit.cue, edit.sample)])
+        case .learnMIDI(let action):
+            guard let action else {
+                let was = state.learning
+                state.learning = nil
+                return (ok(result(nil), was.map { "MIDI learn of '\($0)' cancelled" } ?? "no MIDI learn was waiting"), [])
+            }
+            let command = try ControlLine.parse(action)
+            if let reference = MIDITriggers.cue(of: command) {
+                let name = try cue(reference)
+                guard timeline.cues.contains(where: { $0.name == name }) else {
+                    throw ControlError(.unknownCue, "learn: '\(action)' names no cue of this session\(Suggest.hint(for: name, in: timeline.cues.map(\.name)))")
+                }
+            }
+            state.learning = action
+            var data = result(nil)
+            data.learning = action
+            return (ok(data, "learning: the next note, control change, program change or MIDI Show Control message from the MIDI input becomes a trigger of '\(action)'"), [])
+        case .undo, .redo:
+            let isUndo = command == .undo
+            let edit = try attempt { () throws(PlayerError) in try isUndo ? player.undo() : player.redo() }
+            var data = result(edit.sample)
+            data.cue = edit.cue
+            data.edited = edit.key
+            data.atNextStart = edit.atNextStart
+            let how = edit.atNextStart ? "it plays on as it was and takes it at its next start" : "at once"
+            return (ok(data, "\(isUndo ? "undid" : "redid") \(edit.key) of \(edit.cue): \(how), from \(when(edit.sample))"), [update(.cueEdited, cue: edit.cue, edit.sample)])
+        case .save(let force):
+            let base = state.savedFile ?? SessionFile.Base(player.session)
+            let (saved, next): (SessionFile.Saved, SessionFile.Base)
+            do { (saved, next) = try SessionFile.save(player.editedSession, base: base, force: force) } catch {
+                throw ControlError(.failed, "save: \(error.message)")
+            }
+            state.savedFile = next
+            var parts: [String] = []
+            if saved.changes > 0 { parts.append("\(saved.changes) value\(saved.changes == 1 ? "" : "s") changed") }
+            if saved.added > 0 { parts.append("\(saved.added) cue\(saved.added == 1 ? "" : "s") added") }
+            if saved.removed > 0 { parts.append("\(saved.removed) cue\(saved.removed == 1 ? "" : "s") removed") }
+            let what = parts.isEmpty ? (base.text == next.text ? "nothing changed since the last save" : "cues moved") : parts.joined(separator: ", ")
+            return (ok(CommandResult(position: nil, rate: rate, sampleTime: nil),
+                       "saved \(saved.path): \(what); the previous version is \(saved.backupPath)"), [])
         case .seek(let time):
             let position = time.samples(at: rate)
             do { try player.seek(to: position) } catch { throw ControlError(.failed, "seek: \(error.message)") }
             return (ok(result(position), "seek to \(when(position))"), [update(.seeked, position)])
         case .status:
-            return (statusReply(of: player, address: address), [])
+            return (statusReply(of: player, address: address, resumed: nil), [])
         }
     }
 
     /// The `status` reply: the state of `player` now.
-    private static func statusReply(of player: SessionPlayer, address: String) -> ControlReply {
-        let status = ControlStatus(player: player)
+    private static func statusReply(of player: SessionPlayer, address: String, resumed: ControlStatus.Resumed?) -> ControlReply {
+        var status = ControlStatus(player: player)
+        status.resumed = resumed
         let seconds = Double(status.position) / Double(max(1, status.sampleRate))
         return .ok(address, encoding: status, summary: "status at \(SessionTime.clock(seconds)) (sample \(status.position))")
     }
@@ -429,7 +519,10 @@ public final class ControlDispatcher: Sendable {
         let running = player.isRunning
         let rate = player.rate
         var updates: [ControlUpdate] = []
-        if state.cueStates.count != timeline.cues.count { state.baseline() }
+        if state.cueStates.count != timeline.cues.count || state.structure != timeline.structure {
+            state.structure = timeline.structure
+            state.baseline()
+        }
         for cue in timeline.cues {
             let now = cue.state(at: position)
             let before = state.cueStates[cue.index]

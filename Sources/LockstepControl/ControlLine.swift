@@ -20,7 +20,15 @@ import LockstepSession
 /// reset                 back to the top: stop everything, every cue waits, playhead on the first
 /// audition [CUE]        play CUE (or the playhead's) on the audition outputs, apart from the show
 /// stop-audition         stop it
-/// set CUE KEY VALUE     edit a cue: name, number, pre_wait, post_wait, continue, duration, from, to, gain
+/// set CUE KEY VALUE     edit a cue: any key of the session format (name, file, at, gain, target…)
+/// add KEY=VALUE… [after CUE] [in GROUP]   add a cue (e.g. add file=door.wav at=manual after bell)
+/// duplicate CUE         add a copy of CUE after it
+/// delete CUE            remove CUE (a group with its cues)
+/// move CUE after OTHER | first [in GROUP] | in GROUP   move CUE in the cue list
+/// set-layer LAYER KEY VALUE   edit a layer: gain (heard at once), channel_map
+/// learn ACTION          MIDI learn: the next MIDI message becomes a trigger of ACTION (e.g. learn go bell)
+/// learn cancel          stop waiting for it
+/// unlearn CUE           remove the MIDI triggers that fire CUE
 /// status                the state, as one JSON line
 /// ```
 ///
@@ -29,7 +37,7 @@ import LockstepSession
 public enum ControlLine {
     /// The verbs, for help and suggestions.
     public static let verbs = ["go", "start", "stop", "pause", "resume", "panic", "panic-in", "level", "gain", "next",
-                               "previous", "select", "seek", "status", "reset", "load", "set", "audition", "stop-audition"]
+                               "previous", "select", "seek", "status", "reset", "load", "set", "audition", "stop-audition", "undo", "redo", "save", "learn"] + CueStructureEdit.verbs
 
     /// The verb of `line` (its first word, lowercased), as the reply's address; empty for a
     /// blank line.
@@ -72,8 +80,21 @@ public enum ControlLine {
                 throw ControlError(.malformed, "'\(line)' is not 'set CUE KEY VALUE'; write e.g. set bell pre_wait 1.5 (keys: \(CueEdit.keys.joined(separator: ", ")))")
             }
             return try edit(.name(words[1]), key: words[2], value: words[3...].joined(separator: " "))
+        case "add", "duplicate", "delete", "move", "set-layer", "unlearn": return .restructure(try CueStructureEdit.parse(typed: CueStructureEdit.words(line)))
+        case "learn":
+            guard !rest.isEmpty else {
+                throw ControlError(.malformed, "'learn' needs the action the MIDI message will send: write e.g. 'learn go bell' (or 'learn cancel')")
+            }
+            return .learnMIDI(rest.lowercased() == "cancel" ? nil : rest)
         case "audition": return .audition(cue)
         case "stop-audition": try noArguments(); return .stopAudition
+        case "undo": try noArguments(); return .undo
+        case "redo": try noArguments(); return .redo
+        case "save":
+            guard words.count == 1 || (words.count == 2 && words[1].lowercased() == "force") else {
+                throw ControlError(.malformed, "'\(line)' is not 'save' or 'save force'")
+            }
+            return .save(force: words.count == 2)
         case "next": try noArguments(); return .selectNext
         case "previous": try noArguments(); return .selectPrevious
         case "status": try noArguments(); return .status
@@ -101,7 +122,14 @@ public enum ControlLine {
 
     /// The edit of `cue`'s `key` to `value` as typed.
     /// - Throws: ``ControlError`` for an unknown key or a value that is not one.
-    static func edit(_ cue: CueReference, key: String, value: String) throws(ControlError) -> ControlCommand {
+    public static func edit(_ cue: CueReference, key: String, value: String) throws(ControlError) -> ControlCommand {
+        if !CueEdit.keys.contains(key.lowercased()) {
+            guard CueValue.keys.contains(key.lowercased()) else {
+                throw ControlError(.malformed, "unknown cue key '\(key)'\(Suggest.hint(for: key.lowercased(), in: CueValue.keys)); a cue's keys are \(CueValue.keys.joined(separator: ", "))")
+            }
+            let text = value.trimmingCharacters(in: .whitespaces)
+            return .restructure(.set(cue, [CueValueChange(key: key.lowercased(), value: text.lowercased() == "none" ? nil : text)]))
+        }
         do { return .editCue(cue, try CueEdit.parse(key: key, value: value)) } catch {
             throw ControlError(error.isOutOfRange ? .outOfRange : .malformed, error.message)
         }

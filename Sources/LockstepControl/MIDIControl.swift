@@ -36,8 +36,10 @@ public final class MIDIControl: Sendable {
 
     /// The dispatcher commands go to.
     public let dispatcher: ControlDispatcher
-    /// The triggers.
-    public let triggers: MIDITriggers
+    /// The triggers: the session's as read, then as edited (MIDI learn, undo) — read again when
+    /// the session's `triggers:` change.
+    public var triggers: MIDITriggers { current.withLock { $0 } }
+    private let current: Mutex<MIDITriggers>
     /// Samples from a MIDI event to the sample its commands land on; nil: as soon as they come.
     public let latency: Int64?
     private let counts = Mutex(Statistics())
@@ -49,7 +51,7 @@ public final class MIDIControl: Sendable {
     ///   it comes.
     public init(dispatcher: ControlDispatcher, triggers: MIDITriggers, latency: Int64?) {
         self.dispatcher = dispatcher
-        self.triggers = triggers
+        current = Mutex(triggers)
         self.latency = latency.map { max(0, $0) }
     }
 
@@ -62,12 +64,27 @@ public final class MIDIControl: Sendable {
     /// Carries out the commands `event` triggers and returns their replies (none when no trigger
     /// answers it, or it is broken: then it is counted in ``statistics``).
     public func handle(_ event: MIDIEvent) -> [ControlReply] {
-        handle(event, commands: commands(for: event))
+        if let message = try? MIDIMessage(bytes: event.bytes), let learned = dispatcher.learn(message) {
+            counts.withLock { $0.received += 1 }
+            return [learned]
+        }
+        return handle(event, commands: commands(for: event))
     }
 
     /// The commands `event` triggers, with their reply addresses; nil for a broken message.
     public func commands(for event: MIDIEvent) -> [(command: ControlCommand, address: String)]? {
-        (try? MIDIMessage(bytes: event.bytes)).map { triggers.commands(for: $0) }
+        (try? MIDIMessage(bytes: event.bytes)).map { currentTriggers().commands(for: $0) }
+    }
+
+    /// The triggers of the session as it is now (edits may have changed its `triggers:`).
+    private func currentTriggers() -> MIDITriggers {
+        let session = dispatcher.player.editedSession
+        return current.withLock { triggers in
+            if triggers.entries.map(\.trigger) != session.document.triggers, let fresh = try? MIDITriggers(session: session) {
+                triggers = fresh
+            }
+            return triggers
+        }
     }
 
     /// Carries out `commands` (those ``commands(for:)`` found for `event`).

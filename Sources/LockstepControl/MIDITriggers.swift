@@ -67,7 +67,7 @@ public struct MIDITriggers: Sendable {
     }
 
     /// The cue a command names, if any.
-    static func cue(of command: ControlCommand) -> CueReference? {
+    public static func cue(of command: ControlCommand) -> CueReference? {
         switch command {
         case .go(let reference): return reference
         case .startCue(let reference), .stopCue(let reference), .pauseCue(let reference), .resumeCue(let reference),

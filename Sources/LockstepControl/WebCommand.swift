@@ -16,6 +16,14 @@ import LockstepSession
 /// {"command": "load", "cue": "3", "time": "0:30"}
 /// {"command": "set", "cue": "bell", "key": "pre_wait", "value": "1.5"}
 /// {"command": "audition", "cue": "bell"}   {"command": "stop-audition"}
+/// {"command": "save"}                  {"command": "save", "force": true}
+/// {"command": "undo"}                  {"command": "redo"}
+/// {"command": "set", "cue": "bell", "values": {"type": "fade", "target": "bed", "level": -12, "file": null}}
+/// {"command": "add", "values": {"file": "door.wav", "at": "manual"}, "after": "bell"}
+/// {"command": "set-layer", "layer": "bed", "values": {"gain": "-6dB", "channel_map": "2,1"}}
+/// {"command": "learn", "do": "go bell"}  {"command": "learn", "cancel": true}
+/// {"command": "duplicate", "cue": "bell"}  {"command": "delete", "cue": "bell"}
+/// {"command": "move", "cue": "bell", "after": "intro"}  {"command": "move", "cue": "bell", "group": "act 2"}
 /// ```
 ///
 /// The reply's `address` is the verb, as for a typed line. A cue is its name, or its number
@@ -111,6 +119,11 @@ public enum WebCommand {
             return .loadCue(try cue(required: true)!, try time("load"), .set)
         case "audition": return .audition(try cue(required: false))
         case "stop-audition": return .stopAudition
+        case "undo": return .undo
+        case "redo": return .redo
+        case "save":
+            if case .bool(let force)? = fields["force"] { return .save(force: force) }
+            return .save(force: false)
         case "next": return .selectNext
         case "previous": return .selectPrevious
         case "status": return .status
@@ -124,6 +137,16 @@ public enum WebCommand {
             return .setLayerGain(layer: layer, decibels: try number("gainDB"), ramp: try ramp())
         case "level":
             return .setCueLevel(try cue(required: true)!, decibels: try number("gainDB"), ramp: try ramp())
+        case "add", "duplicate", "delete", "move", "set-layer", "unlearn":
+            return .restructure(try CueStructureEdit.parse(web: verb, fields, cue: try cue(required: false)))
+        case "learn":
+            if fields["cancel"] == .bool(true) { return .learnMIDI(nil) }
+            guard let action = fields["do"]?.stringValue, !action.isEmpty else {
+                throw ControlError(.malformed, "learn needs \"do\", the action the MIDI message will send: {\"command\":\"learn\",\"do\":\"go bell\"} (or \"cancel\": true)")
+            }
+            return .learnMIDI(action)
+        case "set" where fields["values"] != nil:
+            return .restructure(try CueStructureEdit.parse(web: verb, fields, cue: try cue(required: true)))
         case "set":
             let cue = try cue(required: true)!
             guard let key = fields["key"]?.stringValue else {

@@ -70,6 +70,15 @@ extension JACKDevice {
             midiPort = jack_port_register(client, short, JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsInput.rawValue), 0)
             if midiPort == nil { jack_client_close(client); return }
         }
+        var midiOutPorts: [OpaquePointer] = []
+        for output in midiOutputs {
+            let short = output.portName.split(separator: ":", maxSplits: 1).last.map(String.init) ?? output.portName
+            guard let port = jack_port_register(client, short, JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsOutput.rawValue), 0) else {
+                jack_client_close(client)
+                return
+            }
+            midiOutPorts.append(port)
+        }
         let records = control.withLock { $0.directRecords.values.map { ($0.record, $0.names) } }
         var direct: [(UnsafeMutablePointer<JACKDirectRecord>, [OpaquePointer])] = []
         for (record, names) in records {
@@ -85,6 +94,7 @@ extension JACKDevice {
         for (c, port) in master.enumerated() { rt.pointee.ports[c] = port }
         for (c, port) in inputs.enumerated() { rt.pointee.inputPorts[c] = port }
         rt.pointee.midiPort = midiPort
+        for (index, port) in midiOutPorts.enumerated() { rt.pointee.midiOutPorts[index] = port }
         for (record, ports) in direct {
             for (c, port) in ports.enumerated() { record.pointee.ports[c] = port }
         }

@@ -62,6 +62,9 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         /// The short name of a JACK MIDI input port to register (`midi_in`), read by
         /// ``JACKDevice/midiInput``; nil for none.
         public var midiInputPortName: String?
+        /// The short names of the JACK MIDI output ports to register (`midi_out`, `mtc_out`; at
+        /// most ``JACKDevice/maximumMIDIOutputs``), written through ``JACKDevice/midiOutputs``.
+        public var midiOutputPortNames: [String] = []
         /// Whether an engine of more than 256 queues may share its cycles with a helper thread on
         /// a second core (``JACKDevice/hasRenderHelper``). On by default; turn it off to keep the
         /// other cores free for other realtime work (the mix is the same samples either way).
@@ -89,6 +92,16 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
     /// The MIDI input port (``Options/midiInputPortName``) and the events it receives; nil when
     /// the device has none.
     public let midiInput: JACKMIDIInput?
+    /// The MIDI output ports (``Options/midiOutputPortNames``, in that order) and the events
+    /// scheduled on each.
+    public let midiOutputs: [JACKMIDIOutput]
+    /// The most MIDI output ports a device has.
+    public static let maximumMIDIOutputs = JACKRealtimeState.maximumMIDIOutputs
+
+    /// The MIDI output port of short name `short` (nil: the device has none of that name).
+    public func midiOutput(named short: String) -> JACKMIDIOutput? {
+        midiOutputs.first { $0.portName.split(separator: ":", maxSplits: 1).last.map(String.init) == short }
+    }
 
     /// The options the device was opened with.
     public let options: Options
@@ -277,21 +290,40 @@ public final class JACKDevice: AudioDevice, @unchecked Sendable {
         outputPortNames = try register("out", count: options.channelCount, flags: JackPortIsOutput, into: realtime.pointee.ports)
         inputPortNames = try register("in", count: options.inputChannelCount, flags: JackPortIsInput,
                                       into: realtime.pointee.inputPorts)
-        if let short = options.midiInputPortName {
-            guard !short.isEmpty, !short.contains(":"),
-                  let port = jack_port_register(client, short, JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsInput.rawValue), 0) else {
+        /// Registers MIDI port `short` (nil: none), or closes the client and throws.
+        func registerMIDI(_ short: String?, output: Bool) throws(AudioQueueError) -> OpaquePointer? {
+            guard let short else { return nil }
+            let flags = output ? JackPortIsOutput : JackPortIsInput
+            guard !short.isEmpty, !short.contains(":"), !output || short != options.midiInputPortName,
+                  let port = jack_port_register(client, short, JACK_DEFAULT_MIDI_TYPE, UInt(flags.rawValue), 0) else {
                 jack_client_close(client)
                 realtime.pointee.deallocate()
                 realtime.deallocate()
                 throw AudioQueueError(.invalidDevice, "cannot register JACK MIDI port '\(short)' on client '\(clientName)'; choose another port name")
             }
-            let input = JACKMIDIInput(portName: String(cString: jack_port_name(port)))
-            realtime.pointee.midiPort = port
-            realtime.pointee.midiRing = input.ring
-            midiInput = input
-        } else {
-            midiInput = nil
+            return port
         }
+        let midiIn = try registerMIDI(options.midiInputPortName, output: false)
+        let outputNames = options.midiOutputPortNames
+        guard Set(outputNames).count == outputNames.count, outputNames.count <= Self.maximumMIDIOutputs else {
+            jack_client_close(client)
+            realtime.pointee.deallocate()
+            realtime.deallocate()
+            throw AudioQueueError(.invalidDevice, "MIDI output ports \(outputNames.joined(separator: ", ")): give at most \(Self.maximumMIDIOutputs), each its own name")
+        }
+        var outputs: [JACKMIDIOutput] = []
+        for short in outputNames {
+            guard let port = try registerMIDI(short, output: true) else { continue }
+            let output = JACKMIDIOutput(portName: String(cString: jack_port_name(port)))
+            realtime.pointee.midiOutPorts[outputs.count] = port
+            realtime.pointee.midiOutQueues[outputs.count] = output.queue
+            outputs.append(output)
+        }
+        realtime.pointee.midiOutCount = outputs.count
+        midiInput = midiIn.map { JACKMIDIInput(portName: String(cString: jack_port_name($0))) }
+        midiOutputs = outputs
+        realtime.pointee.midiPort = midiIn
+        realtime.pointee.midiRing = midiInput?.ring
         Self.setCallbacks(client, realtime)
     }
 

@@ -45,15 +45,10 @@ public final class JACKMIDIInput: @unchecked Sendable {
 
     init(portName: String) {
         self.portName = portName
-        ring = .allocate(capacity: 1)
-        ring.initialize(to: JACKMIDIRing())
+        ring = allocateRing(JACKMIDIRing())
     }
 
-    deinit {
-        ring.pointee.deallocate()
-        ring.deinitialize(count: 1)
-        ring.deallocate()
-    }
+    deinit { releaseRing(ring) }
 
     /// What the port has seen so far.
     public var statistics: Statistics {
@@ -82,12 +77,13 @@ public final class JACKMIDIInput: @unchecked Sendable {
 
 /// The process thread's MIDI ring: fixed slots of ``slotBytes``, one producer (the process
 /// thread), one consumer (``JACKMIDIInput/read(timeout:)``).
-struct JACKMIDIRing: ~Copyable {
+struct JACKMIDIRing: RealtimeRing, ~Copyable {
     static let capacity = 1024
     static let slotBytes = 256
-    let times: UnsafeMutablePointer<Int64>
-    let lengths: UnsafeMutablePointer<Int>
-    let data: UnsafeMutablePointer<UInt8>
+    let slots = MIDISlots(capacity: JACKMIDIRing.capacity, slotBytes: JACKMIDIRing.slotBytes)
+    var times: UnsafeMutablePointer<Int64> { slots.times }
+    var lengths: UnsafeMutablePointer<Int> { slots.lengths }
+    var data: UnsafeMutablePointer<UInt8> { slots.data }
     let head = Atomic<Int>(0)
     let tail = Atomic<Int>(0)
     let received = Atomic<Int>(0)
@@ -99,21 +95,12 @@ struct JACKMIDIRing: ~Copyable {
     let slotSize = JACKMIDIRing.slotBytes
 
     init() {
-        // Every page touched now, so the process thread never takes a first-touch page fault.
-        times = .allocate(capacity: Self.capacity)
-        times.initialize(repeating: 0, count: Self.capacity)
-        lengths = .allocate(capacity: Self.capacity)
-        lengths.initialize(repeating: 0, count: Self.capacity)
-        data = .allocate(capacity: Self.capacity * Self.slotBytes)
-        data.initialize(repeating: 0, count: Self.capacity * Self.slotBytes)
         semaphore = .allocate(capacity: 1)
         sem_init(semaphore, 0, 0)
     }
 
     func deallocate() {
-        times.deallocate()
-        lengths.deallocate()
-        data.deallocate()
+        slots.deallocate()
         sem_destroy(semaphore)
         semaphore.deallocate()
     }

@@ -23,6 +23,12 @@ struct JACKRealtimeState: ~Copyable {
     /// The MIDI input port and the ring its events go to (set while no process callback runs).
     var midiPort: OpaquePointer?
     var midiRing: UnsafeMutablePointer<JACKMIDIRing>?
+    /// The MIDI output ports and the queues of what they send (set while no process callback
+    /// runs), ``midiOutCount`` of them.
+    static let maximumMIDIOutputs = 4
+    let midiOutPorts: UnsafeMutablePointer<OpaquePointer?>
+    let midiOutQueues: UnsafeMutablePointer<UnsafeMutablePointer<JACKMIDIOutQueue>?>
+    var midiOutCount = 0
     /// Wakes the device's monitor thread (latency change, shutdown, detach), from JACK's
     /// notification thread or the user side — never from the process thread.
     let monitorWake = DispatchSemaphore(value: 0)
@@ -153,6 +159,10 @@ struct JACKRealtimeState: ~Copyable {
         let scratch = UnsafeMutablePointer<Float>.allocate(capacity: 1)
         channelPointers.initialize(repeating: scratch, count: channelCount)
         inputPorts = .allocate(capacity: max(1, inputCount))
+        midiOutPorts = .allocate(capacity: Self.maximumMIDIOutputs)
+        midiOutPorts.initialize(repeating: nil, count: Self.maximumMIDIOutputs)
+        midiOutQueues = .allocate(capacity: Self.maximumMIDIOutputs)
+        midiOutQueues.initialize(repeating: nil, count: Self.maximumMIDIOutputs)
         inputPorts.initialize(repeating: nil, count: max(1, inputCount))
         inputPointers = .allocate(capacity: max(1, inputCount))
         inputPointers.initialize(repeating: scratch, count: max(1, inputCount))
@@ -198,6 +208,8 @@ struct JACKRealtimeState: ~Copyable {
     }
 
     func deallocate() {
+        midiOutPorts.deallocate()
+        midiOutQueues.deallocate()
         ports.deallocate()
         channelPointers.deallocate()
         inputPorts.deallocate()
@@ -348,6 +360,12 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     if let ring = state.pointee.midiRing, let port = state.pointee.midiPort,
        let buffer = jack_port_get_buffer(port, jack_nframes_t(frames)) {
         captureMIDI(ring, buffer: buffer, cycleStart: sampleTime)
+    }
+    // MIDI out: the events scheduled in this cycle, each on its frame.
+    for index in 0..<state.pointee.midiOutCount {
+        if let queue = state.pointee.midiOutQueues[index], let port = state.pointee.midiOutPorts[index] {
+            playMIDI(queue, port: port, cycleStart: sampleTime, frames: frames)
+        }
     }
 
     // Master output buffers.

@@ -32,6 +32,15 @@ public enum OSCRequest: Sendable, Hashable {
 /// | `/cue/{cue}/start`, `/stop`, `/pause`, `/resume`, `/go` | none | one cue |
 /// | `/cue/{cue}/level` | dB, or row 0, column 0, dB | the cue's level |
 /// | `/reset` | none | the show back to its top ``ControlCommand/reset`` |
+/// | `/undo`, `/redo` | none | the last cue edit undone, or made again (``ControlCommand/undo``) |
+/// | `/lockstep/save` | none, or `"force"` | the run's edits written into the session file (``ControlCommand/save(force:)``) |
+/// | `/lockstep/set` | cue, key, value (strings; no value: the key removed) | any key of a cue, as the session file writes it |
+/// | `/lockstep/add` | `"KEY=VALUE"`… then `"after"`, cue / `"in"`, group / `"first"` | a cue added (``CueStructureEdit``) |
+/// | `/lockstep/duplicate`, `/lockstep/delete` | cue | a cue copied after itself, or removed |
+/// | `/lockstep/set-layer` | layer, key, value | a layer's `gain` or `channel_map` |
+/// | `/lockstep/unlearn` | cue | the MIDI triggers that fire the cue removed |
+/// | `/lockstep/learn` | the action (`"go bell"`), or `"cancel"` | MIDI learn: the next MIDI message becomes its trigger |
+/// | `/lockstep/move` | cue, then `"after"`, cue / `"first"` / `"in"`, group | a cue moved |
 /// | `/playhead/{cue}`, `/playhead/next`, `/playhead/previous`, `/select/{cue}`, `/select_id/{id}`, `/select/next`, `/select/previous` | none | the playhead (Lockstep's selection) |
 /// | `/lockstep/layer/{layer}/gain` | dB [, ramp: seconds, or a time such as `"250ms"`, `"4800 samples"`] | a layer's gain |
 /// | `/lockstep/cue/{cue}/level` | dB [, ramp, as for a layer's gain] | a cue's level over a ramp (a fade from a controller) |
@@ -54,7 +63,8 @@ public enum OSCRequest: Sendable, Hashable {
 public enum OSCAddressSpace {
     /// The addresses, for suggestions and help.
     public static let addresses = [
-        "/go", "/stop", "/pause", "/resume", "/panic", "/reset", "/cue/{cue}/start", "/cue/{cue}/stop", "/cue/{cue}/pause",
+        "/go", "/stop", "/pause", "/resume", "/panic", "/reset", "/undo", "/redo", "/lockstep/save", "/lockstep/set", "/lockstep/add", "/lockstep/duplicate",
+        "/lockstep/delete", "/lockstep/move", "/lockstep/learn", "/lockstep/unlearn", "/lockstep/set-layer", "/cue/{cue}/start", "/cue/{cue}/stop", "/cue/{cue}/pause",
         "/cue/{cue}/resume", "/cue/{cue}/go", "/cue/{cue}/level", "/playhead/{cue}", "/select/{cue}", "/select_id/{id}",
         "/select/next", "/select/previous", "/playhead/next", "/playhead/previous", "/doubleGoWindowRemaining",
         "/lockstep/layer/{layer}/gain", "/lockstep/cue/{cue}/level", "/lockstep/seek", "/lockstep/status", "/connect", "/updates", "/udpReplyPort", "/thump",
@@ -132,6 +142,8 @@ public enum OSCAddressSpace {
             case "resume": try none(); return .command(.resume)
             case "panic": try none(); return .command(.panic)
             case "reset": try none(); return .command(.reset)
+            case "undo": try none(); return .command(.undo)
+            case "redo": try none(); return .command(.redo)
             case "auditionGo", "preview", "auditionPreview": try none(); return .command(.audition(nil))
             case "panicInTime": return .command(.panicIn(.seconds(try fadeTime())))
             case "loadAt": return .cueCommand(.playhead, .loadAt(try loadTime(), .set))
@@ -187,6 +199,29 @@ public enum OSCAddressSpace {
                 guard !id.isEmpty else { throw ControlError(.malformed, "\(address) names no cue; write a cue's unique ID, e.g. /playheadID/{id}") }
                 return .cueCommand(.uniqueID(id), .select)
             case ("lockstep", "status"): try none(); return .command(.status)
+            case ("lockstep", "save"):
+                switch arguments.count {
+                case 0: return .command(.save(force: false))
+                case 1 where arguments[0].text?.lowercased() == "force": return .command(.save(force: true))
+                default: throw ControlError(.malformed, "/lockstep/save takes nothing, or the string \"force\" (to save over a file changed on disk); it was sent \(list(arguments))")
+                }
+            case ("lockstep", "set"):
+                guard (2...3).contains(arguments.count), arguments.allSatisfy({ $0.text != nil || $0.number != nil }) else {
+                    throw ControlError(.malformed, "/lockstep/set takes a cue, a key and a value (no value: the key removed), e.g. \"bell\" \"file\" \"media/bell.wav\"; it was sent \(list(arguments))")
+                }
+                let words = arguments.map { $0.text ?? $0.number.map { String($0) } ?? "" }
+                guard arguments.count == 3 else { return .command(.restructure(.set(try cue(words[0]), [CueValueChange(key: words[1].lowercased(), value: nil)]))) }
+                return .command(try ControlLine.edit(try cue(words[0]), key: words[1], value: words[2]))
+            case ("lockstep", let verb) where ["add", "duplicate", "delete", "move", "set-layer", "unlearn"].contains(verb):
+                guard !arguments.isEmpty, arguments.allSatisfy({ $0.text != nil }) else {
+                    throw ControlError(.malformed, "/lockstep/\(verb) takes strings (as the typed command's words: /lockstep/add \"file=door.wav\" \"at=manual\" \"after\" \"bell\"); it was sent \(list(arguments))")
+                }
+                return .command(.restructure(try CueStructureEdit.parse(typed: [verb] + arguments.compactMap(\.text))))
+            case ("lockstep", "learn"):
+                guard arguments.count == 1, let action = arguments[0].text, !action.isEmpty else {
+                    throw ControlError(.malformed, "/lockstep/learn takes the action the MIDI message will send, one string (\"go bell\"), or \"cancel\"; it was sent \(list(arguments))")
+                }
+                return .command(.learnMIDI(action.lowercased() == "cancel" ? nil : action))
             case ("lockstep", "seek"):
                 guard arguments.count == 1 else { throw ControlError(.malformed, "/lockstep/seek takes one time: seconds, or a string such as \"1:30\" or \"96000 samples\"; it was sent \(list(arguments))") }
                 // The range is checked before the number becomes samples (1e30 s, 2^62: no trap).

@@ -58,6 +58,8 @@ public struct CommandResult: Sendable, Hashable, Codable {
     public var loadSeconds: Double?
     /// An edit of a cue: the session file's key it changed (`pre_wait`, `to`…).
     public var edited: String?
+    /// A MIDI learn under way: the action the next MIDI message becomes a trigger of.
+    public var learning: String?
     /// An edit of a cue: true when the cue was placed (scheduled, playing or played) and takes
     /// the edit at its next start; false when it took it at once.
     public var atNextStart: Bool?

@@ -64,6 +64,30 @@ public struct ControlStatus: Sendable, Hashable, Codable {
         }
     }
 
+    /// How a run that stopped without ending was resumed from its journal (`session run --resume`).
+    public struct Resumed: Sendable, Hashable, Codable {
+        /// The session sample it played on from (the paused position when resumed paused).
+        public var position: Int64
+        /// The device sample that played on (nil: resumed paused).
+        public var sampleTime: Int64?
+        /// Session samples between the last one journaled and ``position``.
+        public var gap: Int64
+        /// `jack` (the same server's frame clock), `wall` (the system clock), `crash` (the last
+        /// record) or `paused`.
+        public var clock: String
+        /// Seconds between the last record and the restart.
+        public var secondsAway: Double
+
+        /// Creates a record.
+        public init(position: Int64, sampleTime: Int64?, gap: Int64, clock: String, secondsAway: Double) {
+            self.position = position
+            self.sampleTime = sampleTime
+            self.gap = gap
+            self.clock = clock
+            self.secondsAway = secondsAway
+        }
+    }
+
     /// The schema version (``JSONSchema/version``).
     public var schema = JSONSchema.version
 
@@ -89,6 +113,8 @@ public struct ControlStatus: Sendable, Hashable, Codable {
     public var layers: [Layer]
     /// How many discontinuities the engine has seen.
     public var discontinuities: Int
+    /// How this run was resumed from its journal (absent: it was not).
+    public var resumed: Resumed?
 
     /// Creates a snapshot.
     public init(state: String, position: Int64, seconds: Double, sampleTime: Int64, sampleRate: Int, cues: [Cue],

@@ -60,6 +60,11 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         /// for session sample ``position`` and its audio began on device sample ``sampleTime``,
         /// ``frames`` late, those frames skipped to stay on the session's timeline.
         case late
+        /// `session run --chase`: the chase locked, lost the timecode, saw it jump, relocated the
+        /// session or stopped it (``state``: `lock`, `loss`, `jump`, `relocate`, `stop`), with
+        /// the session sample (``position``) on device sample ``sampleTime`` and the label read
+        /// (``timecode``).
+        case chase
     }
 
     /// The schema version (``JSONSchema/version``).
@@ -90,11 +95,13 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
     public var sampleRate: Int?
     /// The break in the timeline, for ``Kind/discontinuity``.
     public var discontinuity: DiscontinuityRecord?
+    /// A timecode label, `HH:MM:SS:FF` (``Kind/chase``).
+    public var timecode: String?
 
     /// Creates an update; `gainDB` is rounded as the schema writes levels (−∞ becomes nil).
     public init(_ kind: Kind, cue: String? = nil, layer: String? = nil, file: String? = nil, position: Int64? = nil,
                 sampleTime: Int64? = nil, seconds: Double? = nil, gainDB: Double? = nil, state: String? = nil,
-                frames: Int64? = nil, sampleRate: Int? = nil, discontinuity: DiscontinuityRecord? = nil) {
+                frames: Int64? = nil, sampleRate: Int? = nil, discontinuity: DiscontinuityRecord? = nil, timecode: String? = nil) {
         self.kind = kind
         self.cue = cue
         self.layer = layer
@@ -107,10 +114,11 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         self.frames = frames
         self.sampleRate = sampleRate
         self.discontinuity = discontinuity
+        self.timecode = timecode
     }
 
     private enum CodingKeys: String, CodingKey {
-        case schema, kind, cue, layer, file, position, sampleTime, seconds, gainDB, state, frames, sampleRate, discontinuity
+        case schema, kind, cue, layer, file, position, sampleTime, seconds, gainDB, state, frames, sampleRate, discontinuity, timecode
     }
 
     /// Encodes the update: absent fields are left out, except `gainDB` of a level or gain change,
@@ -134,6 +142,7 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         try container.encodeIfPresent(frames, forKey: .frames)
         try container.encodeIfPresent(sampleRate, forKey: .sampleRate)
         try container.encodeIfPresent(discontinuity, forKey: .discontinuity)
+        try container.encodeIfPresent(timecode, forKey: .timecode)
     }
 
     /// The update as one line of JSON.

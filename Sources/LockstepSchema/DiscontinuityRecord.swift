@@ -6,7 +6,7 @@
 public struct DiscontinuityRecord: Sendable, Hashable, Codable {
     /// The kind: `xrun`, `underrun`, `sampleRateChange`, `bufferSizeChange`, `clockJump`,
     /// `playbackLatencyChange`, `captureLatencyChange`, `serverLost`, `serverRestart`, `freewheel`,
-    /// `shutdown` or `overflow`.
+    /// `shutdown`, `overflow` or `resume`.
     public var kind: String
     /// The device sample time at which it began.
     public var sampleTime: Int64

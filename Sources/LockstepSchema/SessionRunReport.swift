@@ -43,6 +43,8 @@ public struct SessionRunReport: Sendable, Hashable, Codable {
     public var discontinuityCounts: [String: Int] = [:]
     /// Plain GOs the double-GO window ignored (`--double-go`).
     public var ignoredGos = 0
+    /// How the run was resumed from its journal (`--resume`; absent: it was not).
+    public var resumed: ControlStatus.Resumed?
     /// JACK's frame time of `startSampleTime` (absent when the session never started or the device
     /// is not JACK): to compare with other JACK clients' frames.
     public var startJACKFrame: UInt32?

@@ -7,7 +7,7 @@ extension SessionTimeline {
     /// from ``silentFrom``. A stop is final. A pause ends when it is resumed: the cue plays on
     /// from ``resume``, fading in over ``fade`` samples, from the cue sample at which it fell
     /// silent (so everything after it in the cue comes that much later in the session).
-    public struct Interruption: Sendable, Hashable {
+    public struct Interruption: Sendable, Hashable, Codable {
         /// The session sample the fade-out begins.
         public var fadeStart: Int64
         /// The fade-out (and, after a resume, fade-in) length in samples; 0 cuts.
@@ -103,6 +103,8 @@ extension SessionTimeline.Cue {
         var from: Int64
         var to: Int64
         var cueSample: Int64
+        /// The pass of a repeating cue it belongs to (``Repeats``; 0 otherwise).
+        var pass = 0
     }
 
     /// The session sample after its last sound, when known: where it ends (later by every resumed

@@ -15,16 +15,17 @@ final class LayerRenderer {
     /// Cues starting within this many samples ahead are opened early, so opening a file never
     /// delays a refill.
     let lookahead: Int64
-    /// The open cues, by cue index and placement (``SessionTimeline/Cue/instance``).
+    /// The open cues, by cue (``SessionTimeline/Cue/id``) and placement (``SessionTimeline/Cue/instance``).
     private var sources: [SourceKey: CueSource] = [:]
     private struct SourceKey: Hashable {
-        var index: Int
+        var id: Int
         var instance: Int
-        init(_ cue: SessionTimeline.Cue) { (index, instance) = (cue.index, cue.instance) }
+        init(_ cue: SessionTimeline.Cue) { (id, instance) = (cue.id, cue.instance) }
     }
-    /// The indices of the layer's cues in the timeline (a cue never changes layers), found at the
-    /// first render: each buffer then looks at its own cues only, not every cue of the session.
+    /// The indices of the layer's cues in the timeline, found at the first render of each
+    /// ``SessionTimeline/structure``: each buffer then looks at its own cues only.
     private var cueIndices: [Int]?
+    private var structure = 0
     /// A stretch of a cue's audio, read before it is mixed.
     private var scratch: [Float] = []
     /// The first file error met.
@@ -51,7 +52,10 @@ final class LayerRenderer {
         out.update(repeating: 0, count: frames * channels)
         let end = position + Int64(frames)
         let layer = self.layer
-        if cueIndices == nil { cueIndices = timeline.cues.indices.filter { timeline.cues[$0].layer == layer && timeline.cues[$0].isAudio } }
+        if cueIndices == nil || structure != timeline.structure {
+            structure = timeline.structure
+            cueIndices = timeline.cues.indices.filter { timeline.cues[$0].layer == layer && timeline.cues[$0].isAudio }
+        }
         for cue in timeline.retired[layer] ?? [] { render(cue, position: position, end: end, into: out) }
         for index in cueIndices! { render(timeline.cues[index], position: position, end: end, into: out) }
         applyLayerGain(timeline, position: position, frames: frames, to: out)
@@ -71,11 +75,11 @@ final class LayerRenderer {
             if start - end < lookahead, cueEnd > start, sources[key] == nil { _ = source(for: cue) }
             return
         }
-        let stretches = cue.stretches(from: position, to: end)
+        let stretches = cue.soundingStretches(from: position, to: end)
         if stretches.isEmpty { return }
         guard let source = source(for: cue) else { return }
         for stretch in stretches {
-            mix(cue, stretch, from: source, position: position, into: out)
+            mix(cue.repeats == nil ? cue : cue.pass(stretch.pass), stretch, from: source, position: position, into: out)
         }
         if let problem = source.error, error == nil { error = problem }
         if cueEnd <= end && !cue.awaitsResume { sources[key] = nil }

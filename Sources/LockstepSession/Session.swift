@@ -17,6 +17,8 @@ public struct Session: Sendable {
     public let files: [AudioFileInfo]
     /// The timeline at the document's rate, built when the session was checked.
     private var checkedTimeline: SessionTimeline?
+    /// The text the session was read from (what ``SessionFile/save(_:of:force:)`` edits).
+    public private(set) var text = ""
 
     /// The facts about an audio file the timeline needs.
     public struct AudioFileInfo: Sendable, Hashable {
@@ -85,6 +87,12 @@ public struct Session: Sendable {
     /// resolve against `path`'s folder).
     /// - Throws: ``SessionError`` listing every problem found.
     public static func parse(text: String, path: String) throws(SessionError) -> Session {
+        try parse(text: text, path: path, known: [])
+    }
+
+    /// As ``parse(text:path:)``, taking what `known` says of its files instead of opening them
+    /// again (a session read anew after an edit).
+    static func parse(text: String, path: String, known: [AudioFileInfo]) throws(SessionError) -> Session {
         var parser = SessionParser(path: path, text: text)
         let (document, parsed) = try parser.parseCollecting()
         var diagnostics = parsed
@@ -92,6 +100,7 @@ public struct Session: Sendable {
         files.reserveCapacity(document.cues.count)
         // Each file is opened once, however many cues play it.
         var opened: [String: Result<AudioFileInfo, FileError>] = [:]
+        for info in known where info.frameCount > 0 { opened[info.path] = .success(info) }
         for cue in document.cues {
             var info = AudioFileInfo(path: cue.resolvedFile, sampleRate: document.rate, channelCount: 1, frameCount: 0)
             if !cue.file.isEmpty {
@@ -137,6 +146,7 @@ public struct Session: Sendable {
             files.append(info)
         }
         var session = Session(document: document, files: files)
+        session.text = text
         // Reference and timing checks (at the session's own rate), kept for timeline(rate:).
         do throws(SessionError) {
             session.checkedTimeline = try session.timeline(rate: document.rate)
@@ -177,5 +187,6 @@ extension Session {
     /// layers): checked again when its timeline is built.
     init(editing base: Session, document: SessionDocument) {
         self.init(document: document, files: base.files)
+        text = base.text
     }
 }

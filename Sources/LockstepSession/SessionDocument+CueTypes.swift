@@ -28,9 +28,12 @@ extension SessionDocument {
         /// Sends an OSC message (`message`) over UDP to `destination` (`HOST:PORT`) on its first
         /// sample, live (a render sends nothing).
         case network
+        /// Sends a MIDI message (`note`, `cc`, `program`, `msc`, …) on the MIDI output port on its
+        /// first sample, exact to the sample, live (a render sends nothing).
+        case midi
 
         /// Whether it acts on the cue named by `target`.
-        public var takesTarget: Bool { ![.audio, .wait, .group, .network].contains(self) }
+        public var takesTarget: Bool { ![.audio, .wait, .group, .network, .midi].contains(self) }
         /// QLab's name of the type (`/cue/{cue}/type`).
         public var qlabName: String {
             switch self {
@@ -45,6 +48,7 @@ extension SessionDocument {
             case .wait: return "Wait"
             case .group: return "Group"
             case .network: return "Network"
+            case .midi: return "MIDI"
             }
         }
     }
@@ -70,7 +74,7 @@ extension SessionDocument {
     }
 
     /// The shape of a fade cue's move (`curve`).
-    public enum FadeCurve: String, Sendable, Hashable, CaseIterable {
+    public enum FadeCurve: String, Sendable, Hashable, CaseIterable, Codable {
         /// The level moves in dB at a constant rate (as a `gain`/`level` ramp does).
         case linear
         /// In dB along a half cosine: slow at both ends (QLab's default shape).
@@ -98,8 +102,9 @@ extension SessionDocument {
         case .fade: return ["target", "layer", "level", "duration", "curve", "stop_target"]
         case .stop, .pause, .resume, .devamp, .start, .goto: return ["target"]
         case .wait: return ["duration"]
-        case .group: return ["mode", "children", "crossfade"]
+        case .group: return ["mode", "children", "crossfade", "loop"]
         case .network: return ["destination", "message"]
+        case .midi: return Set(SessionParser.midiCueKeys)
         }
     }
 }
@@ -134,6 +139,10 @@ extension SessionDocument.Cue {
         public var destination: String?
         /// A network cue's OSC message (`message`).
         public var message: NetworkMessage?
+        /// A MIDI cue's message (`note`, `cc`, `program`, `msc`, …).
+        public var midi: MIDICueMessage?
+        /// A MIDI cue's keys as read, before they make ``midi``.
+        var midiFields = MIDIFields()
         /// Whether `type` named no type (reported once; the cue is then checked no further).
         var hasUnknownType = false
 

@@ -1,4 +1,5 @@
 import LockstepFiles
+import LockstepTimecode
 
 /// A session file as written, after parsing and checking each value on its own (references,
 /// files and timing are checked by ``Session``).
@@ -23,6 +24,12 @@ public struct SessionDocument: Sendable, Hashable {
     public var declaresLayers: Bool
     /// The MIDI triggers (`triggers:`), in file order.
     public var triggers: [Trigger] = []
+    /// The session's timecode (`timecode:`), if it declares one.
+    public var timecode: SessionTimecode? = nil
+    /// Where the `cues:` list is written (nil: the file has none).
+    var cueList: CueListSpan? = nil
+    /// Where the `triggers:` list is written (nil: the file has none).
+    var triggerList: CueListSpan? = nil
 
     /// A named output queue with its gain and optional JACK ports.
     public struct Layer: Sendable, Hashable {
@@ -39,12 +46,18 @@ public struct SessionDocument: Sendable, Hashable {
         public var channelMap: ChannelMap? = nil
         /// Where the layer's `channel_map` value is, if it has one.
         public var channelMapLocation: SourceLocation? = nil
+        /// Where its settings are written: their keys (nil: `{}` or nothing), and the value's bytes.
+        var source: SourceSpans? = nil
+        var settingsBytes: Range<Int>? = nil
     }
 
     /// When a cue starts.
     public enum Start: Sendable, Hashable {
         /// At a time from the start of the session.
         case at(SessionTime)
+        /// On the first sample of this frame of the session's ``SessionDocument/timecode``
+        /// (`at: tc 01:00:10:00`).
+        case atTimecode(Timecode)
         /// When a `go` command (or `--go` at render) says.
         case manual
         /// The sample the named cue ends, minus ``Cue/crossfade``.
@@ -105,6 +118,8 @@ public struct SessionDocument: Sendable, Hashable {
         public var action = Action()
 
         /// Where `key`'s value is, or the cue's own location.
+        /// Where the cue is written in the file (nil for a cue not read from a file).
+        var source: SourceSpans?
         public func location(of key: String) -> SourceLocation { keyLocations[key] ?? location }
     }
 
@@ -177,6 +192,8 @@ public struct SessionDocument: Sendable, Hashable {
         public var location: SourceLocation
         /// Where each key's value is.
         public var keyLocations: [String: SourceLocation]
+        /// Where it is written in the file (nil for a trigger not read from a file).
+        var source: SourceSpans? = nil
 
         /// Creates a trigger.
         public init(message: Message, channel: Int? = nil, value: Int? = nil, device: Int? = nil, action: String? = nil,

@@ -51,7 +51,7 @@ extension SessionParser {
             } else if let mode: SessionDocument.ContinueMode = choice(value, label: label, key: "continue", what: "continue mode", plural: "modes") {
                 cue.action.continueMode = mode
             }
-        default: break
+        default: midiKey(key, value, of: &cue, label: label)
         }
     }
 
@@ -99,12 +99,13 @@ extension SessionParser {
                 diagnostics.append(SessionDiagnostic(.missingKey, at: cue.location, "\(label)\(name): a network cue needs '\(key):' (\(key == "message" ? "the OSC message, e.g. /cue/12/go" : "where it goes, HOST:PORT, e.g. 127.0.0.1:53000"))"))
             }
         }
+        if type == .group && cue.action.groupMode == .timeline, let at = cue.keyLocations["loop"] {
+            diagnostics.append(SessionDiagnostic(.conflict, at: at,
+                "\(label)\(name): a timeline group plays its cues once, together; 'loop' repeats a playlist: add 'mode: playlist' or remove 'loop'"))
+        }
+        if type == .midi { finishMIDI(of: &cue, item: item, label: "\(label)\(name)") }
         if type == .wait && cue.keyLocations["duration"] == nil {
             diagnostics.append(SessionDiagnostic(.missingKey, at: cue.location, "\(label)\(name): a wait cue needs 'duration:' (how long it waits, e.g. 2.5)"))
-        }
-        if cue.action.postWait != nil && cue.action.continueMode != .autoContinue {
-            diagnostics.append(SessionDiagnostic(.conflict, at: cue.location(of: "post_wait"),
-                "\(label)\(name): 'post_wait' is the time to the next cue of an auto-continue; add 'continue: auto-continue' or remove it"))
         }
     }
 }

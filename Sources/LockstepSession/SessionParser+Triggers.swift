@@ -20,6 +20,7 @@ extension SessionParser {
             var message: SessionDocument.Trigger.Message?
             var messageKey: (String, YAMLNode)?
             var trigger = SessionDocument.Trigger(message: .note(0), location: location(of: item))
+            trigger.source = SourceSpans(item, pairs: pairs)
             var complete = true
             /// A number from `range` for `key`, or nil (reported).
             func number(_ value: YAMLNode, _ key: String, _ range: ClosedRange<Int>, _ what: String) -> Int? {

@@ -13,14 +13,14 @@ import LockstepFiles
 /// Files are not opened here; ``Session/load(path:)`` does that.
 public struct SessionParser {
     /// The keys of the top-level mapping.
-    public static let topKeys = ["rate", "channels", "layers", "cues", "automation", "triggers"]
+    public static let topKeys = ["rate", "channels", "timecode", "layers", "cues", "automation", "triggers"]
     /// The keys of a layer.
     public static let layerKeys = ["gain", "ports", "channel_map"]
     /// The keys of a cue.
     public static let cueKeys = ["name", "layer", "file", "at", "after", "with", "offset", "gain", "fade_in",
                                  "fade_out", "from", "to", "loop", "crossfade", "channel_map", "number",
                                  "type", "target", "level", "duration", "curve", "stop_target", "pre_wait", "post_wait",
-                                 "continue", "mode", "children", "destination", "message"]
+                                 "continue", "mode", "children", "destination", "message"] + midiCueKeys
     /// The keys of an automation entry.
     public static let automationKeys = ["layer", "at", "gain", "ramp"]
     /// The keys of a MIDI trigger: one message key (note, cc, program, msc) and what narrows or
@@ -91,13 +91,18 @@ public struct SessionParser {
             case "cues":
                 sawCues = true
                 document.cues = parseCues(value, baseDirectory: directory)
+                if case .sequence = value.content { document.cueList = CueListSpan(value) }
             case "automation":
                 document.automation = parseAutomation(value)
             case "triggers":
                 document.triggers = parseTriggers(value)
+                if case .sequence = value.content { document.triggerList = CueListSpan(value) }
+            case "timecode":
+                document.timecode = parseTimecode(value)
             default: break
             }
         }
+        checkTimecodeStarts(document)
         if !sawCues {
             report(.missingKey, root, "the session has no 'cues:'; add a list of cues, each with at least a 'file:'")
         }
@@ -110,6 +115,10 @@ public struct SessionParser {
             for cue in document.cues where cue.action.type == .audio && seen.insert(cue.layer).inserted {
                 document.layers.append(.init(name: cue.layer, gainDB: 0, ports: [], location: cue.location(of: "layer")))
             }
+        }
+        // A session of MIDI, network or wait cues alone still has a (silent) layer for them to sit on.
+        if document.layers.isEmpty && !document.cues.isEmpty {
+            document.layers.append(.init(name: Self.defaultLayerName, gainDB: 0, ports: [], location: location(of: root)))
         }
         return (document, diagnostics)
     }
@@ -137,6 +146,8 @@ public struct SessionParser {
             }
             declared[name] = nameNode.line
             var layer = SessionDocument.Layer(name: name, gainDB: 0, ports: [], location: location(of: nameNode))
+            layer.settingsBytes = settings.bytes
+            if case .mapping(let pairs) = settings.content { layer.source = SourceSpans(settings, pairs: pairs) }
             let label = "layer '\(Self.excerpt(name))'"
             switch settings.content {
             case .scalar where settings.isNull:
@@ -246,6 +257,7 @@ public struct SessionParser {
                                           from: nil, to: nil, loop: .times(1), crossfade: nil,
                                           location: location(of: item), keyLocations: [:])
             cue.action.parent = parent
+            cue.source = SourceSpans(item, pairs: pairs)
             var startKeys: [(String, YAMLNode)] = []
             var nameNode: YAMLNode?
             var crossfadeNode: YAMLNode?
@@ -338,6 +350,7 @@ public struct SessionParser {
                 switch key {
                 case "at":
                     if value.scalar?.lowercased() == "manual" { cue.start = .manual }
+                    else if let label = value.scalar.flatMap(Self.timecodeStart) { cue.start = .atTimecode(label) }
                     else if let t = time(value, what: "\(label) at", allowManual: true) { cue.start = .at(t) }
                 case "after", "with":
                     if let name = scalar(value, "\(label) \(key)", expecting: "a cue name"), !name.isEmpty {

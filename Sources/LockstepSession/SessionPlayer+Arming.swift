@@ -13,7 +13,8 @@ import LockstepFiles
 ///
 /// A cue is armed when it is the playhead's and an audio cue, the session plays on a streamer, and
 /// what its `go` places lies on its own layer (cues chained to it on other layers start at least one armed
-/// piece later). Any other control change disarms it, and it is armed again afterwards.
+/// piece later) and holds no MIDI cue within that piece. Any other control change disarms it, and
+/// it is armed again afterwards.
 extension SessionPlayer {
     /// The cycles ahead (beyond the next one) the standby cue is armed for: slack for a lane busy
     /// with thousands of layers (a piece is computed each cycle whatever the number).
@@ -95,6 +96,11 @@ extension SessionPlayer {
         // (computed first on its lane); its go lands as any change does.
         guard cue.isAudio else { return nil }
         let computed = state.filled.min() ?? 0
+        // A MIDI cue going with it must be scheduled before its cycle, which the render thread
+        // only chooses when it fires: such a go lands as any change does.
+        for other in state.timeline.cues where other.trigger == index && other.offsetFromTrigger < pieceFrames {
+            if case .midi = other.action { return nil }
+        }
         for other in state.timeline.cues where other.trigger == index && other.layer != cue.layer {
             if other.offsetFromTrigger < pieceFrames { return nil }
             // A cue of the chain still sounding on another layer is cut by the go: not armed.
@@ -261,7 +267,7 @@ extension SessionPlayer {
             state.touched = [:]
             return (result, changes, state.run)
         }
-        // Buffers enqueued from now on follow the fired piece; the next two are computed into the
+        noteChange()        // Buffers enqueued from now on follow the fired piece; the next two are computed into the
         // layer's spares at once, ahead of the ordinary refills of every other layer.
         try? queue.truncate(at: queueTime + pieceFrames)
         try? queue.disarm()

@@ -28,6 +28,9 @@ extension SessionPlayer {
     /// ``edit(_:_:)`` made since.
     public var document: SessionDocument { state.withLock { $0.document } }
 
+    /// The session as edited during the run (its text is what ``SessionFile`` saves).
+    public var editedSession: Session { state.withLock { $0.session } }
+
     /// Edits cue `name`: the session is checked again with the change (refused, with what
     /// `session check` would say, if it would not be valid). A cue that waits to be placed (a
     /// manual cue and its chain before its GO) takes the edit at once; a placed one (scheduled,
@@ -38,67 +41,171 @@ extension SessionPlayer {
     ///   does not have, or an edit that makes the session invalid (``PlayerError/Kind/invalidEdit``).
     @discardableResult
     public func edit(_ name: String, _ change: CueEdit) throws(PlayerError) -> EditResult {
-        let session = self.session, rate = self.rate
-        return try control { state throws(PlayerError) -> EditResult in
-            guard let index = state.document.cues.firstIndex(where: { $0.name == name }) else {
-                throw PlayerError(.unknownCue, "\(change.key): unknown cue '\(name)'\(Suggest.hint(for: name, in: state.document.cues.map(\.name)))")
-            }
+        try control { state throws(PlayerError) -> EditResult in
+            let index = try Self.documentIndex(of: name, in: state.document, verb: change.key)
             var document = state.document
-            try Self.apply(change, to: &document, at: index, fileRate: session.files[index].sampleRate)
-            var builder = SessionTimelineBuilder(session: Session(editing: session, document: document), rate: rate)
-            let fresh: SessionTimeline
-            do throws(SessionError) { fresh = try builder.build() } catch {
-                let why = error.diagnostics.map(\.message).joined(separator: "; ")
-                throw PlayerError(.invalidEdit, "\(change.key) of cue '\(name)' refused: \(why)")
-            }
-            let sample = state.controlSample
-            var atNextStart = false
-            for i in fresh.cues.indices {
-                let current = state.timeline.cues[i]
-                var edited = fresh.cues[i]
-                edited.instance = current.instance
-                if let start = current.start {
-                    let untouched = start >= sample && current.isAudio && current.trigger == nil && current.interruptions.isEmpty
-                        && current.levelChanges.isEmpty && (edited.start ?? -1) >= sample
-                    if untouched {
-                        state.timeline.cues[i] = edited
-                        state.touch(layer: current.layer, from: min(start, edited.start!))
-                        state.touch(layer: edited.layer, from: min(start, edited.start!))
-                    } else if Self.staticPart(current) != Self.staticPart(edited) {
-                        state.timeline.pendingEdits[i] = edited
-                        if i == index { atNextStart = true }
-                    }
-                } else {
-                    // (A level set on a waiting cue stays.)
-                    edited.levelChanges = current.levelChanges
-                    edited.interruptions = current.interruptions
-                    state.timeline.cues[i] = edited
-                    state.timeline.pendingEdits[i] = nil
-                }
-            }
-            if case .name = change {
-                // A name is no sound: it applies at once, placed or not.
-                state.timeline.cues[index].name = document.cues[index].name
-                for entry in state.fired.indices where state.fired[entry].name == name { state.fired[entry].name = document.cues[index].name }
-            }
-            state.initial = fresh
-            state.document = document
-            return EditResult(cue: document.cues[index].name, key: change.key, sample: sample, atNextStart: atNextStart)
+            try Self.apply(change, to: &document, at: index, fileRate: state.session.files[index].sampleRate)
+            let label = "\(change.key) of cue '\(name)'"
+            let next = try reread(document, of: state.session, label: label)
+            let newName = document.cues[index].name
+            return try commit(next, in: &state, renames: newName == name ? [:] : [name: newName], focus: newName,
+                              key: change.key, label: label)
         }
     }
 
-    /// Takes `document` (another player's edits of the same session) as the session file, before
-    /// anything plays: the timeline, what a reset returns to and the playhead are made from it.
-    func adopt(_ document: SessionDocument) {
-        guard document != session.document else { return }
-        var builder = SessionTimelineBuilder(session: Session(editing: session, document: document), rate: rate)
-        guard let fresh = try? builder.build() else { return }
-        state.withLock { state in
-            state.document = document
-            state.initial = fresh
-            state.timeline = fresh
-            state.playhead = fresh.manualCues.first?.index
+    /// The index of cue `name` in `document`.
+    static func documentIndex(of name: String, in document: SessionDocument, verb: String) throws(PlayerError) -> Int {
+        guard let index = document.cues.firstIndex(where: { $0.name == name }) else {
+            throw PlayerError(.unknownCue, "\(verb): unknown cue '\(name)'\(Suggest.hint(for: name, in: document.cues.map(\.name)))")
         }
+        return index
+    }
+
+    /// `session` with its document changed to `document`: its text rewritten and read again (so
+    /// its files and every check are as `session check` of the saved file), or — a session not read
+    /// from a file — the same files with the new document.
+    func reread(_ document: SessionDocument, of session: Session, label: String) throws(PlayerError) -> Session {
+        guard !session.text.isEmpty else { return Session(editing: session, document: document) }
+        let text: String
+        do { text = try SessionFileEditor.apply(to: session.text, original: session.document, edited: document) } catch {
+            throw PlayerError(.invalidEdit, "\(label) refused: \(error.message)")
+        }
+        return try reread(text, of: session, label: label)
+    }
+
+    /// The session read from `text` (as the file `session` came from), its files known to
+    /// `session` not opened again.
+    func reread(_ text: String, of session: Session, label: String) throws(PlayerError) -> Session {
+        do { return try Session.parse(text: text, path: session.document.path, known: session.files) } catch {
+            throw PlayerError(.invalidEdit, "\(label) refused: \(error.diagnostics.map(\.message).joined(separator: "; "))")
+        }
+    }
+
+    /// Installs `next` and keeps the edit for ``undo()``.
+    func commit(_ next: Session, in state: inout State, renames: [String: String], focus: String, key: String,
+                label: String) throws(PlayerError) -> EditResult {
+        let before = state.session
+        let result = try install(next, in: &state, renames: renames, focus: focus, key: key, label: label)
+        editCounter.add(1, ordering: .releasing)
+        state.undoStack.append(EditStep(before: before, after: next, renames: renames, focusBefore: renames.first?.key ?? focus,
+                                        focusAfter: focus, key: key))
+        state.redoStack = []
+        return result
+    }
+
+    /// Makes `next` (the session with an edit) the session. Each cue is found again by its name
+    /// (`renames`: old name → new): one not placed takes the edit at once, a placed one at its next
+    /// start (``SessionTimeline/pendingEdits``); a cue added joins the timeline (a timed one whose
+    /// time has passed sounds in step from where the edit lands, as a render of the edited show
+    /// has it); a cue removed that sounds stops with a declick fade.
+    /// - Throws: ``PlayerError`` (`invalidEdit`) when `next` is not a valid session at this rate or
+    ///   changes the layers (made when the run starts).
+    func install(_ next: Session, in state: inout State, renames: [String: String], focus: String, key: String,
+                 label: String) throws(PlayerError) -> EditResult {
+        var builder = SessionTimelineBuilder(session: next, rate: rate)
+        var fresh: SessionTimeline
+        do throws(SessionError) { fresh = try builder.build() } catch {
+            let why = error.diagnostics.map(\.message).joined(separator: "; ")
+            throw PlayerError(.invalidEdit, "\(label) refused: \(why)")
+        }
+        let old = state.timeline
+        guard fresh.layers.map(\.name) == old.layers.map(\.name), fresh.channelCount == old.channelCount else {
+            throw PlayerError(.invalidEdit, "\(label) refused: the layers and the channels are made when the session starts; add, remove or rename a layer (or change 'channels') in the file and run it again")
+        }
+        if let moved = fresh.layers.indices.first(where: { fresh.layers[$0].ports != old.layers[$0].ports }) {
+            throw PlayerError(.invalidEdit, "\(label) refused: layer '\(old.layers[moved].name)''s ports are connected when the session starts (its own outputs are made then); change them in the file and run it again, or connect its outputs with jack_connect")
+        }
+        let sample = state.controlSample
+        // A layer's gain: from where the edit lands.
+        for index in fresh.layers.indices where fresh.layers[index].gainDB != old.layers[index].gainDB {
+            state.touch(layer: index, from: sample)
+        }
+        var oldIndex: [String: Int] = [:]
+        for cue in old.cues { oldIndex[cue.name] = cue.index }
+        let renamedFrom = Dictionary(renames.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
+        let origin = fresh.cues.map { oldIndex[renamedFrom[$0.name] ?? $0.name] }
+        var newIndex: [Int: Int] = [:]
+        for (index, from) in origin.enumerated() { if let from { newIndex[from] = index } }
+        var nextID = ([old.cues, state.initial.cues, old.retired.values.flatMap { $0 }].joined().map(\.id).max() ?? -1) + 1
+        var timeline = old
+        timeline.layers = fresh.layers
+        // A cue removed stops where the edit lands, as a stop does (what it played stays).
+        for index in old.cues.indices where newIndex[index] == nil {
+            let cue = old.cues[index]
+            if cue.start != nil { state.touch(layer: cue.layer, from: sample) }
+            timeline.retire(index, at: sample, fade: declickFade(state))
+        }
+        var cues: [SessionTimeline.Cue] = []
+        cues.reserveCapacity(fresh.cues.count)
+        timeline.pendingEdits = [:]
+        var focusPending = false
+        for (index, from) in origin.enumerated() {
+            var edited = fresh.cues[index]
+            guard let from else {
+                // Added: it sounds as the edited show's timeline has it from where the edit lands
+                // (a timed cue whose time has passed joins in step, as a render of the edited
+                // show plays it there).
+                edited.id = nextID
+                nextID += 1
+                if let start = edited.start, edited.isAudio { state.touch(layer: edited.layer, from: max(start, sample)) }
+                cues.append(edited)
+                continue
+            }
+            var current = timeline.cues[from]
+            edited.instance = current.instance
+            edited.id = current.id
+            // The placed cue as it plays, its references moved to the new indices.
+            current.index = index
+            current.trigger = edited.trigger
+            current.group = edited.group
+            current.members = edited.members
+            current.action = current.action.mapped { newIndex[$0] }
+            if let start = current.start {
+                let untouched = start >= sample && current.isAudio && current.trigger == nil && current.interruptions.isEmpty
+                    && current.levelChanges.isEmpty && (edited.start ?? -1) >= sample
+                if untouched {
+                    if Self.staticPart(current) != Self.staticPart(edited) || current.start != edited.start {
+                        state.touch(layer: current.layer, from: min(start, edited.start!))
+                        state.touch(layer: edited.layer, from: min(start, edited.start!))
+                    }
+                    cues.append(edited)
+                } else {
+                    if Self.staticPart(current) != Self.staticPart(edited) {
+                        timeline.pendingEdits[index] = edited
+                        if edited.name == focus { focusPending = true }
+                    }
+                    // (A name is no sound: it applies at once, placed or not.)
+                    current.name = edited.name
+                    cues.append(current)
+                }
+            } else {
+                // (A level set on a waiting cue stays.) Given a time, it joins in step as an added
+                // cue does.
+                edited.levelChanges = current.levelChanges
+                edited.interruptions = current.interruptions
+                if let start = edited.start, edited.isAudio { state.touch(layer: edited.layer, from: max(start, sample)) }
+                cues.append(edited)
+            }
+        }
+        timeline.cues = cues
+        timeline.structure += 1
+        for (index, cue) in cues.enumerated() { fresh.cues[index].id = cue.id }
+        fresh.structure = timeline.structure
+        for (from, to) in renames {
+            for entry in state.fired.indices where state.fired[entry].name == from { state.fired[entry].name = to }
+        }
+        state.fired.removeAll { name in !fresh.cues.contains { $0.name == name.name } }
+        state.loaded = Dictionary(uniqueKeysWithValues: state.loaded.compactMap { from, offset in newIndex[from].map { ($0, offset) } })
+        if let playhead = state.playhead {
+            state.playhead = newIndex[playhead] ?? (playhead..<old.cues.count).lazy.compactMap { newIndex[$0] }
+                .first { timeline.cues[$0].isGoTarget }
+        } else if state.fired.isEmpty {
+            state.playhead = timeline.manualCues.first?.index
+        }
+        state.timeline = timeline
+        state.initial = fresh
+        state.session = next
+        return EditResult(cue: focus, key: key, sample: sample, atNextStart: focusPending)
     }
 
     /// A cue without what placing it and controlling it change.

@@ -55,6 +55,7 @@ extension SessionPlayer {
             state.pausedPosition = 0
             return state.playhead.map { fresh.cues[$0].name }
         }
+        noteChange()
         if wasPlaying { result.sampleTime = try start(from: 0, lead: Self.resetLead) }
         return result
     }

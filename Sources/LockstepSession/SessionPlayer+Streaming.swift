@@ -37,6 +37,7 @@ extension SessionPlayer {
                 done.leave()
             }
         }
+        timecodeOutput?.prepare(from: position)
         done.wait()
     }
 
@@ -85,6 +86,7 @@ extension SessionPlayer {
             return .success((result, changes, state.run))
         }
         let (result, changes, run) = try outcome.get()
+        noteChange()    // (a watcher of the timeline need not wait for the layers' recompute)
         guard !changes.isEmpty else { return result }
         guard let streamer else {
             for change in changes { recompute(layer: change.layer, from: change.from, run: run) }
@@ -200,21 +202,27 @@ extension SessionPlayer {
             case .stopped, .halting, .paused: break
             }
         }
-        for queue in queues { try? queue.stop(immediately: true) }
+        noteChange()
+        let all = queues + (timecodeOutput.map { [$0.queue] } ?? [])
+        for queue in all { try? queue.stop(immediately: true) }
         let deadline = ContinuousClock.now + .seconds(2)
         var lastStop = ContinuousClock.now
-        while buffers.withLock({ $0.joined().contains { $0.isInFlight } }) {
+        /// Whether a layer's (or the LTC's) buffer is still with its queue.
+        func inFlight() -> Bool {
+            buffers.withLock { $0.joined().contains { $0.isInFlight } } || timecodeOutput?.hasBuffersInFlight == true
+        }
+        while inFlight() {
             // A refill that was under way when the halt began may enqueue after the stop:
             // stop again so that buffer comes back too.
             if ContinuousClock.now - lastStop > .milliseconds(20) {
-                for queue in queues { try? queue.stop(immediately: true) }
+                for queue in all { try? queue.stop(immediately: true) }
                 lastStop = ContinuousClock.now
             }
             if ContinuousClock.now > deadline {
                 throw AudioQueueError(.invalidRunState, "the layer queues did not hand their buffers back within 2 s; is the engine's callback thread blocked?")
             }
             // Woken by the next delivery of render events (the buffers come back through them).
-            engine.waitForDeliveries(timeout: 0.02) { !buffers.withLock { $0.joined().contains { $0.isInFlight } } }
+            engine.waitForDeliveries(timeout: 0.02) { !inFlight() }
         }
     }
 

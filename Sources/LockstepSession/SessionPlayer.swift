@@ -45,8 +45,15 @@ public final class SessionPlayer: @unchecked Sendable {
     public let streamer: FileStreamer?
     /// Opens each cue's audio.
     public let sources: AudioSourceOpener
+    /// Signalled after every change of what plays or when (``SessionPlayer/schedule``).
+    public let changes = ChangeSignal()
+    let changeCounter = Atomic<Int>(0)
+    /// Edits, undos and redos made (``editCount``).
+    let editCounter = Atomic<Int>(0)
 
     let renderers: [LayerRenderer]
+    /// The LTC it sends on outputs of its own, when asked for (``TimecodeSetting``).
+    let timecodeOutput: SessionTimecodeOutput?
     /// Per layer: the renderer that computes the armed standby cue's pieces (its own open files,
     /// so the layer's refills read on undisturbed); used on the layer's lane only.
     let armingRenderers: [LayerRenderer]
@@ -86,8 +93,14 @@ public final class SessionPlayer: @unchecked Sendable {
         /// The timeline as the session file (with the run's edits) makes it at this run's rate:
         /// what ``SessionPlayer/reset()`` returns to.
         var initial: SessionTimeline
-        /// The session file as edited during the run (``SessionPlayer/edit(_:_:)``).
-        var document: SessionDocument
+        /// The session as edited during the run (``SessionPlayer/edit(_:_:)``, cues added,
+        /// removed, moved): its text is what a save writes.
+        var session: Session
+        /// Its file as edited.
+        var document: SessionDocument { session.document }
+        /// The edits made, the last on top, and those undone (``undo()``, ``redo()``).
+        var undoStack: [EditStep] = []
+        var redoStack: [EditStep] = []
         /// Per layer: the next session sample it computes.
         var filled: [Int64]
         /// Where the run is.
@@ -222,10 +235,15 @@ public final class SessionPlayer: @unchecked Sendable {
     ///     (the default) computes them where the queues hand their buffers back — the render
     ///     thread of an offline device, the engine's callback thread of a live one.
     ///   - sources: opens each cue's audio (default: its file, a truncated one refused).
+    ///   - timecode: LTC to send, following session time, on a queue of its own (`ltc`, with
+    ///     outputs of its own — JACK `ltc_1` — when `directOutputs`), started, stopped and
+    ///     relocated with the layers.
     /// - Throws: ``SessionError`` if the timeline cannot be built at this rate;
-    ///   ``AudioQueueError`` if the queues cannot be created.
+    ///   ``AudioQueueError`` if the queues cannot be created; ``TimecodeError`` for LTC the rate
+    ///   cannot carry.
     public init(session: Session, engine: Engine, directOutputs: Bool = false, bufferFrames: Int = 1024,
-                bufferCount: Int = 4, streamer: FileStreamer? = nil, sources: @escaping AudioSourceOpener = AudioSources.files) throws {
+                bufferCount: Int = 4, streamer: FileStreamer? = nil, sources: @escaping AudioSourceOpener = AudioSources.files,
+                timecode: TimecodeSetting? = nil) throws {
         self.session = session
         self.engine = engine
         self.streamer = streamer
@@ -254,10 +272,17 @@ public final class SessionPlayer: @unchecked Sendable {
         }
         self.queues = queues
         self.renderers = renderers
+        timecodeOutput = try timecode.map { setting in
+            if directOutputs, let clash = timeline.layers.first(where: { $0.name == SessionTimecodeOutput.name && !$0.ports.isEmpty }) {
+                throw AudioQueueError(.invalidParameter, "layer '\(clash.name)' has ports of its own, named as the LTC output's; rename the layer")
+            }
+            return try SessionTimecodeOutput(setting: setting, engine: engine, directOutputs: directOutputs, bufferFrames: bufferFrames,
+                                             bufferCount: bufferCount) { buffer in box.player?.timecodeBufferHandedBack(buffer) }
+        }
         armingRenderers = timeline.layers.indices.map {
             LayerRenderer(layer: $0, channelCount: timeline.channelCount, rate: engine.sampleRate, open: sources)
         }
-        state = Mutex(State(timeline: timeline, initial: timeline, document: session.document, filled: Array(repeating: 0, count: queues.count),
+        state = Mutex(State(timeline: timeline, initial: timeline, session: session, filled: Array(repeating: 0, count: queues.count),
                             playhead: timeline.manualCues.first?.index,
                             spares: Array(repeating: [], count: queues.count)))
         var all: [[QueueBuffer]] = []
@@ -292,45 +317,16 @@ public final class SessionPlayer: @unchecked Sendable {
     }
 
     /// A player for the same session on `engine` at the engine's rate now, carrying over what this
-    /// run added (manual cues fired, gain changes), every sample moved to the new rate — for a run
+    /// run added (``runState()``), every sample moved to the new rate — for a run
     /// whose device changed its rate. Dispose of this player's queues first when layers have
     /// ports of their own (the new queues take the same port names).
     public func carried(to engine: Engine) throws -> SessionPlayer {
-        let next = try SessionPlayer(session: session, engine: engine, directOutputs: directOutputs,
+        let next = try SessionPlayer(session: editedSession, engine: engine, directOutputs: directOutputs,
                                      bufferFrames: bufferFrames, bufferCount: bufferCount, streamer: streamer,
-                                     sources: sources)
-        // (Edits made during the run carry over; a cue placed before one replays with it.)
-        next.adopt(document)
-        let factor = next.rate / rate
-        next.doubleGoWindow = Int64((Double(doubleGoWindow) * factor).rounded())
-        let (fired, gains) = state.withLock { ($0.fired, $0.gainChanges) }
-        for (name, sample, offset) in fired {
-            if offset > 0 { _ = try? next.load(name, at: Int64((Double(offset) * factor).rounded())) }
-            try? next.go(name, atPosition: Int64((Double(sample) * factor).rounded()))
-        }
-        for (layer, point) in gains {
-            let moved = SessionTimeline.AutomationPoint(start: Int64((Double(point.start) * factor).rounded()),
-                                                        ramp: Int64((Double(point.ramp) * factor).rounded()),
-                                                        gainDB: point.gainDB)
-            next.state.withLock { state in
-                state.timeline.addAutomation(layer: layer, moved)
-                state.gainChanges.append((layer, moved))
-            }
-        }
-        let (cues, playhead) = state.withLock { ($0.timeline.cues, $0.playhead) }
-        func move(_ sample: Int64) -> Int64 { Int64((Double(sample) * factor).rounded()) }
-        next.state.withLock { state in
-            for cue in cues {
-                state.timeline.cues[cue.index].interruptions = cue.interruptions.map {
-                    SessionTimeline.Interruption(fadeStart: move($0.fadeStart), fade: move($0.fade),
-                                                 resume: $0.resume.map(move), isStop: $0.isStop)
-                }
-                state.timeline.cues[cue.index].levelChanges = cue.levelChanges.map {
-                    SessionTimeline.AutomationPoint(start: move($0.start), ramp: move($0.ramp), gainDB: $0.gainDB)
-                }
-            }
-            state.playhead = playhead
-        }
+                                     sources: sources, timecode: timecodeOutput?.setting)
+        // (Made from the session as edited: a cue placed before an edit replays with it.)
+        next.doubleGoWindow = Int64((Double(doubleGoWindow) * next.rate / rate).rounded())
+        next.restore(runState())
         return next
     }
 
@@ -338,6 +334,7 @@ public final class SessionPlayer: @unchecked Sendable {
     public func dispose() {
         stop()
         for queue in queues { try? queue.dispose() }
+        try? timecodeOutput?.queue.dispose()
     }
 
     /// The first file error met while playing (that cue plays on as silence), if any.
@@ -392,7 +389,7 @@ public final class SessionPlayer: @unchecked Sendable {
 
     /// Starts the prepared layers together with session sample `position` at `deviceTime`.
     func begin(from position: Int64, at deviceTime: Int64?) throws(AudioQueueError) -> Int64 {
-        let group = try engine.start(queues, at: deviceTime, ifLate: .skipAhead)
+        let group = try engine.start(queues + (timecodeOutput.map { [$0.queue] } ?? []), at: deviceTime, ifLate: .skipAhead)
         let origin = group.sampleTime - group.queueTimeAtStart
         state.withLock { state in
             if group.framesLate > 0 {
@@ -403,6 +400,7 @@ public final class SessionPlayer: @unchecked Sendable {
             state.originPosition = position
             state.phase = .playing
         }
+        noteChange()
         scheduleArming()
         return origin
     }
@@ -430,6 +428,7 @@ public final class SessionPlayer: @unchecked Sendable {
             state.phase = .paused
             state.pausedPosition = position
         }
+        noteChange()
     }
 
     /// Pauses: fades out over 5 ms and stops every layer, keeping the position.
@@ -445,6 +444,7 @@ public final class SessionPlayer: @unchecked Sendable {
             state.phase = .paused
             state.pausedPosition = at
         }
+        noteChange()
     }
 
     /// Resumes after ``pause()`` from the paused position.

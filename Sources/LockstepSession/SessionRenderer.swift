@@ -1,5 +1,6 @@
 import Lockstep
 import LockstepFiles
+import LockstepTimecode
 
 /// Renders a session offline to an audio file, through the same ``SessionPlayer`` and engine
 /// as a live run, as fast as the CPU allows.
@@ -26,6 +27,8 @@ public struct SessionRenderer: Sendable {
     /// The double-GO window in seconds for plain GOs of ``control`` (``SessionPlayer/doubleGoWindow``;
     /// 0, the default: none). ``manualCues`` name their cues and are never ignored.
     public var doubleGoSeconds = 0.0
+    /// SMPTE LTC written into one channel of the file, following session time (nil: none).
+    public var timecode: TimecodeChannel?
 
     /// Commands carried out during a render, each on its sample: before each block (of 256
     /// frames), `apply` is called with the player and the session sample three blocks on, and
@@ -84,7 +87,8 @@ public struct SessionRenderer: Sendable {
     /// - Returns: what was written.
     /// - Throws: ``SessionError`` for a timeline that cannot be built at ``rate``;
     ///   ``PlayerError`` for a bad manual cue or a session with no end; ``FileError`` for the
-    ///   output or an input that fails while reading (the output is then not created).
+    ///   output or an input that fails while reading (the output is then not created);
+    ///   ``TimecodeError`` for a ``timecode`` channel the file cannot have.
     public func run(progress: ((RenderProgress) -> Void)? = nil) throws -> Summary {
         let encoding: AudioFileEncoding
         if let chosen = self.encoding {
@@ -95,6 +99,8 @@ public struct SessionRenderer: Sendable {
             encoding = AudioFileEncoding(type: type, sampleFormat: sampleFormat.map(FileSampleFormat.init))
         }
         let channels = session.document.channelCount
+        let ltc = try timecode.map { (timecode) throws(TimecodeError) in try timecode.signal(sessionChannels: channels, rate: rate) }
+        let fileChannels = timecode.map { max(channels, $0.channel + 1) } ?? channels
         // With control, small blocks and commands carried out two blocks ahead of their sample, as
         // a live device's two periods: the buffers a command cuts come back and are computed again
         // before the device reaches its sample.
@@ -124,12 +130,14 @@ public struct SessionRenderer: Sendable {
         var end = try plannedEnd()
         guard end > 0 else { throw PlayerError(.wrongState, "the session is empty: nothing is placed on its timeline (are all cues manual? place them with --go CUE@TIME)") }
         try OutputSafety.refuseOverwritingInputs(output: outputPath, inputs: session.document.cues.map(\.resolvedFile).filter { !$0.isEmpty } + [session.document.path])
-        try OutputSafety.checkSize(path: outputPath, encoding: encoding, sampleRate: rate, channelCount: channels, frames: end)
+        try OutputSafety.checkSize(path: outputPath, encoding: encoding, sampleRate: rate, channelCount: fileChannels, frames: end)
         try player.start(from: 0, at: 0)
-        let writer = try AudioFileWriter(path: outputPath, encoding: encoding, sampleRate: rate, channelCount: channels)
+        let writer = try AudioFileWriter(path: outputPath, encoding: encoding, sampleRate: rate, channelCount: fileChannels)
         var written: Int64 = 0
         var peak: Float = 0
         var samples = [Float](repeating: 0, count: period * channels)
+        // The file's frames when LTC adds a channel to the mix's (the mix copied in, LTC added).
+        var fileSamples = [Float](repeating: 0, count: fileChannels == channels ? 0 : period * fileChannels)
         var reported = -1.0
         do {
             while written < end {
@@ -140,10 +148,13 @@ public struct SessionRenderer: Sendable {
                 }
                 try samples.withUnsafeMutableBytes { raw in _ = try device.render(frames: period, into: raw) }
                 let frames = Int(min(Int64(period), end - written))
-                try samples.withUnsafeBufferPointer { (pointer) throws(FileError) in
-                    let base = pointer.baseAddress!
-                    peak = max(peak, LayerMixdown.peak(base, count: frames * channels))
-                    try writer.write(base, frames: frames)
+                peak = max(peak, samples.withUnsafeBufferPointer { LayerMixdown.peak($0.baseAddress!, count: frames * channels) })
+                if let ltc, let timecode {
+                    TimecodeChannel.add(ltc, channel: timecode.channel, from: written, frames: frames,
+                                        mix: &samples, channels: channels, into: &fileSamples, fileChannels: fileChannels)
+                }
+                try (fileChannels == channels ? samples : fileSamples).withUnsafeBufferPointer { (pointer) throws(FileError) in
+                    try writer.write(pointer.baseAddress!, frames: frames)
                 }
                 written += Int64(frames)
                 if let error = player.error { throw error }
@@ -163,7 +174,7 @@ public struct SessionRenderer: Sendable {
         }
         player.finishRendering()
         progress?(RenderProgress(frames: written, totalFrames: end, sampleRate: rate))
-        return Summary(outputPath: outputPath, frames: written, rate: rate, channelCount: channels,
+        return Summary(outputPath: outputPath, frames: written, rate: rate, channelCount: fileChannels,
                        sampleFormat: writer.format.sampleFormat, encoding: encoding, peak: peak, timeline: player.timeline)
     }
 }

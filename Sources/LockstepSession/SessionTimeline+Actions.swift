@@ -26,6 +26,8 @@ extension SessionTimeline {
         case group
         /// Sends `message` to `destination` (`HOST:PORT`) on its first sample, live.
         case network(destination: String, message: NetworkMessage)
+        /// Sends `message` on the MIDI output on its first sample, live.
+        case midi(MIDICueMessage)
 
         /// The cue it acts on, if any.
         public var targetCue: Int? {
@@ -33,7 +35,23 @@ extension SessionTimeline {
             case .fade(.cue(let cue), _, _, _), .stop(let cue), .pause(let cue), .resume(let cue), .devamp(let cue),
                  .start(let cue), .goto(let cue):
                 return cue
-            case .audio, .wait, .group, .network, .fade(.layer, _, _, _): return nil
+            case .audio, .wait, .group, .network, .midi, .fade(.layer, _, _, _): return nil
+            }
+        }
+
+        /// The same action with its target cue's index moved by `index` (kept where it has none:
+        /// the target went; the action is then cut with its cue or refused by the check).
+        func mapped(_ index: (Int) -> Int?) -> Action {
+            func move(_ cue: Int) -> Int { index(cue) ?? cue }
+            switch self {
+            case .fade(.cue(let cue), let gain, let curve, let stops): return .fade(.cue(move(cue)), gainDB: gain, curve: curve, stopsTarget: stops)
+            case .stop(let cue): return .stop(move(cue))
+            case .pause(let cue): return .pause(move(cue))
+            case .resume(let cue): return .resume(move(cue))
+            case .devamp(let cue): return .devamp(move(cue))
+            case .start(let cue): return .start(move(cue))
+            case .goto(let cue): return .goto(move(cue))
+            case .audio, .wait, .group, .network, .midi, .fade(.layer, _, _, _): return self
             }
         }
     }
@@ -85,7 +103,7 @@ extension SessionTimeline {
             let cue = cues[index]
             let at = cue.start!
             switch cue.action {
-            case .audio, .wait, .group, .network: break
+            case .audio, .wait, .group, .network, .midi: break
             case .fade(.cue(let group), let gainDB, let curve, let stopsTarget):
                 for target in controlledCues(of: group) where cues[target].start != nil {
                     addLevelChange(target, AutomationPoint(start: at, ramp: cue.length ?? 0, gainDB: gainDB, curve: curve))
@@ -114,7 +132,10 @@ extension SessionTimeline {
                     if let from = resume(target, at: at) { outcome.touch(cues[target].layer, from: from) }
                 }
             case .devamp(let group):
-                for target in controlledCues(of: group) where devamp(target, at: at) { outcome.touch(cues[target].layer, from: at) }
+                // (A looping playlist's cues all change with its first: each one's layer is recomputed.)
+                for target in controlledCues(of: group) where devamp(target, at: at) || cues[target].repeats != nil {
+                    outcome.touch(cues[target].layer, from: at)
+                }
             case .start(let target):
                 guard depth < Self.maximumStartDepth, cues[target].isGoTarget, !cues[target].awaitsResume else { continue }
                 for other in cues.indices where cues[other].trigger == target && cues[other].isAudio
@@ -139,6 +160,7 @@ extension SessionTimeline {
     /// (the next pass when that end is at or before `sample`), and end there.
     /// - Returns: whether its end moved.
     mutating func devamp(_ cue: Int, at sample: Int64) -> Bool {
+        if cues[cue].repeats != nil { return devampRepeats(cue, at: sample) }
         let target = cues[cue]
         guard target.state(at: sample) == .playing || target.awaitsResume else { return false }
         let regionFrames = Double(target.regionEnd - target.regionStart)
@@ -168,6 +190,7 @@ extension SessionTimeline {
         case .audio: return nil
         case .wait: return "wait"
         case .network(let destination, let message): return "network \(destination) \(message)"
+        case .midi(let message): return "midi \(message)"
         case .group: return "group of \(cue.members.filter { cues[$0].isAudio }.count)"
         case .fade(.cue(let target), _, _, _): return "fade \(name(target))"
         case .fade(.layer(let layer), _, _, _): return "fade layer \(layers.indices.contains(layer) ? layers[layer].name : "?")"

@@ -12,7 +12,7 @@ public struct SessionTimeline: Sendable, Hashable {
     /// Master channels.
     public let channelCount: Int
     /// The layers, in file order.
-    public let layers: [Layer]
+    public internal(set) var layers: [Layer]
     /// The cues, in file order.
     public internal(set) var cues: [Cue]
     /// Gain changes, per layer index, sorted by time.
@@ -24,6 +24,9 @@ public struct SessionTimeline: Sendable, Hashable {
     /// Edits of cues placed when they were made, by cue index: each cue as it is after the edit,
     /// taken when the cue is next placed (``refire(_:at:fade:offset:)``) or the session reset.
     public internal(set) var pendingEdits: [Int: Cue] = [:]
+    /// Counts the edits installed: cues may have moved, changed layers or gone (what a layer's
+    /// renderer found of its cues is found again).
+    public internal(set) var structure = 0
 
     /// A layer: a named output queue.
     public struct Layer: Sendable, Hashable {
@@ -41,6 +44,9 @@ public struct SessionTimeline: Sendable, Hashable {
         public var name: String
         /// Its index in ``SessionTimeline/cues``.
         public var index: Int
+        /// Who it is through a run's edits: its index when the session was read, a new number for
+        /// a cue added since (an index moves when cues are added, removed or reordered).
+        public var id = 0
         /// Its layer's index in ``SessionTimeline/layers``.
         public var layer: Int
         /// The audio file's absolute path.
@@ -85,6 +91,9 @@ public struct SessionTimeline: Sendable, Hashable {
         /// order (``gainDB`` applies before the first).
         public var levelChanges: [AutomationPoint] = []
 
+        /// In a looping playlist group: where its passes sound (nil for every other cue).
+        public var repeats: Repeats? = nil
+
         /// How many times it was placed anew after an earlier placement (0: its first).
         public var instance = 0
         /// The session sample of the go that placed it last, when a go did: a cue loaded to a
@@ -112,7 +121,7 @@ public struct SessionTimeline: Sendable, Hashable {
     }
 
     /// One gain change of a layer.
-    public struct AutomationPoint: Sendable, Hashable {
+    public struct AutomationPoint: Sendable, Hashable, Codable {
         /// The session sample the ramp starts.
         public var start: Int64
         /// Its length in samples (0: a step).
@@ -390,6 +399,7 @@ struct SessionTimelineBuilder {
                 channelMatrix: Self.channelMatrix(cue, layer: document.layers.first { $0.name == cue.layer },
                                                   fileChannels: info.channelCount, outputs: document.channelCount)))
             cues[index].group = cue.action.parent
+            cues[index].id = index
             if cueIndex[cue.name] == nil { cueIndex[cue.name] = index }
             if let length {
                 for (key, value) in [("fade_in", cue.fadeIn), ("fade_out", cue.fadeOut)] {
@@ -447,7 +457,7 @@ struct SessionTimelineBuilder {
     /// it is resolved).
     private func dependency(of index: Int) -> Int? {
         switch starts[index] {
-        case .at, .manual: return nil
+        case .at, .atTimecode, .manual: return nil
         case .after(let name), .with(let name): return cueIndex[name]
         case .afterPrevious: return previous[index]
         }
@@ -485,6 +495,11 @@ struct SessionTimelineBuilder {
         switch starts[index] {
         case .at(let time):
             cues[index].offsetFromTrigger = time.samples(at: rate) + offset
+            return true
+        case .atTimecode(let label):
+            // (Checked by the parser: the session declares its timecode, the label is valid.)
+            guard let timecode = session.document.timecode, let sample = try? timecode.sample(of: label, sampleRate: rate) else { return false }
+            cues[index].offsetFromTrigger = sample + offset
             return true
         case .manual:
             cues[index].trigger = index
@@ -572,7 +587,7 @@ struct SessionTimelineBuilder {
         switch start {
         case .after: return "after"
         case .with: return "with"
-        case .at, .manual: return "at"
+        case .at, .atTimecode, .manual: return "at"
         case .afterPrevious: return "file"
         }
     }

@@ -91,6 +91,7 @@ extension SessionTimelineBuilder {
             case .network:
                 // (A missing destination or message was reported by the parser.)
                 resolved = action.destination.flatMap { destination in action.message.map { .network(destination: destination, message: $0) } }
+            case .midi: resolved = action.midi.map { .midi($0) }      // (what is wrong was reported)
             case .fade:
                 if cue.keyLocations["layer"] != nil {
                     if action.stopsTarget {

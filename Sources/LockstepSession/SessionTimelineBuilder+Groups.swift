@@ -47,6 +47,10 @@ extension SessionTimelineBuilder {
                     starts[index] = .with(group.name)
                 }
             case .manual: break     // (reported by the parser)
+            case .atTimecode:
+                diagnostics.append(.init(.conflict, at: cue.location(of: "at"),
+                    "cue '\(SessionParser.excerpt(cue.name))' is in group '\(SessionParser.excerpt(group.name))', which places it; 'at: tc' places cues of the top level only"))
+                starts[index] = .with(group.name)
             }
         }
     }
@@ -77,5 +81,6 @@ extension SessionTimelineBuilder {
         cues[group].members = members
         cues[group].length = end.map { $0 - cues[group].offsetFromTrigger }
         if let first = members.first(where: { !isGroup($0) }) { cues[group].layer = cues[first].layer }
+        resolvePlaylistLoop(group)
     }
 }

@@ -31,6 +31,10 @@ struct YAMLNode: Sendable {
     /// Whether it is a plain scalar without a tag (`true` and `~` there mean a boolean and null,
     /// not words).
     var isPlain: Bool
+    /// The bytes of the file it spans (for an alias: the alias as written).
+    var bytes: Range<Int> = 0..<0
+    /// Whether it is a mapping written in flow style (`{ a: 1 }`).
+    var isFlow = false
 
     /// The scalar's text, or nil for a collection.
     var scalar: String? {
@@ -107,6 +111,8 @@ struct YAMLReader {
         var column: Int32
         var items: [YAMLNode] = []
         var expandedSize: Int32 = 1
+        var start = 0
+        var isFlow = false
     }
 
     private func compose(_ parser: inout yaml_parser_t, _ bytes: UnsafeBufferPointer<UInt8>) throws(SessionError) -> YAMLNode? {
@@ -136,7 +142,8 @@ struct YAMLReader {
                 let scalar = event.data.scalar
                 let text = String(decoding: UnsafeBufferPointer(start: scalar.value, count: scalar.length), as: UTF8.self)
                 node = YAMLNode(content: .scalar(text), line: line, column: column, expandedSize: 1,
-                                isPlain: scalar.style == YAML_PLAIN_SCALAR_STYLE && scalar.tag == nil)
+                                isPlain: scalar.style == YAML_PLAIN_SCALAR_STYLE && scalar.tag == nil,
+                                bytes: event.start_mark.index..<max(event.start_mark.index, event.end_mark.index))
                 anchor = Self.string(scalar.anchor)
             case YAML_SEQUENCE_START_EVENT, YAML_MAPPING_START_EVENT:
                 if stack.count >= Self.maximumDepth {
@@ -144,7 +151,9 @@ struct YAMLReader {
                         "the file nests collections more than \(Self.maximumDepth) deep; a session needs four levels (cues, a cue, its keys, a list of ports), so close the brackets or remove indentation")
                 }
                 let isMapping = event.type == YAML_MAPPING_START_EVENT
-                stack.append(Frame(isMapping: isMapping, line: line, column: column))
+                stack.append(Frame(isMapping: isMapping, line: line, column: column, start: event.start_mark.index,
+                                   isFlow: isMapping ? event.data.mapping_start.style == YAML_FLOW_MAPPING_STYLE
+                                                     : event.data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE))
                 stack[stack.count - 1].anchor = Self.string(isMapping ? event.data.mapping_start.anchor
                                                                      : event.data.sequence_start.anchor)
                 continue
@@ -162,7 +171,8 @@ struct YAMLReader {
                     content = .mapping(pairs)
                 }
                 node = YAMLNode(content: content, line: frame.line, column: frame.column,
-                                expandedSize: frame.expandedSize, isPlain: false)
+                                expandedSize: frame.expandedSize, isPlain: false,
+                                bytes: frame.start..<max(frame.start, event.end_mark.index), isFlow: frame.isFlow)
                 anchor = frame.anchor
             case YAML_ALIAS_EVENT:
                 let name = Self.string(event.data.alias.anchor) ?? ""
@@ -178,6 +188,7 @@ struct YAMLReader {
                 node = target
                 node.line = line
                 node.column = column
+                node.bytes = event.start_mark.index..<max(event.start_mark.index, event.end_mark.index)
             default:    // stream start, document end
                 continue
             }

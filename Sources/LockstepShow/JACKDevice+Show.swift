@@ -19,7 +19,7 @@ extension JACKDevice {
         for (layer, queue) in zip(player.timeline.layers, player.queues) where !layer.ports.isEmpty {
             for (output, destination) in zip(queue.directOutputNames, layer.ports) {
                 do { try connect(output, to: destination) } catch {
-                    throw AudioQueueError(error.code, "layer '\(layer.name)': cannot connect \(output) to '\(destination)': \(error.message); check the port name with 'lockstep ports'")
+                    throw AudioQueueError(error.code, "layer '\(layer.name)': \(error.message)")
                 }
             }
         }

@@ -3,6 +3,7 @@ import Lockstep
 import LockstepFiles
 import LockstepJACK
 import LockstepSession
+import LockstepTimecode
 
 /// A session played live through a JACK device: the show engine of `lockstep session run`.
 ///
@@ -42,6 +43,22 @@ public final class LiveSession {
         /// Where auditions play (``audition``): one port takes every channel, several take one
         /// channel each. Empty: no audition output.
         public var auditionPorts: [String] = []
+        /// LTC to send on the client's own output `ltc_1`, following session time (nil: none).
+        public var timecode: SessionPlayer.TimecodeSetting?
+        /// Where `ltc_1` goes (each port connected to it).
+        public var timecodeConnections: [String] = []
+        /// MIDI time code to send on the device's MIDI output `mtc_out` (``MTCSender/portName``),
+        /// following session time (nil: none).
+        public var midiTimecode: SessionPlayer.TimecodeSetting?
+        /// Where the MIDI output goes (each port connected to it).
+        public var midiTimecodeConnections: [String] = []
+        /// Chase incoming LTC or MTC (``TimecodeChaser``; nil: none). LTC needs the device's
+        /// audio input `in_1`, MTC its MIDI input.
+        public var chase: TimecodeChaser.Setting?
+        /// Drive JACK transport from the session (``TransportMaster``).
+        public var drivesTransport = false
+        /// Resume a journaled run (``Resume``; nil: start afresh from ``from``).
+        public var resume: Resume?
 
         /// The defaults: from the start, to the end, no transport, no recording.
         public init() {}
@@ -65,10 +82,22 @@ public final class LiveSession {
     public let fromPosition: Int64
     /// The device sample its start played on (nil while waiting for transport).
     public private(set) var startSampleTime: Int64?
+    /// What the resume of a journaled run did (nil: not resumed).
+    public private(set) var resumed: Resumed?
     /// The rate changes it played on through.
     public private(set) var rateChanges: [ShowRateChange] = []
+    /// Sends the session's MIDI cues on the device's MIDI output `midi_out`, each on its sample
+    /// (nil when the device has no such output or the session no MIDI cue).
+    public let midiCues: MIDICueScheduler?
+    /// The MTC sender, with ``Options/midiTimecode`` (nil otherwise).
+    public let midiTimecode: MTCSender?
     /// The JACK transport follower, when the session follows transport (nil otherwise).
     public var follower: TransportFollower? { transport }
+    /// The timecode chaser, with ``Options/chase`` (nil otherwise): made again at the new rate
+    /// after a sample-rate change.
+    public private(set) var chaser: TimecodeChaser?
+    /// The JACK transport master, with ``Options/drivesTransport`` (nil otherwise).
+    public let transportMaster: TransportMaster?
 
     /// Called (on the thread calling ``step(canStillCommand:)``) with every note.
     public var onNote: (ShowNote) -> Void = { _ in }
@@ -76,6 +105,8 @@ public final class LiveSession {
     public var onPlayerReplaced: (SessionPlayer) -> Void = { _ in }
     /// Called with every rate change once the session plays on.
     public var onRateChange: (ShowRateChange) -> Void = { _ in }
+    /// Called with every lock, loss, jump, relocation and stop of a chase.
+    public var onChase: (ChaseEvent) -> Void = { _ in }
 
     private var recorder: FileRecorder?
     private var transport: TransportFollower?
@@ -98,10 +129,26 @@ public final class LiveSession {
         // cuts what is queued, so the lookahead adds no latency to it.
         let streamer = FileStreamer(name: "lockstep.layers", threads: FileStreamer.machineThreadCount)
         let player = try SessionPlayer(session: session, engine: engine, directOutputs: true, bufferFrames: options.bufferFrames,
-                                       bufferCount: options.bufferCount, streamer: streamer)
+                                       bufferCount: options.bufferCount, streamer: streamer, timecode: options.timecode)
         try device.start()
         try device.connectMasterOutputs(to: options.connections)
         try device.connectLayerPorts(of: player)
+        try Self.connectTimecode(of: player, to: options.timecodeConnections, on: device)
+        if let setting = options.midiTimecode {
+            guard let output = device.midiOutput(named: MTCSender.portName) else {
+                throw AudioQueueError(.invalidDevice, "MTC out needs the MIDI output port '\(MTCSender.portName)'; open the device with it (midiOutputPortNames)")
+            }
+            for port in options.midiTimecodeConnections {
+                do throws(AudioQueueError) { try device.connect(output.portName, to: port) } catch {
+                    throw AudioQueueError(error.code, "--mtc-out: \(error.message)")
+                }
+            }
+            midiTimecode = MTCSender(output: output, engine: engine, player: player, setting: setting)
+        } else {
+            midiTimecode = nil
+        }
+        chaser = try options.chase.map { try TimecodeChaser(setting: $0, device: device, engine: engine) }
+        transportMaster = options.drivesTransport ? TransportMaster(device: device, engine: engine) : nil
         self.session = session
         self.device = device
         self.options = options
@@ -111,11 +158,14 @@ public final class LiveSession {
         fromPosition = options.from?.samples(at: engine.sampleRate) ?? 0
         monitor = ShowMonitor(device: device, engine: engine)
         let ports = options.auditionPorts
+        midiCues = device.midiOutput(named: MIDICueScheduler.portName).flatMap { output in
+            MIDICueScheduler.isNeeded(for: session) ? MIDICueScheduler(player: player, output: output) : nil
+        }
         audition = ports.isEmpty ? nil : CueAudition(channels: session.document.channelCount) { [device] outputs in
             for (index, output) in outputs.enumerated() {
                 let destination = ports.count == 1 ? ports[0] : ports[index % ports.count]
                 do throws(AudioQueueError) { try device.connect(output, to: destination) } catch {
-                    throw AudioQueueError(error.code, "--audition: cannot connect \(output) to '\(destination)': \(error.message); check the port name with 'lockstep ports'")
+                    throw AudioQueueError(error.code, "--audition: \(error.message)")
                 }
             }
         }
@@ -126,22 +176,42 @@ public final class LiveSession {
     ///
     /// - Throws: ``FileError`` (the recording), ``AudioQueueError`` (the start).
     public func start() throws {
+        try midiTimecode?.start()
         if let path = options.recordPath {
             recorder = try FileRecorder(engine: engine, path: path, channels: session.document.channelCount, source: .mix)
         }
         if options.followsTransport {
             device.rendersOnlyWhileTransportRolls = true
-            let player = self.player
-            transport = TransportFollower(device: device, engine: engine, roll: { frame, start in
+            if let resume = options.resume { player.restore(resume.run) }
+            // Reported as a timecode chase is (`--transport` is `--chase transport`): each roll
+            // a lock and a relocate, each stop a stop. (The player playing then: a rate change
+            // replaces it.)
+            transport = TransportFollower(device: device, engine: engine, roll: { [weak self] frame, start in
+                guard let self else { return }
                 player.halt(at: frame)
                 try player.start(from: frame, at: start)
-            }, stop: { frame in
+                report(ChaseEvent(kind: .lock, position: frame, sampleTime: start))
+                report(ChaseEvent(kind: .relocate, position: frame, sampleTime: start))
+            }, stop: { [weak self, engine] frame in
+                guard let self else { return }
                 player.halt(at: frame)
-            }, whileStopped: { frame in
+                report(ChaseEvent(kind: .stop, position: frame, sampleTime: engine.currentTime().sampleTime))
+            }, whileStopped: { [weak self] frame in
+                guard let self else { return }
                 if player.position != frame { _ = try? player.seek(to: frame) }
             })
             player.halt(at: fromPosition)
             onNote(ShowNote(.notice, "following JACK transport; waiting for it to roll"))
+        } else if let chaser {
+            if let resume = options.resume { player.restore(resume.run) }
+            player.halt(at: fromPosition)
+            try chaser.start()
+            onNote(ShowNote(.notice, "chasing \(chaser.setting.source); waiting for timecode"))
+        } else if let resume = options.resume {
+            let resumed = try self.resume(resume)
+            self.resumed = resumed
+            startSampleTime = resumed.sampleTime
+            if let at = resumed.sampleTime { try recorder?.start(at: at) }
         } else {
             let at = try player.start(from: fromPosition, lead: options.lead)
             startSampleTime = at
@@ -165,6 +235,8 @@ public final class LiveSession {
         case .end(let end): return end
         }
         try transport?.poll()
+        if let chaser { try followChase(chaser) }
+        transportMaster?.poll(player)
         noteLateStarts()
         let now = engine.currentTime().sampleTime
         if player.isRunning && now > countedUntil { playedFrames += now - countedUntil }
@@ -176,7 +248,7 @@ public final class LiveSession {
         // not the estimate of now: the fade-out that follows must not reach the last frames of
         // the last cue.
         let timeline = player.timeline
-        if transport == nil, let end = timeline.end, player.position(atDeviceTime: engine.renderedSampleTime) >= end {
+        if transport == nil, chaser == nil, let end = timeline.end, player.position(atDeviceTime: engine.renderedSampleTime) >= end {
             if !canStillCommand { return .finished }
             if !options.runsUntilStopped && timeline.waitingCues.isEmpty && timeline.pausedCues.isEmpty { return .finished }
         }
@@ -202,7 +274,11 @@ public final class LiveSession {
     /// Stops every layer and closes the recording; notes the late starts not noted yet, then
     /// lets the handlers (``onNote``, …) go.
     public func stop() -> Outcome {
+        chaser?.stop()
+        transportMaster?.stop()
         player.stop()
+        midiCues?.stop()
+        midiTimecode?.stop()
         var outcome = Outcome()
         var recordError: String?
         if let recorder {
@@ -214,8 +290,20 @@ public final class LiveSession {
         // The handlers may hold what holds this show (a display, a dispatcher): let both go.
         onNote = { _ in }
         onRateChange = { _ in }
+        onChase = { _ in }
         onPlayerReplaced = { _ in }
         return outcome
+    }
+
+    /// Connects `player`'s LTC output to each of `ports`.
+    private static func connectTimecode(of player: SessionPlayer, to ports: [String], on device: JACKDevice) throws {
+        for output in player.timecodeOutputNames {
+            for port in ports {
+                do throws(AudioQueueError) { try device.connect(output, to: port) } catch {
+                    throw AudioQueueError(error.code, "--ltc-out: \(error.message)")
+                }
+            }
+        }
     }
 
     /// Notes every late start not noted yet.
@@ -239,13 +327,23 @@ public final class LiveSession {
         let wasPaused = old.isPaused
         old.dispose()
         // The old queues' own ports must be gone before the new ones take the names.
-        let gone = Set(old.queues.map { ObjectIdentifier($0) })
+        let gone = Set((old.queues + [old.timecodeQueue].compactMap { $0 }).map { ObjectIdentifier($0) })
         let deadline = Date().addingTimeInterval(2)
         while engine.queues.contains(where: { gone.contains(ObjectIdentifier($0)) }) && Date() < deadline { usleep(2_000) }
         let next = try old.carried(to: engine)
         try device.connectLayerPorts(of: next)
+        try Self.connectTimecode(of: next, to: options.timecodeConnections, on: device)
         var resumedAt: Int64?
-        if wasPaused {
+        if let old = chaser {
+            // The timecode's frames are samples at the old rate: read it again at the new one,
+            // halted until it locks again.
+            old.stop()
+            let fresh = try TimecodeChaser(setting: old.setting, device: device, engine: engine)
+            try fresh.start()
+            chaser = fresh
+            next.halt(at: position)
+            onNote(ShowNote(.notice, "chasing \(fresh.setting.source) at \(Int(next.rate)) Hz; waiting for the timecode to lock again"))
+        } else if wasPaused {
             next.halt(at: position)
         } else {
             resumedAt = try next.start(from: position, lead: options.lead)
@@ -260,6 +358,8 @@ public final class LiveSession {
         countedUntil = max(countedUntil, resumedAt ?? engine.currentTime().sampleTime)
         lateReported = 0
         player = next
+        midiCues?.replacePlayer(next)
+        midiTimecode?.replacePlayer(next)
         onPlayerReplaced(next)
         onRateChange(record)
     }

@@ -12,46 +12,6 @@ import NIOHTTP1
 
 import Synchronization
 
-/// What the web server shows and drives: the one control path, and the state the terminal
-/// display reads (meters, the timeline), read off the realtime thread.
-public protocol WebShow: Sendable {
-    /// Where commands go, and whose updates are pushed.
-    var dispatcher: ControlDispatcher { get }
-    /// The meters now.
-    func meters() -> WebMeters
-    /// The timeline now, as a picture.
-    func picture() -> TimelinePicture
-    /// The discontinuities so far.
-    func discontinuities() -> WebDiscontinuities
-    /// The cue list's numbers and lengths.
-    func cueList() -> WebCueList
-}
-
-/// A running session as a ``WebShow``: the dispatcher's player (the one playing now, after a
-/// sample-rate change too).
-public struct SessionWebShow: WebShow {
-    /// Where commands go.
-    public let dispatcher: ControlDispatcher
-
-    /// The show of `dispatcher`'s session.
-    public init(dispatcher: ControlDispatcher) { self.dispatcher = dispatcher }
-
-    /// The meters of the player playing now.
-    public func meters() -> WebMeters { WebMeters(player: dispatcher.player) }
-
-    /// The timeline with the playhead where the session is, the selected cue highlighted.
-    public func picture() -> TimelinePicture {
-        let player = dispatcher.player
-        return TimelinePicture(timeline: player.timeline, playhead: player.position, selected: player.playhead)
-    }
-
-    /// The engine's discontinuities.
-    public func discontinuities() -> WebDiscontinuities { WebDiscontinuities(engine: dispatcher.player.engine) }
-
-    /// The session's cues.
-    public func cueList() -> WebCueList { WebCueList(player: dispatcher.player) }
-}
-
 /// The web cue page's server: serves the page (plain HTML, CSS and JavaScript from the package's
 /// resources) and a WebSocket at `/ws` that pushes the show's state and takes commands.
 ///
@@ -75,6 +35,9 @@ public final class WebControlServer: Sendable {
         public var port: Int
         /// The token every page must carry; nil: none.
         public var token: String?
+        /// The token a page must also carry (`?edit=…`) to edit the show (`set`, `undo`, `redo`,
+        /// `save`); nil: every page that may run the show may edit it.
+        public var editToken: String?
         /// The most WebSocket clients at once (more get 503).
         public var maximumClients: Int
         /// The most HTTP connections open at once (more wait until one closes).
@@ -166,6 +129,7 @@ public final class WebControlServer: Sendable {
         return "http://\(WebAdmission.authority(host, port ?? options.port))/\(token)"
     }
 
+
     /// Parses `--web`'s `PORT`, `HOST:PORT` or `[IPV6]:PORT` (HOST defaults to 127.0.0.1).
     /// - Throws: ``WebError`` saying how to write it.
     public static func endpoint(_ text: String) throws(WebError) -> (host: String, port: Int) {
@@ -211,7 +175,8 @@ public final class WebControlServer: Sendable {
             guard (head.path ?? "").split(separator: "?").first == "/ws",
                   self.refuseIfNeeded(head.authority, head.headerFields, target: head.path ?? "/", webSocket: true, reserve: true) == nil
             else { return .dontUpgrade }
-            return .upgrade([:]) { inbound, outbound, _ in try await self.serve(inbound, outbound, channel: channel) }
+            let mayEdit = self.mayEdit(target: head.path ?? "/")
+            return .upgrade([:]) { inbound, outbound, _ in try await self.serve(inbound, outbound, channel: channel, mayEdit: mayEdit) }
         }
         let application = Application(
             router: router(),
@@ -327,7 +292,25 @@ public final class WebControlServer: Sendable {
                 return Self.error(refusal.status, refusal.message)
             }
             guard let show = self.state.withLock({ $0.show }) else { return Self.error(503, "the session is starting; try again in a moment") }
-            return Self.json(200, await self.run(on: self.reading) { show.cueList().json })
+            let editable = self.mayEdit(target: request.uri.description)
+            return Self.json(200, await self.run(on: self.reading) {
+                var list = show.cueList()
+                list.editable = editable
+                return list.json
+            })
+        }
+        router.get("/api/media") { [self] request, _ -> Response in
+            if let refusal = self.refuseIfNeeded(request.head.authority, request.headers, target: request.uri.description, webSocket: false) {
+                return Self.error(refusal.status, refusal.message)
+            }
+            guard self.mayEdit(target: request.uri.description) else {
+                return Self.error(403, "the media folder is listed to who may edit: open the edit URL lockstep printed (it ends in edit=…)")
+            }
+            guard let show = self.state.withLock({ $0.show }) else { return Self.error(503, "the session is starting; try again in a moment") }
+            let folder = show.dispatcher.player.session.document.baseDirectory
+            return Self.json(200, await self.run(on: self.reading) {
+                WebMediaList(folder: folder, files: Self.mediaFiles(in: folder)).json
+            })
         }
         router.post("/api/command") { [self] request, _ -> Response in
             if let refusal = self.refuseIfNeeded(request.head.authority, request.headers, target: request.uri.description, webSocket: false) {
@@ -339,7 +322,8 @@ public final class WebControlServer: Sendable {
                 return Self.json(413, ControlReply.error("", .malformed, "the body is over \(WebCommand.maximumSize) bytes; send one short JSON command").json)
             }
             let text = String(buffer: buffer)
-            let (reply, parsed) = await self.run(on: self.commands) { self.execute(text) }
+            let mayEdit = self.mayEdit(target: request.uri.description)
+            let (reply, parsed) = await self.run(on: self.commands) { self.execute(text, mayEdit: mayEdit) }
             return Self.json(!parsed ? 400 : reply.isOK ? 200 : 422, reply.json)
         }
         return router
@@ -404,8 +388,8 @@ public final class WebControlServer: Sendable {
         state.withLock { $0.statistics[keyPath: counter] += 1 }
     }
 
-    /// Carries out one JSON command; the reply, and whether it parsed.
-    private func execute(_ text: String) -> (ControlReply, Bool) {
+    /// Carries out one JSON command (an edit only when `mayEdit`); the reply, and whether it parsed.
+    private func execute(_ text: String, mayEdit: Bool = true) -> (ControlReply, Bool) {
         count(\.commands)
         guard let show = state.withLock({ $0.show }) else {
             count(\.errorReplies)
@@ -416,6 +400,18 @@ public final class WebControlServer: Sendable {
             count(\.errorReplies)
             log("web: \(error.message)")
             return (.error("", error), false)
+        }
+        let edits: Bool = switch parsed.command {
+        case .editCue, .restructure, .learnMIDI, .undo, .redo, .save: true
+        default: false
+        }
+        if edits && !mayEdit {
+            count(\.errorReplies)
+            return (.error(parsed.address, .unauthorized, "this page may run the show but not edit it: open the edit URL lockstep printed (it ends in edit=…)"), true)
+        }
+        if let refusal = Self.mediaRefusal(parsed.command, folder: show.dispatcher.player.session.document.baseDirectory) {
+            count(\.errorReplies)
+            return (.error(parsed.address, .outOfRange, refusal), true)
         }
         let reply = show.dispatcher.execute(parsed.command, address: parsed.address)
         if !reply.isOK { count(\.errorReplies) }
@@ -430,7 +426,8 @@ public final class WebControlServer: Sendable {
     /// out in order off the server's thread and answered on its queue (as many may wait to be
     /// carried out: one more disconnects it too). A protocol error of the client (a text frame
     /// that is not UTF-8) is thrown on, for hummingbird-websocket to close with its status.
-    private func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, channel: any Channel) async throws {
+    private func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, channel: any Channel,
+                       mayEdit: Bool) async throws {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(options.maximumBacklog))
         let (id, show) = state.withLock { state in
             state.nextClient += 1
@@ -463,7 +460,7 @@ public final class WebControlServer: Sendable {
                     // queue and is disconnected.
                     guard take(commandOf: id) else { break }
                     commands.async { [self] in
-                        let reply = execute(text).0.json
+                        let reply = execute(text, mayEdit: mayEdit).0.json
                         state.withLock { $0.clients[id]?.pending -= 1 }
                         deliver(reply, to: id)
                     }

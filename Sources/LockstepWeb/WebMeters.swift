@@ -127,6 +127,13 @@ public struct WebCueList: Sendable, Hashable, Codable {
         public var action: String?
         /// The group cue it is in; nil at the top of the cue list.
         public var group: String?
+        /// Its type (`audio`, `fade`, `wait`…).
+        public var type: String
+        /// The MIDI triggers whose action names it (`note 60 ch 1`, `msc go`), in file order.
+        public var triggers: [String] = []
+        /// Its keys and values as the session file (with the run's edits) writes them
+        /// (``LockstepSession/Session/writtenValues(ofCue:)``).
+        public var values: [String: String]
     }
 
     /// The schema version (``JSONSchema/version``).
@@ -135,18 +142,53 @@ public struct WebCueList: Sendable, Hashable, Codable {
     public var sampleRate: Double
     /// The cues, in file order.
     public var cues: [Cue]
+    /// The session's layers, in file order.
+    public var layers: [String] = []
+    /// Each layer's settings as the session file writes them (`gain`, `ports`, `channel_map`), by name.
+    public var layerValues: [String: [String: String]] = [:]
+    /// Every key a cue takes (``LockstepSession/CueValue/keys``), for an editor.
+    public var keys: [String] = CueValue.keys
+    /// Whether the request that asked may edit the show.
+    public var editable = false
 
     /// The cues of `player`'s session.
     public init(player: SessionPlayer) {
         let timeline = player.timeline
-        let numbers = player.document.cues.map(\.number)
+        let session = player.editedSession
+        let document = session.document.cues
+        let numbers = document.map(\.number)
+        layers = timeline.layers.map(\.name)
+        for (index, layer) in session.document.layers.enumerated() { layerValues[layer.name] = session.writtenValues(ofLayer: index) }
         sampleRate = timeline.rate
         cues = timeline.cues.map { cue in
             Cue(name: cue.name, number: (cue.index < numbers.count ? numbers[cue.index] : nil) ?? String(cue.index + 1),
                 layer: timeline.layers[cue.layer].name, manual: cue.isManual, frames: cue.length,
                 goOf: cue.trigger.flatMap { $0 == cue.index ? nil : timeline.cues[$0].name },
-                action: timeline.actionSummary(cue), group: cue.group.map { timeline.cues[$0].name })
+                action: timeline.actionSummary(cue), group: cue.group.map { timeline.cues[$0].name },
+                type: cue.index < document.count ? document[cue.index].action.type.rawValue : "audio",
+                values: cue.index < document.count ? session.writtenValues(ofCue: cue.index) : [:])
         }
+        for trigger in session.document.triggers {
+            guard let action = trigger.action, let command = try? ControlLine.parse(action),
+                  let reference = MIDITriggers.cue(of: command),
+                  let name = try? ControlDispatcher.resolve(reference, in: timeline, numbers: numbers),
+                  let index = cues.firstIndex(where: { $0.name == name }) else { continue }
+            cues[index].triggers.append(Self.describe(trigger))
+        }
+    }
+
+    /// A trigger's message as the page shows it: `note 60 ch 1`, `cc 20`, `program 4`, `msc go`.
+    static func describe(_ trigger: SessionDocument.Trigger) -> String {
+        var text: String
+        switch trigger.message {
+        case .note(let note): text = "note \(note)"
+        case .controlChange(let controller): text = "cc \(controller)"
+        case .programChange(let program): text = "program \(program)"
+        case .showControl(let command): text = "msc \(command.rawValue)"
+        }
+        if let value = trigger.value { text += "=\(value)" }
+        if let channel = trigger.channel { text += " ch \(channel)" }
+        return text
     }
 
     /// As one line of JSON.

@@ -40,6 +40,9 @@ struct ControlOptions: ParsableArguments {
     @Option(name: .customLong("web-token"), help: ArgumentHelp("Pages must carry this token (the URL printed does: ?token=…).", valueName: "token"))
     var webToken: String?
 
+    @Option(name: .customLong("web-edit-token"), help: ArgumentHelp("Only pages that also carry this token may edit the show (set, undo, redo, save); the edit URL printed does: edit=…. Without it every page may.", valueName: "token"))
+    var webEditToken: String?
+
     @Flag(help: "Take commands from JACK MIDI through the session's triggers (play: MIDI Show Control GO, STOP, RESUME and ALL_OFF): registers the input port <client>:midi_in.")
     var midi = false
 
@@ -97,10 +100,11 @@ struct ControlOptions: ParsableArguments {
             do { _ = try WebControlServer.endpoint(web) } catch {
                 throw ValidationError(error.message + ListenAddress.web.hint(option: "--web", for: web))
             }
-        } else if webToken != nil {
-            throw ValidationError("--web-token needs --web [HOST:]PORT")
+        } else if webToken != nil || webEditToken != nil {
+            throw ValidationError("\(webToken != nil ? "--web-token" : "--web-edit-token") needs --web [HOST:]PORT")
         }
         if let webToken, webToken.isEmpty { throw ValidationError("--web-token is empty; give a token, or leave the option out") }
+        if let webEditToken, webEditToken.isEmpty { throw ValidationError("--web-edit-token is empty; give a token, or leave the option out") }
         if let oscPasscode, oscPasscode.isEmpty { throw ValidationError("--osc-passcode is empty; give a passcode, or leave the option out") }
         if case .after(let midiLatency)? = midiLatency, !(0...MIDIDefaults.maximumLatency).contains(midiLatency) {
             throw ValidationError("--midi-latency \(midiLatency) is out of range; give 0 to \(MIDIDefaults.maximumLatency) samples")

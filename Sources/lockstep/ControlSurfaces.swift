@@ -39,7 +39,9 @@ final class ControlSurfaces {
         }
         web = try options.web.map { text in
             let (host, port) = try WebControlServer.endpoint(text)
-            let server = WebControlServer(options: .init(host: host, port: port, token: options.webToken), log: { notes.add($0) })
+            var webOptions = WebControlServer.Options(host: host, port: port, token: options.webToken)
+            webOptions.editToken = options.webEditToken
+            let server = WebControlServer(options: webOptions, log: { notes.add($0) })
             do throws(WebError) { try server.start() } catch { throw CLIError(message: "\(command): \(error.message)") }
             return server
         }
@@ -72,9 +74,10 @@ final class ControlSurfaces {
         if let web {
             web.attach(SessionWebShow(dispatcher: dispatcher))
             log.notice("web page on \(web.url)")
+            if let edit = web.editURL { log.notice("web page, editing allowed, on \(edit)") }
             if let warning = web.exposureWarning { log.warning("\(warning)") }
         }
-        if let input = device.midiInput {
+        if options.usesMIDI, let input = device.midiInput {
             let period = Int64(max(1, device.periodFrames))
             var latency: Int64?
             if case .after(let samples)? = options.midiLatency { latency = Int64(samples) }

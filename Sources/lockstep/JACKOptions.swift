@@ -79,15 +79,17 @@ struct JACKOptions: ParsableArguments {
     /// client with these options.
     /// - Throws: ``CLIError`` naming `command`.
     func openDevice(_ command: String, launcher: ServerLauncher, channels: Int, inputs: Int = 0,
-                    midiInput: String? = nil) throws -> JACKDevice {
+                    midiInput: String? = nil, midiOutputs: [String] = []) throws -> JACKDevice {
         try launcher.ensureServer(for: command, named: server, mode: startServer)
         do {
-            let device = try JACKDevice(options: .init(clientName: clientName, serverName: server,
-                                                       channelCount: channels, inputChannelCount: inputs,
-                                                       connectToPhysicalOutputs: !noConnect && connections.isEmpty,
-                                                       compensatesPlaybackLatency: alignOutputs,
-                                                       survivesServerRestart: reconnect, midiInputPortName: midiInput,
-                                                       usesRenderHelper: !noRenderHelper))
+            var options = JACKDevice.Options(clientName: clientName, serverName: server,
+                                             channelCount: channels, inputChannelCount: inputs,
+                                             connectToPhysicalOutputs: !noConnect && connections.isEmpty,
+                                             compensatesPlaybackLatency: alignOutputs,
+                                             survivesServerRestart: reconnect, midiInputPortName: midiInput,
+                                             usesRenderHelper: !noRenderHelper)
+            options.midiOutputPortNames = midiOutputs
+            let device = try JACKDevice(options: options)
             log.info("JACK client '\(device.name)' on server '\(server ?? "default")': \(Int(device.sampleRate)) Hz, period \(device.periodFrames) frames")
             return device
         } catch {

@@ -83,7 +83,17 @@ struct PlayCommand: ParsableCommand {
     @Flag(help: "With --record: replace the file if it exists (without it, an existing file is never touched).")
     var force = false
 
+    @Option(name: .customLong("ltc-out"), help: ArgumentHelp("Send SMPTE LTC following the play's time on the client's own output ltc_1, connected to this JACK port (repeat it for more ports), as session run --ltc-out does (Docs/Timecode.md).", valueName: "port"))
+    var ltcPorts: [String] = []
+
+    @Option(name: .customLong("mtc-out"), help: ArgumentHelp("Send MIDI time code following the play's time on the client's MIDI output mtc_out, connected to this JACK MIDI port (repeat it for more ports), as session run --mtc-out does.", valueName: "port"))
+    var mtcPorts: [String] = []
+
+    @OptionGroup(title: "Timecode")
+    var timecode: TimecodeOptions
+
     func validate() throws {
+        try timecode.checkUsed(by: "--ltc-out or --mtc-out", given: !ltcPorts.isEmpty || !mtcPorts.isEmpty)
         if !recordPorts.isEmpty && recordPath == nil {
             throw ValidationError("--record-port needs --record FILE to say where to record")
         }
@@ -113,19 +123,26 @@ struct PlayCommand: ParsableCommand {
             }
             try refuseToReplace(recordPath, force: force, command: "play")
         }
-        if surfaces.isRequested {
-            // Under control the files play as a session, through the one command path.
+        let sendsTimecode = !ltcPorts.isEmpty || !mtcPorts.isEmpty
+        if surfaces.isRequested || sendsTimecode {
+            // Under control (or sending timecode) the files play as a session, through the one
+            // command path.
+            let reason = sendsTimecode ? "--ltc-out or --mtc-out" : "--control, --osc, --osc-tcp or --midi"
             if portsPerFile || !recordPorts.isEmpty {
                 let option = portsPerFile ? "--ports-per-file" : "--record-port"
-                throw CLIError(message: "play: \(option) cannot be used with --control, --osc, --osc-tcp or --midi yet; write a session whose layers name their 'ports' (Docs/SessionFormat.md) and use lockstep session run", exitCode: 64)
+                throw CLIError(message: "play: \(option) cannot be used with \(reason) yet; write a session whose layers name their 'ports' (Docs/SessionFormat.md) and use lockstep session run", exitCode: 64)
             }
             if recordPath != nil && transport {
-                throw CLIError(message: "play: --record cannot follow --transport under control; leave one out", exitCode: 64)
+                throw CLIError(message: "play: --record cannot follow --transport with \(reason); leave one out", exitCode: 64)
             }
             let session = try PlayControl.session(layers: layers, loop: loop)
-            let settings = SessionRun.Settings(command: "play", file: layers.files.count == 1 ? layers.files[0] : "\(layers.files.count) files",
+            var settings = SessionRun.Settings(command: "play", file: layers.files.count == 1 ? layers.files[0] : "\(layers.files.count) files",
                                                jack: jack, surfaces: surfaces, transport: transport, duration: duration,
                                                json: json, jsonEvents: jsonEvents, recordPath: recordPath)
+            settings.timecode = try timecode.setting(ports: ltcPorts, session: session.document)
+            settings.timecodeConnections = ltcPorts
+            settings.midiTimecode = try timecode.setting(ports: mtcPorts, session: session.document)
+            settings.midiTimecodeConnections = mtcPorts
             try SessionRun(settings: settings, session: session).run()
             return
         }

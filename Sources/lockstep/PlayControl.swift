@@ -58,7 +58,7 @@ enum PlayControl {
     /// - Throws: ``CLIError`` when a file cannot be played as a session cue.
     static func session(layers: LayerArguments, loop: Bool) throws -> Session {
         if layers.files.contains(where: StandardStreams.names) {
-            throw CLIError(message: "play: '-' (standard input) cannot be played with --control, --osc, --osc-tcp or --midi: a session seeks in its files; save the stream to a file first (sox … out.wav) and play that", exitCode: 64)
+            throw CLIError(message: "play: '-' (standard input) cannot be played with --control, --osc, --osc-tcp, --midi, --ltc-out or --mtc-out: a session seeks in its files; save the stream to a file first (sox … out.wav) and play that", exitCode: 64)
         }
         let text = try sessionText(layers: layers, loop: loop)
         do {

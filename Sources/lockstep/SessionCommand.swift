@@ -5,6 +5,7 @@ import Lockstep
 import LockstepControl
 import LockstepFiles
 import LockstepSession
+import LockstepTimecode
 import LockstepWeb
 
 /// `lockstep session`: checks, renders and runs session (playlist) files.
@@ -205,8 +206,10 @@ enum SessionTable {
         func time(_ sample: Int64?) -> String { sample.map { Terminal.time(Double($0) / rate) } ?? "-" }
         var rows: [[String]] = [["cue", "layer", "start", "start (samples)", "end", "end (samples)", "gain"]]
         for cue in timeline.cues {
-            var gain = SessionGain.format(timeline.layers[cue.layer].gainDB + cue.gainDB)
-            var layer = timeline.layers[cue.layer].name
+            // (A session of action cues alone has no layer.)
+            let hasLayer = timeline.layers.indices.contains(cue.layer)
+            var gain = SessionGain.format((hasLayer ? timeline.layers[cue.layer].gainDB : 0) + cue.gainDB)
+            var layer = hasLayer ? timeline.layers[cue.layer].name : "-"
             let name = String(repeating: "  ", count: timeline.depth(of: cue.index)) + cue.name
             // An action cue: what it does where the layer goes, a fade's level where the gain goes.
             if let summary = timeline.actionSummary(cue) {
@@ -295,11 +298,23 @@ struct SessionRenderCommand: ParsableCommand {
     @OptionGroup(title: "Control")
     var doubleGo: DoubleGoOption
 
+    @Option(name: .customLong("ltc-channel"), help: ArgumentHelp(
+        "Write SMPTE LTC following session time into this channel of the file (1 = the first): one of the session's channels (the LTC replaces what plays there) or the one after them (the file gets a channel more). Each frame's first bit starts on its timecode's exact sample (Docs/Timecode.md).",
+        valueName: "channel"))
+    var ltcChannel: Int?
+
+    @OptionGroup(title: "Timecode")
+    var timecode: TimecodeOptions
+
     @OptionGroup(title: "Messages")
     var global: GlobalOptions
 
     @Flag(help: "Print one JSON object with the results.")
     var json = false
+
+    func validate() throws {
+        try timecode.checkUsed(by: "--ltc-channel", given: ltcChannel != nil)
+    }
 
     func run() throws {
         OfflineInterrupts.install(command: "session render")
@@ -337,8 +352,10 @@ struct SessionRenderCommand: ParsableCommand {
         }
         let session = try loadSession(file, command: "render")
         let renderRate = Double(rate ?? Int(session.document.rate))
+        let ltc = try timecode.channel(ltcChannel, session: session.document)
         try outputFormat.check(encoding, path: output, sampleRate: renderRate,
-                               channels: session.document.channelCount, command: "session render")
+                               channels: ltc.map { max(session.document.channelCount, $0.channel + 1) } ?? session.document.channelCount,
+                               command: "session render")
         try InputFiles.checkStandardOutput(output, encoding: encoding, json: json, command: "session render")
         let fileRates = session.files.filter { $0.frameCount > 0 }.map { (path: $0.path, rate: $0.sampleRate) }
         for file in session.files where file.frameCount > 0 {
@@ -350,6 +367,10 @@ struct SessionRenderCommand: ParsableCommand {
         var renderer = SessionRenderer(session: session, outputPath: output, rate: rate.map(Double.init),
                                        encoding: encoding, manualCues: manual, duration: duration)
         renderer.doubleGoSeconds = doubleGo.seconds
+        renderer.timecode = ltc
+        if let ltc {
+            log.info("LTC at \(ltc.rate) fps from \(ltc.start) in channel \(ltc.channel + 1)")
+        }
         var midi: MIDIRenderControl?
         if let midiEvents, let midiFile {
             let triggers = try MIDITriggers(session: session)
@@ -377,6 +398,8 @@ struct SessionRenderCommand: ParsableCommand {
             throw CLIError(message: "session render: \(error.message)")
         } catch let error as ControlError {
             throw CLIError(message: "session render: --midi-file \(midiFile ?? ""): \(error.message)")
+        } catch let error as TimecodeError {
+            throw CLIError(message: "session render: --ltc-channel: \(error.message)")
         }
         if let midi {
             for reply in midi.replies where !reply.isOK {

@@ -43,6 +43,7 @@ extension SessionRun {
         report.discontinuityCounts = Dictionary(uniqueKeysWithValues: engine.discontinuityCounts.map { ($0.key.rawValue, $0.value) })
         report.startJACKFrame = show.startSampleTime.map { device.jackFrameTime(forSampleTime: $0) }
         report.ignoredGos = player.ignoredGoCount
+        report.resumed = show.resumed.map(\.status)
         print(JSONSchema.line(report))
     }
 
@@ -74,5 +75,12 @@ extension RateChangeRecord {
         self.init(sampleTime: change.sampleTime, sampleRate: change.sampleRate, position: change.position,
                   resumedSampleTime: change.resumedSampleTime, resumedJACKFrame: change.resumedJACKFrame,
                   fileFrames: change.fileFrames)
+    }
+}
+
+extension LiveSession.Resumed {
+    /// As `status` and the run's report give it.
+    var status: ControlStatus.Resumed {
+        ControlStatus.Resumed(position: position, sampleTime: sampleTime, gap: gap, clock: clock, secondsAway: secondsAway)
     }
 }

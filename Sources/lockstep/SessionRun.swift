@@ -33,6 +33,27 @@ final class SessionRun {
         var doubleGoSeconds = 0.0
         /// Where auditions play (`--audition`); empty: no audition output.
         var auditionPorts: [String] = []
+        /// Where the MIDI output of MIDI cues is connected (`--midi-out`).
+        var midiOutPorts: [String] = []
+        /// LTC sent on `ltc_1` (`--ltc-out`), and where it goes.
+        var timecode: SessionPlayer.TimecodeSetting?
+        var timecodeConnections: [String] = []
+        /// MTC sent on `mtc_out` (`--mtc-out`), and where it goes.
+        var midiTimecode: SessionPlayer.TimecodeSetting?
+        var midiTimecodeConnections: [String] = []
+        /// `--chase ltc:PORT` or `mtc:PORT` (nil: none), and its setting at the device's rate.
+        var chaseSource: TimecodeChaser.Source?
+        var chaseSetting: ((Double) throws -> TimecodeChaser.Setting?)?
+        /// Drive JACK transport from the session (`--transport-master`).
+        var transportMaster = false
+        /// Where the run's edits are journaled (nil: nowhere).
+        var journal: String?
+        /// The file as on disk when the session plays edits recovered from a journal (what a
+        /// save compares and writes over), and how many.
+        var savedFile: SessionFile.Base?
+        var recoveredEdits = 0
+        /// The journaled run to resume (`--resume`).
+        var resume: LiveSession.Resume?
     }
 
     let command: Settings
@@ -62,7 +83,10 @@ final class SessionRun {
             log.warning("\(command.file) has no 'triggers:', so MIDI fires nothing; add triggers (Docs/ShowControl.md)")
         }
         let device = try command.jack.openDevice(command.command, launcher: launcher, channels: session.document.channelCount,
-                                                 midiInput: command.surfaces.usesMIDI ? "midi_in" : nil)
+                                                 inputs: command.chaseSource.map { if case .ltc = $0 { 1 } else { 0 } } ?? 0,
+                                                 midiInput: command.surfaces.usesMIDI || command.chaseSource.map({ if case .mtc = $0 { true } else { false } }) == true ? "midi_in" : nil,
+                                                 midiOutputs: (MIDICueScheduler.isNeeded(for: session) ? [MIDICueScheduler.portName] : [])
+                                                     + (command.midiTimecode == nil ? [] : [MTCSender.portName]))
         var options = LiveSession.Options()
         options.from = command.from
         options.duration = command.duration
@@ -72,10 +96,18 @@ final class SessionRun {
         options.runsUntilStopped = !command.exitWhenDone
         options.doubleGoSeconds = command.doubleGoSeconds
         options.auditionPorts = command.auditionPorts
+        options.timecode = command.timecode
+        options.timecodeConnections = command.timecodeConnections
+        options.midiTimecode = command.midiTimecode
+        options.midiTimecodeConnections = command.midiTimecodeConnections
+        options.chase = try command.chaseSetting?(device.sampleRate)
+        options.drivesTransport = command.transportMaster
+        options.resume = command.resume
         let show: LiveSession
         do { show = try LiveSession(session: session, device: device, options: options) } catch let error as AudioQueueError {
             throw CLIError(message: "\(command.command): \(command.file): \(error.message)")
         } catch { throw fail(error) }
+        try connectMIDIOutput(of: device)
         let outputs = command.jack.reportAlignment(device)
         // Typed commands are shown in the live display, not echoed over it.
         let echo = command.surfaces.control == "-" && Terminal.stderrIsTerminal && !command.json ? TerminalEcho.off() : nil
@@ -85,6 +117,19 @@ final class SessionRun {
         do { try show.start() } catch { throw fail(error) }
         let dispatcher = ControlDispatcher(player: show.player)
         dispatcher.audition = show.audition
+        if let base = command.savedFile { dispatcher.savedFile = base }
+        let journal = try startJournal(player: { dispatcher.player }, device: device)
+        if let resumed = show.resumed {
+            dispatcher.resumed = resumed.status
+            noteResume(resumed, display: display)
+        }
+        defer {
+            // Kept while it holds edits the file does not: the next run offers them back.
+            journal?.stop(remove: journal?.isSaved(in: command.file) == true)
+        }
+        if command.recoveredEdits > 0 {
+            display.note("recovered \(command.recoveredEdits) edit\(command.recoveredEdits == 1 ? "" : "s") from \(command.journal ?? "the journal"), not yet saved: 'save' writes them into \(command.file)")
+        }
         defer { show.audition?.stop() }
         let events = JSONEvents(enabled: command.jsonEvents)
         // Network cues: their messages go out as the session reaches them (checked every step).
@@ -95,6 +140,12 @@ final class SessionRun {
             display = SessionDisplay(enabled: Terminal.display != .none && !self.command.json, player: player)
         }
         show.onRateChange = { events.rateChange(to: $0.sampleRate, at: $0.sampleTime) }
+        show.onChase = { event in
+            let rate = dispatcher.player.rate
+            dispatcher.updates.publish([ControlUpdate(.chase, position: event.position, sampleTime: event.sampleTime,
+                                                      seconds: Double(event.position) / rate, state: event.kind.rawValue,
+                                                      timecode: event.timecode?.description)])
+        }
         let eventSubscription = events.enabled ? dispatcher.updates.subscribe { update in
             if update.kind != .heartbeat { events.emit(update) }
         } : nil
@@ -109,6 +160,7 @@ final class SessionRun {
             for line in surfaces.controls?.take() ?? [] { typed(line, dispatcher: dispatcher, display: display) }
             for note in notes.take() { display.note(note) }
             for sent in network?.step() ?? [] { noteNetwork(sent, dispatcher: dispatcher, display: display) }
+            for sent in show.midiCues?.takeSent() ?? [] { noteMIDI(sent, dispatcher: dispatcher, display: display) }
             dispatcher.poll()
             display.update()
             usleep(5_000)
@@ -128,6 +180,33 @@ final class SessionRun {
         try interrupt.exitIfRaised()
     }
 
+    /// Connects the MIDI output of MIDI cues to `--midi-out`'s ports (or says why there is none).
+    func connectMIDIOutput(of device: JACKDevice) throws {
+        guard !command.midiOutPorts.isEmpty else { return }
+        guard let output = device.midiOutput(named: MIDICueScheduler.portName) else {
+            log.warning("\(command.file) has no MIDI cue ('type: midi'), so --midi-out connects nothing")
+            return
+        }
+        for port in command.midiOutPorts {
+            do throws(AudioQueueError) { try device.connect(output.portName, to: port) } catch {
+                throw CLIError(message: "\(command.command): --midi-out: cannot connect \(output.portName) to '\(port)'; check the port name with 'lockstep ports'")
+            }
+        }
+    }
+
+    /// Says what a MIDI cue sent, and publishes its start.
+    func noteMIDI(_ sent: MIDICueScheduler.Sent, dispatcher: ControlDispatcher, display: SessionDisplay) {
+        let player = dispatcher.player
+        let when = "\(SessionTime.clock(Double(sent.position) / player.rate)) (sample \(sent.position))"
+        if sent.lateFrames > 0 {
+            display.note("MIDI cue \(sent.cue): sent \(sent.message) \(sent.lateFrames) frames late, after device sample \(sent.sampleTime) (\(when))", level: .warning)
+        } else {
+            display.note("MIDI cue \(sent.cue): sent \(sent.message) at \(when), device sample \(sent.sampleTime)")
+        }
+        dispatcher.updates.publish([ControlUpdate(.cueStarted, cue: sent.cue, position: sent.position, sampleTime: sent.sampleTime,
+                                                  seconds: Double(sent.position) / player.rate)])
+    }
+
     /// Says what a network cue sent (or why it could not), and publishes its start.
     func noteNetwork(_ sent: NetworkCueSender.Sent, dispatcher: ControlDispatcher, display: SessionDisplay) {
         let player = dispatcher.player
@@ -140,5 +219,49 @@ final class SessionRun {
         dispatcher.updates.publish([ControlUpdate(.cueStarted, cue: sent.cue, position: sent.position,
                                                   sampleTime: player.isRunning ? player.deviceTime(forPosition: sent.position) : nil,
                                                   seconds: Double(sent.position) / player.rate)])
+    }
+}
+
+extension SessionRun {
+    /// Starts the run's journal (``Settings/journal``), or nil when none is kept.
+    func startJournal(player: @escaping @Sendable () -> SessionPlayer, device: JACKDevice) throws -> ShowJournal? {
+        guard let path = command.journal, !session.text.isEmpty else { return nil }
+        let fileText = command.savedFile?.text ?? session.text
+        let moment: @Sendable (SessionPlayer) -> ShowJournal.Moment = { player in
+            // A session sample and the device sample it plays on (before a start's first sample
+            // plays: that one, not now), and the wall-clock time of that device sample.
+            let wall = Date().timeIntervalSince1970
+            let now = player.engine.currentTime().sampleTime
+            let position = player.position(atDeviceTime: now)
+            let playing = player.isRunning
+            let at = playing ? player.deviceTime(forPosition: position) : now
+            return ShowJournal.Moment(position: position, isPlaying: playing, jackFrame: Int64(device.jackFrameTime(forSampleTime: at)),
+                                      time: wall + Double(at - now) / player.rate, rate: player.rate)
+        }
+        do {
+            return try ShowJournal(path: path, file: command.file, fileText: fileText, recovered: command.recoveredEdits,
+                                   player: player, moment: moment)
+        } catch {
+            throw CLIError(message: "\(command.command): \(error.localizedDescription); give another place with --journal FILE, or --no-journal")
+        }
+    }
+}
+
+extension SessionRun {
+    /// Says where a resumed run plays on from.
+    func noteResume(_ resumed: LiveSession.Resumed, display: SessionDisplay) {
+        let rate = display.player.rate
+        func when(_ sample: Int64) -> String { "\(SessionTime.clock(Double(sample) / rate)) (sample \(sample))" }
+        let away = String(format: "%.1f", resumed.secondsAway)
+        let text: String
+        if let at = resumed.sampleTime {
+            let clock = resumed.clock == "jack" ? "by the same JACK server's clock" : resumed.clock == "wall" ? "by the system clock" : "from where the journal last saw it"
+            text = "resumed the run journaled in \(command.journal ?? "the journal"): playing on from \(when(resumed.position)) on device sample \(at), \(clock); "
+                + "the journal last saw \(when(resumed.lastJournaled)) \(away) s before: a gap of \(resumed.gap) samples"
+        } else {
+            text = "resumed the run journaled in \(command.journal ?? "the journal"): paused at \(when(resumed.position)), as the run was \(away) s before"
+        }
+        display.note(text)
+        for problem in resumed.problems { display.note("resume: \(problem)", level: .warning) }
     }
 }

@@ -80,6 +80,20 @@ struct SessionRunCommand: ParsableCommand {
     @Option(name: .customLong("audition"), help: ArgumentHelp("Where auditions play (audition CUE, QLab's /cue/{cue}/audition and preview): a JACK port, apart from the show. Repeat it for one port per channel.", valueName: "port"))
     var auditionPorts: [String] = []
 
+    @Option(name: .customLong("midi-out"), help: ArgumentHelp("Where MIDI cues go: connect <client>:midi_out (made when the session has MIDI cues) to this JACK MIDI port. Repeat it for several.", valueName: "port"))
+    var midiOutPorts: [String] = []
+    @Option(name: .customLong("ltc-out"), help: ArgumentHelp("Send SMPTE LTC following session time on the client's own output ltc_1, connected to this JACK port (repeat it for more ports): each frame's first bit on its timecode's exact sample; it relocates with seeks and stops and starts with the session (Docs/Timecode.md).", valueName: "port"))
+    var ltcPorts: [String] = []
+
+    @Option(name: .customLong("mtc-out"), help: ArgumentHelp("Send MIDI time code following session time on the client's MIDI output mtc_out, connected to this JACK MIDI port (repeat it for more ports): a full-frame message on every start and relocation, each quarter-frame on its exact sample; --ltc-fps and --ltc-start set its rate and start too (Docs/Timecode.md).", valueName: "port"))
+    var mtcPorts: [String] = []
+
+    @OptionGroup(title: "Timecode")
+    var timecode: TimecodeOptions
+
+    @OptionGroup(title: "Timecode")
+    var chase: ChaseOptions
+
     @Flag(name: .customLong("exit-when-done"), help: "With a control surface: end once everything placed has played and every manual cue has been fired (for scripts); without it the show stays up until you quit.")
     var exitWhenDone = false
 
@@ -88,6 +102,9 @@ struct SessionRunCommand: ParsableCommand {
 
     @Flag(help: "With --record: replace the file if it exists (without it, an existing file is never touched).")
     var force = false
+
+    @OptionGroup(title: "Journal")
+    var journal: JournalOptions
 
     @Flag(name: .customLong("json-events"), help: "Print live events as JSON Lines on standard output, one object a line as each happens: the updates OSC clients get, heartbeats left out (Docs/JSON.md).")
     var jsonEvents = false
@@ -100,24 +117,48 @@ struct SessionRunCommand: ParsableCommand {
 
     func validate() throws {
         try TimeOption.checkDuration(duration)
+        if journal.resumePath != nil && from != nil {
+            throw ValidationError("--resume plays on where the journaled run was; leave out --from")
+        }
         if recordPath != nil && transport {
             throw ValidationError("--record cannot follow --transport yet (the recording starts on the session's first sample); leave one out")
         }
         if force && recordPath == nil { throw ValidationError("--force replaces the --record file; give --record FILE") }
+        try chase.check(transport: transport, midi: surfaces.usesMIDI)
+        if recordPath != nil && chase.source != nil {
+            throw ValidationError("--record cannot follow --chase yet (the recording starts on the session's first sample); leave one out")
+        }
+        try timecode.checkUsed(by: "--ltc-out, --mtc-out or --chase ltc:/mtc:", given: !ltcPorts.isEmpty || !mtcPorts.isEmpty || chase.parsedSource() != nil)
     }
 
     func run() throws {
-        let session = try loadSession(file, command: "run")
+        let onDisk = try loadSession(file, command: "run")
+        let journalPath = journal.journalPath(for: file, surfaces: surfaces.isRequested)
+        let (session, recovered, resume) = try journal.resolve(onDisk, file: file, journal: journalPath)
         if let recordPath {
             do { try OutputSafety.refuseOverwritingInputs(output: recordPath, inputs: [file] + session.files.map(\.path), option: "--record") } catch {
                 throw CLIError(message: "session run: \(error.description)", exitCode: 64)
             }
             try refuseToReplace(recordPath, force: force, command: "session run")
         }
-        let settings = SessionRun.Settings(command: "session run", file: file, jack: jack, surfaces: surfaces, transport: transport,
+        var settings = SessionRun.Settings(command: "session run", file: file, jack: jack, surfaces: surfaces, transport: transport || chase.chasesTransport,
                                            from: from, duration: duration, json: json, jsonEvents: jsonEvents,
                                            recordPath: recordPath, exitWhenDone: exitWhenDone,
-                                           doubleGoSeconds: doubleGo.seconds, auditionPorts: auditionPorts)
+                                           doubleGoSeconds: doubleGo.seconds, auditionPorts: auditionPorts,
+                                           midiOutPorts: midiOutPorts)
+        settings.timecode = try timecode.setting(ports: ltcPorts, session: session.document)
+        settings.timecodeConnections = ltcPorts
+        settings.midiTimecode = try timecode.setting(ports: mtcPorts, session: session.document)
+        settings.midiTimecodeConnections = mtcPorts
+        settings.chaseSource = try chase.parsedSource()
+        settings.chaseSetting = { [chase, timecode] rate in try chase.setting(timecode: timecode, session: session.document, rate: rate) }
+        settings.transportMaster = chase.transportMaster
+        settings.journal = journalPath
+        settings.resume = resume
+        if recovered > 0 {
+            settings.savedFile = SessionFile.Base(onDisk)
+            settings.recoveredEdits = recovered
+        }
         try SessionRun(settings: settings, session: session).run()
     }
 }

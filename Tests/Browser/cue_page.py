@@ -13,38 +13,19 @@ bounded (10 s at most; the whole run takes about 15 s).
 import atexit
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 
 url, shots, layer, steps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 
-# Chromium leaves an org.chromium.Chromium.* folder in TMPDIR: give it one that goes with us.
-browser_temp = tempfile.mkdtemp(prefix="lockstep-chromium-")
-atexit.register(shutil.rmtree, browser_temp, True)
-os.environ["TMPDIR"] = browser_temp
+sys.dont_write_bytecode = True     # (no __pycache__ left in the source tree)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import headless  # noqa: E402
 
-try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.action_chains import ActionChains
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
-except Exception as error:  # the package is missing or broken
-    print("SKIP: python3-selenium cannot be imported: %s" % error)
-    sys.exit(77)
-
-options = webdriver.ChromeOptions()
-options.binary_location = "/usr/bin/chromium"
-for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--window-size=1400,1000", "--force-device-scale-factor=1"):
-    options.add_argument(argument)
-try:
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-except Exception as error:
-    print("SKIP: headless Chromium did not start: %s" % str(error).splitlines()[0])
-    sys.exit(77)
+driver = headless.start()
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 
 started = time.time()
 # What the layer's meter showed, sampled while the script waits: [seconds, peak dB, RMS dB,

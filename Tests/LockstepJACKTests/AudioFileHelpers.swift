@@ -14,11 +14,3 @@ extension TemporaryTestDirectory {
         return path
     }
 }
-
-/// Reads a whole audio file as interleaved floats.
-func readAudio(_ path: String) throws -> (samples: [Float], channels: Int) {
-    let reader = try AudioFileReader(path: path)
-    var samples = [Float](repeating: 0, count: Int(reader.frameCount) * reader.format.channelCount)
-    _ = try samples.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
-    return (samples, reader.format.channelCount)
-}

@@ -36,7 +36,10 @@ extension JACKTests {
             defer { if running.isRunning { running.send(SIGKILL) } }
             #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
             #expect(running.send(line: "audition bell", awaiting: "audition bell on"), "\(running.errorOutputSoFar)")
-            #expect(capture.wait(timeout: 10) { capture.channel(1).filter { $0 != 0 }.count >= 24000 }, "the audition is not heard whole")
+            let whole = capture.wait(timeout: 10) { capture.channel(1).filter { $0 != 0 }.count >= 24000 }
+            // (An xrun loses samples: known before the check, so a retry excuses it.)
+            xrun.set(capture.xrunCount > 0)
+            #expect(whole, "the audition is not heard whole")
             let auditioned = capture.frames
             #expect(running.send(line: "audition nope", awaiting: "unknown cue"))
             #expect(running.send(line: "stop-audition", awaiting: "audition stopped"))

@@ -101,6 +101,16 @@ extension JACKTests.CueListRunTests {
                 children:
                   - { name: s3, layer: fx, file: loop.wav, from: 0.01, to: 0.1 }
                   - { name: s4, layer: bed, file: hit.wav, at: 0.02 }
+          - name: round
+            type: group
+            mode: playlist
+            crossfade: 0.02
+            loop: 3
+            at: manual
+            children:
+              - { name: r1, layer: fx, file: loop.wav, from: 0.02, to: 0.1 }
+              - { name: r2, layer: fx, file: bed.wav, to: 0.05 }
+          - { name: blink, type: midi, note: 1, with: round }
           - { name: out, type: fade, target: bed, level: -inf, duration: 0.5, stop_target: true, at: manual }
         """
 
@@ -125,7 +135,7 @@ extension JACKTests.CueListRunTests {
         #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
         // The operator: GO after GO, each once the previous one's answer is back and a moment has played.
         for (line, reply) in [("go", "go one at"), ("go", "go vamp at"), ("go", "go hold at"), ("go", "go leave at"),
-                              ("go", "go twice at"), ("go", "go scene at"), ("go", "go out at")] {
+                              ("go", "go twice at"), ("go", "go scene at"), ("go", "go round at"), ("go", "go out at")] {
             #expect(running.send(line: line, awaiting: reply), "\(running.errorOutputSoFar)")
             usleep(400_000)
         }
@@ -145,7 +155,7 @@ extension JACKTests.CueListRunTests {
                   let sample = Int(line[open.upperBound...].prefix { $0.isNumber }) else { continue }
             goes += ["--go", "\(name)@\(sample) samples"]
         }
-        #expect(goes.count == 14, "\(result.stderr)")
+        #expect(goes.count == 16, "\(result.stderr)")
         let rendered = temp.file("render.wav")
         let render = try CLI.run(["session", "render", temp.file("show.yaml"), "-o", rendered, "--double-go", "0"] + goes)
         #expect(render.status == 0, "\(render.stderr)")

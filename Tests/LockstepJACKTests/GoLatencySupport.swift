@@ -105,6 +105,15 @@ struct GoLatencyRig {
         return (leads, afterReply, starts)
     }
 
+    /// How far before its send a GO's first sample may seem to be. The send's frame is JACK's
+    /// estimate for a host time (`jack_time_to_frames`), extrapolated from the cycle under way:
+    /// when the next cycle wakes late, a send just after the predicted cycle start is counted in
+    /// that cycle although the command still lands at its start (a CI run measured 0 frames).
+    static let sendEstimateSlack: Int64 = 32
+
+    /// Whether every lead (first sample − send) is not before the send, within the estimate's slack.
+    static func notBeforeSend(_ leads: [Int64]) -> Bool { leads.allSatisfy { $0 >= -sendEstimateSlack } }
+
     /// `frames` at 48 kHz in milliseconds, two decimals.
     static func ms(_ frames: Int64) -> String { String(format: "%.2f", Double(frames) * 1000 / 48000) }
 

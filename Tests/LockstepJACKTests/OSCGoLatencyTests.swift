@@ -49,14 +49,14 @@ extension JACKTests {
             rig.player.stop()
             rig.capture.stop()
             let period = Int64(device.periodFrames)
+            // An xrun breaks the capture's and the clock estimate's timeline: set before the checks.
+            xrun.set(rig.capture.xrunCount > 0 || rig.engine.discontinuities.contains { $0.kind == .xrun })
             // Carried out within two periods of being received: never more than two periods
             // after the reply came back (the datagram's way in adds its own delay on top,
             // reported below but not bounded: a send late in a cycle read early in the next).
-            #expect(leads.allSatisfy { $0 > 0 }, "\(leads)")
+            #expect(GoLatencyRig.notBeforeSend(leads), "\(leads)")
             #expect(afterReply.allSatisfy { $0 <= 2 * period }, "\(afterReply)")
             rig.expectNoUnderrun()
-            // Only the capture's check may be excused: an xrun breaks its timeline.
-            xrun.set(rig.capture.xrunCount > 0 || rig.engine.discontinuities.contains { $0.kind == .xrun })
             for at in starts { try rig.expectHit(at: at) }
             let (p50, p99, most) = GoLatencyRig.percentiles(leads)
             let ms = GoLatencyRig.ms

@@ -31,10 +31,15 @@ extension JACKTests {
             """
 
         @Test("each cue sounds 512 samples after its MIDI event's frame, on the sample its reply names; the capture equals the --midi-file render")
-        func liveEqualsRender() throws { try retryingOnXruns("SessionMIDITests", run) }
+        func liveEqualsRender() throws { try retryingOnXruns("SessionMIDITests", attempts: Self.attempts, run) }
 
         @Test("without --midi-latency each GO is carried out as it comes: its cue sounds from the first cycle after its note, never before it, on the sample its reply names")
-        func asTheyCome() throws { try retryingOnXruns("SessionMIDITests.asTheyCome", asTheyComeRun) }
+        func asTheyCome() throws { try retryingOnXruns("SessionMIDITests.asTheyCome", attempts: Self.attempts, asTheyComeRun) }
+
+        /// Runs of each scenario at most: on this 2-core machine the server xruns (0 frames lost)
+        /// in about half the runs of these two, more than in the other live suites (cause not
+        /// found yet); each run after an xrun is strict again.
+        static let attempts = 5
 
         /// The show's files, a server (period 256), a capture of the output, a MIDI sender, and
         /// `session run --midi` with `options` as client `client`, once it said `saying` and its
@@ -123,11 +128,12 @@ extension JACKTests {
             let line = try #require(result.stdout.split(separator: "\n").last)
             let summary = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             let start = try #require(summary["startSampleTime"] as? Int)
-            #expect(sender.lateMessages == 0, "the test's sender wrote \(sender.lateMessages) messages after their frame")
             let gaps = summary["discontinuities"] as? [[String: Any]] ?? []
+            // A server xrun moves events to later cycles and breaks the capture's timeline; the
+            // test's own sender writing a message after its frame is its cycle run late (one).
+            xrun.set(capture.xrunCount > 0 || sender.lateMessages > 0 || gaps.contains { $0["kind"] as? String == "xrun" })
+            #expect(sender.lateMessages == 0, "the test's sender wrote \(sender.lateMessages) messages after their frame")
             #expect(!gaps.contains { $0["kind"] as? String == "underrun" }, "\(gaps)")
-            // A server xrun moves events to later cycles and breaks the capture's timeline.
-            xrun.set(capture.xrunCount > 0 || gaps.contains { $0["kind"] as? String == "xrun" })
             #expect(gaps.isEmpty, "\(gaps)")
             let midi = try #require(summary["midi"] as? [String: Any])
             #expect(midi["received"] as? Int == 8 && midi["matched"] as? Int == 6 && midi["broken"] as? Int == 1

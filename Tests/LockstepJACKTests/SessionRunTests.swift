@@ -402,7 +402,7 @@ extension JACKTests {
             try capture.start()
             let (result, check) = try TransportScript.runFollower(
                 ["session", "run", path, "--server", server.name, "--client-name", "session-transport",
-                 "--transport", "--connect", capture.portNames[0], "--json"],
+                 "--transport", "--connect", capture.portNames[0], "--json", "--json-events"],
                 clientName: "session-transport", server: server, capture: capture, step: Self.step)
             #expect([0, 130].contains(result.status),   // --duration or the script's Ctrl-C ends it
                     "\(result.stderr)")
@@ -411,6 +411,14 @@ extension JACKTests {
             #expect(check.mismatches == 0, "capture xruns \(capture.xrunCount)")
             #expect(check.sawRelocatedSegment)
             #expect(check.loudStoppedCycles == 0)                      // while stopped, silence
+            // Following transport is a chase: each roll a lock and a relocate on its device
+            // sample, each stop a stop, in --json-events.
+            let chase = result.stdout.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }.filter { $0["kind"] as? String == "chase" }
+            let states = chase.compactMap { $0["state"] as? String }
+            #expect(states.first == "lock" && states.contains("relocate") && states.contains("stop"), "\(states)")
+            #expect(chase.allSatisfy { ($0["sampleTime"] as? Int ?? -1) >= 0 && $0["position"] is Int }, "\(chase)")
         }
 
         @Test("session check and render from the CLI: a table, JSON, and every error with FILE:LINE:COLUMN")

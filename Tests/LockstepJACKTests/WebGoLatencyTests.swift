@@ -38,10 +38,10 @@ extension JACKTests {
             rig.player.stop()
             rig.capture.stop()
             let period = Int64(device.periodFrames)
-            #expect(leads.allSatisfy { $0 > 0 }, "\(leads)")
+            xrun.set(rig.capture.xrunCount > 0 || rig.engine.discontinuities.contains { $0.kind == .xrun })
+            #expect(GoLatencyRig.notBeforeSend(leads), "\(leads)")
             #expect(afterReply.allSatisfy { $0 <= 2 * period }, "\(afterReply)")
             rig.expectNoUnderrun()
-            xrun.set(rig.capture.xrunCount > 0 || rig.engine.discontinuities.contains { $0.kind == .xrun })
             for at in starts { try rig.expectHit(at: at) }
             let (p50, p99, most) = GoLatencyRig.percentiles(leads)
             let ms = GoLatencyRig.ms

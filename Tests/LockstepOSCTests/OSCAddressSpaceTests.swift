@@ -13,6 +13,16 @@ struct OSCAddressSpaceTests {
         do { _ = try request(address, arguments); return "" } catch { return error.message }
     }
 
+    @Test("/undo, /redo and /lockstep/save [force] are the typed undo, redo and save; anything else sent with them is refused")
+    func editHistory() throws {
+        #expect(try request("/undo") == .command(.undo) && ControlLine.parse("undo") == .undo)
+        #expect(try request("/workspace/1/redo") == .command(.redo) && ControlLine.parse("redo") == .redo)
+        #expect(try request("/lockstep/save") == .command(.save(force: false)) && ControlLine.parse("save") == .save(force: false))
+        #expect(try request("/lockstep/save", [.string("force")]) == .command(.save(force: true)) && ControlLine.parse("save force") == .save(force: true))
+        #expect(problem("/undo", [.int32(1)]).contains("/undo"))
+        #expect(problem("/lockstep/save", [.string("now")]).contains("takes nothing, or the string \"force\""))
+    }
+
     @Test("one time syntax: OSC /lockstep/seek, typed seek and session files read every form alike, and name the value and the forms when it is not a time",
           arguments: ["90", "1:30", "1:30.5", "4800 samples", "1.5s", "250ms", "1:02:03", "0.5"])
     func timeSyntax(_ text: String) throws {

@@ -42,6 +42,15 @@ public enum CLI {
         return dir.appendingPathComponent(name).path
     }
 
+    /// `XDG_STATE_HOME` of every process started: a folder of this test process's own (edit
+    /// journals go there), removed when it exits.
+    public static let stateHome: String = {
+        let path = NSTemporaryDirectory() + "lockstep-test-state-\(getpid())"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        atexit { try? FileManager.default.removeItem(atPath: CLI.stateHome) }
+        return path
+    }()
+
     /// Starts `lockstep` (or `executable`) with `arguments`; `environment` entries are added to
     /// the test's own. With `withInput`, its standard input is a pipe fed by
     /// ``RunningCLI/send(line:)``.
@@ -53,6 +62,8 @@ public enum CLI {
         process.arguments = arguments
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "JACK_DEFAULT_SERVER")
+        // Edit journals in a folder of the test run's own, not the user's ~/.local/state.
+        env["XDG_STATE_HOME"] = stateHome
         for (key, value) in environment { env[key] = value }
         process.environment = env
         if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }

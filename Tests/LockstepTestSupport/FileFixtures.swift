@@ -1,5 +1,6 @@
 import Foundation
 import Lockstep
+import LockstepFiles
 
 /// A uniquely named directory under the system's temporary directory, deleted with its
 /// contents when the object is deinitialized.
@@ -133,4 +134,12 @@ public enum FileFixtures {
         }
         return samples
     }
+}
+
+/// Reads a whole audio file as interleaved floats.
+public func readAudio(_ path: String) throws -> (samples: [Float], channels: Int) {
+    let reader = try AudioFileReader(path: path)
+    var samples = [Float](repeating: 0, count: Int(reader.frameCount) * reader.format.channelCount)
+    _ = try samples.withUnsafeMutableBufferPointer { try reader.read(into: $0.baseAddress!, frames: Int(reader.frameCount)) }
+    return (samples, reader.format.channelCount)
 }

@@ -341,7 +341,16 @@ public final class JACKCapture: @unchecked Sendable {
         JACKFixtureSupport.poll(timeout: timeout, interval: 0.002, condition)
     }
 
-    private func cycleIndex(containing index: Int) -> Int {
+    /// The cycles whose frame time is not the previous cycle's plus its frames: JACK's frame
+    /// clock jumped against the frames rendered (a late dummy driver catching up, an xrun), or
+    /// cycles went unrecorded. Frame times across them do not count frames rendered.
+    public var clockJumps: Int {
+        let cycles = self.cycles
+        return zip(cycles, cycles.dropFirst()).filter { $1.frameTime != $0.frameTime &+ UInt32($0.frames) }.count
+    }
+
+    /// The recorded cycle that holds recorded frame `index`.
+    public func cycleIndex(containing index: Int) -> Int {
         let count = cycleCount
         precondition(count > 0 && index >= 0 && index < frames, "recorded frame \(index) out of range")
         var low = 0

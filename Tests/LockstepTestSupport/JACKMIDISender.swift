@@ -51,6 +51,7 @@ public final class JACKMIDISender: @unchecked Sendable {
     public func send(_ bytes: [UInt8], atFrame frame: UInt32) {
         core.remaining.wrappingAdd(1, ordering: .relaxed)
         core.inbox.withLock { $0.append((frame, bytes)) }
+        core.waiting.add(1, ordering: .releasing)
     }
 
     /// Messages written so far.
@@ -58,7 +59,7 @@ public final class JACKMIDISender: @unchecked Sendable {
     /// Messages whose frame had passed when their cycle came (sent at offset 0 of a later cycle).
     public var lateMessages: Int { core.late.load(ordering: .acquiring) }
     /// The JACK frame time each message was really written on, in the order written.
-    public var sentFrames: [UInt32] { core.written.withLock { $0 } }
+    public var sentFrames: [UInt32] { core.written }
 
     /// Waits until every scheduled message has been written (or `timeout` seconds pass).
     public func waitUntilSent(timeout: Double) -> Bool {
@@ -74,19 +75,29 @@ public final class JACKMIDISender: @unchecked Sendable {
 }
 
 /// The sender's process state. New messages wait in an inbox guarded by a lock the process
-/// callback only tries (a test client, not the realtime path under test); each cycle that gets it
-/// moves them to `pending`, which only the process thread touches. A message is late only when
-/// the callback missed the lock on every cycle from `send` to its frame, never because a thread
-/// asking whether all is sent held the lock on its one cycle.
+/// callback only tries (and only when messages wait), moved into `pending`, which only the
+/// process thread touches; every array the process thread uses has its room reserved up front, so
+/// it never allocates (a test client that allocated on its process thread made the server xrun).
+/// A message is late only when the callback missed the lock on every cycle from `send` to its
+/// frame.
 final class SenderCore: @unchecked Sendable {
+    static let capacity = 4096
     let port: OpaquePointer
     let client: OpaquePointer
-    let inbox = Mutex<[(frame: UInt32, bytes: [UInt8])]>([])
+    let inbox = Mutex<[(frame: UInt32, bytes: [UInt8])]>({
+        var list: [(frame: UInt32, bytes: [UInt8])] = []
+        list.reserveCapacity(SenderCore.capacity)
+        return list
+    }())
+    /// Messages in the inbox.
+    let waiting = Atomic<Int>(0)
     /// Scheduled messages, owned by the process thread.
     nonisolated(unsafe) var pending: [(frame: UInt32, bytes: [UInt8])] = []
     /// Messages sent to the sender and not yet written (or dropped by a full port buffer).
     let remaining = Atomic<Int>(0)
-    let written = Mutex<[UInt32]>([])
+    /// The frames messages were written on, ``writtenCount`` of them.
+    let writtenFrames: UnsafeMutablePointer<UInt32>
+    let writtenCount = Atomic<Int>(0)
     let sent = Atomic<Int>(0)
     let late = Atomic<Int>(0)
     let closed = Atomic<Bool>(false)
@@ -94,38 +105,54 @@ final class SenderCore: @unchecked Sendable {
     init(port: OpaquePointer, client: OpaquePointer) {
         self.port = port
         self.client = client
+        pending.reserveCapacity(Self.capacity)
+        writtenFrames = .allocate(capacity: Self.capacity)
+        writtenFrames.initialize(repeating: 0, count: Self.capacity)
     }
+
+    deinit { writtenFrames.deallocate() }
+
+    var written: [UInt32] { Array(UnsafeBufferPointer(start: writtenFrames, count: writtenCount.load(ordering: .acquiring))) }
 
     func process(_ nframes: jack_nframes_t) {
         guard let buffer = jack_port_get_buffer(port, nframes) else { return }
         jack_midi_clear_buffer(buffer)
         let start = jack_last_frame_time(client)
-        if let arrived = inbox.withLockIfAvailable({ list -> [(frame: UInt32, bytes: [UInt8])] in
-            defer { list.removeAll(keepingCapacity: true) }
-            return list
-        }) {
-            pending += arrived
+        if waiting.load(ordering: .acquiring) > 0 {
+            _ = inbox.withLockIfAvailable { list in
+                for message in list where pending.count < Self.capacity { pending.append(message) }
+                waiting.subtract(list.count, ordering: .releasing)
+                list.removeAll(keepingCapacity: true)
+            }
         }
-        let due = pending.filter { Int32(bitPattern: $0.frame &- start) < Int32(nframes) }
-        guard !due.isEmpty else { return }
-        pending.removeAll { Int32(bitPattern: $0.frame &- start) < Int32(nframes) }
-        var frames: [UInt32] = []
-        for message in due.sorted(by: { Int32(bitPattern: $0.frame &- start) < Int32(bitPattern: $1.frame &- start) }) {
-            var offset = Int32(bitPattern: message.frame &- start)
-            if offset < 0 {
+        func offset(_ index: Int) -> Int32 { Int32(bitPattern: pending[index].frame &- start) }
+        // The due messages, earliest first (few wait: a scan per message).
+        while true {
+            var earliest = -1
+            for index in pending.indices where offset(index) < Int32(nframes) && (earliest < 0 || offset(index) < offset(earliest)) {
+                earliest = index
+            }
+            guard earliest >= 0 else { return }
+            var at = offset(earliest)
+            if at < 0 {
                 late.wrappingAdd(1, ordering: .relaxed)
-                offset = 0
+                at = 0
             }
-            let written = message.bytes.withUnsafeBufferPointer {
-                jack_midi_event_write(buffer, jack_nframes_t(offset), $0.baseAddress, $0.count)
+            let result = pending[earliest].bytes.withUnsafeBufferPointer {
+                jack_midi_event_write(buffer, jack_nframes_t(at), $0.baseAddress, $0.count)
             }
-            if written == 0 {
+            if result == 0 {
                 sent.wrappingAdd(1, ordering: .releasing)
-                frames.append(start &+ UInt32(offset))
+                let count = writtenCount.load(ordering: .relaxed)
+                if count < Self.capacity {
+                    writtenFrames[count] = start &+ UInt32(at)
+                    writtenCount.store(count + 1, ordering: .releasing)
+                }
             }
+            pending.swapAt(earliest, pending.count - 1)
+            pending.removeLast()
+            remaining.wrappingSubtract(1, ordering: .releasing)
         }
-        written.withLock { $0 += frames }
-        remaining.wrappingSubtract(due.count, ordering: .releasing)
     }
 
     static let processCallback: JackProcessCallback = { nframes, context in

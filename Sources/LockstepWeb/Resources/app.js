@@ -4,8 +4,10 @@
 // back as {"command":"go"} and the like.
 "use strict";
 (function () {
-  const token = new URLSearchParams(location.search).get("token");
-  const query = token ? "?token=" + encodeURIComponent(token) : "";
+  const params = new URLSearchParams(location.search);
+  const token = params.get("token"), editToken = params.get("edit");
+  const query = [token ? "token=" + encodeURIComponent(token) : null, editToken ? "edit=" + encodeURIComponent(editToken) : null]
+    .filter(Boolean).reduce((q, part) => q + (q ? "&" : "?") + part, "");
   const $ = (id) => document.getElementById(id);
   const page = { metersReceived: 0, statusReceived: 0, lastMeters: null, lastStatus: null, lastReply: null, updates: [] };
   window.lockstep = page;
@@ -51,6 +53,11 @@
 
   function reply(message) {
     if (message.address === "status" && message.status === "ok") { status(message.data); return; }
+    // (A value the server cannot read is refused before it is a command: its reply names none.)
+    if (editsPending > 0 && (editVerbs.includes(message.address) || message.address === "")) {
+      editsPending--;
+      edited(message);
+    }
     page.lastReply = message;
     const box = $("last-reply");
     box.className = "reply" + (message.status === "error" ? " error" : "");
@@ -77,6 +84,12 @@
       if (row) row.dataset.startedSampleTime = message.sampleTime;
     }
     if (message.kind === "cue/edited") loadCues();
+    if (message.kind === "chase") {
+      // session run --chase: lock, loss, jump, relocate or stop, with the label read.
+      $("chase").hidden = false;
+      $("chase-state").textContent = message.state + (message.timecode ? " at " + message.timecode : "") +
+        ", session sample " + message.position + " on device sample " + message.sampleTime;
+    }
     if (message.kind === "discontinuity") {
       const item = document.createElement("li");
       item.textContent = message.discontinuity.kind + " at device sample " + message.sampleTime;
@@ -125,6 +138,7 @@
           row.appendChild(cell);
         }
         row.addEventListener("dblclick", () => send({ command: "select", cue: cue.name }));
+        row.addEventListener("click", () => openEditor(row.dataset.cue));
         body.appendChild(row);
       }
     }
@@ -297,12 +311,215 @@
     }
   });
 
+  // The editor: a click on a cue shows its keys as the session file writes them; apply sends a
+  // `set` for each one changed (any key; empty removes it). Add, duplicate, delete and move
+  // build the cue list. Errors (what `session check` would say) show under it.
+  const commonKeys = ["name", "number", "type", "layer", "at", "pre_wait", "post_wait", "continue", "group"];
+  const typeKeys = {
+    audio: ["file", "gain", "fade_in", "fade_out", "from", "to", "loop"],
+    fade: ["target", "level", "duration", "curve", "stop_target"],
+    stop: ["target"], pause: ["target"], resume: ["target"], devamp: ["target"], start: ["target"], goto: ["target"],
+    load: ["target"], wait: ["duration"], group: ["mode", "loop"],
+    network: ["destination", "message"], midi: ["channel", "note", "cc", "value", "program", "msc"],
+  };
+  const cueTypes = ["audio", "fade", "stop", "pause", "resume", "devamp", "start", "goto", "load", "wait", "group", "network", "midi"];
+  let allKeys = [];            // every key a cue takes (from /api/cues)
+  let layerNames = [];         // the session's layers
+  let media = [];              // the media folder's audio files
+  let editing = null;          // the name of the cue in the editor
+  let editsPending = 0;        // edit commands sent and not answered yet
+  // The keys a single `set` edits as QLab's setters do (a continue mode also frees the next cue).
+  const cueEditKeys = ["name", "number", "pre_wait", "post_wait", "continue", "duration", "from", "to", "gain"];
+  const editVerbs = ["set", "undo", "redo", "save", "add", "duplicate", "delete", "move", "learn", "set-layer", "unlearn"];
+  let learning = null;         // the cue a MIDI learn waits for, and its triggers then
+  let editable = false;         // whether this page may edit (from /api/cues)
+  function field(key, info) {
+    const label = document.createElement("label");
+    label.textContent = key;
+    let input;
+    const choices = key === "continue" ? ["none", "auto-continue", "auto-follow"] : key === "type" ? cueTypes
+      : key === "layer" ? [""].concat(layerNames) : key === "group" ? [""].concat(cueInfo.filter((c) => c.type === "group" && c.name !== info.name).map((c) => c.name))
+      : null;
+    if (choices) {
+      input = document.createElement("select");
+      for (const choice of choices) input.add(new Option(choice || (key === "group" ? "(top of the list)" : "(none)"), choice));
+    } else {
+      input = document.createElement("input");
+      input.type = "text";
+      if (key === "file") input.setAttribute("list", "media-files");
+    }
+    input.name = key;
+    const values = info.values || {};
+    input.value = key === "group" ? (info.group || "") : key === "type" ? info.type : values[key] || (key === "continue" ? "none" : "");
+    input.dataset.original = input.value;
+    input.addEventListener("input", () => input.classList.toggle("changed", input.value !== input.dataset.original));
+    label.appendChild(input);
+    return label;
+  }
+  function openEditor(name) {
+    const info = (cueInfo || []).find((c) => c.name === name);
+    if (!info) return;
+    editing = name;
+    for (const row of document.querySelectorAll("tr.editing")) row.classList.remove("editing");
+    const row = document.querySelector('tr[data-cue="' + CSS.escape(name) + '"]');
+    if (row) row.classList.add("editing");
+    $("editor").hidden = false;
+    $("edit-cue").textContent = name;
+    $("edit-type").textContent = info.type;
+    const triggers = info.triggers || [];
+    $("edit-triggers").textContent = triggers.length ? "MIDI: " + triggers.join(", ") : "";
+    if (learning && learning.cue === name && triggers.length > learning.count) {
+      learning = null;
+      $("edit-error").textContent = "";
+    }
+    const fields = $("edit-fields");
+    fields.textContent = "";
+    const shown = commonKeys.concat(typeKeys[info.type] || []);
+    for (const key of Object.keys(info.values || {})) if (!shown.includes(key)) shown.push(key);
+    for (const key of shown) fields.appendChild(field(key, info));
+    const more = $("edit-more");
+    more.textContent = "";
+    more.add(new Option("…", ""));
+    for (const key of allKeys) if (!shown.includes(key)) more.add(new Option(key, key));
+  }
+  $("edit-more").addEventListener("change", () => {
+    const key = $("edit-more").value;
+    const info = (cueInfo || []).find((c) => c.name === editing);
+    if (!key || !info) return;
+    const label = field(key, info);
+    $("edit-fields").appendChild(label);
+    $("edit-more").remove($("edit-more").selectedIndex);
+    label.querySelector("input, select").focus();
+  });
+  function edited(message) {
+    const box = $("edit-error");
+    box.textContent = message.status === "error" ? ((message.address || "set") + ": " + message.data) : "";
+    if (message.status === "ok" && message.data && message.data.cue && message.address !== "save") {
+      editing = message.address === "delete" ? null : message.data.cue;
+      if (!editing) { $("edit-cue").textContent = ""; $("edit-fields").textContent = ""; }
+    }
+    if (message.status === "ok" && message.address === "save") box.textContent = "";
+    if (message.status === "ok" && message.address === "learn" && learning) box.textContent = "waiting for a MIDI message…";
+  }
+  function edit(command) { editsPending++; send(command); }
+  $("edit-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    if (!editing) return;
+    const info = (cueInfo || []).find((c) => c.name === editing);
+    // One edit for every key changed (checked together); a change of group is a move.
+    const changed = [...$("edit-fields").querySelectorAll("input, select")].filter((input) => input.value !== input.dataset.original);
+    const group = changed.find((input) => input.name === "group");
+    const keys = changed.filter((input) => input.name !== "group");
+    if (keys.length === 1 && cueEditKeys.includes(keys[0].name)) {
+      edit({ command: "set", cue: editing, key: keys[0].name, value: keys[0].value.trim() === "" ? "none" : keys[0].value });
+    } else if (keys.length > 0) {
+      const values = {};
+      for (const input of keys) values[input.name] = input.value.trim() === "" ? null : input.value;
+      edit({ command: "set", cue: editing, values });
+    }
+    if (group) {
+      const name = (keys.find((input) => input.name === "name") || {}).value || editing;
+      edit(group.value ? { command: "move", cue: name, group: group.value } : { command: "move", cue: name, after: topLevelBefore(info) });
+    }
+  });
+  // Out of a group: right after the group's top-level cue.
+  function topLevelBefore(info) {
+    let group = info.group;
+    for (let guard = 0; guard < 16 && group; guard++) {
+      const above = cueInfo.find((c) => c.name === group);
+      if (!above || !above.group) return group;
+      group = above.group;
+    }
+    return group;
+  }
+  function siblings(info) { return cueInfo.filter((c) => (c.group || null) === (info.group || null)); }
+  $("add-cue").addEventListener("click", () => {
+    const values = { at: "manual" };
+    if (layerNames.length) values.layer = layerNames[0];
+    if (media.length) values.file = media[0];
+    const info = editing && (cueInfo || []).find((c) => c.name === editing);
+    edit(info ? { command: "add", values, after: info.name } : { command: "add", values });
+  });
+  $("learn").addEventListener("click", () => {
+    const info = editing && (cueInfo || []).find((c) => c.name === editing);
+    if (!info) return;
+    learning = { cue: info.name, count: (info.triggers || []).length };
+    edit({ command: "learn", do: "go " + info.name });
+  });
+  $("unlearn").addEventListener("click", () => { if (editing) edit({ command: "unlearn", cue: editing }); });
+  $("duplicate-cue").addEventListener("click", () => { if (editing) edit({ command: "duplicate", cue: editing }); });
+  $("delete-cue").addEventListener("click", () => { if (editing) edit({ command: "delete", cue: editing }); });
+  $("move-up").addEventListener("click", () => {
+    const info = editing && cueInfo.find((c) => c.name === editing);
+    if (!info) return;
+    const list = siblings(info), at = list.findIndex((c) => c.name === info.name);
+    if (at <= 0) return;
+    edit(at === 1 ? { command: "move", cue: info.name, first: true, group: info.group || undefined }
+      : { command: "move", cue: info.name, after: list[at - 2].name });
+  });
+  $("move-down").addEventListener("click", () => {
+    const info = editing && cueInfo.find((c) => c.name === editing);
+    if (!info) return;
+    const list = siblings(info), at = list.findIndex((c) => c.name === info.name);
+    if (at < 0 || at >= list.length - 1) return;
+    edit({ command: "move", cue: info.name, after: list[at + 1].name });
+  });
+  button("undo", () => { editsPending++; return { command: "undo" }; });
+  button("redo", () => { editsPending++; return { command: "redo" }; });
+  button("save", () => { editsPending++; return { command: "save" }; });
+  // The layer editor: a layer's gain and channel map, as the file writes them.
+  let layerValues = {};
+  function showLayer() {
+    const name = $("layer-name").value;
+    const values = layerValues[name] || {};
+    for (const input of $("layer-fields").querySelectorAll("input")) {
+      input.value = values[input.name] || "";
+      input.dataset.original = input.value;
+    }
+  }
+  $("layer-name").addEventListener("change", showLayer);
+  $("layer-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const values = {};
+    for (const input of $("layer-fields").querySelectorAll("input:not([disabled])")) {
+      if (input.value !== input.dataset.original) values[input.name] = input.value.trim() === "" ? null : input.value;
+    }
+    if (Object.keys(values).length) edit({ command: "set-layer", layer: $("layer-name").value, values });
+  });
+  function loadLayers(list) {
+    layerValues = list.layerValues || {};
+    const select = $("layer-name"), chosen = select.value;
+    if (select.options.length !== layerNames.length) {
+      select.textContent = "";
+      for (const name of layerNames) select.add(new Option(name, name));
+    }
+    if (chosen && layerNames.includes(chosen)) select.value = chosen;
+    showLayer();
+  }
+  function loadMedia() {
+    return fetch("/api/media" + query).then((r) => r.json()).then((list) => {
+      media = list.files || [];
+      const options = $("media-files");
+      options.textContent = "";
+      for (const file of media) options.appendChild(new Option(file, file));
+    }).catch(() => {});
+  }
+
   // The cue list's numbers, names and lengths: at the start, and again when a cue is edited.
   function loadCues() {
     return fetch("/api/cues" + query).then((r) => r.json())
       .then((list) => {
         cueInfo = list.cues;
         rate = list.sampleRate;
+        allKeys = list.keys || allKeys;
+        layerNames = list.layers || layerNames;
+        loadLayers(list);
+        if (list.editable && !editable) {
+          editable = true;
+          $("editor").hidden = false;
+          loadMedia();
+        }
+        if (editing) openEditor(editing);
         rowsKey = null;
         const byName = new Map(cueInfo.map((c, i) => [c.name, i]));
         depths = cueInfo.map((c) => {
