@@ -9,7 +9,8 @@ import Synchronization
 /// output (``JACKMIDIOutput``) a full-frame message on the device sample each start, seek,
 /// resume or transport relocation plays its first sample on, then every quarter-frame on its
 /// exact device sample (``MTCMessages``), a quarter of a second ahead; a pause or stop drops
-/// what is scheduled. The process thread writes each in its cycle at its frame offset.
+/// what is scheduled. A change of the player wakes it at once (``SessionPlayer/changes``). The
+/// process thread writes each in its cycle at its frame offset.
 public final class MTCSender: @unchecked Sendable {
     /// The port it writes.
     public let output: JACKMIDIOutput
@@ -46,6 +47,7 @@ public final class MTCSender: @unchecked Sendable {
         _ = try TimecodeClock(rate: setting.rate, sampleRate: Int(player.withLock { $0.rate }.rounded()), start: setting.start)
         let thread = Thread { [self] in run() }
         thread.name = "lockstep.mtc"
+        thread.qualityOfService = .userInteractive
         thread.start()
     }
 
@@ -62,6 +64,7 @@ public final class MTCSender: @unchecked Sendable {
         var next: Int64 = 0
         while !stopping.load(ordering: .acquiring) {
             let player = self.player.withLock { $0 }
+            let changes = player.changeCount
             let mapping = player.clockMapping
             let identity = mapping.map { (ObjectIdentifier(player), $0.run) }
             if identity?.0 != followed?.player || identity?.1 != followed?.run {
@@ -83,7 +86,11 @@ public final class MTCSender: @unchecked Sendable {
                     next += 1
                 }
             }
-            usleep(5_000)
+            // Woken at once by a change (a start or seek lands at least a period ahead: its full
+            // frame reaches the process thread before its cycle), else every 5 ms to fill ahead.
+            player.changes.wait(until: Date().addingTimeInterval(0.005)) {
+                stopping.load(ordering: .acquiring) || player.changeCount != changes
+            }
         }
         done.signal()
     }
