@@ -64,6 +64,8 @@ phase() {   # phase NAME ARGS…: runs `swift test ARGS…`, appending to the lo
 }
 if [ "$#" -eq 0 ]; then
     phase "the tests that need no JACK server" "${build[@]}" --skip-build --skip '\.JACKTests/'
+    # What the build and the first phase wrote goes to disk first, not in the live tests' cycles.
+    sync
     phase "the live (JACK) tests, one at a time" "${build[@]}" --skip-build --filter '\.JACKTests/'
 else
     phase "swift test $*" "${build[@]}" "$@"
