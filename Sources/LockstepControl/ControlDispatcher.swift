@@ -40,11 +40,15 @@ public final class ControlDispatcher: Sendable {
     public let updates = ControlPublisher()
     let state: Mutex<State>
     private let resumedStatus = Mutex<ControlStatus.Resumed?>(nil)
+    private let refusalText = Mutex<String?>(nil)
 
     struct State {
         var player: SessionPlayer
         /// Each cue's state at the last poll.
         var cueStates: [SessionTimeline.CueState] = []
+        /// Each cue's start at the last poll: one placed anew since (fired again) is new to it,
+        /// whatever states it went through in between.
+        var cueStarts: [Int64?] = []
         /// The timeline's ``LockstepSession/SessionTimeline/structure`` the states are of.
         var structure = 0
         /// The session position at the last poll.
@@ -75,6 +79,7 @@ public final class ControlDispatcher: Sendable {
             lastPosition = player.position - 1
             let position = lastPosition
             cueStates = player.timeline.cues.map { $0.state(at: position) }
+            cueStarts = player.timeline.cues.map(\.start)
         }
     }
 
@@ -99,6 +104,13 @@ public final class ControlDispatcher: Sendable {
     public var resumed: ControlStatus.Resumed? {
         get { resumedStatus.withLock { $0 } }
         set { resumedStatus.withLock { $0 = newValue } }
+    }
+
+    /// While set, every command but `status` is refused with this text (a backup following its
+    /// main takes no command of its own: `session run --backup-of`); nil: commands are carried out.
+    public var refusal: String? {
+        get { refusalText.withLock { $0 } }
+        set { refusalText.withLock { $0 = newValue } }
     }
 
     /// Sends commands to `player` from now on (the player made again after a sample-rate
@@ -139,6 +151,7 @@ public final class ControlDispatcher: Sendable {
         // The state changes nothing and reads only the player, which is safe to read from any
         // thread: built outside the lock, a status of thousands of layers never holds up a GO.
         if command == .status { return Self.statusReply(of: player, address: address, resumed: resumed) }
+        if let refusal { return .error(address, ControlError(.wrongState, "\(address): \(refusal)")) }
         let (reply, updates) = state.withLock { state -> (ControlReply, [ControlUpdate]) in
             do throws(ControlError) {
                 return try Self.run(command, address: address, sampleTime: sampleTime, notBefore: notBefore, state: &state,
@@ -519,15 +532,22 @@ public final class ControlDispatcher: Sendable {
         let running = player.isRunning
         let rate = player.rate
         var updates: [ControlUpdate] = []
-        if state.cueStates.count != timeline.cues.count || state.structure != timeline.structure {
+        if state.cueStates.count != timeline.cues.count || state.cueStarts.count != timeline.cues.count
+            || state.structure != timeline.structure {
             state.structure = timeline.structure
             state.baseline()
         }
         for cue in timeline.cues {
             let now = cue.state(at: position)
-            let before = state.cueStates[cue.index]
-            guard now != before else { continue }
+            var before = state.cueStates[cue.index]
+            // Placed anew since the last poll (a cue fired again): as if it had been seen
+            // scheduled, so that a start and end between two polls is still reported.
+            if let start = cue.start, start != state.cueStarts[cue.index], ![.waiting, .scheduled].contains(before) {
+                before = .scheduled
+            }
+            state.cueStarts[cue.index] = cue.start
             state.cueStates[cue.index] = now
+            guard now != before else { continue }
             let resumedAt = cue.interruptions.compactMap(\.resume).last { $0 <= position }
             var changes: [(ControlUpdate.Kind, Int64?)] = []
             // A cue that started (or was resumed) and ended between two polls is reported as both.
