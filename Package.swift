@@ -35,6 +35,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.0.0"),
         // Hummingbird's own transport: the web server answers bytes that are not HTTP with 400.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        // The link between a show's main and its backup: lines over TCP.
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.30.0"),
     ],
     targets: [
         // The core: formats, buffers, queues, timeline, mixer, engine, offline device. Swift but
@@ -100,7 +102,11 @@ let package = Package(
                        .embedInCode("Resources/style.css")]),
         // The show engine: files as layers (`play`) and sessions (`session run`) played live
         // through one JACK client — transport, rate changes, recording, end and fade-out.
-        .target(name: "LockstepShow", dependencies: ["Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepTimecode"]),
+        .target(name: "LockstepShow", dependencies: [
+            "Lockstep", "LockstepFiles", "LockstepJACK", "LockstepSession", "LockstepTimecode",
+            .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOExtras", package: "swift-nio-extras"),
+        ]),
         // Starting a child the kernel stops when the CLI goes, however it goes (PR_SET_PDEATHSIG).
         .target(name: "CSpawn"),
         // The command-line tool.

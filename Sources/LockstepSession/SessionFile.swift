@@ -130,3 +130,17 @@ public enum SessionFile {
         try output.commit()
     }
 }
+
+extension SessionFile {
+    /// Where two texts first differ: `line N was "…", is "…"`.
+    public static func firstDifference(_ old: String, _ new: String) -> String {
+        let a = old.components(separatedBy: "\n"), b = new.components(separatedBy: "\n")
+        for index in 0..<max(a.count, b.count) {
+            let was = index < a.count ? a[index] : nil, now = index < b.count ? b[index] : nil
+            guard was != now else { continue }
+            func show(_ line: String?) -> String { line.map { "\"\($0.count > 60 ? String($0.prefix(60)) + "…" : $0)\"" } ?? "nothing" }
+            return "line \(index + 1) was \(show(was)), is \(show(now))"
+        }
+        return "the same lines, other bytes"
+    }
+}

@@ -90,7 +90,9 @@ extension SessionPlayer {
 
     /// The cue a plain `go` fires now, if it can be armed: its layer and index.
     static func armable(_ state: State, pieceFrames: Int64) -> (layer: Int, cue: Int)? {
-        guard state.phase == .playing, let index = state.playhead, !state.timeline.cues[index].awaitsResume else { return nil }
+        // (A main's go must reach its backup before it lands: never on the next cycle.)
+        guard state.phase == .playing, state.changeLead == 0, let index = state.playhead,
+              !state.timeline.cues[index].awaitsResume else { return nil }
         let cue = state.timeline.cues[index]
         // An action cue sits on its target's layer, whose refills the pieces would hold up
         // (computed first on its lane); its go lands as any change does.

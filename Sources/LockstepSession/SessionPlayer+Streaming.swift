@@ -62,7 +62,8 @@ extension SessionPlayer {
         // threads (ordinary threads) recompute and cut a change in 1 to 3 ms, which left 2 to
         // 4.5 ms before its cycle at period 256 — a lane held up longer played the change a
         // period late. A change asked for a sample (a time tag, a MIDI latency) keeps its own.
-        let margin = streamer == nil || requested != nil ? 0 : Int64(max(0, engine.device.periodFrames)) * Self.changeMarginPeriods
+        let margin = streamer == nil || requested != nil ? 0
+            : Int64(max(0, engine.device.periodFrames)) * Self.changeMarginPeriods + state.withLock { $0.changeLead }
         let earliestDevice = engine.nearestStartTime(atOrAfter: engine.currentTime().sampleTime) + margin
         let outcome: Result<(T, [(layer: Int, from: Int64)], Int), E> = state.withLock { state in
             let live = state.phase == .playing

@@ -129,6 +129,8 @@ public final class SessionPlayer: @unchecked Sendable {
         var ignoredGos = 0
         /// The window, in samples.
         var doubleGoWindow: Int64 = 0
+        /// Samples a live change lands later than it could (``SessionPlayer/changeLead``).
+        var changeLead: Int64 = 0
         /// The session sample at queue time 0 of this run's layer queues.
         var queueOrigin: Int64 = 0
         /// Per layer: up to ``SessionPlayer/spareCount`` buffers kept out of circulation, so that a
@@ -326,6 +328,7 @@ public final class SessionPlayer: @unchecked Sendable {
                                      sources: sources, timecode: timecodeOutput?.setting)
         // (Made from the session as edited: a cue placed before an edit replays with it.)
         next.doubleGoWindow = Int64((Double(doubleGoWindow) * next.rate / rate).rounded())
+        next.changeLead = Int64((Double(changeLead) * next.rate / rate).rounded())
         next.restore(runState())
         return next
     }

@@ -78,7 +78,7 @@ struct JournalOptions: ParsableArguments {
             throw CLIError(message: "session run: --resume: no journal at \(path) (a run keeps one with a control surface or --journal)", exitCode: 66)
         }
         if contents.base != session.text {
-            throw CLIError(message: "session run: --resume: \(file) changed since the run journaled in \(path) read it (\(Self.firstDifference(contents.base, session.text))); put it back as it was to resume, or start afresh without --resume", exitCode: 1)
+            throw CLIError(message: "session run: --resume: \(file) changed since the run journaled in \(path) read it (\(SessionFile.firstDifference(contents.base, session.text))); put it back as it was to resume, or start afresh without --resume", exitCode: 1)
         }
         if contents.ended {
             throw CLIError(message: "session run: --resume: the run journaled in \(path) ended normally; there is nothing to resume (start afresh without --resume)", exitCode: 1)
@@ -94,17 +94,5 @@ struct JournalOptions: ParsableArguments {
         }
         let point = resumePoint.flatMap(LiveSession.Resume.Point.init(rawValue:)) ?? .now
         return (played, contents.text != session.text ? contents.edits : 0, LiveSession.Resume(run: run, moment: moment, point: point))
-    }
-
-    /// Where two texts first differ: `line N was "…", is "…"`.
-    static func firstDifference(_ old: String, _ new: String) -> String {
-        let a = old.components(separatedBy: "\n"), b = new.components(separatedBy: "\n")
-        for index in 0..<max(a.count, b.count) {
-            let was = index < a.count ? a[index] : nil, now = index < b.count ? b[index] : nil
-            guard was != now else { continue }
-            func show(_ line: String?) -> String { line.map { "\"\($0.count > 60 ? String($0.prefix(60)) + "…" : $0)\"" } ?? "nothing" }
-            return "line \(index + 1) was \(show(was)), is \(show(now))"
-        }
-        return "the same lines, other bytes"
     }
 }

@@ -54,6 +54,8 @@ final class SessionRun {
         var recoveredEdits = 0
         /// The journaled run to resume (`--resume`).
         var resume: LiveSession.Resume?
+        /// Main or backup of a show link (`--main`, `--backup-of`).
+        var link: LinkOptions?
     }
 
     let command: Settings
@@ -87,6 +89,8 @@ final class SessionRun {
                                                  midiInput: command.surfaces.usesMIDI || command.chaseSource.map({ if case .mtc = $0 { true } else { false } }) == true ? "midi_in" : nil,
                                                  midiOutputs: (MIDICueScheduler.isNeeded(for: session) ? [MIDICueScheduler.portName] : [])
                                                      + (command.midiTimecode == nil ? [] : [MTCSender.portName]))
+        // A backup joins its main first: it starts where the main is.
+        let joined = try joinMain()
         var options = LiveSession.Options()
         options.from = command.from
         options.duration = command.duration
@@ -102,7 +106,11 @@ final class SessionRun {
         options.midiTimecodeConnections = command.midiTimecodeConnections
         options.chase = try command.chaseSetting?(device.sampleRate)
         options.drivesTransport = command.transportMaster
-        options.resume = command.resume
+        options.resume = command.resume ?? joined.map { welcome in
+            var moment = welcome.1.moment
+            moment.jackFrame = nil     // (the main's server: by the system clock)
+            return LiveSession.Resume(run: welcome.1.run, moment: moment, point: .now)
+        }
         let show: LiveSession
         do { show = try LiveSession(session: session, device: device, options: options) } catch let error as AudioQueueError {
             throw CLIError(message: "\(command.command): \(command.file): \(error.message)")
@@ -119,10 +127,12 @@ final class SessionRun {
         dispatcher.audition = show.audition
         if let base = command.savedFile { dispatcher.savedFile = base }
         let journal = try startJournal(player: { dispatcher.player }, device: device)
-        if let resumed = show.resumed {
+        if let resumed = show.resumed, joined == nil {
             dispatcher.resumed = resumed.status
             noteResume(resumed, display: display)
         }
+        let link = try startLink(joined: joined, show: show, dispatcher: dispatcher, device: device, notes: notes, display: display)
+        defer { link.stop() }
         defer {
             // Kept while it holds edits the file does not: the next run offers them back.
             journal?.stop(remove: journal?.isSaved(in: command.file) == true)
@@ -167,6 +177,8 @@ final class SessionRun {
         }
         display.finish()
 
+        // A backup is told the main ended; a backup stops following.
+        link.stop()
         // Fade out, then stop (what the last cues did is published first).
         let endPosition = show.fadeOut()
         dispatcher.poll()
@@ -227,7 +239,17 @@ extension SessionRun {
     func startJournal(player: @escaping @Sendable () -> SessionPlayer, device: JACKDevice) throws -> ShowJournal? {
         guard let path = command.journal, !session.text.isEmpty else { return nil }
         let fileText = command.savedFile?.text ?? session.text
-        let moment: @Sendable (SessionPlayer) -> ShowJournal.Moment = { player in
+        do {
+            return try ShowJournal(path: path, file: command.file, fileText: fileText, recovered: command.recoveredEdits,
+                                   player: player, moment: Self.moment(on: device))
+        } catch {
+            throw CLIError(message: "\(command.command): \(error.localizedDescription); give another place with --journal FILE, or --no-journal")
+        }
+    }
+
+    /// How a run's moment is taken (the journal's, the link's).
+    static func moment(on device: JACKDevice) -> @Sendable (SessionPlayer) -> ShowJournal.Moment {
+        { player in
             // A session sample and the device sample it plays on (before a start's first sample
             // plays: that one, not now), and the wall-clock time of that device sample.
             let wall = Date().timeIntervalSince1970
@@ -237,12 +259,6 @@ extension SessionRun {
             let at = playing ? player.deviceTime(forPosition: position) : now
             return ShowJournal.Moment(position: position, isPlaying: playing, jackFrame: Int64(device.jackFrameTime(forSampleTime: at)),
                                       time: wall + Double(at - now) / player.rate, rate: player.rate)
-        }
-        do {
-            return try ShowJournal(path: path, file: command.file, fileText: fileText, recovered: command.recoveredEdits,
-                                   player: player, moment: moment)
-        } catch {
-            throw CLIError(message: "\(command.command): \(error.localizedDescription); give another place with --journal FILE, or --no-journal")
         }
     }
 }

@@ -106,6 +106,9 @@ struct SessionRunCommand: ParsableCommand {
     @OptionGroup(title: "Journal")
     var journal: JournalOptions
 
+    @OptionGroup(title: "Main and backup")
+    var link: LinkOptions
+
     @Flag(name: .customLong("json-events"), help: "Print live events as JSON Lines on standard output, one object a line as each happens: the updates OSC clients get, heartbeats left out (Docs/JSON.md).")
     var jsonEvents = false
 
@@ -127,6 +130,9 @@ struct SessionRunCommand: ParsableCommand {
         try chase.check(transport: transport, midi: surfaces.usesMIDI)
         if recordPath != nil && chase.source != nil {
             throw ValidationError("--record cannot follow --chase yet (the recording starts on the session's first sample); leave one out")
+        }
+        if link.backupOf != nil && (journal.resumePath != nil || from != nil || transport || chase.source != nil) {
+            throw ValidationError("--backup-of plays where its main is; leave out --resume, --from, --transport and --chase")
         }
         try timecode.checkUsed(by: "--ltc-out, --mtc-out or --chase ltc:/mtc:", given: !ltcPorts.isEmpty || !mtcPorts.isEmpty || chase.parsedSource() != nil)
     }
@@ -155,6 +161,7 @@ struct SessionRunCommand: ParsableCommand {
         settings.transportMaster = chase.transportMaster
         settings.journal = journalPath
         settings.resume = resume
+        settings.link = link
         if recovered > 0 {
             settings.savedFile = SessionFile.Base(onDisk)
             settings.recoveredEdits = recovered

@@ -1,0 +1,154 @@
+import Foundation
+import Lockstep
+import LockstepSession
+import Synchronization
+
+/// A backup's run following its main over a show link (`session run --backup-of`): each state
+/// the main sends is applied to the backup's player on the main's session samples
+/// (``SessionPlayer/follow(_:)``); a pause, a resume or a jump of the main's position is followed
+/// by the wall clock; and every clock message measures how far the backup's session time is from
+/// the main's (``offset``) — past ``relocateThreshold`` the backup plays on from where the main
+/// is. When the link is lost the backup plays on by itself (``onLost``).
+///
+/// On a thread of its own; never on the realtime thread.
+public final class BackupFollower: Sendable {
+    /// A note for the operator: its text, and whether it is a warning.
+    public typealias Note = @Sendable (String, Bool) -> Void
+
+    /// Seconds of the backup's session time ahead of (positive) or behind the main's, as last
+    /// measured (nil: not measured yet, or not both playing).
+    public var offset: Double? { shared.withLock { $0.offset } }
+    /// Whether the link is still up.
+    public var isFollowing: Bool { shared.withLock { $0.lost == nil } }
+    /// Seconds of offset past which the backup relocates to the main's position.
+    public let relocateThreshold: Double
+
+    private struct Shared {
+        var offset: Double?
+        var lost: String?
+        var stopping = false
+    }
+    private let shared = Mutex(Shared())
+    private let link: ShowLinkBackup
+    private let player: @Sendable () -> SessionPlayer
+    private let moment: @Sendable (SessionPlayer) -> ShowJournal.Moment
+    private let note: Note
+    private let onLost: @Sendable (String) -> Void
+    private let lead: Double
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Follows the main on `link` with the player `player` gives (the current one), whose
+    /// moments `moment` takes; `lead` seconds is the room a relocation's start is given.
+    public init(link: ShowLinkBackup, player: @escaping @Sendable () -> SessionPlayer,
+                moment: @escaping @Sendable (SessionPlayer) -> ShowJournal.Moment, lead: Double = 0.25,
+                relocateThreshold: Double = 0.005, note: @escaping Note, onLost: @escaping @Sendable (String) -> Void) {
+        self.link = link
+        self.player = player
+        self.moment = moment
+        self.lead = lead
+        self.relocateThreshold = relocateThreshold
+        self.note = note
+        self.onLost = onLost
+        let thread = Thread { [self] in run() }
+        thread.name = "lockstep-backup"
+        thread.qualityOfService = .userInteractive
+        thread.start()
+    }
+
+    /// Stops following (the run ends) and closes the link.
+    public func stop() {
+        let running = shared.withLock { shared in
+            defer { shared.stopping = true }
+            return !shared.stopping
+        }
+        guard running else { return }
+        link.close()
+        finished.wait()
+    }
+
+    private func run() {
+        defer { finished.signal() }
+        while !shared.withLock({ $0.stopping }) {
+            guard let event = link.next(timeout: 0.2) else { continue }
+            switch event {
+            case .message(.state(let run, let main)):
+                apply(run, main: main)
+            case .message(.clock(let main)):
+                align(to: main)
+            case .message(.end):
+                lose("the main ended its run")
+                return
+            case .message:
+                continue
+            case .lost(let why):
+                lose(shared.withLock { $0.stopping } ? nil : "the link to the main at \(link.main) is lost (\(why))")
+                return
+            }
+        }
+    }
+
+    private func lose(_ why: String?) {
+        guard let why else { return }
+        shared.withLock { $0.lost = why; $0.offset = nil }
+        onLost(why)
+    }
+
+    /// Applies the main's run: its changes on their samples; its pause, resume or reset.
+    private func apply(_ run: SessionPlayer.RunState, main: ShowJournal.Moment) {
+        let player = player()
+        let mine = player.runState().moved(to: run.rate)
+        // The main reset (or went another way): start over from the session as written.
+        if !run.goes.starts(with: mine.goes) || run.gains.count < mine.gains.count {
+            do { _ = try player.reset() } catch { note("backup: cannot follow the main's reset: \(error.message)", true) }
+        }
+        for problem in player.follow(run) { note("backup: \(problem)", true) }
+        let paused = run.isPaused || !main.isPlaying
+        if paused && player.isRunning {
+            player.pause()
+            _ = try? player.seek(to: Int64((Double(run.pausedPosition) * player.rate / run.rate).rounded()))
+            note("backup: paused with the main", false)
+        } else if !paused && !player.isRunning {
+            relocate(to: main, why: "resumed with the main")
+        } else {
+            align(to: main)
+        }
+    }
+
+    /// Measures the offset to the main's moment; relocates past the threshold.
+    private func align(to main: ShowJournal.Moment) {
+        let player = player()
+        guard main.isPlaying, player.isRunning else { return }
+        let mine = moment(player)
+        let rate = player.rate
+        let theirs = Double(main.position) * rate / main.rate + (mine.time - main.time) * rate
+        let offset = (Double(mine.position) - theirs) / rate
+        let first = shared.withLock { shared in
+            defer { shared.offset = offset }
+            return shared.offset == nil
+        }
+        if first { note(String(format: "backup: %.2f ms %@ the main by the system clock", abs(offset) * 1000, offset > 0 ? "ahead of" : "behind"), false) }
+        guard abs(offset) > relocateThreshold else { return }
+        relocate(to: main, why: String(format: "%.1f ms %@ the main", abs(offset) * 1000, offset > 0 ? "ahead of" : "behind"))
+    }
+
+    /// Plays on from where the main will be `lead` seconds from now (its position by the wall clock).
+    private func relocate(to main: ShowJournal.Moment, why: String) {
+        let player = player()
+        let engine = player.engine
+        let rate = player.rate
+        let now = engine.currentTime().sampleTime
+        let at = engine.nearestStartTime(atOrAfter: now + Int64((lead * rate).rounded()))
+        let wall = Date().timeIntervalSince1970 + Double(at - now) / rate
+        let position = max(0, Int64((Double(main.position) * rate / main.rate + (wall - main.time) * rate).rounded()))
+        do {
+            if player.isRunning {
+                try player.seek(to: position, at: at)
+            } else {
+                try player.start(from: position, at: at)
+            }
+            note("backup: \(why): playing on from session sample \(position) on device sample \(at), where the main is by the system clock", false)
+        } catch {
+            note("backup: \(why), but cannot play on from session sample \(position): \(error.message)", true)
+        }
+    }
+}

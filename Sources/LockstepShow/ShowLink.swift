@@ -1,0 +1,112 @@
+import Foundation
+import LockstepSession
+import NIOCore
+import NIOExtras
+
+/// The link between a main run of a show and its backup (`session run --main` and
+/// `--backup-of`): JSON Lines over TCP.
+///
+/// The backup opens it with ``Message/hello(passcode:text:)``; the main answers
+/// ``Message/refused(reason:)`` (a wrong passcode, a session whose text differs) or
+/// ``Message/welcome(text:run:moment:)``, then sends a ``Message/state(run:moment:)`` after each
+/// change of its run and a ``Message/clock(moment:)`` every ``ShowJournal/clockInterval`` while
+/// it plays — the records of its show journal — and ``Message/end`` when it ends normally.
+public enum ShowLink {
+    /// One line of the link.
+    public enum Message: Sendable, Hashable {
+        /// The backup's first line: the shared passcode and its session file's text.
+        case hello(passcode: String, text: String)
+        /// The main refuses the backup, saying why.
+        case refused(reason: String)
+        /// The main accepts: its session text (as edited), its run's state and where it is.
+        case welcome(text: String, run: SessionPlayer.RunState, moment: ShowJournal.Moment)
+        /// The main's run changed.
+        case state(run: SessionPlayer.RunState, moment: ShowJournal.Moment)
+        /// Where the main's session is now.
+        case clock(moment: ShowJournal.Moment)
+        /// The main's run ended normally.
+        case end
+    }
+
+    /// The link's version: a peer of another version is refused.
+    public static let version = 1
+    /// The longest line either side accepts (a welcome carries the session's text).
+    public static let maximumLine = 16 << 20
+
+    private struct Line: Codable {
+        var kind: String
+        var version: Int?
+        var passcode: String?
+        var text: String?
+        var reason: String?
+        var run: SessionPlayer.RunState?
+        var moment: ShowJournal.Moment?
+    }
+
+    /// `message` as one line, newline included.
+    public static func encode(_ message: Message) -> Data {
+        var line: Line
+        switch message {
+        case .hello(let passcode, let text): line = Line(kind: "hello", version: version, passcode: passcode, text: text)
+        case .refused(let reason): line = Line(kind: "refused", reason: reason)
+        case .welcome(let text, let run, let moment): line = Line(kind: "welcome", version: version, text: text, run: run, moment: moment)
+        case .state(let run, let moment): line = Line(kind: "state", run: run, moment: moment)
+        case .clock(let moment): line = Line(kind: "clock", moment: moment)
+        case .end: line = Line(kind: "end")
+        }
+        var data = (try? JSONEncoder().encode(line)) ?? Data()
+        data.append(UInt8(ascii: "\n"))
+        return data
+    }
+
+    /// The message of one line (without its newline).
+    /// - Throws: ``LinkError`` naming what is wrong with it.
+    public static func decode(_ bytes: some Collection<UInt8>) throws(LinkError) -> Message {
+        guard let line = try? JSONDecoder().decode(Line.self, from: Data(bytes)) else {
+            throw LinkError("a line that is not a link message (\(bytes.count) bytes)")
+        }
+        func need<T>(_ value: T?, _ key: String) throws(LinkError) -> T {
+            guard let value else { throw LinkError("a '\(line.kind)' line without its '\(key)'") }
+            return value
+        }
+        switch line.kind {
+        case "hello":
+            guard line.version == version else { throw LinkError("a peer of link version \(line.version.map(String.init) ?? "?") (this is \(version)): run the same Lockstep on both machines") }
+            return .hello(passcode: try need(line.passcode, "passcode"), text: try need(line.text, "text"))
+        case "refused": return .refused(reason: try need(line.reason, "reason"))
+        case "welcome":
+            guard line.version == version else { throw LinkError("a main of link version \(line.version.map(String.init) ?? "?") (this is \(version)): run the same Lockstep on both machines") }
+            return .welcome(text: try need(line.text, "text"), run: try need(line.run, "run"), moment: try need(line.moment, "moment"))
+        case "state": return .state(run: try need(line.run, "run"), moment: try need(line.moment, "moment"))
+        case "clock": return .clock(moment: try need(line.moment, "moment"))
+        case "end": return .end
+        default: throw LinkError("a line of unknown kind '\(line.kind)'")
+        }
+    }
+
+    /// Whether two passcodes are equal, in a time that does not depend on where they differ.
+    static func same(_ a: String, _ b: String) -> Bool {
+        let x = Array(a.utf8), y = Array(b.utf8)
+        var difference = x.count ^ y.count
+        for index in 0..<max(x.count, y.count) {
+            difference |= Int((index < x.count ? x[index] : 0) ^ (index < y.count ? y[index] : 0))
+        }
+        return difference == 0
+    }
+
+    /// The channel handlers that turn a TCP stream into ``Message``s: lines of at most
+    /// ``maximumLine`` bytes.
+    static func framing() -> [any ChannelHandler] {
+        [ByteToMessageHandler(LineBasedFrameDecoder(), maximumBufferSize: maximumLine)]
+    }
+}
+
+/// What went wrong on a show link, said for the operator.
+public struct LinkError: Error, Sendable, CustomStringConvertible {
+    /// The message.
+    public var message: String
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
+}

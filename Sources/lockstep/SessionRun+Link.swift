@@ -1,0 +1,87 @@
+import Foundation
+import LockstepControl
+import LockstepJACK
+import LockstepSession
+import LockstepShow
+import Synchronization
+
+/// `session run --main` and `--backup-of`: the show link (Docs/ShowSurvival.md).
+extension SessionRun {
+    /// The link of a run: the main's listener, or the backup's follower (and, once its main is
+    /// gone, its own listener with `--main`).
+    final class Link: Sendable {
+        private let parts = Mutex<(main: ShowLinkMain?, follower: BackupFollower?)>((nil, nil))
+
+        var main: ShowLinkMain? { parts.withLock { $0.main } }
+
+        func set(main: ShowLinkMain) { parts.withLock { $0.main = main } }
+        func set(follower: BackupFollower) { parts.withLock { $0.follower = follower } }
+
+        /// Stops following the main, and tells a backup the main ended; once.
+        func stop() {
+            let (main, follower) = parts.withLock { parts in
+                defer { parts = (nil, nil) }
+                return parts
+            }
+            follower?.stop()
+            main?.stop()
+        }
+    }
+
+    /// A backup's welcome from its main (nil when this run is not a backup).
+    func joinMain() throws -> (ShowLinkBackup, ShowLinkBackup.Welcome)? {
+        guard let options = command.link, let endpoint = options.backupEndpoint, let passcode = options.passcode else { return nil }
+        do {
+            return try ShowLinkBackup.join(host: endpoint.host, port: Int(endpoint.port), passcode: passcode, text: session.text)
+        } catch {
+            throw CLIError(message: "\(command.command): --backup-of: \(error.message)")
+        }
+    }
+
+    /// Opens the main's end of the link, or starts following the main a backup joined.
+    func startLink(joined: (ShowLinkBackup, ShowLinkBackup.Welcome)?, show: LiveSession, dispatcher: ControlDispatcher,
+                   device: JACKDevice, notes: NoteQueue, display: SessionDisplay) throws -> Link {
+        let link = Link()
+        guard let options = command.link, let passcode = options.passcode else { return link }
+        let moment = Self.moment(on: device)
+        let name = command.command
+        let period = Int64(device.periodFrames)
+        /// Listens for a backup (with `--main`): each change lands a period and the lead later,
+        /// so the backup has it before its sample.
+        let openMain: @Sendable () throws(LinkError) -> String? = {
+            guard let endpoint = options.mainEndpoint else { return nil }
+            let player = dispatcher.player
+            player.changeLead = period + Int64((options.lead * player.rate).rounded())
+            let main = try ShowLinkMain(host: endpoint.host, port: Int(endpoint.port), passcode: passcode,
+                                        player: { dispatcher.player }, moment: moment, note: { notes.add($0) })
+            link.set(main: main)
+            return "link: a backup may join on \(main.address) (each change lands \(player.changeLead) samples ahead for it)"
+        }
+        guard let backup = joined?.0 else {
+            do {
+                if let note = try openMain() { display.note(note) }
+            } catch {
+                throw CLIError(message: "\(name): --main: \(error.message)")
+            }
+            return link
+        }
+        if let resumed = show.resumed {
+            display.note("link: joined the main at \(backup.main): playing from session sample \(resumed.position)"
+                         + (resumed.sampleTime.map { " on device sample \($0)" } ?? " (paused, as the main is)") + ", where the main is by the system clock")
+        }
+        dispatcher.refusal = "this run is the backup of the main at \(backup.main): send commands to the main (this one takes them once the link is lost)"
+        link.set(follower: BackupFollower(link: backup, player: { dispatcher.player }, moment: moment, lead: 0.3,
+                                          note: { text, _ in notes.add(text) },
+                                          onLost: { why in
+                                              dispatcher.refusal = nil
+                                              notes.add("link: \(why): this backup plays on and takes commands")
+                                              // With --main too, it is now the main a backup joins.
+                                              do throws(LinkError) {
+                                                  if let note = try openMain() { notes.add(note) }
+                                              } catch {
+                                                  notes.add("link: --main: \(error.message)")
+                                              }
+                                          }))
+        return link
+    }
+}
