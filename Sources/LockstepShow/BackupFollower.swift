@@ -37,9 +37,10 @@ public final class BackupFollower: Sendable {
     private let lead: Double
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Follows the main on `link` with the player `player` gives (the current one), whose
-    /// moments `moment` takes; `lead` seconds is the room a relocation's start is given.
-    public init(link: ShowLinkBackup, player: @escaping @Sendable () -> SessionPlayer,
+    /// Follows the main on `link` from its run `run` (its welcome's), with the player `player`
+    /// gives (the current one), whose moments `moment` takes; `lead` seconds is the room a
+    /// relocation's start is given.
+    public init(link: ShowLinkBackup, run: SessionPlayer.RunState, player: @escaping @Sendable () -> SessionPlayer,
                 moment: @escaping @Sendable (SessionPlayer) -> ShowJournal.Moment, lead: Double = 0.25,
                 relocateThreshold: Double = 0.005, note: @escaping Note, onLost: @escaping @Sendable (String) -> Void) {
         self.link = link
@@ -49,7 +50,7 @@ public final class BackupFollower: Sendable {
         self.relocateThreshold = relocateThreshold
         self.note = note
         self.onLost = onLost
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in follow(from: run) }
         thread.name = "lockstep-backup"
         thread.qualityOfService = .userInteractive
         thread.start()
@@ -66,12 +67,15 @@ public final class BackupFollower: Sendable {
         finished.wait()
     }
 
-    private func run() {
+    private func follow(from welcome: SessionPlayer.RunState) {
         defer { finished.signal() }
+        // The main's run as it stands: the welcome's, with each change applied.
+        var run = welcome
         while !shared.withLock({ $0.stopping }) {
             guard let event = link.next(timeout: 0.2) else { continue }
             switch event {
-            case .message(.state(let run, let main)):
+            case .message(.state(let change, let main)):
+                run = run.applying(change)
                 apply(run, main: main)
             case .message(.clock(let main)):
                 align(to: main)

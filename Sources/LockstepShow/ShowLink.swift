@@ -8,8 +8,8 @@ import NIOExtras
 ///
 /// The backup opens it with ``Message/hello(passcode:text:)``; the main answers
 /// ``Message/refused(reason:)`` (a wrong passcode, a session whose text differs) or
-/// ``Message/welcome(text:run:moment:)``, then sends a ``Message/state(run:moment:)`` after each
-/// change of its run and a ``Message/clock(moment:)`` every ``ShowJournal/clockInterval`` while
+/// ``Message/welcome(text:run:moment:)``, then sends a ``Message/state(change:moment:)`` after
+/// each change of its run (what changed: ``Change``) and a ``Message/clock(moment:)`` every ``ShowJournal/clockInterval`` while
 /// it plays — the records of its show journal — and ``Message/end`` when it ends normally.
 public enum ShowLink {
     /// One line of the link.
@@ -20,8 +20,8 @@ public enum ShowLink {
         case refused(reason: String)
         /// The main accepts: its session text (as edited), its run's state and where it is.
         case welcome(text: String, run: SessionPlayer.RunState, moment: ShowJournal.Moment)
-        /// The main's run changed.
-        case state(run: SessionPlayer.RunState, moment: ShowJournal.Moment)
+        /// The main's run changed (the state it sent before, with ``Change`` applied).
+        case state(change: Change, moment: ShowJournal.Moment)
         /// Where the main's session is now.
         case clock(moment: ShowJournal.Moment)
         /// The main's run ended normally.
@@ -40,6 +40,7 @@ public enum ShowLink {
         var text: String?
         var reason: String?
         var run: SessionPlayer.RunState?
+        var change: Change?
         var moment: ShowJournal.Moment?
     }
 
@@ -50,7 +51,7 @@ public enum ShowLink {
         case .hello(let passcode, let text): line = Line(kind: "hello", version: version, passcode: passcode, text: text)
         case .refused(let reason): line = Line(kind: "refused", reason: reason)
         case .welcome(let text, let run, let moment): line = Line(kind: "welcome", version: version, text: text, run: run, moment: moment)
-        case .state(let run, let moment): line = Line(kind: "state", run: run, moment: moment)
+        case .state(let change, let moment): line = Line(kind: "state", change: change, moment: moment)
         case .clock(let moment): line = Line(kind: "clock", moment: moment)
         case .end: line = Line(kind: "end")
         }
@@ -77,7 +78,7 @@ public enum ShowLink {
         case "welcome":
             guard line.version == version else { throw LinkError("a main of link version \(line.version.map(String.init) ?? "?") (this is \(version)): run the same Lockstep on both machines") }
             return .welcome(text: try need(line.text, "text"), run: try need(line.run, "run"), moment: try need(line.moment, "moment"))
-        case "state": return .state(run: try need(line.run, "run"), moment: try need(line.moment, "moment"))
+        case "state": return .state(change: try need(line.change, "change"), moment: try need(line.moment, "moment"))
         case "clock": return .clock(moment: try need(line.moment, "moment"))
         case "end": return .end
         default: throw LinkError("a line of unknown kind '\(line.kind)'")

@@ -139,7 +139,9 @@ public final class ShowLinkMain: Sendable {
                     break
                 }
                 if run != lastRun {
-                    send(.state(run: run, moment: moment), to: joined.filter { channel in !joining.contains { $0 === channel } })
+                    // (Those just welcomed have this run whole already.)
+                    send(.state(change: ShowLink.Change(from: lastRun, to: run), moment: moment),
+                         to: joined.filter { channel in !joining.contains { $0 === channel } })
                     lastRun = run
                     lastClock = now
                 } else if moment.isPlaying && now.timeIntervalSince(lastClock) >= ShowJournal.clockInterval * 0.9 {

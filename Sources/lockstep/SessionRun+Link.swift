@@ -57,7 +57,7 @@ extension SessionRun {
             link.set(main: main)
             return "link: a backup may join on \(main.address) (each change lands \(player.changeLead) samples ahead for it)"
         }
-        guard let backup = joined?.0 else {
+        guard let (backup, welcome) = joined else {
             do {
                 if let note = try openMain() { display.note(note) }
             } catch {
@@ -70,7 +70,7 @@ extension SessionRun {
                          + (resumed.sampleTime.map { " on device sample \($0)" } ?? " (paused, as the main is)") + ", where the main is by the system clock")
         }
         dispatcher.refusal = "this run is the backup of the main at \(backup.main): send commands to the main (this one takes them once the link is lost)"
-        link.set(follower: BackupFollower(link: backup, player: { dispatcher.player }, moment: moment, lead: 0.3,
+        link.set(follower: BackupFollower(link: backup, run: welcome.run, player: { dispatcher.player }, moment: moment, lead: 0.3,
                                           note: { text, _ in notes.add(text) },
                                           onLost: { why in
                                               dispatcher.refusal = nil
