@@ -1,0 +1,64 @@
+import Foundation
+import Lockstep
+import LockstepTestSupport
+import Testing
+
+extension JACKTests {
+    /// A backup following its main's whole-session changes (``BackupRig``): a pause and a resume,
+    /// a seek and a reset. These it follows as soon as it hears of them, by the clock, not on the
+    /// main's own sample: around each the two differ for a few milliseconds; between them every
+    /// session sample is the same.
+    @Suite("lockstep session run --backup-of: a pause, a resume, a seek and a reset of the main", .serialized)
+    struct BackupTransportTests {
+        @Test("the backup pauses, resumes, seeks and resets with its main; 0.2 s after each, every session sample both recorded is the same again")
+        func transport() throws { try retryingOnXruns("BackupTransportTests", attempts: 3, run) }
+
+        func run(_ xrun: XrunFlag) throws {
+            let rig = try BackupRig(prefix: "lockstep-backup-transport", seconds: 40)
+            let (main, address) = try rig.startMain()
+            defer { if main.isRunning { main.send(SIGKILL) } }
+            let mainRecorder = try rig.record("main")
+            defer { if mainRecorder.isRunning { mainRecorder.send(SIGKILL) } }
+            usleep(500_000)
+            let backup = try rig.startBackup(of: address)
+            defer { if backup.isRunning { backup.send(SIGKILL) } }
+            let backupRecorder = try rig.record("backup")
+            defer { if backupRecorder.isRunning { backupRecorder.send(SIGKILL) } }
+            usleep(600_000)
+            let script: [(line: String, reply: String, backup: String?)] = [
+                ("go", "go bell at", nil), ("pause", "paused at", "paused with the main"), ("resume", "resumed at", "resumed with the main"),
+                ("go horn", "go horn at", nil), ("seek 2", "seek to", "playing on from session sample"), ("level pad -6 0.1", "level pad to", nil),
+                ("reset", "reset:", nil), ("go", "go bell at", nil),
+            ]
+            for step in script {
+                let mark = backup.errorByteCount
+                #expect(main.send(line: step.line, awaiting: step.reply), "\(main.errorOutputSoFar)")
+                if let said = step.backup {
+                    #expect(backup.waitForErrorOutput(containing: said, after: mark, timeout: 5), "after '\(step.line)': \(backup.errorOutputSoFar)")
+                }
+                usleep(900_000)
+            }
+            main.send(SIGINT)
+            _ = main.wait(timeout: 20)
+            backup.send(SIGINT)
+            let result = backup.wait(timeout: 20)
+            let recorded = [BackupRig.finish(mainRecorder), BackupRig.finish(backupRecorder)]
+            xrun.set(BackupRig.sawXrun(main.outputSoFar, result.stdout, recorded[0].stdout, recorded[1].stdout))
+            // The same stretches of the bed on both, in order (the backup's first begins later: it
+            // joined), each the same on every session sample both recorded, 0.2 s after its start.
+            let mainStretches = BackupRig.stretches(BackupRig.frames(try rig.recording("main")))
+            let backupStretches = BackupRig.stretches(BackupRig.frames(try rig.recording("backup")))
+            let describe = { (list: [ArraySlice<(position: Int64, pad: Float, fx: Float)>]) in list.map { "\($0.first!.position)…\($0.last!.position)" } }
+            #expect(mainStretches.count == 4 && backupStretches.count == 4,
+                    "main: \(describe(mainStretches)); backup: \(describe(backupStretches)); the backup said: \(result.stderr.suffix(2000))")
+            var compared = 0
+            for (theirs, mine) in zip(mainStretches, backupStretches) {
+                let (n, count, differing) = BackupRig.compare(theirs, mine, margin: 9600)
+                compared += n
+                #expect(count == 0, "stretch \(mine.first!.position)…: \(count) differing: \(differing); the backup said: \(result.stderr.suffix(2000))")
+            }
+            print("BackupTransportTests: \(compared) session samples compared; main \(describe(mainStretches)), backup \(describe(backupStretches))")
+            #expect(compared > 48000 * 2)
+        }
+    }
+}
