@@ -41,6 +41,7 @@ public final class ControlDispatcher: Sendable {
     let state: Mutex<State>
     private let resumedStatus = Mutex<ControlStatus.Resumed?>(nil)
     private let refusalText = Mutex<String?>(nil)
+    private let linkSource = Mutex<(@Sendable () -> ControlStatus.Link?)?>(nil)
 
     struct State {
         var player: SessionPlayer
@@ -106,6 +107,13 @@ public final class ControlDispatcher: Sendable {
         set { resumedStatus.withLock { $0 = newValue } }
     }
 
+    /// What `status` says of the run's show link (`session run --main` / `--backup-of`), asked at
+    /// each status; nil: no link.
+    public var link: (@Sendable () -> ControlStatus.Link?)? {
+        get { linkSource.withLock { $0 } }
+        set { linkSource.withLock { $0 = newValue } }
+    }
+
     /// While set, every command but `status` is refused with this text (a backup following its
     /// main takes no command of its own: `session run --backup-of`); nil: commands are carried out.
     public var refusal: String? {
@@ -150,7 +158,7 @@ public final class ControlDispatcher: Sendable {
                         notBefore: Int64? = nil) -> ControlReply {
         // The state changes nothing and reads only the player, which is safe to read from any
         // thread: built outside the lock, a status of thousands of layers never holds up a GO.
-        if command == .status { return Self.statusReply(of: player, address: address, resumed: resumed) }
+        if command == .status { return Self.statusReply(of: player, address: address, resumed: resumed, link: link?()) }
         if let refusal { return .error(address, ControlError(.wrongState, "\(address): \(refusal)")) }
         let (reply, updates) = state.withLock { state -> (ControlReply, [ControlUpdate]) in
             do throws(ControlError) {
@@ -479,14 +487,16 @@ public final class ControlDispatcher: Sendable {
             do { try player.seek(to: position) } catch { throw ControlError(.failed, "seek: \(error.message)") }
             return (ok(result(position), "seek to \(when(position))"), [update(.seeked, position)])
         case .status:
-            return (statusReply(of: player, address: address, resumed: nil), [])
+            return (statusReply(of: player, address: address, resumed: nil, link: nil), [])
         }
     }
 
     /// The `status` reply: the state of `player` now.
-    private static func statusReply(of player: SessionPlayer, address: String, resumed: ControlStatus.Resumed?) -> ControlReply {
+    private static func statusReply(of player: SessionPlayer, address: String, resumed: ControlStatus.Resumed?,
+                                    link: ControlStatus.Link?) -> ControlReply {
         var status = ControlStatus(player: player)
         status.resumed = resumed
+        status.link = link
         let seconds = Double(status.position) / Double(max(1, status.sampleRate))
         return .ok(address, encoding: status, summary: "status at \(SessionTime.clock(seconds)) (sample \(status.position))")
     }

@@ -88,6 +88,31 @@ public struct ControlStatus: Sendable, Hashable, Codable {
         }
     }
 
+    /// A show link's side (`session run --main` / `--backup-of`).
+    public struct Link: Sendable, Hashable, Codable {
+        /// `main` or `backup`.
+        public var role: String
+        /// The main: the address it listens on; the backup: its main's.
+        public var address: String
+        /// The main: `listening` (no backup) or `joined`; the backup: `following` its main, or
+        /// `alone` (the link is lost: it takes commands).
+        public var state: String
+        /// The main: how many backups follow it.
+        public var backups: Int?
+        /// The backup: milliseconds its session time is ahead of the main's (negative: behind),
+        /// as last measured by the system clock.
+        public var offsetMilliseconds: Double?
+
+        /// Creates a record.
+        public init(role: String, address: String, state: String, backups: Int? = nil, offsetMilliseconds: Double? = nil) {
+            self.role = role
+            self.address = address
+            self.state = state
+            self.backups = backups
+            self.offsetMilliseconds = offsetMilliseconds
+        }
+    }
+
     /// The schema version (``JSONSchema/version``).
     public var schema = JSONSchema.version
 
@@ -115,6 +140,8 @@ public struct ControlStatus: Sendable, Hashable, Codable {
     public var discontinuities: Int
     /// How this run was resumed from its journal (absent: it was not).
     public var resumed: Resumed?
+    /// Its show link (absent: none).
+    public var link: Link?
 
     /// Creates a snapshot.
     public init(state: String, position: Int64, seconds: Double, sampleTime: Int64, sampleRate: Int, cues: [Cue],

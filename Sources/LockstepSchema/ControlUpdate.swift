@@ -65,6 +65,10 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         /// the session sample (``position``) on device sample ``sampleTime`` and the label read
         /// (``timecode``).
         case chase
+        /// `session run --main` / `--backup-of`: a backup joined the main or left it (``state``:
+        /// `joined`, `left`), or the backup lost its main and now plays alone, taking commands
+        /// (`lost`); ``peer`` is the other side's address.
+        case link
     }
 
     /// The schema version (``JSONSchema/version``).
@@ -97,11 +101,14 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
     public var discontinuity: DiscontinuityRecord?
     /// A timecode label, `HH:MM:SS:FF` (``Kind/chase``).
     public var timecode: String?
+    /// The other side of a show link, `HOST:PORT` (``Kind/link``).
+    public var peer: String?
 
     /// Creates an update; `gainDB` is rounded as the schema writes levels (−∞ becomes nil).
     public init(_ kind: Kind, cue: String? = nil, layer: String? = nil, file: String? = nil, position: Int64? = nil,
                 sampleTime: Int64? = nil, seconds: Double? = nil, gainDB: Double? = nil, state: String? = nil,
-                frames: Int64? = nil, sampleRate: Int? = nil, discontinuity: DiscontinuityRecord? = nil, timecode: String? = nil) {
+                frames: Int64? = nil, sampleRate: Int? = nil, discontinuity: DiscontinuityRecord? = nil, timecode: String? = nil,
+                peer: String? = nil) {
         self.kind = kind
         self.cue = cue
         self.layer = layer
@@ -115,10 +122,11 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         self.sampleRate = sampleRate
         self.discontinuity = discontinuity
         self.timecode = timecode
+        self.peer = peer
     }
 
     private enum CodingKeys: String, CodingKey {
-        case schema, kind, cue, layer, file, position, sampleTime, seconds, gainDB, state, frames, sampleRate, discontinuity, timecode
+        case schema, kind, cue, layer, file, position, sampleTime, seconds, gainDB, state, frames, sampleRate, discontinuity, timecode, peer
     }
 
     /// Encodes the update: absent fields are left out, except `gainDB` of a level or gain change,
@@ -143,6 +151,7 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         try container.encodeIfPresent(sampleRate, forKey: .sampleRate)
         try container.encodeIfPresent(discontinuity, forKey: .discontinuity)
         try container.encodeIfPresent(timecode, forKey: .timecode)
+        try container.encodeIfPresent(peer, forKey: .peer)
     }
 
     /// The update as one line of JSON.

@@ -13,8 +13,21 @@ import Synchronization
 /// writes to every backup; a backup that does not read is left behind rather than holding the
 /// show up (its connection is closed). Never on the realtime thread.
 public final class ShowLinkMain: Sendable {
-    /// What the main says of its backups (one line each, for the operator's log).
-    public typealias Note = @Sendable (String) -> Void
+    /// What happened to a backup: it joined, left, was refused, or was dropped for not reading.
+    public struct Event: Sendable, Hashable {
+        /// What happened.
+        public enum Kind: String, Sendable, Hashable {
+            case joined, left, refused, dropped
+        }
+        /// What happened.
+        public var kind: Kind
+        /// The backup's address.
+        public var peer: String
+        /// One line for the operator's log.
+        public var text: String
+    }
+    /// Told each ``Event``.
+    public typealias Note = @Sendable (Event) -> Void
 
     /// The address it listens on (`HOST:PORT`, with the port the system chose for 0).
     public let address: String
@@ -22,7 +35,8 @@ public final class ShowLinkMain: Sendable {
     private let hub: Hub
 
     /// Listens on `host`:`port` for backups of the run `player` gives (the current player: a
-    /// rate change replaces it), whose moments `moment` takes.
+    /// rate change replaces it), whose moments `moment` takes; `note` is told what happens to
+    /// each backup.
     /// - Throws: ``LinkError`` when it cannot listen there.
     public init(host: String, port: Int, passcode: String, player: @escaping @Sendable () -> SessionPlayer,
                 moment: @escaping @Sendable (SessionPlayer) -> ShowJournal.Moment, note: @escaping Note) throws(LinkError) {
@@ -97,7 +111,7 @@ public final class ShowLinkMain: Sendable {
 
         func leave(_ channel: any Channel) {
             let left = shared.withLock { $0.joined.removeValue(forKey: ObjectIdentifier(channel)) != nil }
-            if left { note("link: the backup at \(Self.peer(channel)) left") }
+            if left { note(Event(kind: .left, peer: Self.peer(channel), text: "link: the backup at \(Self.peer(channel)) left")) }
         }
 
         static func peer(_ channel: any Channel) -> String {
@@ -131,7 +145,7 @@ public final class ShowLinkMain: Sendable {
                 for channel in joining {
                     send(.welcome(text: current.editedSession.text, run: run, moment: moment), to: [channel])
                     shared.withLock { $0.joined[ObjectIdentifier(channel)] = channel }
-                    note("link: the backup at \(Self.peer(channel)) joined")
+                    note(Event(kind: .joined, peer: Self.peer(channel), text: "link: the backup at \(Self.peer(channel)) joined"))
                 }
                 let joined = shared.withLock { Array($0.joined.values) }
                 if stopping {
@@ -163,7 +177,8 @@ public final class ShowLinkMain: Sendable {
             let bytes = ShowLink.encode(message)
             for channel in channels {
                 guard channel.isWritable else {
-                    note("link: the backup at \(Self.peer(channel)) does not read what is sent; closing its link")
+                    note(Event(kind: .dropped, peer: Self.peer(channel),
+                               text: "link: the backup at \(Self.peer(channel)) does not read what is sent; closing its link"))
                     channel.close(promise: nil)
                     continue
                 }
@@ -194,7 +209,7 @@ public final class ShowLinkMain: Sendable {
                 refusal = error.message
             }
             if let refusal {
-                hub.note("link: refused the backup at \(Hub.peer(channel)): \(refusal)")
+                hub.note(Event(kind: .refused, peer: Hub.peer(channel), text: "link: refused the backup at \(Hub.peer(channel)): \(refusal)"))
                 let bytes = ShowLink.encode(.refused(reason: refusal))
                 context.writeAndFlush(wrapOutboundOut(context.channel.allocator.buffer(bytes: bytes))).whenComplete { _ in channel.close(promise: nil) }
                 return

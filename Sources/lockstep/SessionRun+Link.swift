@@ -1,6 +1,7 @@
 import Foundation
 import LockstepControl
 import LockstepJACK
+import LockstepSchema
 import LockstepSession
 import LockstepShow
 import Synchronization
@@ -13,6 +14,20 @@ extension SessionRun {
         private let parts = Mutex<(main: ShowLinkMain?, follower: BackupFollower?)>((nil, nil))
 
         var main: ShowLinkMain? { parts.withLock { $0.main } }
+        var follower: BackupFollower? { parts.withLock { $0.follower } }
+
+        /// What `status` says of it: the main's side once it listens (a backup whose main is
+        /// gone listens too with `--main`), else the backup's.
+        func status(backupOf main: String?) -> ControlStatus.Link? {
+            let (listener, follower) = parts.withLock { ($0.main, $0.follower) }
+            if let listener {
+                let backups = listener.backups
+                return ControlStatus.Link(role: "main", address: listener.address, state: backups > 0 ? "joined" : "listening", backups: backups)
+            }
+            guard let main else { return nil }
+            return ControlStatus.Link(role: "backup", address: main, state: follower?.isFollowing == true ? "following" : "alone",
+                                      offsetMilliseconds: follower?.offset.map { ($0 * 1_000_000).rounded() / 1000 })
+        }
 
         func set(main: ShowLinkMain) { parts.withLock { $0.main = main } }
         func set(follower: BackupFollower) { parts.withLock { $0.follower = follower } }
@@ -53,10 +68,16 @@ extension SessionRun {
             let player = dispatcher.player
             player.changeLead = period + Int64((options.lead * player.rate).rounded())
             let main = try ShowLinkMain(host: endpoint.host, port: Int(endpoint.port), passcode: passcode,
-                                        player: { dispatcher.player }, moment: moment, note: { notes.add($0) })
+                                        player: { dispatcher.player }, moment: moment, note: { event in
+                                            notes.add(event.text)
+                                            if event.kind == .joined || event.kind == .left {
+                                                dispatcher.updates.publish([ControlUpdate(.link, state: event.kind.rawValue, peer: event.peer)])
+                                            }
+                                        })
             link.set(main: main)
             return "link: a backup may join on \(main.address) (each change lands \(player.changeLead) samples ahead for it)"
         }
+        dispatcher.link = { [link] in link.status(backupOf: joined?.0.main) }
         guard let (backup, welcome) = joined else {
             do {
                 if let note = try openMain() { display.note(note) }
@@ -75,6 +96,7 @@ extension SessionRun {
                                           onLost: { why in
                                               dispatcher.refusal = nil
                                               notes.add("link: \(why): this backup plays on and takes commands")
+                                              dispatcher.updates.publish([ControlUpdate(.link, state: "lost", peer: backup.main)])
                                               // With --main too, it is now the main a backup joins.
                                               do throws(LinkError) {
                                                   if let note = try openMain() { notes.add(note) }

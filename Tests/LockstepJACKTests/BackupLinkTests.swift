@@ -38,8 +38,13 @@ extension JACKTests {
             defer { if backupRecorder.isRunning { backupRecorder.send(SIGKILL) } }
             #expect(main.waitForErrorOutput(containing: "joined", timeout: 10), "\(main.errorOutputSoFar)")
             usleep(600_000)
-            // The backup takes no command of its own while the main is there.
+            // The backup takes no command of its own while the main is there; each says what it is.
             #expect(backup.send(line: "go", awaiting: "backup of the main"), "\(backup.errorOutputSoFar)")
+            #expect(Self.linkStatus(of: backup).contains("\"role\":\"backup\"") && Self.linkStatus(of: backup).contains("\"state\":\"following\""),
+                    "\(Self.linkStatus(of: backup))")
+            let mainLink = Self.linkStatus(of: main)
+            #expect(mainLink.contains("\"role\":\"main\"") && mainLink.contains("\"state\":\"joined\"") && mainLink.contains("\"backups\":1"), "\(mainLink)")
+            #expect(Self.events(of: main, kind: "link").contains { $0.contains("\"state\":\"joined\"") }, "\(main.outputSoFar.suffix(800))")
             // Plain GOs through the cue list (each past the 0.3 s double-GO window), then rounds
             // of cues, levels, gains and stops by name.
             var commands = 0
@@ -66,6 +71,9 @@ extension JACKTests {
             _ = main.wait(timeout: 10)
             #expect(backup.waitForErrorOutput(containing: "this backup plays on and takes commands", timeout: 10), "\(backup.errorOutputSoFar)")
             usleep(400_000)
+            #expect(Self.events(of: backup, kind: "link").contains { $0.contains("\"state\":\"lost\"") && $0.contains("\"peer\":\"\(address)\"") },
+                    "\(backup.outputSoFar.suffix(800))")
+            #expect(Self.linkStatus(of: backup).contains("\"state\":\"alone\""), "\(Self.linkStatus(of: backup))")
             #expect(backup.send(line: "go bell", awaiting: "go bell at"), "\(backup.errorOutputSoFar)")
             usleep(800_000)
             backup.send(SIGINT)
@@ -74,6 +82,19 @@ extension JACKTests {
             let recorded = [BackupRig.finish(mainRecorder), BackupRig.finish(backupRecorder)]
             xrun.set(BackupRig.sawXrun(main.outputSoFar, result.stdout, recorded[0].stdout, recorded[1].stdout))
             check(main: try rig.recording("main"), backup: try rig.recording("backup"), said: result.stderr)
+        }
+
+        /// The `link` of a `status` the run answers.
+        static func linkStatus(of run: RunningCLI) -> String {
+            guard run.send(line: "status", awaitingOutput: "\"event\":\"status\"") else { return "no status" }
+            let line = run.outputSoFar.split(separator: "\n").last { $0.contains("\"event\":\"status\"") } ?? ""
+            guard let range = line.range(of: "\"link\":{") else { return "no link in \(line.suffix(300))" }
+            return String(line[range.lowerBound...].prefix { $0 != "}" })
+        }
+
+        /// The JSON events of `kind` a run printed.
+        static func events(of run: RunningCLI, kind: String) -> [Substring] {
+            run.outputSoFar.split(separator: "\n").filter { $0.contains("\"kind\":\"\(kind)\"") }
         }
 
         func check(main: [Float], backup: [Float], said: String) {

@@ -90,6 +90,14 @@
       $("chase-state").textContent = message.state + (message.timecode ? " at " + message.timecode : "") +
         ", session sample " + message.position + " on device sample " + message.sampleTime;
     }
+    if (message.kind === "link") {
+      // session run --main / --backup-of: a backup joined or left; the backup lost its main
+      // (it plays on and takes commands).
+      $("link").hidden = false;
+      $("link-state").textContent = message.state === "lost"
+        ? "the main at " + message.peer + " is lost: this backup plays on and takes commands"
+        : "a backup at " + message.peer + " " + message.state;
+    }
     if (message.kind === "discontinuity") {
       const item = document.createElement("li");
       item.textContent = message.discontinuity.kind + " at device sample " + message.sampleTime;
