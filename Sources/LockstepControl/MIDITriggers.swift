@@ -113,14 +113,17 @@ public struct MIDITriggers: Sendable {
 
     /// What a MIDI Show Control command does without `do:`, as QLab answers it: GO fires the cue
     /// numbered (or the next), STOP pauses the cue numbered (or the session), RESUME resumes it
-    /// (or the session), ALL_OFF stops every cue.
+    /// (or the session), LOAD puts the playhead on the cue numbered (without one: only a status),
+    /// ALL_OFF stops every cue, RESET puts every cue back and the playhead to the top.
     public static func showControlCommand(_ command: SessionDocument.Trigger.ShowControlCommand, cue: String?) -> ControlCommand {
         let reference = cue.map(CueReference.name)
         switch command {
         case .go: return .go(reference)
         case .stop: return reference.map(ControlCommand.pauseCue) ?? .pause
         case .resume: return reference.map(ControlCommand.resumeCue) ?? .resume
+        case .load: return reference.map(ControlCommand.selectPlayhead) ?? .status
         case .allOff: return .stop
+        case .reset: return .reset
         }
     }
 }

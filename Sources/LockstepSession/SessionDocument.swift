@@ -162,8 +162,12 @@ public struct SessionDocument: Sendable, Hashable {
             case stop
             /// RESUME (03): resumes the cue the message names, or the whole session.
             case resume
+            /// LOAD (05): makes the cue the message names the standby cue (the playhead's).
+            case load
             /// ALL_OFF (08): stops every cue.
             case allOff = "all_off"
+            /// RESET (0A): every cue back to waiting, the playhead to the top.
+            case reset
 
             /// The command byte on the wire.
             public var byte: UInt8 {
@@ -171,7 +175,9 @@ public struct SessionDocument: Sendable, Hashable {
                 case .go: return 0x01
                 case .stop: return 0x02
                 case .resume: return 0x03
+                case .load: return 0x05
                 case .allOff: return 0x08
+                case .reset: return 0x0A
                 }
             }
         }

@@ -169,6 +169,8 @@ struct MIDITriggerTests {
               - { msc: stop, device: 3 }
               - { msc: resume }
               - { msc: all_off, do: panic }
+              - { msc: load }
+              - { msc: reset }
             """)
         _ = _temp
         let triggers = try MIDITriggers(session: session)
@@ -190,6 +192,9 @@ struct MIDITriggerTests {
         #expect(try commands(ShowControlMessage(device: 127, command: 0x02).bytes) == [.pause])               // all call
         #expect(try commands(ShowControlMessage(device: 0, command: 0x03, cueNumber: "1").bytes) == [.resumeCue(.name("1"))])
         #expect(try commands(ShowControlMessage(device: 0, command: 0x08).bytes) == [.panic])
+        #expect(try commands(ShowControlMessage(device: 0, command: 0x05, cueNumber: "3").bytes) == [.selectPlayhead(.name("3"))])
+        #expect(try commands(ShowControlMessage(device: 0, command: 0x05).bytes) == [.status])
+        #expect(try commands(ShowControlMessage(device: 0, command: 0x0A).bytes) == [.reset])
     }
 
     @Test("errors in triggers are reported at their FILE:LINE:COLUMN", arguments: [
