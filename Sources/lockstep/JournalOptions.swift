@@ -39,12 +39,15 @@ struct JournalOptions: ParsableArguments {
     }
 
     /// The journal of `file` for a run with (`surfaces`) or without a control surface: nil when
-    /// none is kept.
-    func journalPath(for file: String, surfaces: Bool) -> String? {
+    /// none is kept. A backup's (`backup`) default journal is `NAME-HASH-backup.journal`, so that
+    /// a main and its backup on one machine do not share one.
+    func journalPath(for file: String, surfaces: Bool, backup: Bool = false) -> String? {
         if disabled || file == "-" { return nil }
         if let path { return path }
         if let resumePath { return resumePath }
-        return surfaces ? ShowJournal.path(forSession: file) : nil
+        guard surfaces else { return nil }
+        let path = ShowJournal.path(forSession: file)
+        return backup ? String(path.dropLast(".journal".count)) + "-backup.journal" : path
     }
 
     /// The session to play: `session` as read from `file`, or — with ``recover`` — with the edits

@@ -139,7 +139,7 @@ struct SessionRunCommand: ParsableCommand {
 
     func run() throws {
         let onDisk = try loadSession(file, command: "run")
-        let journalPath = journal.journalPath(for: file, surfaces: surfaces.isRequested)
+        let journalPath = journal.journalPath(for: file, surfaces: surfaces.isRequested, backup: link.backupOf != nil)
         let (session, recovered, resume) = try journal.resolve(onDisk, file: file, journal: journalPath)
         if let recordPath {
             do { try OutputSafety.refuseOverwritingInputs(output: recordPath, inputs: [file] + session.files.map(\.path), option: "--record") } catch {

@@ -42,6 +42,9 @@ extension JACKTests {
             #expect(backup.send(line: "go", awaiting: "backup of the main"), "\(backup.errorOutputSoFar)")
             #expect(Self.linkStatus(of: backup).contains("\"role\":\"backup\"") && Self.linkStatus(of: backup).contains("\"state\":\"following\""),
                     "\(Self.linkStatus(of: backup))")
+            // Each keeps its own journal (by default, on one machine too).
+            let journals = (try? FileManager.default.contentsOfDirectory(atPath: rig.temp.path + "/lockstep/journals")) ?? []
+            #expect(journals.count == 2 && journals.contains { $0.hasSuffix("-backup.journal") }, "\(journals)")
             let mainLink = Self.linkStatus(of: main)
             #expect(mainLink.contains("\"role\":\"main\"") && mainLink.contains("\"state\":\"joined\"") && mainLink.contains("\"backups\":1"), "\(mainLink)")
             #expect(Self.events(of: main, kind: "link").contains { $0.contains("\"state\":\"joined\"") }, "\(main.outputSoFar.suffix(800))")

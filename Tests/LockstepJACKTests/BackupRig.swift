@@ -47,12 +47,14 @@ struct BackupRig {
         backupServer = try JACKServer(period: Self.period)
     }
 
-    var common: [String] { ["--control", "-", "--no-journal", "--no-connect", "--json-events", "--link-passcode", Self.passcode] }
+    var common: [String] { ["--control", "-", "--no-connect", "--json-events", "--link-passcode", Self.passcode] }
+    /// Journals in the rig's folder, each side's own by default.
+    var environment: [String: String] { ["XDG_STATE_HOME": temp.path] }
 
     /// Starts the main; returns it and the address its backup joins.
     func startMain() throws -> (RunningCLI, String) {
         let main = try CLI.spawn(["session", "run", show, "--server", mainServer.name, "--client-name", "\(name)-main", "--main", "127.0.0.1:0"] + common,
-                                 withInput: true)
+                                 environment: environment, withInput: true)
         #expect(main.waitForErrorOutput(containing: "link: a backup may join on", timeout: 20), "\(main.errorOutputSoFar)")
         let address = try #require(Self.address(in: main.errorOutputSoFar), "\(main.errorOutputSoFar)")
         return (main, address)
@@ -61,7 +63,7 @@ struct BackupRig {
     /// Starts the backup of the main at `address`, once it joined.
     func startBackup(of address: String) throws -> RunningCLI {
         let backup = try CLI.spawn(["session", "run", show, "--server", backupServer.name, "--client-name", "\(name)-backup", "--backup-of", address] + common,
-                                   withInput: true)
+                                   environment: environment, withInput: true)
         #expect(backup.waitForErrorOutput(containing: "link: joined the main at", timeout: 20), "\(backup.errorOutputSoFar)")
         return backup
     }
