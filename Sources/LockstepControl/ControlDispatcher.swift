@@ -39,9 +39,9 @@ public final class ControlDispatcher: Sendable {
     /// Every change of the session, for subscribers.
     public let updates = ControlPublisher()
     let state: Mutex<State>
-    private let resumedStatus = Mutex<ControlStatus.Resumed?>(nil)
-    private let refusalText = Mutex<String?>(nil)
-    private let linkSource = Mutex<(@Sendable () -> ControlStatus.Link?)?>(nil)
+    let resumedStatus = Mutex<ControlStatus.Resumed?>(nil)
+    let refusalText = Mutex<String?>(nil)
+    let linkSource = Mutex<(@Sendable () -> ControlStatus.Link?)?>(nil)
 
     struct State {
         var player: SessionPlayer
@@ -92,34 +92,6 @@ public final class ControlDispatcher: Sendable {
 
     /// The player commands go to.
     public var player: SessionPlayer { state.withLock { $0.player } }
-
-    /// Where `audition` commands play: outputs apart from the show (nil: none, and an audition
-    /// is answered `unsupported`).
-    public var audition: CueAudition? {
-        get { state.withLock { $0.audition } }
-        set { state.withLock { $0.audition = newValue } }
-    }
-
-    /// How the run was resumed from its journal (`session run --resume`), for every `status`
-    /// (nil: it was not).
-    public var resumed: ControlStatus.Resumed? {
-        get { resumedStatus.withLock { $0 } }
-        set { resumedStatus.withLock { $0 = newValue } }
-    }
-
-    /// What `status` says of the run's show link (`session run --main` / `--backup-of`), asked at
-    /// each status; nil: no link.
-    public var link: (@Sendable () -> ControlStatus.Link?)? {
-        get { linkSource.withLock { $0 } }
-        set { linkSource.withLock { $0 = newValue } }
-    }
-
-    /// While set, every command but `status` is refused with this text (a backup following its
-    /// main takes no command of its own: `session run --backup-of`); nil: commands are carried out.
-    public var refusal: String? {
-        get { refusalText.withLock { $0 } }
-        set { refusalText.withLock { $0 = newValue } }
-    }
 
     /// Sends commands to `player` from now on (the player made again after a sample-rate
     /// change). What it already did is not published again.
