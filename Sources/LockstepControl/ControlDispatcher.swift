@@ -74,6 +74,16 @@ public final class ControlDispatcher: Sendable {
             baseline()
         }
 
+        /// Notes cue `name` as placed anew (fired): scheduled, on its new start, so that the next
+        /// poll reports its start however soon it plays and ends.
+        mutating func placed(_ name: String) {
+            let cues = player.timeline.cues
+            guard cueStates.count == cues.count, cueStarts.count == cues.count,
+                  let index = cues.firstIndex(where: { $0.name == name }) else { return }
+            cueStates[index] = .scheduled
+            cueStarts[index] = cues[index].start
+        }
+
         /// Takes the cues' states just before the position now as known, so that the next poll
         /// reports only what happens from here (a cue starting on this very sample included).
         mutating func baseline() {
@@ -234,11 +244,13 @@ public final class ControlDispatcher: Sendable {
         case .go(let reference):
             let name = try reference.map { reference throws(ControlError) in try cue(reference) }
             let result = try attempt { () throws(PlayerError) in try player.go(name, at: requested, notBefore: notBefore) }
+            state.placed(result.cue)
             return (ok(fired(result), "go \(result.cue) at \(when(max(result.start, result.position)))\(loaded(result))\(lateness(result.position))"),
                     [update(.playhead, cue: result.playhead)])
         case .startCue(let reference):
             let name = try cue(reference)
             let result = try attempt { () throws(PlayerError) in try player.startCue(name, at: requested) }
+            state.placed(result.cue)
             return (ok(fired(result), "start \(result.cue) at \(when(max(result.start, result.position)))\(loaded(result))\(lateness(result.position))"),
                     [update(.playhead, cue: result.playhead)])
         case .stop, .panic, .panicIn:
