@@ -31,6 +31,12 @@ extension JACKDevice {
         return DeviceTimeStamp(sampleTime: cycle.sampleTime + delta, hostTime: now)
     }
 
+    /// The device sample time at which the latest cycle whose callback has begun starts (nil
+    /// before the first cycle): read from the device's own counter, not from JACK's estimate of
+    /// the time. Its samples are computed or being computed, so a change posted now lands at
+    /// `latestCycleStart + period` or later.
+    public var latestCycleStart: Int64? { realtime.pointee.clock()?.sampleTime }
+
     /// The first cycle whose callback has not begun and will not begin for at least half a
     /// period: a change posted now reaches it in time, so a start there lands on its exact frame.
     ///

@@ -88,13 +88,18 @@ struct GoLatencyRig {
 
     /// Sends `count` GOs with `go` (which returns the device sample its reply names), 20 to 60 ms
     /// apart so that they leave at any phase of the period; for each, the frames from the send to
-    /// that sample, from the reply's return to it (the command was carried out before), and the
-    /// sample. Send and return are read on JACK's host clock, translated to the device's frames.
-    func sendGoes(_ count: Int, _ go: () throws -> Int64) throws -> (leads: [Int64], afterReply: [Int64], starts: [Int64]) {
-        var leads: [Int64] = [], afterReply: [Int64] = [], starts: [Int64] = []
+    /// that sample, from the reply's return to it (the command was carried out before), the
+    /// sample, and the start of the device's cycle under way when it was sent. Send and return
+    /// are read on JACK's host clock, translated to the device's frames: JACK's estimate, which
+    /// a late cycle can shift by a few periods for a while (a CI run measured a GO −317 frames
+    /// "before" its send), so it gives the latencies printed and the exact check is
+    /// ``landAfterSend(_:begun:period:)``.
+    func sendGoes(_ count: Int, _ go: () throws -> Int64) throws -> (leads: [Int64], afterReply: [Int64], starts: [Int64], begun: [Int64]) {
+        var leads: [Int64] = [], afterReply: [Int64] = [], starts: [Int64] = [], begun: [Int64] = []
         var generator = SystemRandomNumberGenerator()
         for _ in 1...count {
             usleep(UInt32.random(in: 20_000...60_000, using: &generator))
+            begun.append(try #require(device.latestCycleStart))
             let sent = device.sampleTime(forHostTime: jack_get_time())
             let at = try go()
             let answered = device.sampleTime(forHostTime: jack_get_time())
@@ -102,17 +107,14 @@ struct GoLatencyRig {
             afterReply.append(at - answered)
             starts.append(at)
         }
-        return (leads, afterReply, starts)
+        return (leads, afterReply, starts, begun)
     }
 
-    /// How far before its send a GO's first sample may seem to be. The send's frame is JACK's
-    /// estimate for a host time (`jack_time_to_frames`), extrapolated from the cycle under way:
-    /// when the next cycle wakes late, a send just after the predicted cycle start is counted in
-    /// that cycle although the command still lands at its start (a CI run measured 0 frames).
-    static let sendEstimateSlack: Int64 = 32
-
-    /// Whether every lead (first sample − send) is not before the send, within the estimate's slack.
-    static func notBeforeSend(_ leads: [Int64]) -> Bool { leads.allSatisfy { $0 >= -sendEstimateSlack } }
+    /// Whether every GO sounds in a cycle that began after it was sent: on or after the start of
+    /// the cycle following the one under way at the send (read from the device's own counter).
+    static func landAfterSend(_ starts: [Int64], begun: [Int64], period: Int64) -> Bool {
+        zip(starts, begun).allSatisfy { $0 >= $1 + period }
+    }
 
     /// `frames` at 48 kHz in milliseconds, two decimals.
     static func ms(_ frames: Int64) -> String { String(format: "%.2f", Double(frames) * 1000 / 48000) }

@@ -33,7 +33,7 @@ extension JACKTests {
 
             // From the reply's arrival back at the client: the command was carried out before,
             // so the cue cannot start more than two periods after this.
-            let (leads, afterReply, starts) = try rig.sendGoes(Self.count) {
+            let (leads, afterReply, starts, begun) = try rig.sendGoes(Self.count) {
                 try peer.send("/go")
                 let reply = try #require(peer.reply(to: "/go"))
                 let data = try #require(reply["data"] as? [String: Any], "\(reply)")
@@ -54,7 +54,7 @@ extension JACKTests {
             // Carried out within two periods of being received: never more than two periods
             // after the reply came back (the datagram's way in adds its own delay on top,
             // reported below but not bounded: a send late in a cycle read early in the next).
-            #expect(GoLatencyRig.notBeforeSend(leads), "\(leads)")
+            #expect(GoLatencyRig.landAfterSend(starts, begun: begun, period: period), "\(Array(zip(starts, begun)))")
             #expect(afterReply.allSatisfy { $0 <= 2 * period }, "\(afterReply)")
             rig.expectNoUnderrun()
             for at in starts { try rig.expectHit(at: at) }

@@ -29,7 +29,7 @@ extension JACKTests {
             #expect(client.isUpgraded, "\(client.handshake)")
             rig.waitForBed()
 
-            let (leads, afterReply, starts) = try rig.sendGoes(Self.count) {
+            let (leads, afterReply, starts, begun) = try rig.sendGoes(Self.count) {
                 client.send(text: #"{"command":"go"}"#)
                 let data = try #require(Self.goReply(client))
                 return Int64(try #require(data["sampleTime"] as? Int, "\(data)"))
@@ -39,7 +39,7 @@ extension JACKTests {
             rig.capture.stop()
             let period = Int64(device.periodFrames)
             xrun.set(rig.capture.xrunCount > 0 || rig.engine.discontinuities.contains { $0.kind == .xrun })
-            #expect(GoLatencyRig.notBeforeSend(leads), "\(leads)")
+            #expect(GoLatencyRig.landAfterSend(starts, begun: begun, period: period), "\(Array(zip(starts, begun)))")
             #expect(afterReply.allSatisfy { $0 <= 2 * period }, "\(afterReply)")
             rig.expectNoUnderrun()
             for at in starts { try rig.expectHit(at: at) }
