@@ -450,7 +450,7 @@ public struct QLabWorkspace: Sendable, Hashable {
             return [("\(prefix)/cueList/\(cueListID)/playbackPosition", id.map { [.string($0)] } ?? [])]
         case .paused, .resumed, .seeked, .stopped, .panic, .reset:
             return cueIDs.indices.map(cueUpdate)
-        case .layerGain, .discontinuity, .heartbeat, .layerStarted, .layerEnded, .recordStarted, .recordEnded, .rateChange, .late, .chase, .link:
+        case .layerGain, .discontinuity, .heartbeat, .layerStarted, .layerEnded, .recordStarted, .recordEnded, .rateChange, .late, .chase, .link, .divergence:
             return []
         }
     }

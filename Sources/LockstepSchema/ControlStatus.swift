@@ -102,14 +102,25 @@ public struct ControlStatus: Sendable, Hashable, Codable {
         /// The backup: milliseconds its session time is ahead of the main's (negative: behind),
         /// as last measured by the system clock.
         public var offsetMilliseconds: Double?
+        /// Blocks of session samples whose output hashes were compared with the other side's
+        /// (the main: summed over its backups).
+        public var comparedBlocks: Int?
+        /// Of those, the blocks that differed.
+        public var differingBlocks: Int?
+        /// The first session sample found to differ (nil: none yet).
+        public var firstDivergence: Int64?
 
         /// Creates a record.
-        public init(role: String, address: String, state: String, backups: Int? = nil, offsetMilliseconds: Double? = nil) {
+        public init(role: String, address: String, state: String, backups: Int? = nil, offsetMilliseconds: Double? = nil,
+                    comparedBlocks: Int? = nil, differingBlocks: Int? = nil, firstDivergence: Int64? = nil) {
             self.role = role
             self.address = address
             self.state = state
             self.backups = backups
             self.offsetMilliseconds = offsetMilliseconds
+            self.comparedBlocks = comparedBlocks
+            self.differingBlocks = differingBlocks
+            self.firstDivergence = firstDivergence
         }
     }
 

@@ -69,6 +69,12 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         /// `joined`, `left`), or the backup lost its main and now plays alone, taking commands
         /// (`lost`); ``peer`` is the other side's address.
         case link
+        /// `session run --main` / `--backup-of`: the outputs of the main and a backup (``peer``)
+        /// differ, compared by hashes of blocks of session samples (``state``: `differs`, the
+        /// block from ``position``, ``frames`` long; `diverged`, once both sides' samples of that
+        /// block are compared: ``position`` is the first session sample that differs), on
+        /// ``outputs``; or they are the same again from ``position`` (`agrees`).
+        case divergence
     }
 
     /// The schema version (``JSONSchema/version``).
@@ -101,14 +107,16 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
     public var discontinuity: DiscontinuityRecord?
     /// A timecode label, `HH:MM:SS:FF` (``Kind/chase``).
     public var timecode: String?
-    /// The other side of a show link, `HOST:PORT` (``Kind/link``).
+    /// The other side of a show link, `HOST:PORT` (``Kind/link``, ``Kind/divergence``).
     public var peer: String?
+    /// The outputs concerned, numbered from 1 (``Kind/divergence``).
+    public var outputs: [Int]?
 
     /// Creates an update; `gainDB` is rounded as the schema writes levels (−∞ becomes nil).
     public init(_ kind: Kind, cue: String? = nil, layer: String? = nil, file: String? = nil, position: Int64? = nil,
                 sampleTime: Int64? = nil, seconds: Double? = nil, gainDB: Double? = nil, state: String? = nil,
                 frames: Int64? = nil, sampleRate: Int? = nil, discontinuity: DiscontinuityRecord? = nil, timecode: String? = nil,
-                peer: String? = nil) {
+                peer: String? = nil, outputs: [Int]? = nil) {
         self.kind = kind
         self.cue = cue
         self.layer = layer
@@ -123,10 +131,11 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         self.discontinuity = discontinuity
         self.timecode = timecode
         self.peer = peer
+        self.outputs = outputs
     }
 
     private enum CodingKeys: String, CodingKey {
-        case schema, kind, cue, layer, file, position, sampleTime, seconds, gainDB, state, frames, sampleRate, discontinuity, timecode, peer
+        case schema, kind, cue, layer, file, position, sampleTime, seconds, gainDB, state, frames, sampleRate, discontinuity, timecode, peer, outputs
     }
 
     /// Encodes the update: absent fields are left out, except `gainDB` of a level or gain change,
@@ -152,6 +161,7 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         try container.encodeIfPresent(discontinuity, forKey: .discontinuity)
         try container.encodeIfPresent(timecode, forKey: .timecode)
         try container.encodeIfPresent(peer, forKey: .peer)
+        try container.encodeIfPresent(outputs, forKey: .outputs)
     }
 
     /// The update as one line of JSON.

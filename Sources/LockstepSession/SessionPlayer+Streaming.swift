@@ -196,6 +196,7 @@ extension SessionPlayer {
 
     /// Stops every queue at once and waits until all buffers are back.
     func halt() throws(AudioQueueError) {
+        endSegment()
         state.withLock { state in
             switch state.phase {
             case .playing: state.phase = .halting

@@ -111,6 +111,8 @@ public final class SessionPlayer: @unchecked Sendable {
         var originDevice: Int64 = 0
         var originPosition: Int64 = 0
         var pausedPosition: Int64 = 0
+        /// The latest stretches of device samples that played the session (``PlaySegment``).
+        var segments: [PlaySegment] = []
         var error: FileError?
         var lateStarts: [LateStart] = []
         /// What this run added to the session's own timeline: manual cues fired (name, session
@@ -402,6 +404,8 @@ public final class SessionPlayer: @unchecked Sendable {
             state.originDevice = origin
             state.originPosition = position
             state.phase = .playing
+            state.segments.append(PlaySegment(from: group.sampleTime, until: nil, originDevice: origin, originPosition: position))
+            if state.segments.count > Self.segmentHistory { state.segments.removeFirst() }
         }
         noteChange()
         scheduleArming()
@@ -439,6 +443,7 @@ public final class SessionPlayer: @unchecked Sendable {
         let wasPlaying = state.withLock { $0.phase == .playing }
         guard wasPlaying else { return }
         let at = position
+        endSegment()
         // The fade is rendered before the layers stop.
         engine.fadeOut(queues)
         try? halt()

@@ -14,6 +14,9 @@ import Synchronization
 public final class BackupFollower: Sendable {
     /// A note for the operator: its text, and whether it is a warning.
     public typealias Note = @Sendable (String, Bool) -> Void
+    /// Told each divergence of the backup's output from the main's and each agreement after one
+    /// (the kinds ``ShowLinkMain/Event/Kind/diverged`` and ``ShowLinkMain/Event/Kind/agrees``).
+    public typealias DivergenceNote = @Sendable (ShowLinkMain.Event) -> Void
 
     /// Seconds of the backup's session time ahead of (positive) or behind the main's, as last
     /// measured (nil: not measured yet, or not both playing).
@@ -35,15 +38,23 @@ public final class BackupFollower: Sendable {
     private let note: Note
     private let onLost: @Sendable (String) -> Void
     private let lead: Double
+    private let comparison: OutputComparison?
+    private let hasher: OutputHasher?
+    private let divergence: DivergenceNote
     private let finished = DispatchSemaphore(value: 0)
 
     /// Follows the main on `link` from its run `run` (its welcome's), with the player `player`
     /// gives (the current one), whose moments `moment` takes; `lead` seconds is the room a
-    /// relocation's start is given.
+    /// relocation's start is given. With `hasher`, the backup sends the hashes of its output to
+    /// the main and compares the main's with its own, telling `divergence` what it finds.
     public init(link: ShowLinkBackup, run: SessionPlayer.RunState, player: @escaping @Sendable () -> SessionPlayer,
                 moment: @escaping @Sendable (SessionPlayer) -> ShowJournal.Moment, lead: Double = 0.25,
-                relocateThreshold: Double = 0.005, note: @escaping Note, onLost: @escaping @Sendable (String) -> Void) {
+                relocateThreshold: Double = 0.005, hasher: OutputHasher? = nil, note: @escaping Note,
+                divergence: @escaping DivergenceNote = { _ in }, onLost: @escaping @Sendable (String) -> Void) {
         self.link = link
+        self.hasher = hasher
+        self.comparison = hasher.map(OutputComparison.init)
+        self.divergence = divergence
         self.player = player
         self.moment = moment
         self.lead = lead
@@ -55,6 +66,9 @@ public final class BackupFollower: Sendable {
         thread.qualityOfService = .userInteractive
         thread.start()
     }
+
+    /// The comparison of the backup's output with the main's (nil without a hasher).
+    public var tally: OutputComparison.Tally? { comparison?.tally }
 
     /// Stops following (the run ends) and closes the link.
     public func stop() {
@@ -71,14 +85,26 @@ public final class BackupFollower: Sendable {
         defer { finished.signal() }
         // The main's run as it stands: the welcome's, with each change applied.
         var run = welcome
+        var lastExchange = Date.distantPast
         while !shared.withLock({ $0.stopping }) {
-            guard let event = link.next(timeout: 0.2) else { continue }
+            if Date().timeIntervalSince(lastExchange) >= ShowJournal.clockInterval {
+                exchangeHashes()
+                lastExchange = Date()
+            }
+            guard let event = link.next(timeout: ShowJournal.clockInterval) else { continue }
             switch event {
             case .message(.state(let change, let main)):
                 run = run.applying(change)
                 apply(run, main: main)
             case .message(.clock(let main)):
                 align(to: main)
+            case .message(.hashes(let blocks)):
+                comparison?.receive(blocks)
+            case .message(.samples(let start, let samples)):
+                guard let found = comparison?.exact(start: start, samples: samples) else { continue }
+                divergence(ShowLinkMain.Event(kind: .diverged, peer: link.main,
+                                              text: "backup: diverges from the main at session sample \(found.position), outputs \(found.outputs.map(String.init).joined(separator: ", "))",
+                                              position: found.position, outputs: found.outputs, exact: true))
             case .message(.end):
                 lose("the main ended its run")
                 return
@@ -87,6 +113,26 @@ public final class BackupFollower: Sendable {
             case .lost(let why):
                 lose(shared.withLock { $0.stopping } ? nil : "the link to the main at \(link.main) is lost (\(why))")
                 return
+            }
+        }
+    }
+
+    /// Sends the blocks hashed since the last call to the main, compares the main's with the
+    /// backup's, and sends the backup's samples of a block where a divergence starts.
+    private func exchangeHashes() {
+        guard let hasher, let comparison else { return }
+        let fresh = hasher.takeFresh()
+        if !fresh.isEmpty { link.send(.hashes(fresh)) }
+        for finding in comparison.compare() {
+            switch finding {
+            case .diverged(let start, let outputs):
+                if let samples = hasher.samples(of: start) { link.send(.samples(start: start, samples: samples)) }
+                divergence(ShowLinkMain.Event(kind: .diverged, peer: link.main,
+                                              text: "backup: differs from the main in the block at session sample \(start), outputs \(outputs.map(String.init).joined(separator: ", "))",
+                                              position: start, outputs: outputs, exact: false))
+            case .agrees(let start):
+                divergence(ShowLinkMain.Event(kind: .agrees, peer: link.main,
+                                              text: "backup: plays the same as the main again from session sample \(start)", position: start))
             }
         }
     }

@@ -10,7 +10,9 @@ import NIOExtras
 /// ``Message/refused(reason:)`` (a wrong passcode, a session whose text differs) or
 /// ``Message/welcome(text:run:moment:)``, then sends a ``Message/state(change:moment:)`` after
 /// each change of its run (what changed: ``Change``) and a ``Message/clock(moment:)`` every ``ShowJournal/clockInterval`` while
-/// it plays — the records of its show journal — and ``Message/end`` when it ends normally.
+/// it plays — the records of its show journal — and ``Message/end`` when it ends normally. Both
+/// sides send the hashes of their output (``Message/hashes(_:)``, ``OutputHasher``) and, where a
+/// divergence starts, their samples of that block (``Message/samples(start:samples:)``).
 public enum ShowLink {
     /// One line of the link.
     public enum Message: Sendable, Hashable {
@@ -26,6 +28,12 @@ public enum ShowLink {
         case clock(moment: ShowJournal.Moment)
         /// The main's run ended normally.
         case end
+        /// Either side: the hashes of its output's blocks hashed since it last sent them
+        /// (``OutputHasher``).
+        case hashes([OutputHasher.BlockHash])
+        /// Either side: its samples of the block at session sample `start` (interleaved), sent
+        /// when that block's hashes differ and the block before did not.
+        case samples(start: Int64, samples: [Float])
     }
 
     /// The link's version: a peer of another version is refused.
@@ -42,6 +50,17 @@ public enum ShowLink {
         var run: SessionPlayer.RunState?
         var change: Change?
         var moment: ShowJournal.Moment?
+        var blocks: [WireBlock]?
+        var start: Int64?
+        /// Samples: little-endian 32-bit floats, base64.
+        var data: String?
+    }
+
+    /// A block's hashes on the wire: 16 hex digits each (JSON numbers lose 64-bit integers).
+    private struct WireBlock: Codable {
+        var start: Int64
+        var hashes: [String]
+        var time: Double
     }
 
     /// `message` as one line, newline included.
@@ -54,6 +73,14 @@ public enum ShowLink {
         case .state(let change, let moment): line = Line(kind: "state", change: change, moment: moment)
         case .clock(let moment): line = Line(kind: "clock", moment: moment)
         case .end: line = Line(kind: "end")
+        case .hashes(let blocks):
+            line = Line(kind: "hashes", blocks: blocks.map { block in
+                WireBlock(start: block.start, hashes: block.hashes.map { String(format: "%016llx", $0) }, time: block.time)
+            })
+        case .samples(let start, let samples):
+            var bytes = Data(capacity: samples.count * 4)
+            for sample in samples { withUnsafeBytes(of: sample.bitPattern.littleEndian) { bytes.append(contentsOf: $0) } }
+            line = Line(kind: "samples", start: start, data: bytes.base64EncodedString())
         }
         var data = (try? JSONEncoder().encode(line)) ?? Data()
         data.append(UInt8(ascii: "\n"))
@@ -81,6 +108,30 @@ public enum ShowLink {
         case "state": return .state(change: try need(line.change, "change"), moment: try need(line.moment, "moment"))
         case "clock": return .clock(moment: try need(line.moment, "moment"))
         case "end": return .end
+        case "hashes":
+            return .hashes(try need(line.blocks, "blocks").map { (block: WireBlock) throws(LinkError) in
+                var hashes: [UInt64] = []
+                for text in block.hashes {
+                    guard let hash = UInt64(text, radix: 16) else { throw LinkError("a 'hashes' line with a hash that is not hexadecimal ('\(text)')") }
+                    hashes.append(hash)
+                }
+                return OutputHasher.BlockHash(start: block.start, hashes: hashes, time: block.time)
+            })
+        case "samples":
+            guard let bytes = Data(base64Encoded: try need(line.data, "data")), bytes.count % 4 == 0 else {
+                throw LinkError("a 'samples' line whose data is not base64 of 32-bit floats")
+            }
+            var samples: [Float] = []
+            samples.reserveCapacity(bytes.count / 4)
+            var bits: UInt32 = 0
+            for (index, byte) in bytes.enumerated() {
+                bits |= UInt32(byte) << UInt32(8 * (index % 4))
+                if index % 4 == 3 {
+                    samples.append(Float(bitPattern: bits))
+                    bits = 0
+                }
+            }
+            return .samples(start: try need(line.start, "start"), samples: samples)
         default: throw LinkError("a line of unknown kind '\(line.kind)'")
         }
     }

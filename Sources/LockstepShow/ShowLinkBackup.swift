@@ -80,6 +80,11 @@ public final class ShowLinkBackup: Sendable {
     /// it returns that again.
     public func next(timeout: Double) -> Event? { inbox.take(timeout: timeout) }
 
+    /// Sends `message` to the main (hashes and samples of the backup's output).
+    public func send(_ message: ShowLink.Message) {
+        channel.writeAndFlush(channel.allocator.buffer(bytes: ShowLink.encode(message)), promise: nil)
+    }
+
     /// Closes the link.
     public func close() { channel.close(promise: nil) }
 

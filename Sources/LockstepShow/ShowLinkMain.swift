@@ -13,11 +13,18 @@ import Synchronization
 /// writes to every backup; a backup that does not read is left behind rather than holding the
 /// show up (its connection is closed). Never on the realtime thread.
 public final class ShowLinkMain: Sendable {
-    /// What happened to a backup: it joined, left, was refused, or was dropped for not reading.
+    /// What happened to a backup: it joined, left, was refused, or was dropped for not reading;
+    /// its output diverged from the main's (or agrees again).
     public struct Event: Sendable, Hashable {
         /// What happened.
         public enum Kind: String, Sendable, Hashable {
             case joined, left, refused, dropped
+            /// The backup's output differs from the main's from ``position`` on ``outputs``:
+            /// its first differing session sample once both sides' samples of the block are
+            /// compared (``exact``), else the block's first sample.
+            case diverged
+            /// The backup's output is the same as the main's again from ``position``.
+            case agrees
         }
         /// What happened.
         public var kind: Kind
@@ -25,6 +32,12 @@ public final class ShowLinkMain: Sendable {
         public var peer: String
         /// One line for the operator's log.
         public var text: String
+        /// The session sample of a divergence or an agreement.
+        public var position: Int64? = nil
+        /// The outputs (numbered from 1) of a divergence.
+        public var outputs: [Int]? = nil
+        /// Whether a divergence's ``position`` is its first differing sample.
+        public var exact: Bool? = nil
     }
     /// Told each ``Event``.
     public typealias Note = @Sendable (Event) -> Void
@@ -38,9 +51,12 @@ public final class ShowLinkMain: Sendable {
     /// rate change replaces it), whose moments `moment` takes; `note` is told what happens to
     /// each backup.
     /// - Throws: ``LinkError`` when it cannot listen there.
+    /// With `hasher`, the main sends the hashes of its output to each backup and compares them
+    /// with the backup's (``OutputComparison``), telling `note` of every divergence.
     public init(host: String, port: Int, passcode: String, player: @escaping @Sendable () -> SessionPlayer,
-                moment: @escaping @Sendable (SessionPlayer) -> ShowJournal.Moment, note: @escaping Note) throws(LinkError) {
-        let hub = Hub(passcode: passcode, player: player, moment: moment, note: note)
+                moment: @escaping @Sendable (SessionPlayer) -> ShowJournal.Moment, hasher: OutputHasher? = nil,
+                note: @escaping Note) throws(LinkError) {
+        let hub = Hub(passcode: passcode, player: player, moment: moment, hasher: hasher, note: note)
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
@@ -64,6 +80,18 @@ public final class ShowLinkMain: Sendable {
     /// The backups let in and still connected.
     public var backups: Int { hub.shared.withLock { $0.joined.count } }
 
+    /// The comparison of the main's output with its backups', summed over those connected (nil
+    /// without a hasher).
+    public var tally: OutputComparison.Tally? {
+        guard hub.hasher != nil else { return nil }
+        let comparisons = hub.shared.withLock { Array($0.comparisons.values) }
+        return comparisons.map(\.tally).reduce(into: OutputComparison.Tally()) { sum, tally in
+            sum.compared += tally.compared
+            sum.differing += tally.differing
+            if let first = tally.first, sum.first.map({ first.position < $0.position }) ?? true { sum.first = first }
+        }
+    }
+
     /// Sends `end` to every backup (the run ended normally), stops listening and closes the link.
     public func stop() {
         hub.stop()
@@ -77,6 +105,7 @@ public final class ShowLinkMain: Sendable {
             /// no change falls between it and the first state).
             var joining: [any Channel] = []
             var joined: [ObjectIdentifier: any Channel] = [:]
+            var comparisons: [ObjectIdentifier: OutputComparison] = [:]
             var stopping = false
         }
         let shared = Mutex(Shared())
@@ -84,13 +113,15 @@ public final class ShowLinkMain: Sendable {
         let player: @Sendable () -> SessionPlayer
         let moment: @Sendable (SessionPlayer) -> ShowJournal.Moment
         let note: Note
+        let hasher: OutputHasher?
         private let finished = DispatchSemaphore(value: 0)
 
         init(passcode: String, player: @escaping @Sendable () -> SessionPlayer,
-             moment: @escaping @Sendable (SessionPlayer) -> ShowJournal.Moment, note: @escaping Note) {
+             moment: @escaping @Sendable (SessionPlayer) -> ShowJournal.Moment, hasher: OutputHasher?, note: @escaping Note) {
             self.passcode = passcode
             self.player = player
             self.moment = moment
+            self.hasher = hasher
             self.note = note
         }
 
@@ -110,7 +141,10 @@ public final class ShowLinkMain: Sendable {
         }
 
         func leave(_ channel: any Channel) {
-            let left = shared.withLock { $0.joined.removeValue(forKey: ObjectIdentifier(channel)) != nil }
+            let left = shared.withLock { shared in
+                shared.comparisons[ObjectIdentifier(channel)] = nil
+                return shared.joined.removeValue(forKey: ObjectIdentifier(channel)) != nil
+            }
             if left { note(Event(kind: .left, peer: Self.peer(channel), text: "link: the backup at \(Self.peer(channel)) left")) }
         }
 
@@ -144,7 +178,11 @@ public final class ShowLinkMain: Sendable {
                 let now = Date()
                 for channel in joining {
                     send(.welcome(text: current.editedSession.text, run: run, moment: moment), to: [channel])
-                    shared.withLock { $0.joined[ObjectIdentifier(channel)] = channel }
+                    let comparison = hasher.map(OutputComparison.init)
+                    shared.withLock { shared in
+                        shared.joined[ObjectIdentifier(channel)] = channel
+                        shared.comparisons[ObjectIdentifier(channel)] = comparison
+                    }
                     note(Event(kind: .joined, peer: Self.peer(channel), text: "link: the backup at \(Self.peer(channel)) joined"))
                 }
                 let joined = shared.withLock { Array($0.joined.values) }
@@ -162,12 +200,54 @@ public final class ShowLinkMain: Sendable {
                     send(.clock(moment: moment), to: joined)
                     lastClock = now
                 }
+                exchangeHashes(with: joined)
                 // Woken at once by a change of the run (the backup needs it before its sample).
                 _ = current.changes.wait(until: now.addingTimeInterval(ShowJournal.clockInterval)) {
                     current.changeCount != changes || shared.withLock { $0.stopping || !$0.joining.isEmpty }
                 }
             }
             finished.signal()
+        }
+
+        /// Sends the blocks hashed since the last call to every backup, compares each backup's
+        /// with the main's, and sends the main's samples of a block where a divergence starts.
+        private func exchangeHashes(with joined: [any Channel]) {
+            guard let hasher else { return }
+            let fresh = hasher.takeFresh()
+            if !fresh.isEmpty { send(.hashes(fresh), to: joined) }
+            for channel in joined {
+                guard let comparison = shared.withLock({ $0.comparisons[ObjectIdentifier(channel)] }) else { continue }
+                for finding in comparison.compare() {
+                    let peer = Self.peer(channel)
+                    switch finding {
+                    case .diverged(let start, let outputs):
+                        if let samples = hasher.samples(of: start) { send(.samples(start: start, samples: samples), to: [channel]) }
+                        note(Event(kind: .diverged, peer: peer,
+                                   text: "link: the backup at \(peer) differs from the main in the block at session sample \(start), outputs \(outputs.map(String.init).joined(separator: ", "))",
+                                   position: start, outputs: outputs, exact: false))
+                    case .agrees(let start):
+                        note(Event(kind: .agrees, peer: peer, text: "link: the backup at \(peer) plays the same as the main again from session sample \(start)",
+                                   position: start))
+                    }
+                }
+            }
+        }
+
+        /// A backup's message after its hello: its hashes, or its samples of a block that differs.
+        func received(_ message: ShowLink.Message, from channel: any Channel) {
+            guard let comparison = shared.withLock({ $0.comparisons[ObjectIdentifier(channel)] }) else { return }
+            switch message {
+            case .hashes(let blocks):
+                comparison.receive(blocks)
+            case .samples(let start, let samples):
+                guard let divergence = comparison.exact(start: start, samples: samples) else { return }
+                let peer = Self.peer(channel)
+                note(Event(kind: .diverged, peer: peer,
+                           text: "link: the backup at \(peer) diverges from the main at session sample \(divergence.position), outputs \(divergence.outputs.map(String.init).joined(separator: ", "))",
+                           position: divergence.position, outputs: divergence.outputs, exact: true))
+            default:
+                return
+            }
         }
 
         /// Writes `message` to `channels`; one whose peer does not read (its buffers full) is
@@ -187,7 +267,7 @@ public final class ShowLinkMain: Sendable {
         }
     }
 
-    /// A backup's connection: its hello, then nothing more is read.
+    /// A backup's connection: its hello, then its hashes and samples.
     final class MainHandler: ChannelInboundHandler, Sendable {
         typealias InboundIn = ByteBuffer
         let hub: Hub
@@ -196,9 +276,17 @@ public final class ShowLinkMain: Sendable {
         init(hub: Hub) { self.hub = hub }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            guard !greeted.exchange(true, ordering: .relaxed) else { return }
             let buffer = unwrapInboundIn(data)
             let channel = context.channel
+            guard !greeted.exchange(true, ordering: .relaxed) else {
+                do throws(LinkError) {
+                    hub.received(try ShowLink.decode(buffer.readableBytesView), from: channel)
+                } catch {
+                    hub.note(Event(kind: .dropped, peer: Hub.peer(channel), text: "link: the backup at \(Hub.peer(channel)) sent \(error.message); closing its link"))
+                    context.close(promise: nil)
+                }
+                return
+            }
             let refusal: String?
             do throws(LinkError) {
                 guard case .hello(let passcode, let text) = try ShowLink.decode(buffer.readableBytesView) else {

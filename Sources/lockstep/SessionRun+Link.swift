@@ -12,6 +12,10 @@ extension SessionRun {
     /// gone, its own listener with `--main`).
     final class Link: Sendable {
         private let parts = Mutex<(main: ShowLinkMain?, follower: BackupFollower?)>((nil, nil))
+        /// Hashes this run's output for the comparison with the other side's.
+        let hasher: OutputHasher?
+
+        init(hasher: OutputHasher? = nil) { self.hasher = hasher }
 
         var main: ShowLinkMain? { parts.withLock { $0.main } }
         var follower: BackupFollower? { parts.withLock { $0.follower } }
@@ -22,11 +26,22 @@ extension SessionRun {
             let (listener, follower) = parts.withLock { ($0.main, $0.follower) }
             if let listener {
                 let backups = listener.backups
-                return ControlStatus.Link(role: "main", address: listener.address, state: backups > 0 ? "joined" : "listening", backups: backups)
+                var status = ControlStatus.Link(role: "main", address: listener.address, state: backups > 0 ? "joined" : "listening", backups: backups)
+                Self.add(listener.tally, to: &status)
+                return status
             }
             guard let main else { return nil }
-            return ControlStatus.Link(role: "backup", address: main, state: follower?.isFollowing == true ? "following" : "alone",
-                                      offsetMilliseconds: follower?.offset.map { ($0 * 1_000_000).rounded() / 1000 })
+            var status = ControlStatus.Link(role: "backup", address: main, state: follower?.isFollowing == true ? "following" : "alone",
+                                            offsetMilliseconds: follower?.offset.map { ($0 * 1_000_000).rounded() / 1000 })
+            Self.add(follower?.tally, to: &status)
+            return status
+        }
+
+        private static func add(_ tally: OutputComparison.Tally?, to status: inout ControlStatus.Link) {
+            guard let tally else { return }
+            status.comparedBlocks = tally.compared
+            status.differingBlocks = tally.differing
+            status.firstDivergence = tally.first?.position
         }
 
         func set(main: ShowLinkMain) { parts.withLock { $0.main = main } }
@@ -40,6 +55,7 @@ extension SessionRun {
             }
             follower?.stop()
             main?.stop()
+            hasher?.stop()
         }
     }
 
@@ -56,8 +72,23 @@ extension SessionRun {
     /// Opens the main's end of the link, or starts following the main a backup joined.
     func startLink(joined: (ShowLinkBackup, ShowLinkBackup.Welcome)?, show: LiveSession, dispatcher: ControlDispatcher,
                    device: JACKDevice, notes: NoteQueue, display: SessionDisplay) throws -> Link {
-        let link = Link()
-        guard let options = command.link, let passcode = options.passcode else { return link }
+        guard let options = command.link, let passcode = options.passcode else { return Link() }
+        let hasher: OutputHasher?
+        do {
+            hasher = try OutputHasher(engine: show.engine, channels: session.document.channelCount, player: { dispatcher.player })
+        } catch {
+            hasher = nil
+            display.note("link: cannot hash this run's output to compare it with the other side's: \(error.message)")
+        }
+        let link = Link(hasher: hasher)
+        /// Tells the operator and every subscriber of a divergence found, or an agreement.
+        let divergence: @Sendable (ShowLinkMain.Event) -> Void = { event in
+            notes.add(event.text)
+            let state = event.kind == .agrees ? "agrees" : event.exact == true ? "diverged" : "differs"
+            dispatcher.updates.publish([ControlUpdate(.divergence, position: event.position, state: state,
+                                                      frames: state == "differs" ? Int64(OutputHasher.blockFrames) : nil,
+                                                      peer: event.peer, outputs: event.outputs)])
+        }
         let moment = Self.moment(on: device)
         let name = command.command
         let period = Int64(device.periodFrames)
@@ -68,7 +99,8 @@ extension SessionRun {
             let player = dispatcher.player
             player.changeLead = period + Int64((options.lead * player.rate).rounded())
             let main = try ShowLinkMain(host: endpoint.host, port: Int(endpoint.port), passcode: passcode,
-                                        player: { dispatcher.player }, moment: moment, note: { event in
+                                        player: { dispatcher.player }, moment: moment, hasher: hasher, note: { event in
+                                            if event.kind == .diverged || event.kind == .agrees { return divergence(event) }
                                             notes.add(event.text)
                                             if event.kind == .joined || event.kind == .left {
                                                 dispatcher.updates.publish([ControlUpdate(.link, state: event.kind.rawValue, peer: event.peer)])
@@ -92,7 +124,7 @@ extension SessionRun {
         }
         dispatcher.refusal = "this run is the backup of the main at \(backup.main): send commands to the main (this one takes them once the link is lost)"
         link.set(follower: BackupFollower(link: backup, run: welcome.run, player: { dispatcher.player }, moment: moment, lead: 0.3,
-                                          note: { text, _ in notes.add(text) },
+                                          hasher: hasher, note: { text, _ in notes.add(text) }, divergence: divergence,
                                           onLost: { why in
                                               dispatcher.refusal = nil
                                               notes.add("link: \(why): this backup plays on and takes commands")

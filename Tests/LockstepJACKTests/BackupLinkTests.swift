@@ -10,14 +10,19 @@ extension JACKTests {
     /// takes the next GO.
     @Suite("lockstep session run --main / --backup-of: a backup plays the main's samples", .serialized)
     struct BackupLinkTests {
-        /// Rounds of 8 commands (LOCKSTEP_BACKUP_ROUNDS: 70 make a 3-minute run of 565 commands).
-        static let rounds = Int(ProcessInfo.processInfo.environment["LOCKSTEP_BACKUP_ROUNDS"] ?? "") ?? 2
+        /// Minutes the show runs for (LOCKSTEP_BACKUP_MINUTES; 0: as long as the rounds take).
+        static let minutes = Double(ProcessInfo.processInfo.environment["LOCKSTEP_BACKUP_MINUTES"] ?? "") ?? 0
+        /// Rounds of 8 commands (LOCKSTEP_BACKUP_ROUNDS: 70 make a 3-minute run of 565 commands;
+        /// with LOCKSTEP_BACKUP_MINUTES, 0.6 a minute: 10 minutes make 53 commands).
+        static let rounds = Int(ProcessInfo.processInfo.environment["LOCKSTEP_BACKUP_ROUNDS"] ?? "") ?? (minutes > 0 ? max(1, Int(minutes * 0.6)) : 2)
+        /// Seconds between rounds: the rest of the minutes spread over them.
+        static let pause = minutes > 0 ? max(0, (minutes * 60 - 6) / Double(rounds) - 8 * 0.35) : 0
 
         @Test("commands to the main only: every session sample both recorded is the same on the backup (bed, pad through a fade, cues by GO, levels, gains, stops); the backup refuses its own commands, a wrong passcode and another file; killed, the main leaves the backup playing with no gap, and it takes the next GO")
         func mainAndBackup() throws { try retryingOnXruns("BackupLinkTests", attempts: 3, run) }
 
         func run(_ xrun: XrunFlag) throws {
-            let rig = try BackupRig(prefix: "lockstep-backup", seconds: 12 + Self.rounds * 3)
+            let rig = try BackupRig(prefix: "lockstep-backup", seconds: 12 + Self.rounds * 3 + Int(Self.minutes * 60))
             try FileFixtures.writeText(path: rig.temp.file("other.yaml"), rig.text.replacingOccurrences(of: "duration: 0.3", with: "duration: 0.4"))
             let (main, address) = try rig.startMain()
             defer { if main.isRunning { main.send(SIGKILL) } }
@@ -66,9 +71,19 @@ extension JACKTests {
                     commands += 1
                     usleep(350_000)
                 }
+                if Self.pause > 0 { usleep(UInt32(Self.pause * 1_000_000)) }
             }
             print("BackupLinkTests: \(commands) commands to the main")
             usleep(500_000)
+            // Both compared the hashes of their outputs, block by block: none differed.
+            for (side, run) in [("main", main), ("backup", backup)] {
+                let link = Self.linkStatus(of: run)
+                let compared = Self.number("comparedBlocks", in: link) ?? 0
+                #expect(compared > 48000 * 3 / 4096 && Self.number("differingBlocks", in: link) == 0 && !link.contains("firstDivergence"),
+                        "\(side): \(link)")
+                #expect(Self.events(of: run, kind: "divergence").isEmpty, "\(side): \(Self.events(of: run, kind: "divergence").prefix(3))")
+                print("BackupLinkTests: the \(side) compared \(compared) blocks of 4096 session samples, 0 differing")
+            }
             // The main goes; the backup plays on and takes the next GO.
             main.send(SIGKILL)
             _ = main.wait(timeout: 10)
@@ -93,6 +108,18 @@ extension JACKTests {
             let line = run.outputSoFar.split(separator: "\n").last { $0.contains("\"event\":\"status\"") } ?? ""
             guard let range = line.range(of: "\"link\":{") else { return "no link in \(line.suffix(300))" }
             return String(line[range.lowerBound...].prefix { $0 != "}" })
+        }
+
+        /// The integer of `key` in a JSON text.
+        static func number(_ key: String, in text: String) -> Int? {
+            guard let range = text.range(of: "\"\(key)\":") else { return nil }
+            return Int(text[range.upperBound...].prefix { $0.isNumber || $0 == "-" })
+        }
+
+        /// The string of `key` in a JSON text.
+        static func string(_ key: String, in text: String) -> String? {
+            guard let range = text.range(of: "\"\(key)\":\"") else { return nil }
+            return String(text[range.upperBound...].prefix { $0 != "\"" })
         }
 
         /// The JSON events of `kind` a run printed.

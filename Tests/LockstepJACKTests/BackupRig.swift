@@ -11,6 +11,8 @@ struct BackupRig {
     static let step: Float = 1.0 / 65536
     static let period = 1024
     static let passcode = "s3cret"
+    /// The bed's length in samples when the show is longer (its values name its samples).
+    static let bedLoop = 1 << 23
 
     let temp: TemporaryTestDirectory
     let show: String
@@ -23,8 +25,10 @@ struct BackupRig {
     init(prefix: String, seconds: Int) throws {
         temp = try TemporaryTestDirectory(prefix: prefix)
         let format = StreamFormat(sampleRate: 48000, channelCount: 1)
-        // (The bed's values name its samples up to 2^24.)
-        try FileFixtures.writeWAV(path: temp.file("bed.wav"), samples: Signals.ramp(frames: 48000 * seconds, start: 1, step: Self.step), format: format)
+        // (The bed's values name its samples up to 2^23; a longer show loops it, and
+        // ``frames(_:)`` counts the loops.)
+        let looped = 48000 * seconds > Self.bedLoop
+        try FileFixtures.writeWAV(path: temp.file("bed.wav"), samples: Signals.ramp(frames: min(48000 * seconds, Self.bedLoop), start: 1, step: Self.step), format: format)
         try FileFixtures.writeWAV(path: temp.file("pad.wav"), samples: Signals.constant(0.25, frames: 48000), format: format)
         try FileFixtures.writeWAV(path: temp.file("bell.wav"), samples: Signals.ramp(frames: 24000, start: 1, step: Self.step), format: format)
         try FileFixtures.writeWAV(path: temp.file("horn.wav"), samples: Signals.ramp(frames: 24000, start: 30_000, step: Self.step), format: format)
@@ -33,7 +37,7 @@ struct BackupRig {
             channels: 3
             layers: { bed: { channel_map: "1:1" }, pad: { channel_map: "1:2" }, fx: { channel_map: "1:3" } }
             cues:
-              - { name: bed, layer: bed, file: bed.wav, at: 0 }
+              - { name: bed, layer: bed, file: bed.wav, at: 0\(looped ? ", loop: forever" : "") }
               - { name: pad, layer: pad, file: pad.wav, at: 0, loop: forever }
               - { name: bell, layer: fx, file: bell.wav, at: manual }
               - { name: dim, type: fade, target: pad, level: -6.0206, duration: 0.3, at: manual }
@@ -60,9 +64,9 @@ struct BackupRig {
         return (main, address)
     }
 
-    /// Starts the backup of the main at `address`, once it joined.
-    func startBackup(of address: String) throws -> RunningCLI {
-        let backup = try CLI.spawn(["session", "run", show, "--server", backupServer.name, "--client-name", "\(name)-backup", "--backup-of", address] + common,
+    /// Starts the backup of the main at `address` (on `file`, by default the main's), once it joined.
+    func startBackup(of address: String, file: String? = nil) throws -> RunningCLI {
+        let backup = try CLI.spawn(["session", "run", file ?? show, "--server", backupServer.name, "--client-name", "\(name)-backup", "--backup-of", address] + common,
                                    environment: environment, withInput: true)
         #expect(backup.waitForErrorOutput(containing: "link: joined the main at", timeout: 20), "\(backup.errorOutputSoFar)")
         return backup
@@ -99,13 +103,18 @@ struct BackupRig {
 
     /// A recording's frames as (session sample the bed names, pad, fx), up to 0.1 s before the
     /// bed's last sample (a run that ends fades out: the bed's values no longer name its samples).
+    /// A looped bed's wrap (a drop of more than half its length) adds a loop.
     static func frames(_ samples: [Float]) -> [(position: Int64, pad: Float, fx: Float)] {
         let count = samples.count / 3
         let end = ((0..<count).last { samples[$0 * 3] != 0 } ?? 0) - 4800
         var result: [(position: Int64, pad: Float, fx: Float)] = []
+        result.reserveCapacity(max(0, end))
+        var loops: Int64 = 0, last: Int64?
         for frame in 0..<max(0, end) where samples[frame * 3] != 0 {
-            let position = Int64((samples[frame * 3] / step).rounded()) - 1
-            result.append((position, samples[frame * 3 + 1], samples[frame * 3 + 2]))
+            let value = Int64((samples[frame * 3] / step).rounded()) - 1
+            if let last, last - value > Int64(bedLoop / 2) { loops += 1 }
+            last = value
+            result.append((value + loops * Int64(bedLoop), samples[frame * 3 + 1], samples[frame * 3 + 2]))
         }
         return result
     }
@@ -126,17 +135,21 @@ struct BackupRig {
     /// samples left out at each end of `mine`): how many were compared, the first few that differ.
     static func compare(_ theirs: ArraySlice<(position: Int64, pad: Float, fx: Float)>, _ mine: ArraySlice<(position: Int64, pad: Float, fx: Float)>,
                         margin: Int = 0) -> (compared: Int, count: Int, differing: [String]) {
-        var byPosition: [Int64: (Float, Float)] = [:]
-        for frame in theirs { byPosition[frame.position] = (frame.pad, frame.fx) }
+        // (By position in an array: a 10-minute recording holds 28.8 million frames.)
+        let last = Int(theirs.map(\.position).max() ?? -1)
+        var byPosition = [(pad: Float, fx: Float, heard: Bool)](repeating: (0, 0, false), count: last + 1)
+        for frame in theirs where frame.position >= 0 { byPosition[Int(frame.position)] = (frame.pad, frame.fx, true) }
         var compared = 0, count = 0
         var differing: [String] = []
         for frame in mine.dropFirst(margin).dropLast(margin) {
-            guard let other = byPosition[frame.position] else { continue }
+            guard frame.position >= 0, frame.position <= last else { continue }
+            let other = byPosition[Int(frame.position)]
+            guard other.heard else { continue }
             compared += 1
-            guard other != (frame.pad, frame.fx) else { continue }
+            guard other.pad != frame.pad || other.fx != frame.fx else { continue }
             count += 1
             if differing.count < 5 {
-                differing.append("session sample \(frame.position): main pad \(other.0) fx \(other.1), backup pad \(frame.pad) fx \(frame.fx)")
+                differing.append("session sample \(frame.position): main pad \(other.pad) fx \(other.fx), backup pad \(frame.pad) fx \(frame.fx)")
             }
         }
         return (compared, count, differing)

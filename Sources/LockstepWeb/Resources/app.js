@@ -98,6 +98,18 @@
         ? "the main at " + message.peer + " is lost: this backup plays on and takes commands"
         : "a backup at " + message.peer + " " + message.state;
     }
+    if (message.kind === "divergence") {
+      // session run --main / --backup-of: the two outputs' hashes differ (a block, then the
+      // first differing sample once both sides' samples are compared), or agree again.
+      $("link").hidden = false;
+      const outputs = message.outputs ? " on output " + message.outputs.join(", ") : "";
+      $("link-state").textContent = message.state === "agrees"
+        ? "the outputs of main and backup (" + message.peer + ") agree again from session sample " + message.position
+        : message.state === "diverged"
+          ? "DIVERGED from " + message.peer + " at session sample " + message.position + outputs
+          : "differs from " + message.peer + " in the block at session sample " + message.position + outputs;
+      $("link").classList.toggle("warning", message.state !== "agrees");
+    }
     if (message.kind === "discontinuity") {
       const item = document.createElement("li");
       item.textContent = message.discontinuity.kind + " at device sample " + message.sampleTime;
