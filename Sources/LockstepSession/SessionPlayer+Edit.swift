@@ -83,9 +83,9 @@ extension SessionPlayer {
 
     /// Installs `next` and keeps the edit for ``undo()``.
     func commit(_ next: Session, in state: inout State, renames: [String: String], focus: String, key: String,
-                label: String) throws(PlayerError) -> EditResult {
+                label: String, at landing: Int64? = nil) throws(PlayerError) -> EditResult {
         let before = state.session
-        let result = try install(next, in: &state, renames: renames, focus: focus, key: key, label: label)
+        let result = try install(next, in: &state, renames: renames, focus: focus, key: key, label: label, at: landing)
         editCounter.add(1, ordering: .releasing)
         state.undoStack.append(EditStep(before: before, after: next, renames: renames, focusBefore: renames.first?.key ?? focus,
                                         focusAfter: focus, key: key))
@@ -101,7 +101,7 @@ extension SessionPlayer {
     /// - Throws: ``PlayerError`` (`invalidEdit`) when `next` is not a valid session at this rate or
     ///   changes the layers (made when the run starts).
     func install(_ next: Session, in state: inout State, renames: [String: String], focus: String, key: String,
-                 label: String) throws(PlayerError) -> EditResult {
+                 label: String, at landing: Int64? = nil) throws(PlayerError) -> EditResult {
         var builder = SessionTimelineBuilder(session: next, rate: rate)
         var fresh: SessionTimeline
         do throws(SessionError) { fresh = try builder.build() } catch {
@@ -115,7 +115,7 @@ extension SessionPlayer {
         if let moved = fresh.layers.indices.first(where: { fresh.layers[$0].ports != old.layers[$0].ports }) {
             throw PlayerError(.invalidEdit, "\(label) refused: layer '\(old.layers[moved].name)''s ports are connected when the session starts (its own outputs are made then); change them in the file and run it again, or connect its outputs with jack_connect")
         }
-        let sample = state.controlSample
+        let sample = landing ?? state.controlSample
         // A layer's gain: from where the edit lands.
         for index in fresh.layers.indices where fresh.layers[index].gainDB != old.layers[index].gainDB {
             state.touch(layer: index, from: sample)
@@ -205,6 +205,8 @@ extension SessionPlayer {
         state.timeline = timeline
         state.initial = fresh
         state.session = next
+        state.edits.append(EditRecord(count: (state.edits.last?.count ?? 0) + 1, text: next.text, renames: renames, sample: sample, rate: rate))
+        if state.edits.count > Self.editHistory { state.edits.removeFirst() }
         return EditResult(cue: focus, key: key, sample: sample, atNextStart: focusPending)
     }
 

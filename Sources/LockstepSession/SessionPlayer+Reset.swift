@@ -25,9 +25,12 @@ extension SessionPlayer {
     ///
     /// - Returns: what was stopped and where the start plays again.
     /// - Throws: ``AudioQueueError`` if the layers cannot restart.
+    /// - Parameter startTime: the device sample the start plays on again (nil: as soon as every
+    ///   layer is computed, or ``relocationLead`` later).
     @discardableResult
-    public func reset() throws(AudioQueueError) -> ResetResult {
+    public func reset(at startTime: Int64? = nil) throws(AudioQueueError) -> ResetResult {
         let wasPlaying = state.withLock { $0.phase == .playing }
+        let at = wasPlaying ? startTime ?? relocationTime() : nil
         var result = ResetResult(stopped: [], stoppedAt: position, playhead: nil, sampleTime: nil)
         if wasPlaying {
             let stopped = stopAll(fade: Self.declickSeconds)
@@ -56,7 +59,14 @@ extension SessionPlayer {
             return state.playhead.map { fresh.cues[$0].name }
         }
         noteChange()
-        if wasPlaying { result.sampleTime = try start(from: 0, lead: Self.resetLead) }
+        if wasPlaying {
+            if let at {
+                if startTime == nil { announceRelocation(to: 0, at: at, isReset: true) }
+                result.sampleTime = try start(from: 0, at: at)
+            } else {
+                result.sampleTime = try start(from: 0, lead: Self.resetLead)
+            }
+        }
         return result
     }
 

@@ -78,6 +78,9 @@ extension SessionPlayer {
         public var isPaused: Bool
         /// The paused position (while paused).
         public var pausedPosition: Int64
+        /// The run's latest relocation (a seek, a resume or a reset while playing), for a run
+        /// that follows this one (nil: none yet).
+        public var relocation: Relocation?
 
         /// Creates a run state.
         public init(rate: Double, goes: [Go] = [], gains: [GainChange] = [], cues: [CueChanges] = [], playhead: String? = nil,
@@ -116,6 +119,7 @@ extension SessionPlayer {
             moved.loaded = loaded.mapValues(move)
             moved.lastPlainGo = lastPlainGo.map(move)
             moved.pausedPosition = move(pausedPosition)
+            moved.relocation = relocation?.moved(from: self.rate, to: rate)
             return moved
         }
     }
@@ -134,6 +138,7 @@ extension SessionPlayer {
                             loaded: Dictionary(uniqueKeysWithValues: state.loaded.map { (cues[$0.key].name, $0.value) }),
                             lastPlainGo: state.lastPlainGo, ignoredGos: state.ignoredGos,
                             isPaused: !state.phase.isRunning, pausedPosition: state.pausedPosition)
+                .with(relocation: state.relocation)
         }
     }
 

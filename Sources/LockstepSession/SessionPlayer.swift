@@ -113,6 +113,12 @@ public final class SessionPlayer: @unchecked Sendable {
         var pausedPosition: Int64 = 0
         /// The latest stretches of device samples that played the session (``PlaySegment``).
         var segments: [PlaySegment] = []
+        /// The latest relocation announced.
+        var relocation: Relocation?
+        /// The latest edits made (``SessionPlayer/EditRecord``).
+        var edits: [EditRecord] = []
+        /// Samples a seek, resume or reset starts later than it could (``relocationLead``).
+        var relocationLead: Int64 = 0
         var error: FileError?
         var lateStarts: [LateStart] = []
         /// What this run added to the session's own timeline: manual cues fired (name, session
@@ -331,6 +337,7 @@ public final class SessionPlayer: @unchecked Sendable {
         // (Made from the session as edited: a cue placed before an edit replays with it.)
         next.doubleGoWindow = Int64((Double(doubleGoWindow) * next.rate / rate).rounded())
         next.changeLead = Int64((Double(changeLead) * next.rate / rate).rounded())
+        next.relocationLead = Int64((Double(relocationLead) * next.rate / rate).rounded())
         next.restore(runState())
         return next
     }
@@ -424,8 +431,10 @@ public final class SessionPlayer: @unchecked Sendable {
             state.withLock { $0.pausedPosition = max(0, position) }
             return nil
         }
+        let at = deviceTime ?? relocationTime()
+        if deviceTime == nil, let at { announceRelocation(to: max(0, position), at: at, isReset: false) }
         try halt()
-        return try start(from: max(0, position), at: deviceTime)
+        return try start(from: max(0, position), at: at)
     }
 
     /// Stops at once (transport stopped, say) and remembers `position` as the paused position.
@@ -460,7 +469,9 @@ public final class SessionPlayer: @unchecked Sendable {
     public func resume() throws(AudioQueueError) {
         let (paused, at) = state.withLock { ($0.phase == .paused, $0.pausedPosition) }
         guard paused else { return }
-        try start(from: at)
+        let time = relocationTime()
+        if let time { announceRelocation(to: at, at: time, isReset: false) }
+        try start(from: at, at: time)
     }
 
     /// Stops every layer at once and frees the queues' buffers from refills.

@@ -28,6 +28,8 @@ public final class BackupFollower: Sendable {
 
     private struct Shared {
         var offset: Double?
+        /// The main's relocations followed (or already behind the run at the welcome).
+        var relocations = 0
         var lost: String?
         var stopping = false
     }
@@ -43,11 +45,11 @@ public final class BackupFollower: Sendable {
     private let divergence: DivergenceNote
     private let finished = DispatchSemaphore(value: 0)
 
-    /// Follows the main on `link` from its run `run` (its welcome's), with the player `player`
+    /// Follows the main on `link` from its run `run` and its `edits`th edit (its welcome's), with the player `player`
     /// gives (the current one), whose moments `moment` takes; `lead` seconds is the room a
     /// relocation's start is given. With `hasher`, the backup sends the hashes of its output to
     /// the main and compares the main's with its own, telling `divergence` what it finds.
-    public init(link: ShowLinkBackup, run: SessionPlayer.RunState, player: @escaping @Sendable () -> SessionPlayer,
+    public init(link: ShowLinkBackup, run: SessionPlayer.RunState, edits: Int = 0, player: @escaping @Sendable () -> SessionPlayer,
                 moment: @escaping @Sendable (SessionPlayer) -> ShowJournal.Moment, lead: Double = 0.25,
                 relocateThreshold: Double = 0.005, hasher: OutputHasher? = nil, note: @escaping Note,
                 divergence: @escaping DivergenceNote = { _ in }, onLost: @escaping @Sendable (String) -> Void) {
@@ -61,7 +63,7 @@ public final class BackupFollower: Sendable {
         self.relocateThreshold = relocateThreshold
         self.note = note
         self.onLost = onLost
-        let thread = Thread { [self] in follow(from: run) }
+        let thread = Thread { [self] in follow(from: run, edits: edits) }
         thread.name = "lockstep-backup"
         thread.qualityOfService = .userInteractive
         thread.start()
@@ -81,10 +83,13 @@ public final class BackupFollower: Sendable {
         finished.wait()
     }
 
-    private func follow(from welcome: SessionPlayer.RunState) {
+    private func follow(from welcome: SessionPlayer.RunState, edits welcomeEdits: Int) {
         defer { finished.signal() }
         // The main's run as it stands: the welcome's, with each change applied.
         var run = welcome
+        shared.withLock { $0.relocations = welcome.relocation?.count ?? 0 }
+        // The main's edits the welcome's text holds.
+        var edits = welcomeEdits
         var lastExchange = Date.distantPast
         while !shared.withLock({ $0.stopping }) {
             if Date().timeIntervalSince(lastExchange) >= ShowJournal.clockInterval {
@@ -98,6 +103,17 @@ public final class BackupFollower: Sendable {
                 apply(run, main: main)
             case .message(.clock(let main)):
                 align(to: main)
+            case .message(.edits(let records)):
+                let player = player()
+                for record in records where record.count > edits {
+                    edits = record.count
+                    do {
+                        let result = try player.follow(edit: record)
+                        note("backup: the main's edit \(record.count) made on session sample \(result.sample)", false)
+                    } catch {
+                        note("backup: cannot make the main's edit \(record.count): \(error.message)", true)
+                    }
+                }
             case .message(.hashes(let blocks)):
                 comparison?.receive(blocks)
             case .message(.samples(let start, let samples)):
@@ -143,14 +159,38 @@ public final class BackupFollower: Sendable {
         onLost(why)
     }
 
-    /// Applies the main's run: its changes on their samples; its pause, resume or reset.
+    /// Applies the main's run: its changes on their samples; its relocation (a seek, a resume,
+    /// a reset) on the sample the main's started on; its pause.
     private func apply(_ run: SessionPlayer.RunState, main: ShowJournal.Moment) {
         let player = player()
         let mine = player.runState().moved(to: run.rate)
-        // The main reset (or went another way): start over from the session as written.
-        if !run.goes.starts(with: mine.goes) || run.gains.count < mine.gains.count {
+        let relocation = run.relocation.flatMap { $0.count > shared.withLock({ $0.relocations }) ? $0.moved(from: run.rate, to: player.rate) : nil }
+        if let relocation {
+            shared.withLock { $0.relocations = relocation.count }
+        }
+        // (A run that never played has no mapping in common with the main's: the clock then.)
+        if let relocation, !player.segments.isEmpty {
+            // Where this run's mapping (in lockstep with the main's) plays the main's `from`.
+            let at = player.deviceTime(forPosition: relocation.from)
+            do {
+                if relocation.isReset {
+                    _ = try player.reset(at: at)
+                    if !player.isRunning { try player.start(from: relocation.to, at: at) }
+                } else if player.isRunning {
+                    try player.seek(to: relocation.to, at: at)
+                } else {
+                    try player.start(from: relocation.to, at: at)
+                }
+                note("backup: \(relocation.isReset ? "reset" : "relocated") with the main: session sample \(relocation.to) on device sample \(at), where the main played it", false)
+            } catch {
+                note("backup: cannot follow the main's \(relocation.isReset ? "reset" : "relocation") to session sample \(relocation.to): \(error.message)", true)
+            }
+        } else if !run.goes.starts(with: mine.goes) || run.gains.count < mine.gains.count {
+            // The main reset (or went another way) with no relocation to follow: start over
+            // from the session as written.
             do { _ = try player.reset() } catch { note("backup: cannot follow the main's reset: \(error.message)", true) }
         }
+        // (A reset's state is the main's after it: this run is reset too.)
         for problem in player.follow(run) { note("backup: \(problem)", true) }
         let paused = run.isPaused || !main.isPlaying
         if paused && player.isRunning {
@@ -159,7 +199,7 @@ public final class BackupFollower: Sendable {
             note("backup: paused with the main", false)
         } else if !paused && !player.isRunning {
             relocate(to: main, why: "resumed with the main")
-        } else {
+        } else if relocation == nil {
             align(to: main)
         }
     }

@@ -8,8 +8,9 @@ import NIOExtras
 ///
 /// The backup opens it with ``Message/hello(passcode:text:)``; the main answers
 /// ``Message/refused(reason:)`` (a wrong passcode, a session whose text differs) or
-/// ``Message/welcome(text:run:moment:)``, then sends a ``Message/state(change:moment:)`` after
-/// each change of its run (what changed: ``Change``) and a ``Message/clock(moment:)`` every ``ShowJournal/clockInterval`` while
+/// ``Message/welcome(text:edits:run:moment:)``, then sends a ``Message/state(change:moment:)`` after
+/// each change of its run (what changed: ``Change``; its edits first, ``Message/edits(_:)``) and a
+/// ``Message/clock(moment:)`` every ``ShowJournal/clockInterval`` while
 /// it plays — the records of its show journal — and ``Message/end`` when it ends normally. Both
 /// sides send the hashes of their output (``Message/hashes(_:)``, ``OutputHasher``) and, where a
 /// divergence starts, their samples of that block (``Message/samples(start:samples:)``).
@@ -20,14 +21,17 @@ public enum ShowLink {
         case hello(passcode: String, text: String)
         /// The main refuses the backup, saying why.
         case refused(reason: String)
-        /// The main accepts: its session text (as edited), its run's state and where it is.
-        case welcome(text: String, run: SessionPlayer.RunState, moment: ShowJournal.Moment)
+        /// The main accepts: its session text (as edited, after its `edits`th edit), its run's
+        /// state and where it is.
+        case welcome(text: String, edits: Int, run: SessionPlayer.RunState, moment: ShowJournal.Moment)
         /// The main's run changed (the state it sent before, with ``Change`` applied).
         case state(change: Change, moment: ShowJournal.Moment)
         /// Where the main's session is now.
         case clock(moment: ShowJournal.Moment)
         /// The main's run ended normally.
         case end
+        /// The main's edits since the last it sent (``LockstepSession/SessionPlayer/EditRecord``).
+        case edits([SessionPlayer.EditRecord])
         /// Either side: the hashes of its output's blocks hashed since it last sent them
         /// (``OutputHasher``).
         case hashes([OutputHasher.BlockHash])
@@ -51,6 +55,8 @@ public enum ShowLink {
         var change: Change?
         var moment: ShowJournal.Moment?
         var blocks: [WireBlock]?
+        var edits: [SessionPlayer.EditRecord]?
+        var count: Int?
         var start: Int64?
         /// Samples: little-endian 32-bit floats, base64.
         var data: String?
@@ -69,7 +75,9 @@ public enum ShowLink {
         switch message {
         case .hello(let passcode, let text): line = Line(kind: "hello", version: version, passcode: passcode, text: text)
         case .refused(let reason): line = Line(kind: "refused", reason: reason)
-        case .welcome(let text, let run, let moment): line = Line(kind: "welcome", version: version, text: text, run: run, moment: moment)
+        case .welcome(let text, let edits, let run, let moment):
+            line = Line(kind: "welcome", version: version, text: text, run: run, moment: moment, count: edits)
+        case .edits(let edits): line = Line(kind: "edits", edits: edits)
         case .state(let change, let moment): line = Line(kind: "state", change: change, moment: moment)
         case .clock(let moment): line = Line(kind: "clock", moment: moment)
         case .end: line = Line(kind: "end")
@@ -104,7 +112,8 @@ public enum ShowLink {
         case "refused": return .refused(reason: try need(line.reason, "reason"))
         case "welcome":
             guard line.version == version else { throw LinkError("a main of link version \(line.version.map(String.init) ?? "?") (this is \(version)): run the same Lockstep on both machines") }
-            return .welcome(text: try need(line.text, "text"), run: try need(line.run, "run"), moment: try need(line.moment, "moment"))
+            return .welcome(text: try need(line.text, "text"), edits: line.count ?? 0, run: try need(line.run, "run"), moment: try need(line.moment, "moment"))
+        case "edits": return .edits(try need(line.edits, "edits"))
         case "state": return .state(change: try need(line.change, "change"), moment: try need(line.moment, "moment"))
         case "clock": return .clock(moment: try need(line.moment, "moment"))
         case "end": return .end

@@ -13,6 +13,8 @@ public final class ShowLinkBackup: Sendable {
     public struct Welcome: Sendable {
         /// The main's session text, as edited.
         public var text: String
+        /// The main's edits ``text`` holds (the next one it sends counts one more).
+        public var edits: Int
         /// The main's run.
         public var run: SessionPlayer.RunState
         /// Where the main was.
@@ -54,8 +56,8 @@ public final class ShowLinkBackup: Sendable {
         let link = ShowLinkBackup(main: main, channel: channel, inbox: inbox)
         channel.writeAndFlush(channel.allocator.buffer(bytes: ShowLink.encode(.hello(passcode: passcode, text: text))), promise: nil)
         switch link.next(timeout: timeout) {
-        case .message(.welcome(let text, let run, let moment))?:
-            return (link, Welcome(text: text, run: run, moment: moment))
+        case .message(.welcome(let text, let edits, let run, let moment))?:
+            return (link, Welcome(text: text, edits: edits, run: run, moment: moment))
         case .message(.refused(let reason))?:
             link.close()
             throw LinkError("the main at \(main) refused this backup: \(reason)")

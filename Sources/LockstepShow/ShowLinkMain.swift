@@ -52,11 +52,13 @@ public final class ShowLinkMain: Sendable {
     /// each backup.
     /// - Throws: ``LinkError`` when it cannot listen there.
     /// With `hasher`, the main sends the hashes of its output to each backup and compares them
-    /// with the backup's (``OutputComparison``), telling `note` of every divergence.
+    /// with the backup's (``OutputComparison``), telling `note` of every divergence. A backup
+    /// runs the main's session text as edited, or its file's `fileText` (it then takes the
+    /// edits from the welcome).
     public init(host: String, port: Int, passcode: String, player: @escaping @Sendable () -> SessionPlayer,
                 moment: @escaping @Sendable (SessionPlayer) -> ShowJournal.Moment, hasher: OutputHasher? = nil,
-                note: @escaping Note) throws(LinkError) {
-        let hub = Hub(passcode: passcode, player: player, moment: moment, hasher: hasher, note: note)
+                fileText: String? = nil, note: @escaping Note) throws(LinkError) {
+        let hub = Hub(passcode: passcode, player: player, moment: moment, hasher: hasher, fileText: fileText, note: note)
         let bootstrap = ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
@@ -114,22 +116,26 @@ public final class ShowLinkMain: Sendable {
         let moment: @Sendable (SessionPlayer) -> ShowJournal.Moment
         let note: Note
         let hasher: OutputHasher?
+        let fileText: String?
         private let finished = DispatchSemaphore(value: 0)
 
         init(passcode: String, player: @escaping @Sendable () -> SessionPlayer,
-             moment: @escaping @Sendable (SessionPlayer) -> ShowJournal.Moment, hasher: OutputHasher?, note: @escaping Note) {
+             moment: @escaping @Sendable (SessionPlayer) -> ShowJournal.Moment, hasher: OutputHasher?, fileText: String?, note: @escaping Note) {
             self.passcode = passcode
+            self.fileText = fileText
             self.player = player
             self.moment = moment
             self.hasher = hasher
             self.note = note
         }
 
-        /// Checks a backup's hello: nil to let it in, else the reason to refuse it.
+        /// Checks a backup's hello: nil to let it in, else the reason to refuse it. Its text is
+        /// the main's file's (``fileText``: the backup takes the main's edits from the welcome)
+        /// or the main's as edited.
         func refusal(passcode: String, text: String) -> String? {
             guard ShowLink.same(passcode, self.passcode) else { return "wrong link passcode" }
             let mine = player().editedSession.text
-            guard text == mine else {
+            guard text == mine || text == fileText else {
                 return "the backup's session file differs from the main's (from the main's to the backup's: \(SessionFile.firstDifference(mine, text))); run both on the same file"
             }
             return nil
@@ -166,6 +172,7 @@ public final class ShowLinkMain: Sendable {
         func watch() {
             var lastRun: SessionPlayer.RunState?
             var lastClock = Date.distantPast
+            var lastEdit = player().editedState.editCount
             while true {
                 let current = player()
                 let changes = current.changeCount
@@ -173,11 +180,12 @@ public final class ShowLinkMain: Sendable {
                     defer { shared.joining = [] }
                     return (shared.joining, shared.stopping)
                 }
+                let (session, editCount) = current.editedState
                 let run = current.runState()
                 let moment = moment(current)
                 let now = Date()
                 for channel in joining {
-                    send(.welcome(text: current.editedSession.text, run: run, moment: moment), to: [channel])
+                    send(.welcome(text: session.text, edits: editCount, run: run, moment: moment), to: [channel])
                     let comparison = hasher.map(OutputComparison.init)
                     shared.withLock { shared in
                         shared.joined[ObjectIdentifier(channel)] = channel
@@ -189,6 +197,13 @@ public final class ShowLinkMain: Sendable {
                 if stopping {
                     send(.end, to: joined)
                     break
+                }
+                // Edits first: the state after them may name cues they added or renamed. (A
+                // backup just welcomed skips those its welcome's text holds.)
+                let edits = current.edits(after: lastEdit)
+                if !edits.isEmpty {
+                    send(.edits(edits), to: joined)
+                    lastEdit = edits.last!.count
                 }
                 if run != lastRun {
                     // (Those just welcomed have this run whole already.)

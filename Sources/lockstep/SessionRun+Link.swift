@@ -59,6 +59,10 @@ extension SessionRun {
         }
     }
 
+    /// Seconds a main's seek, resume or reset starts later than it could, besides the change
+    /// lead: the time its backup needs to compute every layer mid-file.
+    static let relocationSeconds = 0.3
+
     /// A backup's welcome from its main (nil when this run is not a backup).
     func joinMain() throws -> (ShowLinkBackup, ShowLinkBackup.Welcome)? {
         guard let options = command.link, let endpoint = options.backupEndpoint, let passcode = options.passcode else { return nil }
@@ -69,10 +73,22 @@ extension SessionRun {
         }
     }
 
+    /// The session a backup runs: its file's, or the main's as edited when that differs (the
+    /// same media, as the main found them next to its file).
+    func adopt(_ welcome: ShowLinkBackup.Welcome?) throws -> Session {
+        guard let welcome, welcome.text != session.text else { return session }
+        do throws(SessionError) {
+            return try Session.parse(text: welcome.text, path: session.document.path)
+        } catch {
+            throw CLIError(message: "\(command.command): --backup-of: the main's session as edited is not valid here: \(error.diagnostics.map(\.message).joined(separator: "; "))")
+        }
+    }
+
     /// Opens the main's end of the link, or starts following the main a backup joined.
     func startLink(joined: (ShowLinkBackup, ShowLinkBackup.Welcome)?, show: LiveSession, dispatcher: ControlDispatcher,
                    device: JACKDevice, notes: NoteQueue, display: SessionDisplay) throws -> Link {
         guard let options = command.link, let passcode = options.passcode else { return Link() }
+        let fileText = session.text
         let hasher: OutputHasher?
         do {
             hasher = try OutputHasher(engine: show.engine, channels: session.document.channelCount, player: { dispatcher.player })
@@ -98,8 +114,9 @@ extension SessionRun {
             guard let endpoint = options.mainEndpoint else { return nil }
             let player = dispatcher.player
             player.changeLead = period + Int64((options.lead * player.rate).rounded())
+            player.relocationLead = player.changeLead + Int64((Self.relocationSeconds * player.rate).rounded())
             let main = try ShowLinkMain(host: endpoint.host, port: Int(endpoint.port), passcode: passcode,
-                                        player: { dispatcher.player }, moment: moment, hasher: hasher, note: { event in
+                                        player: { dispatcher.player }, moment: moment, hasher: hasher, fileText: fileText, note: { event in
                                             if event.kind == .diverged || event.kind == .agrees { return divergence(event) }
                                             notes.add(event.text)
                                             if event.kind == .joined || event.kind == .left {
@@ -107,7 +124,7 @@ extension SessionRun {
                                             }
                                         })
             link.set(main: main)
-            return "link: a backup may join on \(main.address) (each change lands \(player.changeLead) samples ahead for it)"
+            return "link: a backup may join on \(main.address) (each change lands \(player.changeLead) samples ahead for it, a seek, resume or reset \(player.relocationLead))"
         }
         dispatcher.link = { [link] in link.status(backupOf: joined?.0.main) }
         guard let (backup, welcome) = joined else {
@@ -123,7 +140,7 @@ extension SessionRun {
                          + (resumed.sampleTime.map { " on device sample \($0)" } ?? " (paused, as the main is)") + ", where the main is by the system clock")
         }
         dispatcher.refusal = "this run is the backup of the main at \(backup.main): send commands to the main (this one takes them once the link is lost)"
-        link.set(follower: BackupFollower(link: backup, run: welcome.run, player: { dispatcher.player }, moment: moment, lead: 0.3,
+        link.set(follower: BackupFollower(link: backup, run: welcome.run, edits: welcome.edits, player: { dispatcher.player }, moment: moment, lead: 0.3,
                                           hasher: hasher, note: { text, _ in notes.add(text) }, divergence: divergence,
                                           onLost: { why in
                                               dispatcher.refusal = nil

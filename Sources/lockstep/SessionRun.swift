@@ -89,8 +89,9 @@ final class SessionRun {
                                                  midiInput: command.surfaces.usesMIDI || command.chaseSource.map({ if case .mtc = $0 { true } else { false } }) == true ? "midi_in" : nil,
                                                  midiOutputs: (MIDICueScheduler.isNeeded(for: session) ? [MIDICueScheduler.portName] : [])
                                                      + (command.midiTimecode == nil ? [] : [MTCSender.portName]))
-        // A backup joins its main first: it starts where the main is.
+        // A backup joins its main first: it starts where the main is, with the main's edits.
         let joined = try joinMain()
+        let session = try adopt(joined?.1)
         var options = LiveSession.Options()
         options.from = command.from
         options.duration = command.duration

@@ -6,13 +6,14 @@ import Testing
 extension JACKTests {
     /// A backup whose media differ from the main's (the same session text, one sample of a cue's
     /// file changed on the backup's machine): the hashes of both outputs find it, and both sides
-    /// name its exact session sample and output.
-    @Suite("lockstep session run --main / --backup-of: a divergence found to the sample", .serialized)
+    /// name its exact session sample and output. Then edits on the main: the backup makes them
+    /// on the same samples.
+    @Suite("lockstep session run --main / --backup-of: a divergence found to the sample; edits followed", .serialized)
     struct BackupDivergenceTests {
         /// The sample of `bell.wav` changed on the backup.
         static let altered = 1000
 
-        @Test("one sample of a cue's file differs on the backup: main and backup each report the divergence on its session sample and output, then agree again; the hashes of every other block are the same")
+        @Test("one sample of a cue's file differs on the backup: main and backup each report the divergence on its session sample and output, then agree again; edits on the main (a gain, a cue added, an undo) are made on the backup and every later block's hashes agree")
         func alteredMedia() throws { try retryingOnXruns("BackupDivergenceTests", attempts: 3, run) }
 
         func run(_ xrun: XrunFlag) throws {
@@ -28,6 +29,8 @@ extension JACKTests {
 
             let (main, address) = try rig.startMain()
             defer { if main.isRunning { main.send(SIGKILL) } }
+            // An edit before the backup joins: it runs the main's session as edited.
+            #expect(main.send(line: "set bell2 gain -4", awaiting: "set bell2 gain to"), "\(main.errorOutputSoFar.suffix(600))")
             usleep(500_000)
             let backup = try rig.startBackup(of: address, file: folder + "/show.yaml")
             defer { if backup.isRunning { backup.send(SIGKILL) } }
@@ -53,6 +56,32 @@ extension JACKTests {
                 #expect(BackupLinkTests.number("differingBlocks", in: link) == 1 && BackupLinkTests.number("firstDivergence", in: link).map(Int64.init) == expected
                         && (BackupLinkTests.number("comparedBlocks", in: link) ?? 0) > 30, "\(side): \(link)")
                 print("BackupDivergenceTests: the \(side) reported \(found.sorted()) (the altered sample: session sample \(expected)); \(link)")
+            }
+            // Edits on the main are made on the backup on the same samples: a cue's gain, a cue
+            // added and fired, an undo; the hashes of every block after them agree (bell2's gain
+            // too: edited before the backup joined).
+            let edits: [(line: String, reply: String)] = [
+                ("set horn gain -6", "set horn gain to"), ("go horn", "go horn at"),
+                ("add name=extra layer=fx file=horn.wav at=manual", "added extra"), ("go extra", "go extra at"),
+                ("undo", "undid"), ("go horn", "go horn at"), ("go bell2", "go bell2 at"),
+            ]
+            for edit in edits {
+                #expect(main.send(line: edit.line, awaiting: edit.reply), "\(main.errorOutputSoFar.suffix(600))")
+                usleep(700_000)
+            }
+            usleep(1_500_000)
+            #expect(backup.errorOutputSoFar.contains("backup: the main's edit 4 made on session sample"), "\(backup.errorOutputSoFar.suffix(1500))")
+            // bell2 plays the backup's altered bell.wav too: one more block differs, from its
+            // altered sample (had the backup not taken bell2's gain, every block of it would).
+            let bell2 = BackupLinkTests.events(of: main, kind: "cue/started").first { $0.contains("\"cue\":\"bell2\"") } ?? ""
+            let second = Int64(try #require(BackupLinkTests.number("position", in: String(bell2)), "\(main.outputSoFar.suffix(1500))") + Self.altered)
+            for (side, run) in [("main", main), ("backup", backup)] {
+                let link = BackupLinkTests.linkStatus(of: run)
+                let diverged = BackupLinkTests.events(of: run, kind: "divergence").filter { $0.contains("\"state\":\"diverged\"") }
+                #expect(BackupLinkTests.number("differingBlocks", in: link) == 2 && (BackupLinkTests.number("comparedBlocks", in: link) ?? 0) > 80
+                        && diverged.count == 2 && BackupLinkTests.number("position", in: String(diverged.last ?? "")).map(Int64.init) == second,
+                        "\(side), after the edits (bell2's altered sample is session sample \(second)): \(link); \(diverged)")
+                print("BackupDivergenceTests: after 4 edits and 4 GOs, the \(side)'s \(link)")
             }
             xrun.set(BackupRig.sawXrun(main.outputSoFar, backup.outputSoFar))
             main.send(SIGINT)

@@ -132,16 +132,16 @@ struct BackupRig {
     }
 
     /// The samples of `mine` that differ from `theirs` on the same session samples (`margin`
-    /// samples left out at each end of `mine`): how many were compared, the first few that differ.
+    /// samples left out at the start of `mine`, `tail` — by default `margin` — at its end): how many were compared, the first few that differ.
     static func compare(_ theirs: ArraySlice<(position: Int64, pad: Float, fx: Float)>, _ mine: ArraySlice<(position: Int64, pad: Float, fx: Float)>,
-                        margin: Int = 0) -> (compared: Int, count: Int, differing: [String]) {
+                        margin: Int = 0, tail: Int? = nil) -> (compared: Int, count: Int, differing: [String]) {
         // (By position in an array: a 10-minute recording holds 28.8 million frames.)
         let last = Int(theirs.map(\.position).max() ?? -1)
         var byPosition = [(pad: Float, fx: Float, heard: Bool)](repeating: (0, 0, false), count: last + 1)
         for frame in theirs where frame.position >= 0 { byPosition[Int(frame.position)] = (frame.pad, frame.fx, true) }
         var compared = 0, count = 0
         var differing: [String] = []
-        for frame in mine.dropFirst(margin).dropLast(margin) {
+        for frame in mine.dropFirst(margin).dropLast(tail ?? margin) {
             guard frame.position >= 0, frame.position <= last else { continue }
             let other = byPosition[Int(frame.position)]
             guard other.heard else { continue }
