@@ -19,6 +19,9 @@ extension SessionDocument {
         case start
         /// Puts the playhead on the target manual cue.
         case goto
+        /// Loads the target manual cue to `load_time`: its next GO plays it from that time in
+        /// (QLab's Load cue).
+        case load
         /// Does nothing for `duration`: a gap a chain of cues can follow.
         case wait
         /// Holds cues (`children:`) that start with it: all at once (`mode: timeline`) or one after
@@ -45,6 +48,7 @@ extension SessionDocument {
             case .devamp: return "Devamp"
             case .start: return "Start"
             case .goto: return "GoTo"
+            case .load: return "Load"
             case .wait: return "Wait"
             case .group: return "Group"
             case .network: return "Network"
@@ -101,6 +105,7 @@ extension SessionDocument {
         case .audio: return ["layer", "file", "gain", "fade_in", "fade_out", "from", "to", "loop", "crossfade", "channel_map"]
         case .fade: return ["target", "layer", "level", "duration", "curve", "stop_target"]
         case .stop, .pause, .resume, .devamp, .start, .goto: return ["target"]
+        case .load: return ["target", "load_time"]
         case .wait: return ["duration"]
         case .group: return ["mode", "children", "crossfade", "loop"]
         case .network: return ["destination", "message"]
@@ -120,6 +125,8 @@ extension SessionDocument.Cue {
         public var level: Double?
         /// A fade's or wait's length (`duration`).
         public var duration: SessionTime?
+        /// A load cue's time (`load_time`, default 0): where its target's next GO plays from.
+        public var loadTime: SessionTime?
         /// A fade's shape (`curve`, default s-curve).
         public var curve: SessionDocument.FadeCurve = .sCurve
         /// Whether a fade stops its target cue when done (`stop_target`).

@@ -19,6 +19,7 @@ extension SessionParser {
             else if isScalarValue(value) { report(.invalidValue, value, "\(label): 'target' must name a cue") }
         case "level": cue.action.level = gain(value, what: "\(label) level")
         case "duration": cue.action.duration = time(value, what: "\(label) duration")
+        case "load_time": cue.action.loadTime = time(value, what: "\(label) load_time")
         case "pre_wait": cue.action.preWait = time(value, what: "\(label) pre_wait")
         case "post_wait": cue.action.postWait = time(value, what: "\(label) post_wait")
         case "destination":

@@ -20,7 +20,7 @@ public struct SessionParser {
     public static let cueKeys = ["name", "layer", "file", "at", "after", "with", "offset", "gain", "fade_in",
                                  "fade_out", "from", "to", "loop", "crossfade", "channel_map", "number",
                                  "type", "target", "level", "duration", "curve", "stop_target", "pre_wait", "post_wait",
-                                 "continue", "mode", "children", "destination", "message"] + midiCueKeys
+                                 "continue", "mode", "children", "destination", "message", "load_time"] + midiCueKeys
     /// The keys of an automation entry.
     public static let automationKeys = ["layer", "at", "gain", "ramp"]
     /// The keys of a MIDI trigger: one message key (note, cc, program, msc) and what narrows or

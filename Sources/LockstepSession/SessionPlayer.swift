@@ -179,7 +179,7 @@ public final class SessionPlayer: @unchecked Sendable {
         /// A cue loaded to a time is placed that far before `sample` (and unloaded); what it
         /// changes before `sample` has played already and is left as it is.
         mutating func refire(_ cue: Int, at sample: Int64, fade: Int64) -> [Int] {
-            let offset = loaded.removeValue(forKey: cue) ?? 0
+            let offset = loaded.removeValue(forKey: cue) ?? timeline.loadedOffset(of: cue, at: sample)
             // (Only audio cues still sounding change when their placement is left.)
             for other in timeline.cues where other.trigger == cue && other.isAudio && other.start != nil && (other.end ?? .max) > sample {
                 touch(layer: other.layer, from: sample)

@@ -20,6 +20,8 @@ extension SessionTimeline {
         case start(Int)
         /// Puts the playhead on the manual cue.
         case goto(Int)
+        /// Loads the manual cue to `offset` samples in: its next go plays it from there.
+        case load(Int, offset: Int64)
         /// Nothing: a gap of its length.
         case wait
         /// Holds cues that start with it (``Cue/members``); its length reaches the end of the last.
@@ -33,7 +35,7 @@ extension SessionTimeline {
         public var targetCue: Int? {
             switch self {
             case .fade(.cue(let cue), _, _, _), .stop(let cue), .pause(let cue), .resume(let cue), .devamp(let cue),
-                 .start(let cue), .goto(let cue):
+                 .start(let cue), .goto(let cue), .load(let cue, _):
                 return cue
             case .audio, .wait, .group, .network, .midi, .fade(.layer, _, _, _): return nil
             }
@@ -51,6 +53,7 @@ extension SessionTimeline {
             case .devamp(let cue): return .devamp(move(cue))
             case .start(let cue): return .start(move(cue))
             case .goto(let cue): return .goto(move(cue))
+            case .load(let cue, let offset): return .load(move(cue), offset: offset)
             case .audio, .wait, .group, .network, .midi, .fade(.layer, _, _, _): return self
             }
         }
@@ -148,6 +151,8 @@ extension SessionTimeline {
                 apply(started, depth: depth + 1, into: &outcome)
             case .goto(let target):
                 outcome.playhead = target
+            case .load(let target, let offset):
+                cues[target].loads.append(Load(at: at, offset: offset))
             }
         }
     }
@@ -200,6 +205,7 @@ extension SessionTimeline {
         case .devamp(let target): return "devamp \(name(target))"
         case .start(let target): return "start \(name(target))"
         case .goto(let target): return "goto \(name(target))"
+        case .load(let target, let offset): return "load \(name(target)) to \(String(format: "%.3f", Double(offset) / rate)) s"
         }
     }
 }

@@ -99,6 +99,8 @@ public struct SessionTimeline: Sendable, Hashable {
         /// The session sample of the go that placed it last, when a go did: a cue loaded to a
         /// time starts before it and is first heard there.
         public var placedAt: Int64?
+        /// Load cues that loaded it (``Load``), in the order they were carried out.
+        public var loads: [Load] = []
 
         /// The session sample it is first heard on: its start, or the go's sample when it was
         /// loaded to a time (nil until placed).

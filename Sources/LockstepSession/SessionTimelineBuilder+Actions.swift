@@ -112,6 +112,7 @@ extension SessionTimelineBuilder {
             case .devamp: resolved = audioTarget().map { .devamp($0) }
             case .start: resolved = manualTarget().map { .start($0) }
             case .goto: resolved = manualTarget().map { .goto($0) }
+            case .load: resolved = manualTarget().map { .load($0, offset: action.loadTime?.samples(at: rate) ?? 0) }
             }
             guard let resolved else { continue }
             cues[index].action = resolved

@@ -18,7 +18,7 @@ extension JACKTests {
         /// Seconds between rounds: the rest of the minutes spread over them.
         static let pause = minutes > 0 ? max(0, (minutes * 60 - 6) / Double(rounds) - 8 * 0.35) : 0
 
-        @Test("commands to the main only: every session sample both recorded is the same on the backup (bed, pad through a fade, cues by GO, levels, gains, stops); the backup refuses its own commands, a wrong passcode and another file; killed, the main leaves the backup playing with no gap, and it takes the next GO")
+        @Test("commands to the main only: every session sample both recorded is the same on the backup (bed, pad through a fade, cues by GO, levels, gains, stops); the backup refuses its own commands, a wrong passcode and another file; killed, the main leaves the backup playing with no gap, and it takes the next GO; the old main rejoins as its backup")
         func mainAndBackup() throws { try retryingOnXruns("BackupLinkTests", attempts: 3, run) }
 
         func run(_ xrun: XrunFlag) throws {
@@ -37,7 +37,8 @@ extension JACKTests {
             #expect(other.status != 0 && other.stderr.contains("differs from the main's") && other.stderr.contains("line 7"), "\(other.stderr)")
 
             usleep(700_000)
-            let backup = try rig.startBackup(of: address)
+            // (With --main too: once its main is gone, it is the main a backup joins.)
+            let backup = try rig.startBackup(of: address, extra: ["--main", "127.0.0.1:0"])
             defer { if backup.isRunning { backup.send(SIGKILL) } }
             let backupRecorder = try rig.record("backup")
             defer { if backupRecorder.isRunning { backupRecorder.send(SIGKILL) } }
@@ -91,9 +92,29 @@ extension JACKTests {
             usleep(400_000)
             #expect(Self.events(of: backup, kind: "link").contains { $0.contains("\"state\":\"lost\"") && $0.contains("\"peer\":\"\(address)\"") },
                     "\(backup.outputSoFar.suffix(800))")
-            #expect(Self.linkStatus(of: backup).contains("\"state\":\"alone\""), "\(Self.linkStatus(of: backup))")
             #expect(backup.send(line: "go bell", awaiting: "go bell at"), "\(backup.errorOutputSoFar)")
+            // It listens as a main now: the old main comes back as its backup and follows it.
+            #expect(backup.waitForErrorOutput(containing: "link: a backup may join on", timeout: 10), "\(backup.errorOutputSoFar)")
+            let newAddress = try #require(BackupRig.address(in: backup.errorOutputSoFar), "\(backup.errorOutputSoFar)")
+            let link = Self.linkStatus(of: backup)
+            #expect(link.contains("\"role\":\"main\"") && link.contains("\"state\":\"listening\""), "\(link)")
             usleep(800_000)
+            let rejoined = try CLI.spawn(["session", "run", rig.show, "--server", rig.mainServer.name, "--client-name", "\(rig.name)-main2",
+                                          "--backup-of", newAddress] + rig.common,
+                                         environment: ["XDG_STATE_HOME": rig.temp.file("machine2")], withInput: true)
+            defer { if rejoined.isRunning { rejoined.send(SIGKILL) } }
+            #expect(rejoined.waitForErrorOutput(containing: "link: joined the main at", timeout: 20), "\(rejoined.errorOutputSoFar)")
+            #expect(backup.waitForErrorOutput(containing: "joined", timeout: 10), "\(backup.errorOutputSoFar)")
+            usleep(600_000)
+            #expect(backup.send(line: "go horn", awaiting: "go horn at"), "\(backup.errorOutputSoFar)")
+            usleep(1_500_000)
+            let follows = Self.linkStatus(of: rejoined)
+            #expect(follows.contains("\"state\":\"following\"") && (Self.number("comparedBlocks", in: follows) ?? 0) > 5
+                    && Self.number("differingBlocks", in: follows) == 0, "\(follows); \(rejoined.errorOutputSoFar.suffix(800))")
+            #expect(Self.linkStatus(of: backup).contains("\"backups\":1"), "\(Self.linkStatus(of: backup))")
+            print("BackupLinkTests: the old main rejoined as the backup of the new: \(follows)")
+            rejoined.send(SIGINT)
+            #expect(rejoined.wait(timeout: 20).status == 130)
             backup.send(SIGINT)
             let result = backup.wait(timeout: 20)
             #expect(result.status == 130, "\(result.stderr)")

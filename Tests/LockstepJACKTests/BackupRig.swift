@@ -65,8 +65,8 @@ struct BackupRig {
     }
 
     /// Starts the backup of the main at `address` (on `file`, by default the main's), once it joined.
-    func startBackup(of address: String, file: String? = nil) throws -> RunningCLI {
-        let backup = try CLI.spawn(["session", "run", file ?? show, "--server", backupServer.name, "--client-name", "\(name)-backup", "--backup-of", address] + common,
+    func startBackup(of address: String, file: String? = nil, extra: [String] = []) throws -> RunningCLI {
+        let backup = try CLI.spawn(["session", "run", file ?? show, "--server", backupServer.name, "--client-name", "\(name)-backup", "--backup-of", address] + extra + common,
                                    environment: environment, withInput: true)
         #expect(backup.waitForErrorOutput(containing: "link: joined the main at", timeout: 20), "\(backup.errorOutputSoFar)")
         return backup

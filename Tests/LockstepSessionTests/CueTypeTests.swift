@@ -148,7 +148,7 @@ struct CueTypeTests {
             "6: cue 4 ('s'): a stop cue needs 'target: CUE'",
             "7: cue 5 ('g'): a fade cue has no 'file'; it takes curve, duration, layer, level, stop_target, target besides the keys every cue takes",
             "7: cue 'g': unknown target 'nope'; did you mean 'one'?; name a cue (or its number) of this session",
-            "8: cue 6: unknown cue type 'strat'; did you mean 'start'?; the types are audio, fade, stop, pause, resume, devamp, start, goto, wait, group, network, midi",
+            "8: cue 6: unknown cue type 'strat'; did you mean 'start'?; the types are audio, fade, stop, pause, resume, devamp, start, goto, load, wait, group, network, midi",
             "9: cue 7 ('w'): a wait cue needs 'duration:' (how long it waits, e.g. 2.5)",
             "10: cue 'p': its target 'two' is not a manual cue (it has a place on the timeline, or starts with another); a start cue fires a cue with 'at: manual'",
             "11: cue 'q': its target 'w' is a wait cue; a stop cue acts on an audio or group cue",

@@ -339,7 +339,7 @@
     audio: ["file", "gain", "fade_in", "fade_out", "from", "to", "loop"],
     fade: ["target", "level", "duration", "curve", "stop_target"],
     stop: ["target"], pause: ["target"], resume: ["target"], devamp: ["target"], start: ["target"], goto: ["target"],
-    load: ["target"], wait: ["duration"], group: ["mode", "loop"],
+    load: ["target", "load_time"], wait: ["duration"], group: ["mode", "loop"],
     network: ["destination", "message"], midi: ["channel", "note", "cc", "value", "program", "msc"],
   };
   const cueTypes = ["audio", "fade", "stop", "pause", "resume", "devamp", "start", "goto", "load", "wait", "group", "network", "midi"];
