@@ -194,6 +194,8 @@ public struct QLabWorkspace: Sendable, Hashable {
         public var doubleGoSeconds: Double
         /// Seconds left of the window after the last plain GO (0 when none would be ignored).
         public var doubleGoRemaining: Double
+        /// The manual cues (indices) loaded to a time: their next GO plays them from there.
+        public var loaded: Set<Int>
 
         /// The state of `player` now.
         public init(player: SessionPlayer) {
@@ -207,6 +209,7 @@ public struct QLabWorkspace: Sendable, Hashable {
             let now = position
             let since = player.lastPlainGoPosition.map { now - $0 } ?? window
             doubleGoRemaining = since >= 0 && since < window ? Double(window - since) / player.rate : 0
+            loaded = player.loadedCues(at: position)
         }
     }
 
@@ -323,6 +326,7 @@ public struct QLabWorkspace: Sendable, Hashable {
             case "hasFileTargets": return .bool(cue.isAudio)
             case "fileTarget": return cue.isAudio ? .string(cue.path) : .null
             case "hasCueTargets": return .bool(snapshot.timeline.cues[index].action.targetCue != nil)
+            case "isLoaded": return .bool(snapshot.loaded.contains(index))
             case "cues": return cues(in: snapshot) { $0.group == index }
             case "playheadID", "playbackPositionID": return nil
             default: return commonValue(key)

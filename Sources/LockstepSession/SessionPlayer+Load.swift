@@ -45,6 +45,16 @@ extension SessionPlayer {
         }
     }
 
+    /// The manual cues (indices) whose next GO at session sample `position` plays them loaded
+    /// to a time: by a load command, or by a load cue carried out before `position`.
+    public func loadedCues(at position: Int64) -> Set<Int> {
+        state.withLock { state in
+            Set(state.timeline.manualCues.map(\.index).filter {
+                (state.loaded[$0] ?? state.timeline.loadedOffset(of: $0, at: position)) > 0
+            })
+        }
+    }
+
     /// The time manual cue `name` is loaded to, in samples (0: not loaded).
     public func loadedOffset(of name: String) -> Int64 {
         state.withLock { state in

@@ -149,6 +149,11 @@ struct QLabWorkspaceTests {
         #expect(try data("/cue/horn/uniqueID") as? String == ids[2])
         #expect(try data("/cue_id/\(listID)/playheadID") as? String == ids[1])
 
+        // Loaded to a time: isLoaded, until its GO.
+        #expect(try values("/cue/horn")["isLoaded"] as? Bool == false)
+        #expect(try data("/cue/horn/loadAt", [.float(0.2)]) != nil)
+        #expect(try values("/cue/horn")["isLoaded"] as? Bool == true && values("/cue/2.5")["isLoaded"] as? Bool == false)
+
         // Pausing the bed: isPaused, its elapsed time kept.
         #expect(try data("/cue_id/\(ids[0])/pause") != nil)
         try bench.show.render(2048)
