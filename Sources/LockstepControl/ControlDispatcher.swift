@@ -140,7 +140,9 @@ public final class ControlDispatcher: Sendable {
                         notBefore: Int64? = nil) -> ControlReply {
         // The state changes nothing and reads only the player, which is safe to read from any
         // thread: built outside the lock, a status of thousands of layers never holds up a GO.
-        if command == .status { return Self.statusReply(of: player, address: address, resumed: resumed, link: link?()) }
+        if command == .status {
+            return Self.statusReply(of: player, address: address, resumed: resumed, link: link?(), auditioning: audition?.cue)
+        }
         if let refusal { return .error(address, ControlError(.wrongState, "\(address): \(refusal)")) }
         let (reply, updates) = state.withLock { state -> (ControlReply, [ControlUpdate]) in
             do throws(ControlError) {
@@ -471,16 +473,17 @@ public final class ControlDispatcher: Sendable {
             do { try player.seek(to: position) } catch { throw ControlError(.failed, "seek: \(error.message)") }
             return (ok(result(position), "seek to \(when(position))"), [update(.seeked, position)])
         case .status:
-            return (statusReply(of: player, address: address, resumed: nil, link: nil), [])
+            return (statusReply(of: player, address: address, resumed: nil, link: nil, auditioning: nil), [])
         }
     }
 
     /// The `status` reply: the state of `player` now.
     private static func statusReply(of player: SessionPlayer, address: String, resumed: ControlStatus.Resumed?,
-                                    link: ControlStatus.Link?) -> ControlReply {
+                                    link: ControlStatus.Link?, auditioning: String?) -> ControlReply {
         var status = ControlStatus(player: player)
         status.resumed = resumed
         status.link = link
+        status.auditioning = auditioning
         let seconds = Double(status.position) / Double(max(1, status.sampleRate))
         return .ok(address, encoding: status, summary: "status at \(SessionTime.clock(seconds)) (sample \(status.position))")
     }

@@ -388,7 +388,7 @@ public final class OSCControlServer: Sendable {
         case .query(let query) where query.isApplicationLevel || authorised:
             // /version and /workspaces need no passcode (as QLab's): a client learns from them that one is needed.
             do throws(ControlError) {
-                let value = try workspace.answer(query, in: QLabWorkspace.Snapshot(player: dispatcher.player))
+                let value = try workspace.answer(query, in: QLabWorkspace.Snapshot(player: dispatcher.player, auditioning: dispatcher.audition?.cue))
                 return Answer(reply: .ok(address, value, summary: "answered \(address)"), to: replyTo,
                               applicationLevel: query.isApplicationLevel, quiet: true)
             } catch {
@@ -411,7 +411,7 @@ public final class OSCControlServer: Sendable {
             return Answer(reply: execute(command), to: replyTo, quiet: command == .status)
         case .cueCommand(let target, let action):
             do throws(ControlError) {
-                let command = try workspace.command(action, on: target, in: QLabWorkspace.Snapshot(player: dispatcher.player))
+                let command = try workspace.command(action, on: target, in: QLabWorkspace.Snapshot(player: dispatcher.player, auditioning: dispatcher.audition?.cue))
                 return Answer(reply: execute(command), to: replyTo)
             } catch {
                 return Answer(reply: .error(address, error), to: replyTo)

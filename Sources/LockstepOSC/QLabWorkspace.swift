@@ -196,9 +196,12 @@ public struct QLabWorkspace: Sendable, Hashable {
         public var doubleGoRemaining: Double
         /// The manual cues (indices) loaded to a time: their next GO plays them from there.
         public var loaded: Set<Int>
+        /// The cue being auditioned, by name (nil: none).
+        public var auditioning: String?
 
-        /// The state of `player` now.
-        public init(player: SessionPlayer) {
+        /// The state of `player` now, with the cue `auditioning` auditioned.
+        public init(player: SessionPlayer, auditioning: String? = nil) {
+            self.auditioning = auditioning
             timeline = player.timeline
             document = player.document
             position = player.position
@@ -327,6 +330,7 @@ public struct QLabWorkspace: Sendable, Hashable {
             case "fileTarget": return cue.isAudio ? .string(cue.path) : .null
             case "hasCueTargets": return .bool(snapshot.timeline.cues[index].action.targetCue != nil)
             case "isLoaded": return .bool(snapshot.loaded.contains(index))
+            case "isAuditioning": return .bool(snapshot.auditioning == written.name)
             case "cues": return cues(in: snapshot) { $0.group == index }
             case "playheadID", "playbackPositionID": return nil
             default: return commonValue(key)

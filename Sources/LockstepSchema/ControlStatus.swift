@@ -153,6 +153,8 @@ public struct ControlStatus: Sendable, Hashable, Codable {
     public var resumed: Resumed?
     /// Its show link (absent: none).
     public var link: Link?
+    /// The cue being auditioned (`audition CUE`; absent: none).
+    public var auditioning: String?
 
     /// Creates a snapshot.
     public init(state: String, position: Int64, seconds: Double, sampleTime: Int64, sampleRate: Int, cues: [Cue],

@@ -19,7 +19,10 @@ public final class CueAudition: Sendable {
     /// Called with the new outputs' port names each time an audition creates them, to connect
     /// them; an error stops the audition and is its answer.
     public let connect: @Sendable ([String]) throws -> Void
-    private let current = Mutex<FilePlayer?>(nil)
+    private let current = Mutex<(player: FilePlayer, cue: String)?>(nil)
+
+    /// The cue being auditioned (nil: none, or it has played to its end).
+    public var cue: String? { current.withLock { $0.flatMap { $0.player.queue.isRunning ? $0.cue : nil } } }
 
     /// What an audition started.
     public struct Started: Sendable, Hashable {
@@ -72,7 +75,7 @@ public final class CueAudition: Sendable {
                 throw PlayerError(.failed, "audition: cannot connect its outputs: \(error)")
             }
             try audition.queue.start()
-            current.withLock { $0 = audition }
+            current.withLock { $0 = (audition, name) }
             let frames = audition.totalFrames.map { Int64((Double($0) * player.rate / cue.fileRate).rounded()) }
             return Started(cue: name, outputs: outputs, frames: frames)
         } catch let error as PlayerError {
@@ -86,7 +89,7 @@ public final class CueAudition: Sendable {
     /// - Returns: whether one was playing.
     @discardableResult
     public func stop() -> Bool {
-        guard let playing = current.withLock({ state -> FilePlayer? in defer { state = nil }; return state }) else { return false }
+        guard let playing = current.withLock({ state -> FilePlayer? in defer { state = nil }; return state?.player }) else { return false }
         playing.stop()
         try? playing.queue.dispose()
         return true

@@ -172,7 +172,19 @@ extension SessionPlayer {
                 } else {
                     if Self.staticPart(current) != Self.staticPart(edited) {
                         timeline.pendingEdits[index] = edited
-                        if edited.name == focus { focusPending = true }
+                        // A gain edit alone of a cue still sounding: its level ramps to the new
+                        // gain where the edit lands, over the declick (as a level command
+                        // would); its next start takes the new gain as its own.
+                        var gainOnly = Self.staticPart(current)
+                        gainOnly.gainDB = edited.gainDB
+                        let sounds = [.scheduled, .playing, .paused].contains(current.state(at: sample))
+                        if current.isAudio, sounds, gainOnly == Self.staticPart(edited) {
+                            current.levelChanges.removeAll { $0.start >= sample }
+                            current.levelChanges.append(SessionTimeline.AutomationPoint(start: sample, ramp: declickFade(state), gainDB: edited.gainDB))
+                            state.touch(layer: current.layer, from: sample)
+                        } else if edited.name == focus {
+                            focusPending = true
+                        }
                     }
                     // (A name is no sound: it applies at once, placed or not.)
                     current.name = edited.name

@@ -36,11 +36,18 @@ extension JACKTests {
             defer { if running.isRunning { running.send(SIGKILL) } }
             #expect(capture.wait(timeout: 10) { capture.firstNonSilentRecordedFrame(channel: 0) != nil })
             #expect(running.send(line: "audition bell", awaiting: "audition bell on"), "\(running.errorOutputSoFar)")
+            // (It plays for half a second: status says so meanwhile.)
+            #expect(running.send(line: "status", awaitingOutput: "\"auditioning\":\"bell\""), "\(running.outputSoFar.suffix(600))")
             let whole = capture.wait(timeout: 10) { capture.channel(1).filter { $0 != 0 }.count >= 24000 }
             // (An xrun loses samples: known before the check, so a retry excuses it.)
             xrun.set(capture.xrunCount > 0)
             #expect(whole, "the audition is not heard whole")
             let auditioned = capture.frames
+            // Played to its end: no longer auditioning.
+            usleep(300_000)
+            #expect(running.send(line: "status", awaitingOutput: "\"event\":\"status\""))
+            let status = running.outputSoFar.split(separator: "\n").last { $0.contains("\"event\":\"status\"") } ?? ""
+            #expect(!status.contains("auditioning"), "\(status)")
             #expect(running.send(line: "audition nope", awaiting: "unknown cue"))
             #expect(running.send(line: "stop-audition", awaiting: "audition stopped"))
             #expect(running.send(line: "stop-audition", awaiting: "no audition was playing"))

@@ -11,7 +11,8 @@ import Testing
 struct CueEditTests {
     func show(_ cues: String) throws -> OfflineShow {
         try OfflineShow("channels: 1\nlayers: { bed: {}, fx: {} }\ncues:\n" + cues,
-                        audio: [("ramp.wav", ramp(4800)), ("hit.wav", Signals.impulse(at: 0, frames: 16, value: 0.5))])
+                        audio: [("ramp.wav", ramp(4800)), ("hit.wav", Signals.impulse(at: 0, frames: 16, value: 0.5)),
+                               ("half.wav", Signals.constant(0.5, frames: 4800))])
     }
 
     @Test("a waiting cue's pre_wait, gain and region take an edit at once: its GO plays the edited cue")
@@ -60,6 +61,30 @@ struct CueEditTests {
         try show.player.reset()
         background.stop()
         #expect(show.player.timeline.cues[0].regionEnd == 100 && show.player.timeline.pendingEdits.isEmpty)
+    }
+
+    @Test("a playing cue's gain edit ramps its level there, over the 5 ms declick, on the sample the edit names; its next GO plays at the new gain")
+    func playingGain() throws {
+        let show = try show("""
+              - { name: a, layer: fx, file: half.wav, at: manual, loop: forever }
+            """)
+        try show.render(512)
+        let first = try show.player.go()
+        try show.render(until: Int(first.start) + 1000)
+        let edit = try show.player.edit("a", .gain(-6.0206))
+        #expect(!edit.atNextStart && edit.key == "gain")
+        let at = Int(edit.sample), ramp = 240
+        try show.render(until: at + ramp + 1000)
+        let out = show.output
+        let quieter = Float(0.5 * SessionGain.linear(-6.0206))
+        #expect(out[at - 1] == 0.5 && abs(out[at + ramp + 10] - quieter) < 1e-6, "\(out[at - 1]) \(out[at + ramp + 10])")
+        #expect((at..<(at + ramp)).allSatisfy { out[$0] <= out[$0 - 1] && out[$0] > 0.249 }, "a ramp down, no click")
+        // Its next GO takes the new gain as the cue's own.
+        try show.player.select("a")
+        let second = try show.player.go()
+        try show.render(until: Int(second.start) + 1000)
+        #expect(abs(show.output[Int(second.start) + 500] - quieter) < 1e-6)
+        #expect(show.player.timeline.cues[0].gainDB == -6.0206)
     }
 
     @Test("a timed cue that has not begun takes an edit at once, its layer computed again")
