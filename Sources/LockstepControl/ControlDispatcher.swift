@@ -145,11 +145,19 @@ public final class ControlDispatcher: Sendable {
         }
         if let refusal { return .error(address, ControlError(.wrongState, "\(address): \(refusal)")) }
         let (reply, updates) = state.withLock { state -> (ControlReply, [ControlUpdate]) in
+            // What the session did since the last poll is reported first: a reset, seek, pause
+            // or edit would otherwise hide a cue that started and ended in between. (Not for a
+            // GO, whose latency counts: it notes its own cue, and leaves the others be.)
+            let seen: [ControlUpdate] = switch command {
+            case .go, .startCue: []
+            default: Self.observe(&state, now: .now, options: options)
+            }
             do throws(ControlError) {
-                return try Self.run(command, address: address, sampleTime: sampleTime, notBefore: notBefore, state: &state,
-                                    options: options)
+                let (reply, updates) = try Self.run(command, address: address, sampleTime: sampleTime, notBefore: notBefore,
+                                                    state: &state, options: options)
+                return (reply, seen + updates)
             } catch {
-                return (.error(address, error), [])
+                return (.error(address, error), seen)
             }
         }
         self.updates.publish(updates)

@@ -35,9 +35,11 @@ extension SessionTimeline.Cue {
     }
 
     /// The stretches of `[from, to)` in which it sounds (``stretches(from:to:)``), each split into
-    /// its passes when it repeats: the cue sample then counts from its pass's start.
+    /// its passes when it repeats: the cue sample then counts from its pass's start. A cue loaded
+    /// to a time sounds from its go's sample (``placedAt``), its chain placed before it: what
+    /// lies before was never heard, live or rendered.
     func soundingStretches(from: Int64, to: Int64) -> [Stretch] {
-        let all = stretches(from: from, to: to)
+        let all = stretches(from: max(from, placedAt ?? from), to: to)
         guard let repeats, repeats.period > 0 else { return all }
         var result: [Stretch] = []
         for stretch in all {

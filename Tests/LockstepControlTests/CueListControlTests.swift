@@ -4,6 +4,7 @@ import LockstepControl
 import LockstepSchema
 import LockstepSession
 import LockstepTestSupport
+import Synchronization
 import Testing
 
 /// The cue list through the dispatcher: replies for a double GO, a reset, and a time-tagged GO of
@@ -22,6 +23,27 @@ struct CueListControlTests {
     func show() throws -> OfflineShow {
         try OfflineShow(Self.text, audio: [("bed.wav", Signals.constant(0.125, frames: 48000 * 4)),
                                            ("click.wav", Signals.impulse(at: 0, frames: 16, value: 0.5))])
+    }
+
+    @Test("a cue fired again that starts and ends between two polls is still reported when a reset comes before the next poll")
+    func refireBeforeReset() throws {
+        let show = try show()
+        let dispatcher = ControlDispatcher(player: show.player)
+        let received = Mutex<[ControlUpdate]>([])
+        let subscription = dispatcher.updates.subscribe { update in received.withLock { $0.append(update) } }
+        defer { subscription.cancel() }
+        try show.render(1024)
+        #expect(dispatcher.execute(.go(.name("bell")), address: "go", atSampleTime: nil).isOK)
+        try show.render(4096)
+        dispatcher.poll()
+        #expect(dispatcher.execute(.go(.name("bell")), address: "go", atSampleTime: nil).isOK)
+        try show.render(4096)                                          // heard and over, no poll
+        let background = show.renderInBackground()
+        #expect(dispatcher.execute(.reset, address: "reset", atSampleTime: nil).isOK)
+        background.stop()
+        dispatcher.poll()
+        let bells = received.withLock { $0.filter { $0.kind == .cueStarted && $0.cue == "bell" } }
+        #expect(bells.count == 2, "\(received.withLock { $0.map { "\($0.kind) \($0.cue ?? "")" } })")
     }
 
     @Test("a time-tagged GO of a cue with its own offset lands on its tag: the offset is not called late")
