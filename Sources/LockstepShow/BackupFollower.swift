@@ -118,9 +118,7 @@ public final class BackupFollower: Sendable {
                 comparison?.receive(blocks)
             case .message(.samples(let start, let samples)):
                 guard let found = comparison?.exact(start: start, samples: samples) else { continue }
-                divergence(ShowLinkMain.Event(kind: .diverged, peer: link.main,
-                                              text: "backup: diverges from the main at session sample \(found.position), outputs \(found.outputs.map(String.init).joined(separator: ", "))",
-                                              position: found.position, outputs: found.outputs, exact: true))
+                divergence(ShowLinkMain.Event(found, peer: link.main, subject: "backup:"))
             case .message(.end):
                 lose("the main ended its run")
                 return
@@ -139,17 +137,8 @@ public final class BackupFollower: Sendable {
         guard let hasher, let comparison else { return }
         let fresh = hasher.takeFresh()
         if !fresh.isEmpty { link.send(.hashes(fresh)) }
-        for finding in comparison.compare() {
-            switch finding {
-            case .diverged(let start, let outputs):
-                if let samples = hasher.samples(of: start) { link.send(.samples(start: start, samples: samples)) }
-                divergence(ShowLinkMain.Event(kind: .diverged, peer: link.main,
-                                              text: "backup: differs from the main in the block at session sample \(start), outputs \(outputs.map(String.init).joined(separator: ", "))",
-                                              position: start, outputs: outputs, exact: false))
-            case .agrees(let start):
-                divergence(ShowLinkMain.Event(kind: .agrees, peer: link.main,
-                                              text: "backup: plays the same as the main again from session sample \(start)", position: start))
-            }
+        for finding in comparison.compare(sending: link.send) {
+            divergence(ShowLinkMain.Event(finding, peer: link.main, subject: "backup:"))
         }
     }
 

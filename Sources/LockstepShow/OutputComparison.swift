@@ -102,6 +102,16 @@ public final class OutputComparison: Sendable {
         }
     }
 
+    /// Compares (``compare()``), handing `send` this side's samples of each block where a
+    /// divergence starts, for the peer to find its first differing sample.
+    public func compare(sending send: (ShowLink.Message) -> Void) -> [Finding] {
+        let findings = compare()
+        for case .diverged(let start, _) in findings {
+            if let samples = hasher.samples(of: start) { send(.samples(start: start, samples: samples)) }
+        }
+        return findings
+    }
+
     /// The first sample that differs between this side's block at `start` and the peer's
     /// `samples` of it (nil: this side no longer keeps the block, or they are the same).
     public func exact(start: Int64, samples: [Float]) -> Divergence? {

@@ -232,18 +232,9 @@ public final class ShowLinkMain: Sendable {
             if !fresh.isEmpty { send(.hashes(fresh), to: joined) }
             for channel in joined {
                 guard let comparison = shared.withLock({ $0.comparisons[ObjectIdentifier(channel)] }) else { continue }
-                for finding in comparison.compare() {
-                    let peer = Self.peer(channel)
-                    switch finding {
-                    case .diverged(let start, let outputs):
-                        if let samples = hasher.samples(of: start) { send(.samples(start: start, samples: samples), to: [channel]) }
-                        note(Event(kind: .diverged, peer: peer,
-                                   text: "link: the backup at \(peer) differs from the main in the block at session sample \(start), outputs \(outputs.map(String.init).joined(separator: ", "))",
-                                   position: start, outputs: outputs, exact: false))
-                    case .agrees(let start):
-                        note(Event(kind: .agrees, peer: peer, text: "link: the backup at \(peer) plays the same as the main again from session sample \(start)",
-                                   position: start))
-                    }
+                let peer = Self.peer(channel)
+                for finding in comparison.compare(sending: { send($0, to: [channel]) }) {
+                    note(Event(finding, peer: peer, subject: "link: the backup at \(peer)"))
                 }
             }
         }
@@ -257,9 +248,7 @@ public final class ShowLinkMain: Sendable {
             case .samples(let start, let samples):
                 guard let divergence = comparison.exact(start: start, samples: samples) else { return }
                 let peer = Self.peer(channel)
-                note(Event(kind: .diverged, peer: peer,
-                           text: "link: the backup at \(peer) diverges from the main at session sample \(divergence.position), outputs \(divergence.outputs.map(String.init).joined(separator: ", "))",
-                           position: divergence.position, outputs: divergence.outputs, exact: true))
+                note(Event(divergence, peer: peer, subject: "link: the backup at \(peer)"))
             default:
                 return
             }
