@@ -74,7 +74,7 @@ let package = Package(
         // libjack, through a tiny C shim (jack_client_open is variadic).
         .target(name: "CJack", linkerSettings: [.linkedLibrary("jack")]),
         // The live device: one JACK client, its ports and callbacks.
-        .target(name: "LockstepJACK", dependencies: ["Lockstep", "CJack"]),
+        .target(name: "LockstepJACK", dependencies: ["Lockstep", "CJack", "CSoxr"]),
         // Audio files (libsndfile), the file player and rate conversion (libsoxr).
         .target(name: "LockstepFiles", dependencies: ["Lockstep", "CSndfile", "CSoxr"]),
         // Timecode on the sample clock: SMPTE timecode, frame rates, LTC audio (libltc).

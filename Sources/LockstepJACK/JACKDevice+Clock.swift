@@ -94,3 +94,16 @@ extension JACKDevice {
         return cycle.jackFrame - cycle.sampleTime
     }
 }
+
+/// The wall clock, by the device's own cycles.
+extension JACKDevice {
+    /// The wall-clock time (seconds since 1970) at which device sample `sampleTime` plays (the
+    /// start of its cycle plus its place in it), by a loop on the process callbacks' own times and
+    /// the frames really played — not JACK's estimate, so it holds for a server on a clock of its
+    /// own. Steered (``enableSteering()``), the device's sample time runs at the steering ratio,
+    /// and its samples sound ``steeringDelay`` later. Nil before the first cycle.
+    public func wallClock(forSampleTime sampleTime: Int64) -> Double? {
+        guard let cycle = realtime.pointee.wallClock() else { return nil }
+        return cycle.time + Double(sampleTime - cycle.sampleTime) * cycle.secondsPerFrame / steeringRatio
+    }
+}

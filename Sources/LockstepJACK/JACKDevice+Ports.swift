@@ -7,6 +7,9 @@ import Synchronization
 extension JACKDevice {
     /// Registers ports `<name>_1…<name>_N` and has the process callback refresh their buffers.
     public func makeDirectOutputs(name queueName: String, channelCount: Int) throws(AudioQueueError) -> DirectOutputs {
+        guard !isSteered else {
+            throw AudioQueueError(.invalidDevice, "a steered device cannot give a queue ports of its own: steering resamples the master outputs only")
+        }
         let base = Self.portSafe(queueName)
         let registered: Result<[PortHandle], AudioQueueError> = withClient { client in
             var ports: [PortHandle] = []

@@ -56,6 +56,10 @@ struct JACKRealtimeState: ~Copyable {
     var unclaimedSkips = 0
     var unclaimedSkipCycle = 0
     var freewheelStart: Int64 = -1
+    /// The wall clock of the cycles: a delay-locked loop on the callbacks' own times (process
+    /// thread), so that a device sample's wall-clock time comes from the frames really played,
+    /// whatever clock the server keeps.
+    var wallLoop = WallClockLoop()
     var lastReportedPeriod = 0
     /// Set by `start()`: the next cycle keeps the mapping but not the previous cycle's frame count
     /// (the client was inactive in between; time passed, nothing was lost).
@@ -71,11 +75,18 @@ struct JACKRealtimeState: ~Copyable {
     let cycleStart = Atomic<Int64>(-1)
     let cycleJACKFrame = Atomic<Int64>(-1)
     let cycleHostTime = Atomic<UInt64>(0)
+    /// The cycle's start on the wall clock (seconds since 1970, a Double's bits) and the seconds
+    /// per device frame, by ``wallLoop``.
+    let cycleWallTime = Atomic<UInt64>(0)
+    let cycleSecondsPerFrame = Atomic<UInt64>(0)
     let periodFrames = Atomic<Int>(0)
     let cycles = Atomic<Int>(0)
     /// JACK transport at the cycle start (published under the clock's sequence lock).
     let transportState = Atomic<UInt32>(0)
     let transportFrame = Atomic<UInt32>(0)
+    /// The steering stage (a `JACKSteering` pointer's bits; 0: none), set once by
+    /// ``JACKDevice/enableSteering()`` and freed with the state.
+    let steering = Atomic<UInt>(0)
     /// When set, the engine renders only while transport rolls (silence, and no queue time
     /// passing, while it is stopped).
     let transportGate = Atomic<Bool>(false)
@@ -208,6 +219,11 @@ struct JACKRealtimeState: ~Copyable {
     }
 
     func deallocate() {
+        if let stage = UnsafeMutablePointer<JACKSteering>(bitPattern: steering.load(ordering: .acquiring)) {
+            stage.pointee.deallocate()
+            stage.deinitialize(count: 1)
+            stage.deallocate()
+        }
         midiOutPorts.deallocate()
         midiOutQueues.deallocate()
         ports.deallocate()
@@ -253,6 +269,15 @@ struct JACKRealtimeState: ~Copyable {
              cycleHostTime.load(ordering: .relaxed), periodFrames.load(ordering: .relaxed))
         }
         return start < 0 ? nil : (start, frame, host, period)
+    }
+
+    /// The latest cycle's device sample time, its start on the wall clock (seconds since 1970)
+    /// and the seconds per device frame (``wallLoop``'s); nil before the first cycle.
+    func wallClock() -> (sampleTime: Int64, time: Double, secondsPerFrame: Double)? {
+        let (start, time, perFrame) = clockLock.read {
+            (cycleStart.load(ordering: .relaxed), cycleWallTime.load(ordering: .relaxed), cycleSecondsPerFrame.load(ordering: .relaxed))
+        }
+        return start < 0 || perFrame == 0 ? nil : (start, Double(bitPattern: time), Double(bitPattern: perFrame))
     }
 
     /// Extends a 32-bit JACK frame time near the latest cycle's to 64 bits (JACK's time line).
@@ -302,6 +327,7 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     // The callback's own time, measured while it still holds the state (runs before the defer
     // above: a shutdown may free the state once `inRender` is clear).
     let callbackStart = jack_get_time()
+    let callbackWall = wallClockNow()
     defer { recordCallbackTime(state, microseconds: Int(truncatingIfNeeded: jack_get_time() &- callbackStart), frames: frames) }
 
     let client = state.pointee.client
@@ -328,7 +354,11 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     let rate = Int(jack_get_sample_rate(client))
     let clock = advanceClock(state, jackFrame: jackFrame, frames: frames, rate: rate, hostTime: currentUsecs,
                              periodMicroseconds: periodUsecs)
-    let sampleTime = clock.sampleTime
+    // Steered, the engine's time runs at its own rate: the device's plus what steering added.
+    let steering = UnsafeMutablePointer<JACKSteering>(bitPattern: state.pointee.steering.load(ordering: .acquiring))
+    let sampleTime = clock.sampleTime + (steering?.pointee.offset ?? 0)
+    let wall = state.pointee.wallLoop.advance(measured: callbackWall, frames: frames, rate: rate,
+                                              continuous: clock.skipped == 0 && clock.jump == 0 && !clock.restarted)
     if let renderer = state.pointee.renderer {
         if clock.skipped > 0 {
             // Time passed at the hardware without a cycle: an xrun, measured here on its sample.
@@ -351,6 +381,8 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
         state.pointee.cycleStart.store(sampleTime, ordering: .relaxed)
         state.pointee.cycleJACKFrame.store(jackFrame, ordering: .relaxed)
         state.pointee.cycleHostTime.store(hostTime, ordering: .relaxed)
+        state.pointee.cycleWallTime.store(wall.time.bitPattern, ordering: .relaxed)
+        state.pointee.cycleSecondsPerFrame.store(wall.secondsPerFrame.bitPattern, ordering: .relaxed)
         state.pointee.periodFrames.store(frames, ordering: .relaxed)
         state.pointee.transportState.store(transport.rawValue, ordering: .relaxed)
         state.pointee.transportFrame.store(transportFrame, ordering: .relaxed)
@@ -418,7 +450,9 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     }
     // Render in chunks no longer than the engine's maximum.
     let maximum = state.pointee.maximumFrames
-    if frames <= maximum {
+    if let steering {
+        _ = renderSteered(state, steering, renderer: renderer, frames: frames, sampleTime: sampleTime)
+    } else if frames <= maximum {
         renderer.render(frames: frames, sampleTime: sampleTime, input: input, output: state.pointee.channelPointers)
     } else {
         var done = 0

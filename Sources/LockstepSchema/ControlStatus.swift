@@ -102,6 +102,9 @@ public struct ControlStatus: Sendable, Hashable, Codable {
         /// The backup: milliseconds its session time is ahead of the main's (negative: behind),
         /// as last measured by the system clock.
         public var offsetMilliseconds: Double?
+        /// The backup on a free clock (`--free-clock`): parts per million its session plays
+        /// faster (positive) or slower than its device's frames, steering to the main.
+        public var steeringPPM: Double?
         /// Blocks of session samples whose output hashes were compared with the other side's
         /// (the main: summed over its backups).
         public var comparedBlocks: Int?

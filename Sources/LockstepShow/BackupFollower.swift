@@ -25,9 +25,43 @@ public final class BackupFollower: Sendable {
     public var isFollowing: Bool { shared.withLock { $0.lost == nil } }
     /// Seconds of offset past which the backup relocates to the main's position.
     public let relocateThreshold: Double
+    /// Parts per million the backup's session plays faster than its device's frames (nil: not
+    /// steered).
+    public var steeringPPM: Double? {
+        steering == nil ? nil : shared.withLock { ($0.correction * -1e6 * 10).rounded() / 10 }
+    }
+
+    /// How a backup on a clock of its own steers: its playback rate (engine samples per device
+    /// frame, ``LockstepJACK``'s steering stage), and how late its samples sound after they are
+    /// computed.
+    public struct Steering: Sendable {
+        /// Sets the ratio of session samples to device frames.
+        public var steer: @Sendable (Double) -> Void
+        /// Seconds between the device's clock for a sample and its sound (the stage's delay).
+        public var delay: @Sendable () -> Double
+
+        /// Creates a steering.
+        public init(steer: @escaping @Sendable (Double) -> Void, delay: @escaping @Sendable () -> Double) {
+            self.steer = steer
+            self.delay = delay
+        }
+
+        /// The controller's time constant (s): a critically damped loop, so an offset decays
+        /// with no overshoot and a constant drift leaves none.
+        static let timeConstant = 1.5
+        /// The farthest the rate moves from the device's.
+        static let maximumCorrection = 0.005
+    }
 
     private struct Shared {
         var offset: Double?
+        /// The steering loop: the rate correction (the ratio is 1 − correction), its integral
+        /// part, and when the offset was last measured.
+        var correction = 0.0
+        var integral = 0.0
+        var measured: Date?
+        /// Measurements in a row past ``relocateThreshold``.
+        var beyond = 0
         /// The main's relocations followed (or already behind the run at the welcome).
         var relocations = 0
         var lost: String?
@@ -43,18 +77,24 @@ public final class BackupFollower: Sendable {
     private let comparison: OutputComparison?
     private let hasher: OutputHasher?
     private let divergence: DivergenceNote
+    private let steering: Steering?
+    private let wallClock: @Sendable (Int64) -> Double?
     private let finished = DispatchSemaphore(value: 0)
 
     /// Follows the main on `link` from its run `run` and its `edits`th edit (its welcome's), with the player `player`
     /// gives (the current one), whose moments `moment` takes; `lead` seconds is the room a
-    /// relocation's start is given. With `hasher`, the backup sends the hashes of its output to
+    /// relocation's start is given; `wallClock` gives a device sample's wall-clock time (nil:
+    /// the engine's estimate of now is used); `steering` steers a backup on a free clock. With `hasher`, the backup sends the hashes of its output to
     /// the main and compares the main's with its own, telling `divergence` what it finds.
     public init(link: ShowLinkBackup, run: SessionPlayer.RunState, edits: Int = 0, player: @escaping @Sendable () -> SessionPlayer,
                 moment: @escaping @Sendable (SessionPlayer) -> ShowJournal.Moment, lead: Double = 0.25,
-                relocateThreshold: Double = 0.005, hasher: OutputHasher? = nil, note: @escaping Note,
+                relocateThreshold: Double = 0.005, hasher: OutputHasher? = nil, steering: Steering? = nil,
+                wallClock: @escaping @Sendable (Int64) -> Double? = { _ in nil }, note: @escaping Note,
                 divergence: @escaping DivergenceNote = { _ in }, onLost: @escaping @Sendable (String) -> Void) {
         self.link = link
         self.hasher = hasher
+        self.steering = steering
+        self.wallClock = wallClock
         self.comparison = hasher.map(OutputComparison.init)
         self.divergence = divergence
         self.player = player
@@ -193,7 +233,8 @@ public final class BackupFollower: Sendable {
         }
     }
 
-    /// Measures the offset to the main's moment; relocates past the threshold.
+    /// Measures the offset to the main's moment; steers by it (with ``Steering``); relocates
+    /// past the threshold.
     private func align(to main: ShowJournal.Moment) {
         let player = player()
         guard main.isPlaying, player.isRunning else { return }
@@ -201,13 +242,36 @@ public final class BackupFollower: Sendable {
         let rate = player.rate
         let theirs = Double(main.position) * rate / main.rate + (mine.time - main.time) * rate
         let offset = (Double(mine.position) - theirs) / rate
-        let first = shared.withLock { shared in
+        let (first, ratio) = shared.withLock { shared in
             defer { shared.offset = offset }
-            return shared.offset == nil
+            // (Past the threshold the backup jumps instead: the loop does not take the jump in.)
+            let steers = steering != nil && abs(offset) <= relocateThreshold
+            return (shared.offset == nil, steers ? Self.steer(&shared, offset: offset) : nil)
         }
-        if first { note(String(format: "backup: %.2f ms %@ the main by the system clock", abs(offset) * 1000, offset > 0 ? "ahead of" : "behind"), false) }
-        guard abs(offset) > relocateThreshold else { return }
+        if first { note(String(format: "backup: %.2f ms %@ the main by the system clock%@", abs(offset) * 1000, offset > 0 ? "ahead of" : "behind",
+                               steering == nil ? "" : "; steering its playback rate to the main's (a free clock)"), false) }
+        if let steering, let ratio { steering.steer(ratio) }
+        // (One measurement past the threshold may be a late clock message; the next confirms it.)
+        let confirmed = shared.withLock { shared in
+            defer { shared.beyond = abs(offset) > relocateThreshold ? shared.beyond + 1 : 0 }
+            return shared.beyond > 0
+        }
+        guard abs(offset) > relocateThreshold, confirmed else { return }
         relocate(to: main, why: String(format: "%.1f ms %@ the main", abs(offset) * 1000, offset > 0 ? "ahead of" : "behind"))
+    }
+
+    /// One step of the steering loop (a PI controller, critically damped): the session's rate
+    /// moves against the offset and its integral, so a constant drift of the clocks is taken up
+    /// by the integral with no offset left. Returns the ratio of session samples to device frames.
+    private static func steer(_ shared: inout Shared, offset: Double) -> Double {
+        let now = Date()
+        let elapsed = shared.measured.map { min(0.5, max(0, now.timeIntervalSince($0))) } ?? 0
+        shared.measured = now
+        let omega = 1 / Steering.timeConstant
+        let limit = Steering.maximumCorrection
+        shared.integral = min(limit, max(-limit, shared.integral + omega * omega * offset * elapsed))
+        shared.correction = min(limit, max(-limit, 2 * omega * offset + shared.integral))
+        return 1 - shared.correction
     }
 
     /// Plays on from where the main will be `lead` seconds from now (its position by the wall clock).
@@ -217,7 +281,7 @@ public final class BackupFollower: Sendable {
         let rate = player.rate
         let now = engine.currentTime().sampleTime
         let at = engine.nearestStartTime(atOrAfter: now + Int64((lead * rate).rounded()))
-        let wall = Date().timeIntervalSince1970 + Double(at - now) / rate
+        let wall = (wallClock(at) ?? Date().timeIntervalSince1970 + Double(at - now) / rate) + (steering?.delay() ?? 0)
         let position = max(0, Int64((Double(main.position) * rate / main.rate + (wall - main.time) * rate).rounded()))
         do {
             if player.isRunning {

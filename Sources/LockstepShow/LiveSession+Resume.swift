@@ -75,7 +75,8 @@ extension LiveSession {
         var position = last
         var clock = "crash"
         if resume.point == .now {
-            let wallElapsed = (Date().timeIntervalSince1970 - resume.moment.time) * rate + Double(at - now)
+            let wallElapsed = device.wallClock(forSampleTime: at).map { ($0 - resume.moment.time) * rate }
+                ?? (Date().timeIntervalSince1970 - resume.moment.time) * rate + Double(at - now)
             clock = "wall"
             position = last + Int64(wallElapsed.rounded())
             if let then = resume.moment.jackFrame, resume.moment.rate == rate {

@@ -17,6 +17,9 @@ struct LinkOptions: ParsableArguments {
     @Option(name: .customLong("link-lead"), help: ArgumentHelp("With --main: seconds each change lands later than it could, beyond a period, so that the backup has it in time (0 to 1).", valueName: "seconds"))
     var lead: Double = 0.02
 
+    @Flag(name: .customLong("free-clock"), help: ArgumentHelp("With --backup-of: this machine's audio clock is not the main's (no shared word clock): steer the playback rate (libsoxr, within 0.5 %) to stay within 1 ms of the main instead of jumping. The master outputs are then resampled, not the main's bit for bit; layers with ports of their own cannot be steered."))
+    var freeClock = false
+
     /// The passcode (option, else environment).
     var passcode: String? { passcodeOption ?? ProcessInfo.processInfo.environment["LOCKSTEP_LINK_PASSCODE"] }
 
@@ -40,6 +43,7 @@ struct LinkOptions: ParsableArguments {
         } else if passcodeOption != nil {
             throw ValidationError("--link-passcode needs --main [HOST:]PORT or --backup-of HOST:PORT")
         }
+        if freeClock && backupOf == nil { throw ValidationError("--free-clock steers a backup: give --backup-of HOST:PORT too") }
         guard (0...1).contains(lead) else { throw ValidationError("--link-lead \(lead) is out of range; give 0 to 1 seconds") }
     }
 }

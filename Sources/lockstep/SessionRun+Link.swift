@@ -33,6 +33,7 @@ extension SessionRun {
             guard let main else { return nil }
             var status = ControlStatus.Link(role: "backup", address: main, state: follower?.isFollowing == true ? "following" : "alone",
                                             offsetMilliseconds: follower?.offset.map { ($0 * 1_000_000).rounded() / 1000 })
+            status.steeringPPM = follower?.steeringPPM
             Self.add(follower?.tally, to: &status)
             return status
         }
@@ -62,6 +63,12 @@ extension SessionRun {
     /// Seconds a main's seek, resume or reset starts later than it could, besides the change
     /// lead: the time its backup needs to compute every layer mid-file.
     static let relocationSeconds = 0.3
+
+    /// How a backup on a free clock steers (nil: the device is not steered, `--free-clock` not given).
+    static func steering(of device: JACKDevice) -> BackupFollower.Steering? {
+        guard device.isSteered else { return nil }
+        return BackupFollower.Steering(steer: { device.steer(ratio: $0) }, delay: { device.steeringDelay / device.sampleRate })
+    }
 
     /// A backup's welcome from its main (nil when this run is not a backup).
     func joinMain() throws -> (ShowLinkBackup, ShowLinkBackup.Welcome)? {
@@ -141,7 +148,8 @@ extension SessionRun {
         }
         dispatcher.refusal = "this run is the backup of the main at \(backup.main): send commands to the main (this one takes them once the link is lost)"
         link.set(follower: BackupFollower(link: backup, run: welcome.run, edits: welcome.edits, player: { dispatcher.player }, moment: moment, lead: 0.3,
-                                          hasher: hasher, note: { text, _ in notes.add(text) }, divergence: divergence,
+                                          hasher: hasher, steering: Self.steering(of: device),
+                                          wallClock: { device.wallClock(forSampleTime: $0) }, note: { text, _ in notes.add(text) }, divergence: divergence,
                                           onLost: { why in
                                               dispatcher.refusal = nil
                                               notes.add("link: \(why): this backup plays on and takes commands")

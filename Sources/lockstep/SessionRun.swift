@@ -89,6 +89,11 @@ final class SessionRun {
                                                  midiInput: command.surfaces.usesMIDI || command.chaseSource.map({ if case .mtc = $0 { true } else { false } }) == true ? "midi_in" : nil,
                                                  midiOutputs: (MIDICueScheduler.isNeeded(for: session) ? [MIDICueScheduler.portName] : [])
                                                      + (command.midiTimecode == nil ? [] : [MTCSender.portName]))
+        if command.link?.freeClock == true {
+            do { try device.enableSteering() } catch {
+                throw CLIError(message: "\(command.command): --free-clock: \(error.message)")
+            }
+        }
         // A backup joins its main first: it starts where the main is, with the main's edits.
         let joined = try joinMain()
         let session = try adopt(joined?.1)
@@ -110,6 +115,7 @@ final class SessionRun {
         options.resume = command.resume ?? joined.map { welcome in
             var moment = welcome.1.moment
             moment.jackFrame = nil     // (the main's server: by the system clock)
+            moment.time -= device.steeringDelay / device.sampleRate   // (steered: sounds that much later)
             return LiveSession.Resume(run: welcome.1.run, moment: moment, point: .now)
         }
         let show: LiveSession
@@ -258,8 +264,10 @@ extension SessionRun {
             let position = player.position(atDeviceTime: now)
             let playing = player.isRunning
             let at = playing ? player.deviceTime(forPosition: position) : now
+            // (By the device's own wall clock; steered, a sample sounds the stage's delay later.)
+            let time = device.wallClock(forSampleTime: at) ?? wall + Double(at - now) / player.rate
             return ShowJournal.Moment(position: position, isPlaying: playing, jackFrame: Int64(device.jackFrameTime(forSampleTime: at)),
-                                      time: wall + Double(at - now) / player.rate, rate: player.rate)
+                                      time: time + device.steeringDelay / player.rate, rate: player.rate)
         }
     }
 }
