@@ -9,6 +9,7 @@ packages=(pkg-config libsndfile1-dev libsoxr-dev libjack-jackd2-dev jackd2 pipew
           librsvg2-dev iproute2 nftables   # session check --png; the netjack2 test (ip netns, nft)
           libltc-dev                   # LTC out (SMPTE linear timecode)
           libavformat-dev libavcodec-dev libavutil-dev ffmpeg   # compressed formats (AudioQueueCompat)
+          libfaketime                  # a jackd on a clock of its own (the free-clock backup test)
           binutils gcc g++ "$@")                              # objdump: Scripts/package.sh; cc/c++: the C API tests
 
 missing=()

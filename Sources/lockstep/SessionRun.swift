@@ -90,6 +90,12 @@ final class SessionRun {
                                                  midiOutputs: (MIDICueScheduler.isNeeded(for: session) ? [MIDICueScheduler.portName] : [])
                                                      + (command.midiTimecode == nil ? [] : [MTCSender.portName]))
         if command.link?.freeClock == true {
+            if let layer = session.document.layers.first(where: { !$0.ports.isEmpty }) {
+                throw CLIError(message: "\(command.command): --free-clock: layer '\(layer.name)' has ports of its own, and steering resamples the master outputs only; route it through the outputs (leave out its ports), or run without --free-clock")
+            }
+            if command.timecode != nil {
+                throw CLIError(message: "\(command.command): --free-clock: LTC out has ports of its own, and steering resamples the master outputs only; leave out --ltc-out on the backup, or run without --free-clock")
+            }
             do { try device.enableSteering() } catch {
                 throw CLIError(message: "\(command.command): --free-clock: \(error.message)")
             }

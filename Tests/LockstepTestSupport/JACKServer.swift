@@ -54,6 +54,16 @@ public final class JACKServer: @unchecked Sendable {
     /// ``kill()`` runs, which clear the slots of processes that no longer exist.
     public static var registeredServerProcessIDs: [Int32] { JACKSharedMemoryRegistry.serverProcessIDs() }
 
+    /// libfaketime's preload library, which makes a process's clocks run at another speed.
+    public static let faketimeLibrary = "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1"
+
+    /// The environment under which `jackd`'s dummy driver — which paces its cycles by the system
+    /// clock — runs `speed` times as fast as the real clock: a device on an audio clock of its own
+    /// (`1.001`: 1000 ppm fast). Its frame times and cycle times are then on its own clock too.
+    public static func fastClockEnvironment(_ speed: Double) -> [String: String] {
+        ["LD_PRELOAD": faketimeLibrary, "FAKETIME": "+0 x\(speed)"]
+    }
+
     /// Whether a `jackd` executable can be found, for `.enabled(if:)` traits.
     public static var isAvailable: Bool { jackdPath() != nil }
 
@@ -67,13 +77,16 @@ public final class JACKServer: @unchecked Sendable {
     ///   - realtime: Start with `-R`; if the server then fails to start, it is restarted with `-r`.
     ///   - extraDriverArguments: Appended after the dummy driver's arguments.
     ///   - extraServerArguments: Inserted before `-d dummy` (for example `["-t", "2000"]`).
+    ///   - environment: More environment for `jackd` (for example libfaketime's, to run its
+    ///     clock fast: ``JACKServer/fastClockEnvironment(_:)``).
     ///   - startTimeout: Seconds to wait for the server to accept clients.
     /// - Throws: ``JACKFixtureError`` — `.jackdNotFound`, `.serverNameInUse`, `.spawnFailed`,
     ///   `.serverExitedDuringStartup` or `.serverStartTimedOut` (with the log tail),
     ///   `.invalidArgument`.
     public init(name: String? = nil, sampleRate: Int = 48000, period: Int = 256, periods: Int = 2,
                 realtime: Bool = true, extraDriverArguments: [String] = [],
-                extraServerArguments: [String] = [], startTimeout: Double = 10) throws {
+                extraServerArguments: [String] = [], environment extraEnvironment: [String: String] = [:],
+                startTimeout: Double = 10) throws {
         guard sampleRate >= 1000 && sampleRate <= 384_000 else {
             throw JACKFixtureError.invalidArgument("sampleRate \(sampleRate) is outside 1000…384000")
         }
@@ -99,6 +112,7 @@ public final class JACKServer: @unchecked Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["JACK_DEFAULT_SERVER"] = nil
         environment["JACK_NO_AUDIO_RESERVATION"] = "1"
+        environment.merge(extraEnvironment) { _, new in new }
         let envp = environment.map { "\($0.key)=\($0.value)" }
 
         let comm = String(URL(fileURLWithPath: jackd).lastPathComponent.prefix(15))

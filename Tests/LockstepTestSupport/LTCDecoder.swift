@@ -60,7 +60,7 @@ public enum FixtureProgram {
         if let built = try? manager.attributesOfItem(atPath: output)[.modificationDate] as? Date, built >= sourceDate {
             return output
         }
-        let command = "cc -Wall -Wextra -Werror '\(source)' -o '\(output)' $(pkg-config --cflags --libs ltc sndfile)"
+        let command = "cc -Wall -Wextra -Werror '\(source)' -o '\(output)' $(pkg-config --cflags --libs ltc sndfile jack)"
         let result = try CLI.run(["-c", command], timeout: 120, executable: "/bin/sh")
         guard result.status == 0 else {
             throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "\(command)\n\(result.stderr)"])
