@@ -22,7 +22,9 @@ extension JACKTests {
         func mainAndBackup() throws { try retryingOnXruns("BackupLinkTests", attempts: 3, run) }
 
         func run(_ xrun: XrunFlag) throws {
-            let rig = try BackupRig(prefix: "lockstep-backup", seconds: 12 + Self.rounds * 3 + Int(Self.minutes * 60))
+            let rig = try BackupRig(prefix: "lockstep-backup", seconds: 12 + Self.rounds * 3 + Int(Self.minutes * 60), networkNamespaces: true)
+            print("BackupLinkTests: " + (rig.network.map { "the main in network namespace \($0.a) (\($0.aAddress)), the backup in \($0.b) (\($0.bAddress)), joined by a veth pair" }
+                                         ?? "no network namespaces here: the main and the backup on loopback"))
             try FileFixtures.writeText(path: rig.temp.file("other.yaml"), rig.text.replacingOccurrences(of: "duration: 0.3", with: "duration: 0.4"))
             let (main, address) = try rig.startMain()
             defer { if main.isRunning { main.send(SIGKILL) } }
@@ -30,15 +32,15 @@ extension JACKTests {
             defer { if mainRecorder.isRunning { mainRecorder.send(SIGKILL) } }
 
             // Refused: a wrong passcode, another file.
-            let wrong = try CLI.run(["session", "run", rig.show, "--server", rig.backupServer.name, "--backup-of", address, "--link-passcode", "nope", "--no-journal"], timeout: 20)
+            let wrong = try rig.run(on: .backup, ["session", "run", rig.show, "--server", rig.backupServer.name, "--backup-of", address, "--link-passcode", "nope", "--no-journal"])
             #expect(wrong.status != 0 && wrong.stderr.contains("refused this backup: wrong link passcode"), "\(wrong.stderr)")
-            let other = try CLI.run(["session", "run", rig.temp.file("other.yaml"), "--server", rig.backupServer.name, "--backup-of", address,
-                                     "--link-passcode", BackupRig.passcode, "--no-journal"], timeout: 20)
+            let other = try rig.run(on: .backup, ["session", "run", rig.temp.file("other.yaml"), "--server", rig.backupServer.name, "--backup-of", address,
+                                                  "--link-passcode", BackupRig.passcode, "--no-journal"])
             #expect(other.status != 0 && other.stderr.contains("differs from the main's") && other.stderr.contains("line 7"), "\(other.stderr)")
 
             usleep(700_000)
             // (With --main too: once its main is gone, it is the main a backup joins.)
-            let backup = try rig.startBackup(of: address, extra: ["--main", "127.0.0.1:0"])
+            let backup = try rig.startBackup(of: address, extra: ["--main", rig.listen(on: .backup)])
             defer { if backup.isRunning { backup.send(SIGKILL) } }
             let backupRecorder = try rig.record("backup")
             defer { if backupRecorder.isRunning { backupRecorder.send(SIGKILL) } }
@@ -99,8 +101,8 @@ extension JACKTests {
             let link = Self.linkStatus(of: backup)
             #expect(link.contains("\"role\":\"main\"") && link.contains("\"state\":\"listening\""), "\(link)")
             usleep(800_000)
-            let rejoined = try CLI.spawn(["session", "run", rig.show, "--server", rig.mainServer.name, "--client-name", "\(rig.name)-main2",
-                                          "--backup-of", newAddress] + rig.common,
+            let rejoined = try rig.spawn(on: .main, ["session", "run", rig.show, "--server", rig.mainServer.name, "--client-name", "\(rig.name)-main2",
+                                                     "--backup-of", newAddress] + rig.common,
                                          environment: ["XDG_STATE_HOME": rig.temp.file("machine2")], withInput: true)
             defer { if rejoined.isRunning { rejoined.send(SIGKILL) } }
             #expect(rejoined.waitForErrorOutput(containing: "link: joined the main at", timeout: 20), "\(rejoined.errorOutputSoFar)")

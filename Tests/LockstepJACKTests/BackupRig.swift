@@ -5,7 +5,9 @@ import Testing
 
 /// A main and a backup (`session run --main` / `--backup-of`) on two jackd servers of their own,
 /// each recorded by `lockstep record` (libjack holds clients of one server per process; every
-/// client a name of its own on the machine), for the backup tests. The show puts each layer on a
+/// client a name of its own on the machine), for the backup tests. Asked for, and where the
+/// machine allows it, the main and the backup run in two network namespaces joined by a veth pair
+/// (two network stacks, the link on addresses of their own), else both on loopback. The show puts each layer on a
 /// channel of its own: a bed that says which of its samples plays, a looping pad, cues on fx.
 struct BackupRig {
     static let step: Float = 1.0 / 65536
@@ -20,9 +22,16 @@ struct BackupRig {
     let mainServer: JACKServer
     let backupServer: JACKServer
     let name = "lsbk\(getpid() % 100_000)"
+    /// The two network namespaces, the main's machine (`a`) and the backup's (`b`); nil: loopback.
+    let network: NetnsPair?
 
-    /// Writes the show (a bed of `seconds`) and starts both servers.
-    init(prefix: String, seconds: Int) throws {
+    /// A machine of the rig: the main's or the backup's.
+    enum Machine { case main, backup }
+
+    /// Writes the show (a bed of `seconds`) and starts both servers (and, with
+    /// `networkNamespaces`, the namespaces where they can be made).
+    init(prefix: String, seconds: Int, networkNamespaces: Bool = false) throws {
+        network = networkNamespaces ? try? NetnsPair() : nil
         temp = try TemporaryTestDirectory(prefix: prefix)
         let format = StreamFormat(sampleRate: 48000, channelCount: 1)
         // (The bed's values name its samples up to 2^23; a longer show loops it, and
@@ -55,10 +64,27 @@ struct BackupRig {
     /// Journals in the rig's folder, each side's own by default.
     var environment: [String: String] { ["XDG_STATE_HOME": temp.path] }
 
+    /// Where a run on `machine` listens for a backup (`--main`): its address, any port.
+    func listen(on machine: Machine) -> String {
+        "\((machine == .main ? network?.aAddress : network?.bAddress) ?? "127.0.0.1"):0"
+    }
+
+    /// Starts `lockstep ARGUMENTS` on `machine` (in its namespace, if any).
+    func spawn(on machine: Machine, _ arguments: [String], environment: [String: String]? = nil, withInput: Bool = false) throws -> RunningCLI {
+        guard let network else { return try CLI.spawn(arguments, environment: environment ?? self.environment, withInput: withInput) }
+        return try CLI.spawn(NetnsPair.arguments(in: machine == .main ? network.a : network.b, [CLI.binary] + arguments),
+                             environment: environment ?? self.environment, executable: NetnsPair.ip, withInput: withInput)
+    }
+
+    /// Runs `lockstep ARGUMENTS` on `machine` to its end.
+    func run(on machine: Machine, _ arguments: [String], timeout: Double = 20) throws -> CLI.Result {
+        try spawn(on: machine, arguments).wait(timeout: timeout)
+    }
+
     /// Starts the main; returns it and the address its backup joins.
     func startMain() throws -> (RunningCLI, String) {
-        let main = try CLI.spawn(["session", "run", show, "--server", mainServer.name, "--client-name", "\(name)-main", "--main", "127.0.0.1:0"] + common,
-                                 environment: environment, withInput: true)
+        let main = try spawn(on: .main, ["session", "run", show, "--server", mainServer.name, "--client-name", "\(name)-main", "--main", listen(on: .main)] + common,
+                             withInput: true)
         #expect(main.waitForErrorOutput(containing: "link: a backup may join on", timeout: 20), "\(main.errorOutputSoFar)")
         let address = try #require(Self.address(in: main.errorOutputSoFar), "\(main.errorOutputSoFar)")
         return (main, address)
@@ -66,8 +92,8 @@ struct BackupRig {
 
     /// Starts the backup of the main at `address` (on `file`, by default the main's), once it joined.
     func startBackup(of address: String, file: String? = nil, extra: [String] = []) throws -> RunningCLI {
-        let backup = try CLI.spawn(["session", "run", file ?? show, "--server", backupServer.name, "--client-name", "\(name)-backup", "--backup-of", address] + extra + common,
-                                   environment: environment, withInput: true)
+        let backup = try spawn(on: .backup, ["session", "run", file ?? show, "--server", backupServer.name, "--client-name", "\(name)-backup", "--backup-of", address] + extra + common,
+                               withInput: true)
         #expect(backup.waitForErrorOutput(containing: "link: joined the main at", timeout: 20), "\(backup.errorOutputSoFar)")
         return backup
     }
