@@ -160,6 +160,10 @@ public final class ControlDispatcher: Sendable {
                 return (.error(address, error), seen)
             }
         }
+        // A pause's fade is rendered, and its layers stopped, once the lock is free: the show
+        // link's hub reads the run between commands, and tells a backup of the pause before its
+        // fade begins.
+        if command == .pause { player.finishPause() }
         self.updates.publish(updates)
         return reply
     }
@@ -299,8 +303,7 @@ public final class ControlDispatcher: Sendable {
             guard player.isRunning else {
                 throw ControlError(.wrongState, "pause: the session is not playing (it is \(player.isPaused ? "paused already; resume plays it on" : "stopped"))")
             }
-            player.pause()
-            let position = player.position
+            let position = player.beginPause(at: requested) ?? player.position
             return (ok(result(position), "paused at \(when(position))"), [update(.paused, position)])
         case .resume:
             guard player.isPaused else { throw ControlError(.wrongState, "resume: the session is not paused; pause it first") }

@@ -59,6 +59,20 @@ final class LayerRenderer {
         for cue in timeline.retired[layer] ?? [] { render(cue, position: position, end: end, into: out) }
         for index in cueIndices! { render(timeline.cues[index], position: position, end: end, into: out) }
         applyLayerGain(timeline, position: position, frames: frames, to: out)
+        if let pause = timeline.pauseFade { applyPauseFade(from: pause, position: position, frames: frames, to: out) }
+    }
+
+    /// A pause's fade from session sample `start`: linear to silence over
+    /// ``SessionPlayer/pauseFadeSeconds``, silence after.
+    private func applyPauseFade(from start: Int64, position: Int64, frames: Int, to out: UnsafeMutablePointer<Float>) {
+        let length = max(1, Int64((SessionPlayer.pauseFadeSeconds * rate).rounded()))
+        let channels = channelCount
+        for j in 0..<frames {
+            let sample = position + Int64(j)
+            guard sample >= start else { continue }
+            let g = Float(max(0, 1 - Double(sample - start) / Double(length)))
+            for c in 0..<channels { out[j * channels + c] *= g }
+        }
     }
 
     /// Mixes what `cue` plays in session samples `[position, end)` into `out`.

@@ -81,6 +81,9 @@ extension SessionPlayer {
         /// The run's latest relocation (a seek, a resume or a reset while playing), for a run
         /// that follows this one (nil: none yet).
         public var relocation: Relocation?
+        /// The run's latest pause, announced before its fade began, for a run that follows this
+        /// one (nil: none yet).
+        public var pause: Pause?
 
         /// Creates a run state.
         public init(rate: Double, goes: [Go] = [], gains: [GainChange] = [], cues: [CueChanges] = [], playhead: String? = nil,
@@ -120,6 +123,7 @@ extension SessionPlayer {
             moved.lastPlainGo = lastPlainGo.map(move)
             moved.pausedPosition = move(pausedPosition)
             moved.relocation = relocation?.moved(from: self.rate, to: rate)
+            moved.pause = pause?.moved(from: self.rate, to: rate)
             return moved
         }
     }
@@ -138,7 +142,7 @@ extension SessionPlayer {
                             loaded: Dictionary(uniqueKeysWithValues: state.loaded.map { (cues[$0.key].name, $0.value) }),
                             lastPlainGo: state.lastPlainGo, ignoredGos: state.ignoredGos,
                             isPaused: !state.phase.isRunning, pausedPosition: state.pausedPosition)
-                .with(relocation: state.relocation)
+                .with(relocation: state.relocation, pause: state.pause)
         }
     }
 
@@ -184,6 +188,7 @@ extension SessionPlayer {
             state.lastPlainGo = run.lastPlainGo
             state.ignoredGos = run.ignoredGos
             state.pausedPosition = run.pausedPosition
+            state.pause = run.pause
         }
         noteChange()
         return problems

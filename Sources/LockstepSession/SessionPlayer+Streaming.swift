@@ -14,6 +14,7 @@ extension SessionPlayer {
             currentRun.store(state.run, ordering: .releasing)
             state.pausedPosition = position
             state.queueOrigin = position
+            state.timeline.pauseFade = nil      // (a pause cut short by a stop or a restart)
             state.spares = all.map { Array($0.suffix(Self.spareCount)) }
         }
         // Under each layer's lock: a refill that passed its run check before the halt may still

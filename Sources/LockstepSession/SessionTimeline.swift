@@ -27,6 +27,10 @@ public struct SessionTimeline: Sendable, Hashable {
     /// Counts the edits installed: cues may have moved, changed layers or gone (what a layer's
     /// renderer found of its cues is found again).
     public internal(set) var structure = 0
+    /// A whole-session pause under way: from this session sample every layer fades to silence
+    /// over ``SessionPlayer/pauseFadeSeconds`` and stays silent (nil: none). Live only; the
+    /// player clears it once the layers stopped.
+    public internal(set) var pauseFade: Int64?
 
     /// A layer: a named output queue.
     public struct Layer: Sendable, Hashable {

@@ -62,8 +62,9 @@ public final class BackupFollower: Sendable {
         var measured: Date?
         /// Measurements in a row past ``relocateThreshold``.
         var beyond = 0
-        /// The main's relocations followed (or already behind the run at the welcome).
+        /// The main's relocations and pauses followed (or already behind the run at the welcome).
         var relocations = 0
+        var pauses = 0
         var lost: String?
         var stopping = false
     }
@@ -127,7 +128,10 @@ public final class BackupFollower: Sendable {
         defer { finished.signal() }
         // The main's run as it stands: the welcome's, with each change applied.
         var run = welcome
-        shared.withLock { $0.relocations = welcome.relocation?.count ?? 0 }
+        shared.withLock {
+            $0.relocations = welcome.relocation?.count ?? 0
+            $0.pauses = welcome.pause?.count ?? 0
+        }
         // The main's edits the welcome's text holds.
         var edits = welcomeEdits
         var lastExchange = Date.distantPast
@@ -221,7 +225,19 @@ public final class BackupFollower: Sendable {
         }
         // (A reset's state is the main's after it: this run is reset too.)
         for problem in player.follow(run) { note("backup: \(problem)", true) }
-        let paused = run.isPaused || !main.isPlaying
+        // A pause the main announced: its fade on the same session sample (the main's state
+        // says it paused only once its fade is over).
+        var announced = false
+        if let pause = run.pause?.moved(from: run.rate, to: player.rate), pause.count > shared.withLock({ $0.pauses }) {
+            shared.withLock { $0.pauses = pause.count }
+            announced = true
+            if player.isRunning, let at = player.pause(at: pause.position) {
+                note("backup: paused with the main on session sample \(at)" + (at == pause.position ? "" : " (the main's was \(pause.position): too late for it)"), at != pause.position)
+            }
+        }
+        // (A relocation is announced before the main plays from it: it plays, whatever its state
+        // says yet.)
+        let paused = (relocation == nil && (run.isPaused || !main.isPlaying)) || announced
         if paused && player.isRunning {
             player.pause()
             _ = try? player.seek(to: Int64((Double(run.pausedPosition) * player.rate / run.rate).rounded()))

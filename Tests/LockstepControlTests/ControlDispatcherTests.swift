@@ -243,7 +243,8 @@ struct ControlDispatcherTests {
         // Pausing and seeking while playing wait for the layers' buffers to come back: render meanwhile.
         let rendering = show.show.renderInBackground()
         let pause = try roundTrip(.pause, as: CommandResult.self)
-        #expect(pause.position != nil && pause.sampleTime == nil)
+        // (A pause names the sample its fade begins on, where the session is paused.)
+        #expect(pause.position != nil && pause.sampleTime != nil)
         let seek = try roundTrip(.seek(.samples(9600)), as: CommandResult.self)
         #expect(seek.position == 9600 && seek.seconds == 0.2 && seek.sampleTime == nil)
         rendering.stop()

@@ -1,13 +1,14 @@
 import Foundation
 import Lockstep
+import LockstepSession
 import LockstepTestSupport
 import Testing
 
 extension JACKTests {
     /// A backup following its main's whole-session changes (``BackupRig``): a pause and a resume,
     /// a seek and a reset. A resume, a seek and a reset start on the main's own sample on the
-    /// backup (the main announces them ahead, ``LockstepSession/SessionPlayer/Relocation``); a
-    /// pause is followed as soon as the backup hears of it.
+    /// backup (the main announces them ahead, ``LockstepSession/SessionPlayer/Relocation``), and
+    /// a pause fades out from it (``LockstepSession/SessionPlayer/Pause``).
     @Suite("lockstep session run --backup-of: a pause, a resume, a seek and a reset of the main", .serialized)
     struct BackupTransportTests {
         @Test("the backup pauses, resumes, seeks and resets with its main: after a resume, a seek and a reset it plays from the same session sample on the same sample, and every session sample both recorded is the same")
@@ -26,7 +27,7 @@ extension JACKTests {
             defer { if backupRecorder.isRunning { backupRecorder.send(SIGKILL) } }
             usleep(600_000)
             let script: [(line: String, reply: String, backup: String?)] = [
-                ("go", "go bell at", nil), ("pause", "paused at", "paused with the main"), ("resume", "resumed at", "relocated with the main"),
+                ("go", "go bell at", nil), ("pause", "paused at", "paused with the main on session sample"), ("resume", "resumed at", "relocated with the main"),
                 ("go horn", "go horn at", nil), ("seek 2", "seek to", "relocated with the main"), ("level pad -6 0.1", "level pad to", nil),
                 ("reset", "reset:", "reset with the main"), ("go", "go bell at", nil),
             ]
@@ -54,14 +55,24 @@ extension JACKTests {
             xrun.set(BackupRig.sawXrun(main.outputSoFar, result.stdout, recorded[0].stdout, recorded[1].stdout))
             // The same stretches of the bed on both, in order (the backup's first begins later: it
             // joined), each the same on every session sample both recorded, 0.2 s after its start.
-            let mainStretches = BackupRig.stretches(BackupRig.frames(try rig.recording("main")))
-            let backupStretches = BackupRig.stretches(BackupRig.frames(try rig.recording("backup")))
+            let mainFrames = BackupRig.frames(try rig.recording("main")), backupFrames = BackupRig.frames(try rig.recording("backup"))
+            let mainStretches = BackupRig.stretches(mainFrames), backupStretches = BackupRig.stretches(backupFrames)
             let describe = { (list: [ArraySlice<(position: Int64, pad: Float, fx: Float)>]) in list.map { "\($0.first!.position)…\($0.last!.position)" } }
             #expect(mainStretches.count == 4 && backupStretches.count == 4,
                     "main: \(describe(mainStretches)); backup: \(describe(backupStretches)); the backup said: \(result.stderr.suffix(2000))")
+            // The pause: on the same session sample on both, its fade the same samples (the
+            // bed's values faded, then silence).
+            if let theirs = mainStretches.first, let mine = backupStretches.first {
+                let fade = Int((LockstepSession.SessionPlayer.pauseFadeSeconds * 48000).rounded())
+                let mainFade = mainFrames[theirs.endIndex..<min(mainFrames.count, theirs.endIndex + fade)].map { "\($0.position) \($0.pad) \($0.fx)" }
+                let backupFade = backupFrames[mine.endIndex..<min(backupFrames.count, mine.endIndex + fade)].map { "\($0.position) \($0.pad) \($0.fx)" }
+                #expect(theirs.last!.position == mine.last!.position && mainFade == backupFade && mainFade.count > fade / 2,
+                        "the pause: main's last full sample \(theirs.last!.position), backup's \(mine.last!.position); fades differ: \(mainFade.prefix(3)) / \(backupFade.prefix(3))")
+                print("BackupTransportTests: paused on session sample \(theirs.last!.position + 1) on both, \(mainFade.count) samples of fade the same")
+            }
             // After the first (the backup joined the main's), each stretch begins on the same
             // session sample on both and is the same from its first sample; its end may differ
-            // for 0.2 s (a pause is followed by the clock, its fade not on the main's sample).
+            // for 0.2 s (the halt before a seek or a reset is each side's own).
             var compared = 0
             for (index, (theirs, mine)) in zip(mainStretches, backupStretches).enumerated() {
                 if index > 0 {
