@@ -27,7 +27,7 @@ extension JACKTests {
             bell[Self.altered] = 0.5
             try FileFixtures.writeWAV(path: folder + "/bell.wav", samples: bell, format: StreamFormat(sampleRate: 48000, channelCount: 1))
 
-            let (main, address) = try rig.startMain()
+            let (main, address) = try rig.startMain(extra: SessionWebTests.browserMissing == nil ? ["--web", "127.0.0.1:0"] : [])
             defer { if main.isRunning { main.send(SIGKILL) } }
             // An edit before the backup joins: it runs the main's session as edited.
             #expect(main.send(line: "set bell2 gain -4", awaiting: "set bell2 gain to"), "\(main.errorOutputSoFar.suffix(600))")
@@ -35,6 +35,9 @@ extension JACKTests {
             let backup = try rig.startBackup(of: address, file: folder + "/show.yaml")
             defer { if backup.isRunning { backup.send(SIGKILL) } }
             #expect(main.waitForErrorOutput(containing: "joined", timeout: 10), "\(main.errorOutputSoFar)")
+            // The main's web page, in headless Chromium, watching its link line.
+            let page = try Self.watchLinkLine(of: main, for: "DIVERGED")
+            defer { if let page, page.isRunning { page.send(SIGKILL) } }
             usleep(1_500_000)
             #expect(main.send(line: "go bell", awaiting: "go bell at"), "\(main.errorOutputSoFar)")
             usleep(1_500_000)
@@ -45,6 +48,13 @@ extension JACKTests {
             let bellAt = try #require(BackupLinkTests.number("position", in: String(started)), "\(main.outputSoFar.suffix(1500))")
             let expected = Int64(bellAt + Self.altered)
             let block = expected / 4096 * 4096
+            if let page {
+                // The page said it, to the sample and output, as a warning.
+                let shown = page.wait(timeout: 30)
+                #expect(shown.status == 0 && shown.stdout.contains("DIVERGED from 127.0.0.1:") && shown.stdout.contains("at session sample \(expected) on output 3")
+                        && shown.stdout.contains("\"warning\": true"), "the page showed: \(shown.stdout) \(shown.stderr.suffix(600))")
+                print("BackupDivergenceTests: the main's web page (headless Chromium) showed \(shown.stdout.trimmingCharacters(in: .whitespacesAndNewlines))")
+            }
             for (side, run) in [("main", main), ("backup", backup)] {
                 let events = BackupLinkTests.events(of: run, kind: "divergence").map(String.init)
                 // (The agreement may come before the samples that make the divergence exact.)
@@ -88,6 +98,22 @@ extension JACKTests {
             #expect(main.wait(timeout: 20).status == 130)
             backup.send(SIGINT)
             #expect(backup.wait(timeout: 20).status == 130)
+        }
+
+        /// Opens `main`'s web page (its `--web` note's address) in headless Chromium, watching
+        /// its link line until it shows `text` (`Tests/Browser/link_line.py`); nil when the
+        /// browser is missing. Returns once the page is live.
+        static func watchLinkLine(of main: RunningCLI, for text: String) throws -> RunningCLI? {
+            guard SessionWebTests.browserMissing == nil else { return nil }
+            #expect(main.waitForErrorOutput(containing: "web page on http://127.0.0.1:"), "\(main.errorOutputSoFar)")
+            let said = main.errorOutputSoFar
+            let after = try #require(said.range(of: "web page on "))
+            let url = String(said[after.upperBound...].prefix { !$0.isWhitespace })
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Browser/link_line.py").path
+            let page = try CLI.spawn([script, url, text, "20"], executable: "/usr/bin/python3")
+            #expect(page.waitForErrorOutput(containing: "loaded", timeout: 30), "\(page.errorOutputSoFar)")
+            return page
         }
     }
 }

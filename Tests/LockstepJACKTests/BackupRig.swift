@@ -81,9 +81,9 @@ struct BackupRig {
         try spawn(on: machine, arguments).wait(timeout: timeout)
     }
 
-    /// Starts the main; returns it and the address its backup joins.
-    func startMain() throws -> (RunningCLI, String) {
-        let main = try spawn(on: .main, ["session", "run", show, "--server", mainServer.name, "--client-name", "\(name)-main", "--main", listen(on: .main)] + common,
+    /// Starts the main (with `extra` options); returns it and the address its backup joins.
+    func startMain(extra: [String] = []) throws -> (RunningCLI, String) {
+        let main = try spawn(on: .main, ["session", "run", show, "--server", mainServer.name, "--client-name", "\(name)-main", "--main", listen(on: .main)] + extra + common,
                              withInput: true)
         #expect(main.waitForErrorOutput(containing: "link: a backup may join on", timeout: 20), "\(main.errorOutputSoFar)")
         let address = try #require(Self.address(in: main.errorOutputSoFar), "\(main.errorOutputSoFar)")
