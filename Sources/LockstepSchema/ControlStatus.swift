@@ -99,11 +99,13 @@ public struct ControlStatus: Sendable, Hashable, Codable {
         public var state: String
         /// The main: how many backups follow it.
         public var backups: Int?
-        /// The backup: milliseconds its session time is ahead of the main's (negative: behind),
-        /// as last measured by the system clock.
+        /// Milliseconds the backup's session time is ahead of the main's (negative: behind), as
+        /// it last measured by the system clock: on the backup its own, on the main its backup's
+        /// as reported (with several, the furthest).
         public var offsetMilliseconds: Double?
         /// The backup on a free clock (`--free-clock`): parts per million its session plays
-        /// faster (positive) or slower than its device's frames, steering to the main.
+        /// faster (positive) or slower than its device's frames, steering to the main (on the
+        /// main: as its backup reports it).
         public var steeringPPM: Double?
         /// Blocks of session samples whose output hashes were compared with the other side's
         /// (the main: summed over its backups).

@@ -178,6 +178,10 @@ public final class BackupFollower: Sendable {
     /// Sends the blocks hashed since the last call to the main, compares the main's with the
     /// backup's, and sends the backup's samples of a block where a divergence starts.
     private func exchangeHashes() {
+        // (The main shows its backup's offset and steering too.)
+        if let offset = shared.withLock({ $0.offset }) {
+            link.send(.position(offsetMilliseconds: (offset * 1_000_000).rounded() / 1000, steeringPPM: steeringPPM))
+        }
         guard let hasher, let comparison else { return }
         let fresh = hasher.takeFresh()
         if !fresh.isEmpty { link.send(.hashes(fresh)) }

@@ -38,10 +38,14 @@ public enum ShowLink {
         /// Either side: its samples of the block at session sample `start` (interleaved), sent
         /// when that block's hashes differ and the block before did not.
         case samples(start: Int64, samples: [Float])
+        /// The backup: how far its session time is ahead of the main's (milliseconds, negative
+        /// behind, as it last measured), and with `--free-clock` how it steers (parts per million
+        /// its session plays faster than its device's frames).
+        case position(offsetMilliseconds: Double, steeringPPM: Double?)
     }
 
     /// The link's version: a peer of another version is refused.
-    public static let version = 1
+    public static let version = 2
     /// The longest line either side accepts (a welcome carries the session's text).
     public static let maximumLine = 16 << 20
 
@@ -60,6 +64,8 @@ public enum ShowLink {
         var start: Int64?
         /// Samples: little-endian 32-bit floats, base64.
         var data: String?
+        var offset: Double?
+        var ppm: Double?
     }
 
     /// A block's hashes on the wire: 16 hex digits each (JSON numbers lose 64-bit integers).
@@ -89,6 +95,7 @@ public enum ShowLink {
             var bytes = Data(capacity: samples.count * 4)
             for sample in samples { withUnsafeBytes(of: sample.bitPattern.littleEndian) { bytes.append(contentsOf: $0) } }
             line = Line(kind: "samples", start: start, data: bytes.base64EncodedString())
+        case .position(let offset, let ppm): line = Line(kind: "position", offset: offset, ppm: ppm)
         }
         var data = (try? JSONEncoder().encode(line)) ?? Data()
         data.append(UInt8(ascii: "\n"))
@@ -117,6 +124,10 @@ public enum ShowLink {
         case "state": return .state(change: try need(line.change, "change"), moment: try need(line.moment, "moment"))
         case "clock": return .clock(moment: try need(line.moment, "moment"))
         case "end": return .end
+        case "position":
+            let offset = try need(line.offset, "offset")
+            guard offset.isFinite, line.ppm?.isFinite ?? true else { throw LinkError("a 'position' line with a number that is not finite") }
+            return .position(offsetMilliseconds: offset, steeringPPM: line.ppm)
         case "hashes":
             return .hashes(try need(line.blocks, "blocks").map { (block: WireBlock) throws(LinkError) in
                 var hashes: [UInt64] = []

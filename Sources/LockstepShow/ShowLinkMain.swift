@@ -82,6 +82,13 @@ public final class ShowLinkMain: Sendable {
     /// The backups let in and still connected.
     public var backups: Int { hub.shared.withLock { $0.joined.count } }
 
+    /// The backup furthest from the main, as the backups report themselves: its offset
+    /// (milliseconds its session time is ahead of the main's) and how it steers (nil: no backup
+    /// has reported yet).
+    public var backupPosition: (offsetMilliseconds: Double, steeringPPM: Double?)? {
+        hub.shared.withLock { $0.positions.values.max { abs($0.offsetMilliseconds) < abs($1.offsetMilliseconds) } }
+    }
+
     /// The comparison of the main's output with its backups', summed over those connected (nil
     /// without a hasher).
     public var tally: OutputComparison.Tally? {
@@ -108,6 +115,8 @@ public final class ShowLinkMain: Sendable {
             var joining: [any Channel] = []
             var joined: [ObjectIdentifier: any Channel] = [:]
             var comparisons: [ObjectIdentifier: OutputComparison] = [:]
+            /// Each backup's offset and steering, as it last reported them.
+            var positions: [ObjectIdentifier: (offsetMilliseconds: Double, steeringPPM: Double?)] = [:]
             var stopping = false
         }
         let shared = Mutex(Shared())
@@ -149,6 +158,7 @@ public final class ShowLinkMain: Sendable {
         func leave(_ channel: any Channel) {
             let left = shared.withLock { shared in
                 shared.comparisons[ObjectIdentifier(channel)] = nil
+                shared.positions[ObjectIdentifier(channel)] = nil
                 return shared.joined.removeValue(forKey: ObjectIdentifier(channel)) != nil
             }
             if left { note(Event(kind: .left, peer: Self.peer(channel), text: "link: the backup at \(Self.peer(channel)) left")) }
@@ -241,6 +251,12 @@ public final class ShowLinkMain: Sendable {
 
         /// A backup's message after its hello: its hashes, or its samples of a block that differs.
         func received(_ message: ShowLink.Message, from channel: any Channel) {
+            if case .position(let offset, let ppm) = message {
+                shared.withLock { shared in
+                    if shared.joined[ObjectIdentifier(channel)] != nil { shared.positions[ObjectIdentifier(channel)] = (offset, ppm) }
+                }
+                return
+            }
             guard let comparison = shared.withLock({ $0.comparisons[ObjectIdentifier(channel)] }) else { return }
             switch message {
             case .hashes(let blocks):

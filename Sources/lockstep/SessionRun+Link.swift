@@ -27,6 +27,10 @@ extension SessionRun {
             if let listener {
                 let backups = listener.backups
                 var status = ControlStatus.Link(role: "main", address: listener.address, state: backups > 0 ? "joined" : "listening", backups: backups)
+                if let position = listener.backupPosition {
+                    status.offsetMilliseconds = position.offsetMilliseconds
+                    status.steeringPPM = position.steeringPPM
+                }
                 Self.add(listener.tally, to: &status)
                 return status
             }

@@ -46,6 +46,8 @@ extension JACKTests {
             let backupProbe = try JACKPositionProbe(server: backupServer.name, port: "\(name)-backup:out_1", seconds: Self.seconds)
             let mainCycles = try mainProbe.cycles(), backupCycles = try backupProbe.cycles()
             let link = BackupLinkTests.linkStatus(of: backup)
+            // The main knows how its backup stands: it reports its offset and steering.
+            let mainLink = BackupLinkTests.linkStatus(of: main)
             backup.send(SIGINT)
             main.send(SIGINT)
             _ = main.wait(timeout: 20)
@@ -65,7 +67,9 @@ extension JACKTests {
             let after = String(backup.errorOutputSoFar.dropFirst(joined))
             #expect(!after.contains("playing on from"), "the backup jumped: \(after.suffix(1500))")
             #expect(abs(Self.decimal("steeringPPM", in: link) + 1000) < 150, "status: \(link)")
-            print("BackupSteeringTests: backup server at \(String(format: "%.1f", backupRate)) frames/s; after \(Self.settle) s of settling, \(offsets.count) cycles compared: the backup within \(String(format: "%.1f", worst)) samples of the main (mean \(String(format: "%.1f", mean))); \(link)")
+            #expect(abs(Self.decimal("steeringPPM", in: mainLink) + 1000) < 150 && abs(Self.decimal("offsetMilliseconds", in: mainLink)) < 1,
+                    "the main's status: \(mainLink)")
+            print("BackupSteeringTests: backup server at \(String(format: "%.1f", backupRate)) frames/s; after \(Self.settle) s of settling, \(offsets.count) cycles compared: the backup within \(String(format: "%.1f", worst)) samples of the main (mean \(String(format: "%.1f", mean))); \(link); the main's \(mainLink)")
         }
 
         /// For each backup cycle after the settling: its sample (modulo ``period``) minus the main's at

@@ -72,7 +72,7 @@ struct OutputHasherTests {
         #expect(comparison.compare().isEmpty && comparison.tally.compared == mine.count)
     }
 
-    @Test("hashes and samples cross the link exactly (64-bit hashes as hex, every float's bits: -0, NaN, subnormals)")
+    @Test("hashes, samples and a backup's position cross the link exactly (64-bit hashes as hex, every float's bits: -0, NaN, subnormals)")
     func linkMessages() throws {
         let block = OutputHasher.BlockHash(start: 8192, hashes: [.max, 0, 0xcbf2_9ce4_8422_2325], time: 1_780_000_000.125)
         guard case .hashes(let blocks) = try ShowLink.decode(ShowLink.encode(.hashes([block])).dropLast()) else {
@@ -88,5 +88,10 @@ struct OutputHasherTests {
         #expect(start == 4096 && back.map(\.bitPattern) == samples.map(\.bitPattern))
         #expect(throws: LinkError.self) { try ShowLink.decode(Array(#"{"kind":"hashes","blocks":[{"start":0,"hashes":["xyz"],"time":0}]}"#.utf8)) }
         #expect(throws: LinkError.self) { try ShowLink.decode(Array(#"{"kind":"samples","start":0,"data":"AAA"}"#.utf8)) }
+        // A backup's position: its offset and its steering (none without --free-clock).
+        for message in [ShowLink.Message.position(offsetMilliseconds: -0.125, steeringPPM: -1009.3), .position(offsetMilliseconds: 3, steeringPPM: nil)] {
+            #expect(try ShowLink.decode(ShowLink.encode(message).dropLast()) == message)
+        }
+        #expect(throws: LinkError.self) { try ShowLink.decode(Array(#"{"kind":"position"}"#.utf8)) }
     }
 }
