@@ -13,7 +13,9 @@ public struct Discontinuity: Sendable, Hashable, CustomStringConvertible {
         /// many frames of their audio (``LateBufferPolicy``), input queues record as much silence.
         case xrun
         /// A running queue ran out of enqueued audio: it played silence for ``Discontinuity/length``
-        /// frames, then resumed at the sample it would have reached, staying aligned.
+        /// frames, then resumed at the sample it would have reached, staying aligned. (Also a
+        /// JACK device's steering stage that ran short: its master outputs played that much
+        /// silence.)
         case underrun
         /// The device's sample rate changed.
         case sampleRateChange

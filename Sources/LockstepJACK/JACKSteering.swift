@@ -176,7 +176,9 @@ func renderSteered(_ state: UnsafeMutablePointer<JACKRealtimeState>, _ steering:
         }
     }
     if available < frames {
+        // (Never once primed, as the ratio stays near 1; said if it does.)
         steering.pointee.shortFrames.wrappingAdd(frames - available, ordering: .relaxed)
+        renderer.reportDiscontinuity(.underrun, sampleTime: sampleTime, length: Int64(frames - available), detail: 0)
     }
     steering.pointee.filled = max(0, available - frames)
     steering.pointee.offset += Int64(count) - Int64(frames)

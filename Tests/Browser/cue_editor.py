@@ -3,7 +3,10 @@
 cue, changes its pre_wait and gain in the editor, applies (one edit), undoes, redoes and saves; then, on
 the page without the edit token, tries an edit and reads the refusal.
 
-Usage: cue_editor.py EDIT_URL PLAIN_URL CUE SCREENSHOT_DIR
+With FILE (the session file), the file is changed on disk before the save: the page refuses it,
+offering "save anyway", which the script clicks.
+
+Usage: cue_editor.py EDIT_URL PLAIN_URL CUE SCREENSHOT_DIR [FILE]
 Prints one JSON object (what the page showed) on standard output. Exits 77 with "SKIP: reason"
 when the browser cannot start, 1 when a wait runs out. Every wait is bounded (10 s).
 """
@@ -13,6 +16,7 @@ import os
 import sys
 
 edit_url, plain_url, cue, shots = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+changed_file = sys.argv[5] if len(sys.argv) > 5 else None
 sys.dont_write_bytecode = True     # (no __pycache__ left in the source tree)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import headless  # noqa: E402
@@ -66,8 +70,16 @@ wait("the undo", lambda: field("gain").get_attribute("data-original") == "" and 
 result["afterUndo"] = {"pre_wait": field("pre_wait").get_attribute("value"), "gain": field("gain").get_attribute("value")}
 driver.find_element(By.ID, "redo").click()
 wait("the redo", lambda: field("gain").get_attribute("data-original") == "-6")
-driver.find_element(By.ID, "save").click()
-result["save"] = wait("the save's answer", lambda: last_reply("save"))
+if changed_file:
+    with open(changed_file, "a") as file:
+        file.write("# changed on disk while the show ran\n")
+    driver.find_element(By.ID, "save").click()
+    result["saveRefused"] = wait("the save's refusal", lambda: driver.find_element(By.ID, "edit-error").text)
+    wait("the choice", lambda: driver.find_element(By.ID, "save-force")).click()
+    result["save"] = wait("the forced save's answer", lambda: (last_reply("save") or {}).get("status") == "ok" and last_reply("save"))
+else:
+    driver.find_element(By.ID, "save").click()
+    result["save"] = wait("the save's answer", lambda: last_reply("save"))
 
 driver.get(plain_url)
 wait("the plain page to connect", lambda: driver.find_element(By.ID, "connection").text == "connected")

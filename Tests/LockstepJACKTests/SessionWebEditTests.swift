@@ -5,7 +5,7 @@ import LockstepTestSupport
 import Testing
 
 extension JACKTests.SessionWebTests {
-    @Test("headless Chromium edits a cue in the page: pre_wait and gain applied, a bad value refused inline, undo, redo, save into the file; the page without the edit token may not edit",
+    @Test("headless Chromium edits a cue in the page: pre_wait and gain applied, a bad value refused inline, undo, redo, a save refused when the file changed on disk and made anyway by choice; the page without the edit token may not edit",
           .enabled(if: JACKTests.SessionWebTests.browserMissing == nil, "chromium, chromium-driver or python3-selenium is not installed"))
     func editor() throws {
         let live = try live(extra: ["--web-edit-token", "e1"])
@@ -17,7 +17,8 @@ extension JACKTests.SessionWebTests {
         try FileManager.default.createDirectory(atPath: Self.screenshots, withIntermediateDirectories: true)
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Browser/cue_editor.py").path
-        let browser = try CLI.run([script, editURL, live.url, "bell", Self.screenshots], timeout: 90, executable: "/usr/bin/python3")
+        // (The file changes on disk before the page saves: refused, then saved anyway by choice.)
+        let browser = try CLI.run([script, editURL, live.url, "bell", Self.screenshots, temp.file("show.yaml")], timeout: 90, executable: "/usr/bin/python3")
         running.send(SIGINT)
         _ = running.wait(timeout: 20)
         if browser.status == 77 { try Test.cancel(Comment(rawValue: browser.stdout.trimmingCharacters(in: .whitespacesAndNewlines))) }
@@ -30,7 +31,12 @@ extension JACKTests.SessionWebTests {
         #expect((page["error"] as? String)?.hasPrefix("set: ") == true && (page["error"] as? String)?.contains("soon") == true, "\(page["error"] ?? "")")
         // (Both values were applied as one edit: one undo takes both back.)
         #expect(page["afterUndo"] as? [String: String] == ["pre_wait": "", "gain": ""])
+        #expect((page["saveRefused"] as? String)?.contains("changed on disk since the session was read") == true
+                && (page["saveRefused"] as? String)?.contains("save anyway") == true, "\(page["saveRefused"] ?? "")")
         #expect((page["save"] as? [String: Any])?["status"] as? String == "ok", "\(page["save"] ?? "")")
+        // The file as it was on disk, with the change made there, is kept beside it.
+        let backup = try String(contentsOfFile: temp.file("show.yaml") + ".bak", encoding: .utf8)
+        #expect(backup.hasSuffix("# changed on disk while the show ran\n"), "\(backup)")
         #expect((page["refused"] as? String)?.contains("may run the show but not edit it") == true, "\(page["refused"] ?? "")")
         let text = try String(contentsOfFile: temp.file("show.yaml"), encoding: .utf8)
         #expect(text.contains("  - { name: bell, layer: fx, file: bell.wav, at: manual, gain: -6, pre_wait: 0.5 }"), "\(text)")

@@ -419,6 +419,17 @@
       if (!editing) { $("edit-cue").textContent = ""; $("edit-fields").textContent = ""; }
     }
     if (message.status === "ok" && message.address === "save") box.textContent = "";
+    if (message.status === "error" && message.address === "save" && String(message.data).includes("changed on disk")) {
+      // The file changed since it was read: keep it (do nothing), or replace it (its version
+      // is kept in FILE.bak).
+      const force = document.createElement("button");
+      force.id = "save-force";
+      force.type = "button";
+      force.textContent = "save anyway";
+      force.title = "Replace the file on disk with the edited show (the file as it was on disk is kept as .bak)";
+      force.addEventListener("click", () => { box.textContent = ""; edit({ command: "save", force: true }); });
+      box.append(" ", force);
+    }
     if (message.status === "ok" && message.address === "learn" && learning) box.textContent = "waiting for a MIDI message…";
   }
   function edit(command) { editsPending++; send(command); }
