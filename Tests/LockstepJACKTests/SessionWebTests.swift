@@ -57,6 +57,40 @@ extension JACKTests {
             return Live(server: server, capture: capture, running: running, url: url, port: port)
         }
 
+        @Test("headless Chromium shows a follow-on cue as waiting for the GO that places it, not for a GO of its own; after that GO, waiting on its sample",
+              .enabled(if: SessionWebTests.browserMissing == nil, "chromium, chromium-driver or python3-selenium is not installed"))
+        func followOn() throws {
+            try FileFixtures.writeText(path: temp.file("follow.yaml"), """
+                channels: 1
+                layers: { bed: {}, fx: {} }
+                cues:
+                  - { name: bed, layer: bed, file: bed.wav, at: 0 }
+                  - { name: bell, layer: fx, file: gong.wav, at: manual, to: 2 }
+                  - { name: tail, layer: fx, file: horn.wav, after: bell }
+                """)
+            let server = try JACKServer(period: 256)
+            let running = try CLI.spawn(["session", "run", temp.file("follow.yaml"), "--server", server.name, "--client-name", "session-follow",
+                                         "--no-connect", "--web", "127.0.0.1:0"])
+            defer { if running.isRunning { running.send(SIGKILL) } }
+            #expect(running.waitForErrorOutput(containing: "web page on http://127.0.0.1:"), "\(running.errorOutputSoFar)")
+            let said = running.errorOutputSoFar
+            let url = String(said[try #require(said.range(of: "web page on ")).upperBound...].prefix { !$0.isWhitespace })
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("Browser/follow_on.py").path
+            let browser = try CLI.run([script, url, "tail"], timeout: 60, executable: "/usr/bin/python3")
+            running.send(SIGINT)
+            _ = running.wait(timeout: 20)
+            if browser.status == 77 { try Test.cancel(Comment(rawValue: browser.stdout.trimmingCharacters(in: .whitespacesAndNewlines))) }
+            #expect(browser.status == 0, "\(browser.stdout)\n\(browser.stderr)")
+            let page = try #require(try JSONSerialization.jsonObject(with: Data(browser.stdout.utf8)) as? [String: Any])
+            // (The page shows states in capitals.)
+            #expect(page["before"] as? String == "WITH GO OF BELL", "\(page)")
+            #expect((page["goReply"] as? [String: Any])?["status"] as? String == "ok", "\(page)")
+            // (Placed on the sample the bell ends, 2 s on.)
+            #expect(page["after"] as? String == "WAITING", "\(page)")
+            print("SessionWebTests: the follow-on cue's state on the page: \(page["before"] ?? "?") → \(page["after"] ?? "?")")
+        }
+
         /// The JSON summary a run printed last.
         func summary(_ result: CLI.Result) throws -> [String: Any] {
             let line = try #require(result.stdout.split(separator: "\n").last)
