@@ -57,7 +57,7 @@ extension JACKTests {
             return Live(server: server, capture: capture, running: running, url: url, port: port)
         }
 
-        @Test("headless Chromium shows a follow-on cue as waiting for the GO that places it, not for a GO of its own; after that GO, waiting on its sample",
+        @Test("headless Chromium shows a follow-on cue as waiting for the GO that places it, not for a GO of its own; after that GO, waiting on its sample; a stray click on a fader's track moves it one step, not to the click",
               .enabled(if: SessionWebTests.browserMissing == nil, "chromium, chromium-driver or python3-selenium is not installed"))
         func followOn() throws {
             try FileFixtures.writeText(path: temp.file("follow.yaml"), """
@@ -76,8 +76,8 @@ extension JACKTests {
             let said = running.errorOutputSoFar
             let url = String(said[try #require(said.range(of: "web page on ")).upperBound...].prefix { !$0.isWhitespace })
             let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("Browser/follow_on.py").path
-            let browser = try CLI.run([script, url, "tail"], timeout: 60, executable: "/usr/bin/python3")
+                .appendingPathComponent("Browser/page_details.py").path
+            let browser = try CLI.run([script, url, "tail", "bed"], timeout: 60, executable: "/usr/bin/python3")
             running.send(SIGINT)
             _ = running.wait(timeout: 20)
             if browser.status == 77 { try Test.cancel(Comment(rawValue: browser.stdout.trimmingCharacters(in: .whitespacesAndNewlines))) }
@@ -88,7 +88,10 @@ extension JACKTests {
             #expect((page["goReply"] as? [String: Any])?["status"] as? String == "ok", "\(page)")
             // (Placed on the sample the bell ends, 2 s on.)
             #expect(page["after"] as? String == "WAITING", "\(page)")
-            print("SessionWebTests: the follow-on cue's state on the page: \(page["before"] ?? "?") → \(page["after"] ?? "?")")
+            // The fader: clicked near -60 dB with its knob at 0, it moved one step.
+            let gain = (page["gainReply"] as? [String: Any])?["data"] as? [String: Any]
+            #expect(page["faderBefore"] as? String == "0" && page["faderAfter"] as? String == "-1" && gain?["gainDB"] as? Int == -1, "\(page)")
+            print("SessionWebTests: the follow-on cue's state on the page: \(page["before"] ?? "?") → \(page["after"] ?? "?"); a click on the fader's track near -60 dB moved it from \(page["faderBefore"] ?? "?") to \(page["faderAfter"] ?? "?") dB")
         }
 
         /// The JSON summary a run printed last.
