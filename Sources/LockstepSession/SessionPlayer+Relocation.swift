@@ -33,28 +33,6 @@ extension SessionPlayer {
         }
     }
 
-    /// A pause of the whole session, announced before it begins: every layer fades out from
-    /// session sample ``position`` — which a run in lockstep with this one (its backup) pauses on
-    /// too.
-    public struct Pause: Sendable, Hashable, Codable {
-        /// The run's pauses so far: each new one counts one more.
-        public var count: Int
-        /// The session sample the fade begins on, and the paused position.
-        public var position: Int64
-
-        /// Creates a pause.
-        public init(count: Int, position: Int64) {
-            self.count = count
-            self.position = position
-        }
-
-        /// This pause with its sample moved from `rate` to `other`.
-        public func moved(from rate: Double, to other: Double) -> Pause {
-            guard rate != other else { return self }
-            return Pause(count: count, position: Int64((Double(position) * other / rate).rounded()))
-        }
-    }
-
     /// Samples a seek, a resume or a reset starts later than it could (0: as soon as every layer
     /// is computed), so that a run following this one hears of it in time to relocate on the
     /// same sample (``Relocation``): the time its layers need to compute mid-file.
