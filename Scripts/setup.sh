@@ -5,7 +5,7 @@ set -euo pipefail
 
 # Arguments: more packages to install (Scripts/bench.sh passes the tools it compares against).
 packages=(pkg-config libsndfile1-dev libsoxr-dev libjack-jackd2-dev jackd2 pipewire pipewire-jack liblo-dev liblo-tools sox libsox-fmt-all opus-tools tmux libncurses-dev
-          chromium chromium-driver python3-selenium fonts-dejavu-core
+          chromium chromium-driver python3-selenium python3-mido fonts-dejavu-core
           librsvg2-dev iproute2 nftables   # session check --png; the netjack2 test (ip netns, nft)
           libltc-dev                   # LTC out (SMPTE linear timecode)
           libavformat-dev libavcodec-dev libavutil-dev ffmpeg   # compressed formats (AudioQueueCompat)

@@ -6,10 +6,13 @@ public struct SessionRenderReport: Sendable, Hashable, Codable {
     public var render: RenderReport
     /// The timeline rendered (with the manual cues placed by `--go`).
     public var timeline: TimelineReport
+    /// What the MIDI and network cues sent, in time order (nil: the session has none).
+    public var messages: [CueMessageReport]?
 
     /// Creates a report.
-    public init(render: RenderReport, timeline: TimelineReport) {
+    public init(render: RenderReport, timeline: TimelineReport, messages: [CueMessageReport]? = nil) {
         self.render = render
         self.timeline = timeline
+        self.messages = messages
     }
 }

@@ -29,10 +29,11 @@ extension SessionDocument {
         /// audio cue inside it.
         case group
         /// Sends an OSC message (`message`) over UDP to `destination` (`HOST:PORT`) on its first
-        /// sample, live (a render sends nothing).
+        /// sample, live (a render lists it on its sample: ``SessionRenderer/Summary/messages``).
         case network
         /// Sends a MIDI message (`note`, `cc`, `program`, `msc`, …) on the MIDI output port on its
-        /// first sample, exact to the sample, live (a render sends nothing).
+        /// first sample, exact to the sample, live (a render lists it on its sample:
+        /// ``SessionRenderer/Summary/messages``).
         case midi
 
         /// Whether it acts on the cue named by `target`.

@@ -66,6 +66,9 @@ public struct SessionRenderer: Sendable {
         public var peak: Float
         /// The resolved timeline (manual cues placed, commands carried out).
         public var timeline: SessionTimeline
+        /// What the MIDI and network cues sent, each on its output sample, in time order: planned
+        /// before each block as `session run` plans them live.
+        public var messages: [CueMessage] = []
     }
 
     /// Creates a renderer.
@@ -139,12 +142,19 @@ public struct SessionRenderer: Sendable {
         // The file's frames when LTC adds a channel to the mix's (the mix copied in, LTC added).
         var fileSamples = [Float](repeating: 0, count: fileChannels == channels ? 0 : period * fileChannels)
         var reported = -1.0
+        let sendsMessages = session.document.cues.contains { $0.action.type == .midi || $0.action.type == .network }
+        var messages: [CueMessage] = []
         do {
             while written < end {
                 if let control {
                     try control.apply(player, written + 3 * Int64(period))
                     end = try plannedEnd()          // commands may place cues further on
                     guard written < end else { break }
+                }
+                if sendsMessages {
+                    // (A MIDI or network cue on the natural end, the last cue's, is sent too.)
+                    let until = min(written + Int64(period), end + (duration == nil ? 1 : 0))
+                    messages += player.schedule.cueMessages(from: written, until: until, midi: true, network: true)
                 }
                 try samples.withUnsafeMutableBytes { raw in _ = try device.render(frames: period, into: raw) }
                 let frames = Int(min(Int64(period), end - written))
@@ -175,6 +185,6 @@ public struct SessionRenderer: Sendable {
         player.finishRendering()
         progress?(RenderProgress(frames: written, totalFrames: end, sampleRate: rate))
         return Summary(outputPath: outputPath, frames: written, rate: rate, channelCount: fileChannels,
-                       sampleFormat: writer.format.sampleFormat, encoding: encoding, peak: peak, timeline: player.timeline)
+                       sampleFormat: writer.format.sampleFormat, encoding: encoding, peak: peak, timeline: player.timeline, messages: messages)
     }
 }

@@ -128,31 +128,16 @@ public final class MIDICueScheduler: Sendable {
                 seenGeneration = generation
             }
             var until = rendered + Int64(horizon * player.rate)
-            if schedule.isPlaying {
-                var due: [(Int64, SessionTimeline.Cue, MIDICueMessage)] = []
-                for cue in schedule.timeline.cues {
-                    guard case .midi(let message) = cue.action, let start = cue.start, start >= schedule.originPosition,
-                          cue.state(at: start) != .stopped else { continue }
-                    let time = schedule.deviceTime(forPosition: start)
-                    if time >= from && time < until { due.append((time, cue, message)) }
-                }
-                due.sort { ($0.0, $0.1.index) < ($1.0, $1.1.index) }
-                // A batch fits the ring with room to spare: what does not waits for the next pass.
-                if due.count > Self.batchLimit {
-                    until = due[Self.batchLimit].0
-                    due = due.filter { $0.0 < until }
-                }
-                for (time, cue, message) in due {
-                    var hasher = Hasher()
-                    hasher.combine(generation)
-                    hasher.combine(schedule.start)
-                    hasher.combine(cue.index)
-                    hasher.combine(cue.instance)
-                    hasher.combine(cue.start)
-                    let key = Int64(hasher.finalize())
-                    entries.append(.event(key: key, sampleTime: time, bytes: message.bytes))
-                    events[key] = Sent(cue: cue.name, position: cue.start ?? 0, sampleTime: time, message: message, lateFrames: 0)
-                }
+            var due = schedule.cueMessages(from: from, until: until, midi: true, network: false, generation: generation)
+            // A batch fits the ring with room to spare: what does not waits for the next pass.
+            if due.count > Self.batchLimit {
+                until = due[Self.batchLimit].sampleTime
+                due = due.filter { $0.sampleTime < until }
+            }
+            for message in due {
+                guard case .midi(let midi) = message.payload else { continue }
+                entries.append(.event(key: message.key, sampleTime: message.sampleTime, bytes: midi.bytes))
+                events[message.key] = Sent(cue: message.cue, position: message.position, sampleTime: message.sampleTime, message: midi, lateFrames: 0)
             }
             if entries.isEmpty {
                 scheduledUntil = until

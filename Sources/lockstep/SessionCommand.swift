@@ -295,6 +295,11 @@ struct SessionRenderCommand: ParsableCommand {
         valueName: "samples"), transform: { Int(try TimeOption.samples($0)) })
     var midiLatency: Int = MIDIDefaults.latency
 
+    @Option(name: .customLong("midi-out"), help: ArgumentHelp(
+        "Write what the MIDI cues send into this Standard MIDI File (format 0, one tick a sample: each message on the sample session run sends it on).",
+        valueName: "file.mid"))
+    var midiOut: String?
+
     @OptionGroup(title: "Control")
     var doubleGo: DoubleGoOption
 
@@ -382,6 +387,8 @@ struct SessionRenderCommand: ParsableCommand {
             renderer.control = control.renderControl
             midi = control
         }
+        let messages = try RenderMessages(midiOut: midiOut, rate: renderRate, output: output,
+                                          inputs: [file] + (midiFile.map { [$0] } ?? []) + session.files.map(\.path))
         let summary: SessionRenderer.Summary
         let progress = ProgressDisplay(label: "rendering")
         defer { progress.finish() }
@@ -401,6 +408,8 @@ struct SessionRenderCommand: ParsableCommand {
         } catch let error as TimecodeError {
             throw CLIError(message: "session render: --ltc-channel: \(error.message)")
         }
+        // (A render that failed drops the MIDI file unnamed, as its audio.)
+        try messages.finish(summary.messages)
         if let midi {
             for reply in midi.replies where !reply.isOK {
                 log.warning("MIDI \(reply.address.dropFirst(5)): \(reply.summary)")
@@ -413,14 +422,17 @@ struct SessionRenderCommand: ParsableCommand {
                                       sampleRate: Int(summary.rate), channels: summary.channelCount,
                                       sampleFormat: summary.sampleFormat.rawValue, fileType: summary.encoding.type.fileExtension,
                                       encoding: encodingSummary(summary.encoding), peakDB: Double(peakDB), clipped: summary.peak > 1)
-            print(JSONSchema.line(SessionRenderReport(render: render, timeline: TimelineReport(path: file, timeline: summary.timeline))))
+            print(JSONSchema.line(SessionRenderReport(render: render, timeline: TimelineReport(path: file, timeline: summary.timeline),
+                                                      messages: RenderMessages.reports(summary.messages, session: session))))
         } else {
             let placed = summary.timeline.cues.filter { $0.start != nil }.count
             let line = "rendered \(placed) of \(summary.timeline.cues.count) cues to \(summary.outputPath): \(summary.frames) frames, "
                 + "\(Terminal.time(seconds)), \(Int(summary.rate)) Hz, \(summary.channelCount) ch, \(encodingSummary(summary.encoding)), "
                 + "peak \(Terminal.decibels(peakDB))" + (summary.peak > 1 ? " (clipped: lower the gains)" : "")
             // Standard output carries the audio with -o -: the summary goes to standard error.
-            if StandardStreams.names(output) { log.notice("\(line)") } else { print(line) }
+            for line in [line] + messages.lines(summary.messages) {
+                if StandardStreams.names(output) { log.notice("\(line)") } else { print(line) }
+            }
         }
     }
 }

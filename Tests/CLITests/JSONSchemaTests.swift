@@ -101,6 +101,7 @@ struct JSONSchemaTests {
         #expect(report.render.peakDB == -6.02)
         let bell = try #require(report.timeline.cues.first { $0.name == "bell" })
         #expect(bell.start == Int64(60 * 48000 + 12000) && bell.manual && bell.afterGoFrames == 0)
+        #expect(report.messages == nil)   // (no MIDI or network cue)
     }
 
     @Test("ControlUpdate and ControlStatus round-trip through the schema; an OSC reply keeps QLab's three keys")

@@ -1,6 +1,8 @@
 import Foundation
 import Lockstep
+import LockstepControl
 import LockstepFiles
+import LockstepSchema
 import LockstepTestSupport
 import Testing
 
@@ -10,18 +12,9 @@ extension JACKTests {
     /// recorded by an independent JACK MIDI client beside an audio capture.
     @Suite("lockstep session run: MIDI cues go out on their sample", .serialized)
     struct MIDICueRunTests {
-        static let text = """
-            channels: 1
-            cues:
-              - { name: tick, file: hit.wav, at: 0.5 }
-              - { name: light, type: midi, note: 60, velocity: 100, channel: 2, with: tick }
-              - { name: hit2, number: 1, file: hit.wav, at: manual }
-              - { name: desk, type: midi, msc: go, q_number: 12, device: 1, with: hit2 }
-              - { name: bend, type: midi, pitch_bend: 100, with: hit2, offset: 0.25 }
-              - { name: hit3, file: hit.wav, with: hit2, offset: 0.25 }
-            """
+        static let text = MIDICueFixtures.show
 
-        @Test("a timed MIDI cue, two a GO places and the timed one again after reset each go out once, on the frame of the audio placed with them")
+        @Test("a timed MIDI cue, two a GO places and the timed one again after reset each go out once, on the frame of the audio placed with them; session render with the GO on the same session sample writes them on the same session samples")
         func onTheAudiosFrame() throws { try retryingOnXruns("MIDICueRunTests", run) }
 
         func run(_ xrun: XrunFlag) throws {
@@ -66,6 +59,18 @@ extension JACKTests {
             }.filter { $0["kind"] as? String == "cue/started" && ["light", "desk", "bend"].contains($0["cue"] as? String) }
             #expect(starts.map { $0["cue"] as? String } == ["light", "desk", "bend", "light"], "\(starts)")
             #expect(starts.compactMap { ($0["sampleTime"] as? Int).map { UInt32(truncatingIfNeeded: $0) } } == events.map(\.frame))
+            // `session render` of the same show, hit2 placed on the session sample the live GO
+            // landed on: the same MIDI messages on the same session samples (light, desk, bend).
+            let positions = starts.prefix(3).compactMap { ($0["position"] as? Int).map(Int64.init) }
+            try #require(positions.count == 3, "\(starts)")
+            let render = try CLI.run(["session", "render", temp.file("show.yaml"), "-o", temp.file("render.wav"),
+                                      "--go", "hit2@\(positions[1]) samples", "--midi-out", temp.file("render.mid"), "--json"])
+            #expect(render.status == 0, "\(render.stderr)")
+            let rendered = try JSONSchema.decode(SessionRenderReport.self, from: render.stdout).messages ?? []
+            #expect(rendered.map(\.cue) == ["light", "desk", "bend"] && rendered.map(\.sampleTime) == positions,
+                    "render \(rendered.map { "\($0.cue)@\($0.sampleTime)" }), live \(positions)")
+            let file = try StandardMIDIFile(path: temp.file("render.mid")).events
+            #expect(file.map(\.bytes) == Array(events.map(\.bytes).prefix(3)) && file.map { Int64(($0.seconds * 48000).rounded()) } == positions)
         }
 
         /// The recorded frames where an impulse starts.
