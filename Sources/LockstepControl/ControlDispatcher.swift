@@ -408,7 +408,7 @@ public final class ControlDispatcher: Sendable {
             var named: String?
             switch change {
             case .set(let reference, _), .duplicate(let reference), .delete(let reference), .move(let reference, _),
-                 .unlearn(let reference): named = try cue(reference)
+                 .group(let reference, _), .unlearn(let reference): named = try cue(reference)
             case .add, .addTrigger, .setLayer: break
             }
             let edit = try attempt { () throws(PlayerError) in
@@ -418,6 +418,7 @@ public final class ControlDispatcher: Sendable {
                 case .duplicate: return try player.duplicateCue(named!)
                 case .delete: return try player.deleteCue(named!)
                 case .move(_, let place): return try player.moveCue(named!, to: place)
+                case .group(_, let name): return try player.groupCue(named!, as: name)
                 case .addTrigger(let values): return try player.addTrigger(values)
                 case .setLayer(let layer, let changes): return try player.setLayerValues(layer, changes)
                 case .unlearn: return try player.removeTriggers(Self.triggers(naming: named!, in: player), of: named!)
@@ -434,6 +435,7 @@ public final class ControlDispatcher: Sendable {
             case .duplicate(let reference): "duplicated \(reference) as \(edit.cue)"
             case .delete: "deleted \(edit.cue)"
             case .move: "moved \(edit.cue)"
+            case .group(let reference, _): "put \(reference) in the new group \(edit.cue)"
             case .unlearn: "forgot the MIDI triggers of \(edit.cue)"
             case .setLayer(let layer, let changes): "set layer \(layer) " + changes.map { "\($0.key) to \($0.value ?? "nothing (removed)")" }.joined(separator: ", ")
             case .addTrigger(let values): "learned " + values.map { "\($0.key) \($0.value)" }.joined(separator: ", ")

@@ -80,7 +80,7 @@ public enum ControlLine {
                 throw ControlError(.malformed, "'\(line)' is not 'set CUE KEY VALUE'; write e.g. set bell pre_wait 1.5 (keys: \(CueEdit.keys.joined(separator: ", ")))")
             }
             return try edit(.name(words[1]), key: words[2], value: words[3...].joined(separator: " "))
-        case "add", "duplicate", "delete", "move", "set-layer", "unlearn": return .restructure(try CueStructureEdit.parse(typed: CueStructureEdit.words(line)))
+        case "add", "duplicate", "delete", "move", "group", "set-layer", "unlearn": return .restructure(try CueStructureEdit.parse(typed: CueStructureEdit.words(line)))
         case "learn":
             guard !rest.isEmpty else {
                 throw ControlError(.malformed, "'learn' needs the action the MIDI message will send: write e.g. 'learn go bell' (or 'learn cancel')")

@@ -5,7 +5,8 @@ import LockstepSession
 /// (``LockstepSession/SessionPlayer/setValue(_:key:value:)`` and the rest).
 ///
 /// Typed: `set CUE KEY VALUE` (any key), `add KEY=VALUE… [after CUE] [in GROUP]`,
-/// `duplicate CUE`, `delete CUE`, `move CUE after OTHER | first [in GROUP] | in GROUP`.
+/// `duplicate CUE`, `delete CUE`, `move CUE after OTHER | first [in GROUP] | in GROUP`,
+/// `group CUE [as NAME]`.
 public enum CueStructureEdit: Sendable, Hashable {
     /// Sets keys of a cue in one edit (a nil value removes its key).
     case set(CueReference, [CueValueChange])
@@ -17,6 +18,8 @@ public enum CueStructureEdit: Sendable, Hashable {
     case delete(CueReference)
     /// Moves a cue to a place.
     case move(CueReference, SessionFileEditor.Place)
+    /// Puts a cue in a new group that takes its place (named, or `CUE group`).
+    case group(CueReference, name: String?)
     /// Adds a MIDI trigger (MIDI learn's result): its keys and values as the file writes them.
     case addTrigger([CueValue])
     /// Removes the MIDI triggers whose action names a cue.
@@ -32,6 +35,7 @@ public enum CueStructureEdit: Sendable, Hashable {
         case .duplicate: "duplicate"
         case .delete: "delete"
         case .move: "move"
+        case .group: "group"
         case .addTrigger: "learn"
         case .setLayer: "set-layer"
         case .unlearn: "unlearn"
@@ -39,7 +43,7 @@ public enum CueStructureEdit: Sendable, Hashable {
     }
 
     /// The typed verbs.
-    static let verbs = ["add", "duplicate", "delete", "move", "set-layer", "unlearn"]
+    static let verbs = ["add", "duplicate", "delete", "move", "group", "set-layer", "unlearn"]
 
     /// Reads a typed line of one of ``verbs`` (`words`: the line split at blanks, quotes kept
     /// together).
@@ -58,6 +62,14 @@ public enum CueStructureEdit: Sendable, Hashable {
             guard !rest.isEmpty else { throw ControlError(.malformed, "'\(verb)' takes one cue: write '\(verb) CUE'") }
             let cue = CueReference.name(unquoted(rest.joined(separator: " ")))
             return verb == "delete" ? .delete(cue) : verb == "unlearn" ? .unlearn(cue) : .duplicate(cue)
+        case "group":
+            let split = rest.lastIndex { $0.lowercased() == "as" }
+            let cue = unquoted((split.map { Array(rest[..<$0]) } ?? rest).joined(separator: " "))
+            let name = split.map { unquoted(rest[($0 + 1)...].joined(separator: " ")) }
+            guard !cue.isEmpty, name?.isEmpty != true else {
+                throw ControlError(.malformed, "write 'group CUE' or 'group CUE as NAME': the cue goes into a new group that takes its place")
+            }
+            return .group(.name(cue), name: name)
         case "move":
             guard let name = rest.first, let place = try? place(Array(rest.dropFirst()), moving: true) else {
                 throw ControlError(.malformed, "write 'move CUE after OTHER', 'move CUE first [in GROUP]' or 'move CUE in GROUP'")
@@ -146,6 +158,11 @@ public enum CueStructureEdit: Sendable, Hashable {
         case "duplicate", "delete", "unlearn":
             guard let cue else { throw ControlError(.malformed, "\(verb) needs a \"cue\": {\"command\":\"\(verb)\",\"cue\":\"bell\"}") }
             return verb == "delete" ? .delete(cue) : verb == "unlearn" ? .unlearn(cue) : .duplicate(cue)
+        case "group":
+            guard let cue else { throw ControlError(.malformed, "group needs a \"cue\": {\"command\":\"group\",\"cue\":\"bell\"} (and a \"name\" for the group, if not 'CUE group')") }
+            let name = fields["name"]?.stringValue
+            guard name?.isEmpty != true else { throw ControlError(.malformed, "group: the \"name\" of the group is empty; leave it out for 'CUE group'") }
+            return .group(cue, name: name)
         case "move":
             guard let cue else { throw ControlError(.malformed, "move needs a \"cue\" and where: {\"command\":\"move\",\"cue\":\"bell\",\"after\":\"intro\"} (\"group\" to move into one; no \"after\": first)") }
             return .move(cue, place)

@@ -137,7 +137,7 @@ public enum WebCommand {
             return .setLayerGain(layer: layer, decibels: try number("gainDB"), ramp: try ramp())
         case "level":
             return .setCueLevel(try cue(required: true)!, decibels: try number("gainDB"), ramp: try ramp())
-        case "add", "duplicate", "delete", "move", "set-layer", "unlearn":
+        case "add", "duplicate", "delete", "move", "group", "set-layer", "unlearn":
             return .restructure(try CueStructureEdit.parse(web: verb, fields, cue: try cue(required: false)))
         case "learn":
             if fields["cancel"] == .bool(true) { return .learnMIDI(nil) }

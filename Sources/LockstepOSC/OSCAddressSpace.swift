@@ -64,7 +64,7 @@ public enum OSCAddressSpace {
     /// The addresses, for suggestions and help.
     public static let addresses = [
         "/go", "/stop", "/pause", "/resume", "/panic", "/reset", "/undo", "/redo", "/lockstep/save", "/lockstep/set", "/lockstep/add", "/lockstep/duplicate",
-        "/lockstep/delete", "/lockstep/move", "/lockstep/learn", "/lockstep/unlearn", "/lockstep/set-layer", "/cue/{cue}/start", "/cue/{cue}/stop", "/cue/{cue}/pause",
+        "/lockstep/delete", "/lockstep/move", "/lockstep/group", "/lockstep/learn", "/lockstep/unlearn", "/lockstep/set-layer", "/cue/{cue}/start", "/cue/{cue}/stop", "/cue/{cue}/pause",
         "/cue/{cue}/resume", "/cue/{cue}/go", "/cue/{cue}/level", "/playhead/{cue}", "/select/{cue}", "/select_id/{id}",
         "/select/next", "/select/previous", "/playhead/next", "/playhead/previous", "/doubleGoWindowRemaining",
         "/lockstep/layer/{layer}/gain", "/lockstep/cue/{cue}/level", "/lockstep/seek", "/lockstep/status", "/connect", "/updates", "/udpReplyPort", "/thump",
@@ -212,7 +212,7 @@ public enum OSCAddressSpace {
                 let words = arguments.map { $0.text ?? $0.number.map { String($0) } ?? "" }
                 guard arguments.count == 3 else { return .command(.restructure(.set(try cue(words[0]), [CueValueChange(key: words[1].lowercased(), value: nil)]))) }
                 return .command(try ControlLine.edit(try cue(words[0]), key: words[1], value: words[2]))
-            case ("lockstep", let verb) where ["add", "duplicate", "delete", "move", "set-layer", "unlearn"].contains(verb):
+            case ("lockstep", let verb) where ["add", "duplicate", "delete", "move", "group", "set-layer", "unlearn"].contains(verb):
                 guard !arguments.isEmpty, arguments.allSatisfy({ $0.text != nil }) else {
                     throw ControlError(.malformed, "/lockstep/\(verb) takes strings (as the typed command's words: /lockstep/add \"file=door.wav\" \"at=manual\" \"after\" \"bell\"); it was sent \(list(arguments))")
                 }

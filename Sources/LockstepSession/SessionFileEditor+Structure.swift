@@ -123,6 +123,38 @@ extension SessionFileEditor {
         return try inserting(item, at: place, in: removed, document: shorter)
     }
 
+    /// The keys that say where a cue starts and how the list goes on after it: when a cue is put
+    /// in a new group, the group takes them (it takes the cue's place in its list).
+    static let placeKeys = ["at", "after", "with", "offset", "continue", "post_wait"]
+
+    /// `text` with cue `index` put in a new group named `group` (`mode: timeline`) that takes its
+    /// place: the group is written where the cue was, with the cue's ``placeKeys``, and holds the
+    /// cue without them (it starts with its group).
+    static func grouping(cue index: Int, as group: String, in text: String, document: SessionDocument) throws(SessionFileEditError) -> String {
+        var bytes = Array(text.utf8)
+        let range = try itemRange(of: index, in: document, bytes: bytes)
+        let spans = try spans(of: index, in: document)
+        var moved: [(key: String, value: String)] = []
+        var changes: [(range: Range<Int>, text: String)] = []
+        for key in placeKeys {
+            guard let written = spans.keys[key] else { continue }
+            moved.append((key, String(decoding: bytes[written.value], as: UTF8.self)))
+            changes.append(patch(key, to: nil, in: spans, bytes: bytes))
+        }
+        var end = range.upperBound
+        for change in changes.sorted(by: { $0.range.lowerBound > $1.range.lowerBound }) {
+            bytes.replaceSubrange(change.range, with: Array(change.text.utf8))
+            end += change.text.utf8.count - change.range.count
+        }
+        let child = unindented(String(decoding: bytes[range.lowerBound..<end], as: UTF8.self))
+        // (A value is copied as written: quoted, a list or a mapping stays so.)
+        var item = "- name: \(written(group, key: "name"))\n  type: group\n  mode: timeline\n"
+        for (key, value) in moved { item += "  \(key): \(value)\n" }
+        item += "  children:\n" + indented(child, by: 4)
+        bytes.replaceSubrange(range.lowerBound..<end, with: Array(indented(item, by: dashColumn(range.lowerBound, bytes)).utf8))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// `text` with a copy of cue `index` named `newName` (without a number: numbers are unique)
     /// written right after it.
     static func duplicating(cue index: Int, as newName: String, in text: String, document: SessionDocument) throws(SessionFileEditError) -> String {

@@ -209,8 +209,15 @@ extension SessionPlayer {
         state.fired.removeAll { name in !fresh.cues.contains { $0.name == name.name } }
         state.loaded = Dictionary(uniqueKeysWithValues: state.loaded.compactMap { from, offset in newIndex[from].map { ($0, offset) } })
         if let playhead = state.playhead {
-            state.playhead = newIndex[playhead] ?? (playhead..<old.cues.count).lazy.compactMap { newIndex[$0] }
-                .first { timeline.cues[$0].isGoTarget }
+            var kept = newIndex[playhead]
+            // A cue that no longer takes a GO (put in a group): the cue that fires it now, if any.
+            var steps = 0
+            while let at = kept, !timeline.cues[at].isGoTarget, let trigger = timeline.cues[at].trigger, steps < timeline.cues.count {
+                kept = trigger
+                steps += 1
+            }
+            state.playhead = kept.flatMap { timeline.cues[$0].isGoTarget ? $0 : nil }
+                ?? (playhead..<old.cues.count).lazy.compactMap { newIndex[$0] }.first { timeline.cues[$0].isGoTarget }
         } else if state.fired.isEmpty {
             state.playhead = timeline.manualCues.first?.index
         }

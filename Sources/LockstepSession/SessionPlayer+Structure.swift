@@ -114,6 +114,25 @@ extension SessionPlayer {
         }
     }
 
+    /// Puts cue `name` in a new group (`mode: timeline`), named `group` (default `NAME group`),
+    /// that takes its place: the group starts where the cue did (it takes the cue's `at`,
+    /// `after`, `with`, `offset`, `continue` and `post_wait`) and the cue starts with it.
+    /// - Throws: ``PlayerError``: an unknown cue, a name already taken, a cue in a `[ … ]` list.
+    @discardableResult
+    public func groupCue(_ name: String, as group: String? = nil) throws(PlayerError) -> EditResult {
+        try structural("group of cue '\(name)'", key: "group") { state throws(PlayerError) in
+            let index = try Self.documentIndex(of: name, in: state.document, verb: "group")
+            let groupName = group ?? Self.freshName("\(name) group", in: state.document)
+            if state.document.cues.contains(where: { $0.name == groupName }) {
+                throw PlayerError(.invalidEdit, "group of cue '\(name)' refused: a cue is already named '\(groupName)'; give the group another name")
+            }
+            let text = try Self.editing(state.session, label: "group of cue '\(name)'") { text, document throws(SessionFileEditError) in
+                try SessionFileEditor.grouping(cue: index, as: groupName, in: text, document: document)
+            }
+            return (text, [:], groupName)
+        }
+    }
+
     /// Removes cue `name` (a group with its cues). A removed cue that sounds stops where the edit
     /// lands (a declick fade); cues that name it must be changed first (the check says which).
     /// - Throws: ``PlayerError``: an unknown cue, the last cue of a group, a cue others refer to.

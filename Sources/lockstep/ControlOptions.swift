@@ -40,7 +40,7 @@ struct ControlOptions: ParsableArguments {
     @Option(name: .customLong("web-token"), help: ArgumentHelp("Pages must carry this token (the URL printed does: ?token=…).", valueName: "token"))
     var webToken: String?
 
-    @Option(name: .customLong("web-edit-token"), help: ArgumentHelp("Only pages that also carry this token may edit the show (set, add, duplicate, delete, move, set-layer, learn, unlearn, undo, redo, save, the media list); the edit URL printed does: edit=…. Without it every page may.", valueName: "token"))
+    @Option(name: .customLong("web-edit-token"), help: ArgumentHelp("Only pages that also carry this token may edit the show (set, add, duplicate, delete, move, group, set-layer, learn, unlearn, undo, redo, save, the media list); the edit URL printed does: edit=…. Without it every page may.", valueName: "token"))
     var webEditToken: String?
 
     @Flag(help: "Take commands from JACK MIDI through the session's triggers (play: MIDI Show Control GO, STOP, RESUME and ALL_OFF): registers the input port <client>:midi_in.")

@@ -2,7 +2,8 @@
 """Builds a 10-cue show from an empty session in Lockstep's web cue page, in headless Chromium,
 as an operator would: adds cues with the "add cue" button, sets a bed looping from the top, a
 pre-wait, a fade (type, target, level, duration), a wait, an auto-continue, a gain, duplicates a
-cue and moves the copy up, deletes a cue and undoes and redoes it, sets the layer's gain, learns a MIDI trigger (the
+cue and moves the copy up, deletes a cue and undoes and redoes it, puts a cue in a new group and
+moves another into it, sets the layer's gain, learns a MIDI trigger (the
 test's JACK MIDI client sends the note), then saves.
 
 Usage: build_show.py EDIT_URL SCREENSHOT_DIR
@@ -119,6 +120,13 @@ click("redo")
 wait("the redo", lambda: "cue 9" not in rows())
 click("undo")
 wait("the second undo", lambda: "cue 9" in rows())
+# A group: cue 7 put in a new one, then cue 8 moved into it (its "at: manual" removed: it starts
+# with the group).
+open_cue("cue 7")
+click("group-cue")
+wait("the group", lambda: "cue 7 group" in rows())
+apply("cue 8", {"at": "", "group": "cue 7 group"},
+      lambda: next((c for c in cue_info() if c["name"] == "cue 8"), {}).get("group") == "cue 7 group")
 # The layer: its gain.
 Select(driver.find_element(By.ID, "layer-name")).select_by_value("fx")
 gain = driver.find_element(By.CSS_SELECTOR, '#layer-fields [name="gain"]')

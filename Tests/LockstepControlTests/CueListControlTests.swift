@@ -100,4 +100,23 @@ struct CueListControlTests {
         #expect(throws: ControlError.self) { try ControlLine.parse("set bell") }
         #expect(throws: ControlError.self) { try WebCommand.parse(#"{"command":"set","cue":"bell","value":1}"#) }
     }
+
+    @Test("group, typed and as web JSON: the cue in a new group that takes its place; the reply names the group; a bad form is one clear error")
+    func groupCommands() throws {
+        let show = try show()
+        let dispatcher = ControlDispatcher(player: show.player)
+        try show.render(1024)
+        #expect(try ControlLine.parse("group \"bell\" as \"the scene\"") == .restructure(.group(.name("bell"), name: "the scene")))
+        let typed = dispatcher.execute(try ControlLine.parse("group bell"), address: "group")
+        #expect(typed.isOK && typed.summary.hasPrefix("put bell in the new group bell group: at once, from "), "\(typed.json)")
+        #expect(typed.data?["cue"] == .string("bell group") && typed.data?["edited"] == .string("group"))
+        #expect(show.player.editedSession.text.contains("  - name: bell group\n    type: group\n    mode: timeline\n    at: manual\n    children:\n      - { name: bell, layer: fx, file: click.wav }\n"),
+                "\(show.player.editedSession.text)")
+        let (web, address) = try WebCommand.parse(#"{"command":"group","cue":"late","name":"later"}"#)
+        #expect(dispatcher.execute(web, address: address).isOK && show.player.document.cues.map(\.name) == ["bed", "later", "late", "bell group", "bell"])
+        #expect(throws: ControlError.self) { try ControlLine.parse("group") }
+        #expect(throws: ControlError.self) { try ControlLine.parse("group bell as") }
+        #expect(throws: ControlError.self) { try WebCommand.parse(#"{"command":"group"}"#) }
+        #expect(!dispatcher.execute(try ControlLine.parse("group nothing"), address: "group").isOK)
+    }
 }

@@ -43,7 +43,7 @@ extension JACKTests.SessionWebTests {
         #expect(text.contains("  - { name: horn, layer: fx, file: horn.wav, at: manual }"))
     }
 
-    @Test("headless Chromium builds a 10-cue show from an empty cue list in the page: adds, sets a bed, a pre-wait, a fade, a wait, an auto-continue, a rename, duplicates and moves, deletes, undoes and redoes, saves; session check of the saved file gives the cues the page shows; a file outside the media folder is refused",
+    @Test("headless Chromium builds a 10-cue show from an empty cue list in the page: adds, sets a bed, a pre-wait, a fade, a wait, an auto-continue, a rename, duplicates and moves, deletes, undoes and redoes, groups, saves; session check of the saved file gives the cues the page shows; a file outside the media folder is refused",
           .enabled(if: JACKTests.SessionWebTests.browserMissing == nil, "chromium, chromium-driver or python3-selenium is not installed"))
     func builder() throws {
         let folder = try TemporaryTestDirectory(prefix: "lockstep-builder")
@@ -86,12 +86,13 @@ extension JACKTests.SessionWebTests {
         let page = try #require(try JSONSerialization.jsonObject(with: Data(browser.stdout.utf8)) as? [String: Any])
         #expect(page["rowsAtStart"] as? Int == 0)
         #expect((page["errors"] as? [String])?.isEmpty == true, "\(page["errors"] ?? "")")
-        let names = ["cue 1", "cue 2 copy", "cue 2", "cue 3", "cue 4", "cue 5", "stinger", "cue 7", "cue 8", "cue 9"]
+        let names = ["cue 1", "cue 2 copy", "cue 2", "cue 3", "cue 4", "cue 5", "stinger", "cue 7 group", "cue 7", "cue 8", "cue 9"]
         #expect(page["rows"] as? [String] == names)
         #expect(page["learned"] as? String == "MIDI: note 60 ch 1", "\(page["learned"] ?? "")")
         #expect((page["save"] as? [String: Any])?["status"] as? String == "ok", "\(page["save"] ?? "")")
         let cues = try #require(page["cues"] as? [[String: Any]])
-        #expect(cues.map { $0["type"] as? String ?? "" } == ["audio", "audio", "audio", "fade", "wait", "audio", "audio", "audio", "audio", "audio"])
+        #expect(cues.map { $0["type"] as? String ?? "" } == ["audio", "audio", "audio", "fade", "wait", "audio", "audio", "group", "audio", "audio", "audio"])
+        #expect(cues.filter { $0["group"] as? String == "cue 7 group" }.map { $0["name"] as? String } == ["cue 7", "cue 8"], "\(cues)")
         // A path out of the media folder is refused, by name.
         let port = try #require(Int(editURL.dropFirst("http://127.0.0.1:".count).prefix { $0.isNumber }))
         let outside = try HTTPTestClient.post(port: port, "/api/command?edit=e2",

@@ -163,6 +163,60 @@ struct CueStructureEditTests {
         #expect(player.editedSession.text.contains("cues: []\n"))
     }
 
+    @Test("group: a cue put in a new group that takes its place and its start keys; the text changes only there; the group's GO sounds the cue on its sample; undo")
+    func grouping() throws {
+        let show = try Self.show()
+        let player = show.player
+        #expect(try player.groupCue("bell").cue == "bell group")
+        try player.groupCue("bed", as: "under")
+        let expected = """
+            # A hand-written show.
+            channels: 1
+            layers: { bed: {}, fx: {} }
+            cues:
+              # the bed
+              - name: under
+                type: group
+                mode: timeline
+                at: 0
+                children:
+                  - name: bed        # under everything
+                    layer: bed
+                    file: bed.wav
+              - name: bell group
+                type: group
+                mode: timeline
+                at: manual
+                children:
+                  - { name: bell, layer: fx, file: hit.wav, number: 1 }   # first GO
+              - name: scene
+                type: group
+                at: manual
+                children:
+                  - { name: door, layer: fx, file: hit.wav }
+            # the end
+            triggers:
+              - { note: 60, do: go }
+
+            """
+        #expect(player.editedSession.text == expected, "\(player.editedSession.text)")
+        _ = try Session.parse(text: expected, path: show.temp.file("show.yaml"))
+        #expect(player.document.cues.map(\.name) == ["under", "bed", "bell group", "bell", "scene", "door"])
+        try show.render(4096)
+        let fired = try player.go()
+        #expect(fired.cue == "bell group")
+        let f = Int(fired.start)
+        try show.render(until: f + 100)
+        #expect(show.output[f - 1] == 0.125 && show.output[f] == 0.125 + 0.5, "\(show.output[(f - 1)...(f + 1)])")
+        func refused(_ edit: () throws(PlayerError) -> SessionPlayer.EditResult) -> String {
+            do { _ = try edit(); return "" } catch { return error.message }
+        }
+        #expect(refused { () throws(PlayerError) in try player.groupCue("door", as: "scene") }.contains("already named 'scene'"))
+        #expect(try player.undo().key == "group")
+        #expect(try player.undo().key == "group")
+        #expect(player.editedSession.text == Self.text)
+    }
+
     @Test("refusals say what session check says, name the cue, and change nothing")
     func refusals() throws {
         let show = try Self.show()

@@ -350,7 +350,7 @@
   let editsPending = 0;        // edit commands sent and not answered yet
   // The keys a single `set` edits as QLab's setters do (a continue mode also frees the next cue).
   const cueEditKeys = ["name", "number", "pre_wait", "post_wait", "continue", "duration", "from", "to", "gain"];
-  const editVerbs = ["set", "undo", "redo", "save", "add", "duplicate", "delete", "move", "learn", "set-layer", "unlearn"];
+  const editVerbs = ["set", "undo", "redo", "save", "add", "duplicate", "delete", "move", "group", "learn", "set-layer", "unlearn"];
   let learning = null;         // the cue a MIDI learn waits for, and its triggers then
   let editable = false;         // whether this page may edit (from /api/cues)
   function field(key, info) {
@@ -450,7 +450,10 @@
     }
     if (group) {
       const name = (keys.find((input) => input.name === "name") || {}).value || editing;
-      edit(group.value ? { command: "move", cue: name, group: group.value } : { command: "move", cue: name, after: topLevelBefore(info) });
+      // Into a group: at its end.
+      const members = cueInfo.filter((c) => c.group === group.value && c.name !== editing);
+      const last = members.length ? members[members.length - 1].name : undefined;
+      edit(group.value ? { command: "move", cue: name, group: group.value, after: last } : { command: "move", cue: name, after: topLevelBefore(info) });
     }
   });
   // Out of a group: right after the group's top-level cue.
@@ -479,6 +482,7 @@
   });
   $("unlearn").addEventListener("click", () => { if (editing) edit({ command: "unlearn", cue: editing }); });
   $("duplicate-cue").addEventListener("click", () => { if (editing) edit({ command: "duplicate", cue: editing }); });
+  $("group-cue").addEventListener("click", () => { if (editing) edit({ command: "group", cue: editing }); });
   $("delete-cue").addEventListener("click", () => { if (editing) edit({ command: "delete", cue: editing }); });
   $("move-up").addEventListener("click", () => {
     const info = editing && cueInfo.find((c) => c.name === editing);
