@@ -32,8 +32,40 @@ extension OutputQueue {
     /// queue that should sound only on its own outputs (``enableDirectOutputs()``); it is still
     /// metered. Takes effect from the next render cycle; safe from any thread.
     public var mixesIntoMaster: Bool {
-        get { !renderState.pointee.excludedFromMaster.load(ordering: .relaxed) }
-        set { renderState.pointee.excludedFromMaster.store(!newValue, ordering: .relaxed) }
+        get { renderState.pointee.routeRequest.load(ordering: .relaxed) & 1 == 0 }
+        set { setRoute(toMaster: newValue, directOutputs: carriesDirectOutputs) }
+    }
+
+    /// Whether the queue's own outputs (``enableDirectOutputs()``) carry its audio (default true).
+    public var carriesDirectOutputs: Bool { renderState.pointee.routeRequest.load(ordering: .relaxed) & 2 == 0 }
+
+    /// Routes the queue from the start of the next render cycle: into the master mix or not, and
+    /// on its own outputs or silent there — both changed on the same cycle's first frame, so a
+    /// queue moved from the master mix to its own outputs (or back) is neither doubled nor
+    /// missing for a sample. Safe from any thread.
+    /// - Returns: the route's generation, for ``routeAppliedSampleTime(_:)`` (it wraps after 64
+    ///   routes: ask within a few cycles).
+    @discardableResult
+    public func setRoute(toMaster: Bool, directOutputs: Bool) -> UInt8 {
+        var old = renderState.pointee.routeRequest.load(ordering: .relaxed)
+        while true {
+            let generation = ((old >> 2) &+ 1) & 0x3F
+            let new = generation << 2 | (toMaster ? 0 : 1) | (directOutputs ? 0 : 2)
+            let (exchanged, seen) = renderState.pointee.routeRequest.compareExchange(expected: old, desired: new,
+                                                                                     ordering: .acquiringAndReleasing)
+            if exchanged { return generation }
+            old = seen
+        }
+    }
+
+    /// The device sample of the first cycle that rendered the route of `generation` (or a later
+    /// one), once the render thread has taken it; nil until then.
+    public func routeAppliedSampleTime(_ generation: UInt8) -> Int64? {
+        let applied = renderState.pointee.routeAppliedGeneration.load(ordering: .acquiring)
+        // (Wrapping: a generation less than half the range ahead counts as later.)
+        guard (applied &- generation) & 0x3F < 32 else { return nil }
+        let at = renderState.pointee.routeAppliedAt.load(ordering: .relaxed)
+        return at >= 0 ? at : nil
     }
 
     /// The names of the queue's own outputs (empty unless ``enableDirectOutputs()`` was called).

@@ -12,7 +12,7 @@ extension RenderCore {
         let qc = seg.pointee.channelCount
         let source = UnsafePointer(seg.pointee.samples + position * qc)
         let metering = q.pointee.meteringEnabled.load(ordering: .relaxed)
-        let toMaster = !q.pointee.excludedFromMaster.load(ordering: .relaxed)
+        let toMaster = q.pointee.seenRoute & 1 == 0
 
         // Pan applies to mono and stereo queues on a device of two or more channels.
         let panned = qc <= 2 && channelCount >= 2

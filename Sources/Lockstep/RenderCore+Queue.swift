@@ -8,6 +8,13 @@ extension RenderCore {
                      output: UnsafePointer<UnsafeMutablePointer<Float>>) {
         applyCommands(q, t0: t0)
         if q.pointee.removed { return }
+        let route = q.pointee.routeRequest.load(ordering: .acquiring)
+        if route != q.pointee.seenRoute {
+            // A new route: master mix and direct outputs change on this cycle's first frame.
+            q.pointee.seenRoute = route
+            q.pointee.routeAppliedAt.store(t0, ordering: .relaxed)
+            q.pointee.routeAppliedGeneration.store(route >> 2, ordering: .releasing)
+        }
         let skipped = q.pointee.renderedUntil >= 0 ? t0 - q.pointee.renderedUntil : 0
         q.pointee.renderedUntil = t0 + Int64(n)
         if skipped > 0 && q.pointee.runState == .running && !q.pointee.playsLateInFull.load(ordering: .relaxed) {
@@ -128,7 +135,7 @@ extension RenderCore {
             q.pointee.prefetchHint = UnsafeRawPointer(seg.pointee.samples + (position + k) * seg.pointee.channelCount)
             q.pointee.prefetchBytes = (count - position - k) * seg.pointee.channelCount * MemoryLayout<Float>.size
             q.pointee.prefetchSegment = seg
-            if let direct = directOutputs?[Int(q.pointee.slot)] {
+            if q.pointee.seenRoute & 2 == 0, let direct = directOutputs?[Int(q.pointee.slot)] {
                 mixDirect(q, seg, from: position, frames: k, into: direct, at: f,
                           ramped: rampBefore > 0, gain: gainBefore)
             }

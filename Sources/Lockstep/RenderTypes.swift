@@ -184,11 +184,16 @@ struct QueueRenderState: ~Copyable {
     let panGeneration = Atomic<UInt32>(0)
     let mixerGainBits = Atomic<UInt32>(Float(1).bitPattern)
     let meteringEnabled = Atomic<Bool>(false)
-    /// Whether the queue stays out of the master mix (it plays on its direct outputs only).
-    let excludedFromMaster = Atomic<Bool>(false)
+    /// The route asked for (``OutputQueue/setRoute(toMaster:directOutputs:)``): a wrapping
+    /// 6-bit generation in bits 2…7; bit 0 set: out of the master mix; bit 1 set: the direct
+    /// outputs silent. The render thread takes it at the start of a cycle, both at once.
+    let routeRequest = Atomic<UInt8>(0)
     /// ``LateBufferPolicy/playInFull``: a segment that starts late (after an underrun) is moved
     /// to the current queue time instead of losing its late part.
     let playsLateInFull = Atomic<Bool>(false)
+    /// The route this cycle: ``routeRequest`` as last taken (in the byte before the next field's
+    /// alignment, so the hot lines do not grow).
+    var seenRoute: UInt8 = 0
     /// Set by the render thread when the device's rate changed under the queue: its audio was
     /// prepared for another rate, so it never renders again (the new rate, or 0).
     let invalidatedByRate = Atomic<Int64>(0)
@@ -252,6 +257,11 @@ struct QueueRenderState: ~Copyable {
     let fireOutcomeGeneration = Atomic<UInt32>(0)
     /// The most segments armed at once.
     static let armedCapacity = 16
+
+    /// The generation of the route last taken, and the device sample of the cycle it was taken
+    /// on (written on a route change only).
+    let routeAppliedGeneration = Atomic<UInt8>(0)
+    let routeAppliedAt = Atomic<Int64>(-1)
 
     let discontinuityCount = Atomic<Int>(0)
     /// Frames of its audio the queue skipped because the device's clock skipped them while it

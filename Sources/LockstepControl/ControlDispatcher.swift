@@ -440,7 +440,9 @@ public final class ControlDispatcher: Sendable {
             case .setLayer(let layer, let changes): "set layer \(layer) " + changes.map { "\($0.key) to \($0.value ?? "nothing (removed)")" }.joined(separator: ", ")
             case .addTrigger(let values): "learned " + values.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             }
-            return (ok(data, "\(what): \(how), from \(when(edit.sample))"), [update(.cueEdited, cue: edit.cue, edit.sample)])
+            data.routedSampleTime = edit.routedSampleTime
+            let heard = edit.routedSampleTime.map { "; it sounds where its ports say from device sample \($0)" } ?? ""
+            return (ok(data, "\(what): \(how), from \(when(edit.sample))\(heard)"), [update(.cueEdited, cue: edit.cue, edit.sample)])
         case .learnMIDI(let action):
             guard let action else {
                 let was = state.learning

@@ -63,6 +63,9 @@ public struct CommandResult: Sendable, Hashable, Codable {
     /// An edit of a cue: true when the cue was placed (scheduled, playing or played) and takes
     /// the edit at its next start; false when it took it at once.
     public var atNextStart: Bool?
+    /// An edit of a layer's `ports`: the device sample from which the layer sounds where they
+    /// say (out of the master mix onto its own outputs, or back).
+    public var routedSampleTime: Int64?
     /// An audition: the frames (at the device's rate) it plays; absent when it loops forever.
     public var frames: Int64?
 
@@ -83,7 +86,7 @@ public struct CommandResult: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case schema, cue, layer, position, seconds, sampleTime, start, end, placed, playhead, cues, silentFrom, gainDB,
-             rampFrames, rampSeconds, requestedSampleTime, lateFrames, loadFrames, loadSeconds, edited, atNextStart, frames
+             rampFrames, rampSeconds, requestedSampleTime, lateFrames, loadFrames, loadSeconds, edited, learning, atNextStart, routedSampleTime, frames
     }
 
     /// Encodes the result: absent fields are left out, except the `gainDB` of a level or gain
@@ -114,7 +117,9 @@ public struct CommandResult: Sendable, Hashable, Codable {
         try container.encodeIfPresent(loadFrames, forKey: .loadFrames)
         try container.encodeIfPresent(loadSeconds, forKey: .loadSeconds)
         try container.encodeIfPresent(edited, forKey: .edited)
+        try container.encodeIfPresent(learning, forKey: .learning)
         try container.encodeIfPresent(atNextStart, forKey: .atNextStart)
+        try container.encodeIfPresent(routedSampleTime, forKey: .routedSampleTime)
         try container.encodeIfPresent(frames, forKey: .frames)
     }
 }

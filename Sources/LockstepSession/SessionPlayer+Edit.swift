@@ -15,6 +15,9 @@ extension SessionPlayer {
         /// applies from its next start (a GO of it, a start cue, a reset) and what plays now plays
         /// on unchanged. False: the edit applies at once.
         public var atNextStart: Bool
+        /// For an edit of a layer's `ports`: the device sample from which it sounds where they
+        /// say (``SessionPlayer/portConnector``); nil for any other edit.
+        public var routedSampleTime: Int64? = nil
     }
 
     /// Which start of the layers this is (each start, seek, reset, resume after a halt counts
@@ -112,9 +115,13 @@ extension SessionPlayer {
         guard fresh.layers.map(\.name) == old.layers.map(\.name), fresh.channelCount == old.channelCount else {
             throw PlayerError(.invalidEdit, "\(label) refused: the layers and the channels are made when the session starts; add, remove or rename a layer (or change 'channels') in the file and run it again")
         }
-        if let moved = fresh.layers.indices.first(where: { fresh.layers[$0].ports != old.layers[$0].ports }) {
-            throw PlayerError(.invalidEdit, "\(label) refused: layer '\(old.layers[moved].name)''s ports are connected when the session starts (its own outputs are made then); change them in the file and run it again, or connect its outputs with jack_connect")
+        let moved = fresh.layers.indices.filter { fresh.layers[$0].ports != old.layers[$0].ports }
+        if directOutputs, timecodeOutput != nil,
+           let clash = moved.first(where: { fresh.layers[$0].name == SessionTimecodeOutput.name && !fresh.layers[$0].ports.isEmpty }) {
+            throw PlayerError(.invalidEdit, "\(label) refused: layer '\(fresh.layers[clash].name)' would have ports of its own named as the LTC output's; rename the layer")
         }
+        // (Last of the checks: it changes the JACK graph, undone only by another edit.)
+        let routed = moved.isEmpty ? [:] : try reroute(moved, from: old, to: fresh, label: label)
         let sample = landing ?? state.controlSample
         // A layer's gain: from where the edit lands.
         for index in fresh.layers.indices where fresh.layers[index].gainDB != old.layers[index].gainDB {
@@ -226,7 +233,7 @@ extension SessionPlayer {
         state.session = next
         state.edits.append(EditRecord(count: (state.edits.last?.count ?? 0) + 1, text: next.text, renames: renames, sample: sample, rate: rate))
         if state.edits.count > Self.editHistory { state.edits.removeFirst() }
-        return EditResult(cue: focus, key: key, sample: sample, atNextStart: focusPending)
+        return EditResult(cue: focus, key: key, sample: sample, atNextStart: focusPending, routedSampleTime: routed.values.max())
     }
 
     /// A cue without what placing it and controlling it change.

@@ -48,7 +48,8 @@ extension SessionPlayer {
 
     /// Sets keys of layer `name` in one edit: its `gain` (heard from where the edit lands) and
     /// `channel_map` (its cues take it as any cue edit: at once when waiting, at their next start
-    /// when placed). Its ports are set when the run starts.
+    /// when placed), and `ports` (live, with a ``portConnector``: the layer moves between the
+    /// master mix and outputs of its own on one cycle's first frame, ``EditResult/routedSampleTime``).
     /// - Throws: ``PlayerError``: an unknown layer or key, or an edit the session check refuses.
     @discardableResult
     public func setLayerValues(_ name: String, _ changes: [CueValueChange]) throws(PlayerError) -> EditResult {

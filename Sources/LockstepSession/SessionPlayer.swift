@@ -318,6 +318,8 @@ public final class SessionPlayer: @unchecked Sendable {
 
     /// Whether layers that name ports have outputs of their own.
     public let directOutputs: Bool
+    /// ``portConnector``'s storage.
+    let connectorBox = Mutex<(any LayerPortConnector)?>(nil)
 
     /// The session sample playing at device sample `deviceTime` (the paused position while
     /// paused or before the start).

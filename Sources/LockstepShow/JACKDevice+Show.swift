@@ -2,6 +2,9 @@ import Lockstep
 import LockstepJACK
 import LockstepSession
 
+/// The device connects a session's layers' own outputs when an edit changes their ports.
+extension JACKDevice: LayerPortConnector {}
+
 extension JACKDevice {
     /// Connects the master outputs to `ports`: one port takes every output; several take `out_1`
     /// to the first, `out_2` to the second, and so on. Nothing when empty.

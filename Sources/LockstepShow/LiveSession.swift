@@ -133,6 +133,8 @@ public final class LiveSession {
         try device.start()
         try device.connectMasterOutputs(to: options.connections)
         try device.connectLayerPorts(of: player)
+        // (A steered device resamples its master outputs only: a layer's own ports stay out.)
+        if !device.isSteered { player.portConnector = device }
         try Self.connectTimecode(of: player, to: options.timecodeConnections, on: device)
         if let setting = options.midiTimecode {
             guard let output = device.midiOutput(named: MTCSender.portName) else {
@@ -332,6 +334,7 @@ public final class LiveSession {
         while engine.queues.contains(where: { gone.contains(ObjectIdentifier($0)) }) && Date() < deadline { usleep(2_000) }
         let next = try old.carried(to: engine)
         try device.connectLayerPorts(of: next)
+        if !device.isSteered { next.portConnector = device }
         try Self.connectTimecode(of: next, to: options.timecodeConnections, on: device)
         var resumedAt: Int64?
         if let old = chaser {

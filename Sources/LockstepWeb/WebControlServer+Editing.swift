@@ -85,6 +85,8 @@ public struct WebMediaList: Sendable, Hashable, Codable {
     public var folder: String
     /// Its audio files, relative to it.
     public var files: [String]
+    /// The audio input ports a layer's `ports` may name (the JACK graph's, not Lockstep's own).
+    public var ports: [String] = []
 
     /// As one line of JSON.
     public var json: String { ControlJSON.line(self) }

@@ -309,7 +309,7 @@ public final class WebControlServer: Sendable {
             guard let show = self.state.withLock({ $0.show }) else { return Self.error(503, "the session is starting; try again in a moment") }
             let folder = show.dispatcher.player.session.document.baseDirectory
             return Self.json(200, await self.run(on: self.reading) {
-                WebMediaList(folder: folder, files: Self.mediaFiles(in: folder)).json
+                WebMediaList(folder: folder, files: Self.mediaFiles(in: folder), ports: show.audioDestinations()).json
             })
         }
         router.post("/api/command") { [self] request, _ -> Response in

@@ -14,6 +14,13 @@ public protocol WebShow: Sendable {
     func discontinuities() -> WebDiscontinuities
     /// The cue list's numbers and lengths.
     func cueList() -> WebCueList
+    /// The audio input ports a layer's own outputs may be connected to (a layer's `ports`).
+    func audioDestinations() -> [String]
+}
+
+extension WebShow {
+    /// None known.
+    public func audioDestinations() -> [String] { [] }
 }
 
 /// A running session as a ``WebShow``: the dispatcher's player (the one playing now, after a
@@ -23,7 +30,17 @@ public struct SessionWebShow: WebShow {
     public let dispatcher: ControlDispatcher
 
     /// The show of `dispatcher`'s session.
-    public init(dispatcher: ControlDispatcher) { self.dispatcher = dispatcher }
+    /// Lists the audio input ports of the graph (nil: none known).
+    public var destinations: (@Sendable () -> [String])?
+
+    /// The show of `dispatcher`'s session; `destinations` lists the ports a layer may be routed to.
+    public init(dispatcher: ControlDispatcher, destinations: (@Sendable () -> [String])? = nil) {
+        self.dispatcher = dispatcher
+        self.destinations = destinations
+    }
+
+    /// The audio input ports of the graph, from ``destinations``.
+    public func audioDestinations() -> [String] { destinations?() ?? [] }
 
     /// The meters of the player playing now.
     public func meters() -> WebMeters { WebMeters(player: dispatcher.player) }

@@ -3,7 +3,7 @@
 as an operator would: adds cues with the "add cue" button, sets a bed looping from the top, a
 pre-wait, a fade (type, target, level, duration), a wait, an auto-continue, a gain, duplicates a
 cue and moves the copy up, deletes a cue and undoes and redoes it, puts a cue in a new group and
-moves another into it, sets the layer's gain, learns a MIDI trigger (the
+moves another into it, sets the layer's gain, routes it to a port the page offers and back, learns a MIDI trigger (the
 test's JACK MIDI client sends the note), then saves.
 
 Usage: build_show.py EDIT_URL SCREENSHOT_DIR
@@ -135,6 +135,21 @@ gain.send_keys("-3")
 click("layer-apply")
 wait("the layer's gain", lambda: driver.execute_script(
     "return fetch('/api/cues' + location.search).then(r => r.json()).then(l => l.layerValues.fx.gain)") == "-3")
+# The layer's ports: one the page offers (the JACK graph's audio inputs), then back into the mix.
+result["ports"] = wait("the JACK ports offered", lambda: driver.execute_script(
+    "return [...document.querySelectorAll('#jack-ports option')].map(o => o.value)") or None)
+ports = driver.find_element(By.CSS_SELECTOR, '#layer-fields [name="ports"]')
+ports.clear()
+ports.send_keys(result["ports"][0])
+click("layer-apply")
+result["routed"] = wait("the layer's ports", lambda: driver.execute_script(
+    "return fetch('/api/cues' + location.search).then(r => r.json()).then(l => l.layerValues.fx.ports)"))
+result["routedReply"] = driver.execute_script("return window.lockstep.lastReply")
+ports = driver.find_element(By.CSS_SELECTOR, '#layer-fields [name="ports"]')
+ports.clear()
+click("layer-apply")
+wait("the layer back in the mix", lambda: driver.execute_script(
+    "return fetch('/api/cues' + location.search).then(r => r.json()).then(l => !l.layerValues.fx.ports)"))
 # MIDI learn: the test sends note 60 on channel 1 every 0.3 s from a JACK MIDI client.
 open_cue("cue 2")
 click("learn")

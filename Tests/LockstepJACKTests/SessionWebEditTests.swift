@@ -89,6 +89,12 @@ extension JACKTests.SessionWebTests {
         let names = ["cue 1", "cue 2 copy", "cue 2", "cue 3", "cue 4", "cue 5", "stinger", "cue 7 group", "cue 7", "cue 8", "cue 9"]
         #expect(page["rows"] as? [String] == names)
         #expect(page["learned"] as? String == "MIDI: note 60 ch 1", "\(page["learned"] ?? "")")
+        // The page offered the graph's audio inputs; the layer went to the first and came back.
+        let offered = page["ports"] as? [String] ?? []
+        #expect(offered.contains("system:playback_1") && !offered.contains { $0.hasPrefix("session-builder:") }, "\(offered)")
+        #expect(page["routed"] as? String == offered.first, "\(page["routed"] ?? "")")
+        let routedReply = page["routedReply"] as? [String: Any]
+        #expect((routedReply?["data"] as? [String: Any])?["routedSampleTime"] is Int, "\(routedReply ?? [:])")
         #expect((page["save"] as? [String: Any])?["status"] as? String == "ok", "\(page["save"] ?? "")")
         let cues = try #require(page["cues"] as? [[String: Any]])
         #expect(cues.map { $0["type"] as? String ?? "" } == ["audio", "audio", "audio", "fade", "wait", "audio", "audio", "group", "audio", "audio", "audio"])

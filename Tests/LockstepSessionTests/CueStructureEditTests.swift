@@ -236,7 +236,7 @@ struct CueStructureEditTests {
         #expect(player.editedSession.text == before && player.undoDepth.undo == 0)
     }
 
-    @Test("a layer's gain is heard from where its edit lands and written into its settings; its ports, its name and the channels are refused live")
+    @Test("a layer's gain is heard from where its edit lands and written into its settings; its ports are written (offline they change nothing); its name and the channels are refused live")
     func layerEdits() throws {
         let show = try Self.show("""
             channels: 1
@@ -257,8 +257,13 @@ struct CueStructureEditTests {
         func refused(_ edit: () throws(PlayerError) -> SessionPlayer.EditResult) -> String {
             do { _ = try edit(); return "" } catch { return error.message }
         }
-        #expect(refused { () throws(PlayerError) in try player.setLayerValues("bed", [CueValueChange(key: "ports", value: "[system:playback_1]")]) }
-            .contains("ports are connected when the session starts"))
+        // Ports are written; offline (no outputs of its own) the layer stays in the mix.
+        let ported = try player.setLayerValues("bed", [CueValueChange(key: "ports", value: "[system:playback_1]")])
+        #expect(ported.routedSampleTime == nil && player.editedSession.text.contains("bed: { gain: -6, ports: [system:playback_1] }"),
+                "\(player.editedSession.text)")
+        try show.render(until: e + 2000)
+        #expect(show.output[e + 1999] == 0.125 * g)
+        #expect(try player.undo().key == "ports")
         #expect(refused { () throws(PlayerError) in try player.setLayerValues("bed", [CueValueChange(key: "gian", value: "-1")]) }
             .contains("did you mean 'gain'"))
         #expect(refused { () throws(PlayerError) in try player.setLayerValues("nope", [CueValueChange(key: "gain", value: "-1")]) }

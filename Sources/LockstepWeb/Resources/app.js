@@ -502,7 +502,7 @@
   button("undo", () => { editsPending++; return { command: "undo" }; });
   button("redo", () => { editsPending++; return { command: "redo" }; });
   button("save", () => { editsPending++; return { command: "save" }; });
-  // The layer editor: a layer's gain and channel map, as the file writes them.
+  // The layer editor: a layer's gain, channel map and ports, as the file writes them.
   let layerValues = {};
   function showLayer() {
     const name = $("layer-name").value;
@@ -537,6 +537,9 @@
       const options = $("media-files");
       options.textContent = "";
       for (const file of media) options.appendChild(new Option(file, file));
+      const ports = $("jack-ports");
+      ports.textContent = "";
+      for (const port of list.ports || []) ports.appendChild(new Option(port, port));
     }).catch(() => {});
   }
 
