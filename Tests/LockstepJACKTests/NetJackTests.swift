@@ -21,7 +21,7 @@ extension JACKTests {
     /// L·period/2; system:playback_1: the dummy driver's); the test requires every sample of every
     /// output to be heard on one master frame per file frame — 0 frames apart.
     ///
-    /// Plays `LOCKSTEP_NETJACK_SECONDS` seconds (default 20; 60 was the original proof). At a fifth
+    /// Plays `LOCKSTEP_NETJACK_SECONDS` seconds (default 14; 60 was the original proof). At a fifth
     /// of the run slave C's network is cut for 5 s, both ways (what C receives and what the master
     /// receives from C is dropped in the receivers' input hooks): netjack2's master gives a slave
     /// up after 2 s without a packet (its receive timeout), so C's ports leave the master's graph;
@@ -56,7 +56,7 @@ extension JACKTests {
     struct NetJackTests {
         static let step: Float = 1.0 / 4_194_304     // 2⁻²²
         static var seconds: Int {
-            Int(ProcessInfo.processInfo.environment["LOCKSTEP_NETJACK_SECONDS"] ?? "") ?? 20
+            Int(ProcessInfo.processInfo.environment["LOCKSTEP_NETJACK_SECONDS"] ?? "") ?? 14
         }
         /// Periods either side of a master xrun or clock jump in which frames off their sample
         /// (or, at the local capture, lost) are counted and printed rather than required: JACK's
