@@ -22,7 +22,7 @@ extension ControlCommand {
             case .go, .stop, .panic, .pause, .resume, .startCue, .stopCue, .pauseCue, .resumeCue, .selectNext,
                  .selectPrevious, .selectPlayhead, .status, .reset:
                 break
-            case .editCue, .restructure, .learnMIDI, .audition, .stopAudition, .save, .undo, .redo:
+            case .editCue, .restructure, .learnMIDI, .audition, .stopAudition, .save, .undo, .redo, .override:
                 break       // (the player checks an edit's value with the cue it edits)
             }
         } catch {

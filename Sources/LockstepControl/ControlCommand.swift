@@ -77,6 +77,8 @@ public enum ControlCommand: Sendable, Hashable {
     case undo
     /// Makes the last undone edit again (``LockstepSession/SessionPlayer/redo()``).
     case redo
+    /// Switches a show-control override on or off (``ShowOverrides``); nil asks whether it is on.
+    case override(ShowOverrides.Key, Bool?)
 }
 
 /// How a command names a cue: by name, or by its number (1 for the first cue of the session

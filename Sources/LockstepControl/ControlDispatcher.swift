@@ -38,6 +38,8 @@ public final class ControlDispatcher: Sendable {
     public let options: Options
     /// Every change of the session, for subscribers.
     public let updates = ControlPublisher()
+    /// The run's show-control overrides (QLab's `/overrides`): every surface and output reads them.
+    public let overrides: ShowOverrides
     let state: Mutex<State>
     let resumedStatus = Mutex<ControlStatus.Resumed?>(nil)
     let refusalText = Mutex<String?>(nil)
@@ -66,9 +68,12 @@ public final class ControlDispatcher: Sendable {
         var savedFile: SessionFile.Base?
         /// While MIDI learn waits for a message: the action its trigger will send.
         var learning: String?
+        /// The dispatcher's ``ControlDispatcher/overrides``.
+        let overrides: ShowOverrides
 
-        init(player: SessionPlayer) {
+        init(player: SessionPlayer, overrides: ShowOverrides) {
             self.player = player
+            self.overrides = overrides
             seenDiscontinuities = player.engine.discontinuityCount
             seenLateStarts = player.lateStarts.count
             baseline()
@@ -95,9 +100,11 @@ public final class ControlDispatcher: Sendable {
     }
 
     /// Creates a dispatcher for `player` (started, or halted at its first position).
-    public init(player: SessionPlayer, options: Options = Options()) {
+    /// `overrides`: the run's (``LockstepShow``'s live session has them), or a set of its own.
+    public init(player: SessionPlayer, options: Options = Options(), overrides: ShowOverrides = ShowOverrides()) {
         self.options = options
-        state = Mutex(State(player: player))
+        self.overrides = overrides
+        state = Mutex(State(player: player, overrides: overrides))
     }
 
     /// The player commands go to.
@@ -141,7 +148,8 @@ public final class ControlDispatcher: Sendable {
         // The state changes nothing and reads only the player, which is safe to read from any
         // thread: built outside the lock, a status of thousands of layers never holds up a GO.
         if command == .status {
-            return Self.statusReply(of: player, address: address, resumed: resumed, link: link?(), auditioning: audition?.cue)
+            return Self.statusReply(of: player, address: address, resumed: resumed, link: link?(), auditioning: audition?.cue,
+                                    overrides: overrides)
         }
         if let refusal { return .error(address, ControlError(.wrongState, "\(address): \(refusal)")) }
         let (reply, updates) = state.withLock { state -> (ControlReply, [ControlUpdate]) in
@@ -187,7 +195,7 @@ public final class ControlDispatcher: Sendable {
         var requested: Int64?
         // Playhead moves and status change no audio: carried out as they come.
         let sampleTime: Int64? = switch command {
-        case .selectNext, .selectPrevious, .selectPlayhead, .status, .loadCue, .editCue, .restructure, .learnMIDI, .audition, .stopAudition, .save, .undo, .redo: nil
+        case .selectNext, .selectPrevious, .selectPlayhead, .status, .loadCue, .editCue, .restructure, .learnMIDI, .audition, .stopAudition, .save, .undo, .redo, .override: nil
         default: sampleTime
         }
         if let sampleTime {
@@ -488,14 +496,22 @@ public final class ControlDispatcher: Sendable {
             do { try player.seek(to: position) } catch { throw ControlError(.failed, "seek: \(error.message)") }
             return (ok(result(position), "seek to \(when(position))"), [update(.seeked, position)])
         case .status:
-            return (statusReply(of: player, address: address, resumed: nil, link: nil, auditioning: nil), [])
+            return (statusReply(of: player, address: address, resumed: nil, link: nil, auditioning: nil, overrides: state.overrides), [])
+        case .override(let key, nil):
+            let on = state.overrides.isEnabled(key)
+            return (.ok(address, .bool(on), summary: "\(key.rawValue) is \(on ? "on" : "off: \(key.offMeans)")"), [])
+        case .override(let key, let enabled?):
+            state.overrides.set(key, enabled: enabled)
+            return (.ok(address, .bool(enabled), summary: "\(key.rawValue) \(enabled ? "on" : "off: \(key.offMeans)")"), [])
         }
     }
 
     /// The `status` reply: the state of `player` now.
     private static func statusReply(of player: SessionPlayer, address: String, resumed: ControlStatus.Resumed?,
-                                    link: ControlStatus.Link?, auditioning: String?) -> ControlReply {
+                                    link: ControlStatus.Link?, auditioning: String?, overrides: ShowOverrides) -> ControlReply {
         var status = ControlStatus(player: player)
+        let off = overrides.switchedOff
+        status.overridesOff = off.isEmpty ? nil : off.map(\.rawValue)
         status.resumed = resumed
         status.link = link
         status.auditioning = auditioning

@@ -37,7 +37,7 @@ import LockstepSession
 public enum ControlLine {
     /// The verbs, for help and suggestions.
     public static let verbs = ["go", "start", "stop", "pause", "resume", "panic", "panic-in", "level", "gain", "next",
-                               "previous", "select", "seek", "status", "reset", "load", "set", "audition", "stop-audition", "undo", "redo", "save", "learn"] + CueStructureEdit.verbs
+                               "previous", "select", "seek", "status", "reset", "load", "set", "audition", "stop-audition", "undo", "redo", "save", "learn", "override"] + CueStructureEdit.verbs
 
     /// The verb of `line` (its first word, lowercased), as the reply's address; empty for a
     /// blank line.
@@ -90,6 +90,17 @@ public enum ControlLine {
         case "stop-audition": try noArguments(); return .stopAudition
         case "undo": try noArguments(); return .undo
         case "redo": try noArguments(); return .redo
+        case "override":
+            let keys = ShowOverrides.Key.allCases.map(\.rawValue).joined(separator: ", ")
+            guard (2...3).contains(words.count), let key = ShowOverrides.Key.allCases.first(where: { $0.rawValue.lowercased() == words[1].lowercased() }) else {
+                throw ControlError(.malformed, "write 'override KEY on|off' (or 'override KEY' to ask); the keys are \(keys)")
+            }
+            guard words.count == 3 else { return .override(key, nil) }
+            switch words[2].lowercased() {
+            case "on", "1", "true": return .override(key, true)
+            case "off", "0", "false": return .override(key, false)
+            default: throw ControlError(.malformed, "override \(key.rawValue) takes on or off, not '\(words[2])'")
+            }
         case "save":
             guard words.count == 1 || (words.count == 2 && words[1].lowercased() == "force") else {
                 throw ControlError(.malformed, "'\(line)' is not 'save' or 'save force'")

@@ -32,6 +32,9 @@ public final class MIDIControl: Sendable {
         public var broken = 0
         /// Commands sent that the session refused (their replies are errors).
         public var refused = 0
+        /// Messages ignored because an override switched their kind of input off
+        /// (``ShowOverrides/allowsMIDIInput(_:)``).
+        public var overridden = 0
     }
 
     /// The dispatcher commands go to.
@@ -64,6 +67,13 @@ public final class MIDIControl: Sendable {
     /// Carries out the commands `event` triggers and returns their replies (none when no trigger
     /// answers it, or it is broken: then it is counted in ``statistics``).
     public func handle(_ event: MIDIEvent) -> [ControlReply] {
+        guard dispatcher.overrides.allowsMIDIInput(event.bytes) else {
+            counts.withLock {
+                $0.received += 1
+                $0.overridden += 1
+            }
+            return []
+        }
         if let message = try? MIDIMessage(bytes: event.bytes), let learned = dispatcher.learn(message) {
             counts.withLock { $0.received += 1 }
             return [learned]

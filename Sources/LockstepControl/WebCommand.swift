@@ -121,6 +121,12 @@ public enum WebCommand {
         case "stop-audition": return .stopAudition
         case "undo": return .undo
         case "redo": return .redo
+        case "override":
+            guard let name = fields["key"]?.stringValue, let key = ShowOverrides.Key(rawValue: name) else {
+                throw ControlError(.malformed, "override needs a \"key\" (\(ShowOverrides.Key.allCases.map(\.rawValue).joined(separator: ", "))) and \"enabled\": true or false (none: asks)")
+            }
+            if case .bool(let enabled)? = fields["enabled"] { return .override(key, enabled) }
+            return .override(key, nil)
         case "save":
             if case .bool(let force)? = fields["force"] { return .save(force: force) }
             return .save(force: false)

@@ -39,9 +39,13 @@ public final class NetworkCueSender: Sendable {
     /// destination on this machine, any address only for one the session names elsewhere.
     private let sockets = Mutex<[String: OSCUDPSocket]>([:])
 
-    /// A sender for `player`'s network cues, from where the session is now.
-    public init(player: SessionPlayer) {
+    /// The run's overrides: a destination whose kind of network output is switched off gets nothing.
+    public let overrides: ShowOverrides
+
+    /// A sender for `player`'s network cues, from where the session is now, as `overrides` allow.
+    public init(player: SessionPlayer, overrides: ShowOverrides = ShowOverrides()) {
         state = Mutex(State(player: player, reached: player.position, start: player.currentStart.count))
+        self.overrides = overrides
     }
 
     /// The socket to send to `peer` (`destination` as written) from, made once.
@@ -99,7 +103,12 @@ public final class NetworkCueSender: Sendable {
         }
         return due.map { cue, destination, message, address, problem in
             var sent = Sent(cue: cue.name, position: cue.start!, destination: destination, message: message, problem: problem)
-            if let (host, peer) = address {
+            let local = address.map { $0.host == "localhost" || $0.host.hasPrefix("127.") || $0.host == "::1" } ?? true
+            if address != nil, !overrides.allowsNetworkOutput(local: local) {
+                let key: ShowOverrides.Key = !overrides.isEnabled(.oscOutputEnabled) ? .oscOutputEnabled
+                    : local ? .networkLocalOutputEnabled : .networkExternalOutputEnabled
+                sent.problem = "the override \(key.rawValue) is off (\(key.offMeans))"
+            } else if let (host, peer) = address {
                 do throws(OSCError) {
                     let bytes = try OSCMessage(message.address, message.arguments.map(Self.argument)).encoded()
                     if !(try socket(for: peer, host: host)).send(bytes, to: peer) {

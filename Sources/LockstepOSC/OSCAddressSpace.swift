@@ -45,6 +45,7 @@ public enum OSCRequest: Sendable, Hashable {
 /// | `/lockstep/layer/{layer}/gain` | dB [, ramp: seconds, or a time such as `"250ms"`, `"4800 samples"`] | a layer's gain |
 /// | `/lockstep/cue/{cue}/level` | dB [, ramp, as for a layer's gain] | a cue's level over a ramp (a fade from a controller) |
 /// | `/lockstep/seek` | seconds (a number), or a time (`"1:30"`, `"96000 samples"`) | seek |
+/// | `/overrides/{key}` | none (asks), or 1 / 0 | a show-control override on or off (``LockstepControl/ShowOverrides``) |
 /// | `/lockstep/status` | none | status |
 /// | `/connect` | [passcode] | authorise |
 /// | `/updates` | 1 or 0 | subscribe |
@@ -64,7 +65,7 @@ public enum OSCAddressSpace {
     /// The addresses, for suggestions and help.
     public static let addresses = [
         "/go", "/stop", "/pause", "/resume", "/panic", "/reset", "/undo", "/redo", "/lockstep/save", "/lockstep/set", "/lockstep/add", "/lockstep/duplicate",
-        "/lockstep/delete", "/lockstep/move", "/lockstep/group", "/lockstep/learn", "/lockstep/unlearn", "/lockstep/set-layer", "/cue/{cue}/start", "/cue/{cue}/stop", "/cue/{cue}/pause",
+        "/lockstep/delete", "/lockstep/move", "/lockstep/group", "/overrides/{key}", "/lockstep/learn", "/lockstep/unlearn", "/lockstep/set-layer", "/cue/{cue}/start", "/cue/{cue}/stop", "/cue/{cue}/pause",
         "/cue/{cue}/resume", "/cue/{cue}/go", "/cue/{cue}/level", "/playhead/{cue}", "/select/{cue}", "/select_id/{id}",
         "/select/next", "/select/previous", "/playhead/next", "/playhead/previous", "/doubleGoWindowRemaining",
         "/lockstep/layer/{layer}/gain", "/lockstep/cue/{cue}/level", "/lockstep/seek", "/lockstep/status", "/connect", "/updates", "/udpReplyPort", "/thump",
@@ -198,6 +199,15 @@ public enum OSCAddressSpace {
                 try none()
                 guard !id.isEmpty else { throw ControlError(.malformed, "\(address) names no cue; write a cue's unique ID, e.g. /playheadID/{id}") }
                 return .cueCommand(.uniqueID(id), .select)
+            case ("overrides", let name):
+                // QLab's show-control overrides: no argument asks; 1 or 0 (T or F) sets.
+                guard let key = ShowOverrides.Key(rawValue: name) else {
+                    throw ControlError(.malformed, "\(address): no override '\(name)'; the overrides are \(ShowOverrides.Key.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                if arguments.isEmpty { return .command(.override(key, nil)) }
+                let value = try numbers([1], "1 (on) or 0 (off), or nothing to ask")[0]
+                guard value == 0 || value == 1 else { throw ControlError(.outOfRange, "\(address) takes 1 (on) or 0 (off); it was sent \(list(arguments))") }
+                return .command(.override(key, value == 1))
             case ("lockstep", "status"): try none(); return .command(.status)
             case ("lockstep", "save"):
                 switch arguments.count {

@@ -1,4 +1,5 @@
 import LockstepControl
+import LockstepSession
 import Synchronization
 
 /// The OSC surface of a show, apart from its transport: turns each datagram into a request
@@ -407,6 +408,12 @@ public final class OSCControlServer: Sendable {
             return Answer(reply: .ok(address, .string("thump"), summary: "thump"), to: replyTo, quiet: true)
         case .query:
             preconditionFailure("answered above")
+        case .command(let command) where !Self.passesOverrides(command) && !dispatcher.overrides.allowsNetworkInput(local: sender.isLoopback):
+            count(\.refused)
+            return Answer(reply: Self.overridden(address, local: sender.isLoopback), to: replyTo)
+        case .cueCommand where !dispatcher.overrides.allowsNetworkInput(local: sender.isLoopback):
+            count(\.refused)
+            return Answer(reply: Self.overridden(address, local: sender.isLoopback), to: replyTo)
         case .command(let command):
             return Answer(reply: execute(command), to: replyTo, quiet: command == .status)
         case .cueCommand(let target, let action):
@@ -417,6 +424,21 @@ public final class OSCControlServer: Sendable {
                 return Answer(reply: .error(address, error), to: replyTo)
             }
         }
+    }
+
+    /// Whether `command` is carried out whatever the network-input overrides say: `status` and
+    /// the overrides themselves (an operator switches input back on over OSC too).
+    static func passesOverrides(_ command: ControlCommand) -> Bool {
+        switch command {
+        case .status, .override: true
+        default: false
+        }
+    }
+
+    /// The reply to a command a network-input override refuses.
+    static func overridden(_ address: String, local: Bool) -> ControlReply {
+        let key: ShowOverrides.Key = local ? .networkLocalInputEnabled : .networkExternalInputEnabled
+        return .error(address, .wrongState, "the override \(key.rawValue) is off (\(key.offMeans)); switch it on with /overrides/\(key.rawValue) 1")
     }
 
     /// Changes the record of a client (if it is still known).

@@ -160,6 +160,8 @@ public struct ControlStatus: Sendable, Hashable, Codable {
     public var link: Link?
     /// The cue being auditioned (`audition CUE`; absent: none).
     public var auditioning: String?
+    /// The show-control overrides switched off (`override KEY off`; absent: none).
+    public var overridesOff: [String]?
 
     /// Creates a snapshot.
     public init(state: String, position: Int64, seconds: Double, sampleTime: Int64, sampleRate: Int, cues: [Cue],

@@ -46,8 +46,11 @@ extension LiveSession {
     func followChase(_ chaser: TimecodeChaser) throws {
         let (happenings, problem) = chaser.take()
         if let problem { onNote(ShowNote(.error, "--chase \(chaser.setting.source): \(problem)")) }
+        let following = overrides.isEnabled(.timecodeInputEnabled)
         for happening in happenings {
             switch happening.action {
+            case .locate(let position, let sampleTime) where !following, .stop(let position, let sampleTime) where !following:
+                onNote(ShowNote(.notice, "--chase \(chaser.setting.source): the override timecodeInputEnabled is off: not following the timecode to session sample \(max(0, position)) on device sample \(sampleTime)"))
             case .lock(let position, let sampleTime):
                 report(ChaseEvent(kind: .lock, position: position, sampleTime: sampleTime, timecode: happening.timecode))
             case .jump(_, let position, let sampleTime):

@@ -4,6 +4,7 @@ import LockstepFiles
 import LockstepJACK
 import LockstepSession
 import LockstepTimecode
+import Synchronization
 
 /// A session played live through a JACK device: the show engine of `lockstep session run`.
 ///
@@ -70,6 +71,11 @@ public final class LiveSession {
     public let device: JACKDevice
     /// The engine that mixes its layers.
     public let engine: Engine
+    /// The run's show-control overrides (QLab's `/overrides`): give them to the run's
+    /// ``LockstepControl`` dispatcher; the MIDI cues, the timecode out and the chase read them.
+    public let overrides: ShowOverrides
+    /// The LTC output's queue of the player playing now (the override mutes it).
+    private let ltcQueue: TimecodeMute
     /// How it runs.
     public let options: Options
     /// The player playing now: made again at the new rate after a sample-rate change
@@ -130,6 +136,14 @@ public final class LiveSession {
         let streamer = FileStreamer(name: "lockstep.layers", threads: FileStreamer.machineThreadCount)
         let player = try SessionPlayer(session: session, engine: engine, directOutputs: true, bufferFrames: options.bufferFrames,
                                        bufferCount: options.bufferCount, streamer: streamer, timecode: options.timecode)
+        let overrides = ShowOverrides()
+        self.overrides = overrides
+        // LTC out silent while its override is off (the queue of the player playing now).
+        let ltc = TimecodeMute(player.timecodeQueue)
+        ltcQueue = ltc
+        overrides.observe { [ltc] key, enabled in
+            if key == .timecodeOutputEnabled { ltc.apply(enabled: enabled) }
+        }
         try device.start()
         try device.connectMasterOutputs(to: options.connections)
         try device.connectLayerPorts(of: player)
@@ -145,7 +159,7 @@ public final class LiveSession {
                     throw AudioQueueError(error.code, "--mtc-out: \(error.message)")
                 }
             }
-            midiTimecode = MTCSender(output: output, engine: engine, player: player, setting: setting)
+            midiTimecode = MTCSender(output: output, engine: engine, player: player, setting: setting, overrides: overrides)
         } else {
             midiTimecode = nil
         }
@@ -161,7 +175,7 @@ public final class LiveSession {
         monitor = ShowMonitor(device: device, engine: engine)
         let ports = options.auditionPorts
         midiCues = device.midiOutput(named: MIDICueScheduler.portName).flatMap { output in
-            MIDICueScheduler.isNeeded(for: session) ? MIDICueScheduler(player: player, output: output) : nil
+            MIDICueScheduler.isNeeded(for: session) ? MIDICueScheduler(player: player, output: output, overrides: overrides) : nil
         }
         audition = ports.isEmpty ? nil : CueAudition(channels: session.document.channelCount) { [device] outputs in
             for (index, output) in outputs.enumerated() {
@@ -361,9 +375,26 @@ public final class LiveSession {
         countedUntil = max(countedUntil, resumedAt ?? engine.currentTime().sampleTime)
         lateReported = 0
         player = next
+        ltcQueue.replace(next.timecodeQueue, enabled: overrides.isEnabled(.timecodeOutputEnabled))
         midiCues?.replacePlayer(next)
         midiTimecode?.replacePlayer(next)
         onPlayerReplaced(next)
         onRateChange(record)
+    }
+}
+
+/// The LTC output's queue of the player playing now, muted while `timecodeOutputEnabled` is off.
+final class TimecodeMute: Sendable {
+    private let queue: Mutex<OutputQueue?>
+
+    init(_ queue: OutputQueue?) { self.queue = Mutex(queue) }
+
+    /// Sounds or mutes the queue.
+    func apply(enabled: Bool) { try? queue.withLock { $0 }?.setVolume(enabled ? 1 : 0) }
+
+    /// Follows `queue` from now on (a player made again at another rate), as `enabled` says.
+    func replace(_ queue: OutputQueue?, enabled: Bool) {
+        self.queue.withLock { $0 = queue }
+        if !enabled { apply(enabled: false) }
     }
 }

@@ -58,9 +58,13 @@ public final class MIDICueScheduler: Sendable {
         session.document.cues.contains { $0.action.type == .midi }
     }
 
-    /// Starts scheduling `player`'s MIDI cues on `output`.
-    public init(player: SessionPlayer, output: JACKMIDIOutput, horizon: Double = 0.25) {
+    /// The run's overrides: a MIDI cue whose kind of output is switched off sends nothing.
+    public let overrides: ShowOverrides
+
+    /// Starts scheduling `player`'s MIDI cues on `output`, as `overrides` allow.
+    public init(player: SessionPlayer, output: JACKMIDIOutput, overrides: ShowOverrides = ShowOverrides(), horizon: Double = 0.25) {
         self.output = output
+        self.overrides = overrides
         self.horizon = horizon
         engine = player.engine
         shared = Mutex(Shared(player: player))
@@ -68,6 +72,8 @@ public final class MIDICueScheduler: Sendable {
         thread.name = "lockstep.midi-out"
         thread.qualityOfService = .userInteractive
         thread.start()
+        // An override switched: plan again at once.
+        overrides.observe { [self] _, _ in shared.withLock { $0.player }.changes.signal() }
     }
 
     /// Schedules from `player` from now on (the player made again after a rate change).
@@ -109,7 +115,7 @@ public final class MIDICueScheduler: Sendable {
     }
 
     private func run() {
-        var seenChanges = -1, seenGeneration = -1
+        var seenChanges = -1, seenGeneration = -1, seenOverrides = -1
         var scheduledUntil: Int64 = .min
         var lastRendered = engine.renderedSampleTime
         while true {
@@ -120,12 +126,14 @@ public final class MIDICueScheduler: Sendable {
             var entries: [JACKMIDIOutput.Entry] = []
             var events: [Int64: Sent] = [:]
             var from = scheduledUntil
-            if schedule.changes != seenChanges || generation != seenGeneration {
+            let overridden = overrides.changeCount
+            if schedule.changes != seenChanges || generation != seenGeneration || overridden != seenOverrides {
                 // Anything scheduled from the last sample seen rendered may have changed.
                 from = lastRendered
                 entries.append(.cancel(from: from))
                 seenChanges = schedule.changes
                 seenGeneration = generation
+                seenOverrides = overridden
             }
             var until = rendered + Int64(horizon * player.rate)
             var due = schedule.cueMessages(from: from, until: until, midi: true, network: false, generation: generation)
@@ -135,7 +143,7 @@ public final class MIDICueScheduler: Sendable {
                 due = due.filter { $0.sampleTime < until }
             }
             for message in due {
-                guard case .midi(let midi) = message.payload else { continue }
+                guard case .midi(let midi) = message.payload, overrides.allowsMIDIOutput(midi.bytes) else { continue }
                 entries.append(.event(key: message.key, sampleTime: message.sampleTime, bytes: midi.bytes))
                 events[message.key] = Sent(cue: message.cue, position: message.position, sampleTime: message.sampleTime, message: midi, lateFrames: 0)
             }
@@ -159,7 +167,8 @@ public final class MIDICueScheduler: Sendable {
             // Woken by a change at once; else once a tenth of the horizon.
             let deadline = Date().addingTimeInterval(horizon / 10)
             player.changes.wait(until: deadline) {
-                player.changeCount != seenChanges || shared.withLock { $0.playerGeneration != seenGeneration || $0.stopping }
+                player.changeCount != seenChanges || overrides.changeCount != seenOverrides
+                    || shared.withLock { $0.playerGeneration != seenGeneration || $0.stopping }
             }
         }
         done.signal()

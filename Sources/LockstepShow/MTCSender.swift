@@ -27,11 +27,17 @@ public final class MTCSender: @unchecked Sendable {
     /// Keys its events on the output (each quarter-frame an event of its own).
     private let nextKey = Atomic<Int64>(0)
 
+    /// The run's overrides.
+    public let overrides: ShowOverrides
+
     /// How far ahead of the device it schedules, in seconds.
     static let lookahead = 0.25
 
     /// Creates the sender for `player`'s session (not started: ``start()``).
-    public init(output: JACKMIDIOutput, engine: Engine, player: SessionPlayer, setting: SessionPlayer.TimecodeSetting) {
+    /// `overrides`: with `timecodeOutputEnabled` off it sends nothing (a full frame when it is on again).
+    public init(output: JACKMIDIOutput, engine: Engine, player: SessionPlayer, setting: SessionPlayer.TimecodeSetting,
+                overrides: ShowOverrides = ShowOverrides()) {
+        self.overrides = overrides
         self.output = output
         self.engine = engine
         self.player = Mutex(player)
@@ -49,6 +55,7 @@ public final class MTCSender: @unchecked Sendable {
         thread.name = "lockstep.mtc"
         thread.qualityOfService = .userInteractive
         thread.start()
+        overrides.observe { [self] _, _ in player.withLock { $0 }.changes.signal() }
     }
 
     /// Stops the thread and drops what is scheduled.
@@ -64,7 +71,16 @@ public final class MTCSender: @unchecked Sendable {
         var next: Int64 = 0
         while !stopping.load(ordering: .acquiring) {
             let player = self.player.withLock { $0 }
-            let changes = player.changeCount
+            let changes = player.changeCount, overridden = overrides.changeCount
+            guard overrides.isEnabled(.timecodeOutputEnabled) else {
+                // Switched off: nothing scheduled stays; on again, it starts with a full frame.
+                if followed != nil { flush() }
+                followed = nil
+                player.changes.wait(until: Date().addingTimeInterval(0.005)) {
+                    stopping.load(ordering: .acquiring) || overrides.changeCount != overridden
+                }
+                continue
+            }
             let mapping = player.clockMapping
             let identity = mapping.map { (ObjectIdentifier(player), $0.run) }
             if identity?.0 != followed?.player || identity?.1 != followed?.run {
@@ -89,7 +105,7 @@ public final class MTCSender: @unchecked Sendable {
             // Woken at once by a change (a start or seek lands at least a period ahead: its full
             // frame reaches the process thread before its cycle), else every 5 ms to fill ahead.
             player.changes.wait(until: Date().addingTimeInterval(0.005)) {
-                stopping.load(ordering: .acquiring) || player.changeCount != changes
+                stopping.load(ordering: .acquiring) || player.changeCount != changes || overrides.changeCount != overridden
             }
         }
         done.signal()

@@ -136,7 +136,7 @@ final class SessionRun {
         var display = SessionDisplay(enabled: Terminal.display != .none && !command.json, player: show.player)
         show.onNote = { note in display.note(note.text, level: note.level.logLevel) }
         do { try show.start() } catch { throw fail(error) }
-        let dispatcher = ControlDispatcher(player: show.player)
+        let dispatcher = ControlDispatcher(player: show.player, overrides: show.overrides)
         dispatcher.audition = show.audition
         if let base = command.savedFile { dispatcher.savedFile = base }
         let journal = try startJournal(player: { dispatcher.player }, device: device)
@@ -156,7 +156,7 @@ final class SessionRun {
         defer { show.audition?.stop() }
         let events = JSONEvents(enabled: command.jsonEvents)
         // Network cues: their messages go out as the session reaches them (checked every step).
-        let network = NetworkCueSender.isNeeded(for: session) ? NetworkCueSender(player: show.player) : nil
+        let network = NetworkCueSender.isNeeded(for: session) ? NetworkCueSender(player: show.player, overrides: show.overrides) : nil
         show.onPlayerReplaced = { player in
             dispatcher.replacePlayer(player)
             network?.replacePlayer(player)

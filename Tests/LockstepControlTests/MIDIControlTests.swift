@@ -291,6 +291,32 @@ struct MIDIControlTests {
         #expect(midi.lastBrokenMessage?.contains("data byte 80") == true)
     }
 
+    @Test("with midiInputEnabled off a note fires nothing (counted as overridden) while MSC still does; with mscInputEnabled off MSC fires nothing; on again, the note reaches the dispatcher")
+    func inputOverrides() throws {
+        let show = try OfflineShow(MIDITriggerTests.cues + Self.triggers, audio: MIDITriggerTests.audio)
+        let dispatcher = ControlDispatcher(player: show.player)
+        let midi = MIDIControl(dispatcher: dispatcher, triggers: try MIDITriggers(session: show.player.session), latency: 512)
+        try show.render(4096)
+        #expect(dispatcher.execute(try ControlLine.parse("override midiInputEnabled off"), address: "override").isOK)
+        #expect(midi.handle(MIDIEvent(sampleTime: 5000, bytes: [0x90, 60, 99])).isEmpty)
+        let msc = midi.handle(MIDIEvent(sampleTime: 6000, bytes: ShowControlMessage(device: 1, command: 0x01, cueNumber: "2.5").bytes))
+        #expect(msc.first?.isOK == true, "\(msc)")
+        dispatcher.overrides.set(.mscInputEnabled, enabled: false)
+        #expect(midi.handle(MIDIEvent(sampleTime: 7000, bytes: ShowControlMessage(device: 1, command: 0x01, cueNumber: "2.5").bytes)).isEmpty)
+        let on = dispatcher.execute(try ControlLine.parse("override midiInputEnabled on"), address: "override")
+        #expect(on.isOK && on.summary == "midiInputEnabled on", "\(on.json)")
+        let note = midi.handle(MIDIEvent(sampleTime: 8000, bytes: [0x90, 60, 99]))
+        // (It reaches the dispatcher: the MSC GO above fired the last manual cue, so this one has none.)
+        #expect(note.count == 1 && note[0].code == .nothingWaiting, "\(note.map(\.json))")
+        #expect(midi.statistics.overridden == 2 && midi.statistics.matched == 2, "\(midi.statistics)")
+        let asked = dispatcher.execute(try ControlLine.parse("override mscInputEnabled"), address: "override")
+        #expect(asked.data == .bool(false) && asked.summary.hasPrefix("mscInputEnabled is off: "), "\(asked.json)")
+        #expect(throws: ControlError.self) { try ControlLine.parse("override mscInputEnabled maybe") }
+        #expect(throws: ControlError.self) { try ControlLine.parse("override lights off") }
+        let (web, address) = try WebCommand.parse(#"{"command":"override","key":"sysexInputEnabled","enabled":false}"#)
+        #expect(dispatcher.execute(web, address: address).isOK && !dispatcher.overrides.isEnabled(.sysexInputEnabled))
+    }
+
     @Test("a MIDI file rendered offline places every command as a live run would; a session pause cannot be rendered")
     func renderedFromAFile() throws {
         let (session, temp) = try MIDITriggerTests.load(Self.triggers)

@@ -10,7 +10,7 @@ extension JACKTests {
     /// a timed one, one a GO fires, and again after a reset — to a UDP receiver on loopback.
     @Suite("lockstep session run: network cues send their OSC messages", .serialized)
     struct NetworkCueRunTests {
-        @Test("a timed network cue and one a GO fires each send their message once, on the sample the log names; reset sends the timed one again")
+        @Test("a timed network cue and one a GO fires each send their message once, on the sample the log names; reset sends the timed one again; with networkLocalOutputEnabled off nothing is sent")
         func sendsLive() throws {
             let temp = try TemporaryTestDirectory(prefix: "lockstep-network-cue")
             let receiver = try OSCTestPeer(serverPort: 9)
@@ -37,6 +37,12 @@ extension JACKTests {
             #expect(fired.arguments == [.float(0.5), .string("house open")])
             #expect(running.send(line: "reset", awaiting: "reset:"))
             #expect(receiver.next("/cue/12/go", timeout: 5) != nil, "the timed cue is not sent again after reset")
+            // Network output to this machine switched off: the GO's cue sends nothing, and says why.
+            #expect(running.send(line: "override networkLocalOutputEnabled off", awaiting: "networkLocalOutputEnabled off"))
+            #expect(running.send(line: "go", awaiting: "go bell at"))
+            #expect(running.waitForErrorOutput(containing: "network cue desk: /fader/1 to 127.0.0.1:\(receiver.port) not sent: the override networkLocalOutputEnabled is off"),
+                    "\(running.errorOutputSoFar)")
+            #expect(receiver.next("/fader/1", timeout: 0.5) == nil)
             running.closeInput()
             running.send(SIGINT)
             _ = running.wait(timeout: 20)

@@ -105,8 +105,11 @@ struct QLabWorkspaceTests {
         #expect(try data("/showMode") as? Bool == true)
         #expect(try data("/liveFadePreview") as? Bool == false)
         #expect(try data("/settings/general/minGoTime") as? Int == 0)
-        let override = try ask("/overrides/midiInputEnabled")
-        #expect(override["status"] as? String == "error")              // Lockstep has none: the module logs it once
+        // The module's 15 override queries (prime_vars stage 2), each answered true: all on.
+        for key in ShowOverrides.Key.allCases {
+            let override = try ask("/overrides/\(key.rawValue)")
+            #expect(override["status"] as? String == "ok" && override["data"] as? Bool == true, "\(key): \(override)")
+        }
 
         // On the /cueLists reply: /cue/active/valuesForKeys (nothing plays yet? the bed does).
         let active = try values("/cue/active")
@@ -259,5 +262,27 @@ struct QLabWorkspaceTests {
         let all = [workspace.uniqueID, workspace.cueListID] + workspace.cueIDs
         #expect(Set(all).count == all.count)
         #expect(all.allSatisfy { $0.range(of: #"^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$"#, options: .regularExpression) != nil })
+    }
+
+    @Test("the module's Master Override action: /overrides/{key} 0 switches one off (its query then answers false; status lists it), 1 on again; an unknown key or value is one clear error; with network input from this machine off, commands are refused but queries, status and the overrides answer")
+    func overrides() throws {
+        let off = try ask("/overrides/midiOutputEnabled", [.int32(0)])
+        #expect(off["status"] as? String == "ok" && off["data"] as? Bool == false, "\(off)")
+        #expect(try ask("/overrides/midiOutputEnabled")["data"] as? Bool == false)
+        #expect(!bench.dispatcher.overrides.isEnabled(.midiOutputEnabled))
+        #expect(bench.dispatcher.execute(.status, address: "status").json.contains(#""overridesOff":["midiOutputEnabled"]"#))
+        #expect(try ask("/overrides/midiOutputEnabled", [.bool(true)])["data"] as? Bool == true)
+        #expect(bench.dispatcher.overrides.switchedOff.isEmpty)
+        let unknown = try ask("/overrides/lightsEnabled")
+        #expect(unknown["status"] as? String == "error" && (unknown["data"] as? String ?? "").contains("midiInputEnabled, midiOutputEnabled"), "\(unknown)")
+        #expect(try ask("/overrides/oscOutputEnabled", [.int32(2)])["status"] as? String == "error")
+        // Network input from this machine off: a GO is refused, a query and the override itself answer.
+        #expect(try ask("/overrides/networkLocalInputEnabled", [.int32(0)])["data"] as? Bool == false)
+        let go = try ask("/go")
+        #expect(go["status"] as? String == "error" && (go["data"] as? String ?? "").contains("networkLocalInputEnabled is off"), "\(go)")
+        #expect(try ask("/cue/bell/start")["status"] as? String == "error")
+        #expect(try ask("/version")["status"] as? String == "ok")
+        #expect(try ask("/overrides/networkLocalInputEnabled", [.int32(1)])["data"] as? Bool == true)
+        #expect(try ask("/go")["status"] as? String == "ok")
     }
 }
