@@ -96,6 +96,8 @@ extension SessionPlayer {
     /// most) for the device to take it; when it does not render meanwhile (the device stopped),
     /// the next cycle's start, on which it takes it.
     private func waitForRoute(_ queue: OutputQueue, _ generation: UInt8) -> Int64 {
+        // Polled, not `Engine.waitUntilRendered`: this runs under the player's lock, which the
+        // engine's callback thread (that signals rendering) may be waiting for.
         let deadline = Date().addingTimeInterval(Self.routeWait)
         while Date() < deadline {
             if let at = queue.routeAppliedSampleTime(generation) { return at }
