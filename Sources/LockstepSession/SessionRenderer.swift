@@ -144,6 +144,9 @@ public struct SessionRenderer: Sendable {
         var reported = -1.0
         let sendsMessages = session.document.cues.contains { $0.action.type == .midi || $0.action.type == .network }
         var messages: [CueMessage] = []
+        var plannedUntil: Int64 = 0
+        // (A MIDI or network cue on the natural end, the last cue's, is sent too.)
+        let messagesEnd = { (end: Int64) in end + (duration == nil ? 1 : 0) }
         do {
             while written < end {
                 if let control {
@@ -152,9 +155,8 @@ public struct SessionRenderer: Sendable {
                     guard written < end else { break }
                 }
                 if sendsMessages {
-                    // (A MIDI or network cue on the natural end, the last cue's, is sent too.)
-                    let until = min(written + Int64(period), end + (duration == nil ? 1 : 0))
-                    messages += player.schedule.cueMessages(from: written, until: until, midi: true, network: true)
+                    plannedUntil = min(written + Int64(period), messagesEnd(end))
+                    messages += player.schedule.cueMessages(from: written, until: plannedUntil, midi: true, network: true)
                 }
                 try samples.withUnsafeMutableBytes { raw in _ = try device.render(frames: period, into: raw) }
                 let frames = Int(min(Int64(period), end - written))
@@ -175,6 +177,10 @@ public struct SessionRenderer: Sendable {
                         reported = fraction
                     }
                 }
+            }
+            if sendsMessages && plannedUntil < messagesEnd(end) {
+                // The end on a block's boundary: its own sample is left.
+                messages += player.schedule.cueMessages(from: plannedUntil, until: messagesEnd(end), midi: true, network: true)
             }
             try writer.close()
         } catch {

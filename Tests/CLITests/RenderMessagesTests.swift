@@ -78,6 +78,24 @@ struct RenderMessagesTests {
             .contains("MIDI cues: 1 message not written; --midi-out FILE.mid writes them on their samples"))
     }
 
+    @Test("a MIDI cue that is the session's last, on a render block's boundary, is written on its sample")
+    func lastOnABoundary() throws {
+        let temp = try TemporaryTestDirectory(prefix: "lockstep-render-messages-end")
+        try FileFixtures.writeWAV(path: temp.file("hit.wav"), samples: Signals.impulse(at: 0, frames: 16, value: 0.5),
+                                  format: StreamFormat(sampleRate: 48000, channelCount: 1))
+        // 49 152 = 12 blocks of 4096: the render's natural end, and where the last cue is.
+        try FileFixtures.writeText(path: temp.file("show.yaml"), """
+            channels: 1
+            cues:
+              - { name: tick, file: hit.wav, at: 0 }
+              - { name: last, type: midi, program: 3, at: 49152 samples }
+
+            """)
+        let run = try CLI.run(["session", "render", temp.file("show.yaml"), "-o", temp.file("out.wav"), "--json"])
+        let report = try JSONSchema.decode(SessionRenderReport.self, from: run.stdout)
+        #expect(report.render.frames == 49152 && report.messages?.map(\.sampleTime) == [49152], "\(run.stdout) \(run.stderr)")
+    }
+
     @Test("--midi-out refuses standard output and an input's path; a failed render leaves no MIDI file")
     func refusals() throws {
         let temp = try TemporaryTestDirectory(prefix: "lockstep-render-messages-bad")
