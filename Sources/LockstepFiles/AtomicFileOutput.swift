@@ -115,6 +115,33 @@ public final class AtomicFileOutput: @unchecked Sendable {
     /// file there (unless ``replacesExistingFile`` is false).
     ///
     /// Calling it again after a successful commit does nothing.
+    /// Writes all of `bytes` at the file's position (a write cut short by a signal goes on); on
+    /// a failure the output is abandoned.
+    /// - Throws: ``FileError`` of kind ``FileError/Kind/ioError`` naming the destination.
+    public func write(_ bytes: [UInt8]) throws(FileError) {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes[done...].withUnsafeBytes { Self.systemWrite(descriptor, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                let code = errno
+                abort()
+                throw FileError(.ioError, path: destinationPath, problem: "write failed: \(FileSystem.errorText(code)); check free space and try again")
+            }
+            done += n
+        }
+    }
+
+    private static func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer?, _ count: Int) -> Int {
+        #if canImport(Glibc)
+        Glibc.write(descriptor, bytes, count)
+        #elseif canImport(Musl)
+        Musl.write(descriptor, bytes, count)
+        #else
+        Darwin.write(descriptor, bytes, count)
+        #endif
+    }
+
     /// - Throws: ``FileError`` of kind ``FileError/Kind/ioError`` when flushing or renaming fails
     ///   (the temporary file is deleted), or when the output was aborted.
     public func commit() throws(FileError) {

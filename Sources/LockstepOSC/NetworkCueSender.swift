@@ -51,8 +51,7 @@ public final class NetworkCueSender: Sendable {
     /// The socket to send to `peer` (`destination` as written) from, made once.
     private func socket(for peer: OSCPeer, host: String) throws(OSCError) -> OSCUDPSocket {
         let v6 = peer.family == Int32(AF_INET6)
-        let loopback = host == "localhost" || host.hasPrefix("127.") || host == "::1"
-        let bind = loopback ? (v6 ? "::1" : "127.0.0.1") : (v6 ? "::" : "0.0.0.0")
+        let bind = Self.isLocal(host) ? (v6 ? "::1" : "127.0.0.1") : (v6 ? "::" : "0.0.0.0")
         if let made = sockets.withLock({ $0[bind] }) { return made }
         let made = try OSCUDPSocket(binding: OSCEndpoint(host: bind, port: 0))
         sockets.withLock { $0[bind] = made }
@@ -103,7 +102,7 @@ public final class NetworkCueSender: Sendable {
         }
         return due.map { cue, destination, message, address, problem in
             var sent = Sent(cue: cue.name, position: cue.start!, destination: destination, message: message, problem: problem)
-            let local = address.map { $0.host == "localhost" || $0.host.hasPrefix("127.") || $0.host == "::1" } ?? true
+            let local = address.map { Self.isLocal($0.host) } ?? true
             if address != nil, !overrides.allowsNetworkOutput(local: local) {
                 let key: ShowOverrides.Key = !overrides.isEnabled(.oscOutputEnabled) ? .oscOutputEnabled
                     : local ? .networkLocalOutputEnabled : .networkExternalOutputEnabled
@@ -121,6 +120,10 @@ public final class NetworkCueSender: Sendable {
             return sent
         }
     }
+
+    /// Whether a destination's host (as written) is this machine: sent from the loopback socket,
+    /// and governed by `networkLocalOutputEnabled`.
+    static func isLocal(_ host: String) -> Bool { host == "localhost" || host.hasPrefix("127.") || host == "::1" }
 
     static func argument(_ argument: NetworkMessage.Argument) -> OSCArgument {
         switch argument {

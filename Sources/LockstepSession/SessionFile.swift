@@ -117,16 +117,7 @@ public enum SessionFile {
     /// Writes `text` to `path` atomically.
     static func write(_ text: String, to path: String) throws(FileError) {
         let output = try AtomicFileOutput(destinationPath: path)
-        let bytes = Array(text.utf8)
-        var done = 0
-        while done < bytes.count {
-            let n = bytes[done...].withUnsafeBytes { Glibc.write(output.descriptor, $0.baseAddress, $0.count) }
-            guard n > 0 else {
-                output.abort()
-                throw FileError(.ioError, path: path, problem: "write failed: \(String(cString: strerror(errno)))")
-            }
-            done += n
-        }
+        try output.write(Array(text.utf8))
         try output.commit()
     }
 }

@@ -44,16 +44,7 @@ struct RenderMessages {
             return ($0.sampleTime, message.bytes)
         }
         do {
-            let bytes = try StandardMIDIFile.bytes(of: events, sampleRate: rate, path: path)
-            try bytes.withUnsafeBytes { raw in
-                var done = 0
-                while done < raw.count {
-                    let wrote = write(output.descriptor, raw.baseAddress! + done, raw.count - done)
-                    if wrote < 0 && errno == EINTR { continue }
-                    guard wrote > 0 else { throw FileError(.unwritableOutput, path: path, problem: "writing failed: \(String(cString: strerror(errno)))") }
-                    done += wrote
-                }
-            }
+            try output.write(try StandardMIDIFile.bytes(of: events, sampleRate: rate, path: path))
             try output.commit()
         } catch let error as StandardMIDIFileError {
             output.abort()
