@@ -99,6 +99,9 @@ final class CompatQueue: @unchecked Sendable {
         var listeners: [Listener] = []
         var disposal = Disposal.none
         var startPending = false
+        /// A start "as soon as possible" waiting for the callbacks on the starting thread's run
+        /// loop to decode two periods ahead (``CompatQueue/startIfDecodedAhead(force:)``).
+        var deferredStart = false
         /// An asynchronous stop asked for before the queue started: applied when it starts, so the
         /// buffers enqueued by then play out first (Apple's priming loops stop short files this way).
         var stopWhenDrained = false
@@ -109,6 +112,8 @@ final class CompatQueue: @unchecked Sendable {
         var inputOrigin: Int64?
         /// Output callbacks running now (a synchronous stop waits for them).
         var outputCallbacksRunning = 0
+        /// Output callbacks posted to ``callbackRunLoop`` that have not run yet.
+        var outputCallbacksPosted = 0
         /// Set while an input queue records at a rate other than the device's, or into a
         /// compressed format.
         var conversion: InputRateConversion?

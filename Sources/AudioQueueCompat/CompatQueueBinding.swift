@@ -127,7 +127,10 @@ extension CompatQueue {
         // now (on the callback thread), if the decode buffer has room. (Offline, buffers go back
         // at the start of a render: ``releaseForOfflineRender(frames:)``.)
         if let engine = state.engine, state.offlineLayout == nil {
-            engine.performOnCallbackThread { [weak self] in self?.releaseDecoded() }
+            engine.performOnCallbackThread { [weak self] in
+                self?.releaseDecoded()
+                self?.startIfDecodedAhead()
+            }
         }
         return start
     }

@@ -108,7 +108,7 @@ extension CompatQueue {
         switch callback {
         case .output(let proc):
             let userData = Unchecked(userData)
-            runCallback { for buffer in refs { proc(userData.value, queue, buffer) } }
+            runCallback(counted: true) { for buffer in refs { proc(userData.value, queue, buffer) } }
         case .outputBlock(let block, let dispatch):
             onDispatchQueue(dispatch) { for buffer in refs { block(queue, buffer) } }
         case .input, .inputBlock:
@@ -119,11 +119,19 @@ extension CompatQueue {
     /// Runs a C callback (output, input or property listener): posted to the queue's run loop
     /// when it was created with one — run there unless the queue is disposed of by then — or
     /// here, on the callback thread. A device that delivers inline (offline rendering) runs it
-    /// here too: inside the render call, as on Apple.
-    func runCallback(_ work: @escaping () -> Void) {
+    /// here too: inside the render call, as on Apple. `counted` output callbacks are counted in
+    /// `outputCallbacksPosted` until they have run (or been dropped).
+    func runCallback(counted: Bool = false, _ work: @escaping () -> Void) {
         guard let (runLoop, mode) = callbackRunLoop,
               state.withLock({ $0.engine?.device.callbackDelivery }) != .inline else { return CallbackThread.run(work) }
+        if counted { state.withLock { $0.outputCallbacksPosted += 1 } }
         runLoop.perform(mode: mode) { [self] in
+            defer {
+                if counted {
+                    state.withLock { $0.outputCallbacksPosted -= 1 }
+                    startIfDecodedAhead()
+                }
+            }
             guard state.withLock({ $0.disposal != .done }) else { return }
             CallbackThread.run(work)
         }

@@ -22,9 +22,19 @@ extension CompatQueue {
                 at = Int64(stamp.mSampleTime.rounded())
             }
         }
+        if state.withLock({ $0.deferredStart }) { return }
         let running = output?.isRunning ?? input?.isRunning ?? false
-        if at == nil, !running, let output, !engine.device.isOffline, !CallbackThread.isCurrent {
-            waitForDecodedAhead(output, engine: engine)
+        if at == nil, !running, let output, !engine.device.isOffline, !CallbackThread.isCurrent,
+           !waitForDecodedAhead(output, engine: engine) {
+            // The callbacks that decode ahead run on this thread's run loop, once this call has
+            // returned: the queue starts when they have (or after 100 ms), as Apple's queue
+            // starts a moment after AudioQueueStart; the IsRunning listeners hear of it then.
+            state.withLock { state in
+                state.startPending = true
+                state.deferredStart = true
+            }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.1) { [weak self] in self?.startIfDecodedAhead(force: true) }
+            return
         }
         if !running && input != nil { beginConversionRun() }
         if !running { state.withLock { $0.startPending = true } }
@@ -34,6 +44,12 @@ extension CompatQueue {
             state.withLock { $0.startPending = false }
             throw error
         }
+        try stopIfAskedBeforeStart(output, input)
+    }
+
+    /// An asynchronous stop asked for before the start: the queue stops once it has played what
+    /// is enqueued.
+    private func stopIfAskedBeforeStart(_ output: OutputQueue?, _ input: InputQueue?) throws(AudioQueueError) {
         let drain = state.withLock { (state) -> Bool in
             defer { state.stopWhenDrained = false }
             return state.stopWhenDrained
@@ -43,30 +59,66 @@ extension CompatQueue {
         }
     }
 
+    /// A deferred start (``start(_:)``) happens once two periods are decoded ahead, no callback
+    /// that could decode more is waiting or running, or `force` (its 100 ms are up). Called after
+    /// each enqueue (callback thread), after each run-loop callback, and by the 100 ms timer.
+    func startIfDecodedAhead(force: Bool = false) {
+        let output = state.withLock { (state) -> OutputQueue? in
+            guard state.deferredStart, state.disposal == .none, let output = state.output, let engine = state.engine else { return nil }
+            if !force && Self.decodeAheadPending(state, target: decodeAheadTarget(output, engine: engine)) { return nil }
+            state.deferredStart = false
+            return output
+        }
+        guard let output else { return }
+        do {
+            try output.start(at: nil)
+            try stopIfAskedBeforeStart(output, nil)
+        } catch {
+            state.withLock { $0.startPending = false }
+        }
+    }
+
+    /// Two device periods of the queue's frames (at most the decode buffer's size).
+    private func decodeAheadTarget(_ output: OutputQueue, engine: Engine) -> Int {
+        let period = Double(2 * max(1, engine.device.maximumFramesPerCycle))
+        return Int((period * output.format.sampleRate / engine.sampleRate).rounded(.up))
+    }
+
+    /// Whether fewer than `target` frames are decoded ahead while more may still come: more comes
+    /// only while converted buffers wait for their callback, or one is posted or running.
+    private static func decodeAheadPending(_ state: State, target: Int) -> Bool {
+        let ahead = state.inFlight.reduce(0) { $0 + $1.frames }
+        if ahead >= min(target, max(1, state.decodeBufferFrames)) { return false }
+        return state.inFlight.contains { $0.buffer != nil } || state.outputCallbacksRunning > 0 || state.outputCallbacksPosted > 0
+    }
+
     /// Before a start "as soon as possible": lets the callback chain that the primed buffers set
     /// off (each buffer handed back once converted, refilled, enqueued again) put two device
     /// periods of audio in the engine queue — or as much as the decode buffer holds, or all the
     /// callback gives — so that the first cycles do not play a gap while it catches up. At most
-    /// 100 ms; not from inside a callback (that would hold up the chain itself).
-    private func waitForDecodedAhead(_ output: OutputQueue, engine: Engine) {
-        let period = Double(2 * max(1, engine.device.maximumFramesPerCycle))
-        let target = Int((period * output.format.sampleRate / engine.sampleRate).rounded(.up))
+    /// 100 ms; not from inside a callback (that would hold up the chain itself). Returns false,
+    /// at once, when that chain runs on this thread's run loop (Apple's AQPlayer: the queue made
+    /// with `CFRunLoopGetCurrent()` and started from that thread): the start is deferred then.
+    private func waitForDecodedAhead(_ output: OutputQueue, engine: Engine) -> Bool {
+        let target = decodeAheadTarget(output, engine: engine)
+        let ownLoop = callbackRunLoop.map { $0.0 === CFRunLoopGetCurrent() } ?? false
         let deadline = Date().addingTimeInterval(0.1)
         while Date() < deadline {
-            let waiting = state.withLock { state -> Bool in
-                let ahead = state.inFlight.reduce(0) { $0 + $1.frames }
-                if ahead >= min(target, max(1, state.decodeBufferFrames)) { return false }
-                // More comes only while converted buffers wait for their callback or one runs.
-                return state.inFlight.contains { $0.buffer != nil } || state.outputCallbacksRunning > 0
-            }
-            if !waiting { return }
+            let (pending, posted) = state.withLock { (Self.decodeAheadPending($0, target: target), $0.outputCallbacksPosted) }
+            if !pending { return true }
+            if ownLoop && posted > 0 { return false }
             usleep(500)
         }
+        return true
     }
 
     func pause() throws(AudioQueueError) {
         let (output, input) = try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
+            if state.deferredStart {
+                state.deferredStart = false
+                state.startPending = false
+            }
             return (state.output, state.input)
         }
         if let output { try output.pause() } else { try input?.pause() }
@@ -97,12 +149,16 @@ extension CompatQueue {
         let (output, input, engine, deferred) = try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
             let running = state.output?.isRunning ?? state.input?.isRunning ?? false
-            if !immediately && !running && !state.startPending {
+            if !immediately && !running && (!state.startPending || state.deferredStart) {
                 // Not started yet: stop once it has played what is enqueued by then.
                 state.stopWhenDrained = true
                 return (state.output, state.input, state.engine, true)
             }
             state.stopWhenDrained = false
+            if state.deferredStart {
+                state.deferredStart = false
+                state.startPending = false
+            }
             if running, let conversion = state.conversion { conversion.flushing = true }
             return (state.output, state.input, state.engine, false)
         }

@@ -14,6 +14,24 @@ private func threadLogInput(_ userData: UnsafeMutableRawPointer?, _ queue: Audio
     if CallbackLog.from(userData).addThread() < 6 { AudioQueueEnqueueBuffer(queue, buffer, 0, nil) }
 }
 
+/// Counts frames 1, 2, 3 … into each buffer (mono float) until `rampTotal` frames; then it stops
+/// enqueueing.
+private func rampOutput(_ userData: UnsafeMutableRawPointer?, _ queue: AudioQueueRef, _ buffer: AudioQueueBufferRef) {
+    let ramp = userData!.assumingMemoryBound(to: RampState.self)
+    let frames = min(100, ramp.pointee.total - ramp.pointee.next)
+    guard frames > 0 else { return }
+    let samples = buffer.pointee.mAudioData.assumingMemoryBound(to: Float.self)
+    for index in 0..<frames { samples[index] = Float(ramp.pointee.next + index + 1) }
+    ramp.pointee.next += frames
+    buffer.pointee.mAudioDataByteSize = UInt32(frames * 4)
+    AudioQueueEnqueueBuffer(queue, buffer, 0, nil)
+}
+
+private struct RampState {
+    var next = 0
+    let total: Int
+}
+
 extension AQCompatTests {
     /// Swift's `AudioQueueNewOutput`/`AudioQueueNewInput` honour their run loop, as the C API does
     /// (one implementation): a live (threaded) device, callbacks on the run loop's thread only
@@ -87,6 +105,61 @@ extension AQCompatTests {
             #expect(beforeRunning == 0, "callbacks ran while the thread did not run its loop")
             #expect(log.threads.count >= expected, "\(log.threads.count) callbacks")
             #expect(log.threads.allSatisfy { pthread_equal($0.thread, runner) != 0 }, "\(log.threads.map(\.name))")
+        }
+
+        /// Apple's AQPlayer shape: three 100-frame buffers primed, the queue started from the
+        /// thread whose run loop runs its callbacks, then that loop run. The callbacks can only
+        /// refill once AudioQueueStart has returned, so the queue starts when they have put two
+        /// periods ahead (or after 100 ms), not at once with 300 frames and a gap after them.
+        @Test("a queue started from the thread of its run loop, with 100-frame buffers at period 1024, plays every frame without a gap")
+        func startFromRunLoopThread() throws {
+            let device = ThreadedTestDevice(sampleRate: 48000, channels: 1, period: 1024, speed: 1)
+            AudioQueueSetDefaultDevice(.engine(try Engine(device: device)))
+            defer {
+                AudioQueueSetDefaultDevice(.standard)
+                device.stop()
+            }
+            let total = 9600
+            nonisolated(unsafe) let ramp = UnsafeMutablePointer<RampState>.allocate(capacity: 1)
+            ramp.initialize(to: RampState(total: total))
+            defer { ramp.deallocate() }
+            nonisolated(unsafe) var failure: (any Error)?
+            nonisolated(unsafe) var runningAfterStart = true
+            let done = DispatchSemaphore(value: 0)
+            let thread = Thread {
+                defer { done.signal() }
+                do {
+                    var format = pcm(48000, channels: 1, bits: 32, float: true)
+                    var queue: AudioQueueRef?
+                    try #require(AudioQueueNewOutput(&format, rampOutput, ramp, CFRunLoopGetCurrent(), kCFRunLoopCommonModes, 0, &queue) == noErr)
+                    defer { AudioQueueDispose(queue!, true) }
+                    for _ in 0..<3 {
+                        var buffer: AudioQueueBufferRef?
+                        try #require(AudioQueueAllocateBuffer(queue!, 400, &buffer) == noErr)
+                        rampOutput(ramp, queue!, buffer!)
+                    }
+                    try #require(AudioQueueStart(queue!, nil) == noErr)
+                    var running: UInt32 = 0
+                    var size = UInt32(4)
+                    try #require(AudioQueueGetProperty(queue!, kAudioQueueProperty_IsRunning, &running, &size) == noErr)
+                    runningAfterStart = running != 0
+                    let deadline = Date().addingTimeInterval(5)
+                    while device.output.filter({ $0 == Float(total) }).isEmpty && Date() < deadline {
+                        CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.01, false)
+                    }
+                } catch {
+                    failure = error
+                }
+            }
+            thread.start()
+            done.wait()
+            if let failure { throw failure }
+            let output = device.output
+            let first = try #require(output.firstIndex { $0 != 0 }, "nothing played")
+            let heard = Array(output[first...].prefix(total))
+            let misplaced = heard.indices.filter { heard[$0] != Float($0 + 1) }
+            #expect(misplaced.count == 0, "\(misplaced.count) of \(total) frames out of place, the first at \(misplaced.first ?? 0): \(heard[misplaced.first ?? 0])")
+            #expect(!runningAfterStart, "the queue ran before its callbacks could decode ahead")
         }
     }
 }
