@@ -22,11 +22,12 @@ final class CueSource {
         self.rate = rate
         let source = try open(cue.path)
         do {
-            // Blocks of 8192 frames: a layer asks for a buffer (1024 frames) at a time, and one
-            // `read` of 8 KiB per buffer and cue cost `session render` more in system calls
-            // than in mixing.
+            // Reads of 2048 frames or more go straight into the layer's buffer (a live layer's
+            // buffers are 2048 frames: one copy less, 12 % of the CPU of 4096 layers); shorter
+            // ones (`session render` asks 1024 at a time) through a block of 2048, which costs
+            // it no more than blocks of 8192 did (256 layers, 60 s: 2.7–3.0 s either way).
             stream = try RegionStream(source: source, region: cue.regionStart..<cue.regionEnd, playCount: cue.playCount,
-                                      outputRate: rate, channelMatrix: cue.channelMatrix, readBlockFrames: 8192)
+                                      outputRate: rate, channelMatrix: cue.channelMatrix, readBlockFrames: 2048)
         } catch {
             source.close()
             throw error

@@ -49,15 +49,18 @@ final class LayerRenderer {
     /// (interleaved, ``channelCount`` channels).
     func render(_ timeline: SessionTimeline, position: Int64, frames: Int, into out: UnsafeMutablePointer<Float>) {
         let channels = channelCount
-        out.update(repeating: 0, count: frames * channels)
         let end = position + Int64(frames)
         let layer = self.layer
         if cueIndices == nil || structure != timeline.structure {
             structure = timeline.structure
             cueIndices = timeline.cues.indices.filter { timeline.cues[$0].layer == layer && timeline.cues[$0].isAudio }
         }
-        for cue in timeline.retired[layer] ?? [] { render(cue, position: position, end: end, into: out) }
-        for index in cueIndices! { render(timeline.cues[index], position: position, end: end, into: out) }
+        // `out` is cleared only when something is mixed into it, or nothing is: the first cue that
+        // covers the whole buffer is read straight into it (one pass over the memory, not three).
+        var cleared = false
+        for cue in timeline.retired[layer] ?? [] { render(cue, position: position, end: end, into: out, cleared: &cleared) }
+        for index in cueIndices! { render(timeline.cues[index], position: position, end: end, into: out, cleared: &cleared) }
+        if !cleared { out.update(repeating: 0, count: frames * channels) }
         applyLayerGain(timeline, position: position, frames: frames, to: out)
         if let pause = timeline.pauseFade { applyPauseFade(from: pause, position: position, frames: frames, to: out) }
     }
@@ -75,8 +78,10 @@ final class LayerRenderer {
         }
     }
 
-    /// Mixes what `cue` plays in session samples `[position, end)` into `out`.
-    private func render(_ cue: SessionTimeline.Cue, position: Int64, end: Int64, into out: UnsafeMutablePointer<Float>) {
+    /// Mixes what `cue` plays in session samples `[position, end)` into `out` (`cleared`: whether
+    /// `out` holds this buffer's mix so far, or still what it held before).
+    private func render(_ cue: SessionTimeline.Cue, position: Int64, end: Int64, into out: UnsafeMutablePointer<Float>,
+                        cleared: inout Bool) {
         guard let start = cue.start, cue.isAudio else { return }
         let key = SourceKey(cue)
         let cueEnd = cue.end ?? .max
@@ -93,7 +98,8 @@ final class LayerRenderer {
         if stretches.isEmpty { return }
         guard let source = source(for: cue) else { return }
         for stretch in stretches {
-            mix(cue.repeats == nil ? cue : cue.pass(stretch.pass), stretch, from: source, position: position, into: out)
+            mix(cue.repeats == nil ? cue : cue.pass(stretch.pass), stretch, from: source, position: position, end: end,
+                into: out, cleared: &cleared)
         }
         if let problem = source.error, error == nil { error = problem }
         if cueEnd <= end && !cue.awaitsResume { sources[key] = nil }
@@ -103,12 +109,21 @@ final class LayerRenderer {
     /// sample `position`) with the cue's gain: one constant factor over steady runs, computed per
     /// sample only inside fades, crossfades, pause/stop fades and level ramps.
     private func mix(_ cue: SessionTimeline.Cue, _ stretch: SessionTimeline.Cue.Stretch, from source: CueSource,
-                     position: Int64, into out: UnsafeMutablePointer<Float>) {
+                     position: Int64, end: Int64, into out: UnsafeMutablePointer<Float>, cleared: inout Bool) {
         let channels = channelCount
         let count = Int(stretch.to - stretch.from)
         let k0 = stretch.cueSample
         if source.position != k0 { source.seek(to: k0) }
         let sourceChannels = source.channelCount
+        if !cleared {
+            cleared = true
+            if stretch.from == position && stretch.to == end && sourceChannels == channels {
+                source.read(into: out, frames: count)
+                applyGain(cue, stretch, to: out)
+                return
+            }
+            out.update(repeating: 0, count: Int(end - position) * channels)
+        }
         if scratch.count < count * sourceChannels { scratch = Array(repeating: 0, count: count * sourceChannels) }
         scratch.withUnsafeMutableBufferPointer { buffer in
             let samples = buffer.baseAddress!
@@ -130,6 +145,25 @@ final class LayerRenderer {
                     j += 1
                 }
             }
+        }
+    }
+
+    /// Multiplies a stretch read straight into `out` (which starts at the stretch) by the cue's
+    /// gain, as ``mix(_:_:from:position:end:into:cleared:)`` would have mixed it into silence.
+    private func applyGain(_ cue: SessionTimeline.Cue, _ stretch: SessionTimeline.Cue.Stretch, to out: UnsafeMutablePointer<Float>) {
+        let channels = channelCount
+        let count = Int(stretch.to - stretch.from)
+        var j = 0
+        while j < count {
+            let sample = stretch.from + Int64(j), k = stretch.cueSample + Int64(j)
+            let run = Int(cue.steadyRun(at: sample, cueSample: k, limit: Int64(count - j)))
+            let frames = max(1, run)
+            let gain = Float(run > 0 ? SessionGain.linear(cue.levelDB(at: sample)) : cue.gain(at: sample, cueSample: k))
+            if gain != 1 {
+                let samples = out + j * channels
+                for i in 0..<(frames * channels) { samples[i] = 0 + samples[i] * gain }
+            }
+            j += frames
         }
     }
 

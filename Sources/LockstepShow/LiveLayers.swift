@@ -224,7 +224,8 @@ public final class LiveLayers {
     /// - Returns: why the layers end, or nil while they go on.
     /// - Throws: what reading the transport threw.
     public func step() throws -> ShowEnd? {
-        let stopped = players.contains(where: { $0.queue.stopError != nil })
+        // A rate change stops every queue at once (RenderCore.stopForRateChange): the first tells for all.
+        let stopped = players.first?.queue.stopError != nil
         switch monitor.check(layersStopped: stopped, followsTransport: transport != nil, note: onNote, playOn: playOn(after:)) {
         case .fine: break
         case .busy: return nil
