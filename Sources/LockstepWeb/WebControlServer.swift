@@ -8,6 +8,7 @@ import Logging
 import LockstepControl
 import LockstepSession
 import NIOCore
+import NIOPosix
 import NIOHTTP1
 
 import Synchronization
@@ -77,10 +78,17 @@ public final class WebControlServer: Sendable {
     private let bound = Mutex<(port: Int?, error: String?)>((nil, nil))
     private let running = Mutex<Task<Void, Never>?>(nil)
     private let ticker = Mutex<Task<Void, Never>?>(nil)
-    /// Where commands and requests of the show are carried out: never on the server's one thread
-    /// (``WebServerExecutor``), which a GO waiting for its cycle or a status of thousands of
-    /// layers would hold up, and with it every connection. One at a time, in arrival order.
-    private let commands = DispatchQueue(label: "lockstep.web.commands", qos: .userInitiated)
+    /// Commands of the show are carried out on ``WebServerExecutor/commands``: never on the
+    /// server's one thread (``WebServerExecutor/shared``), which a GO waiting for its cycle or a
+    /// status of thousands of layers would hold up, and with it every connection; never behind a
+    /// push that thread writes either. One at a time, in arrival order.
+    private func command<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        await withTaskExecutorPreference(WebServerExecutor.commands) { work() }
+    }
+
+    /// The thread that reads and writes every connection of every web server of the process:
+    /// one event loop of its own, so that ``runOnServerThreads(_:)`` can give it a priority.
+    private static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     /// Where the meters, the state and the discontinuities pushed to the clients are computed:
     /// beside the commands, so a GO never waits behind a push.
     private let publishing = DispatchQueue(label: "lockstep.web.publishing", qos: .utility)
@@ -92,8 +100,6 @@ public final class WebControlServer: Sendable {
     private struct Client {
         var queue: AsyncStream<String>.Continuation
         var channel: any Channel
-        /// Its commands taken and not yet carried out.
-        var pending = 0
     }
 
     private struct State {
@@ -192,6 +198,7 @@ public final class WebControlServer: Sendable {
                 self.bound.withLock { $0.port = channel.localAddress?.port }
                 ready.signal()
             },
+            eventLoopGroupProvider: .shared(Self.eventLoops),
             logger: logger)
         let task = Task.detached(executorPreference: WebServerExecutor.shared) { [self] in
             do { try await application.runService(gracefulShutdownSignals: []) } catch {
@@ -224,6 +231,19 @@ public final class WebControlServer: Sendable {
             return state.subscription
         }
         old?.cancel()
+    }
+
+    /// Runs `setup` on the thread that reads every connection and on the one that carries out
+    /// the commands, before they go on: `session run` gives both realtime priority under the JACK
+    /// client's (``LockstepJACK/JACKDevice/promoteCurrentThread(below:)``), so that a GO from the
+    /// page reaches the engine within its period however busy the cores are with layers — as the
+    /// OSC and MIDI readers do. Both threads are the process's, shared by every web server.
+    ///
+    /// Among 1024 layers on a 2-core machine, GO from the page's WebSocket to the cue's first
+    /// sample went from p99 450–500 frames at period 256 to 276–278 (bench part 9).
+    public func runOnServerThreads(_ setup: @escaping @Sendable () -> Void) {
+        Self.eventLoops.next().execute(setup)
+        WebServerExecutor.commands.runOnThread(setup)
     }
 
     /// Closes every connection and stops listening (waits up to 3 s).
@@ -323,7 +343,7 @@ public final class WebControlServer: Sendable {
             }
             let text = String(buffer: buffer)
             let mayEdit = self.mayEdit(target: request.uri.description)
-            let (reply, parsed) = await self.run(on: self.commands) { self.execute(text, mayEdit: mayEdit) }
+            let (reply, parsed) = await self.command { self.execute(text, mayEdit: mayEdit) }
             return Self.json(!parsed ? 400 : reply.isOK ? 200 : 422, reply.json)
         }
         return router
@@ -421,11 +441,13 @@ public final class WebControlServer: Sendable {
 
     // MARK: - WebSocket
 
-    /// One WebSocket client: its queue of messages, written by one task (at most
-    /// ``Options/maximumBacklog`` wait: one more disconnects it); the commands it sends, carried
-    /// out in order off the server's thread and answered on its queue (as many may wait to be
-    /// carried out: one more disconnects it too). A protocol error of the client (a text frame
-    /// that is not UTF-8) is thrown on, for hummingbird-websocket to close with its status.
+    /// One WebSocket client: its queue of messages, written by one task on the server's thread
+    /// (at most ``Options/maximumBacklog`` wait: one more disconnects it); the commands it sends,
+    /// read by a task on the commands' thread and carried out there as each arrives, in order,
+    /// answered on its queue. A client that sends faster than its commands are carried out is
+    /// held back by its connection (its frames are read no faster). A protocol error of the
+    /// client (a text frame that is not UTF-8) is thrown on, for hummingbird-websocket to close
+    /// with its status.
     private func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, channel: any Channel,
                        mayEdit: Bool) async throws {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(options.maximumBacklog))
@@ -440,57 +462,30 @@ public final class WebControlServer: Sendable {
             state.clients.removeValue(forKey: id)
             state.places -= 1
         } }
-        // The state first: queued before any command's reply.
-        if let show { commands.async { [self] in deliver(show.dispatcher.execute(.status, address: "status").json, to: id) } }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await text in stream {
                     do { try await outbound.write(.text(text)) } catch { break }
                 }
             }
-            group.addTask { [self] in
+            group.addTask(executorPreference: WebServerExecutor.commands) { [self] in
                 defer { continuation.finish() }
+                // The state first: queued before any command's reply.
+                if let show { deliver(show.dispatcher.execute(.status, address: "status").json, to: id) }
                 for try await message in inbound.messages(maxSize: WebCommand.maximumSize) {
                     let text: String
                     switch message {
                     case .text(let string): text = string
                     case .binary(let buffer): text = String(buffer: buffer)
                     }
-                    // Not awaited: the reads go on, so a page that sends and never reads fills its
-                    // queue and is disconnected.
-                    guard take(commandOf: id) else { break }
-                    commands.async { [self] in
-                        let reply = execute(text, mayEdit: mayEdit).0.json
-                        state.withLock { $0.clients[id]?.pending -= 1 }
-                        deliver(reply, to: id)
-                    }
+                    // A page that sends and never reads fills its queue with replies and is
+                    // disconnected (``deliver(_:to:)``).
+                    deliver(execute(text, mayEdit: mayEdit).0.json, to: id)
                 }
             }
             defer { group.cancelAll(); continuation.finish() }
             try await group.next()
         }
-    }
-
-    /// Counts one more command of client `id` waiting to be carried out; false (the client
-    /// disconnected, counted and logged) when ``Options/maximumBacklog`` already wait.
-    private func take(commandOf id: Int) -> Bool {
-        let dropped = state.withLock { state -> (any Channel)?? in
-            guard var client = state.clients[id] else { return .some(nil) }
-            guard client.pending >= options.maximumBacklog else {
-                client.pending += 1
-                state.clients[id] = client
-                return nil
-            }
-            state.clients.removeValue(forKey: id)
-            state.statistics.disconnected += 1
-            client.queue.finish()
-            return client.channel
-        }
-        guard let dropped else { return true }
-        guard let channel = dropped else { return false }
-        channel.close(promise: nil)
-        log("web: disconnected a client that sent commands faster than they are carried out: \(options.maximumBacklog) were waiting")
-        return false
     }
 
     /// Queues `text` for client `id`; a client whose queue is full is disconnected (it does not

@@ -13,6 +13,10 @@ final class WebServerExecutor: TaskExecutor, @unchecked Sendable {
     /// The one executor every web server of the process shares (its thread lives as long as
     /// the process).
     static let shared = WebServerExecutor(name: "lockstep.web")
+    /// The thread that carries out the commands (``WebControlServer``): one at a time, in
+    /// arrival order, and never behind the pushes the server's thread writes. A WebSocket's
+    /// reading task runs here and carries out each command as it is read, without another hop.
+    static let commands = WebServerExecutor(name: "lockstep.web.cmds")
 
     private let condition = NSCondition()
     /// Jobs waiting to run (guarded by `condition`).
@@ -22,6 +26,18 @@ final class WebServerExecutor: TaskExecutor, @unchecked Sendable {
         let thread = Thread { [unowned(unsafe) self] in self.run() }
         thread.name = name
         thread.start()
+    }
+
+    /// Closures to run on the thread before its next jobs (guarded by `condition`).
+    private var setups: [@Sendable () -> Void] = []
+
+    /// Runs `setup` on the executor's thread, before the jobs enqueued after this call (any
+    /// thread may call it): to give the thread a priority, say.
+    func runOnThread(_ setup: @escaping @Sendable () -> Void) {
+        condition.lock()
+        setups.append(setup)
+        condition.signal()
+        condition.unlock()
     }
 
     /// Takes a job to run on the executor's thread (any thread may call it).
@@ -36,11 +52,15 @@ final class WebServerExecutor: TaskExecutor, @unchecked Sendable {
     /// The thread's loop: runs jobs as they come, sleeping while there are none.
     private func run() {
         var batch: [UnownedJob] = []
+        var setup: [@Sendable () -> Void] = []
         while true {
             condition.lock()
-            while jobs.isEmpty { condition.wait() }
+            while jobs.isEmpty && setups.isEmpty { condition.wait() }
             swap(&batch, &jobs)
+            swap(&setup, &setups)
             condition.unlock()
+            for body in setup { body() }
+            setup.removeAll(keepingCapacity: true)
             for job in batch { job.runSynchronously(on: asUnownedTaskExecutor()) }
             batch.removeAll(keepingCapacity: true)
         }

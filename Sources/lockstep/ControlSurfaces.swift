@@ -75,6 +75,7 @@ final class ControlSurfaces {
             web.attach(SessionWebShow(dispatcher: dispatcher, destinations: { [device] in
                 device.graph().filter { $0.direction == "input" && $0.type.contains("audio") && $0.client != device.name }.map(\.name)
             }))
+            web.runOnServerThreads { device.promoteCurrentThread() }
             log.notice("web page on \(web.url)")
             if let edit = web.editURL { log.notice("web page, editing allowed, on \(edit)") }
             if let warning = web.exposureWarning { log.warning("\(warning)") }

@@ -25,6 +25,9 @@ extension JACKTests {
             try server.start()
             defer { server.stop() }
             server.attach(SessionWebShow(dispatcher: ControlDispatcher(player: rig.player)))
+            // As `session run --web` does: the connections read, and the commands carried out,
+            // at realtime priority under the JACK client's.
+            server.runOnServerThreads { device.promoteCurrentThread() }
             let client = try WebSocketTestClient(port: try #require(server.port))
             #expect(client.isUpgraded, "\(client.handshake)")
             rig.waitForBed()
