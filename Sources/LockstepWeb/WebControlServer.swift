@@ -343,7 +343,11 @@ public final class WebControlServer: Sendable {
             }
             let text = String(buffer: buffer)
             let mayEdit = self.mayEdit(target: request.uri.description)
-            let (reply, parsed) = await self.command { self.execute(text, mayEdit: mayEdit) }
+            let (reply, parsed) = if case .status? = try? WebCommand.parse(text).command {
+                await self.run(on: self.reading) { self.execute(text, mayEdit: mayEdit) }
+            } else {
+                await self.command { self.execute(text, mayEdit: mayEdit) }
+            }
             return Self.json(!parsed ? 400 : reply.isOK ? 200 : 422, reply.json)
         }
         return router
@@ -470,8 +474,10 @@ public final class WebControlServer: Sendable {
             }
             group.addTask(executorPreference: WebServerExecutor.commands) { [self] in
                 defer { continuation.finish() }
-                // The state first: queued before any command's reply.
-                if let show { deliver(show.dispatcher.execute(.status, address: "status").json, to: id) }
+                // The state first: queued before any command's reply. The state (of thousands of
+                // layers: a fraction of a second) is made on an ordinary thread, as every state
+                // asked for is, not on this one, which may run at realtime priority.
+                if let show { deliver(await run(on: reading) { show.dispatcher.execute(.status, address: "status").json }, to: id) }
                 for try await message in inbound.messages(maxSize: WebCommand.maximumSize) {
                     let text: String
                     switch message {
@@ -480,7 +486,12 @@ public final class WebControlServer: Sendable {
                     }
                     // A page that sends and never reads fills its queue with replies and is
                     // disconnected (``deliver(_:to:)``).
-                    deliver(execute(text, mayEdit: mayEdit).0.json, to: id)
+                    let reply = if case .status? = try? WebCommand.parse(text).command {
+                        await run(on: reading) { self.execute(text, mayEdit: mayEdit).0.json }
+                    } else {
+                        execute(text, mayEdit: mayEdit).0.json
+                    }
+                    deliver(reply, to: id)
                 }
             }
             defer { group.cancelAll(); continuation.finish() }
