@@ -244,10 +244,13 @@ public final class RegionStream {
     }
 
     /// Copies up to `maximum` source frames of the region, through the block read ahead when
-    /// there is one; returns the count (0 only once every pass is read).
+    /// there is one; returns the count (0 only once every pass is read). What the block holds
+    /// unread goes first; a read of a block's size or more, with the block empty, goes straight
+    /// to the source.
     private func readRegion(into out: UnsafeMutablePointer<Float>, maximum: Int) -> Int {
-        guard blockFrames > 0, maximum < blockFrames else { return readSource(into: out, maximum: maximum) }
+        guard blockFrames > 0 else { return readSource(into: out, maximum: maximum) }
         if blockRead == blockCount {
+            if maximum >= blockFrames { return readSource(into: out, maximum: maximum) }
             if block.isEmpty { block = Array(repeating: 0, count: blockFrames * sourceChannels) }
             blockRead = 0
             blockCount = block.withUnsafeMutableBufferPointer { readSource(into: $0.baseAddress!, maximum: blockFrames) }

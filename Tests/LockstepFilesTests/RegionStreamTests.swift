@@ -139,6 +139,32 @@ struct RegionStreamTests {
         #expect(throws: FileError.self) { try RegionStream(source: MemorySource(ramp, rate: 48000), playCount: 0) }
     }
 
+    @Test("reads shorter and longer than the block, mixed: a long read after a short one starts with what the block holds; loops and seeks too")
+    func mixedBlockReads() throws {
+        let ramp = Signals.ramp(frames: 10000, start: 1)
+        let region = Array(ramp[100..<9100])
+        let expected = region + region
+        // A live layer: the cue starts inside a buffer (a short read), then whole buffers of
+        // the block's size, sometimes a short piece again.
+        let pieces = [256, 2048, 2048, 100, 2048, 4096, 7, 2048, 3000, 2048]
+        let stream = try RegionStream(source: MemorySource(ramp, rate: 48000), region: 100..<9100, playCount: 2,
+                                      readBlockFrames: 2048)
+        var out: [Float] = []
+        var index = 0
+        while out.count < expected.count {
+            let piece = min(pieces[index % pieces.count], expected.count - out.count)
+            out += readAll(stream, frames: piece, piece: piece)
+            index += 1
+        }
+        #expect(out == expected)
+        for k in [0, 300, 2047, 8999, 9100] {
+            stream.seek(to: Int64(k))
+            var got = readAll(stream, frames: 256, piece: 256)
+            got += readAll(stream, frames: 2048, piece: 2048)
+            #expect(got == Array(expected[k..<(k + 2304)]), "from \(k)")
+        }
+    }
+
     @Test("reading ahead in blocks: 1024-frame pieces of a long region read the source in 8192-frame blocks")
     func blockReads() throws {
         let source = MemorySource(Signals.ramp(frames: 65536), rate: 48000)
