@@ -240,7 +240,7 @@ public final class WebControlServer: Sendable {
     /// OSC and MIDI readers do. Both threads are the process's, shared by every web server.
     ///
     /// Among 1024 layers on a 2-core machine, GO from the page's WebSocket to the cue's first
-    /// sample went from p99 450–500 frames at period 256 to 276–278 (bench part 9).
+    /// sample went from p99 414–509 frames at period 256 to 273–287 in five runs of six.
     public func runOnServerThreads(_ setup: @escaping @Sendable () -> Void) {
         Self.eventLoops.next().execute(setup)
         WebServerExecutor.commands.runOnThread(setup)
