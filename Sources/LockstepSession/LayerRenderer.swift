@@ -129,21 +129,9 @@ final class LayerRenderer {
             let samples = buffer.baseAddress!
             source.read(into: samples, frames: count)
             let offset = Int(stretch.from - position)
-            var j = 0
-            while j < count {
-                let sample = stretch.from + Int64(j), k = k0 + Int64(j)
-                let run = Int(cue.steadyRun(at: sample, cueSample: k, limit: Int64(count - j)))
-                if run > 0 {
-                    Self.mix(samples + j * sourceChannels, channels: sourceChannels, frames: run,
-                             gain: Float(SessionGain.linear(cue.levelDB(at: sample))),
-                             into: out + (offset + j) * channels, outputChannels: channels)
-                    j += run
-                } else {
-                    Self.mix(samples + j * sourceChannels, channels: sourceChannels, frames: 1,
-                             gain: Float(cue.gain(at: sample, cueSample: k)),
-                             into: out + (offset + j) * channels, outputChannels: channels)
-                    j += 1
-                }
+            Self.forEachGainRun(of: cue, over: stretch) { j, frames, gain in
+                Self.mix(samples + j * sourceChannels, channels: sourceChannels, frames: frames, gain: gain,
+                         into: out + (offset + j) * channels, outputChannels: channels)
             }
         }
     }
@@ -152,18 +140,31 @@ final class LayerRenderer {
     /// gain, as ``mix(_:_:from:position:end:into:cleared:)`` would have mixed it into silence.
     private func applyGain(_ cue: SessionTimeline.Cue, _ stretch: SessionTimeline.Cue.Stretch, to out: UnsafeMutablePointer<Float>) {
         let channels = channelCount
+        Self.forEachGainRun(of: cue, over: stretch) { j, frames, gain in
+            guard gain != 1 else { return }
+            let samples = out + j * channels
+            for i in 0..<(frames * channels) { samples[i] = 0 + samples[i] * gain }
+        }
+    }
+
+    /// Calls `body` with each run of the stretch's frames (its first frame's index in the
+    /// stretch, its length) and the cue's gain over it: one constant factor over steady runs,
+    /// frame by frame inside fades, crossfades, pause/stop fades and level ramps.
+    @inline(__always)
+    private static func forEachGainRun(of cue: SessionTimeline.Cue, over stretch: SessionTimeline.Cue.Stretch,
+                                       _ body: (_ j: Int, _ frames: Int, _ gain: Float) -> Void) {
         let count = Int(stretch.to - stretch.from)
         var j = 0
         while j < count {
             let sample = stretch.from + Int64(j), k = stretch.cueSample + Int64(j)
             let run = Int(cue.steadyRun(at: sample, cueSample: k, limit: Int64(count - j)))
-            let frames = max(1, run)
-            let gain = Float(run > 0 ? SessionGain.linear(cue.levelDB(at: sample)) : cue.gain(at: sample, cueSample: k))
-            if gain != 1 {
-                let samples = out + j * channels
-                for i in 0..<(frames * channels) { samples[i] = 0 + samples[i] * gain }
+            if run > 0 {
+                body(j, run, Float(SessionGain.linear(cue.levelDB(at: sample))))
+                j += run
+            } else {
+                body(j, 1, Float(cue.gain(at: sample, cueSample: k)))
+                j += 1
             }
-            j += frames
         }
     }
 

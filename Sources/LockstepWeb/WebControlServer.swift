@@ -86,6 +86,12 @@ public final class WebControlServer: Sendable {
         await withTaskExecutorPreference(WebServerExecutor.commands) { work() }
     }
 
+    /// Whether `text` is a `status` command: its state (of thousands of layers, a fraction of a
+    /// second to make) is made on the reading queue, not the commands' thread.
+    private static func asksForState(_ text: String) -> Bool {
+        if case .status? = try? WebCommand.parse(text).command { true } else { false }
+    }
+
     /// The thread that reads and writes every connection of every web server of the process:
     /// one event loop of its own, so that ``runOnServerThreads(_:)`` can give it a priority.
     private static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -343,7 +349,7 @@ public final class WebControlServer: Sendable {
             }
             let text = String(buffer: buffer)
             let mayEdit = self.mayEdit(target: request.uri.description)
-            let (reply, parsed) = if case .status? = try? WebCommand.parse(text).command {
+            let (reply, parsed) = if Self.asksForState(text) {
                 await self.run(on: self.reading) { self.execute(text, mayEdit: mayEdit) }
             } else {
                 await self.command { self.execute(text, mayEdit: mayEdit) }
@@ -486,7 +492,7 @@ public final class WebControlServer: Sendable {
                     }
                     // A page that sends and never reads fills its queue with replies and is
                     // disconnected (``deliver(_:to:)``).
-                    let reply = if case .status? = try? WebCommand.parse(text).command {
+                    let reply = if Self.asksForState(text) {
                         await run(on: reading) { self.execute(text, mayEdit: mayEdit).0.json }
                     } else {
                         execute(text, mayEdit: mayEdit).0.json
