@@ -102,6 +102,13 @@ final class CompatQueue: @unchecked Sendable {
         /// A start "as soon as possible" waiting for the callbacks on the starting thread's run
         /// loop to decode two periods ahead (``CompatQueue/startIfDecodedAhead(force:)``).
         var deferredStart = false
+
+        /// Drops a deferred start that has not happened (a stop or pause came first).
+        mutating func cancelDeferredStart() {
+            guard deferredStart else { return }
+            deferredStart = false
+            startPending = false
+        }
         /// An asynchronous stop asked for before the queue started: applied when it starts, so the
         /// buffers enqueued by then play out first (Apple's priming loops stop short files this way).
         var stopWhenDrained = false

@@ -115,10 +115,7 @@ extension CompatQueue {
     func pause() throws(AudioQueueError) {
         let (output, input) = try state.withLock { (state) throws(AudioQueueError) in
             try state.checkDisposal()
-            if state.deferredStart {
-                state.deferredStart = false
-                state.startPending = false
-            }
+            state.cancelDeferredStart()
             return (state.output, state.input)
         }
         if let output { try output.pause() } else { try input?.pause() }
@@ -155,10 +152,7 @@ extension CompatQueue {
                 return (state.output, state.input, state.engine, true)
             }
             state.stopWhenDrained = false
-            if state.deferredStart {
-                state.deferredStart = false
-                state.startPending = false
-            }
+            state.cancelDeferredStart()
             if running, let conversion = state.conversion { conversion.flushing = true }
             return (state.output, state.input, state.engine, false)
         }

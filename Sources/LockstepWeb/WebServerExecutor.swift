@@ -1,4 +1,5 @@
 import Foundation
+import Lockstep
 
 /// The thread the web server's tasks run on: a task executor of its own, so the page is served
 /// however busy Swift's shared (cooperative) thread pool is.
@@ -23,7 +24,11 @@ final class WebServerExecutor: TaskExecutor, @unchecked Sendable {
     private var jobs: [UnownedJob] = []
 
     private init(name: String) {
-        let thread = Thread { [unowned(unsafe) self] in self.run() }
+        // The system's name too (`top -H`, debuggers): Foundation's name alone stays Foundation's.
+        let thread = Thread { [unowned(unsafe) self] in
+            ThreadName.setCurrent(name)
+            self.run()
+        }
         thread.name = name
         thread.start()
     }

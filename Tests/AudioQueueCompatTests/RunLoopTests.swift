@@ -107,6 +107,59 @@ extension AQCompatTests {
             #expect(log.threads.allSatisfy { pthread_equal($0.thread, runner) != 0 }, "\(log.threads.map(\.name))")
         }
 
+        /// A stop asked for while the start waits for the run loop's callbacks: an asynchronous
+        /// one lets the deferred start happen and stops once the enqueued audio has played; an
+        /// immediate one drops the start, and nothing plays.
+        @Test("a stop while a start waits for its run loop: asynchronous, what was enqueued plays, then it stops; immediate, nothing plays",
+              arguments: [false, true])
+        func stopBeforeDeferredStart(immediately: Bool) throws {
+            let device = ThreadedTestDevice(sampleRate: 48000, channels: 1, period: 1024, speed: 1)
+            AudioQueueSetDefaultDevice(.engine(try Engine(device: device)))
+            defer {
+                AudioQueueSetDefaultDevice(.standard)
+                device.stop()
+            }
+            // 300 frames in all: the three primed buffers; the callbacks enqueue nothing more.
+            nonisolated(unsafe) let ramp = UnsafeMutablePointer<RampState>.allocate(capacity: 1)
+            ramp.initialize(to: RampState(total: 300))
+            defer { ramp.deallocate() }
+            nonisolated(unsafe) var failure: (any Error)?
+            nonisolated(unsafe) var runningAtEnd: UInt32 = 1
+            let done = DispatchSemaphore(value: 0)
+            let thread = Thread {
+                defer { done.signal() }
+                do {
+                    var format = pcm(48000, channels: 1, bits: 32, float: true)
+                    var queue: AudioQueueRef?
+                    try #require(AudioQueueNewOutput(&format, rampOutput, ramp, CFRunLoopGetCurrent(), kCFRunLoopCommonModes, 0, &queue) == noErr)
+                    defer { AudioQueueDispose(queue!, true) }
+                    for _ in 0..<3 {
+                        var buffer: AudioQueueBufferRef?
+                        try #require(AudioQueueAllocateBuffer(queue!, 400, &buffer) == noErr)
+                        rampOutput(ramp, queue!, buffer!)
+                    }
+                    try #require(AudioQueueStart(queue!, nil) == noErr)
+                    try #require(AudioQueueStop(queue!, immediately) == noErr)
+                    let deadline = Date().addingTimeInterval(0.6)
+                    while Date() < deadline { CFRunLoopRunInMode(kCFRunLoopDefaultMode, 0.01, false) }
+                    var size = UInt32(4)
+                    try #require(AudioQueueGetProperty(queue!, kAudioQueueProperty_IsRunning, &runningAtEnd, &size) == noErr)
+                } catch {
+                    failure = error
+                }
+            }
+            thread.start()
+            done.wait()
+            if let failure { throw failure }
+            let heard = device.output.filter { $0 != 0 }
+            #expect(runningAtEnd == 0, "the queue still runs")
+            if immediately {
+                #expect(heard.isEmpty, "\(heard.count) frames played after an immediate stop")
+            } else {
+                #expect(heard == (1...300).map(Float.init), "\(heard.count) frames heard of 300")
+            }
+        }
+
         /// Apple's AQPlayer shape: three 100-frame buffers primed, the queue started from the
         /// thread whose run loop runs its callbacks, then that loop run. The callbacks can only
         /// refill once AudioQueueStart has returned, so the queue starts when they have put two

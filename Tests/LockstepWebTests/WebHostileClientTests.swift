@@ -76,6 +76,21 @@ struct WebHostileClientTests {
         #expect(try HTTPTestClient.get(port: port, "/").status == 200)
     }
 
+    @Test("runOnServerThreads runs its setup on the thread that reads the connections and on the commands' thread")
+    func serverThreadsSetUp() throws {
+        let server = try server()
+        defer { server.stop() }
+        let names = Mutex<[String]>([])
+        server.runOnServerThreads {
+            let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
+            names.withLock { $0.append(name.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while names.withLock({ $0.count }) < 2 && ContinuousClock.now < deadline { usleep(1_000) }
+        let seen = names.withLock { $0 }.sorted()
+        #expect(seen.count == 2 && seen.contains("lockstep.web.cm") && seen.contains { $0.hasPrefix("NIO-ELT") }, "\(seen)")
+    }
+
     @Test("a page that never reads is disconnected once its backlog is full; the show and the other pages carry on")
     func stuckPage() throws {
         let show = try OfflineShow("channels: 1\ncues:\n  - { name: bed, file: bed.wav, at: 0 }\n",
