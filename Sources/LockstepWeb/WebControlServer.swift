@@ -78,12 +78,16 @@ public final class WebControlServer: Sendable {
     private let bound = Mutex<(port: Int?, error: String?)>((nil, nil))
     private let running = Mutex<Task<Void, Never>?>(nil)
     private let ticker = Mutex<Task<Void, Never>?>(nil)
-    /// Commands of the show are carried out on ``WebServerExecutor/commands``: never on the
-    /// server's one thread (``WebServerExecutor/shared``), which a GO waiting for its cycle or a
-    /// status of thousands of layers would hold up, and with it every connection; never behind a
-    /// push that thread writes either. One at a time, in arrival order.
+    /// The thread this server's commands are carried out on, one at a time, in arrival order:
+    /// never the server's one thread (``WebServerExecutor/shared``), which a GO waiting for its
+    /// cycle would hold up, and with it every connection; never behind a push that thread writes
+    /// either. A WebSocket's reading task runs here and carries out each command as it is read,
+    /// without another hop. Each server has its own (a command held up holds up no other server).
+    private let commands = WebServerExecutor(name: "lockstep.web.cmds")
+
+    /// Runs `work` on ``commands``.
     private func command<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withTaskExecutorPreference(WebServerExecutor.commands) { work() }
+        await withTaskExecutorPreference(commands) { work() }
     }
 
     /// Whether `text` is a `status` command: its state (of thousands of layers, a fraction of a
@@ -124,6 +128,9 @@ public final class WebControlServer: Sendable {
         self.options = options
         self.log = log
     }
+
+    /// Every task of the server held it: none can ask for the commands' thread any more.
+    deinit { commands.finish() }
 
     /// What it has done so far.
     public var statistics: Statistics { state.withLock { $0.statistics } }
@@ -249,7 +256,7 @@ public final class WebControlServer: Sendable {
     /// sample went from p99 414–509 frames at period 256 to 273–287 in five runs of six.
     public func runOnServerThreads(_ setup: @escaping @Sendable () -> Void) {
         Self.eventLoops.next().execute(setup)
-        WebServerExecutor.commands.runOnThread(setup)
+        commands.runOnThread(setup)
     }
 
     /// Closes every connection and stops listening (waits up to 3 s).
@@ -478,7 +485,7 @@ public final class WebControlServer: Sendable {
                     do { try await outbound.write(.text(text)) } catch { break }
                 }
             }
-            group.addTask(executorPreference: WebServerExecutor.commands) { [self] in
+            group.addTask(executorPreference: commands) { [self] in
                 defer { continuation.finish() }
                 // The state first: queued before any command's reply. The state (of thousands of
                 // layers: a fraction of a second) is made on an ordinary thread, as every state

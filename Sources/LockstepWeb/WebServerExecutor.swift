@@ -14,18 +14,17 @@ final class WebServerExecutor: TaskExecutor, @unchecked Sendable {
     /// The one executor every web server of the process shares (its thread lives as long as
     /// the process).
     static let shared = WebServerExecutor(name: "lockstep.web")
-    /// The thread that carries out the commands (``WebControlServer``): one at a time, in
-    /// arrival order, and never behind the pushes the server's thread writes. A WebSocket's
-    /// reading task runs here and carries out each command as it is read, without another hop.
-    static let commands = WebServerExecutor(name: "lockstep.web.cmds")
-
     private let condition = NSCondition()
     /// Jobs waiting to run (guarded by `condition`).
     private var jobs: [UnownedJob] = []
 
-    private init(name: String) {
+    /// Set by ``finish()``: the thread ends once no job waits (guarded by `condition`).
+    private var finished = false
+
+    /// Starts the executor's thread, named `name`; it holds the executor until ``finish()``.
+    init(name: String) {
         // The system's name too (`top -H`, debuggers): Foundation's name alone stays Foundation's.
-        let thread = Thread { [unowned(unsafe) self] in
+        let thread = Thread { [self] in
             ThreadName.setCurrent(name)
             self.run()
         }
@@ -45,6 +44,15 @@ final class WebServerExecutor: TaskExecutor, @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Ends the thread once the jobs enqueued by then have run (for an executor whose users are
+    /// gone: a web server's commands' thread, at the server's end).
+    func finish() {
+        condition.lock()
+        finished = true
+        condition.signal()
+        condition.unlock()
+    }
+
     /// Takes a job to run on the executor's thread (any thread may call it).
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
@@ -60,7 +68,11 @@ final class WebServerExecutor: TaskExecutor, @unchecked Sendable {
         var setup: [@Sendable () -> Void] = []
         while true {
             condition.lock()
-            while jobs.isEmpty && setups.isEmpty { condition.wait() }
+            while jobs.isEmpty && setups.isEmpty && !finished { condition.wait() }
+            if jobs.isEmpty && setups.isEmpty {
+                condition.unlock()
+                return
+            }
             swap(&batch, &jobs)
             swap(&setup, &setups)
             condition.unlock()
