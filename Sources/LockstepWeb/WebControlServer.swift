@@ -508,7 +508,9 @@ public final class WebControlServer: Sendable {
                 }
             }
             defer { group.cancelAll(); continuation.finish() }
-            try await group.next()
+            // Both: the writer ends as soon as the reader finishes the queue, and the reader's
+            // error (1007 for a text that is not UTF-8) must reach the close frame.
+            try await group.waitForAll()
         }
     }
 
