@@ -39,11 +39,13 @@ public enum WebCommand {
         guard text.utf8.count <= maximumSize else {
             throw ControlError(.malformed, "the command is \(text.utf8.count) bytes; the limit is \(maximumSize). Send one short JSON object, e.g. {\"command\":\"go\"}")
         }
-        let value: ControlValue
-        do { value = try JSONDecoder().decode(ControlValue.self, from: Data(text.utf8)) } catch {
-            throw ControlError(.malformed, "not JSON: send one object such as {\"command\":\"go\"}")
-        }
-        guard case .object(let fields) = value else {
+        // An object at once: a command is one (trying other kinds first costs a thrown error each).
+        let decoder = JSONDecoder()
+        let data = Data(text.utf8)
+        guard let fields = try? decoder.decode([String: ControlValue].self, from: data) else {
+            guard let value = try? decoder.decode(ControlValue.self, from: data) else {
+                throw ControlError(.malformed, "not JSON: send one object such as {\"command\":\"go\"}")
+            }
             throw ControlError(.malformed, "a command is a JSON object such as {\"command\":\"go\"}, not \(value.json.prefix(40))")
         }
         guard let verb = fields["command"]?.stringValue?.lowercased() else {

@@ -9,21 +9,25 @@ import NIOWebSocket
 /// the first request has been read — a connection that sends bytes that are not HTTP gets `400`
 /// and is closed (``NotHTTPHandler``), one that takes longer than the timeout to send the first
 /// request's head is closed (``FirstRequestTimeout``), and an upgraded WebSocket fails on an
-/// unmasked client frame (``UnmaskedFrameGuard``).
+/// unmasked client frame (``UnmaskedFrameGuard``); after that guard, the connection's
+/// ``WebCommandReader``.
 struct GuardedChannel<Inner: ServerChildChannel>: ServerChildChannel {
     typealias Value = Inner.Value
     let inner: Inner
     /// How long a connection may take to send its first request's head.
     let firstRequestTimeout: TimeAmount
+    /// The command reader of an upgraded connection (nil: none, its task reads the commands).
+    let commandReader: @Sendable (any Channel) -> WebCommandReader?
 
-    init(_ inner: Inner, firstRequestTimeout: TimeAmount) {
+    init(_ inner: Inner, firstRequestTimeout: TimeAmount, commandReader: @escaping @Sendable (any Channel) -> WebCommandReader?) {
         self.inner = inner
         self.firstRequestTimeout = firstRequestTimeout
+        self.commandReader = commandReader
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
-            try channel.pipeline.syncOperations.addHandlers([NotHTTPHandler(), FirstRequestTimeout(firstRequestTimeout)])
+            try channel.pipeline.syncOperations.addHandlers([NotHTTPHandler(), FirstRequestTimeout(firstRequestTimeout, commandReader: commandReader)])
             return value
         }
     }
@@ -75,13 +79,18 @@ final class NotHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 /// channel adds it only once the first head has been read and the upgrade decided. Until then
 /// this handler keeps the same time. It leaves the pipeline as soon as the first head is through:
 /// a request read, or the upgrade to a WebSocket complete (when it also puts an
-/// ``UnmaskedFrameGuard`` after the WebSocket frame decoder, before any frame is read).
+/// ``UnmaskedFrameGuard`` after the WebSocket frame decoder, and the ``WebCommandReader`` after
+/// that, before any frame is read).
 final class FirstRequestTimeout: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
     private let timeout: TimeAmount
+    private let commandReader: @Sendable (any Channel) -> WebCommandReader?
     private var deadline: Scheduled<Void>?
 
-    init(_ timeout: TimeAmount) { self.timeout = timeout }
+    init(_ timeout: TimeAmount, commandReader: @escaping @Sendable (any Channel) -> WebCommandReader?) {
+        self.timeout = timeout
+        self.commandReader = commandReader
+    }
 
     func handlerAdded(context: ChannelHandlerContext) {
         let channel = context.channel
@@ -106,7 +115,11 @@ final class FirstRequestTimeout: ChannelInboundHandler, RemovableChannelHandler 
         }
         // The frames the upgrade handler buffered are passed on only after this event.
         if let decoder = try? context.pipeline.syncOperations.context(handlerType: ByteToMessageHandler<WebSocketFrameDecoder>.self) {
-            try? context.pipeline.syncOperations.addHandler(UnmaskedFrameGuard(), position: .after(decoder.handler))
+            let guardHandler = UnmaskedFrameGuard()
+            try? context.pipeline.syncOperations.addHandler(guardHandler, position: .after(decoder.handler))
+            if let reader = commandReader(context.channel) {
+                try? context.pipeline.syncOperations.addHandler(reader, position: .after(guardHandler))
+            }
         }
         context.fireUserInboundEventTriggered(event)
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)

@@ -78,22 +78,40 @@ public final class WebControlServer: Sendable {
     private let bound = Mutex<(port: Int?, error: String?)>((nil, nil))
     private let running = Mutex<Task<Void, Never>?>(nil)
     private let ticker = Mutex<Task<Void, Never>?>(nil)
-    /// The thread this server's commands are carried out on, one at a time, in arrival order:
-    /// never the server's one thread (``WebServerExecutor/shared``), which a GO waiting for its
-    /// cycle would hold up, and with it every connection; never behind a push that thread writes
-    /// either. A WebSocket's reading task runs here and carries out each command as it is read,
-    /// without another hop. Each server has its own (a command held up holds up no other server).
+    /// The thread this server's edits and HTTP commands are carried out on, one at a time, in
+    /// arrival order: never the server's one thread (``WebServerExecutor/shared``) nor the event
+    /// loop, which an edit waiting for the disk would hold up, and with them every connection.
+    /// Each server has its own (a command held up holds up no other server).
     private let commands = WebServerExecutor(name: "lockstep.web.cmds")
 
-    /// Runs `work` on ``commands``.
-    private func command<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        await withTaskExecutorPreference(commands) { work() }
+    /// Where a command is carried out.
+    private enum Place {
+        /// On an ordinary thread (``reading``): a state of thousands of layers takes a fraction of
+        /// a second to make.
+        case reading
+        /// On ``commands``: an edit, which may write the show file and wait for the disk.
+        case commands
+        /// On the thread that read it: a GO, a stop, a gain — what must reach the engine within
+        /// its period.
+        case here
     }
 
-    /// Whether `text` is a `status` command: its state (of thousands of layers, a fraction of a
-    /// second to make) is made on the reading queue, not the commands' thread.
-    private static func asksForState(_ text: String) -> Bool {
-        if case .status? = try? WebCommand.parse(text).command { true } else { false }
+    /// A command parsed once: the command and its address, or why it is not one.
+    private typealias Parsed = Result<(command: ControlCommand, address: String), ControlError>
+
+    /// Parses `text` and says where it is carried out.
+    private static func parse(_ text: String) -> (Parsed, Place) {
+        let parsed = Parsed { () throws(ControlError) in try WebCommand.parse(text) }
+        guard case .success(let command) = parsed else { return (parsed, .here) }
+        return (parsed, command.command == .status ? .reading : isEdit(command.command) ? .commands : .here)
+    }
+
+    /// Whether `command` edits the show (a right of its own: ``Options/editToken``).
+    private static func isEdit(_ command: ControlCommand) -> Bool {
+        switch command {
+        case .editCue, .restructure, .learnMIDI, .undo, .redo, .save: true
+        default: false
+        }
     }
 
     /// The thread that reads and writes every connection of every web server of the process:
@@ -121,6 +139,9 @@ public final class WebControlServer: Sendable {
         var statusDue = true
         /// WebSocket clients admitted and not yet gone.
         var places = 0
+        /// The command links of connections being upgraded or upgraded, by channel, with
+        /// whether the connection may edit.
+        var links: [ObjectIdentifier: (link: WebCommandLink, mayEdit: Bool)] = [:]
     }
 
     /// A server (not yet listening); `log` hears a line for each command and refusal.
@@ -195,7 +216,17 @@ public final class WebControlServer: Sendable {
                   self.refuseIfNeeded(head.authority, head.headerFields, target: head.path ?? "/", webSocket: true, reserve: true) == nil
             else { return .dontUpgrade }
             let mayEdit = self.mayEdit(target: head.path ?? "/")
-            return .upgrade([:]) { inbound, outbound, _ in try await self.serve(inbound, outbound, channel: channel, mayEdit: mayEdit) }
+            // The connection's command reader (on the event loop) and its reading task share it.
+            let link = WebCommandLink(), key = ObjectIdentifier(channel)
+            self.state.withLock { $0.links[key] = (link, mayEdit) }
+            channel.closeFuture.whenComplete { _ in self.state.withLock { _ = $0.links.removeValue(forKey: key) } }
+            return .upgrade([:]) { inbound, outbound, _ in
+                try await self.serve(inbound, outbound, channel: channel, link: link, mayEdit: mayEdit)
+            }
+        }
+        let commandReader: @Sendable (any Channel) -> WebCommandReader? = { [self] channel in
+            guard let (link, mayEdit) = state.withLock({ $0.links[ObjectIdentifier(channel)] }) else { return nil }
+            return WebCommandReader(link: link) { text in self.carryOutOnEventLoop(text, mayEdit: mayEdit) }
         }
         let application = Application(
             router: router(),
@@ -203,7 +234,7 @@ public final class WebControlServer: Sendable {
             server: HTTPServerBuilder { [options] responder in
                 GuardedChannel(HTTP1WebSocketUpgradeChannel(responder: responder, configuration: configuration,
                                                             shouldUpgrade: shouldUpgrade),
-                               firstRequestTimeout: .seconds(Int64(options.idleTimeout)))
+                               firstRequestTimeout: .seconds(Int64(options.idleTimeout)), commandReader: commandReader)
             },
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "lockstep",
                                  availableConnectionsDelegate: .maximum(options.maximumConnections, logger: logger)),
@@ -246,14 +277,16 @@ public final class WebControlServer: Sendable {
         old?.cancel()
     }
 
-    /// Runs `setup` on the thread that reads every connection and on the one that carries out
-    /// the commands, before they go on: `session run` gives both realtime priority under the JACK
+    /// Runs `setup` on the thread that reads every connection (and carries out a page's GO, stop
+    /// or gain as it reads it: ``WebCommandReader``) and on this server's commands' thread (its
+    /// edits), before they go on: `session run` gives both realtime priority under the JACK
     /// client's (``LockstepJACK/JACKDevice/promoteCurrentThread(below:)``), so that a GO from the
     /// page reaches the engine within its period however busy the cores are with layers — as the
-    /// OSC and MIDI readers do. Both threads are the process's, shared by every web server.
+    /// OSC and MIDI readers do. The event loop is the process's, shared by every web server.
     ///
     /// Among 1024 layers on a 2-core machine, GO from the page's WebSocket to the cue's first
-    /// sample went from p99 414–509 frames at period 256 to 273–287 in five runs of six.
+    /// sample went from p99 414–509 frames at period 256 to 273–287 with both threads promoted,
+    /// and to 266–274 with the GO carried out on the event loop.
     public func runOnServerThreads(_ setup: @escaping @Sendable () -> Void) {
         Self.eventLoops.next().execute(setup)
         commands.runOnThread(setup)
@@ -356,11 +389,8 @@ public final class WebControlServer: Sendable {
             }
             let text = String(buffer: buffer)
             let mayEdit = self.mayEdit(target: request.uri.description)
-            let (reply, parsed) = if Self.asksForState(text) {
-                await self.run(on: self.reading) { self.execute(text, mayEdit: mayEdit) }
-            } else {
-                await self.command { self.execute(text, mayEdit: mayEdit) }
-            }
+            // (Not on the thread that read it: that is the server's, shared by every connection.)
+            let (reply, parsed) = await withTaskExecutorPreference(self.commands) { await self.execute(text, mayEdit: mayEdit) }
             return Self.json(!parsed ? 400 : reply.isOK ? 200 : 422, reply.json)
         }
         return router
@@ -425,48 +455,66 @@ public final class WebControlServer: Sendable {
         state.withLock { $0.statistics[keyPath: counter] += 1 }
     }
 
-    /// Carries out one JSON command (an edit only when `mayEdit`); the reply, and whether it parsed.
-    private func execute(_ text: String, mayEdit: Bool = true) -> (ControlReply, Bool) {
+    /// Carries out one JSON command, parsed (an edit only when `mayEdit`); the reply, and whether
+    /// it parsed.
+    private func execute(_ parsed: Parsed, mayEdit: Bool) -> (ControlReply, Bool) {
         count(\.commands)
         guard let show = state.withLock({ $0.show }) else {
             count(\.errorReplies)
             return (.error("", .wrongState, "the session is starting; send the command again in a moment"), true)
         }
-        let parsed: (command: ControlCommand, address: String)
-        do { parsed = try WebCommand.parse(text) } catch {
+        let command: ControlCommand, address: String
+        switch parsed {
+        case .success(let parsed): (command, address) = parsed
+        case .failure(let error):
             count(\.errorReplies)
             log("web: \(error.message)")
             return (.error("", error), false)
         }
-        let edits: Bool = switch parsed.command {
-        case .editCue, .restructure, .learnMIDI, .undo, .redo, .save: true
-        default: false
-        }
-        if edits && !mayEdit {
+        if Self.isEdit(command) && !mayEdit {
             count(\.errorReplies)
-            return (.error(parsed.address, .unauthorized, "this page may run the show but not edit it: open the edit URL lockstep printed (it ends in edit=…)"), true)
+            return (.error(address, .unauthorized, "this page may run the show but not edit it: open the edit URL lockstep printed (it ends in edit=…)"), true)
         }
-        if let refusal = Self.mediaRefusal(parsed.command, folder: show.dispatcher.player.session.document.baseDirectory) {
+        if let refusal = Self.mediaRefusal(command, folder: show.dispatcher.player.session.document.baseDirectory) {
             count(\.errorReplies)
-            return (.error(parsed.address, .outOfRange, refusal), true)
+            return (.error(address, .outOfRange, refusal), true)
         }
-        let reply = show.dispatcher.execute(parsed.command, address: parsed.address)
+        let reply = show.dispatcher.execute(command, address: address)
         if !reply.isOK { count(\.errorReplies) }
-        if parsed.command != .status { log("web: \(reply.summary)") }
+        if command != .status { log("web: \(reply.summary)") }
         return (reply, true)
+    }
+
+    /// Carries out `text` on the event loop that read it when its place is ``Place/here``: its
+    /// reply (nil: it belongs elsewhere, the reading task takes it).
+    private func carryOutOnEventLoop(_ text: String, mayEdit: Bool) -> String? {
+        let (parsed, place) = Self.parse(text)
+        guard place == .here else { return nil }
+        return execute(parsed, mayEdit: mayEdit).0.json
+    }
+
+    /// Carries out `text` where its kind belongs (``Place``), the caller's thread for `here`.
+    private func execute(_ text: String, mayEdit: Bool) async -> (ControlReply, Bool) {
+        let (parsed, place) = Self.parse(text)
+        switch place {
+        case .reading: return await run(on: reading) { self.execute(parsed, mayEdit: mayEdit) }
+        case .commands: return await withTaskExecutorPreference(commands) { execute(parsed, mayEdit: mayEdit) }
+        case .here: return execute(parsed, mayEdit: mayEdit)
+        }
     }
 
     // MARK: - WebSocket
 
     /// One WebSocket client: its queue of messages, written by one task on the server's thread
     /// (at most ``Options/maximumBacklog`` wait: one more disconnects it); the commands it sends,
-    /// read by a task on the commands' thread and carried out there as each arrives, in order,
-    /// answered on its queue. A client that sends faster than its commands are carried out is
+    /// read by a task on the event loop that reads the connection (``EventLoopTaskExecutor``) and
+    /// carried out as each arrives, in order (there unless its ``Place`` is another), answered on
+    /// its queue. A client that sends faster than its commands are carried out is
     /// held back by its connection (its frames are read no faster). A protocol error of the
     /// client (a text frame that is not UTF-8) is thrown on, for hummingbird-websocket to close
     /// with its status.
     private func serve(_ inbound: WebSocketInboundStream, _ outbound: WebSocketOutboundWriter, channel: any Channel,
-                       mayEdit: Bool) async throws {
+                       link: WebCommandLink, mayEdit: Bool) async throws {
         let (stream, continuation) = AsyncStream.makeStream(of: String.self, bufferingPolicy: .bufferingOldest(options.maximumBacklog))
         let (id, show) = state.withLock { state in
             state.nextClient += 1
@@ -492,19 +540,19 @@ public final class WebControlServer: Sendable {
                 // asked for is, not on this one, which may run at realtime priority.
                 if let show { deliver(await run(on: reading) { show.dispatcher.execute(.status, address: "status").json }, to: id) }
                 for try await message in inbound.messages(maxSize: WebCommand.maximumSize) {
+                    // A page that sends and never reads fills its queue with replies and is
+                    // disconnected (``deliver(_:to:)``).
+                    if case .done(let reply)? = link.next() {
+                        deliver(reply, to: id)
+                        continue
+                    }
                     let text: String
                     switch message {
                     case .text(let string): text = string
                     case .binary(let buffer): text = String(buffer: buffer)
                     }
-                    // A page that sends and never reads fills its queue with replies and is
-                    // disconnected (``deliver(_:to:)``).
-                    let reply = if Self.asksForState(text) {
-                        await run(on: reading) { self.execute(text, mayEdit: mayEdit).0.json }
-                    } else {
-                        execute(text, mayEdit: mayEdit).0.json
-                    }
-                    deliver(reply, to: id)
+                    deliver(await execute(text, mayEdit: mayEdit).0.json, to: id)
+                    link.carriedOut()
                 }
             }
             defer { group.cancelAll(); continuation.finish() }

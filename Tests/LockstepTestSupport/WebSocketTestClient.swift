@@ -51,10 +51,19 @@ public final class WebSocketTestClient {
     /// Whether the server accepted the upgrade (101 Switching Protocols).
     public var isUpgraded: Bool { handshake.hasPrefix("HTTP/1.1 101") }
 
-    /// Sends one frame: FIN set, `opcode`, `payload` masked with a fixed key unless `masked` is
-    /// false (a client must mask; RFC 6455 §5.1).
-    public func send(opcode: UInt8 = 1, _ payload: [UInt8], masked: Bool = true) {
-        var frame: [UInt8] = [0x80 | opcode]
+    /// Sends one frame (``frame(opcode:_:masked:fin:)``).
+    public func send(opcode: UInt8 = 1, _ payload: [UInt8], masked: Bool = true, fin: Bool = true) {
+        connection.write(Self.frame(opcode: opcode, payload, masked: masked, fin: fin))
+    }
+
+    /// Sends `frames` (``frame(opcode:_:masked:fin:)``) in one write: the server reads them at once.
+    public func send(frames: [[UInt8]]) { connection.write(frames.flatMap { $0 }) }
+
+    /// One frame: FIN set unless `fin` is false (a fragment: continuation frames, opcode 0,
+    /// follow), `opcode`, `payload` masked with a fixed key unless `masked` is false (a client
+    /// must mask; RFC 6455 §5.1).
+    public static func frame(opcode: UInt8 = 1, _ payload: [UInt8], masked: Bool = true, fin: Bool = true) -> [UInt8] {
+        var frame: [UInt8] = [(fin ? 0x80 : 0) | opcode]
         let mask: UInt8 = masked ? 0x80 : 0
         switch payload.count {
         case ..<126: frame.append(mask | UInt8(payload.count))
@@ -68,7 +77,7 @@ public final class WebSocketTestClient {
         } else {
             frame += payload
         }
-        connection.write(frame)
+        return frame
     }
 
     /// Sends `text` as one text frame.

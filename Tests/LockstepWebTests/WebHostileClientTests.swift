@@ -20,6 +20,52 @@ struct WebHostileClientTests {
         return server
     }
 
+    @Test("commands are carried out and answered in the order sent: a GO alone on the event loop that read it, an edit on the commands' thread and a GO after it only after it; fragmented and binary messages keep their places")
+    func commandsInOrder() throws {
+        let show = try OfflineShow("channels: 1\ncues:\n  - { name: bed, file: bed.wav, at: 0 }\n  - { name: a, file: bed.wav, at: manual }\n  - { name: b, file: bed.wav, at: manual }\n",
+                                   audio: [("bed.wav", Signals.constant(0.125, frames: 4800))])
+        let server = try server()
+        defer { server.stop() }
+        let dispatcher = ControlDispatcher(player: show.player)
+        server.attach(SessionWebShow(dispatcher: dispatcher))
+        // The thread each update is published on: the one that carried its command out.
+        let threads = Mutex<[String]>([])
+        let subscription = dispatcher.updates.subscribe { update in
+            let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
+            threads.withLock { $0.append(name.trimmingCharacters(in: .whitespacesAndNewlines) + " " + update.json) }
+        }
+        defer { subscription.cancel() }
+        let page = try WebSocketTestClient(port: try #require(server.port))
+        #expect(page.next(skipping: ["meters", "discontinuities"])?.text.contains(#""event":"status""#) == true)
+        // All at once: the edit is carried out on the commands' thread, the GO that follows it
+        // (which the event loop takes otherwise) only after it.
+        let text = { (json: String) in WebSocketTestClient.frame(Array(json.utf8)) }
+        page.send(frames: [
+            text(#"{"command":"set","cue":"a","key":"name","value":"renamed"}"#),
+            text(#"{"command":"go","cue":"renamed"}"#),
+            WebSocketTestClient.frame(Array(#"{"command":"go","cue":"#.utf8), fin: false),
+            WebSocketTestClient.frame(opcode: 0, Array(#""b"}"#.utf8)),
+            WebSocketTestClient.frame(opcode: 2, Array(#"{"command":"stop","cue":"b"}"#.utf8)),
+            text(#"{"command":"go","cue":"nothing"}"#),
+            text(#"{"command":"select","cue":"b"}"#),
+        ])
+        var replies: [(address: String, status: String)] = []
+        while replies.count < 6, let frame = page.next(timeout: 5) {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(frame.payload)) as? [String: Any],
+                  let address = object["address"] as? String, address != "status", let status = object["status"] as? String else { continue }
+            replies.append((address, status))
+        }
+        #expect(replies.map { "\($0.address) \($0.status)" } == ["set ok", "go ok", "go ok", "stop ok", "go error", "select ok"])
+        // The edit, and all that came after it, on the commands' thread.
+        let batch = threads.withLock { updates in defer { updates = [] }; return updates }
+        #expect(batch.contains { $0.contains(#""kind":"cue/edited""#) } && batch.allSatisfy { $0.hasPrefix("lockstep.web.cm ") }, "\(batch)")
+        // Alone, a GO is carried out on the event loop that read it.
+        page.send(text: #"{"command":"go","cue":"renamed"}"#)
+        while let frame = page.next(timeout: 5), !frame.text.contains(#""address":"go""#) {}
+        let alone = threads.withLock { $0 }
+        #expect(!alone.isEmpty && alone.allSatisfy { $0.hasPrefix("NIO-ELT") }, "\(alone)")
+    }
+
     @Test("an unmasked client frame fails the connection with 1002 and is not carried out; a masked one is")
     func unmaskedFrame() throws {
         let server = try server()
