@@ -241,6 +241,23 @@ public final class Engine: @unchecked Sendable {
         return waitUntilRendered(through: end, timeout: timeout)
     }
 
+    /// Waits until `condition` holds, checking it every quarter of a millisecond, or until
+    /// `timeout` seconds pass: for a condition the render thread itself makes true (an atomic it
+    /// stores in its cycle), which the thread that delivers the render events — an ordinary one,
+    /// held up for tens of milliseconds on cores busy with thousands of layers — would report late.
+    /// With a device that delivers inline (``OfflineDevice``) the condition is checked once.
+    /// - Returns: whether the condition holds.
+    @discardableResult
+    public func waitForRenderThread(timeout: Double = 2, until condition: () -> Bool) -> Bool {
+        if device.callbackDelivery == .inline { return condition() }
+        let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+        while !condition() {
+            guard ContinuousClock.now < deadline else { return false }
+            usleep(250)
+        }
+        return true
+    }
+
     /// Waits until `condition` holds, re-checking it after every delivery of render events
     /// (each cycle), or until `timeout` seconds pass. For conditions that callbacks and render
     /// events make true (a queue stopped, its buffers handed back).
