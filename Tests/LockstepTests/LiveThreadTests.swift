@@ -47,6 +47,33 @@ struct LiveThreadTests {
         #expect(engine.droppedEventCount == 0)
     }
 
+    @Test("waitForRenderThread sees what the render thread does while the callback thread is held up; waitForDeliveries does not")
+    func waitForRenderThread() throws {
+        let device = ThreadedTestDevice(channels: 1, period: 256)
+        let engine = try Engine(device: device)
+        defer { device.stop() }
+        let queue = try engine.makeOutputQueue(format: StreamFormat(sampleRate: 48000, channelCount: 1)) { _, _ in }
+        let buffer = try queue.allocateBuffer(frameCapacity: 48000)
+        buffer.fill(from: [Float](repeating: 0.25, count: 48000))
+        try queue.enqueue(buffer)
+        _ = try engine.start([queue])
+        // The thread that delivers the render events (and wakes waitForDeliveries) is held up.
+        let held = DispatchSemaphore(value: 0)
+        engine.performOnCallbackThread { held.wait() }
+        defer { held.signal() }
+        usleep(20_000)
+        // Two periods (11 ms) rendered: a wait on the deliveries sees it only at its timeout…
+        let first = engine.renderedSampleTime + 2 * 256
+        var started = ContinuousClock.now
+        engine.waitForDeliveries(timeout: 0.3) { engine.renderedSampleTime >= first }
+        #expect(ContinuousClock.now - started >= .milliseconds(300), "\(ContinuousClock.now - started)")
+        // …a wait on the render thread long before its own.
+        let second = engine.renderedSampleTime + 2 * 256
+        started = ContinuousClock.now
+        #expect(engine.waitForRenderThread(timeout: 5) { engine.renderedSampleTime >= second })
+        #expect(ContinuousClock.now - started < .seconds(2), "\(ContinuousClock.now - started)")
+    }
+
     @Test("a DispatchQueue executor receives callbacks asynchronously; events stream to async code")
     func dispatchQueueLive() async throws {
         let device = ThreadedTestDevice(channels: 2, period: 256, speed: 8)
