@@ -8,11 +8,14 @@ import Synchronization
 /// or a mix (kira's decode scheduler; the writer thread of ``FileRecorder`` the other way round).
 ///
 /// Give one streamer to many players (`FilePlayer(…, streamer:)`, `SessionPlayer(…, streamer:)`).
-/// Work is submitted on a *lane* (a layer): a lane always runs on the same thread, in the order
-/// its work was submitted, so each layer's buffers are refilled in the order its queue returned
-/// them; urgent work (a control change recomputing a layer from a sample) runs on its thread
-/// before any ordinary work waiting there. Players keep enough buffers queued that a refill may
-/// wait behind others for most of that time without an underrun.
+/// Work is submitted on a *lane* (a layer): a lane's ordinary work always runs on the same thread,
+/// in the order it was submitted, so each layer's buffers are refilled in the order its queue
+/// returned them. Its urgent work (a control change recomputing a layer from a sample, the
+/// layer's next buffers after a GO) runs in order on a second thread of the lane's, beside the
+/// first, never behind ordinary work: a player that submits both for one layer serialises them
+/// itself (``SessionPlayer`` holds the layer's lock). ``runOnUrgentThreads(_:)`` lets the urgent
+/// threads run before ordinary threads. Players keep enough buffers queued that a refill may wait
+/// behind others for most of that time without an underrun.
 ///
 /// Thread safety: every method may be called from any thread except a realtime one.
 public final class FileStreamer: Sendable {
@@ -22,20 +25,31 @@ public final class FileStreamer: Sendable {
     public var threadCount: Int { cores.count }
     private let cores: [StreamerCore]
 
-    /// Starts `threads` streaming threads (at least one; default one).
+    /// Starts `threads` streaming threads (at least one; default one), each with a thread for its
+    /// urgent work (named as it, with a `!` after).
     public init(name: String = "lockstep.streamer", threads: Int = 1) {
         self.name = name
         cores = (0..<max(1, threads)).map { _ in StreamerCore() }
         for (index, core) in cores.enumerated() {
             let threadName = cores.count == 1 ? name : "\(name).\(index + 1)"
-            let thread = Thread {
-                ThreadName.setCurrent(threadName)
-                core.run()
+            for urgent in [false, true] {
+                let thread = Thread {
+                    ThreadName.setCurrent(urgent ? threadName + "!" : threadName)
+                    core.run(urgent: urgent)
+                }
+                thread.name = urgent ? threadName + "!" : threadName
+                thread.qualityOfService = .userInitiated
+                thread.start()
             }
-            thread.name = threadName
-            thread.qualityOfService = .userInitiated
-            thread.start()
         }
+    }
+
+    /// Runs `setup` on every thread of urgent work, before the urgent work submitted after this
+    /// call: a live session gives them realtime priority under the JACK client's, so that a change
+    /// is computed within its period however busy the ordinary threads are with thousands of
+    /// layers (``LockstepJACK/JACKDevice/promoteCurrentThread(below:)``).
+    public func runOnUrgentThreads(_ setup: @escaping @Sendable () -> Void) {
+        for core in cores { _ = core.submit(setup, urgent: true) }
     }
 
     /// As many threads as the machine has processors.
@@ -45,7 +59,8 @@ public final class FileStreamer: Sendable {
     deinit { for core in cores { core.requestStop() } }
 
     /// Runs `work` on lane `lane`'s thread after everything submitted on that thread before it
-    /// (`urgent`: before every ordinary work item not yet started there).
+    /// (`urgent`: on the lane's thread of urgent work, after the urgent work before it, beside
+    /// the ordinary work).
     /// - Returns: false if the streamer has been stopped (the work does not run).
     @discardableResult
     public func submit(lane: Int = 0, urgent: Bool = false, _ work: @escaping @Sendable () -> Void) -> Bool {
@@ -70,6 +85,7 @@ public final class FileStreamer: Sendable {
 private final class StreamerCore: Sendable {
     private let state = Mutex(State())
     private let wake = DispatchSemaphore(value: 0)
+    private let wakeUrgent = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
     private struct State: @unchecked Sendable {
@@ -111,7 +127,7 @@ private final class StreamerCore: Sendable {
             if urgent { state.urgent.items.append(work) } else { state.work.items.append(work) }
             return true
         }
-        if accepted { wake.signal() }
+        if accepted { (urgent ? wakeUrgent : wake).signal() }
         return accepted
     }
 
@@ -122,24 +138,27 @@ private final class StreamerCore: Sendable {
             defer { state.stopping = true }
             return !state.stopping
         }
-        if first { wake.signal() }
+        if first {
+            wake.signal()
+            wakeUrgent.signal()
+        }
         return first
     }
 
+    /// Waits for both threads to end.
     func waitUntilFinished(until deadline: DispatchTime) {
+        _ = finished.wait(timeout: deadline)
         _ = finished.wait(timeout: deadline)
     }
 
-    func run() {
+    /// The loop of the thread of ordinary work, or of urgent work.
+    func run(urgent: Bool) {
+        let wake = urgent ? wakeUrgent : self.wake
         while true {
             wake.wait()
-            while let work = next() { work() }
-            if state.withLock({ $0.stopping && $0.work.head >= $0.work.items.count && $0.urgent.head >= $0.urgent.items.count }) { break }
+            while let work = state.withLock({ urgent ? $0.urgent.take() : $0.work.take() }) { work() }
+            if state.withLock({ $0.stopping && (urgent ? $0.urgent.head >= $0.urgent.items.count : $0.work.head >= $0.work.items.count) }) { break }
         }
         finished.signal()
-    }
-
-    private func next() -> (@Sendable () -> Void)? {
-        state.withLock { state in state.urgent.take() ?? state.work.take() }
     }
 }

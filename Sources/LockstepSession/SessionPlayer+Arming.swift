@@ -183,12 +183,17 @@ extension SessionPlayer {
     }
 
     /// Computes the layer's next buffer after a fired piece into one of its spares (they come
-    /// back to the spares once played).
+    /// back to the spares once played), or into a buffer added to the layer when none is there:
+    /// GOs closer together than the buffers a GO cuts take to come back (through the engine's
+    /// callback thread, an ordinary one) found none among 4096 layers, and the layer underran.
     func continueAfterFire(layer: Int, run: Int) {
         let lock = layerLocks[layer]
         lock.lock()
         defer { lock.unlock() }
+        let added = state.withLock { $0.spares[layer].isEmpty } ? addedBuffer(layer: layer) : nil
         guard let (buffer, timeline, position, origin) = state.withLock({ state -> (QueueBuffer, SessionTimeline, Int64, Int64)? in
+            // (An added buffer not used here is a spare from now on.)
+            if let added { state.spares[layer].insert(added, at: 0) }
             guard state.run == run, state.phase.computes, let spare = state.spares[layer].popLast() else { return nil }
             let position = state.filled[layer]
             state.filled[layer] += Int64(spare.frameCapacity)
@@ -198,12 +203,22 @@ extension SessionPlayer {
         _ = try? queues[layer].enqueue(buffer, startTime: position - origin)
     }
 
+    /// A buffer added to `layer`'s own (nil once it has ``spareCount`` more than it started with).
+    private func addedBuffer(layer: Int) -> QueueBuffer? {
+        buffers.withLock { all -> QueueBuffer? in
+            guard all[layer].count < bufferCount + 2 * Self.spareCount,
+                  let buffer = try? queues[layer].allocateBuffer(frameCapacity: bufferFrames) else { return nil }
+            all[layer].append(buffer)
+            return buffer
+        }
+    }
+
     /// A free arming buffer of `layer` (allocated on first use; a layer keeps at most enough for
     /// its pieces and those coming back, whichever layers were armed before).
     private func takeArmingBuffer(layer: Int, queue: OutputQueue) -> QueueBuffer? {
         if let buffer = state.withLock({ state in state.arming.free[layer]?.popLast() }) { return buffer }
         let allocated = state.withLock { $0.arming.owned.values.count { $0 == layer } }
-        guard allocated < Self.armedCycles + 4, let buffer = try? queue.allocateBuffer(frameCapacity: bufferFrames) else { return nil }
+        guard allocated < 2 * (Self.armedCycles + 1) + 4, let buffer = try? queue.allocateBuffer(frameCapacity: bufferFrames) else { return nil }
         state.withLock { $0.arming.owned[ObjectIdentifier(buffer)] = layer }
         return buffer
     }

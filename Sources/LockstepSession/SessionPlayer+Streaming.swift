@@ -235,6 +235,15 @@ extension SessionPlayer {
         if isArmingBuffer(buffer) { return armingBufferBack(layer: layer, buffer: buffer) }
         let run = currentRun.load(ordering: .acquiring)
         guard let streamer else { return refill(layer: layer, buffer: buffer, run: run) }
+        // A layer short of spares (a GO or a change took them) gets this one at once, not after
+        // the refills waiting on its lane: among 4096 layers they came back too late for the
+        // next GO, which found none and left its layer to underrun.
+        let kept = state.withLock { state -> Bool in
+            guard state.phase.computes, state.run == run, state.spares[layer].count < Self.spareCount else { return false }
+            state.spares[layer].append(buffer)
+            return true
+        }
+        if kept { return }
         if !streamer.submit(lane: layer, { [self] in refill(layer: layer, buffer: buffer, run: run) }) {
             refill(layer: layer, buffer: buffer, run: run)
         }

@@ -145,6 +145,10 @@ public final class LiveSession {
             if key == .timecodeOutputEnabled { ltc.apply(enabled: enabled) }
         }
         try device.start()
+        // A change (a GO the armed cue does not carry, a seek, a fade) and a layer's next buffers
+        // after a GO are computed at realtime priority under the client's: among 4096 layers an
+        // ordinary thread was held up past the change's cycle.
+        streamer.runOnUrgentThreads { device.promoteCurrentThread() }
         try device.connectMasterOutputs(to: options.connections)
         try device.connectLayerPorts(of: player)
         // (A steered device resamples its master outputs only: a layer's own ports stay out.)

@@ -6,7 +6,7 @@ import LockstepTestSupport
 import Synchronization
 import Testing
 
-@Suite("FileStreamer: lanes on threads, urgent work first, a queue that stays bounded")
+@Suite("FileStreamer: lanes on threads, urgent work on threads of its own, a queue that stays bounded")
 struct FileStreamerTests {
     @Test("a streamer that is never idle holds about its backlog, not everything it ever ran")
     func boundedWhileBusy() throws {
@@ -66,43 +66,63 @@ struct FileStreamerTests {
         reader.close()
     }
 
-    @Test("a lane always runs on one thread, in order; lanes spread over the threads; urgent work overtakes what waits there")
+    @Test("a lane always runs on one thread, in order; lanes spread over the threads; urgent work runs in order on a thread of its lane's own, never behind ordinary work")
     func lanesAndUrgency() throws {
         let streamer = FileStreamer(name: "test.lanes", threads: 2)
         defer { streamer.stop() }
         #expect(streamer.threadCount == 2)
-        // Both threads held, then work queued behind them.
+        @Sendable func me() -> UInt { UInt(bitPattern: Int(bitPattern: pthread_self())) }
+        // Both ordinary threads held, then work queued behind them.
         let gates = [DispatchSemaphore(value: 0), DispatchSemaphore(value: 0)]
         for lane in 0..<2 { streamer.submit(lane: lane) { gates[lane].wait() } }
         let log = Mutex<[(lane: Int, step: Int, thread: UInt)]>([])
+        let urgentLog = Mutex<[(lane: Int, step: Int, thread: UInt)]>([])
         let done = DispatchGroup()
         for step in 0..<50 {
             for lane in 0..<6 {
                 done.enter()
                 streamer.submit(lane: lane) {
-                    let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
-                    log.withLock { $0.append((lane, step, me)) }
+                    log.withLock { $0.append((lane, step, me())) }
                     done.leave()
                 }
             }
         }
-        done.enter()
-        streamer.submit(lane: 4, urgent: true) {
-            let me = UInt(bitPattern: Int(bitPattern: pthread_self()))
-            log.withLock { $0.append((4, -1, me)) }
-            done.leave()
+        // Urgent work runs while the ordinary threads are still held.
+        let urgentDone = DispatchGroup()
+        for step in 0..<10 {
+            for lane in 0..<6 {
+                urgentDone.enter()
+                streamer.submit(lane: lane, urgent: true) {
+                    urgentLog.withLock { $0.append((lane, step, me())) }
+                    urgentDone.leave()
+                }
+            }
         }
+        #expect(urgentDone.wait(timeout: .now() + 10) == .success, "urgent work waited behind ordinary work")
+        #expect(log.withLock { $0.isEmpty })
         for gate in gates { gate.signal() }
         #expect(done.wait(timeout: .now() + 10) == .success)
-        let entries = log.withLock { $0 }
-        for lane in 0..<6 {
-            let mine = entries.filter { $0.lane == lane && $0.step >= 0 }
-            #expect(mine.map(\.step) == Array(0..<50), "lane \(lane) ran out of order")
-            #expect(Set(mine.map(\.thread)).count == 1, "lane \(lane) ran on several threads")
+        for (entries, what) in [(log.withLock { $0 }, "ordinary"), (urgentLog.withLock { $0 }, "urgent")] {
+            let steps = what == "urgent" ? 10 : 50
+            for lane in 0..<6 {
+                let mine = entries.filter { $0.lane == lane }
+                #expect(mine.map(\.step) == Array(0..<steps), "\(what) work of lane \(lane) ran out of order")
+                #expect(Set(mine.map(\.thread)).count == 1, "\(what) work of lane \(lane) ran on several threads")
+            }
+            #expect(Set(entries.map(\.thread)).count == 2, "the \(what) lanes did not spread over both threads")
         }
-        #expect(Set(entries.map(\.thread)).count == 2, "the lanes did not spread over both threads")
-        // The urgent item ran first on its thread (lane 4 shares lane 0's and 2's).
-        let thread = entries.first { $0.step == -1 }!.thread
-        #expect(entries.first { $0.thread == thread }?.step == -1)
+        #expect(Set(log.withLock { $0 }.map(\.thread)).isDisjoint(with: urgentLog.withLock { $0 }.map(\.thread)))
+        // A setup runs on each thread of urgent work (named as its lane's thread, with a "!").
+        let names = Mutex<[String]>([])
+        let setUp = DispatchGroup()
+        setUp.enter()
+        setUp.enter()
+        streamer.runOnUrgentThreads {
+            let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
+            names.withLock { $0.append(name.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            setUp.leave()
+        }
+        #expect(setUp.wait(timeout: .now() + 10) == .success)
+        #expect(names.withLock { $0 }.sorted() == ["test.lanes.1!", "test.lanes.2!"])
     }
 }

@@ -123,3 +123,41 @@ struct SessionStreamingTests {
         _ = fixture
     }
 }
+
+@Suite("The armed standby cue on the streamer")
+struct StandbyStreamingTests {
+    @Test("GOs of the armed cue in quick succession, the streamer's ordinary thread held up: each one's layer plays on from the spares the buffers it cut left, computed on the thread of urgent work")
+    func goesWhileOrdinaryThreadHeld() throws {
+        let fixture = try SessionFixture()
+        _ = try fixture.audio("hit.wav", Signals.constant(0.25, frames: 48000))
+        var text = "channels: 1\nlayers: { fx: {} }\ncues:\n"
+        for n in 1...6 { text += "  - { name: c\(n), layer: fx, file: hit.wav, at: manual }\n" }
+        let session = try Session.load(path: try fixture.session(text))
+        let device = ThreadedTestDevice(sampleRate: 48000, channels: 1, period: 256)
+        let engine = try Engine(device: device)
+        let streamer = FileStreamer(name: "test.standby", threads: 1)
+        defer { streamer.stop() }
+        // Pieces of 4096 frames (85 ms): each GO leaves its layer 256 ms computed.
+        let player = try SessionPlayer(session: session, engine: engine, bufferFrames: 4096, bufferCount: 4, streamer: streamer)
+        try device.start()
+        defer { device.stop() }
+        _ = try player.start(from: 0, lead: 0.05)
+        #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= 9_600 })
+        // The ordinary thread held: buffers handed back are not refilled meanwhile.
+        let gate = DispatchSemaphore(value: 0)
+        streamer.submit(lane: 0) { gate.wait() }
+        for _ in 1...6 {
+            _ = try player.go()
+            usleep(30_000)
+        }
+        // Longer than a fired piece: the last GO's layer plays on only from what was computed
+        // after it into its spares.
+        usleep(150_000)
+        gate.signal()
+        let end = player.position + 24_000
+        #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= end })
+        player.stop()
+        #expect(player.standbyStatistics.armed == 6, "\(player.standbyStatistics)")
+        #expect(!engine.discontinuities.contains { $0.kind == .underrun }, "\(engine.discontinuities)")
+    }
+}
