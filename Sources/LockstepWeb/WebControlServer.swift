@@ -73,8 +73,8 @@ public final class WebControlServer: Sendable {
 
     /// What it was made with.
     public let options: Options
-    private let log: @Sendable (String) -> Void
-    private let state = Mutex(State())
+    let log: @Sendable (String) -> Void
+    let state = Mutex(State())
     private let bound = Mutex<(port: Int?, error: String?)>((nil, nil))
     private let running = Mutex<Task<Void, Never>?>(nil)
     private let ticker = Mutex<Task<Void, Never>?>(nil)
@@ -82,37 +82,7 @@ public final class WebControlServer: Sendable {
     /// arrival order: never the server's one thread (``WebServerExecutor/shared``) nor the event
     /// loop, which an edit waiting for the disk would hold up, and with them every connection.
     /// Each server has its own (a command held up holds up no other server).
-    private let commands = WebServerExecutor(name: "lockstep.web.cmds")
-
-    /// Where a command is carried out.
-    private enum Place {
-        /// On an ordinary thread (``reading``): a state of thousands of layers takes a fraction of
-        /// a second to make.
-        case reading
-        /// On ``commands``: an edit, which may write the show file and wait for the disk.
-        case commands
-        /// On the thread that read it: a GO, a stop, a gain — what must reach the engine within
-        /// its period.
-        case here
-    }
-
-    /// A command parsed once: the command and its address, or why it is not one.
-    private typealias Parsed = Result<(command: ControlCommand, address: String), ControlError>
-
-    /// Parses `text` and says where it is carried out.
-    private static func parse(_ text: String) -> (Parsed, Place) {
-        let parsed = Parsed { () throws(ControlError) in try WebCommand.parse(text) }
-        guard case .success(let command) = parsed else { return (parsed, .here) }
-        return (parsed, command.command == .status ? .reading : isEdit(command.command) ? .commands : .here)
-    }
-
-    /// Whether `command` edits the show (a right of its own: ``Options/editToken``).
-    private static func isEdit(_ command: ControlCommand) -> Bool {
-        switch command {
-        case .editCue, .restructure, .learnMIDI, .undo, .redo, .save: true
-        default: false
-        }
-    }
+    let commands = WebServerExecutor(name: "lockstep.web.cmds")
 
     /// The thread that reads and writes every connection of every web server of the process:
     /// one event loop of its own, so that ``runOnServerThreads(_:)`` can give it a priority.
@@ -122,15 +92,15 @@ public final class WebControlServer: Sendable {
     private let publishing = DispatchQueue(label: "lockstep.web.publishing", qos: .utility)
     /// Where HTTP reads (the timeline picture, the state, the cue list) are answered, one at a
     /// time: a GO never waits behind a picture of thousands of layers.
-    private let reading = DispatchQueue(label: "lockstep.web.reading", qos: .utility)
+    let reading = DispatchQueue(label: "lockstep.web.reading", qos: .utility)
 
     /// One WebSocket client: its queue of messages and its connection.
-    private struct Client {
+    struct Client {
         var queue: AsyncStream<String>.Continuation
         var channel: any Channel
     }
 
-    private struct State {
+    struct State {
         var show: (any WebShow)?
         var subscription: ControlSubscription?
         var clients: [Int: Client] = [:]
@@ -308,7 +278,7 @@ public final class WebControlServer: Sendable {
     }
 
     /// Runs `work` on `queue` and returns its result, leaving the server's thread free meanwhile.
-    private func run<T: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () -> T) async -> T {
+    func run<T: Sendable>(on queue: DispatchQueue, _ work: @escaping @Sendable () -> T) async -> T {
         await withCheckedContinuation { continuation in queue.async { continuation.resume(returning: work()) } }
     }
 
@@ -449,58 +419,6 @@ public final class WebControlServer: Sendable {
             if first { log("web: refused \(target.split(separator: "?").first ?? ""): \(refusal.message)") }
         }
         return refusal
-    }
-
-    private func count(_ counter: WritableKeyPath<Statistics, Int>) {
-        state.withLock { $0.statistics[keyPath: counter] += 1 }
-    }
-
-    /// Carries out one JSON command, parsed (an edit only when `mayEdit`); the reply, and whether
-    /// it parsed.
-    private func execute(_ parsed: Parsed, mayEdit: Bool) -> (ControlReply, Bool) {
-        count(\.commands)
-        guard let show = state.withLock({ $0.show }) else {
-            count(\.errorReplies)
-            return (.error("", .wrongState, "the session is starting; send the command again in a moment"), true)
-        }
-        let command: ControlCommand, address: String
-        switch parsed {
-        case .success(let parsed): (command, address) = parsed
-        case .failure(let error):
-            count(\.errorReplies)
-            log("web: \(error.message)")
-            return (.error("", error), false)
-        }
-        if Self.isEdit(command) && !mayEdit {
-            count(\.errorReplies)
-            return (.error(address, .unauthorized, "this page may run the show but not edit it: open the edit URL lockstep printed (it ends in edit=…)"), true)
-        }
-        if let refusal = Self.mediaRefusal(command, folder: show.dispatcher.player.session.document.baseDirectory) {
-            count(\.errorReplies)
-            return (.error(address, .outOfRange, refusal), true)
-        }
-        let reply = show.dispatcher.execute(command, address: address)
-        if !reply.isOK { count(\.errorReplies) }
-        if command != .status { log("web: \(reply.summary)") }
-        return (reply, true)
-    }
-
-    /// Carries out `text` on the event loop that read it when its place is ``Place/here``: its
-    /// reply (nil: it belongs elsewhere, the reading task takes it).
-    private func carryOutOnEventLoop(_ text: String, mayEdit: Bool) -> String? {
-        let (parsed, place) = Self.parse(text)
-        guard place == .here else { return nil }
-        return execute(parsed, mayEdit: mayEdit).0.json
-    }
-
-    /// Carries out `text` where its kind belongs (``Place``), the caller's thread for `here`.
-    private func execute(_ text: String, mayEdit: Bool) async -> (ControlReply, Bool) {
-        let (parsed, place) = Self.parse(text)
-        switch place {
-        case .reading: return await run(on: reading) { self.execute(parsed, mayEdit: mayEdit) }
-        case .commands: return await withTaskExecutorPreference(commands) { execute(parsed, mayEdit: mayEdit) }
-        case .here: return execute(parsed, mayEdit: mayEdit)
-        }
     }
 
     // MARK: - WebSocket
