@@ -61,8 +61,8 @@ final class WebCommandLink: Sendable {
 /// the frame decoder, as the OSC server does with a datagram: a GO from the page reaches the
 /// engine without waiting for another thread or an async task to be scheduled.
 ///
-/// A message whole in one masked text frame whose command belongs on this thread (a GO, a stop,
-/// a gain: `carryOut` returns its reply) is carried out here; anything else (a state, an edit,
+/// A message whole in one masked text frame whose command belongs on this thread (a GO, a cue's
+/// stop, a layer's gain: `carryOut` returns its reply) is carried out here; anything else (a state, an edit,
 /// a fragmented or binary message, text that is not UTF-8, and everything after a message that
 /// waits for the task) is left to the reading task, in order. Every frame is passed on as it
 /// came: hummingbird-websocket still collates the messages and fails the connection on a

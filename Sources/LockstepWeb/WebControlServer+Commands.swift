@@ -8,10 +8,12 @@ extension WebControlServer {
         /// On an ordinary thread (``reading``): a state of thousands of layers takes a fraction of
         /// a second to make.
         case reading
-        /// On ``commands``: an edit, which may write the show file and wait for the disk.
+        /// On ``commands``: an edit, which may write the show file and wait for the disk; a
+        /// command that recomputes every layer (a seek, a load, a stop of the show, a reset).
         case commands
-        /// On the thread that read it: a GO, a stop, a gain — what must reach the engine within
-        /// its period.
+        /// On the thread that read it: what a cue or a layer does — a GO, a cue's start, stop or
+        /// level, a layer's gain, a selection — which must reach the engine within its period and
+        /// holds the event loop (every connection's reads) for no longer than that.
         case here
     }
 
@@ -22,7 +24,13 @@ extension WebControlServer {
     static func parse(_ text: String) -> (Parsed, Place) {
         let parsed = Parsed { () throws(ControlError) in try WebCommand.parse(text) }
         guard case .success(let command) = parsed else { return (parsed, .here) }
-        return (parsed, command.command == .status ? .reading : isEdit(command.command) ? .commands : .here)
+        switch command.command {
+        case .status: return (parsed, .reading)
+        case .go, .startCue, .stopCue, .pauseCue, .resumeCue, .setCueLevel, .setLayerGain, .selectNext, .selectPrevious,
+             .selectPlayhead, .panicCue:
+            return (parsed, .here)
+        default: return (parsed, .commands)
+        }
     }
 
     /// Whether `command` edits the show (a right of its own: ``Options/editToken``).
