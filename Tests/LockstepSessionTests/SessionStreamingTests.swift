@@ -160,4 +160,35 @@ struct StandbyStreamingTests {
         #expect(player.standbyStatistics.armed == 6, "\(player.standbyStatistics)")
         #expect(!engine.discontinuities.contains { $0.kind == .underrun }, "\(engine.discontinuities)")
     }
+
+    @Test("two GOs 30 ms apart with no buffer coming back (the engine's callback thread and the streamer's ordinary thread held up): the second is armed from buffers of its own, and its layer plays on from buffers added to it")
+    func goesWhileNothingComesBack() throws {
+        let fixture = try SessionFixture()
+        _ = try fixture.audio("hit.wav", Signals.constant(0.25, frames: 48000))
+        let session = try Session.load(path: try fixture.session("channels: 1\nlayers: { fx: {} }\ncues:\n  - { name: c1, layer: fx, file: hit.wav, at: manual }\n  - { name: c2, layer: fx, file: hit.wav, at: manual }\n"))
+        let device = ThreadedTestDevice(sampleRate: 48000, channels: 1, period: 256)
+        let engine = try Engine(device: device)
+        let streamer = FileStreamer(name: "test.standby", threads: 1)
+        defer { streamer.stop() }
+        let player = try SessionPlayer(session: session, engine: engine, bufferFrames: 4096, bufferCount: 4, streamer: streamer)
+        try device.start()
+        defer { device.stop() }
+        _ = try player.start(from: 0, lead: 0.05)
+        #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= 9_600 })
+        // Nothing handed back is seen until both are let go: no spare, no arming buffer.
+        let gate = DispatchSemaphore(value: 0)
+        engine.performOnCallbackThread { gate.wait() }
+        streamer.submit(lane: 0) { gate.wait() }
+        _ = try player.go()
+        usleep(30_000)
+        _ = try player.go()
+        usleep(150_000)
+        gate.signal()
+        gate.signal()
+        let end = player.position + 24_000
+        #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= end })
+        player.stop()
+        #expect(player.standbyStatistics.armed == 2, "\(player.standbyStatistics)")
+        #expect(!engine.discontinuities.contains { $0.kind == .underrun }, "\(engine.discontinuities)")
+    }
 }
