@@ -16,8 +16,8 @@ final class WebCommandLink: Sendable {
     }
 
     private struct Shared {
+        /// In message order (a page's few in flight at most).
         var entries: [Entry] = []
-        var first = 0
         /// Pending messages not carried out yet: while there is one, later messages wait too,
         /// so every command is carried out in the order it was sent.
         var waiting = 0
@@ -38,17 +38,7 @@ final class WebCommandLink: Sendable {
     /// The entry of the next message the reading task reads (nil when the reader left none: it
     /// then carries the message out itself).
     func next() -> Entry? {
-        shared.withLock { shared in
-            guard shared.first < shared.entries.count else { return nil }
-            defer {
-                shared.first += 1
-                if shared.first == shared.entries.count {
-                    shared.entries.removeAll(keepingCapacity: true)
-                    shared.first = 0
-                }
-            }
-            return shared.entries[shared.first]
-        }
+        shared.withLock { $0.entries.isEmpty ? nil : $0.entries.removeFirst() }
     }
 
     /// Says that a pending message has been carried out.

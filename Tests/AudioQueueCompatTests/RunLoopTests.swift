@@ -32,6 +32,20 @@ private struct RampState {
     let total: Int
 }
 
+/// Apple's AQPlayer shape, on the calling thread: a mono float output queue whose callbacks run
+/// on this thread's run loop, three 100-frame buffers primed from `ramp` (not started).
+private func primedRampQueue(_ ramp: UnsafeMutablePointer<RampState>) throws -> AudioQueueRef {
+    var format = pcm(48000, channels: 1, bits: 32, float: true)
+    var queue: AudioQueueRef?
+    try #require(AudioQueueNewOutput(&format, rampOutput, ramp, CFRunLoopGetCurrent(), kCFRunLoopCommonModes, 0, &queue) == noErr)
+    for _ in 0..<3 {
+        var buffer: AudioQueueBufferRef?
+        try #require(AudioQueueAllocateBuffer(queue!, 400, &buffer) == noErr)
+        rampOutput(ramp, queue!, buffer!)
+    }
+    return queue!
+}
+
 extension AQCompatTests {
     /// Swift's `AudioQueueNewOutput`/`AudioQueueNewInput` honour their run loop, as the C API does
     /// (one implementation): a live (threaded) device, callbacks on the run loop's thread only
@@ -129,15 +143,8 @@ extension AQCompatTests {
             let thread = Thread {
                 defer { done.signal() }
                 do {
-                    var format = pcm(48000, channels: 1, bits: 32, float: true)
-                    var queue: AudioQueueRef?
-                    try #require(AudioQueueNewOutput(&format, rampOutput, ramp, CFRunLoopGetCurrent(), kCFRunLoopCommonModes, 0, &queue) == noErr)
+                    let queue: AudioQueueRef? = try primedRampQueue(ramp)
                     defer { AudioQueueDispose(queue!, true) }
-                    for _ in 0..<3 {
-                        var buffer: AudioQueueBufferRef?
-                        try #require(AudioQueueAllocateBuffer(queue!, 400, &buffer) == noErr)
-                        rampOutput(ramp, queue!, buffer!)
-                    }
                     try #require(AudioQueueStart(queue!, nil) == noErr)
                     try #require(AudioQueueStop(queue!, immediately) == noErr)
                     let deadline = Date().addingTimeInterval(0.6)
@@ -182,15 +189,8 @@ extension AQCompatTests {
             let thread = Thread {
                 defer { done.signal() }
                 do {
-                    var format = pcm(48000, channels: 1, bits: 32, float: true)
-                    var queue: AudioQueueRef?
-                    try #require(AudioQueueNewOutput(&format, rampOutput, ramp, CFRunLoopGetCurrent(), kCFRunLoopCommonModes, 0, &queue) == noErr)
+                    let queue: AudioQueueRef? = try primedRampQueue(ramp)
                     defer { AudioQueueDispose(queue!, true) }
-                    for _ in 0..<3 {
-                        var buffer: AudioQueueBufferRef?
-                        try #require(AudioQueueAllocateBuffer(queue!, 400, &buffer) == noErr)
-                        rampOutput(ramp, queue!, buffer!)
-                    }
                     try #require(AudioQueueStart(queue!, nil) == noErr)
                     var running: UInt32 = 0
                     var size = UInt32(4)
