@@ -40,7 +40,8 @@ let package = Package(
     ],
     targets: [
         // The core: formats, buffers, queues, timeline, mixer, engine, offline device. Swift but
-        // for one inlined C instruction (a cache prefetch, which Swift cannot emit) in CRealtime.
+        // for a few C lines in CRealtime: inlined instructions Swift cannot emit (a cache
+        // prefetch, a spin hint) and the scheduling flag promoted threads set.
         .target(name: "CRealtime"),
         // Release builds check the render path with @_noAllocation/@_noLocks; those checks need
         // optimisation, so a release build with -Onone (the test suite's) also defines
@@ -74,7 +75,7 @@ let package = Package(
         // libjack, through a tiny C shim (jack_client_open is variadic).
         .target(name: "CJack", linkerSettings: [.linkedLibrary("jack")]),
         // The live device: one JACK client, its ports and callbacks.
-        .target(name: "LockstepJACK", dependencies: ["Lockstep", "CJack", "CSoxr"]),
+        .target(name: "LockstepJACK", dependencies: ["Lockstep", "CJack", "CRealtime", "CSoxr"]),
         // Audio files (libsndfile), the file player and rate conversion (libsoxr).
         .target(name: "LockstepFiles", dependencies: ["Lockstep", "CSndfile", "CSoxr"]),
         // Timecode on the sample clock: SMPTE timecode, frame rates, LTC audio (libltc).

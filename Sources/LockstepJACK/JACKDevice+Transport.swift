@@ -1,4 +1,5 @@
 import CJack
+import CRealtime
 import Foundation
 import Lockstep
 import Synchronization
@@ -55,7 +56,11 @@ extension JACKDevice {
     /// at `below` steps under the client's own realtime priority: for a thread that must act
     /// within a period of being woken by the process thread, such as the reader of
     /// ``midiInput`` whose commands land two periods after their event. It still may allocate
-    /// and lock; it only runs before ordinary threads.
+    /// and lock; it only runs before ordinary threads. The threads it starts from then on (a
+    /// dispatch queue's or Swift's executors' workers, started when it hands them work) start as
+    /// ordinary threads instead of inheriting the priority: among 4096 layers, the web page's
+    /// meters, computed on a worker a promoted thread had started, ran at realtime priority and
+    /// starved the layers' streamer threads (hundreds of layers underran at once).
     /// - Returns: whether the priority was granted (not on a server without realtime scheduling,
     ///   or without the rights to it: the thread then runs on as before).
     @discardableResult
@@ -63,7 +68,9 @@ extension JACKDevice {
         withClient { client -> Bool in
             let priority = jack_client_real_time_priority(client)
             guard priority > 0 else { return false }
-            return jack_acquire_real_time_scheduling(pthread_self(), max(1, priority - below)) == 0
+            guard jack_acquire_real_time_scheduling(pthread_self(), max(1, priority - below)) == 0 else { return false }
+            _ = lockstep_reset_scheduling_on_fork()
+            return true
         } ?? false
     }
 }

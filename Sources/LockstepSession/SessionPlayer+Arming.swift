@@ -286,7 +286,8 @@ extension SessionPlayer {
             state.touched = [:]
             return (result, changes, state.run)
         }
-        noteChange()        // Buffers enqueued from now on follow the fired piece; the next two are computed into the
+        noteChange()
+        // Buffers enqueued from now on follow the fired piece; the next two are computed into the
         // layer's spares at once, ahead of the ordinary refills of every other layer.
         try? queue.truncate(at: queueTime + pieceFrames)
         try? queue.disarm()

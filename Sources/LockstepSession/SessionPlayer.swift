@@ -61,13 +61,15 @@ public final class SessionPlayer: @unchecked Sendable {
     /// ``State/run``, readable without the lock by the callback thread handing buffers back.
     let currentRun = Atomic<Int>(0)
     let buffers: Mutex<[[QueueBuffer]]>
-    /// One per layer: held while the layer's renderer computes and enqueues a buffer (a refill or
-    /// a control change recomputing the layer; on a streamer both run on the layer's lane, so it
-    /// is only contended by a start). Taken before `state`.
-    let layerLocks: [NSLock]
+    /// One per layer: held while the layer's renderer computes and enqueues a buffer (a refill on
+    /// the lane's ordinary thread, a control change's recompute or a GO's next buffer on its
+    /// urgent thread, a start), and by a GO of the armed standby cue until its layer's timeline
+    /// holds the fired cue. Taken before `state`. They inherit priority: a GO or a recompute at
+    /// realtime priority never waits behind the ordinary threads for a refill holding one.
+    let layerLocks: [PriorityInheritingLock]
     /// Held by a control change from its start to its end, and by a `go` of the armed standby
-    /// cue: they apply one at a time, and no piece is armed in between.
-    let controlLock = NSLock()
+    /// cue: they apply one at a time, and no piece is armed in between. Inherits priority.
+    let controlLock = PriorityInheritingLock()
 
     /// Where a run is (the player's state).
     enum Phase: Equatable {
@@ -305,7 +307,7 @@ public final class SessionPlayer: @unchecked Sendable {
             all.append(list)
         }
         buffers = Mutex(all)
-        layerLocks = queues.map { _ in NSLock() }
+        layerLocks = queues.map { _ in PriorityInheritingLock() }
         box.player = self
     }
 

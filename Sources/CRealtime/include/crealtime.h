@@ -51,4 +51,11 @@ static inline void lockstep_set_thread_name(const char *name) {
 #endif
 }
 
+/// Keeps the calling thread's scheduling, and makes the threads it creates from now on start as
+/// ordinary ones (Linux's `SCHED_RESET_ON_FORK`; a later change of its policy clears it).
+/// A thread promoted to realtime priority that hands work to a dispatch queue or to Swift's
+/// executors may start their worker threads, which would inherit its priority. Returns 0, or -1
+/// (errno set).
+int lockstep_reset_scheduling_on_fork(void);
+
 #endif
