@@ -38,33 +38,36 @@ extension ControlValue {
         out += text.hasSuffix(".0") ? String(text.dropLast(2)) : text
     }
 
-    /// A string with JSON's escapes (`"`, `\`, control characters; `/` as it is).
+    /// A string with JSON's escapes (`"`, `\`, control characters; `/` as it is). Every character
+    /// escaped is ASCII, so the text between escapes is appended as slices of the string's UTF-8.
+    /// (Appending through `out.unicodeScalars` copied all of `out` each time: writing the state of
+    /// 4096 layers, 0.5 MB, took half a second.)
     static func write(_ value: String, to out: inout String) {
         out += "\""
-        var plain = value.unicodeScalars.startIndex
-        let scalars = value.unicodeScalars
-        var index = scalars.startIndex
-        while index != scalars.endIndex {
-            let scalar = scalars[index]
-            let escape: String? = switch scalar {
-            case "\"": "\\\""
-            case "\\": "\\\\"
-            case "\n": "\\n"
-            case "\r": "\\r"
-            case "\t": "\\t"
-            case "\u{8}": "\\b"
-            case "\u{c}": "\\f"
-            case "\u{0}"..."\u{1f}": "\\u00" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16)
+        let utf8 = value.utf8
+        var plain = utf8.startIndex
+        var index = plain
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            let escape: String? = switch byte {
+            case 0x22: "\\\""
+            case 0x5C: "\\\\"
+            case 0x0A: "\\n"
+            case 0x0D: "\\r"
+            case 0x09: "\\t"
+            case 0x08: "\\b"
+            case 0x0C: "\\f"
+            case 0..<0x20: "\\u00" + (byte < 16 ? "0" : "") + String(byte, radix: 16)
             default: nil
             }
             if let escape {
-                out.unicodeScalars.append(contentsOf: scalars[plain..<index])
+                out += value[plain..<index]
                 out += escape
-                plain = scalars.index(after: index)
+                plain = utf8.index(after: index)
             }
-            index = scalars.index(after: index)
+            index = utf8.index(after: index)
         }
-        out.unicodeScalars.append(contentsOf: scalars[plain...])
+        out += value[plain...]
         out += "\""
     }
 }

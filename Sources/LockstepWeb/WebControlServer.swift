@@ -98,6 +98,8 @@ public final class WebControlServer: Sendable {
     struct Client {
         var queue: AsyncStream<String>.Continuation
         var channel: any Channel
+        /// Whether it was sent meters of every layer: until then it is sent no meters of changes.
+        var hasAllMeters = false
     }
 
     struct State {
@@ -107,6 +109,8 @@ public final class WebControlServer: Sendable {
         var nextClient = 0
         var statistics = Statistics()
         var statusDue = true
+        /// A page came since the last meters: the next holds every layer's.
+        var allMetersDue = true
         /// WebSocket clients admitted and not yet gone.
         var places = 0
         /// The command links of connections being upgraded or upgraded, by channel, with
@@ -439,6 +443,7 @@ public final class WebControlServer: Sendable {
             state.clients[state.nextClient] = Client(queue: continuation, channel: channel)
             state.statistics.clients += 1
             state.statusDue = true
+            state.allMetersDue = true
             return (state.nextClient, state.show)
         }
         defer { state.withLock { state in
@@ -500,22 +505,37 @@ public final class WebControlServer: Sendable {
         for id in state.withLock({ Array($0.clients.keys) }) { deliver(text, to: id) }
     }
 
-    /// Pushes the meters ``Options/metersPerSecond`` times a second, the state five times a
-    /// second (and after a change, at most eight times a second: a state of thousands of layers is
-    /// hundreds of kilobytes), the discontinuities when there are new ones.
+    /// Queues meters for every client that has had every layer's (all of them when `complete`).
+    private func broadcastMeters(_ text: String, complete: Bool) {
+        let ids = state.withLock { state in
+            state.clients.compactMap { id, client -> Int? in
+                guard complete || client.hasAllMeters else { return nil }
+                state.clients[id]?.hasAllMeters = true
+                return id
+            }
+        }
+        for id in ids { deliver(text, to: id) }
+    }
+
+    /// Pushes the meters ``Options/metersPerSecond`` times a second (each layer's when it changed,
+    /// every layer's once a second and to a page that just came: ``WebMeters/complete``), the state
+    /// five times a second (and after a change, at most eight times a second: a state of thousands
+    /// of layers is hundreds of kilobytes), the discontinuities when there are new ones.
     private func tick() async {
         let interval = Duration.seconds(1 / max(1, options.metersPerSecond))
         var ticks = 0
         var discontinuities = -1
         let statusEvery = max(1, Int(options.metersPerSecond / 5))
         let statusAfterChange = max(1, Int((options.metersPerSecond / 8).rounded(.up)))
+        var allMetersSent = ContinuousClock.now
         var lastStatus = -statusEvery, changed = false
+        var sent: [WebMeters.Meter] = []
         while !Task.isCancelled {
             try? await Task.sleep(for: interval)
             ticks += 1
-            let (show, clients, statusDue) = state.withLock { state in
-                defer { state.statusDue = false }
-                return (state.show, state.clients.count, state.statusDue)
+            let (show, clients, statusDue, allMetersDue) = state.withLock { state in
+                defer { (state.statusDue, state.allMetersDue) = (false, false) }
+                return (state.show, state.clients.count, state.statusDue, state.allMetersDue)
             }
             guard let show, clients > 0 else { continue }
             // Computed off the server's thread; a push that takes longer than the interval delays
@@ -524,13 +544,19 @@ public final class WebControlServer: Sendable {
             let sendStatus = ticks - lastStatus >= (changed ? statusAfterChange : statusEvery)
             if sendStatus { (lastStatus, changed) = (ticks, false) }
             let known = discontinuities
-            let (meters, count, status, breaks) = await run(on: publishing) { () -> (String, Int, String?, String?) in
-                let meters = show.meters()
+            let now = ContinuousClock.now
+            let before = allMetersDue || now - allMetersSent >= .seconds(1) ? nil : sent
+            if before == nil { allMetersSent = now }
+            let (meters, complete, layers, count, status, breaks) = await run(on: publishing) { () -> (String, Bool, [WebMeters.Meter], Int, String?, String?) in
+                var meters = show.meters()
+                let layers = meters.layers
+                meters.keepChanges(since: before)
                 let status = sendStatus ? show.dispatcher.execute(.status, address: "status").json : nil
                 let breaks = statusDue || meters.discontinuities != known ? show.discontinuities().json : nil
-                return (meters.json, meters.discontinuities, status, breaks)
+                return (meters.json, meters.complete, layers, meters.discontinuities, status, breaks)
             }
-            broadcast(meters)
+            sent = layers
+            broadcastMeters(meters, complete: complete)
             if let status { broadcast(status) }
             if let breaks {
                 discontinuities = count
