@@ -10,14 +10,16 @@ import Testing
 struct ChaseRig {
     /// The pieces played, in frames of session timecode at 25 fps (01:00:00:00 = frame 0); nil:
     /// ``silentFrames`` frames of no timecode.
-    static let pieces: [(from: Int, to: Int)?] = [(-37, 162), (25, 175), (300, 362), nil, (487, 562)]
+    /// Each cue has 25 frames of timecode before it after a jump (50 at the first start, 38 after
+    /// the loss) and 10 after it.
+    static let pieces: [(from: Int, to: Int)?] = [(-25, 95), (0, 95), (155, 215), nil, (227, 300)]
     static let silentFrames = 37
     /// Samples a frame (48 kHz, 25 fps).
     static let frameLength = 1920
     /// The cues: name, label, first frame of session timecode, ramp start.
     static let cues: [(name: String, label: String, frame: Int, ramp: Int)] = [
-        ("a", "01:00:02:00", 50, 1), ("b", "01:00:05:00", 125, 100_000),
-        ("c", "01:00:13:00", 325, 200_000), ("d", "01:00:21:00", 525, 300_000),
+        ("a", "01:00:01:00", 25, 1), ("b", "01:00:02:10", 60, 100_000),
+        ("c", "01:00:07:05", 180, 200_000), ("d", "01:00:10:15", 265, 300_000),
     ]
     static let step: Float = 1.0 / 65536
     /// `--chase-offset`, in samples.
