@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import LockstepControl
 import LockstepTestSupport
-import LockstepWeb
+@testable import LockstepWeb
 import Testing
 
 /// Clients that break the protocol or hold the server's resources, against a real server on
@@ -62,8 +62,45 @@ struct WebHostileClientTests {
         // Alone, a GO is carried out on the event loop that read it.
         page.send(text: #"{"command":"go","cue":"renamed"}"#)
         while let frame = page.next(timeout: 5), !frame.text.contains(#""address":"go""#) {}
-        let alone = threads.withLock { $0 }
+        let alone = threads.withLock { updates in defer { updates = [] }; return updates }
         #expect(!alone.isEmpty && alone.allSatisfy { $0.hasPrefix("NIO-ELT") }, "\(alone)")
+        // Alone too, what stops or recomputes every layer goes to the commands' thread: on the
+        // event loop it would hold up every connection's reads. (A seek or a reset, placed alike
+        // by `places`, waits here for buffers no device renders back.)
+        for command in [#"{"command":"load","cue":"b","time":"0:00.02"}"#, #"{"command":"stop"}"#] {
+            page.send(text: command)
+            var reply = ""
+            while let frame = page.next(timeout: 5) {
+                guard frame.text.hasPrefix(#"{"address":""#), !frame.text.contains(#""address":"status""#) else { continue }
+                reply = frame.text
+                break
+            }
+            #expect(reply.contains(#""status":"ok""#), "\(command): \(reply)")
+            let updates = threads.withLock { updates in defer { updates = [] }; return updates }
+            #expect(!updates.isEmpty && updates.allSatisfy { $0.hasPrefix("lockstep.web.cm ") }, "\(command): \(updates)")
+        }
+    }
+
+    @Test("each command's place: what a cue or a layer does on the thread that read it, the state on the readers' queue, a seek, load, stop, reset or edit on the commands' thread")
+    func places() throws {
+        func place(_ json: String) throws -> WebControlServer.Place {
+            let (parsed, place) = WebControlServer.parse(json)
+            _ = try parsed.get()
+            return place
+        }
+        for json in [#"{"command":"go"}"#, #"{"command":"go","cue":"a"}"#, #"{"command":"start","cue":"a"}"#,
+                     #"{"command":"stop","cue":"a"}"#, #"{"command":"pause","cue":"a"}"#, #"{"command":"resume","cue":"a"}"#,
+                     #"{"command":"level","cue":"a","gainDB":-3}"#, #"{"command":"gain","layer":"bed","gainDB":-6}"#,
+                     #"{"command":"next"}"#, #"{"command":"previous"}"#, #"{"command":"select","cue":"a"}"#,
+                     #"{"command":"panic","cue":"a"}"#] {
+            #expect(try place(json) == .here, "\(json)")
+        }
+        #expect(try place(#"{"command":"status"}"#) == .reading)
+        for json in [#"{"command":"seek","time":"1:30"}"#, #"{"command":"load","cue":"a","time":"0:30"}"#, #"{"command":"stop"}"#,
+                     #"{"command":"reset"}"#, #"{"command":"pause"}"#, #"{"command":"resume"}"#, #"{"command":"panic"}"#,
+                     #"{"command":"set","cue":"a","key":"name","value":"b"}"#, #"{"command":"undo"}"#, #"{"command":"save"}"#] {
+            #expect(try place(json) == .commands, "\(json)")
+        }
     }
 
     @Test("an unmasked client frame fails the connection with 1002 and is not carried out; a masked one is")
