@@ -39,11 +39,4 @@ package final class PriorityInheritingLock: @unchecked Sendable {
 
     /// Releases the lock (held by the calling thread).
     package func unlock() { pthread_mutex_unlock(mutex) }
-
-    /// Runs `body` holding the lock.
-    package func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        lock()
-        defer { unlock() }
-        return try body()
-    }
 }
