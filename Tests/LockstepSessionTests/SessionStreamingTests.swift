@@ -126,41 +126,23 @@ struct SessionStreamingTests {
 
 @Suite("The armed standby cue on the streamer")
 struct StandbyStreamingTests {
-    /// A live player of `cues` manual cues of a 1 s file on one layer `fx` (pieces of 4096 frames,
-    /// 85 ms: each GO leaves its layer 256 ms computed), on a threaded device at period 256 and a
-    /// streamer of one ordinary thread, started and past its first 9600 samples. ``stop()`` ends
-    /// the device and the streamer.
-    struct Rig {
-        let fixture: SessionFixture
-        let device = ThreadedTestDevice(sampleRate: 48000, channels: 1, period: 256)
-        let engine: Engine
-        let streamer = FileStreamer(name: "test.standby", threads: 1)
-        let player: SessionPlayer
-
-        init(cues: Int) throws {
-            fixture = try SessionFixture()
-            _ = try fixture.audio("hit.wav", Signals.constant(0.25, frames: 48000))
-            var text = "channels: 1\nlayers: { fx: {} }\ncues:\n"
-            for n in 1...cues { text += "  - { name: c\(n), layer: fx, file: hit.wav, at: manual }\n" }
-            let session = try Session.load(path: try fixture.session(text))
-            engine = try Engine(device: device)
-            player = try SessionPlayer(session: session, engine: engine, bufferFrames: 4096, bufferCount: 4, streamer: streamer)
-            try device.start()
-            _ = try player.start(from: 0, lead: 0.05)
-            #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= 9_600 })
-        }
-
-        func stop() {
-            device.stop()
-            streamer.stop()
-        }
-    }
-
     @Test("GOs of the armed cue in quick succession, the streamer's ordinary thread held up: each one's layer plays on from the spares the buffers it cut left, computed on the thread of urgent work")
     func goesWhileOrdinaryThreadHeld() throws {
-        let rig = try Rig(cues: 6)
-        defer { rig.stop() }
-        let (engine, streamer, player) = (rig.engine, rig.streamer, rig.player)
+        let fixture = try SessionFixture()
+        _ = try fixture.audio("hit.wav", Signals.constant(0.25, frames: 48000))
+        var text = "channels: 1\nlayers: { fx: {} }\ncues:\n"
+        for n in 1...6 { text += "  - { name: c\(n), layer: fx, file: hit.wav, at: manual }\n" }
+        let session = try Session.load(path: try fixture.session(text))
+        let device = ThreadedTestDevice(sampleRate: 48000, channels: 1, period: 256)
+        let engine = try Engine(device: device)
+        let streamer = FileStreamer(name: "test.standby", threads: 1)
+        defer { streamer.stop() }
+        // Pieces of 4096 frames (85 ms): each GO leaves its layer 256 ms computed.
+        let player = try SessionPlayer(session: session, engine: engine, bufferFrames: 4096, bufferCount: 4, streamer: streamer)
+        try device.start()
+        defer { device.stop() }
+        _ = try player.start(from: 0, lead: 0.05)
+        #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= 9_600 })
         // The ordinary thread held: buffers handed back are not refilled meanwhile.
         let gate = DispatchSemaphore(value: 0)
         streamer.submit(lane: 0) { gate.wait() }
@@ -181,9 +163,18 @@ struct StandbyStreamingTests {
 
     @Test("two GOs 30 ms apart with no buffer coming back (the engine's callback thread and the streamer's ordinary thread held up): the second is armed from buffers of its own, and its layer plays on from buffers added to it")
     func goesWhileNothingComesBack() throws {
-        let rig = try Rig(cues: 2)
-        defer { rig.stop() }
-        let (engine, streamer, player) = (rig.engine, rig.streamer, rig.player)
+        let fixture = try SessionFixture()
+        _ = try fixture.audio("hit.wav", Signals.constant(0.25, frames: 48000))
+        let session = try Session.load(path: try fixture.session("channels: 1\nlayers: { fx: {} }\ncues:\n  - { name: c1, layer: fx, file: hit.wav, at: manual }\n  - { name: c2, layer: fx, file: hit.wav, at: manual }\n"))
+        let device = ThreadedTestDevice(sampleRate: 48000, channels: 1, period: 256)
+        let engine = try Engine(device: device)
+        let streamer = FileStreamer(name: "test.standby", threads: 1)
+        defer { streamer.stop() }
+        let player = try SessionPlayer(session: session, engine: engine, bufferFrames: 4096, bufferCount: 4, streamer: streamer)
+        try device.start()
+        defer { device.stop() }
+        _ = try player.start(from: 0, lead: 0.05)
+        #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= 9_600 })
         // Nothing handed back is seen until both are let go: no spare, no arming buffer.
         let gate = DispatchSemaphore(value: 0)
         engine.performOnCallbackThread { gate.wait() }
