@@ -227,12 +227,16 @@ extension JACKTests {
             let lossOff = masterFrame()
             let result = running.wait(timeout: Double(seconds) + 30 + Self.cutSeconds)
             let dropped = try rig.droppedPackets()
+            // The show is over: the slaves have what they received of it a few periods later.
+            // The recorders (each bounded by its --duration) are stopped then, as with Ctrl-C.
+            usleep(1_000_000)
+            for recorder in recorders where recorder.isRunning { recorder.send(SIGINT) }
             let recorded = recorders.map { $0.wait(timeout: 20) }
             watching.store(false, ordering: .releasing)
             while !watcher.isFinished { usleep(10_000) }
             local.stop()
             timecode.stop()
-            for record in recorded { #expect(record.status == 0, "\(record.stderr)") }
+            for record in recorded { #expect(record.status == 0 || record.status == 130, "\(record.stderr)") }
             #expect(result.status == 0, "\(result.stderr)")
             let report = try JSONSchema.decode(SessionRunReport.self, from: result.stdout.split(separator: "\n").last ?? "")
             let appliedDelays = Dictionary(report.outputs.map { ($0.port, $0.delay) }, uniquingKeysWith: { a, _ in a })

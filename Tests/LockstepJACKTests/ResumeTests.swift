@@ -16,7 +16,7 @@ extension JACKTests {
         /// (a lost cycle is a silence of its own, which the count of silences would not expect).
         static let period = 1024
         /// With `LOCKSTEP_RESUME_SPREAD=S`, the kills are spread over the first S seconds of the
-        /// 2-minute show (each S/20 apart, ± half that) instead of 0.6 to 1.3 s apart; for a long
+        /// 2-minute show (each S/20 apart, ± half that) instead of 0.4 to 0.9 s apart; for a long
         /// proof, not for CI.
         static let spread = ProcessInfo.processInfo.environment["LOCKSTEP_RESUME_SPREAD"].flatMap(Double.init).map { min(100, max(20, $0)) }
 
@@ -84,7 +84,7 @@ extension JACKTests {
                 // Journaled a while (a clock record at least), then killed at a random point.
                 // (Past the resumed start's lead: every run is heard before it is killed.)
                 let apart = Self.spread.map { UInt32($0 / Double(kills) * 1_000_000) }
-                usleep(apart.map { UInt32.random(in: $0 / 2...$0 * 3 / 2, using: &random) } ?? UInt32.random(in: 600_000...1_300_000, using: &random))
+                usleep(apart.map { UInt32.random(in: $0 / 2...$0 * 3 / 2, using: &random) } ?? UInt32.random(in: 400_000...900_000, using: &random))
                 running.send(SIGKILL)
                 _ = running.wait(timeout: 10)
             }
