@@ -18,15 +18,20 @@ struct GuardedChannel<Inner: ServerChildChannel>: ServerChildChannel {
     let firstRequestTimeout: TimeAmount
     /// The command reader of an upgraded connection (nil: none, its task reads the commands).
     let commandReader: @Sendable (any Channel) -> WebCommandReader?
+    /// Told of every connection as it is accepted (the server closes them at its stop).
+    let accepted: @Sendable (any Channel) -> Void
 
-    init(_ inner: Inner, firstRequestTimeout: TimeAmount, commandReader: @escaping @Sendable (any Channel) -> WebCommandReader?) {
+    init(_ inner: Inner, firstRequestTimeout: TimeAmount, commandReader: @escaping @Sendable (any Channel) -> WebCommandReader?,
+         accepted: @escaping @Sendable (any Channel) -> Void) {
         self.inner = inner
         self.firstRequestTimeout = firstRequestTimeout
         self.commandReader = commandReader
+        self.accepted = accepted
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+        accepted(channel)
+        return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
             try channel.pipeline.syncOperations.addHandlers([NotHTTPHandler(), FirstRequestTimeout(firstRequestTimeout, commandReader: commandReader)])
             return value
         }

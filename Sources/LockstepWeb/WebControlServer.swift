@@ -77,6 +77,9 @@ public final class WebControlServer: Sendable {
     let state = Mutex(State())
     private let bound = Mutex<(port: Int?, error: String?)>((nil, nil))
     private let running = Mutex<Task<Void, Never>?>(nil)
+    /// The listening socket and every open connection, for ``stop()`` to close on the event
+    /// loop itself.
+    private let channels = Mutex<(listening: (any Channel)?, open: [ObjectIdentifier: any Channel])>((nil, [:]))
     private let ticker = Mutex<Task<Void, Never>?>(nil)
     /// The thread this server's edits and HTTP commands are carried out on, one at a time, in
     /// arrival order: never the server's one thread (``WebServerExecutor/shared``) nor the event
@@ -208,12 +211,18 @@ public final class WebControlServer: Sendable {
             server: HTTPServerBuilder { [options] responder in
                 GuardedChannel(HTTP1WebSocketUpgradeChannel(responder: responder, configuration: configuration,
                                                             shouldUpgrade: shouldUpgrade),
-                               firstRequestTimeout: .seconds(Int64(options.idleTimeout)), commandReader: commandReader)
+                               firstRequestTimeout: .seconds(Int64(options.idleTimeout)), commandReader: commandReader,
+                               accepted: { [self] channel in
+                                   let key = ObjectIdentifier(channel)
+                                   channels.withLock { $0.open[key] = channel }
+                                   channel.closeFuture.whenComplete { _ in self.channels.withLock { _ = $0.open.removeValue(forKey: key) } }
+                               })
             },
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "lockstep",
                                  availableConnectionsDelegate: .maximum(options.maximumConnections, logger: logger)),
             onServerRunning: { [self] channel in
                 self.bound.withLock { $0.port = channel.localAddress?.port }
+                self.channels.withLock { $0.listening = channel }
                 ready.signal()
             },
             eventLoopGroupProvider: .shared(Self.eventLoops),
@@ -266,7 +275,12 @@ public final class WebControlServer: Sendable {
         commands.runOnThread(setup)
     }
 
-    /// Closes every connection and stops listening (waits up to 3 s).
+    /// Closes every connection and stops listening: the pages are sent a close (waits up to
+    /// 0.5 s for that), then whatever is still open is closed on the event loop (up to 3 s).
+    ///
+    /// Hummingbird's shutdown runs partly on Swift's shared thread pool, which callers that block
+    /// its threads (a synchronous caller such as this one, in a test on that pool) can hold up
+    /// for as long as they wait: the closing that matters does not depend on it.
     public func stop() {
         ticker.withLock { $0?.cancel(); $0 = nil }
         let clients = state.withLock { state in
@@ -276,9 +290,16 @@ public final class WebControlServer: Sendable {
         for client in clients { client.queue.finish() }
         guard let task = running.withLock({ task in defer { task = nil }; return task }) else { return }
         task.cancel()
-        let done = DispatchSemaphore(value: 0)
-        Task.detached(executorPreference: WebServerExecutor.shared) { await task.value; done.signal() }
-        _ = done.wait(timeout: .now() + 3)
+        let ended = DispatchSemaphore(value: 0)
+        Task.detached(executorPreference: WebServerExecutor.shared) { await task.value; ended.signal() }
+        guard ended.wait(timeout: .now() + 0.5) == .timedOut else { return }
+        let (listening, open) = channels.withLock { ($0.listening, Array($0.open.values)) }
+        let closed = DispatchSemaphore(value: 0)
+        let closing = ([listening].compactMap { $0 } + open).map { channel in
+            channel.close().flatMapErrorThrowing { _ in }       // (already closed: fine)
+        }
+        EventLoopFuture.andAllComplete(closing, on: Self.eventLoops.next()).whenComplete { _ in closed.signal() }
+        _ = closed.wait(timeout: .now() + 3)
     }
 
     /// Runs `work` on `queue` and returns its result, leaving the server's thread free meanwhile.

@@ -1,7 +1,7 @@
 import Foundation
 import Lockstep
 import LockstepFiles
-import LockstepSession
+@testable import LockstepSession
 import LockstepTestSupport
 import Synchronization
 import Testing
@@ -126,6 +126,15 @@ struct SessionStreamingTests {
 
 @Suite("The armed standby cue on the streamer")
 struct StandbyStreamingTests {
+    /// Waits until the standby cue armed is `cue` (its index), armed for a cycle at least: on a
+    /// loaded machine the lane that arms it may take longer than the GOs' spacing (the test is
+    /// about where each GO's audio comes from, not how fast the lane is).
+    static func waitUntilArmed(_ player: SessionPlayer, cue: Int) -> Bool {
+        ThreadedTestDevice.wait(timeout: 10) {
+            player.state.withLock { $0.arming.cue == cue && !$0.arming.armedTimes.isEmpty }
+        }
+    }
+
     @Test("GOs of the armed cue in quick succession, the streamer's ordinary thread held up: each one's layer plays on from the spares the buffers it cut left, computed on the thread of urgent work")
     func goesWhileOrdinaryThreadHeld() throws {
         let fixture = try SessionFixture()
@@ -146,7 +155,8 @@ struct StandbyStreamingTests {
         // The ordinary thread held: buffers handed back are not refilled meanwhile.
         let gate = DispatchSemaphore(value: 0)
         streamer.submit(lane: 0) { gate.wait() }
-        for _ in 1...6 {
+        for cue in 0..<6 {
+            #expect(Self.waitUntilArmed(player, cue: cue), "c\(cue + 1) was never armed")
             _ = try player.go()
             usleep(30_000)
         }
@@ -179,8 +189,10 @@ struct StandbyStreamingTests {
         let gate = DispatchSemaphore(value: 0)
         engine.performOnCallbackThread { gate.wait() }
         streamer.submit(lane: 0) { gate.wait() }
+        #expect(Self.waitUntilArmed(player, cue: 0), "c1 was never armed")
         _ = try player.go()
         usleep(30_000)
+        #expect(Self.waitUntilArmed(player, cue: 1), "c2 was never armed")
         _ = try player.go()
         usleep(150_000)
         gate.signal()
