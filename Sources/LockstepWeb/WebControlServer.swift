@@ -495,8 +495,11 @@ public final class WebControlServer: Sendable {
                     case .text(let string): text = string
                     case .binary(let buffer): text = String(buffer: buffer)
                     }
-                    deliver(await execute(text, mayEdit: mayEdit).0.json, to: id)
+                    let reply = await execute(text, mayEdit: mayEdit).0.json
+                    // Carried out before it is answered: a command sent on its reply is not held
+                    // behind it (the event loop takes it again, the replies stay in order).
                     link.carriedOut()
+                    deliver(reply, to: id)
                 }
             }
             defer { group.cancelAll(); continuation.finish() }
