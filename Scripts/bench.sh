@@ -38,7 +38,11 @@
 #  11. live, the show journal's cost: `lockstep session run` of 256 looping stereo layers and a cue
 #      fired again every 0.25 s (a state record each, a clock record every 0.1 s), with --journal
 #      and with --no-journal, alternating rounds: DSP load p50 of each (target: the journal's median
-#      at most 1 point above the no-journal one; issue 32); LOCKSTEP_BENCH_JOURNAL_ROUNDS (default 3).
+#      at most 1 point above the no-journal one; issue 32); LOCKSTEP_BENCH_JOURNAL_ROUNDS (default 3);
+#  12. the JSON writer of every reply, update, status line and web push (`ControlValue.json`, the
+#      ControlJSONBenchmark of Tests/Benchmarks): a value the size of the web page's state among
+#      4096 layers (target: p99 under 50 ms; the writer that copied its output for each string
+#      took 0.46-0.58 s, issue 28), a GO's reply, and a web GO parsed.
 # Parts 4 and 5 (part 6: a server of its own, with -C 2 -P 2) run on one private realtime server,
 # `jackd -n lockstep-bench-PID -R -d dummy -r 48000 -p 256`, each client on its dummy playback
 # ports; Tests/Benchmarks/JackLoadMonitor/jack_load_monitor.c samples jack_cpu_load() every 100 ms
@@ -47,7 +51,7 @@
 #
 # Exits non-zero if the render path allocates, the malloc counter doesn't count or a step fails;
 # the other targets print PASS/FAIL without changing the status. Environment:
-# LOCKSTEP_BENCH_PARTS (the parts to run, default "1 2 3 4 5 6 7 8 9 10"), LOCKSTEP_BENCH_CACHE
+# LOCKSTEP_BENCH_PARTS (the parts to run, default "1 2 3 4 5 6 7 8 9 10 11 12"), LOCKSTEP_BENCH_CACHE
 # (generated audio and tools, default ${TMPDIR:-/tmp}/lockstep-bench), LOCKSTEP_BENCH_RUNS (timed
 # rounds per tool in parts 2 and 7, default 7), LOCKSTEP_BENCH_FORCE_ALLOCATION=1 (the measured
 # render cycle allocates: the script must fail), LOCKSTEP_BENCH_QUICK=1 (parts 4-6: 15 s capacity
@@ -63,7 +67,7 @@ export PATH="/opt/swift/usr/bin:$PATH" LC_ALL=C
 RUNS=${LOCKSTEP_BENCH_RUNS:-7} QUICK=${LOCKSTEP_BENCH_QUICK:-0}
 CACHE=${LOCKSTEP_BENCH_CACHE:-${TMPDIR:-/tmp}/lockstep-bench}
 STEMS="$CACHE/stems"
-PARTS=" ${LOCKSTEP_BENCH_PARTS:-1 2 3 4 5 6 7 8 9 10 11} "
+PARTS=" ${LOCKSTEP_BENCH_PARTS:-1 2 3 4 5 6 7 8 9 10 11 12} "
 PARTS=${PARTS//,/ }
 mkdir -p "$CACHE"
 started=$(date +%s)
@@ -72,7 +76,7 @@ started=$(date +%s)
 say() { echo "bench: $*" >&2; }
 die() { echo "bench: error: $*" >&2; exit 1; }
 want() { local p; for p; do [[ $PARTS == *" $p "* ]] && return 0; done; return 1; }   # any of parts "$@"?
-step() { say "$1/11 ${*:2}"; }                                                        # part $1's progress
+step() { say "$1/12 ${*:2}"; }                                                        # part $1's progress
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # a/b with two decimals ("n/a" if b <= 0); awk's printf "$1" of the expression $2 over a=$3, b=$4.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "n/a"; else printf "%.2f", a / b }'; }
@@ -256,6 +260,35 @@ if want 7; then
 fi
 
 # --- 8. Checking huge sessions (both were quadratic: 40 s and 101 s) -----------------------------
+# --- 12. The JSON writer --------------------------------------------------------------------------
+if want 12; then
+    step 12 "JSON writer: building and running Tests/Benchmarks' ControlJSONBenchmark (release)"
+    JSON_LOG="$CACHE/json-benchmark.txt"
+    (cd Tests/Benchmarks && swift package benchmark --target ControlJSONBenchmark --no-progress) >"$JSON_LOG" 2>&1 ||
+        { status=$?; cat "$JSON_LOG" >&2; die "the JSON benchmark failed (status $status); its output is above and in $JSON_LOG"; }
+    # The wall-clock cell (ns) of the benchmark whose heading starts with $1, column $2.
+    json_metric() {
+        awk -F'│' -v bench="$1" -v column="$2" '
+            BEGIN { split("p0 p25 p50 p75 p90 p99 p100 samples", names, " "); for (i in names) col[names[i]] = i + 2 }
+            /^[^│╒╞├╘]/ && NF == 1 { current = $0; next }
+            index(current, bench) == 1 && index($2, " Time (wall clock) (ns)") == 1 {
+                v = $col[column]; gsub(/[ ,]/, "", v)
+                if (v ~ /^[0-9.]+e\+[0-9]+$/) v = sprintf("%.0f", v)    # large values print as 1.03e+07
+                print v; exit
+            }' "$JSON_LOG"
+    }
+    json_state=$(grep -o '^control JSON: the web state of 4096 layers ([0-9]* kB)' "$JSON_LOG" | head -n 1)
+    json_p50=$(json_metric "control JSON: the web state" p50) json_p99=$(json_metric "control JSON: the web state" p99)
+    reply_p50=$(json_metric "control JSON: a GO's reply" p50) parse_p50=$(json_metric "control JSON: a web GO parsed" p50)
+    for v in "$json_p50" "$json_p99" "$reply_p50" "$parse_p50"; do
+        [[ $v =~ ^[0-9]+$ ]] || { cat "$JSON_LOG" >&2; die "could not read the JSON benchmark's times from $JSON_LOG"; }
+    done
+    row 12 "JSON, web state of 4096 layers${json_state##*layers}: p50 / p99" \
+        "$(calc %.1f 'a / 1e6' "$json_p50") / $(calc %.1f 'a / 1e6' "$json_p99") ms" "p99 < 50 ms" "$(pass is "$json_p99" '<' 50000000)"
+    row 12 "JSON, a GO's reply: p50" "$(calc %.1f 'a / 1000' "$reply_p50") us" "" ""
+    row 12 "JSON, a web GO parsed (before it is carried out): p50" "$(calc %.1f 'a / 1000' "$parse_p50") us" "" ""
+fi
+
 if want 8; then
     HUGE="$CACHE/huge-sessions" HUGE_CUES=100000
     step 8 "session check: $HUGE_CUES cues on one 10 ms WAV, and a $HUGE_CUES-long after chain, 3 runs each"
@@ -821,7 +854,7 @@ echo
 echo "Lockstep benchmarks: $(uname -m), $(nproc) cores, $(swift --version 2>/dev/null | head -n 1 | sed 's/ (.*//')"
 line "#" "measurement" "value" "target" "result"
 line "--" "----------------------------------------------------" "------------------------------------------------" "----------------------" "------"
-for p in {1..11}; do printf '%s' "${ROWS[$p]:-}"; done
+for p in {1..12}; do printf '%s' "${ROWS[$p]:-}"; done
 want 3 && echo "(30-min input: $(calc %.0f 'a / 1048576' "$(stat -c %s "$LONG")") MiB on disk.)"
 want 1 && echo "(Benchmark tables: $ALLOC_LOG.)"
 if want 4 5; then

@@ -1,7 +1,7 @@
 // swift-tools-version: 6.1
 // Lockstep's benchmarks: a separate package so the main package and CI never build
 // ordo-one/benchmark. Run them with `Scripts/bench.sh` (or, from this folder,
-// `swift package benchmark --target RenderBenchmark`).
+// `swift package benchmark --target RenderBenchmark` or `--target ControlJSONBenchmark`).
 import PackageDescription
 
 let package = Package(
@@ -21,6 +21,16 @@ let package = Package(
                 .product(name: "Lockstep", package: "Lockstep"),
             ],
             path: "Benchmarks/RenderBenchmark",
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
+        ),
+        .executableTarget(
+            name: "ControlJSONBenchmark",
+            dependencies: [
+                .product(name: "Benchmark", package: "benchmark"),
+                .product(name: "LockstepSchema", package: "Lockstep"),
+                .product(name: "LockstepControl", package: "Lockstep"),
+            ],
+            path: "Benchmarks/ControlJSONBenchmark",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
         ),
     ],
