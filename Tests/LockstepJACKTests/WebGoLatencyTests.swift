@@ -14,6 +14,9 @@ extension JACKTests {
     struct WebGoLatencyTests {
         /// GOs sent (LOCKSTEP_WEB_GO_COUNT; Scripts/bench.sh part 9 sends 200).
         static let count = Int(ProcessInfo.processInfo.environment["LOCKSTEP_WEB_GO_COUNT"] ?? "") ?? 20
+        /// The page's meters a second (LOCKSTEP_WEB_GO_METERS, default 25 as `session run`'s; the
+        /// state goes out a fifth as often): 1 shows what the pushes add to the GO's latency.
+        static let metersPerSecond = Double(ProcessInfo.processInfo.environment["LOCKSTEP_WEB_GO_METERS"] ?? "") ?? 25
 
         @Test("every GO over the page's WebSocket sounds on the sample its reply names, after it was sent")
         func webGoesLandWhereTheirRepliesSay() throws { try retryingOnXruns("WebGoLatencyTests", run) }
@@ -21,7 +24,7 @@ extension JACKTests {
         func run(_ xrun: XrunFlag) throws {
             let rig = try GoLatencyRig(count: Self.count, client: "lockstep-web-go")
             let device = rig.device
-            let server = WebControlServer(options: .init(host: "127.0.0.1", port: 0))
+            let server = WebControlServer(options: .init(host: "127.0.0.1", port: 0, metersPerSecond: Self.metersPerSecond))
             try server.start()
             defer { server.stop() }
             server.attach(SessionWebShow(dispatcher: ControlDispatcher(player: rig.player)))
