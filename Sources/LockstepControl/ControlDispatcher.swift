@@ -306,7 +306,8 @@ public final class ControlDispatcher: Sendable {
             data.loadFrames = offset
             data.loadSeconds = Double(offset) / rate
             let how = offset == 0 ? "its next go starts it from its top" : "its next go starts it \(SessionTime.clock(Double(offset) / rate)) in"
-            return (ok(data, "load \(name) at \(SessionTime.clock(Double(offset) / rate)) (\(offset) samples): \(how)"), [])
+            return (ok(data, "load \(name) at \(SessionTime.clock(Double(offset) / rate)) (\(offset) samples): \(how)"),
+                    [ControlUpdate(.cueLoaded, cue: name, seconds: Double(offset) / rate, frames: offset)])
         case .pause:
             guard player.isRunning else {
                 throw ControlError(.wrongState, "pause: the session is not playing (it is \(player.isPaused ? "paused already; resume plays it on" : "stopped"))")

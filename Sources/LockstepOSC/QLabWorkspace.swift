@@ -450,7 +450,7 @@ public struct QLabWorkspace: Sendable, Hashable {
         let prefix = "/update/workspace/\(uniqueID)"
         func cueUpdate(_ index: Int) -> (String, [OSCArgument]) { ("\(prefix)/cue_id/\(cueIDs[index])", []) }
         switch update.kind {
-        case .cueStarted, .cueEnded, .cueStopped, .cuePaused, .cueResumed, .cueLevel, .cueEdited:
+        case .cueStarted, .cueEnded, .cueStopped, .cuePaused, .cueResumed, .cueLevel, .cueEdited, .cueLoaded:
             guard let name = update.cue, let index = document.cues.firstIndex(where: { $0.name == name }) else { return [] }
             return [cueUpdate(index)]
         case .playhead:

@@ -24,6 +24,9 @@ public struct ControlUpdate: Sendable, Hashable, Codable {
         /// A cue (``cue``, its name after the edit) was edited from ``position`` on: a page or
         /// controller showing the cue list reads it again.
         case cueEdited = "cue/edited"
+        /// A manual cue was loaded to a time (QLab's load-to-time): its next go starts it
+        /// ``frames`` samples (``seconds``) in; 0: from its top again.
+        case cueLoaded = "cue/loaded"
         /// A layer's gain was set (``gainDB``, from ``position``).
         case layerGain = "layer/gain"
         /// The playhead moved (``cue``: the manual cue a plain go fires next; nil: none waits).

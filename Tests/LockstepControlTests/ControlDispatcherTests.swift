@@ -69,6 +69,20 @@ struct ControlDispatcherTests {
         #expect(show.updates(.playhead).map(\.cue) == ["horn"])
     }
 
+    @Test("a load publishes cue/loaded with the samples the cue's next go starts it in, whether the show plays or is stopped")
+    func loadIsPublished() throws {
+        let show = try DispatchedShow()
+        try show.render(4096)
+        #expect(show.dispatcher.execute(.loadCue(.name("horn"), .seconds(0.05), .set), address: "load").isOK)
+        #expect(show.dispatcher.execute(.stop, address: "stop").isOK)
+        #expect(show.dispatcher.execute(.loadCue(.name("horn"), .seconds(0.025), .later), address: "load").isOK)
+        #expect(show.dispatcher.execute(.loadCue(.name("horn"), .seconds(0), .set), address: "load").isOK)
+        let loaded = show.updates(.cueLoaded)
+        #expect(loaded.map(\.cue) == ["horn", "horn", "horn"] && loaded.map(\.frames) == [2400, 3600, 0]
+                && loaded.map(\.seconds) == [0.05, 0.075, 0], "\(loaded)")
+        #expect(loaded.first?.json == #"{"cue":"horn","frames":2400,"kind":"cue/loaded","schema":1,"seconds":0.05}"#, "\(loaded.first?.json ?? "")")
+    }
+
     @Test("errors say why: an unknown cue (with a suggestion), a cue fired twice, no such cue number, the wrong state")
     func errorReplies() throws {
         let show = try DispatchedShow()

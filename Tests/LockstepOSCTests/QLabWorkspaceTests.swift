@@ -176,6 +176,26 @@ struct QLabWorkspaceTests {
             == "/cue/1/armed: armed is read-only in Lockstep; the keys a cue takes are continueMode, duration, endTime, name, number, postWait, preWait, startTime")
     }
 
+    @Test("a load to a time pushes the cue's update (the module reads isLoaded again) and Lockstep's /update/cue/loaded, playing or stopped")
+    func loadIsPushed() throws {
+        let horn = bench.server.workspace.cueIDs[2]
+        #expect(try data("/updates", [.int32(1)]) as? Bool == true)
+        try bench.show.render(1000)
+        bench.dispatcher.poll()
+        _ = bench.take()
+        for stopped in [false, true] {
+            if stopped {
+                try bench.receive(OSCMessage("/stop"), from: client)
+                _ = bench.take()
+            }
+            try bench.receive(OSCMessage("/cue/horn/loadAt", [.float(stopped ? 0 : 0.2)]), from: client)
+            let sent = bench.take()
+            #expect(sent.contains { $0.message.address == "/update/workspace/\(workspaceID)/cue_id/\(horn)" }, "\(sent.map(\.message.address))")
+            let loaded = try #require(sent.first { $0.message.address == "/update/cue/loaded" }.flatMap { OSCTestPeer.json($0.message) })
+            #expect(loaded["cue"] as? String == "horn" && loaded["frames"] as? Int == (stopped ? 0 : 9600), "\(loaded)")
+        }
+    }
+
     @Test("/cue_id/{id}/start lands where the reply says; the playhead moves after /go; updates arrive as QLab's /update/workspace/… messages")
     func commandsAndUpdates() throws {
         let ids = bench.server.workspace.cueIDs
