@@ -78,6 +78,18 @@ die() { echo "bench: error: $*" >&2; exit 1; }
 want() { local p; for p; do [[ $PARTS == *" $p "* ]] && return 0; done; return 1; }   # any of parts "$@"?
 step() { say "$1/12 ${*:2}"; }                                                        # part $1's progress
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# One cell of a table in ordo-one/benchmark's text output $1, as an integer: benchmark $2 (its
+# heading line), metric label prefix $3, column $4 (p0 p25 p50 p75 p90 p99 p100 samples).
+bench_metric() {
+    awk -F'│' -v bench="$2" -v label="$3" -v column="$4" '
+        BEGIN { split("p0 p25 p50 p75 p90 p99 p100 samples", names, " "); for (i in names) col[names[i]] = i + 2 }
+        /^[^│╒╞├╘]/ && NF == 1 { current = $0; next }
+        current == bench && index($2, " " label) == 1 {
+            v = $col[column]; gsub(/[ ,]/, "", v)
+            if (v ~ /^[0-9.]+e\+[0-9]+$/) v = sprintf("%.0f", v)    # large values print as 1.03e+07
+            print v; exit
+        }' "$1"
+}
 # a/b with two decimals ("n/a" if b <= 0); awk's printf "$1" of the expression $2 over a=$3, b=$4.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "n/a"; else printf "%.2f", a / b }'; }
 calc() { awk -v a="$3" -v b="${4:-0}" "BEGIN { printf \"$1\", $2 }"; }
@@ -140,18 +152,7 @@ if want 1; then
     ALLOC_LOG="$CACHE/render-benchmark.txt"
     (cd Tests/Benchmarks && swift package benchmark --target RenderBenchmark --no-progress) >"$ALLOC_LOG" 2>&1 ||
         { status=$?; cat "$ALLOC_LOG" >&2; die "the render benchmark failed (status $status); its output is above and in $ALLOC_LOG"; }
-    # One cell of a benchmark's table in ordo-one/benchmark's text output, as an integer: benchmark
-    # $1 (its heading line), metric label prefix $2, column $3 (p0 p25 p50 p75 p90 p99 p100 samples).
-    metric() {
-        awk -F'│' -v bench="$1" -v label="$2" -v column="$3" '
-            BEGIN { split("p0 p25 p50 p75 p90 p99 p100 samples", names, " "); for (i in names) col[names[i]] = i + 2 }
-            /^[^│╒╞├╘]/ && NF == 1 { current = $0; next }
-            current == bench && index($2, " " label) == 1 {
-                v = $col[column]; gsub(/[ ,]/, "", v)
-                if (v ~ /^[0-9.]+e\+[0-9]+$/) v = sprintf("%.0f", v)    # large values print as 1.03e+07
-                print v; exit
-            }' "$ALLOC_LOG"
-    }
+    metric() { bench_metric "$ALLOC_LOG" "$@"; }
     # The render benchmarks (names as in RenderBenchmark.swift) and their labels in the table.
     declare -A BENCH=([long]="render cycle, 64 queues, 256 frames"
         [recycle]="render cycle, 64 queues, 256 frames, recycled 1024-frame buffers"
@@ -266,19 +267,9 @@ if want 12; then
     JSON_LOG="$CACHE/json-benchmark.txt"
     (cd Tests/Benchmarks && swift package benchmark --target ControlJSONBenchmark --no-progress) >"$JSON_LOG" 2>&1 ||
         { status=$?; cat "$JSON_LOG" >&2; die "the JSON benchmark failed (status $status); its output is above and in $JSON_LOG"; }
-    # The wall-clock cell (ns) of the benchmark whose heading starts with $1, column $2.
-    json_metric() {
-        awk -F'│' -v bench="$1" -v column="$2" '
-            BEGIN { split("p0 p25 p50 p75 p90 p99 p100 samples", names, " "); for (i in names) col[names[i]] = i + 2 }
-            /^[^│╒╞├╘]/ && NF == 1 { current = $0; next }
-            index(current, bench) == 1 && index($2, " Time (wall clock) (ns)") == 1 {
-                v = $col[column]; gsub(/[ ,]/, "", v)
-                if (v ~ /^[0-9.]+e\+[0-9]+$/) v = sprintf("%.0f", v)    # large values print as 1.03e+07
-                print v; exit
-            }' "$JSON_LOG"
-    }
+    json_metric() { bench_metric "$JSON_LOG" "$1" "Time (wall clock) (ns)" "$2"; }
     json_state=$(grep -o '^control JSON: the web state of 4096 layers ([0-9]* kB)' "$JSON_LOG" | head -n 1)
-    json_p50=$(json_metric "control JSON: the web state" p50) json_p99=$(json_metric "control JSON: the web state" p99)
+    json_p50=$(json_metric "$json_state" p50) json_p99=$(json_metric "$json_state" p99)
     reply_p50=$(json_metric "control JSON: a GO's reply" p50) parse_p50=$(json_metric "control JSON: a web GO parsed" p50)
     for v in "$json_p50" "$json_p99" "$reply_p50" "$parse_p50"; do
         [[ $v =~ ^[0-9]+$ ]] || { cat "$JSON_LOG" >&2; die "could not read the JSON benchmark's times from $JSON_LOG"; }

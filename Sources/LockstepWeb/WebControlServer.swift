@@ -76,11 +76,11 @@ public final class WebControlServer: Sendable {
     let log: @Sendable (String) -> Void
     let state = Mutex(State())
     private let bound = Mutex<(port: Int?, error: String?)>((nil, nil))
-    private let running = Mutex<Task<Void, Never>?>(nil)
+    let running = Mutex<Task<Void, Never>?>(nil)
     /// The listening socket and every open connection, for ``stop()`` to close on the event
     /// loop itself.
-    private let channels = Mutex<(listening: (any Channel)?, open: [ObjectIdentifier: any Channel])>((nil, [:]))
-    private let ticker = Mutex<Task<Void, Never>?>(nil)
+    let channels = Mutex<(listening: (any Channel)?, open: [ObjectIdentifier: any Channel])>((nil, [:]))
+    let ticker = Mutex<Task<Void, Never>?>(nil)
     /// The thread this server's edits and HTTP commands are carried out on, one at a time, in
     /// arrival order: never the server's one thread (``WebServerExecutor/shared``) nor the event
     /// loop, which an edit waiting for the disk would hold up, and with them every connection.
@@ -89,7 +89,7 @@ public final class WebControlServer: Sendable {
 
     /// The thread that reads and writes every connection of every web server of the process:
     /// one event loop of its own, so that ``runOnServerThreads(_:)`` can give it a priority.
-    private static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     /// Where the meters, the state and the discontinuities pushed to the clients are computed:
     /// beside the commands, so a GO never waits behind a push.
     private let publishing = DispatchQueue(label: "lockstep.web.publishing", qos: .utility)
@@ -273,33 +273,6 @@ public final class WebControlServer: Sendable {
     public func runOnServerThreads(_ setup: @escaping @Sendable () -> Void) {
         Self.eventLoops.next().execute(setup)
         commands.runOnThread(setup)
-    }
-
-    /// Closes every connection and stops listening: the pages are sent a close (waits up to
-    /// 0.5 s for that), then whatever is still open is closed on the event loop (up to 3 s).
-    ///
-    /// Hummingbird's shutdown runs partly on Swift's shared thread pool, which callers that block
-    /// its threads (a synchronous caller such as this one, in a test on that pool) can hold up
-    /// for as long as they wait: the closing that matters does not depend on it.
-    public func stop() {
-        ticker.withLock { $0?.cancel(); $0 = nil }
-        let clients = state.withLock { state in
-            defer { state.clients.removeAll(); state.subscription?.cancel(); state.subscription = nil }
-            return Array(state.clients.values)
-        }
-        for client in clients { client.queue.finish() }
-        guard let task = running.withLock({ task in defer { task = nil }; return task }) else { return }
-        task.cancel()
-        let ended = DispatchSemaphore(value: 0)
-        Task.detached(executorPreference: WebServerExecutor.shared) { await task.value; ended.signal() }
-        guard ended.wait(timeout: .now() + 0.5) == .timedOut else { return }
-        let (listening, open) = channels.withLock { ($0.listening, Array($0.open.values)) }
-        let closed = DispatchSemaphore(value: 0)
-        let closing = ([listening].compactMap { $0 } + open).map { channel in
-            channel.close().flatMapErrorThrowing { _ in }       // (already closed: fine)
-        }
-        EventLoopFuture.andAllComplete(closing, on: Self.eventLoops.next()).whenComplete { _ in closed.signal() }
-        _ = closed.wait(timeout: .now() + 3)
     }
 
     /// Runs `work` on `queue` and returns its result, leaving the server's thread free meanwhile.
