@@ -143,7 +143,7 @@ struct LockstepWebTests {
         }
     }
 
-    @Test("the server starts and serves while every thread of Swift's shared pool is blocked (its tasks run on a thread of their own)")
+    @Test("the server starts, serves and stops while every thread of Swift's shared pool is blocked (its tasks run on a thread of their own; its stop closes the sockets on the event loop)")
     func servesWithThePoolBlocked() throws {
         // Block more tasks than the pool has threads (one per core), as tests and callers that
         // wait synchronously can: before, the server's task never ran and start() gave up after 10 s.
@@ -161,11 +161,18 @@ struct LockstepWebTests {
         let started = ContinuousClock.now
         let server = WebControlServer(options: .init(host: "127.0.0.1", port: 0))
         try server.start()
-        // (Its stop waits at most 3 s here: the end of Hummingbird's service resumes on the pool.)
         defer { server.stop() }
         let port = try #require(server.port)
         #expect(try HTTPTestClient.get(port: port, "/").status == 200)
         #expect(ContinuousClock.now - started < .seconds(5), "started and answered in \(ContinuousClock.now - started)")
+        // The end of Hummingbird's service resumes on the blocked pool: the stop closes the
+        // listening socket itself once its graceful wait (0.5 s) is over. (Before, it waited 3 s
+        // and returned with the port still listening.)
+        let stopping = ContinuousClock.now
+        server.stop()
+        let took = ContinuousClock.now - stopping
+        #expect(took < .seconds(2), "stopped in \(took)")
+        #expect(throws: (any Error).self, "the port still takes connections after the stop") { try HTTPTestClient(port: port) }
     }
 
     @Test("the page's own files go only to this server's Host: a rebound name gets 403 for /, /app.js and /style.css; no token is needed for them")
