@@ -215,8 +215,8 @@ public final class Engine: @unchecked Sendable {
     /// which runs up to a period ahead of what is rendered — every frame before it has been mixed.
     public var renderedSampleTime: Int64 { core.shared.pointee.nextSampleTime.load(ordering: .acquiring) }
 
-    /// Signalled after every delivery of render events (each cycle of a live device, each render
-    /// of an offline one), once callbacks have run.
+    /// Signalled after every delivery of render events (each cycle of a live device while a thread
+    /// waits on it, each render of an offline one), once callbacks have run.
     let delivered = ChangeSignal()
 
     /// Waits until the engine has rendered every frame before device sample time `sampleTime`
@@ -227,7 +227,17 @@ public final class Engine: @unchecked Sendable {
     @discardableResult
     public func waitUntilRendered(through sampleTime: Int64, timeout: Double = 2) -> Bool {
         if device.callbackDelivery == .inline { return renderedSampleTime >= sampleTime }
-        return delivered.wait(until: Date().addingTimeInterval(timeout)) { renderedSampleTime >= sampleTime }
+        return waitingForDeliveries {
+            delivered.wait(until: Date().addingTimeInterval(timeout)) { renderedSampleTime >= sampleTime }
+        }
+    }
+
+    /// Runs `body` (a wait on ``delivered``) with every cycle waking the callback thread, which
+    /// otherwise sleeps through cycles that leave it nothing.
+    private func waitingForDeliveries<T>(_ body: () -> T) -> T {
+        core.shared.pointee.deliveryWaiters.wrappingAdd(1, ordering: .relaxed)
+        defer { core.shared.pointee.deliveryWaiters.wrappingSubtract(1, ordering: .relaxed) }
+        return body()
     }
 
     /// Fades `queues` out (their volume to 0, ramped over ``gainRampFrames``) and waits until the
@@ -265,7 +275,7 @@ public final class Engine: @unchecked Sendable {
     @discardableResult
     public func waitForDeliveries(timeout: Double = 2, until condition: () -> Bool) -> Bool {
         if device.callbackDelivery == .inline { return condition() }
-        return delivered.wait(until: Date().addingTimeInterval(timeout), for: condition)
+        return waitingForDeliveries { delivered.wait(until: Date().addingTimeInterval(timeout), for: condition) }
     }
 
     /// Runs `work` on the thread that delivers the engine's callbacks, after the render events

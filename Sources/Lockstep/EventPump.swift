@@ -11,10 +11,10 @@ import Glibc
 ///
 /// Where it runs is the device's choice (``AudioDevice/callbackDelivery``): an offline device
 /// drains inline on the thread that renders, after each render; a live device has the engine's
-/// callback thread drain, and wakes it from its realtime thread after each cycle with
-/// ``wake()`` — a semaphore post, which never blocks or takes a lock (as JACK's
-/// `capture_client.c` only *tries* to wake its disk thread). Without wakes the thread still looks
-/// every ``idleInterval`` seconds.
+/// callback thread drain, and wakes it from its realtime thread after each cycle that left it
+/// something (``DeviceRenderer/wakeCallbackThread()``) with ``wake()`` — a semaphore post, which
+/// never blocks or takes a lock (as JACK's `capture_client.c` only *tries* to wake its disk
+/// thread). Without wakes the thread still looks every ``idleInterval`` seconds.
 final class EventPump: @unchecked Sendable {
     /// How long the callback thread sleeps when no device wakes it.
     static let idleInterval = 0.02
@@ -25,6 +25,7 @@ final class EventPump: @unchecked Sendable {
     private let semaphore: UnsafeMutablePointer<sem_t>
     private var thread: Thread?
     private let threadDone = DispatchSemaphore(value: 0)
+    private let wakes = Atomic<Int>(0)
     /// Work to run on the draining thread (``schedule(_:)``), in order.
     private let scheduled = Mutex<[@Sendable () -> Void]>([])
 
@@ -83,8 +84,13 @@ final class EventPump: @unchecked Sendable {
         let nanoseconds = Int(deadline.tv_nsec) + Int(Self.idleInterval * 1e9)
         deadline.tv_sec += nanoseconds / 1_000_000_000
         deadline.tv_nsec = nanoseconds % 1_000_000_000
-        while sem_timedwait(semaphore, &deadline) != 0 && errno == EINTR {}
+        var result: Int32
+        repeat { result = sem_timedwait(semaphore, &deadline) } while result != 0 && errno == EINTR
+        if result == 0 { wakes.add(1, ordering: .relaxed) }
     }
+
+    /// How many times the callback thread was woken by a post (not by its idle timeout).
+    var postedWakes: Int { wakes.load(ordering: .relaxed) }
 
     /// Dispatches every pending event; returns whether there were any. Reentrant and concurrent
     /// calls return at once (the running drain delivers everything).

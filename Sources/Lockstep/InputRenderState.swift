@@ -102,12 +102,15 @@ struct InputRenderState: ~Copyable {
 }
 
 extension RenderCore {
-    /// Captures this cycle's device input into every running input queue's ring. Realtime-safe.
+    /// Captures this cycle's device input (or, with `mix`, the mix) into every running input
+    /// queue's ring; returns whether there was an input queue of that kind. Realtime-safe.
     @inline(__always)
     func captureInputs(_ input: UnsafePointer<UnsafeMutablePointer<Float>>?, frames n: Int, t0: Int64,
-                       mix: Bool) {
+                       mix: Bool) -> Bool {
+        var any = false
         for s in 0..<maximumInputQueues {
             guard let q = inputSlots[s], q.pointee.capturesOutput == mix else { continue }
+            any = true
             captureInput(q, input: input, frames: n, t0: t0)
             if q.pointee.removed {
                 inputSlots[s] = nil
@@ -115,6 +118,7 @@ extension RenderCore {
                                  sampleTime: t0, value: 0, detail: 0))
             }
         }
+        return any
     }
 
     @inline(__always)

@@ -75,7 +75,7 @@ struct RenderCore {
         for c in 0..<channelCount { output[c].update(repeating: 0, count: requested) }
 
         applyEngineCommands()
-        captureInputs(input, frames: frames, t0: sampleTime, mix: false)
+        let capturesDevice = captureInputs(input, frames: frames, t0: sampleTime, mix: false)
 
         if let lanes {
             let used = lanes.pointee.usedSlots
@@ -86,15 +86,24 @@ struct RenderCore {
                 renderSlots(0, used, frames: frames, t0: sampleTime, output: output)
             }
         } else {
-            renderSlots(0, maximumQueues, frames: frames, t0: sampleTime, output: output)
+            renderSlots(0, shared.pointee.usedSlots, frames: frames, t0: sampleTime, output: output)
         }
 
-        captureInputs(output, frames: frames, t0: sampleTime, mix: true)
+        let capturesMix = captureInputs(output, frames: frames, t0: sampleTime, mix: true)
+        shared.pointee.hasInputQueues.store(capturesDevice || capturesMix, ordering: .relaxed)
         if shared.pointee.masterMeteringEnabled.load(ordering: .relaxed) {
             shared.pointee.masterMeter.accumulateMaster(output, channels: channelCount, frames: frames, at: sampleTime)
         }
         shared.pointee.renderedCycles.wrappingAdd(1, ordering: .relaxed)
         shared.pointee.nextSampleTime.store(sampleTime &+ Int64(requested), ordering: .releasing)
+    }
+
+    /// Whether the callback thread has work after this cycle: events in the ring, input queues
+    /// to service, or a thread waiting on deliveries. Realtime-safe (atomic loads).
+    @inline(__always)
+    var hasDeliveries: Bool {
+        events.pointee.count > 0 || shared.pointee.hasInputQueues.load(ordering: .relaxed)
+            || shared.pointee.deliveryWaiters.load(ordering: .relaxed) > 0
     }
 
     /// Renders the output queues of slots `start..<end` into `output`, in slot order, removing
@@ -211,6 +220,7 @@ struct RenderCore {
             switch kind {
             case .addQueue:
                 slots[Int(message.slot)] = message.state
+                shared.pointee.usedSlots = max(shared.pointee.usedSlots, Int(message.slot) + 1)
                 if let lanes { lanes.pointee.usedSlots = max(lanes.pointee.usedSlots, Int(message.slot) + 1) }
             case .setDirectOutputs:
                 directOutputs?[Int(message.slot)] =
@@ -290,6 +300,15 @@ struct RenderShared: ~Copyable {
     let deviceRate = Atomic<Int64>(0)
     let renderedCycles = Atomic<Int>(0)
     let droppedEvents = Atomic<Int>(0)
+    /// Whether the last cycle held an input queue (whose rings the callback thread services).
+    let hasInputQueues = Atomic<Bool>(false)
+    /// Threads waiting on deliveries (``Engine/waitUntilRendered(through:timeout:)``,
+    /// ``Engine/waitForDeliveries(timeout:until:)``): each cycle wakes the callback thread
+    /// while there is one.
+    let deliveryWaiters = Atomic<Int>(0)
+    /// One past the highest slot a queue was ever added to (render thread only): the slots a
+    /// cycle looks at.
+    var usedSlots = 0
     let masterMeteringEnabled = Atomic<Bool>(false)
     var masterMeter: LevelAccumulator
 

@@ -45,6 +45,9 @@ extension JACKDevice {
             }
             state.directRecords[ObjectIdentifier(outputs)] = (index, record, names)
             realtime.pointee.directSets[index].store(UInt(bitPattern: record), ordering: .releasing)
+            if index >= realtime.pointee.directSetsUsed.load(ordering: .relaxed) {
+                realtime.pointee.directSetsUsed.store(index + 1, ordering: .releasing)
+            }
             return nil
         }
         if let error {

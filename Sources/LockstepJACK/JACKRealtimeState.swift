@@ -117,6 +117,9 @@ struct JACKRealtimeState: ~Copyable {
 
     // Per-queue outputs: a fixed table of records the process thread refreshes.
     let directSets: UnsafeMutablePointer<Atomic<UInt>>
+    /// One past the highest entry of ``directSets`` ever used: what a cycle looks at (read once
+    /// per cycle).
+    let directSetsUsed = Atomic<Int>(0)
 
     // Latency compensation: delay lines for the master outputs (playback, when enabled) and the
     // inputs (capture, when enabled; the delayed inputs go to scratch buffers the engine reads).
@@ -426,7 +429,8 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
     let input: UnsafePointer<UnsafeMutablePointer<Float>>? = inputs > 0 ? UnsafePointer(state.pointee.inputPointers) : nil
     // Per-queue output buffers.
     let sets = state.pointee.directSets
-    for i in 0..<JACKRealtimeState.maximumDirectSets {
+    let setsUsed = min(state.pointee.directSetsUsed.load(ordering: .acquiring), JACKRealtimeState.maximumDirectSets)
+    for i in 0..<setsUsed {
         let bits = sets[i].load(ordering: .acquiring)
         if bits == 0 { continue }
         guard let record = UnsafeMutablePointer<JACKDirectRecord>(bitPattern: bits) else { continue }
@@ -445,7 +449,7 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
         && transport != JackTransportRolling
     guard let renderer = state.pointee.renderer, !gated else {
         for c in 0..<channels { state.pointee.channelPointers[c].update(repeating: 0, count: frames) }
-        delayOutputs(state, frames: frames)
+        delayOutputs(state, frames: frames, setsUsed: setsUsed)
         return 0
     }
     // Render in chunks no longer than the engine's maximum.
@@ -461,7 +465,7 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
             if done > 0 {
                 for c in 0..<channels { state.pointee.channelPointers[c] += maximum }
                 for c in 0..<inputs { state.pointee.inputPointers[c] += maximum }
-                for i in 0..<JACKRealtimeState.maximumDirectSets {
+                for i in 0..<setsUsed {
                     let bits = sets[i].load(ordering: .acquiring)
                     guard bits != 0, let record = UnsafeMutablePointer<JACKDirectRecord>(bitPattern: bits) else { continue }
                     for c in 0..<record.pointee.channelCount {
@@ -473,7 +477,7 @@ func jackProcess(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) 
             done += n
         }
     }
-    delayOutputs(state, frames: frames)
+    delayOutputs(state, frames: frames, setsUsed: setsUsed)
     state.pointee.cycles.wrappingAdd(1, ordering: .releasing)
     // Completed buffers and events of this cycle go out now, not at the next poll.
     renderer.wakeCallbackThread()
@@ -496,9 +500,10 @@ func recordCallbackTime(_ state: UnsafeMutablePointer<JACKRealtimeState>, micros
 }
 
 /// Passes every output port (master and per-queue) through its delay line, when playback latency
-/// is compensated, so that all reach their far ends on the same sample. Process thread only.
+/// is compensated, so that all reach their far ends on the same sample (`setsUsed`: the entries
+/// of the per-queue table this cycle looks at). Process thread only.
 @inline(__always)
-func delayOutputs(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int) {
+func delayOutputs(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int, setsUsed: Int) {
     if let bank = state.pointee.outputDelays {
         for c in 0..<state.pointee.channelCount {
             guard let port = state.pointee.ports[c], let raw = jack_port_get_buffer(port, jack_nframes_t(frames)) else { continue }
@@ -507,7 +512,7 @@ func delayOutputs(_ state: UnsafeMutablePointer<JACKRealtimeState>, frames: Int)
         }
     }
     let sets = state.pointee.directSets
-    for i in 0..<JACKRealtimeState.maximumDirectSets {
+    for i in 0..<setsUsed {
         let bits = sets[i].load(ordering: .acquiring)
         guard bits != 0, let record = UnsafeMutablePointer<JACKDirectRecord>(bitPattern: bits),
               let bank = record.pointee.delays else { continue }
