@@ -108,7 +108,7 @@ extension RenderCore {
     func captureInputs(_ input: UnsafePointer<UnsafeMutablePointer<Float>>?, frames n: Int, t0: Int64,
                        mix: Bool) -> Bool {
         var any = false
-        for s in 0..<maximumInputQueues {
+        for s in 0..<min(shared.pointee.usedInputSlots, maximumInputQueues) {
             guard let q = inputSlots[s], q.pointee.capturesOutput == mix else { continue }
             any = true
             captureInput(q, input: input, frames: n, t0: t0)

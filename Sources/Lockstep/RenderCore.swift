@@ -227,6 +227,7 @@ struct RenderCore {
                     UnsafeMutablePointer<UnsafeMutablePointer<Float>?>(bitPattern: Int(message.time))
             case .addInputQueue:
                 inputSlots[Int(message.slot)] = UnsafeMutablePointer<InputRenderState>(bitPattern: Int(message.value))
+                shared.pointee.usedInputSlots = max(shared.pointee.usedInputSlots, Int(message.slot) + 1)
             }
         }
     }
@@ -306,9 +307,10 @@ struct RenderShared: ~Copyable {
     /// ``Engine/waitForDeliveries(timeout:until:)``): each cycle wakes the callback thread
     /// while there is one.
     let deliveryWaiters = Atomic<Int>(0)
-    /// One past the highest slot a queue was ever added to (render thread only): the slots a
-    /// cycle looks at.
+    /// One past the highest slot a queue (an input queue) was ever added to (render thread
+    /// only): the slots a cycle looks at.
     var usedSlots = 0
+    var usedInputSlots = 0
     let masterMeteringEnabled = Atomic<Bool>(false)
     var masterMeter: LevelAccumulator
 
