@@ -78,7 +78,7 @@ struct RenderCore {
         let capturesDevice = captureInputs(input, frames: frames, t0: sampleTime, mix: false)
 
         if let lanes {
-            let used = lanes.pointee.usedSlots
+            let used = shared.pointee.usedSlots
             let chunks = (used + lanes.pointee.queuesPerChunk - 1) / lanes.pointee.queuesPerChunk
             if chunks > 1 {
                 renderShared(lanes, chunks: chunks, frames: frames, t0: sampleTime, output: output)
@@ -221,7 +221,6 @@ struct RenderCore {
             case .addQueue:
                 slots[Int(message.slot)] = message.state
                 shared.pointee.usedSlots = max(shared.pointee.usedSlots, Int(message.slot) + 1)
-                if let lanes { lanes.pointee.usedSlots = max(lanes.pointee.usedSlots, Int(message.slot) + 1) }
             case .setDirectOutputs:
                 directOutputs?[Int(message.slot)] =
                     UnsafeMutablePointer<UnsafeMutablePointer<Float>?>(bitPattern: Int(message.time))
@@ -307,8 +306,9 @@ struct RenderShared: ~Copyable {
     /// ``Engine/waitForDeliveries(timeout:until:)``): each cycle wakes the callback thread
     /// while there is one.
     let deliveryWaiters = Atomic<Int>(0)
-    /// One past the highest slot a queue (an input queue) was ever added to (render thread
-    /// only): the slots a cycle looks at.
+    /// One past the highest slot a queue (an input queue) was ever added to: the slots a cycle
+    /// looks at. Written by the render thread only; the render helper reads `usedSlots` in the
+    /// cycle the render thread published to it.
     var usedSlots = 0
     var usedInputSlots = 0
     let masterMeteringEnabled = Atomic<Bool>(false)

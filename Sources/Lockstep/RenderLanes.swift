@@ -68,8 +68,6 @@ struct RenderLanes: ~Copyable {
     /// Wakes the helper.
     let semaphore: UnsafeMutablePointer<sem_t>
 
-    /// One past the highest slot a queue was ever added to (render thread only).
-    var usedSlots = 0
     /// The render thread's cycle counter (render thread only).
     var generation: UInt32 = 0
 
@@ -153,8 +151,8 @@ extension RenderCore {
                           maximumInputQueues: maximumInputQueues, inputSlots: inputSlots, lanes: lanes)
     }
 
-    /// Renders the output queues of slots `0..<usedSlots` in chunks that the helper thread may
-    /// share, then adds the chunks' partial mixes into `output` in chunk order. Render thread.
+    /// Renders the output queues of slots `0..<RenderShared.usedSlots` in chunks that the helper
+    /// thread may share, then adds the chunks' partial mixes into `output` in chunk order. Render thread.
     @inline(__always)
     func renderShared(_ lanes: UnsafeMutablePointer<RenderLanes>, chunks: Int, frames: Int, t0: Int64,
                       output: UnsafePointer<UnsafeMutablePointer<Float>>) {
@@ -209,7 +207,7 @@ extension RenderCore {
         let partial = UnsafePointer(lanes.pointee.partialPointers + chunk * max(channelCount, 1))
         for c in 0..<channelCount { partial[c].update(repeating: 0, count: frames) }
         let start = chunk * lanes.pointee.queuesPerChunk
-        let end = min(start + lanes.pointee.queuesPerChunk, lanes.pointee.usedSlots)
+        let end = min(start + lanes.pointee.queuesPerChunk, shared.pointee.usedSlots)
         renderSlots(start, end, frames: frames, t0: t0, output: partial)
     }
 
