@@ -53,16 +53,18 @@ extension WebControlServer {
                                                "mp3", "m4a", "aac", "caf", "w64", "rf64", "au", "snd", "mp4", "mka", "webm"]
 
     /// Why `command` may not run from the page: a cue's `file` named outside the media folder
-    /// (`folder`), absolute, or not one of its files; nil when it may.
-    static func mediaRefusal(_ command: ControlCommand, folder: String) -> String? {
-        var files: [String] = []
-        if case .restructure(let change) = command {
-            switch change {
-            case .set(_, let changes): files = changes.filter { $0.key == "file" }.compactMap(\.value)
-            case .add(let values, _): files = values.filter { $0.key == "file" }.map(\.value)
-            default: break
-            }
+    /// (`folder`), absolute, or not one of its files; nil when it may. Touches neither the folder
+    /// nor the file system for a command that names no file (a GO's path stays short).
+    static func mediaRefusal(_ command: ControlCommand, folder: @autoclosure () -> String) -> String? {
+        guard case .restructure(let change) = command else { return nil }
+        let files: [String]
+        switch change {
+        case .set(_, let changes): files = changes.filter { $0.key == "file" }.compactMap(\.value)
+        case .add(let values, _): files = values.filter { $0.key == "file" }.map(\.value)
+        default: return nil
         }
+        guard !files.isEmpty else { return nil }
+        let folder = folder()
         let root = URL(fileURLWithPath: folder).standardizedFileURL.resolvingSymlinksInPath().path
         for file in files {
             let resolved = URL(fileURLWithPath: file, relativeTo: URL(fileURLWithPath: folder, isDirectory: true))

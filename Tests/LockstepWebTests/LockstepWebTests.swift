@@ -13,6 +13,9 @@ struct LockstepWebTests {
     func commands() throws {
         func parse(_ text: String) throws -> ControlCommand { try WebCommand.parse(text).command }
         #expect(try parse(#"{"command":"go"}"#) == .go(nil))
+        // The page's own GO is recognized without the decoder; other spellings decode to the same.
+        #expect(try WebCommand.parse(#"{"command":"go"}"#) == WebCommand.parse(#"{ "command" : "go" }"#))
+        #expect(try WebCommand.parse(#"{"command":"go"}"#).address == "go")
         #expect(try parse(#"{"command":"GO","cue":"bell"}"#) == .go(.name("bell")))
         #expect(try parse(#"{"command":"start","cue":2}"#) == .startCue(.number(2)))
         #expect(try parse(#"{"command":"stop"}"#) == .stop)
