@@ -33,7 +33,8 @@
 #      standby cue carried), by JACK MIDI notes (MIDIGoLatencyTests: from the note's frame, as
 #      they come and with --midi-latency 512), by OSC /go on loopback (OSCGoLatencyTests: from
 #      the datagram's arrival, kernel timestamp), by the web page's WebSocket (WebGoLatencyTests:
-#      from the send);
+#      from the send); and the kernel's own cost of a loopback TCP write and UDP sendto
+#      (Tests/Benchmarks/LoopbackSend), the floor under any GO timed from its send;
 #      LOCKSTEP_BENCH_GO_COUNT, LOCKSTEP_BENCH_GO_LAYERS;
 #  11. live, the show journal's cost: `lockstep session run` of 256 looping stereo layers and a cue
 #      fired again every 0.25 s (a state record each, a clock record every 0.1 s), with --journal
@@ -348,6 +349,22 @@ if want 9; then
     row 9 "OSC /go (UDP, loopback) datagram arrival to first sample, $GO_COUNT GOs: p50 / p99" "$osc_p50 / $osc_p99 frames ($(ms "$osc_p50") / $(ms "$osc_p99") ms)" "<= 192 / 256" \
         "$(pass awk -v a="$osc_p50" -v b="$osc_p99" 'BEGIN { exit !(a <= 192 && b <= 256) }')"
     row 9 "OSC /go: max from arrival; each cue on its replied sample" "$osc_max frames ($(ms "$osc_max") ms); all" "" ""
+    # The kernel's own cost of a send on loopback, before any of Lockstep's code runs: a GO sent
+    # in the last that-many µs of a period lands a period later, whatever the server does.
+    floor_tool="$CACHE/bin/loopback-send"
+    mkdir -p "$CACHE/bin"
+    cc=${CC:-cc}
+    command -v "$cc" >/dev/null 2>&1 || cc=/opt/swift/usr/bin/clang
+    "$cc" -O2 -Wall -o "$floor_tool" Tests/Benchmarks/LoopbackSend/loopback_send.c -lpthread ||
+        die "cannot compile Tests/Benchmarks/LoopbackSend/loopback_send.c (needs a C compiler)"
+    floor=$("$floor_tool") || die "loopback-send failed"
+    floor_tcp=$(grep '^tcp' <<<"$floor" | sed -E 's/.*p50 +([0-9.]+).*p99 +([0-9.]+).*/\1 \2/')
+    floor_udp=$(grep '^udp' <<<"$floor" | sed -E 's/.*p50 +([0-9.]+).*p99 +([0-9.]+).*/\1 \2/')
+    share() { calc %.1f 'a / 53.33' "$1"; }    # µs as a percentage of the 5333 µs period
+    read -r tcp50 tcp99 <<<"$floor_tcp"
+    read -r udp50 udp99 <<<"$floor_udp"
+    row 9 "kernel floor: loopback TCP write to a waiting reader's read, p50 / p99" "$tcp50 / $tcp99 us (a send in the last $tcp50 us of a period: $(share "$tcp50") % of sends)" "" ""
+    row 9 "kernel floor: one loopback UDP sendto, p50 / p99" "$udp50 / $udp99 us ($(share "$udp50") % of sends)" "" ""
 fi
 
 # --- 3. Peak memory against input length ---------------------------------------------------------
