@@ -94,6 +94,14 @@ bench_metric() {
 # a/b with two decimals ("n/a" if b <= 0); awk's printf "$1" of the expression $2 over a=$3, b=$4.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "n/a"; else printf "%.2f", a / b }'; }
 calc() { awk -v a="$3" -v b="${4:-0}" "BEGIN { printf \"$1\", $2 }"; }
+# Compiles C source $1 into $CACHE/bin/$2 (linked with ${@:3}) unless it is there and newer;
+# with $CC, else cc, else Swift's clang.
+c_tool() {
+    local cc=${CC:-cc} out="$CACHE/bin/$2"
+    command -v "$cc" >/dev/null 2>&1 || cc=/opt/swift/usr/bin/clang
+    mkdir -p "$CACHE/bin"
+    [[ -x "$out" && ! "$1" -nt "$out" ]] || "$cc" -O2 -Wall -o "$out" "$1" "${@:3}"
+}
 # Whether "$1 $2 $3" holds ($2: < <= == >= >, as awk compares); PASS/FAIL of a command, of (( $1 )).
 is() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
 pass() { if "$@"; then echo PASS; else echo FAIL; fi; }
@@ -352,10 +360,7 @@ if want 9; then
     # The kernel's own cost of a send on loopback, before any of Lockstep's code runs: a GO sent
     # in the last that-many µs of a period lands a period later, whatever the server does.
     floor_tool="$CACHE/bin/loopback-send"
-    mkdir -p "$CACHE/bin"
-    cc=${CC:-cc}
-    command -v "$cc" >/dev/null 2>&1 || cc=/opt/swift/usr/bin/clang
-    "$cc" -O2 -Wall -o "$floor_tool" Tests/Benchmarks/LoopbackSend/loopback_send.c -lpthread ||
+    c_tool Tests/Benchmarks/LoopbackSend/loopback_send.c loopback-send -lpthread ||
         die "cannot compile Tests/Benchmarks/LoopbackSend/loopback_send.c (needs a C compiler)"
     floor=$("$floor_tool") || die "loopback-send failed"
     floor_tcp=$(grep '^tcp' <<<"$floor" | sed -E 's/.*p50 +([0-9.]+).*p99 +([0-9.]+).*/\1 \2/')
@@ -400,13 +405,9 @@ if want 4 5 6 10 11; then
     # and nothing starts a default server behind our back.
     export JACK_DEFAULT_SERVER="$SERVER" JACK_NO_START_SERVER=1 JACK_NO_AUDIO_RESERVATION=1
     # The monitor (DSP load, xruns, CPU time of given processes) and a do-nothing client.
-    cc=${CC:-cc}
-    command -v "$cc" >/dev/null 2>&1 || cc=/opt/swift/usr/bin/clang
-    mkdir -p "$CACHE/bin"
     for tool in jack_load_monitor jack_null_client; do
-        src="Tests/Benchmarks/JackLoadMonitor/$tool.c" out="$CACHE/bin/${tool//_/-}"
-        [[ -x "$out" && ! "$src" -nt "$out" ]] || "$cc" -O2 -Wall -o "$out" "$src" -ljack ||
-            die "cannot compile $src (needs a C compiler and libjack-jackd2-dev)"
+        c_tool "Tests/Benchmarks/JackLoadMonitor/$tool.c" "${tool//_/-}" -ljack ||
+            die "cannot compile Tests/Benchmarks/JackLoadMonitor/$tool.c (needs a C compiler and libjack-jackd2-dev)"
     done
     MONITOR="$CACHE/bin/jack-load-monitor" NULL_CLIENT="$CACHE/bin/jack-null-client"
 
