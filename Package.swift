@@ -129,8 +129,13 @@ let package = Package(
         .testTarget(name: "LockstepTests", dependencies: ["Lockstep", "LockstepTestSupport"]),
         .testTarget(name: "LockstepFilesTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepTestSupport"]),
+        // The live tests (suites in `JACKTests`). The GO latency tests, which need the web server
+        // (Hummingbird, the last modules built), are a target of their own: the bigger one then
+        // compiles while those are built.
         .testTarget(name: "LockstepJACKTests",
-                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepOSC", "LockstepSchema", "LockstepSession", "LockstepShow", "LockstepTimecode", "LockstepWeb", "LockstepTestSupport", "CJack"]),
+                    dependencies: ["Lockstep", "LockstepJACK", "LockstepFiles", "LockstepOSC", "LockstepSchema", "LockstepSession", "LockstepShow", "LockstepTimecode", "LockstepTestSupport", "CJack"]),
+        .testTarget(name: "LockstepGoLatencyTests",
+                    dependencies: ["Lockstep", "LockstepJACK", "LockstepControl", "LockstepFiles", "LockstepOSC", "LockstepSchema", "LockstepSession", "LockstepShow", "LockstepWeb", "LockstepTestSupport", "CJack"]),
         .testTarget(name: "LockstepSessionTests",
                     dependencies: ["Lockstep", "LockstepFiles", "LockstepSession", "LockstepTestSupport"]),
         .testTarget(name: "LockstepTimecodeTests",
