@@ -161,13 +161,9 @@ struct JACKMIDIOutQueue: ~Copyable {
     }
 
     func deallocate() {
-        for pointer in [UnsafeMutableRawPointer(kinds), UnsafeMutableRawPointer(times), UnsafeMutableRawPointer(keys),
-                        UnsafeMutableRawPointer(lengths), UnsafeMutableRawPointer(data), UnsafeMutableRawPointer(pendingTimes),
-                        UnsafeMutableRawPointer(pendingKeys), UnsafeMutableRawPointer(pendingLengths),
-                        UnsafeMutableRawPointer(pendingData), UnsafeMutableRawPointer(sentKeys), UnsafeMutableRawPointer(lateKeys),
-                        UnsafeMutableRawPointer(lateTimes), UnsafeMutableRawPointer(lateFrames)] {
-            pointer.deallocate()
-        }
+        kinds.deallocate(); times.deallocate(); keys.deallocate(); lengths.deallocate(); data.deallocate()
+        pendingTimes.deallocate(); pendingKeys.deallocate(); pendingLengths.deallocate(); pendingData.deallocate()
+        sentKeys.deallocate(); lateKeys.deallocate(); lateTimes.deallocate(); lateFrames.deallocate()
     }
 
     /// Writes `entries` into the ring and publishes them with one store. Producer only.

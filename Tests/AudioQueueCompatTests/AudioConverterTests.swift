@@ -169,9 +169,9 @@ extension AQCompatTests {
             var left = [Int32](repeating: 0, count: 3), right = [Int32](repeating: 0, count: 3)
             let output = AudioBufferList.allocate(maximumBuffers: 2)
             defer { free(output.unsafeMutablePointer) }
-            let status = input.withUnsafeBytes { inBytes in
-                left.withUnsafeMutableBufferPointer { l in
-                    right.withUnsafeMutableBufferPointer { r in
+            let status = input.withUnsafeBytes { (inBytes: UnsafeRawBufferPointer) -> OSStatus in
+                left.withUnsafeMutableBufferPointer { (l: inout UnsafeMutableBufferPointer<Int32>) -> OSStatus in
+                    right.withUnsafeMutableBufferPointer { (r: inout UnsafeMutableBufferPointer<Int32>) -> OSStatus in
                         output[0] = AudioBuffer(l, numberOfChannels: 1)
                         output[1] = AudioBuffer(r, numberOfChannels: 1)
                         var inList = AudioBufferList(mNumberBuffers: 1, mBuffers: AudioBuffer(
@@ -181,8 +181,10 @@ extension AQCompatTests {
                 }
             }
             #expect(status == noErr)
-            #expect(left == [-8_388_608 << 8, 1 << 8, 0x123456 << 8])
-            #expect(right == [8_388_607 << 8, -1 << 8, -0x234567 << 8])
+            let expectedLeft: [Int32] = [-8_388_608 * 256, 1 * 256, 0x123456 * 256]
+            let expectedRight: [Int32] = [8_388_607 * 256, -1 * 256, -0x234567 * 256]
+            #expect(left == expectedLeft)
+            #expect(right == expectedRight)
             #expect(output.map(\.mDataByteSize) == [12, 12])
         }
 

@@ -279,8 +279,10 @@ extension AQCompatTests {
             #expect(overflows.count == 1)
             // 22 050 − 1 323 queue frames, in device frames.
             if let overflow = overflows.first {
-                #expect(abs(Double(overflow.length) - Double(22050 - 1323) * 48000 / 44100) <= 2, "\(overflow)")
-                #expect(abs(Double(overflow.sampleTime) - 1323 * 48000 / 44100) <= 2, "\(overflow)")
+                let expectedLength: Double = Double(22050 - 1323) * 48000 / 44100
+                let expectedTime: Double = 1323.0 * 48000 / 44100
+                #expect(abs(Double(overflow.length) - expectedLength) <= 2, "\(overflow)")
+                #expect(abs(Double(overflow.sampleTime) - expectedTime) <= 2, "\(overflow)")
             }
             #expect(AudioQueueStop(queue, true) == noErr)
             _ = try device.renderFloat(frames: 480)

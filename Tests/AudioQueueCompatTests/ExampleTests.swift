@@ -48,7 +48,7 @@ extension AQCompatTests {
         ])
         func player(input: String, sampleFormat: SampleFormat, output: String) throws {
             let frames = 70_001
-            let samples = (0..<(frames * 2)).map { Float(($0 * 7919) % 20_000 - 10_000) / 32768 }
+            let samples = (0..<(frames * 2)).map { (i: Int) -> Float in Float((i * 7919) % 20_000 - 10_000) / 32768 }
             try writeFile(temp.file(input), samples, rate: 44100, format: sampleFormat)
             let result = try runExample("AQPlayer", [temp.file(input), "--offline", temp.file(output)])
             #expect(result.status == 0, "\(result.stderr)")

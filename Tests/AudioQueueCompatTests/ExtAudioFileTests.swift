@@ -106,13 +106,13 @@ extension AQCompatTests {
         @Test("16-bit WAV written from non-interleaved floats reads back as 16-bit integers, sample for sample")
         func roundTripInteger() throws {
             let path = temp.file("round.wav")
-            let left = (0..<5000).map { Float(Int16(truncatingIfNeeded: $0 * 131 - 30000)) / 32768 }
-            let right = (0..<5000).map { Float(Int16(truncatingIfNeeded: 7000 - $0 * 17)) / 32768 }
+            let left = (0..<5000).map { (i: Int) -> Float in Float(Int16(truncatingIfNeeded: i * 131 - 30000)) / 32768 }
+            let right = (0..<5000).map { (i: Int) -> Float in Float(Int16(truncatingIfNeeded: 7000 - i * 17)) / 32768 }
             _ = try extWritePlanar(path, type: kAudioFileWAVEType, fileFormat: pcm(44100, channels: 2, bits: 16), rate: 44100,
                                    channels: [left, right], chunk: 777)
             let (status, bytes) = try extReadAll(path, client: pcm(44100, channels: 2, bits: 16), chunk: 1001)
             #expect(status == noErr)
-            let expected = zip(left, right).flatMap { [Int16($0.0 * 32768), Int16($0.1 * 32768)] }
+            let expected: [Int16] = zip(left, right).flatMap { (l: Float, r: Float) -> [Int16] in [Int16(l * 32768), Int16(r * 32768)] }
             #expect(values(bytes, as: Int16.self) == expected)
             // libsndfile agrees.
             let (format, samples) = try integerSamples(path)

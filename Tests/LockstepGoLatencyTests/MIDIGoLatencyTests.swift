@@ -81,6 +81,10 @@ extension JACKTests {
 
             let list = results.withLock { $0 }
             #expect(list.count == Self.count, "\(list.count) of \(Self.count) notes answered")
+            // A note the test's own sender wrote after its frame (its process callback found the
+            // inbox locked on every cycle up to it: the test's thread held up) is not the note the
+            // checks below expect: the run is disturbed, as by a server xrun, and runs again.
+            xrun.set(sender.lateMessages > 0)
             #expect(sender.lateMessages == 0, "the test's sender wrote \(sender.lateMessages) notes after their frame")
             var leads: [Int64] = []
             var late = 0

@@ -23,7 +23,7 @@ extension JACKTests {
         func run(_ xrun: XrunFlag) throws {
             let temp = try TemporaryTestDirectory(prefix: "lockstep-steer")
             let frames = 48000 * 30
-            let bed = (0..<frames).map { Float(($0 & (Self.period - 1)) - Self.period / 2) / Float(2 * Self.period) }
+            let bed = (0..<frames).map { (i: Int) -> Float in Float((i & (Self.period - 1)) - Self.period / 2) / Float(2 * Self.period) }
             try FileFixtures.writeWAV(path: temp.file("bed.wav"), samples: bed, format: StreamFormat(sampleRate: 48000, channelCount: 1))
             let show = temp.file("show.yaml")
             try FileFixtures.writeText(path: show, "channels: 1\ncues:\n  - { name: bed, file: bed.wav, at: 0 }\n")
@@ -60,15 +60,17 @@ extension JACKTests {
             #expect(abs(backupRate - 48048) < 10, "the backup's server played \(backupRate) frames per second")
             // What each played at the same moment: the main's position then, the backup's now.
             let offsets = Self.offsets(main: mainCycles, backup: backupCycles)
-            #expect(offsets.count > Int((Self.seconds - Self.settle - 2) * 40), "\(offsets.count) cycles compared")
-            let worst = offsets.map { abs($0.offset) }.max() ?? .infinity
-            let mean = offsets.map(\.offset).reduce(0, +) / Double(max(1, offsets.count))
+            let fewest: Int = Int((Self.seconds - Self.settle - 2) * 40)
+            #expect(offsets.count > fewest, "\(offsets.count) cycles compared")
+            let worst: Double = offsets.map { abs($0.offset) }.max() ?? .infinity
+            let mean: Double = offsets.map(\.offset).reduce(0, +) / Double(max(1, offsets.count))
             #expect(worst <= 48, "the backup was up to \(worst) samples from the main (mean \(mean)); late: \(offsets.filter { abs($0.offset) > 48 }.prefix(5)); said \(backup.errorOutputSoFar.suffix(1500))")
             let after = String(backup.errorOutputSoFar.dropFirst(joined))
             #expect(!after.contains("playing on from"), "the backup jumped: \(after.suffix(1500))")
-            #expect(abs(Self.decimal("steeringPPM", in: link) + 1000) < 150, "status: \(link)")
-            #expect(abs(Self.decimal("steeringPPM", in: mainLink) + 1000) < 150 && abs(Self.decimal("offsetMilliseconds", in: mainLink)) < 1,
-                    "the main's status: \(mainLink)")
+            let steering: Double = Self.decimal("steeringPPM", in: link), mainSteering: Double = Self.decimal("steeringPPM", in: mainLink)
+            let mainOffset: Double = Self.decimal("offsetMilliseconds", in: mainLink)
+            #expect(abs(steering + 1000) < 150, "status: \(link)")
+            #expect(abs(mainSteering + 1000) < 150 && abs(mainOffset) < 1, "the main's status: \(mainLink)")
             print("BackupSteeringTests: backup server at \(String(format: "%.1f", backupRate)) frames/s; after \(Self.settle) s of settling, \(offsets.count) cycles compared: the backup within \(String(format: "%.1f", worst)) samples of the main (mean \(String(format: "%.1f", mean))); \(link); the main's \(mainLink)")
         }
 

@@ -70,10 +70,12 @@ struct SessionRenderTests {
         #expect(left.count == 4800 + 4800 - 1000)
         #expect(left[3799] == 1 && right[3799] == 0)
         for j in 0..<1000 {
-            let expectedOut = Float(cos(.pi / 2 * Double(j) / 1000))
-            let expectedIn = Float(sin(.pi / 2 * Double(j) / 1000))
-            #expect(abs(left[3800 + j] - expectedOut) < 1e-6 && abs(right[3800 + j] - expectedIn) < 1e-6, "overlap sample \(j)")
-            #expect(abs(left[3800 + j] * left[3800 + j] + right[3800 + j] * right[3800 + j] - 1) < 1e-5)
+            let angle: Double = .pi / 2 * Double(j) / 1000
+            let expectedOut = Float(cos(angle)), expectedIn = Float(sin(angle))
+            let l: Float = left[3800 + j], r: Float = right[3800 + j]
+            #expect(abs(l - expectedOut) < 1e-6 && abs(r - expectedIn) < 1e-6, "overlap sample \(j)")
+            let power: Float = l * l + r * r
+            #expect(abs(power - 1) < 1e-5)
         }
         #expect(left[4800] == 0 && right[4800] == 1)
     }
