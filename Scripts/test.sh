@@ -104,7 +104,9 @@ if [ "$status" -ne 0 ]; then
     echo "test: FAILED (exit $status); what failed:" >&2
     # Each failed expectation with its message (the "↳" lines under it), so the measured
     # figures a test puts in its message reach the end of the log too.
-    awk '/recorded an issue|error:|Fatal error|Expectation failed/ { print; keep = 1; next }
+    # (Not the lines that announce or pass a test: names and arguments may say "error:".)
+    awk '/^◇|^✔/ { keep = 0; next }
+         /recorded an issue|error:|Fatal error|Expectation failed/ { print; keep = 1; next }
          /^✘/ && !/^✘ Test run with/ { print; keep = 0; next }
          keep && /↳/ { print; next }
          { keep = 0 }' "$log" | head -120 >&2 || true
