@@ -18,15 +18,16 @@ cleanup() {
     rm -f "$log" "$realtime_log" "$offline_log" "$beside_status"
 }
 trap cleanup EXIT
-swift package resolve
 # One build of everything and the tests, unoptimised (-Onone, as a debug build) but in the
-# release configuration: each module is one compile (whole-module: on two cores a quarter faster than debug's batches), and
-# DEBUG is not defined, in which swift-argument-parser checks every command's definition on each
-# parse (0.1 s of each of the thousand-odd lockstep processes the tests start). The realtime
-# checks need optimisation: LOCKSTEP_UNOPTIMIZED leaves them to the release build below. No debug
-# information (-gnone): the build takes 6 % less time and the test bundle is 40 % smaller; a
-# crash's backtrace still names its functions. Its own build folder: the release builds of
-# Scripts/demo.sh and bench.sh in .build stay as they are.
+# release configuration: each module is one compile (whole-module: on two cores a quarter
+# faster than debug's batches), and DEBUG is not defined, in which swift-argument-parser checks
+# every command's definition on each parse (0.1 s of each of the thousand-odd lockstep processes
+# the tests start). The realtime checks need optimisation: LOCKSTEP_UNOPTIMIZED leaves them to
+# the release build below. No debug information (-gnone): the build takes 6 % less time and the
+# test bundle is 40 % smaller; a crash's backtrace still names its functions. Its own build
+# folder, where it resolves the dependencies itself (`swift package resolve` would fill `.build`,
+# 30 s for nothing here): the release builds of Scripts/demo.sh and bench.sh in .build stay as
+# they are.
 build=(--scratch-path .build-tests -c release -Xswiftc -Onone -Xswiftc -gnone -Xswiftc -enable-testing -Xswiftc -DLOCKSTEP_UNOPTIMIZED)
 echo "test: build of the package and its tests (release configuration, unoptimised)" >&2
 started=$SECONDS
