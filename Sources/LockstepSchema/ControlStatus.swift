@@ -107,6 +107,11 @@ public struct ControlStatus: Sendable, Hashable, Codable {
         /// faster (positive) or slower than its device's frames, steering to the main (on the
         /// main: as its backup reports it).
         public var steeringPPM: Double?
+        /// Of ``steeringPPM``, the part that takes up the difference of the clocks (the steering
+        /// loop's integral; the rest corrects the offset of the moment): steadier, it is how much
+        /// faster (positive) the backup's session must play than its device's frames to keep
+        /// up with the main's clock.
+        public var driftPPM: Double?
         /// Blocks of session samples whose output hashes were compared with the other side's
         /// (the main: summed over its backups).
         public var comparedBlocks: Int?

@@ -30,6 +30,12 @@ public final class BackupFollower: Sendable {
     public var steeringPPM: Double? {
         steering == nil ? nil : shared.withLock { ($0.correction * -1e6 * 10).rounded() / 10 }
     }
+    /// Of ``steeringPPM``, the part that takes up the difference of the two clocks (the steering
+    /// loop's integral; the rest corrects the offset of the moment): steadier, it says how much
+    /// faster or slower the backup's device runs than the main's (nil: not steered).
+    public var driftPPM: Double? {
+        steering == nil ? nil : shared.withLock { ($0.integral * -1e6 * 10).rounded() / 10 }
+    }
 
     /// How a backup on a clock of its own steers: its playback rate (engine samples per device
     /// frame, ``LockstepJACK``'s steering stage), and how late its samples sound after they are
@@ -180,7 +186,7 @@ public final class BackupFollower: Sendable {
     private func exchangeHashes() {
         // (The main shows its backup's offset and steering too.)
         if let offset = shared.withLock({ $0.offset }) {
-            link.send(.position(offsetMilliseconds: (offset * 1_000_000).rounded() / 1000, steeringPPM: steeringPPM))
+            link.send(.position(offsetMilliseconds: (offset * 1_000_000).rounded() / 1000, steeringPPM: steeringPPM, driftPPM: driftPPM))
         }
         guard let hasher, let comparison else { return }
         let fresh = hasher.takeFresh()

@@ -40,8 +40,9 @@ public enum ShowLink {
         case samples(start: Int64, samples: [Float])
         /// The backup: how far its session time is ahead of the main's (milliseconds, negative
         /// behind, as it last measured), and with `--free-clock` how it steers (parts per million
-        /// its session plays faster than its device's frames).
-        case position(offsetMilliseconds: Double, steeringPPM: Double?)
+        /// its session plays faster than its device's frames) and the part of that which takes up
+        /// the clocks' difference (the steering loop's integral).
+        case position(offsetMilliseconds: Double, steeringPPM: Double?, driftPPM: Double?)
     }
 
     /// The link's version: a peer of another version is refused.
@@ -66,6 +67,7 @@ public enum ShowLink {
         var data: String?
         var offset: Double?
         var ppm: Double?
+        var drift: Double?
     }
 
     /// A block's hashes on the wire: 16 hex digits each (JSON numbers lose 64-bit integers).
@@ -95,7 +97,7 @@ public enum ShowLink {
             var bytes = Data(capacity: samples.count * 4)
             for sample in samples { withUnsafeBytes(of: sample.bitPattern.littleEndian) { bytes.append(contentsOf: $0) } }
             line = Line(kind: "samples", start: start, data: bytes.base64EncodedString())
-        case .position(let offset, let ppm): line = Line(kind: "position", offset: offset, ppm: ppm)
+        case .position(let offset, let ppm, let drift): line = Line(kind: "position", offset: offset, ppm: ppm, drift: drift)
         }
         var data = (try? JSONEncoder().encode(line)) ?? Data()
         data.append(UInt8(ascii: "\n"))
@@ -126,8 +128,10 @@ public enum ShowLink {
         case "end": return .end
         case "position":
             let offset = try need(line.offset, "offset")
-            guard offset.isFinite, line.ppm?.isFinite ?? true else { throw LinkError("a 'position' line with a number that is not finite") }
-            return .position(offsetMilliseconds: offset, steeringPPM: line.ppm)
+            guard offset.isFinite, line.ppm?.isFinite ?? true, line.drift?.isFinite ?? true else {
+                throw LinkError("a 'position' line with a number that is not finite")
+            }
+            return .position(offsetMilliseconds: offset, steeringPPM: line.ppm, driftPPM: line.drift)
         case "hashes":
             return .hashes(try need(line.blocks, "blocks").map { (block: WireBlock) throws(LinkError) in
                 var hashes: [UInt64] = []

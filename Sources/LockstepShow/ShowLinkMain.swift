@@ -82,10 +82,15 @@ public final class ShowLinkMain: Sendable {
     /// The backups let in and still connected.
     public var backups: Int { hub.shared.withLock { $0.joined.count } }
 
+    /// A backup's position as it reports it: milliseconds its session time is ahead of the
+    /// main's, and with `--free-clock` parts per million it steers and, of those, the clocks'
+    /// difference (``BackupFollower/steeringPPM``, ``BackupFollower/driftPPM``).
+    public typealias BackupPosition = (offsetMilliseconds: Double, steeringPPM: Double?, driftPPM: Double?)
+
     /// The backup furthest from the main, as the backups report themselves: its offset
-    /// (milliseconds its session time is ahead of the main's) and how it steers (nil: no backup
-    /// has reported yet).
-    public var backupPosition: (offsetMilliseconds: Double, steeringPPM: Double?)? {
+    /// (milliseconds its session time is ahead of the main's), how it steers and the clocks'
+    /// difference it has learnt (nil: no backup has reported yet).
+    public var backupPosition: BackupPosition? {
         hub.shared.withLock { $0.positions.values.max { abs($0.offsetMilliseconds) < abs($1.offsetMilliseconds) } }
     }
 
@@ -116,7 +121,7 @@ public final class ShowLinkMain: Sendable {
             var joined: [ObjectIdentifier: any Channel] = [:]
             var comparisons: [ObjectIdentifier: OutputComparison] = [:]
             /// Each backup's offset and steering, as it last reported them.
-            var positions: [ObjectIdentifier: (offsetMilliseconds: Double, steeringPPM: Double?)] = [:]
+            var positions: [ObjectIdentifier: BackupPosition] = [:]
             var stopping = false
         }
         let shared = Mutex(Shared())
@@ -251,9 +256,9 @@ public final class ShowLinkMain: Sendable {
 
         /// A backup's message after its hello: its hashes, or its samples of a block that differs.
         func received(_ message: ShowLink.Message, from channel: any Channel) {
-            if case .position(let offset, let ppm) = message {
+            if case .position(let offset, let ppm, let drift) = message {
                 shared.withLock { shared in
-                    if shared.joined[ObjectIdentifier(channel)] != nil { shared.positions[ObjectIdentifier(channel)] = (offset, ppm) }
+                    if shared.joined[ObjectIdentifier(channel)] != nil { shared.positions[ObjectIdentifier(channel)] = (offset, ppm, drift) }
                 }
                 return
             }

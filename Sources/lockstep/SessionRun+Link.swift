@@ -30,6 +30,7 @@ extension SessionRun {
                 if let position = listener.backupPosition {
                     status.offsetMilliseconds = position.offsetMilliseconds
                     status.steeringPPM = position.steeringPPM
+                    status.driftPPM = position.driftPPM
                 }
                 Self.add(listener.tally, to: &status)
                 return status
@@ -38,6 +39,7 @@ extension SessionRun {
             var status = ControlStatus.Link(role: "backup", address: main, state: follower?.isFollowing == true ? "following" : "alone",
                                             offsetMilliseconds: follower?.offset.map { ($0 * 1_000_000).rounded() / 1000 })
             status.steeringPPM = follower?.steeringPPM
+            status.driftPPM = follower?.driftPPM
             Self.add(follower?.tally, to: &status)
             return status
         }

@@ -89,7 +89,8 @@ struct OutputHasherTests {
         #expect(throws: LinkError.self) { try ShowLink.decode(Array(#"{"kind":"hashes","blocks":[{"start":0,"hashes":["xyz"],"time":0}]}"#.utf8)) }
         #expect(throws: LinkError.self) { try ShowLink.decode(Array(#"{"kind":"samples","start":0,"data":"AAA"}"#.utf8)) }
         // A backup's position: its offset and its steering (none without --free-clock).
-        for message in [ShowLink.Message.position(offsetMilliseconds: -0.125, steeringPPM: -1009.3), .position(offsetMilliseconds: 3, steeringPPM: nil)] {
+        for message in [ShowLink.Message.position(offsetMilliseconds: -0.125, steeringPPM: -1009.3, driftPPM: -998.7),
+                        .position(offsetMilliseconds: 3, steeringPPM: nil, driftPPM: nil)] {
             #expect(try ShowLink.decode(ShowLink.encode(message).dropLast()) == message)
         }
         #expect(throws: LinkError.self) { try ShowLink.decode(Array(#"{"kind":"position"}"#.utf8)) }
