@@ -111,8 +111,9 @@ public struct WebDiscontinuities: Sendable, Hashable, Codable {
 
     /// The discontinuities `engine` has logged.
     public init(engine: Engine) {
-        total = engine.discontinuityCount
-        recent = engine.discontinuities.suffix(20).map(DiscontinuityRecord.init)
+        let (last, total) = engine.discontinuities(after: engine.discontinuityCount - 20)
+        self.total = total
+        recent = last.suffix(20).map(DiscontinuityRecord.init)
     }
 
     /// As one line of JSON.

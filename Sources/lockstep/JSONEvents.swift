@@ -42,10 +42,10 @@ final class JSONEvents: Sendable {
 
     /// Writes a `discontinuity` line for each break `engine` logged since the last call.
     func discontinuities(of engine: Engine, seen count: inout Int) {
-        let total = engine.discontinuityCount
-        guard enabled, total > count else { count = total; return }
-        let log = engine.discontinuities
-        for gap in log.suffix(min(total - count, log.count)) {
+        guard enabled else { count = engine.discontinuityCount; return }
+        guard engine.discontinuityCount > count else { return }
+        let (recent, total) = engine.discontinuities(after: count)
+        for gap in recent {
             emit(ControlUpdate(.discontinuity, sampleTime: gap.sampleTime,
                                discontinuity: DiscontinuityRecord(gap)))
         }
