@@ -110,6 +110,28 @@ struct GoLatencyRig {
         return (leads, afterReply, starts, begun)
     }
 
+    /// What a GO sent from outside (OSC, WebSocket) is checked for, once `sendGoes` is done and
+    /// the capture holds the last: stops the player and the capture; sets `xrun` first (an xrun
+    /// breaks the capture's timeline and the clock estimate); then every GO sounds in a cycle
+    /// that began after its send and within two periods of its reply (the command was carried
+    /// out before the reply; the way in adds its own delay on top, reported but not bounded),
+    /// nothing underran, and every hit is on its sample. Returns the period and the percentiles
+    /// of the frames from each send to its first sample.
+    func stopAndCheck(leads: [Int64], afterReply: [Int64], starts: [Int64], begun: [Int64], xrun: XrunFlag,
+                      sourceLocation: Testing.SourceLocation = #_sourceLocation) throws
+        -> (period: Int64, p50: Int64, p99: Int64, max: Int64) {
+        player.stop()
+        capture.stop()
+        let period = Int64(device.periodFrames)
+        xrun.set(capture.xrunCount > 0 || engine.discontinuities.contains { $0.kind == .xrun })
+        #expect(Self.landAfterSend(starts, begun: begun, period: period), "\(Array(zip(starts, begun)))", sourceLocation: sourceLocation)
+        #expect(afterReply.allSatisfy { $0 <= 2 * period }, "\(afterReply)", sourceLocation: sourceLocation)
+        expectNoUnderrun(sourceLocation: sourceLocation)
+        for at in starts { try expectHit(at: at, sourceLocation: sourceLocation) }
+        let (p50, p99, most) = Self.percentiles(leads)
+        return (period, p50, p99, most)
+    }
+
     /// Whether every GO sounds in a cycle that began after it was sent: on or after the start of
     /// the cycle following the one under way at the send (read from the device's own counter).
     static func landAfterSend(_ starts: [Int64], begun: [Int64], period: Int64) -> Bool {

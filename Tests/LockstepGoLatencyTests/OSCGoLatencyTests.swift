@@ -46,19 +46,7 @@ extension JACKTests {
             #expect(arrival.count == Self.count)
             #expect(arrival.maxFrames <= (leads.max() ?? 0) && arrival.p50Frames > 0, "\(arrival) against \(leads)")
             osc.stop()
-            rig.player.stop()
-            rig.capture.stop()
-            let period = Int64(device.periodFrames)
-            // An xrun breaks the capture's and the clock estimate's timeline: set before the checks.
-            xrun.set(rig.capture.xrunCount > 0 || rig.engine.discontinuities.contains { $0.kind == .xrun })
-            // Carried out within two periods of being received: never more than two periods
-            // after the reply came back (the datagram's way in adds its own delay on top,
-            // reported below but not bounded: a send late in a cycle read early in the next).
-            #expect(GoLatencyRig.landAfterSend(starts, begun: begun, period: period), "\(Array(zip(starts, begun)))")
-            #expect(afterReply.allSatisfy { $0 <= 2 * period }, "\(afterReply)")
-            rig.expectNoUnderrun()
-            for at in starts { try rig.expectHit(at: at) }
-            let (p50, p99, most) = GoLatencyRig.percentiles(leads)
+            let (period, p50, p99, most) = try rig.stopAndCheck(leads: leads, afterReply: afterReply, starts: starts, begun: begun, xrun: xrun)
             let ms = GoLatencyRig.ms
             print("OSC GO latency: \(Self.count) GOs, period \(period): datagram arrival to first sample p50 \(arrival.p50Frames) frames (\(ms(arrival.p50Frames)) ms), p99 \(arrival.p99Frames) (\(ms(arrival.p99Frames)) ms), max \(arrival.maxFrames) (\(ms(arrival.maxFrames)) ms); from the send p50 \(p50) (\(ms(p50)) ms), p99 \(p99) (\(ms(p99)) ms), max \(most) (\(ms(most)) ms); every cue on the sample its reply names; standby \(rig.player.standbyStatistics)")
         }

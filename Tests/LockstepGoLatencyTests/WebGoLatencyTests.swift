@@ -41,15 +41,7 @@ extension JACKTests {
                 return Int64(try #require(data["sampleTime"] as? Int, "\(data)"))
             }
             rig.waitForCapture(past: try #require(starts.last))
-            rig.player.stop()
-            rig.capture.stop()
-            let period = Int64(device.periodFrames)
-            xrun.set(rig.capture.xrunCount > 0 || rig.engine.discontinuities.contains { $0.kind == .xrun })
-            #expect(GoLatencyRig.landAfterSend(starts, begun: begun, period: period), "\(Array(zip(starts, begun)))")
-            #expect(afterReply.allSatisfy { $0 <= 2 * period }, "\(afterReply)")
-            rig.expectNoUnderrun()
-            for at in starts { try rig.expectHit(at: at) }
-            let (p50, p99, most) = GoLatencyRig.percentiles(leads)
+            let (period, p50, p99, most) = try rig.stopAndCheck(leads: leads, afterReply: afterReply, starts: starts, begun: begun, xrun: xrun)
             let ms = GoLatencyRig.ms
             print("web GO latency: \(Self.count) GOs, period \(period): WebSocket send to first sample p50 \(p50) frames (\(ms(p50)) ms), p99 \(p99) (\(ms(p99)) ms), max \(most) (\(ms(most)) ms); every cue on the sample its reply names; standby \(rig.player.standbyStatistics)")
         }
