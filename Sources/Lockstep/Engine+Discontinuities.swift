@@ -5,13 +5,7 @@ import Synchronization
 /// Discontinuities: the log, counts, handlers and streams.
 extension Engine {
     /// Every discontinuity reported so far (the most recent ``discontinuityLogCapacity``).
-    public var discontinuities: [Discontinuity] {
-        state.withLock { state in
-            let start = state.discontinuityLogStart
-            return start == 0 ? state.discontinuityLog
-                : Array(state.discontinuityLog[start...]) + state.discontinuityLog[..<start]
-        }
-    }
+    public var discontinuities: [Discontinuity] { discontinuities(after: 0).recent }
 
     /// The discontinuities reported after the first `count` (oldest first; those the log no
     /// longer holds are left out), and how many have been reported in all: what a poller has not
