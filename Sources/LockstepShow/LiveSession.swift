@@ -34,7 +34,7 @@ public final class LiveSession {
         /// Seconds between the moment every layer's first buffers are computed and the start.
         public var lead = 0.05
         /// Frames a layer computes ahead per buffer, and buffers per layer.
-        public var bufferFrames = 3072, bufferCount = 6
+        public var bufferFrames = 4096, bufferCount = 5
         /// While a control surface can still command: run until stopped (`session run`), rather
         /// than end once everything placed has played and no manual cue waits to be fired for
         /// the first time nor a paused one to be resumed (the default; `--exit-when-done`).
@@ -130,11 +130,12 @@ public final class LiveSession {
         let engine = try Engine(device: device,
                                 maximumQueues: max(16, session.document.layers.count))
         engine.isMasterMeteringEnabled = true
-        // Six buffers of 3072 frames a layer (384 ms at 48 kHz) computed ahead, on a thread per
-        // processor (ordinary ones, which the system may hold up for a while; 320 ms are still
+        // Five buffers of 4096 frames a layer (427 ms at 48 kHz) computed ahead, on a thread per
+        // processor (ordinary ones, which the system may hold up for a while; 341 ms are still
         // queued when a buffer comes back); a control change cuts what is queued, so the
-        // lookahead adds no latency to it. (Eight of 2048 cost the streamer 40 % more and the
-        // engine's callback thread 64 % more a second: 2048 layers on two cores.)
+        // lookahead adds no latency to it. Each refill has a fixed cost (the layer's lock, the
+        // timeline's snapshot, an enqueue, the buffer's return): at 4096 layers on two cores,
+        // six buffers of 3072 frames left the streamers short and every layer underran.
         let streamer = FileStreamer(name: "lockstep.layers", threads: FileStreamer.machineThreadCount)
         let player = try SessionPlayer(session: session, engine: engine, directOutputs: true, bufferFrames: options.bufferFrames,
                                        bufferCount: options.bufferCount, streamer: streamer, timecode: options.timecode)
