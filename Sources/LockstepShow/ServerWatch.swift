@@ -37,14 +37,18 @@ final class RateChangeReports {
         case missing
     }
 
-    private var handled = 0
+    /// Discontinuities looked at so far (of the engine's total).
+    private var seen = 0
     private var waited = 0
 
     /// The next sample-rate change the engine reported, waiting for it up to a second in all.
     func next(_ engine: Engine) -> Report {
-        let reported = engine.discontinuities.filter { $0.kind == .sampleRateChange }
-        if reported.count > handled, let change = reported.last {
-            handled = reported.count
+        // Only what came since the last look (a copy of the whole log every 2 ms cost the main
+        // thread dearly among thousands of underruns), and by the total, so a change is found
+        // however far the log's ring has turned.
+        let (recent, total) = engine.discontinuities(after: seen)
+        seen = total
+        if let change = recent.last(where: { $0.kind == .sampleRateChange }) {
             waited = 0
             return .change(change)
         }
