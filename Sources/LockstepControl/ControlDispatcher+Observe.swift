@@ -23,46 +23,46 @@ extension ControlDispatcher {
         // Each cue is looked at where it lies in the timeline (copied only when its state
         // changed): at 4096 cues and 200 polls a second, copying every one took a fifth of a core.
         timeline.cues.withUnsafeBufferPointer { cues in
-          for index in cues.indices {
-            let now = cues[index].state(at: position)
-            let start = cues[index].start
-            var before = state.cueStates[index]
-            // Placed anew since the last poll (a cue fired again): as if it had been seen
-            // scheduled, so that a start and end between two polls is still reported.
-            if let start, start != state.cueStarts[index], ![.waiting, .scheduled].contains(before) {
-                before = .scheduled
+            for index in cues.indices {
+                let now = cues[index].state(at: position)
+                let start = cues[index].start
+                var before = state.cueStates[index]
+                // Placed anew since the last poll (a cue fired again): as if it had been seen
+                // scheduled, so that a start and end between two polls is still reported.
+                if let start, start != state.cueStarts[index], ![.waiting, .scheduled].contains(before) {
+                    before = .scheduled
+                }
+                state.cueStarts[index] = start
+                state.cueStates[index] = now
+                guard now != before else { continue }
+                let cue = cues[index]
+                let resumedAt = cue.interruptions.compactMap(\.resume).last { $0 <= position }
+                var changes: [(ControlUpdate.Kind, Int64?)] = []
+                // A cue that started (or was resumed) and ended between two polls is reported as both.
+                let sounded = (cue.start ?? .max) < (cue.end ?? .max)
+                if [.waiting, .scheduled].contains(before) && [.done, .stopped, .paused].contains(now) && sounded {
+                    changes.append((.cueStarted, cue.firstHeard))
+                } else if before == .paused && [.done, .stopped].contains(now), let resumedAt {
+                    changes.append((.cueResumed, resumedAt))
+                }
+                switch now {
+                case .playing where before == .paused: changes.append((.cueResumed, resumedAt))
+                case .playing: changes.append((.cueStarted, cue.firstHeard))
+                case .paused: changes.append((.cuePaused, cue.interruptions.last { !$0.isStop && $0.silentFrom <= position }?.silentFrom))
+                case .stopped: changes.append((.cueStopped, cue.interruptions.filter(\.isStop).map(\.silentFrom).min()))
+                case .done: changes.append((.cueEnded, cue.end))
+                case .waiting, .scheduled: break                       // (a seek back to before it started)
+                }
+                for (kind, exact) in changes {
+                    // The exact sample when it lies in the stretch played since the last poll (from
+                    // its first sample: a change made after that poll can land on it); else (a seek)
+                    // where the session is now.
+                    let sample = exact.flatMap { state.lastPosition <= $0 && $0 <= position ? $0 : nil } ?? position
+                    updates.append(ControlUpdate(kind, cue: cue.name, layer: timeline.layers[cue.layer].name, position: sample,
+                                                 sampleTime: running ? player.deviceTime(forPosition: sample) : nil,
+                                                 seconds: Double(sample) / rate))
+                }
             }
-            state.cueStarts[index] = start
-            state.cueStates[index] = now
-            guard now != before else { continue }
-            let cue = cues[index]
-            let resumedAt = cue.interruptions.compactMap(\.resume).last { $0 <= position }
-            var changes: [(ControlUpdate.Kind, Int64?)] = []
-            // A cue that started (or was resumed) and ended between two polls is reported as both.
-            let sounded = (cue.start ?? .max) < (cue.end ?? .max)
-            if [.waiting, .scheduled].contains(before) && [.done, .stopped, .paused].contains(now) && sounded {
-                changes.append((.cueStarted, cue.firstHeard))
-            } else if before == .paused && [.done, .stopped].contains(now), let resumedAt {
-                changes.append((.cueResumed, resumedAt))
-            }
-            switch now {
-            case .playing where before == .paused: changes.append((.cueResumed, resumedAt))
-            case .playing: changes.append((.cueStarted, cue.firstHeard))
-            case .paused: changes.append((.cuePaused, cue.interruptions.last { !$0.isStop && $0.silentFrom <= position }?.silentFrom))
-            case .stopped: changes.append((.cueStopped, cue.interruptions.filter(\.isStop).map(\.silentFrom).min()))
-            case .done: changes.append((.cueEnded, cue.end))
-            case .waiting, .scheduled: break                       // (a seek back to before it started)
-            }
-            for (kind, exact) in changes {
-                // The exact sample when it lies in the stretch played since the last poll (from
-                // its first sample: a change made after that poll can land on it); else (a seek)
-                // where the session is now.
-                let sample = exact.flatMap { state.lastPosition <= $0 && $0 <= position ? $0 : nil } ?? position
-                updates.append(ControlUpdate(kind, cue: cue.name, layer: timeline.layers[cue.layer].name, position: sample,
-                                             sampleTime: running ? player.deviceTime(forPosition: sample) : nil,
-                                             seconds: Double(sample) / rate))
-            }
-          }
         }
         let engine = player.engine
         if engine.discontinuityCount > state.seenDiscontinuities {
