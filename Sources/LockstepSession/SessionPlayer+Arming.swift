@@ -203,8 +203,9 @@ extension SessionPlayer {
         _ = try? queues[layer].enqueue(buffer, startTime: position - origin)
     }
 
-    /// A buffer added to `layer`'s own (nil once it has ``spareCount`` more than it started with).
-    private func addedBuffer(layer: Int) -> QueueBuffer? {
+    /// A buffer added to `layer`'s own, for a GO or a change that found no spare (nil once the
+    /// layer has ``spareCount`` more than it started with).
+    func addedBuffer(layer: Int) -> QueueBuffer? {
         buffers.withLock { all -> QueueBuffer? in
             guard all[layer].count < bufferCount + 2 * Self.spareCount,
                   let buffer = try? queues[layer].allocateBuffer(frameCapacity: bufferFrames) else { return nil }

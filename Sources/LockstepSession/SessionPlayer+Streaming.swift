@@ -135,10 +135,18 @@ extension SessionPlayer {
         lock.lock()
         defer { lock.unlock() }
         let first = min(bufferFrames, max(64, engine.device.periodFrames))
+        // A layer whose spares the changes before took (the buffers they cut come back through
+        // the engine's callback thread, and refill them) gets buffers added: with none, the cut
+        // left its queue empty from the change on, and the change's audio waited for a refill
+        // behind every other layer's (an underrun among 4096 layers, the GO's audio lost).
+        let short = state.withLock { Self.spareCount - $0.spares[layer].count }
+        let added = short > 0 ? (0..<short).compactMap { _ in addedBuffer(layer: layer) } : []
         guard let (timeline, origin, spares, deviceOffset) = state.withLock({ state -> (SessionTimeline, Int64, [QueueBuffer], Int64)? in
+            // (Buffers added and not used here are spares from now on.)
+            state.spares[layer].insert(contentsOf: added, at: 0)
             guard state.run == run, state.phase.computes, sample < state.filled[layer] else { return nil }
-            let spares = state.spares[layer]
-            state.spares[layer] = []
+            let spares = Array(state.spares[layer].prefix(Self.spareCount))
+            state.spares[layer].removeFirst(spares.count)
             state.filled[layer] = sample + (spares.isEmpty ? 0 : Int64(first)) + (spares.count > 1 ? Int64(bufferFrames) : 0)
             return (state.timeline, state.queueOrigin, spares, state.originDevice - state.originPosition)
         }) else { return }

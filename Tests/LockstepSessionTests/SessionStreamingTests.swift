@@ -122,6 +122,54 @@ struct SessionStreamingTests {
         #expect(differing.isEmpty, "\(differing.count) samples differ from the offline render, the first at frame \((differing.first ?? 0) / 2)")
         _ = fixture
     }
+
+    @Test("two changes on one layer with no buffer coming back (the engine's callback thread and the streamer's ordinary thread held up): the second, finding no spare, plays on buffers added to its layer, on its sample, as offline")
+    func changesWhileNothingComesBack() throws {
+        let fixture = try SessionFixture()
+        _ = try fixture.audio("low.wav", Signals.constant(0.25, frames: 48000))
+        _ = try fixture.audio("high.wav", Signals.constant(0.5, frames: 48000))
+        let text = "channels: 1\nlayers: { fx: {} }\ncues:\n  - { name: low, layer: fx, file: low.wav, at: manual }\n  - { name: high, layer: fx, file: high.wav, at: manual }\n"
+        let path = try fixture.session(text)
+        let device = ThreadedTestDevice(sampleRate: 48000, channels: 1, period: 256)
+        let engine = try Engine(device: device)
+        let streamer = FileStreamer(name: "test.changes", threads: 1)
+        defer { streamer.stop() }
+        // Buffers of 8192 frames: a change's piece and buffer cover 176 ms after it.
+        let player = try SessionPlayer(session: try Session.load(path: path), engine: engine, bufferFrames: 8192,
+                                       bufferCount: 4, streamer: streamer)
+        try device.start()
+        defer { device.stop() }
+        let origin = try player.start(from: 0, lead: 0.05)
+        #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= 9_600 })
+        // Nothing handed back is seen until both are let go: the first change takes both spares.
+        let gate = DispatchSemaphore(value: 0)
+        engine.performOnCallbackThread { gate.wait() }
+        streamer.submit(lane: 0) { gate.wait() }
+        let lowAt = player.position + 4_800, highAt = lowAt + 4_800
+        #expect(try player.go("low", at: lowAt).start == lowAt)
+        #expect(try player.go("high", at: highAt).start == highAt)
+        // Held until past the second change's sample (not past what it computed).
+        #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= highAt + 2_400 })
+        gate.signal()
+        gate.signal()
+        let end = highAt + 24_000
+        #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= end })
+        let live = device.output
+        player.stop()
+        #expect(!engine.discontinuities.contains { $0.kind == .underrun }, "\(engine.discontinuities)")
+        #expect(player.lateStarts.isEmpty, "\(player.lateStarts)")
+
+        let offlineDevice = try OfflineDevice(format: StreamFormat(sampleRate: 48000, channelCount: 1), maximumFramesPerRender: 256)
+        let offline = try SessionPlayer(session: try Session.load(path: path), engine: try Engine(device: offlineDevice))
+        try offline.start(from: 0, at: 0)
+        _ = try offline.go("low", at: lowAt)
+        _ = try offline.go("high", at: highAt)
+        var expected: [Float] = []
+        while Int64(expected.count) < end { expected += try offlineDevice.renderFloat(frames: 256) }
+        let heard = Array(live[Int(origin)..<Int(origin + end)])
+        let differing = heard.indices.filter { heard[$0] != expected[$0] }
+        #expect(differing.isEmpty, "\(differing.count) samples differ from the offline render, the first at session sample \(differing.first ?? 0) (changes at \(lowAt) and \(highAt))")
+    }
 }
 
 @Suite("The armed standby cue on the streamer")
