@@ -190,10 +190,10 @@ extension SessionPlayer {
         let lock = layerLocks[layer]
         lock.lock()
         defer { lock.unlock() }
-        let added = state.withLock { $0.spares[layer].isEmpty } ? addedBuffer(layer: layer) : nil
+        let added = addedBuffers(layer: layer, toHave: 1)
         guard let (buffer, timeline, position, origin) = state.withLock({ state -> (QueueBuffer, SessionTimeline, Int64, Int64)? in
             // (An added buffer not used here is a spare from now on.)
-            if let added { state.spares[layer].insert(added, at: 0) }
+            state.spares[layer].insert(contentsOf: added, at: 0)
             guard state.run == run, state.phase.computes, let spare = state.spares[layer].popLast() else { return nil }
             let position = state.filled[layer]
             state.filled[layer] += Int64(spare.frameCapacity)
@@ -203,9 +203,16 @@ extension SessionPlayer {
         _ = try? queues[layer].enqueue(buffer, startTime: position - origin)
     }
 
-    /// A buffer added to `layer`'s own, for a GO or a change that found no spare (nil once the
-    /// layer has ``spareCount`` more than it started with).
-    func addedBuffer(layer: Int) -> QueueBuffer? {
+    /// Buffers added to `layer`'s own so that it has `count` spares, for a GO or a change that
+    /// finds the spares the ones before it took not back yet (at most ``spareCount`` more than
+    /// the layer started with, in all).
+    func addedBuffers(layer: Int, toHave count: Int) -> [QueueBuffer] {
+        let short = state.withLock { count - $0.spares[layer].count }
+        return short > 0 ? (0..<short).compactMap { _ in addedBuffer(layer: layer) } : []
+    }
+
+    /// A buffer added to `layer`'s own (nil once it has ``spareCount`` more than it started with).
+    private func addedBuffer(layer: Int) -> QueueBuffer? {
         buffers.withLock { all -> QueueBuffer? in
             guard all[layer].count < bufferCount + 2 * Self.spareCount,
                   let buffer = try? queues[layer].allocateBuffer(frameCapacity: bufferFrames) else { return nil }

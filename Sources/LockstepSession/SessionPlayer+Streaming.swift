@@ -139,8 +139,7 @@ extension SessionPlayer {
         // the engine's callback thread, and refill them) gets buffers added: with none, the cut
         // left its queue empty from the change on, and the change's audio waited for a refill
         // behind every other layer's (an underrun among 4096 layers, the GO's audio lost).
-        let short = state.withLock { Self.spareCount - $0.spares[layer].count }
-        let added = short > 0 ? (0..<short).compactMap { _ in addedBuffer(layer: layer) } : []
+        let added = addedBuffers(layer: layer, toHave: Self.spareCount)
         guard let (timeline, origin, spares, deviceOffset) = state.withLock({ state -> (SessionTimeline, Int64, [QueueBuffer], Int64)? in
             // (Buffers added and not used here are spares from now on.)
             state.spares[layer].insert(contentsOf: added, at: 0)
