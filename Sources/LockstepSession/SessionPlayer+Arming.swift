@@ -203,9 +203,9 @@ extension SessionPlayer {
         _ = try? queues[layer].enqueue(buffer, startTime: position - origin)
     }
 
-    /// Buffers added to `layer`'s own so that it has `count` spares, for a GO or a change that
-    /// finds the spares the ones before it took not back yet (at most ``spareCount`` more than
-    /// the layer started with, in all).
+    /// Buffers added to `layer`'s own so that it has `count` spares: for a GO or a change that
+    /// comes before the buffers cut by the ones before it are back (in all, at most
+    /// ``spareCount`` more than the layer started with).
     func addedBuffers(layer: Int, toHave count: Int) -> [QueueBuffer] {
         let short = state.withLock { count - $0.spares[layer].count }
         return short > 0 ? (0..<short).compactMap { _ in addedBuffer(layer: layer) } : []
