@@ -251,7 +251,7 @@ extension SessionPlayer {
         let queue = queues[layer]
         let lock = layerLocks[layer]
         controlLock.lock()
-        defer { controlLock.unlock() }
+        defer { releaseControl() }
         // The layer's refills wait until the timeline holds the fired cue.
         lock.lock()
         let request = queue.fireArmed(notBefore: earliest)
@@ -317,7 +317,15 @@ extension SessionPlayer {
             }
         }
         done.wait()
-        scheduleArming()
         return result
+    }
+
+    /// Releases ``controlLock``, then arms the standby cue anew. Not before: a lane that arms
+    /// while the lock is held gives its pieces up (the holder may be waiting for that lane), so an
+    /// arming asked for under the lock could leave the next cue with nothing armed, and its GO
+    /// placed as any change.
+    func releaseControl() {
+        controlLock.unlock()
+        scheduleArming()
     }
 }

@@ -55,10 +55,7 @@ extension SessionPlayer {
     func control<T, E: Error>(at requested: Int64? = nil, _ body: (inout State) throws(E) -> T) throws(E) -> T {
         controlLock.lock()
         disarm()
-        defer {
-            controlLock.unlock()
-            scheduleArming()
-        }
+        defer { releaseControl() }
         // Live and as soon as possible, one period more than the nearest start: the layers' lane
         // threads (ordinary threads) recompute and cut a change in 1 to 3 ms, which left 2 to
         // 4.5 ms before its cycle at period 256 — a lane held up longer played the change a

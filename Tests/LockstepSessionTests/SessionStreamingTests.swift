@@ -1,3 +1,4 @@
+import CRealtime
 import Foundation
 import Lockstep
 import LockstepFiles
@@ -217,6 +218,56 @@ struct StandbyStreamingTests {
         player.stop()
         #expect(player.standbyStatistics.armed == 6, "\(player.standbyStatistics)")
         #expect(!engine.discontinuities.contains { $0.kind == .underrun }, "\(engine.discontinuities)")
+    }
+
+    @Test("the next cue is armed after a GO though the thread that arms it runs the moment it is asked (realtime, on the GO's processor) and no buffer comes back: it arms once the GO has let go of its lock")
+    func armedAfterGoPreemptedByItsLane() throws {
+        let fixture = try SessionFixture()
+        _ = try fixture.audio("hit.wav", Signals.constant(0.25, frames: 48000))
+        let session = try Session.load(path: try fixture.session("channels: 1\nlayers: { fx: {} }\ncues:\n  - { name: c1, layer: fx, file: hit.wav, at: manual }\n  - { name: c2, layer: fx, file: hit.wav, at: manual }\n"))
+        let device = ThreadedTestDevice(sampleRate: 48000, channels: 1, period: 256)
+        let engine = try Engine(device: device)
+        let streamer = FileStreamer(name: "test.standby", threads: 1)
+        defer { streamer.stop() }
+        // The lane's urgent thread preempts the GO's thread as soon as the GO submits work to it.
+        let promoted = Mutex(false)
+        streamer.runOnUrgentThreads { promoted.withLock { $0 = Self.pinToFirstProcessor(realtime: true) } }
+        let player = try SessionPlayer(session: session, engine: engine, bufferFrames: 4096, bufferCount: 4, streamer: streamer)
+        try device.start()
+        defer { device.stop() }
+        _ = try player.start(from: 0, lead: 0.05)
+        #expect(ThreadedTestDevice.wait(timeout: 10) { player.position >= 9_600 })
+        try #require(promoted.withLock { $0 }, "the urgent thread could not be given SCHED_FIFO on processor 0 (needs root or an rtprio limit)")
+        #expect(Self.waitUntilArmed(player, cue: 0), "c1 was never armed")
+        // No arming buffer comes back (the disarmed pieces of c1 would arm c2 again).
+        let gate = DispatchSemaphore(value: 0)
+        engine.performOnCallbackThread { gate.wait() }
+        let held = Mutex(true)
+        func release() { if held.withLock({ let was = $0; $0 = false; return was }) { gate.signal() } }
+        defer { release() }
+        let went = DispatchSemaphore(value: 0)
+        let outcome = Mutex<Result<SessionPlayer.GoResult, any Error>?>(nil)
+        Thread {
+            _ = Self.pinToFirstProcessor(realtime: false)
+            outcome.withLock { $0 = Result { try player.go() } }
+            went.signal()
+        }.start()
+        #expect(went.wait(timeout: .now() + 10) == .success)
+        _ = try #require(outcome.withLock { $0 }).get()
+        #expect(ThreadedTestDevice.wait(timeout: 2) {
+            player.state.withLock { $0.arming.cue == 1 && !$0.arming.armedTimes.isEmpty }
+        }, "c2 was not armed after the GO of c1: \(player.state.withLock { ($0.arming.cue, $0.arming.armedTimes.count) })")
+        release()
+        player.stop()
+        #expect(player.standbyStatistics.armed == 1, "\(player.standbyStatistics)")
+    }
+
+    /// Pins the calling thread to processor 0 and, with `realtime`, gives it `SCHED_FIFO` 1.
+    static func pinToFirstProcessor(realtime: Bool) -> Bool {
+        guard lockstep_pin_current_thread(0) == 0 else { return false }
+        guard realtime else { return true }
+        var parameter = sched_param(sched_priority: 1)
+        return sched_setscheduler(0, SCHED_FIFO, &parameter) == 0
     }
 
     @Test("two GOs 30 ms apart with no buffer coming back (the engine's callback thread and the streamer's ordinary thread held up): the second is armed from buffers of its own, and its layer plays on from buffers added to it")

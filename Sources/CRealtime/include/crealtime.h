@@ -58,4 +58,8 @@ static inline void lockstep_set_thread_name(const char *name) {
 /// (errno set).
 int lockstep_reset_scheduling_on_fork(void);
 
+/// Lets the calling thread run on processor `cpu` only (Linux's `sched_setaffinity`). Returns 0,
+/// or -1 (errno set).
+int lockstep_pin_current_thread(int cpu);
+
 #endif
